@@ -1,0 +1,1 @@
+"""skillpress contracts: the subject catalogue, event models and SQLModel records."""

@@ -1,0 +1,90 @@
+"""SQLModel records. Documents and files live in the blob store by sha256; records hold ids,
+hashes and small summaries. Credentials are never stored: only header and variable names."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+__all__ = ["Skill", "Source", "SourceRevision", "Version", "Publication", "ActionItem", "DeadLetter"]
+
+
+class Skill(SQLModel, table=True):
+    __tablename__ = "skills"
+    id: str = Field(primary_key=True, max_length=64)
+    slug: str = Field(index=True, unique=True, max_length=64)
+    title: str = Field(default="", max_length=200)
+    live_version_id: str | None = Field(default=None, max_length=64)
+    detached: bool = False
+    created_at: datetime
+
+
+class Source(SQLModel, table=True):
+    __tablename__ = "sources"
+    id: str = Field(primary_key=True, max_length=64)
+    skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
+    kind: str = Field(max_length=16)  # upload | url
+    fetched_from: str | None = Field(default=None, max_length=2048)
+    base_url: str | None = Field(default=None, max_length=2048)
+    auth_header: str | None = Field(default=None, max_length=128)
+    credential_env: str | None = Field(default=None, max_length=128)  # a variable *name*
+
+
+class SourceRevision(SQLModel, table=True):
+    __tablename__ = "source_revisions"
+    __table_args__ = (UniqueConstraint("source_id", "spec_sha256", name="uq_revision_source_sha"),)
+    id: str = Field(primary_key=True, max_length=64)
+    source_id: str = Field(foreign_key="sources.id", index=True, max_length=64)
+    spec_sha256: str = Field(max_length=64)
+    fetched_at: datetime
+    created_by: str = Field(max_length=128)
+    status: str = Field(default="stored", max_length=16)  # stored | parsed | refused
+    refusal_reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class Version(SQLModel, table=True):
+    __tablename__ = "versions"
+    __table_args__ = (UniqueConstraint("skill_id", "content_hash", name="uq_version_skill_content"),)
+    id: str = Field(primary_key=True, max_length=64)
+    skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
+    revision_id: str | None = Field(default=None, foreign_key="source_revisions.id", max_length=64)
+    annotations_as_of: datetime | None = None
+    content_hash: str = Field(max_length=64)
+    renderer: str = Field(max_length=64)
+    files_json: str = Field(sa_column=Column(Text, nullable=False))  # {"path": "sha256", ...}
+    hosts_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    status: str = Field(default="proposed", max_length=16)  # proposed | published | superseded
+    created_at: datetime
+
+
+class Publication(SQLModel, table=True):
+    __tablename__ = "publications"
+    id: int | None = Field(default=None, primary_key=True)
+    skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
+    version_id: str = Field(foreign_key="versions.id", max_length=64)
+    published_by: str = Field(max_length=128)
+    published_at: datetime
+
+
+class ActionItem(SQLModel, table=True):
+    __tablename__ = "action_items"
+    id: int | None = Field(default=None, primary_key=True)
+    skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
+    kind: str = Field(max_length=32)
+    message: str = Field(sa_column=Column(Text, nullable=False))
+    version_id: str | None = Field(default=None, max_length=64)
+    created_at: datetime
+    resolved_at: datetime | None = None
+
+
+class DeadLetter(SQLModel, table=True):
+    __tablename__ = "dead_letters"
+    id: int | None = Field(default=None, primary_key=True)
+    subject: str = Field(max_length=256)
+    worker: str = Field(max_length=64)
+    msg_id: str | None = Field(default=None, max_length=256)
+    error: str = Field(sa_column=Column(Text, nullable=False))
+    payload: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime

@@ -1,0 +1,1 @@
+"""skillpress services: the pure derivation core, the runtime, the workers, the CLI and the platform shell."""

@@ -1,0 +1,1 @@
+"""The `skillpress` command line."""

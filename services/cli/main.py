@@ -1,0 +1,124 @@
+"""`skillpress`: derive skills from OpenAPI documents, export their tools, run the embedded stack."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from services.cli.output import OutputDirError, read_package_dir, write_package_dir
+from services.derive import DeriveOptions, LoadLimits, SpecRefused, derive_package
+from services.runtime.package_files import PROVIDERS, PackageError, package_tools
+
+app = typer.Typer(
+    name="skillpress",
+    help="Turn an OpenAPI document into an agent skill: a small manifest, a file per operation, a tool per operation.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def fail(reason: str, code: int = 2) -> NoReturn:
+    """One line on stderr, `error: <reason>`, and a non-zero exit. Never a traceback."""
+    first = " ".join(str(reason).split())
+    typer.echo(f"error: {first}", err=True)
+    raise typer.Exit(code)
+
+
+def _read_spec(spec: Path, limits: LoadLimits) -> bytes:
+    try:
+        size = spec.stat().st_size
+        if size > limits.max_bytes:
+            fail(f"{spec} is {size:,} bytes, over the {limits.max_bytes:,}-byte limit (SKILLPRESS_MAX_SPEC_BYTES)")
+        return spec.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {spec}: {exc.strerror or exc}")
+
+
+def _limits() -> LoadLimits:
+    from services.platform.settings import Settings
+
+    return LoadLimits(max_bytes=Settings().max_spec_bytes)
+
+
+def print_summary(summary: dict, out: Path | None) -> None:
+    cat = summary["categorization"]
+    layout = "flat manifest" if cat["mode"] == "flat" else f"{summary['categories']} categories from {cat['source']}"
+    if cat.get("tag_failure"):
+        layout += f" (tags failed: {cat['tag_failure']})"
+    lines = [
+        f"derived {summary['slug']}: {summary['operations']} operations, {summary['tools']} tools ({summary['tools_share']})"
+        + (f" → {out}" if out else ""),
+        f"  version   {summary['version_id'][:16]}",
+        f"  body      {summary['body_bytes']:,} bytes, {layout}",
+        f"  files     {summary['files']}",
+        f"  base url  {summary['base_url'] or '(none: pass --base-url)'}",
+        f"  hosts     {', '.join(summary['hosts']) or '(none)'}",
+        f"  auth      {('header ' + summary['auth_header']) if summary['auth_header'] else '(no header auth)'}",
+    ]
+    for w in summary["warnings"][:20]:
+        lines.append(f"  warning   {w}")
+    if len(summary["warnings"]) > 20:
+        lines.append(f"  warning   … and {len(summary['warnings']) - 20} more (see skill.json)")
+    typer.echo("\n".join(lines))
+
+
+@app.command()
+def derive(
+    spec: Annotated[Path, typer.Argument(help="OpenAPI 3.x or Swagger 2.0 document, JSON or YAML")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="directory to write the package into")],
+    slug: Annotated[str | None, typer.Option(help="the skill's slug (default: from the title)")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="base URL: resolves relative servers, or sets one")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+) -> None:
+    """Derive a skill package from an OpenAPI document, offline."""
+    limits = _limits()
+    data = _read_spec(spec, limits)
+    try:
+        package = derive_package(data, DeriveOptions(slug=slug, base_url=base_url, limits=limits))
+    except SpecRefused as exc:
+        fail(exc.reason)
+    try:
+        write_package_dir(package.files, out)
+    except OSError as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(package.summary(), indent=2, sort_keys=True))
+    else:
+        print_summary(package.summary(), out)
+
+
+@app.command()
+def tools(
+    package_dir: Annotated[Path, typer.Argument(help="a skill package directory")],
+    format: Annotated[str, typer.Option("--format", "-f", help="anthropic | openai | mcp")] = "anthropic",
+) -> None:
+    """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
+    if format not in PROVIDERS:
+        fail(f"unknown format {format!r}: choose one of {', '.join(PROVIDERS)}")
+    try:
+        files = read_package_dir(package_dir)
+        result = package_tools(files, format)
+    except (OutputDirError, PackageError) as exc:
+        fail(str(exc))
+    typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+from services.cli import stack_commands  # noqa: E402  (registers up, demo)
+
+stack_commands.register(app)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Writing a package to a directory, and reading one back, for the CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+__all__ = ["write_package_dir", "read_package_dir", "OutputDirError"]
+
+_MAX_PACKAGE_FILES = 50_000
+
+
+class OutputDirError(OSError):
+    """The output directory cannot take the package (exists with other content, unwritable)."""
+
+
+def write_package_dir(files: dict[str, bytes], out: Path) -> None:
+    """Write `files` into `out` as a whole: a new directory is swapped in, stale files never linger."""
+    out = out.resolve()
+    if out.exists():
+        if not out.is_dir():
+            raise OutputDirError(f"{out} exists and is not a directory")
+        if any(out.iterdir()) and not (out / "skill.json").exists():
+            raise OutputDirError(f"{out} is not empty and holds no skill package; choose another --out")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for name, data in files.items():
+            (tmp / name).write_bytes(data)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def read_package_dir(path: Path) -> dict[str, bytes]:
+    if not path.is_dir():
+        raise OutputDirError(f"{path} is not a directory")
+    if not (path / "skill.json").is_file():
+        raise OutputDirError(f"{path} holds no skill.json: not a skill package (make one with `skillpress derive`)")
+    files: dict[str, bytes] = {}
+    for entry in sorted(path.iterdir()):
+        if entry.is_file() and not entry.name.startswith("."):
+            files[entry.name] = entry.read_bytes()
+            if len(files) > _MAX_PACKAGE_FILES:
+                raise OutputDirError(f"{path} holds more than {_MAX_PACKAGE_FILES} files")
+    return files

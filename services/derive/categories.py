@@ -1,0 +1,146 @@
+"""Group operations into categories: from the spec's tags first, from path structure when tags fail.
+
+Tags fail in recognisable ways, each reported so a later fallback (a model) can act:
+`no_tags` (most operations untagged), `single_tag` (one tag covers nearly everything),
+`tag_per_operation` (a tag per operation, so no grouping at all).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from services.derive.model import Operation
+from services.derive.naming import snake
+
+__all__ = ["Category", "tag_failure", "group_by_tags", "group_by_paths", "split_oversize"]
+
+_VERSION = re.compile(r"^(v\d+([._-]\d+)*|\d+([._-]\d+)*|api|rest)$", re.IGNORECASE)
+
+
+@dataclass
+class Category:
+    name: str  # file-safe, distinct from every operation name
+    title: str
+    description: str
+    ops: list[Operation] = field(default_factory=list)
+
+
+def tag_failure(ops: list[Operation]) -> str | None:
+    """How the spec's tags fail as a grouping, or None when they work."""
+    if not ops:
+        return None
+    first = [op.tags[0] if op.tags else None for op in ops]
+    tagged = [t for t in first if t is not None]
+    if len(tagged) * 2 < len(ops):
+        return "no_tags"
+    counts = Counter(tagged)
+    if len(ops) >= 4 and len(counts) == 1 or (len(ops) >= 10 and counts.most_common(1)[0][1] >= 0.9 * len(ops)):
+        return "single_tag"
+    if len(ops) >= 4 and len(counts) >= 0.8 * len(ops):
+        return "tag_per_operation"
+    return None
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    base = base or "other"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _category_name(raw: str, op_names: set[str], taken: set[str]) -> str:
+    base = snake(raw)[:48] or "other"
+    if base in op_names:
+        base = f"{base}_ops"
+    return _unique(base, taken | op_names)
+
+
+def group_by_tags(ops: list[Operation], tag_docs: dict[str, str]) -> list[Category]:
+    op_names = {op.name for op in ops}
+    taken: set[str] = set()
+    by_tag: dict[str, Category] = {}
+    order: list[str] = []
+    for op in ops:
+        tag = op.tags[0] if op.tags else "other"
+        if tag not in by_tag:
+            name = _category_name(tag, op_names, taken)
+            by_tag[tag] = Category(name, tag, tag_docs.get(tag, ""))
+            order.append(tag)
+        by_tag[tag].ops.append(op)
+    return [by_tag[t] for t in order]
+
+
+_EXT = re.compile(r"\.(json|xml|csv|txt)$", re.IGNORECASE)
+
+
+def _path_key(path: str, level: int) -> str | None:
+    segs = [_EXT.sub("", s) for s in path.strip("/").split("/") if s and not s.startswith("{") and not _VERSION.match(s)]
+    return segs[level] if len(segs) > level else None
+
+
+def group_by_paths(ops: list[Operation]) -> list[Category]:
+    """Offline grouping: by the first meaningful path segment (versions and `api` skipped)."""
+    op_names = {op.name for op in ops}
+    taken: set[str] = set()
+    level = 0
+    while level < 4:
+        keys = {_path_key(op.path, level) for op in ops}
+        if len(keys) != 1 or None in keys:
+            break
+        level += 1
+    groups: dict[str, list[Operation]] = {}
+    for op in ops:
+        key = _path_key(op.path, level) or _path_key(op.path, max(level - 1, 0)) or "root"
+        groups.setdefault(key, []).append(op)
+    cats: list[Category] = []
+    small: list[Operation] = []
+    for key, members in groups.items():
+        if len(members) == 1 and len(groups) > 12:
+            small.extend(members)
+            continue
+        title = key.replace("-", " ").replace("_", " ")
+        cats.append(Category(_category_name(key, op_names, taken), title, f"Operations on /{key}", members))
+    if small:
+        cats.append(Category(_category_name("other", op_names, taken), "other", "Operations that fit no larger group", small))
+    return cats
+
+
+def split_oversize(cats: list[Category], fits: object, ops_names: set[str]) -> list[Category]:
+    """Split any category whose file would not fit one read: by the next path segment, then in chunks."""
+    assert callable(fits)
+    taken = {c.name for c in cats}
+    out: list[Category] = []
+    for cat in cats:
+        if fits(cat):
+            out.append(cat)
+            continue
+        taken.discard(cat.name)
+        sub: dict[str, list[Operation]] = {}
+        for op in cat.ops:
+            key = _path_key(op.path, 1) or _path_key(op.path, 0) or "root"
+            sub.setdefault(key, []).append(op)
+        parts: list[Category] = []
+        if len(sub) > 1:
+            for key, members in sub.items():
+                name = _category_name(f"{cat.name}_{key}", ops_names, taken)
+                parts.append(Category(name, f"{cat.title}: {key}", cat.description, members))
+        else:
+            parts = [cat]
+        for part in parts:
+            if fits(part):
+                out.append(part)
+                taken.add(part.name)
+                continue
+            size = max(1, len(part.ops) // 2)
+            chunks = [part.ops[i : i + size] for i in range(0, len(part.ops), size)]
+            while any(not fits(Category(part.name, part.title, part.description, c)) for c in chunks) and size > 1:
+                size = max(1, size // 2)
+                chunks = [part.ops[i : i + size] for i in range(0, len(part.ops), size)]
+            for n, chunk in enumerate(chunks, 1):
+                name = _category_name(f"{part.name}_{n}", ops_names, taken)
+                out.append(Category(name, f"{part.title} ({n} of {len(chunks)})", part.description, chunk))
+    return out

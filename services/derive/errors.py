@@ -1,0 +1,22 @@
+"""Errors the derivation core raises. Each carries a one-line reason a person can act on."""
+
+
+class SpecRefused(ValueError):
+    """The document cannot be derived; `reason` says why and what to do about it.
+
+    Raised for untrusted input that breaks a bound (size, nesting, aliases), for input that is
+    not an OpenAPI document, and for documents that reference things we will not fetch.
+    A refusal is permanent for the same bytes: retrying cannot help.
+    """
+
+    def __init__(self, reason: str, *, code: str = "refused") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+class SchemaTooLarge(Exception):
+    """An expanded tool schema passed its byte budget (internal: the operation stays prose)."""

@@ -1,0 +1,71 @@
+"""The typed, resolved form of an API that the renderers work from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Param", "Body", "Response", "Operation", "ToolDecl"]
+
+
+@dataclass
+class Param:
+    name: str
+    location: str  # path | query | header | cookie
+    required: bool
+    schema: Any  # translated JSON Schema
+    description: str = ""
+    deprecated: bool = False
+    explode_list: bool = True  # a list in the query is sent repeated (tags=a&tags=b)
+
+
+@dataclass
+class Body:
+    content_type: str | None  # the media type we would send; None if the spec names none
+    is_json: bool
+    schema: Any  # translated JSON Schema (top-level reference inlined), or None
+    required: bool
+    description: str = ""
+    other_types: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Response:
+    status: str
+    description: str
+    shape: list[tuple[str, str]] | None  # (field, label) at one level, or None
+    shape_note: str = ""  # "a list of Pet", "Pet", "text/plain" …
+
+
+@dataclass
+class ToolDecl:
+    schema: dict[str, Any]  # with #/types references
+    query: list[str]
+    path_params: list[str]
+    body_fields: list[str]
+
+
+@dataclass
+class Operation:
+    method: str  # upper case
+    path: str
+    operation_id: str | None
+    summary: str
+    description: str
+    tags: list[str]
+    deprecated: bool
+    params: list[Param]
+    body: Body | None
+    responses: list[Response]
+    security: list[dict[str, list[str]]] | None  # None: inherits the document's
+    server_url: str | None  # resolved absolute server for this operation, or None
+    extensions: dict[str, Any]
+    name: str = ""
+    tool_name: str | None = None
+    tool: ToolDecl | None = None
+    not_tool_reason: str | None = None
+    category: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.method} {self.path}"

@@ -1,0 +1,314 @@
+"""Read the operations of an OpenAPI 3.x or Swagger 2.0 document into `Operation` records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.derive.errors import SpecRefused
+from services.derive.model import Body, Operation, Param, Response
+from services.derive.refs import Resolver
+from services.derive.schema import SchemaTranslator, _named_ref
+from services.derive.servers import server_from_list
+from services.derive.text import short_text
+
+__all__ = ["METHODS", "extract_operations", "is_json_media"]
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_PARAM_KEYS_2 = (
+    "type", "format", "items", "enum", "default", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "minLength", "maxLength", "pattern", "minItems", "maxItems",
+    "uniqueItems", "multipleOf", "x-nullable",
+)
+_MAX_FIELDS = 25
+_MAX_ERRORS = 8
+
+
+def is_json_media(media: str) -> bool:
+    m = media.split(";", 1)[0].strip().lower()
+    return m == "application/json" or m.endswith("+json") or m == "*/*" or m == "application/*"
+
+
+def _pick_media(content: dict[str, Any]) -> tuple[str | None, Any]:
+    medias = [m for m in content if isinstance(m, str)]
+    for m in medias:
+        if m.split(";", 1)[0].strip().lower() == "application/json":
+            return m, content[m]
+    for m in medias:
+        if is_json_media(m) and m != "*/*":
+            return m, content[m]
+    if medias:
+        return medias[0], content[medias[0]]
+    return None, None
+
+
+class _Extractor:
+    def __init__(self, doc: dict[str, Any], resolver: Resolver, translator: SchemaTranslator, base_url: str | None) -> None:
+        self.doc = doc
+        self.r = resolver
+        self.t = translator
+        self.base_url = base_url
+        self.swagger2 = "swagger" in doc
+        self.warnings: list[str] = []
+
+    # ---------------------------------------------------------------- parameters
+
+    def _param_schema(self, p: dict[str, Any], where: str) -> Any:
+        if self.swagger2:
+            raw = {k: p[k] for k in _PARAM_KEYS_2 if k in p}
+            if p.get("type") == "array" and p.get("collectionFormat") not in (None, "multi", "csv"):
+                pass
+            return self.t.translate(raw, where)
+        if "schema" in p:
+            return self.t.translate(p["schema"], f"{where}/schema")
+        content = p.get("content")
+        if isinstance(content, dict):
+            _, media = _pick_media(content)
+            if isinstance(media, dict) and "schema" in media:
+                return self.t.translate(media["schema"], f"{where}/content")
+        return {"type": "string"}
+
+    def _params(self, raw_list: Any, where: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if not isinstance(raw_list, list):
+            return out
+        for i, raw in enumerate(raw_list):
+            p = self.r.deref(raw, f"{where}/parameters/{i}")
+            if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("in"), str):
+                out.append(p)
+        return out
+
+    # ---------------------------------------------------------------- responses
+
+    def _shape(self, raw: Any, where: str) -> tuple[str, list[tuple[str, str]] | None]:
+        """One level of a response schema: a note (`Pet`, `a list of Pet`) and its fields."""
+        name, s = self._deref_named(raw, where)
+        note = name or ""
+        typ = s.get("type") if isinstance(s, dict) else None
+        if typ == "array" and isinstance(s, dict):
+            iname, item = self._deref_named(s.get("items"), where)
+            note = f"a list of {iname or self._label(s.get('items'))}"
+            s = item
+        fields = self._fields(s, where, 0)
+        if not note and fields is None and isinstance(s, dict):
+            note = self._label(s)
+        return note, fields
+
+    def _deref_named(self, raw: Any, where: str) -> tuple[str | None, Any]:
+        name = None
+        seen = 0
+        while isinstance(raw, dict) and "$ref" in raw and seen < 32:
+            ref = raw["$ref"]
+            if isinstance(ref, str):
+                key = self.t.type_name(ref)
+                name = key or name
+            raw = self.r.pointer(ref, where)
+            seen += 1
+        return name, raw
+
+    def _fields(self, s: Any, where: str, depth: int) -> list[tuple[str, str]] | None:
+        if not isinstance(s, dict) or depth > 4:
+            return None
+        props: dict[str, Any] = {}
+        for member in s.get("allOf") or [] if isinstance(s.get("allOf"), list) else []:
+            _, m = self._deref_named(member, where)
+            sub = self._fields(m, where, depth + 1)
+            if sub:
+                props.update(dict(sub))
+        if isinstance(s.get("properties"), dict):
+            for key, value in s["properties"].items():
+                if isinstance(value, dict) and value.get("writeOnly") is True:
+                    continue
+                props[str(key)] = self._label(value)
+        return list(props.items()) if props else None
+
+    def _label(self, s: Any) -> str:
+        if not isinstance(s, dict):
+            return "any"
+        ref = s.get("$ref")
+        if isinstance(ref, str):
+            return self.t.type_name(ref) or (_named_ref(ref) or "object")
+        typ = s.get("type")
+        if isinstance(typ, list):
+            return " or ".join(str(t) for t in typ)
+        if typ == "array":
+            return f"array of {self._label(s.get('items'))}"
+        if isinstance(typ, str):
+            return typ
+        for key in ("oneOf", "anyOf", "allOf"):
+            if isinstance(s.get(key), list) and s[key]:
+                labels = list(dict.fromkeys(self._label(a) for a in s[key]))
+                return " or ".join(labels[:3]) if key != "allOf" else labels[0]
+        return "object" if "properties" in s else "any"
+
+    def _responses(self, raw: Any, where: str, produces: list[str]) -> list[Response]:
+        if not isinstance(raw, dict):
+            return []
+        out: list[Response] = []
+        errors = 0
+        for status in sorted(raw, key=lambda k: (str(k) == "default", str(k))):
+            code = str(status)
+            resp = self.r.deref(raw[status], f"{where}/responses/{code}")
+            if not isinstance(resp, dict):
+                continue
+            desc = short_text(resp.get("description") or "", 200)
+            success = code.startswith("2")
+            if not success:
+                if errors >= _MAX_ERRORS:
+                    continue
+                errors += 1
+                out.append(Response(code, desc, None))
+                continue
+            schema, media = None, None
+            if self.swagger2:
+                schema = resp.get("schema")
+                media = next((m for m in produces if is_json_media(m)), produces[0] if produces else None)
+            elif isinstance(resp.get("content"), dict):
+                media, m = _pick_media(resp["content"])
+                schema = m.get("schema") if isinstance(m, dict) else None
+            if schema is None:
+                out.append(Response(code, desc, None, "no body" if media is None else media))
+                continue
+            note, fields = self._shape(schema, f"{where}/responses/{code}")
+            if media and not is_json_media(media):
+                note = f"{media}" + (f" ({note})" if note else "")
+            out.append(Response(code, desc, fields, note))
+        return out
+
+    # ---------------------------------------------------------------- bodies
+
+    def _body3(self, raw: Any, where: str) -> Body | None:
+        rb = self.r.deref(raw, f"{where}/requestBody")
+        if not isinstance(rb, dict) or not isinstance(rb.get("content"), dict) or not rb["content"]:
+            return None
+        media, m = _pick_media(rb["content"])
+        others = sorted(str(k) for k in rb["content"] if k != media)
+        schema = None
+        if isinstance(m, dict) and "schema" in m:
+            schema = self.t.translate(m["schema"], f"{where}/requestBody", inline_top=True)
+        return Body(
+            content_type=media,
+            is_json=bool(media and is_json_media(media)),
+            schema=schema,
+            required=bool(rb.get("required")),
+            description=short_text(rb.get("description") or "", 300),
+            other_types=others,
+        )
+
+    def _body2(self, params: list[dict[str, Any]], consumes: list[str], where: str) -> Body | None:
+        body = next((p for p in params if p.get("in") == "body"), None)
+        form = [p for p in params if p.get("in") == "formData"]
+        if body is not None:
+            json_types = [c for c in consumes if is_json_media(c)]
+            media = json_types[0] if json_types else (consumes[0] if consumes else "application/json")
+            schema = self.t.translate(body.get("schema") or {}, f"{where}/body", inline_top=True)
+            return Body(media, is_json_media(media), schema, bool(body.get("required")), short_text(body.get("description") or "", 300), [c for c in consumes if c != media])
+        if form:
+            media = "multipart/form-data" if any(p.get("type") == "file" for p in form) or "multipart/form-data" in consumes else "application/x-www-form-urlencoded"
+            props = {str(p["name"]): self._param_schema(p, f"{where}/formData/{p['name']}") for p in form}
+            for p in form:
+                if p.get("description"):
+                    props[str(p["name"])] = {**props[str(p["name"])], "description": short_text(p["description"])}
+            required = [str(p["name"]) for p in form if p.get("required")]
+            schema: dict[str, Any] = {"type": "object", "properties": props}
+            if required:
+                schema["required"] = required
+            return Body(media, False, schema, bool(required), "", [])
+        return None
+
+    # ---------------------------------------------------------------- operations
+
+    def run(self) -> list[Operation]:
+        paths = self.doc.get("paths")
+        if paths is None:
+            paths = {}
+        if not isinstance(paths, dict):
+            raise SpecRefused("'paths' is not a mapping")
+        doc_consumes = self.doc.get("consumes") if isinstance(self.doc.get("consumes"), list) else []
+        doc_produces = self.doc.get("produces") if isinstance(self.doc.get("produces"), list) else []
+        ops: list[Operation] = []
+        for path, raw_item in paths.items():
+            if not isinstance(path, str) or not path.startswith("/"):
+                if isinstance(path, str) and path.startswith("x-"):
+                    continue
+                self.warnings.append(f"path {str(path)[:80]!r} does not start with '/'; skipped")
+                continue
+            where = f"#/paths/{path}"
+            item = self.r.deref(raw_item, where)
+            if not isinstance(item, dict):
+                continue
+            path_params = self._params(item.get("parameters"), where)
+            path_server = None
+            if not self.swagger2 and isinstance(item.get("servers"), list) and item["servers"]:
+                path_server, _ = server_from_list(item["servers"], self.base_url)
+            for method in METHODS:
+                raw_op = item.get(method)
+                if not isinstance(raw_op, dict):
+                    continue
+                ops.append(self._operation(path, method, raw_op, path_params, path_server, doc_consumes, doc_produces))
+        return ops
+
+    def _operation(self, path: str, method: str, op: dict[str, Any], path_params: list[dict[str, Any]], path_server: str | None,
+                   doc_consumes: list[str], doc_produces: list[str]) -> Operation:
+        where = f"#/paths/{path}/{method}"
+        merged: dict[tuple[str, str], dict[str, Any]] = {(p["name"], p["in"]): p for p in path_params}
+        for p in self._params(op.get("parameters"), where):
+            merged[(p["name"], p["in"])] = p
+        raw_params = list(merged.values())
+        params: list[Param] = []
+        for p in raw_params:
+            loc = p["in"]
+            if loc in ("body", "formData"):
+                continue
+            if loc not in ("path", "query", "header", "cookie"):
+                continue
+            explode = True
+            if self.swagger2:
+                explode = p.get("collectionFormat") == "multi"
+            elif p.get("explode") is False or p.get("style") not in (None, "form"):
+                explode = p.get("style") in (None, "form") and p.get("explode") is not False
+            params.append(
+                Param(
+                    name=p["name"],
+                    location=loc,
+                    required=True if loc == "path" else bool(p.get("required")),
+                    schema=self._param_schema(p, f"{where}/parameters/{p['name']}"),
+                    description=short_text(p.get("description") or "", 300),
+                    deprecated=bool(p.get("deprecated")),
+                    explode_list=explode,
+                )
+            )
+        if self.swagger2:
+            consumes = op.get("consumes") if isinstance(op.get("consumes"), list) else doc_consumes
+            produces = op.get("produces") if isinstance(op.get("produces"), list) else doc_produces
+            body = self._body2(raw_params, [str(c) for c in consumes], where)
+        else:
+            produces = []
+            body = self._body3(op["requestBody"], where) if "requestBody" in op else None
+        server = path_server
+        if not self.swagger2 and isinstance(op.get("servers"), list) and op["servers"]:
+            server, _ = server_from_list(op["servers"], self.base_url)
+        tags = [str(t) for t in op.get("tags") or [] if isinstance(t, (str, int))] if isinstance(op.get("tags"), list) else []
+        security = op.get("security") if isinstance(op.get("security"), list) else None
+        op_id = op.get("operationId")
+        return Operation(
+            method=method.upper(),
+            path=path,
+            operation_id=str(op_id) if isinstance(op_id, (str, int)) and str(op_id).strip() else None,
+            summary=short_text(op.get("summary") or "", 200),
+            description=op.get("description") if isinstance(op.get("description"), str) else "",
+            tags=tags,
+            deprecated=bool(op.get("deprecated")),
+            params=params,
+            body=body,
+            responses=self._responses(op.get("responses"), where, [str(p) for p in produces]),
+            security=[s for s in security if isinstance(s, dict)] if security is not None else None,
+            server_url=server,
+            extensions={k: op[k] for k in ("x-risk",) if k in op},
+        )
+
+
+def extract_operations(doc: dict[str, Any], resolver: Resolver, translator: SchemaTranslator,
+                       base_url: str | None) -> tuple[list[Operation], list[str]]:
+    ex = _Extractor(doc, resolver, translator, base_url)
+    ops = ex.run()
+    return ops, ex.warnings

@@ -1,0 +1,253 @@
+"""Derive a whole skill package from a document: the one pure entry point of the core."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.derive.auth import analyse_auth
+from services.derive.categories import Category, group_by_paths, group_by_tags, split_oversize, tag_failure
+from services.derive.errors import SpecRefused
+from services.derive.load import LoadLimits, load_document
+from services.derive.model import Operation
+from services.derive.naming import assign_names, slugify
+from services.derive.operations import extract_operations
+from services.derive.refs import Resolver
+from services.derive.render import fits_one_read, render_body, render_category, render_operation
+from services.derive.schema import SchemaTranslator, refs_in
+from services.derive.servers import host_of, server_from_list, swagger2_server
+from services.derive.text import short_text
+from services.derive.tools import declare_tool, path_template_names
+
+__all__ = ["DeriveOptions", "SkillPackage", "derive_package", "derive_document", "RENDERER_VERSION", "BODY_BUDGET"]
+
+RENDERER_VERSION = "skillpress-render/1"
+BODY_BUDGET = 8 * 1024
+
+
+@dataclass(frozen=True)
+class DeriveOptions:
+    slug: str | None = None
+    base_url: str | None = None
+    limits: LoadLimits = field(default_factory=LoadLimits)
+    body_budget: int = BODY_BUDGET
+
+
+@dataclass
+class SkillPackage:
+    """A derived package: file path → bytes, its metadata, and its content-addressed id."""
+
+    files: dict[str, bytes]
+    meta: dict[str, Any]
+    version_id: str
+    warnings: list[str]
+
+    def summary(self) -> dict[str, Any]:
+        stats = self.meta["stats"]
+        return {
+            "slug": self.meta["slug"],
+            "title": self.meta["title"],
+            "version_id": self.version_id,
+            "operations": stats["operations"],
+            "tools": stats["tools"],
+            "tools_share": stats["tools_share"],
+            "categories": len(self.meta["categories"]),
+            "categorization": self.meta["categorization"],
+            "body_bytes": stats["body_bytes"],
+            "files": len(self.files),
+            "base_url": self.meta["base_url"],
+            "hosts": self.meta["hosts"],
+            "auth_header": self.meta["auth"]["header"],
+            "warnings": self.warnings,
+        }
+
+
+def package_id(files: dict[str, bytes]) -> str:
+    """sha256 over the sorted (path, sha256 of bytes) pairs: same files → same id."""
+    h = hashlib.sha256()
+    for path in sorted(files):
+        h.update(path.encode())
+        h.update(b"\0")
+        h.update(hashlib.sha256(files[path]).hexdigest().encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPackage:
+    """Bytes of an OpenAPI document → a skill package. Raises `SpecRefused` for refused input."""
+    options = options or DeriveOptions()
+    doc = load_document(data, options.limits)
+    return derive_document(doc, hashlib.sha256(data).hexdigest(), options)
+
+
+def _base_url(doc: dict[str, Any], given: str | None, warnings: list[str]) -> str | None:
+    if "swagger" in doc:
+        resolved, raw = swagger2_server(doc, given)
+    else:
+        resolved, raw = server_from_list(doc.get("servers"), given)
+    if given:
+        if raw and resolved and not raw.startswith(("http://", "https://")):
+            return resolved
+        return given.rstrip("/")
+    if resolved is None:
+        if raw:
+            warnings.append(f"server URL {raw!r} is relative or templated: pass --base-url to resolve it")
+        else:
+            warnings.append("the document names no server: pass --base-url")
+    return resolved
+
+
+def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
+    warnings: list[str] = []
+    swagger2 = "swagger" in doc
+    resolver = Resolver(doc)
+    translator = SchemaTranslator(resolver, swagger2=swagger2)
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    title = short_text(str(info.get("title") or "API"), 120) or "API"
+    slug = options.slug or slugify(title)
+    base_url = _base_url(doc, options.base_url, warnings)
+
+    ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url)
+    warnings += op_warnings
+    if not ops:
+        hooks = doc.get("webhooks")
+        if isinstance(hooks, dict) and hooks:
+            raise SpecRefused(
+                f"the document describes only webhooks ({len(hooks)}), calls the API makes to you;"
+                " it has no operations for an agent to call"
+            )
+        raise SpecRefused("the document has no operations under 'paths'; there is nothing to call")
+
+    assign_names(ops, slug)
+    declared = 0
+    for op in ops:
+        declared_path = {p.name for p in op.params if p.location == "path"}
+        template = set(path_template_names(op.path))
+        for missing in sorted(declared_path - template):
+            warnings.append(f"{op.name}: path parameter {missing!r} is not in the URL {op.path}; it is not sent")
+        op.params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
+        tool, reason = declare_tool(op, translator.types)
+        op.tool, op.not_tool_reason = tool, reason
+        if tool is None:
+            op.tool_name = None
+        else:
+            declared += 1
+
+    auth = analyse_auth(doc, resolver, ops)
+    tag_docs = {
+        str(t.get("name")): str(t.get("description") or "")
+        for t in (doc.get("tags") if isinstance(doc.get("tags"), list) else [])
+        if isinstance(t, dict) and t.get("name") is not None
+    }
+    failure = tag_failure(ops)
+    meta_base = {"slug": slug, "title": title, "description": short_text(str(info.get("description") or ""), 400), "auth": auth}
+    op_names = {op.name for op in ops}
+
+    def fits(cat: Category) -> bool:
+        return fits_one_read(render_category(cat, slug))
+
+    def grouped(by_tags: bool) -> list[Category]:
+        raw = group_by_tags(ops, tag_docs) if by_tags else group_by_paths(ops)
+        return split_oversize(raw, fits, op_names)
+
+    body = render_body(meta_base, ops, None)
+    categories: list[Category] = []
+    source = "flat"
+    grouping = grouped(failure is None)
+    if len(body.encode()) > options.body_budget:
+        if failure is None:
+            body = render_body(meta_base, ops, grouping)
+            if len(body.encode()) > options.body_budget:
+                failure = "too_many_tags"
+                grouping = grouped(False)
+            else:
+                categories, source = grouping, "tags"
+        if failure is not None:
+            categories, source = grouping, "paths"
+            body = render_body(meta_base, ops, categories)
+        if len(body.encode()) > options.body_budget:
+            warnings.append(
+                f"the body is {len(body.encode()):,} bytes with {len(categories)} categories,"
+                f" over the {options.body_budget:,}-byte budget"
+            )
+    for cat in grouping:
+        for op in cat.ops:
+            op.category = cat.name
+
+    files: dict[str, str] = {"body.md": body}
+    for cat in categories:
+        files[f"{cat.name}.md"] = render_category(cat, slug)
+    for op in ops:
+        files[f"{op.name}.md"] = render_operation(op, base_url)
+    for path, text in files.items():
+        if not fits_one_read(text):
+            warnings.append(f"{path} does not fit one read ({len(text.encode()):,} bytes)")
+
+    used_types: set[str] = set()
+    for op in ops:
+        if op.tool is not None:
+            for name in refs_in(op.tool.schema):
+                used_types |= translator.deps(name)
+    types = {name: translator.types[name] for name in sorted(used_types) if name in translator.types}
+    types_text = "{\n" + ",\n".join(
+        f"{json.dumps(name)}: {json.dumps(schema, separators=(',', ':'), ensure_ascii=False)}" for name, schema in types.items()
+    ) + "\n}\n" if types else "{}\n"
+
+    hosts = sorted({host_of(u) for u in [base_url, *(op.server_url for op in ops)] if u})
+    not_tools: dict[str, int] = {}
+    for op in ops:
+        if op.not_tool_reason:
+            key = op.not_tool_reason.split(",")[0]
+            not_tools[key] = not_tools.get(key, 0) + 1
+    from services.derive.render import tool_share
+
+    meta: dict[str, Any] = {
+        "slug": slug,
+        "title": title,
+        "description": meta_base["description"],
+        "base_url": base_url,
+        "hosts": hosts,
+        "auth": auth,
+        "operations": [
+            {
+                "name": op.name,
+                "file": f"{op.name}.md",
+                "category": op.category,
+                "method": op.method,
+                "path": op.path,
+                "operation_id": op.operation_id,
+                "tool": op.tool_name,
+                "not_tool_reason": op.not_tool_reason,
+                "tags": op.tags,
+                "deprecated": op.deprecated,
+                "x_risk": op.extensions.get("x-risk") if isinstance(op.extensions.get("x-risk"), str) else None,
+            }
+            for op in ops
+        ],
+        "categories": [{"name": c.name, "file": f"{c.name}.md", "title": c.title, "operations": len(c.ops)} for c in categories],
+        "categorization": {"mode": "categories" if categories else "flat", "source": source, "tag_failure": failure},
+        "stats": {
+            "operations": len(ops),
+            "tools": declared,
+            "tools_share": tool_share(declared, len(ops)),
+            "not_tools": dict(sorted(not_tools.items())),
+            "types": len(types),
+            "body_bytes": len(body.encode()),
+            "largest_file_bytes": max(len(t.encode()) for t in files.values()),
+        },
+        "derived_from": {
+            "spec_sha256": spec_sha256,
+            "spec_version": str(doc.get("openapi") or doc.get("swagger")),
+            "slug": options.slug,
+            "base_url": options.base_url,
+            "renderer": RENDERER_VERSION,
+        },
+        "warnings": warnings,
+    }
+    out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
+    out["types.json"] = types_text.encode()
+    out["skill.json"] = (json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    out = dict(sorted(out.items()))
+    return SkillPackage(files=out, meta=meta, version_id=package_id(out), warnings=warnings)

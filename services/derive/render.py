@@ -1,0 +1,333 @@
+"""Render the files of a skill package: the body, category files and operation files."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from services.derive.categories import Category
+from services.derive.jsonfmt import readable_json
+from services.derive.model import Operation, Param
+from services.derive.schema import type_label
+from services.derive.servers import join_url
+from services.derive.text import first_sentence, short_text
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_FILE_LINES",
+    "fits_one_read",
+    "render_operation",
+    "render_category",
+    "render_body",
+    "op_line",
+    "frontmatter_block",
+]
+
+MAX_FILE_BYTES = 32 * 1024
+MAX_FILE_LINES = 2000
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+_LEVELS = (
+    {"desc": 300, "fields": 25, "errors": 8, "enum": 12, "optional": True},
+    {"desc": 140, "fields": 12, "errors": 5, "enum": 6, "optional": True},
+    {"desc": 80, "fields": 6, "errors": 3, "enum": 4, "optional": False},
+    {"desc": 0, "fields": 0, "errors": 0, "enum": 0, "optional": False},
+)
+
+
+def fits_one_read(text: str) -> bool:
+    return len(text.encode()) <= MAX_FILE_BYTES and text.count("\n") + 1 <= MAX_FILE_LINES
+
+
+def _y(value: str) -> str:
+    """A YAML scalar: plain where that is unambiguous, JSON-quoted otherwise."""
+    if _PLAIN.match(value) and value.lower() not in ("true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def frontmatter_block(op: Operation, url: str) -> str:
+    assert op.tool is not None
+    lines = ["---", "operation:", f"  method: {op.method}", f"  url: {json.dumps(url, ensure_ascii=False)}"]
+    if op.tool.query:
+        lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
+    pretty = readable_json(op.tool.schema)
+    if pretty.count("\n") > 300:
+        pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)
+    lines.append("  schema: |")
+    lines.extend("    " + ln for ln in pretty.split("\n"))
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def _constraints(schema: Any, level: dict[str, Any]) -> str:
+    if not isinstance(schema, dict):
+        return ""
+    bits: list[str] = []
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and level["enum"]:
+        shown = ", ".join(f"`{v}`" if v is not None else "null" for v in enum[: level["enum"]])
+        more = f", … ({len(enum)} values)" if len(enum) > level["enum"] else ""
+        bits.append(f"one of {shown}{more}")
+    for key, word in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<")):
+        if key in schema:
+            bits.append(f"{word} {schema[key]}")
+    if "minLength" in schema or "maxLength" in schema:
+        bits.append(f"length {schema.get('minLength', 0)}–{schema.get('maxLength', '∞')}")
+    if "maxItems" in schema or "minItems" in schema:
+        bits.append(f"{schema.get('minItems', 0)}–{schema.get('maxItems', '∞')} items")
+    if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 80:
+        bits.append(f"pattern `{schema['pattern']}`")
+    if "default" in schema and isinstance(schema["default"], (str, int, float, bool)) and len(str(schema["default"])) <= 40:
+        bits.append(f"default `{json.dumps(schema['default'])}`")
+    return "; ".join(bits)
+
+
+def _param_line(name: str, schema: Any, required: bool, where: str, desc: str, level: dict[str, Any]) -> str:
+    label = type_label(schema)
+    text = f"- `{name}` ({label}, {'required' if required else 'optional'}{', ' + where if where else ''})"
+    d = short_text(desc, level["desc"]) if desc and level["desc"] else ""
+    c = _constraints(schema, level)
+    if d:
+        text += f" — {d}"
+    if c:
+        text += f" [{c}]"
+    return text
+
+
+def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    sent = [p for p in op.params if p.location in ("path", "query")]
+    required = [p for p in sent if p.required]
+    optional = [p for p in sent if not p.required]
+    described = [p for p in optional if p.description]
+    undescribed = [p for p in optional if not p.description]
+    declared_path = {p.name for p in op.params if p.location == "path"}
+    from services.derive.tools import path_template_names
+
+    implicit = [n for n in path_template_names(op.path) if n not in declared_path]
+    if required or described or implicit or undescribed:
+        lines += ["", "## Parameters"]
+    for name in implicit:
+        lines.append(_param_line(name, {"type": "string"}, True, "path", "", level))
+    for p in required:
+        lines.append(_param_line(p.name, p.schema, True, p.location, p.description or _desc(p), level))
+    if level["optional"]:
+        for p in described:
+            lines.append(_param_line(p.name, p.schema, False, p.location, p.description, level))
+    if undescribed or (described and not level["optional"]):
+        rest = undescribed + ([] if level["optional"] else described)
+        names = ", ".join(f"`{p.name}`" for p in rest[:20]) + (", …" if len(rest) > 20 else "")
+        lines.append(f"- Also optional, effect not described: {names}.")
+    hidden: list[Param] = [p for p in op.params if p.location in ("header", "cookie")]
+    if hidden:
+        lines += ["", "Headers and cookies the tool does not send (credentials are attached for you):" if op.tool else "Headers and cookies (credentials are attached for you; never send one yourself):"]
+        for p in hidden:
+            lines.append(_param_line(p.name, p.schema, p.required, p.location, p.description, level))
+    return lines
+
+
+def _desc(p: Param) -> str:
+    if isinstance(p.schema, dict):
+        d = p.schema.get("description")
+        if isinstance(d, str):
+            return d
+    return ""
+
+
+def _fields_text(schema: Any, level: dict[str, Any]) -> list[str]:
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return []
+    props: dict[str, Any] = schema["properties"]
+    req = [r for r in schema.get("required", []) if r in props]
+    opt = [k for k in props if k not in req]
+    lines: list[str] = []
+    cap = max(level["fields"], 0)
+    for name in req:
+        lines.append(_param_line(name, props[name], True, "", _schema_desc(props[name]), level))
+    for name in opt[:cap]:
+        lines.append(_param_line(name, props[name], False, "", _schema_desc(props[name]), level))
+    if len(opt) > cap:
+        names = ", ".join(f"`{n}`" for n in opt[cap : cap + 30]) + (", …" if len(opt) > cap + 30 else "")
+        lines.append(f"- {len(opt) - cap} more optional fields: {names}.")
+    return lines
+
+
+def _schema_desc(schema: Any) -> str:
+    return schema.get("description", "") if isinstance(schema, dict) and isinstance(schema.get("description"), str) else ""
+
+
+def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
+    body = op.body
+    if body is None:
+        return []
+    lines = ["", "## Request body"]
+    head = f"{body.content_type or 'unspecified type'}"
+    if body.required:
+        head += ", required"
+    if body.description and level["desc"]:
+        head += f" — {short_text(body.description, level['desc'])}"
+    lines.append(head)
+    if body.other_types:
+        lines.append("Also accepted: " + ", ".join(f"`{t}`" for t in body.other_types[:6]) + ".")
+    if op.tool is not None:
+        if op.tool.body_fields:
+            lines.append("Its fields are the tool's arguments beside the parameters:")
+    elif isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
+        lines.append(f"Shape: {type_label(body.schema)}.")
+    lines += _fields_text(body.schema, level)
+    return lines
+
+
+def _call_section(op: Operation, url: str) -> list[str]:
+    lines = ["", "## The call", f"Not a tool: call it with fetch_url. `{op.method} {url}`"]
+    if "{" in op.path:
+        lines.append("Fill each `{name}` in the URL with the path parameter, percent-encoded.")
+    if any(p.location == "query" for p in op.params):
+        lines.append("Put query parameters in the query string.")
+    if op.body is not None:
+        lines.append(f"Send the body as `{op.body.content_type or 'application/octet-stream'}` with that Content-Type header.")
+    if op.not_tool_reason:
+        lines.append(f"(No tool because {op.not_tool_reason}.)")
+    return lines
+
+
+def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    success = [r for r in op.responses if r.status.startswith("2")]
+    errors = [r for r in op.responses if not r.status.startswith("2")]
+    if success:
+        r = success[0]
+        lines += ["", "## Response"]
+        head = f"{r.status}" + (f" — {short_text(r.description, level['desc'] or 60)}" if r.description else "")
+        lines.append(head)
+        if r.shape_note:
+            lines.append(f"Returns {r.shape_note}" + (" with:" if r.shape else "."))
+        elif r.shape:
+            lines.append("Returns an object with:")
+        if r.shape:
+            cap = max(level["fields"], 0)
+            for name, label in r.shape[:cap]:
+                lines.append(f"- `{name}` ({label})")
+            if len(r.shape) > cap:
+                lines.append(f"- and {len(r.shape) - cap} more fields.")
+        for other in success[1:3]:
+            lines.append(f"Also {other.status}" + (f" — {short_text(other.description, 80)}" if other.description else "") + ".")
+    if errors and level["errors"]:
+        lines += ["", "## Errors"]
+        for r in errors[: level["errors"]]:
+            lines.append(f"- {r.status}" + (f" — {short_text(r.description, min(level['desc'], 160) or 60)}" if r.description else ""))
+    return lines
+
+
+def render_operation(op: Operation, base_url: str | None, notes: list[str] | None = None) -> str:
+    """The operation's file, summarised further (never cut) until it fits one read."""
+    url = join_url(op.server_url or base_url, op.path)
+    for level in _LEVELS:
+        text = _render_operation(op, url, level)
+        if fits_one_read(text):
+            return text
+    return text
+
+
+def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
+    parts: list[str] = []
+    if op.tool is not None:
+        parts.append(frontmatter_block(op, url))
+    parts.append(f"# {op.name}\n")
+    what = op.summary or first_sentence(op.description) or _humanize(op.name)
+    parts.append(what.rstrip(".") + ".")
+    desc = short_text(op.description, level["desc"] * 2) if level["desc"] else ""
+    if desc and desc.rstrip(".") != what.rstrip(".") and not desc.startswith(what.rstrip(".…")):
+        parts.append(f"\n{desc}")
+    if op.deprecated:
+        parts.append("\nDeprecated: prefer another operation where one exists.")
+    if op.tool is not None:
+        parts.append(f"\nTool: `{op.tool_name}` (load it by this file's name with load_tools; the request is built for you).")
+    lines = "\n".join(parts).split("\n")
+    if op.tool is None:
+        lines += _call_section(op, url)
+    lines += _params_section(op, level)
+    lines += _body_section(op, level)
+    lines += _responses_section(op, level)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _humanize(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+def op_line(op: Operation, slug: str) -> str:
+    what = op.summary or first_sentence(op.description, 120) or _humanize(op.name)
+    what = first_sentence(what, 120).rstrip(".")
+    marks = []
+    if op.tool is None:
+        marks.append("fetch_url")
+    if op.deprecated:
+        marks.append("deprecated")
+    mark = f" ({', '.join(marks)})" if marks else ""
+    return f"- `{op.name}` — {what}.{mark} Detail: skill/{slug}/{op.name}.md"
+
+
+def render_category(cat: Category, slug: str) -> str:
+    lines = [f"# {cat.title}", ""]
+    if cat.description:
+        lines += [short_text(cat.description, 400), ""]
+    lines.append(f"{len(cat.ops)} operations. Read an operation's file before calling it.")
+    lines.append("")
+    lines += [op_line(op, slug) for op in cat.ops]
+    return "\n".join(lines) + "\n"
+
+
+def tool_share(tools: int, total: int) -> str:
+    if total == 0 or tools == 0:
+        return "none"
+    if tools == total:
+        return "all"
+    if tools * 2 >= total:
+        return "most"
+    return "some"
+
+
+def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Category] | None) -> str:
+    slug = meta["slug"]
+    title = meta["title"]
+    total = len(ops)
+    tools = sum(1 for op in ops if op.tool is not None)
+    share = tool_share(tools, total)
+    lines = [f"# {title}", ""]
+    if meta.get("description"):
+        lines += [short_text(meta["description"], 400), ""]
+    share_text = {
+        "all": "All of them are tools",
+        "most": f"Most of them ({tools}) are tools",
+        "some": f"Some of them ({tools}) are tools",
+        "none": "None of them is a tool",
+    }[share]
+    lines.append(
+        f"{total} operations. {share_text}: load one by its name with load_tools and call it; the request is built for you."
+    )
+    if share != "all":
+        lines.append("An operation marked (fetch_url) is not a tool: its file spells out the call for fetch_url.")
+    lines.append(f"Read an operation's file before you first call it: skill/{slug}/<name>.md.")
+    auth = meta.get("auth") or {}
+    if auth.get("header"):
+        lines.append(f"Credentials are attached for you (header `{auth['header']}`); never send one in an argument.")
+    if auth.get("operations_unservable"):
+        kinds = ", ".join(auth.get("unservable_kinds") or []) or "other schemes"
+        lines.append(f"{auth['operations_unservable']} operations need authentication this skill cannot attach ({kinds}).")
+    for note in meta.get("skill_notes") or []:
+        lines.append(note)
+    lines.append("")
+    if categories:
+        lines.append("## Categories")
+        lines.append(f"Read a category's file to see its operations: skill/{slug}/<category>.md")
+        for cat in categories:
+            desc = first_sentence(cat.description, 100) if cat.description else ""
+            names = ", ".join(op.name for op in cat.ops[:3])
+            tail = f" {desc.rstrip('.')}." if desc else ""
+            lines.append(f"- `{cat.name}` — {len(cat.ops)} operations.{tail} For example {names}.")
+    else:
+        lines.append("## Operations")
+        lines += [op_line(op, slug) for op in ops]
+    return "\n".join(lines) + "\n"

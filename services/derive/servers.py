@@ -1,0 +1,78 @@
+"""Where an API lives: server URLs resolved to absolute base URLs, and their hosts."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+__all__ = ["server_from_list", "swagger2_server", "host_of", "join_url"]
+
+_VAR = re.compile(r"\{([^{}]+)\}")
+
+
+def _substitute(url: str, variables: Any) -> str:
+    variables = variables if isinstance(variables, dict) else {}
+
+    def one(match: re.Match[str]) -> str:
+        spec = variables.get(match.group(1))
+        if isinstance(spec, dict):
+            default = spec.get("default")
+            if default is None and isinstance(spec.get("enum"), list) and spec["enum"]:
+                default = spec["enum"][0]
+            if default is not None:
+                return str(default)
+        return match.group(0)
+
+    return _VAR.sub(one, url)
+
+
+def _absolute(url: str, base: str | None) -> str | None:
+    """An absolute http(s) URL for `url`, resolved against `base` (RFC 3986) when relative."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc and "{" not in parts.netloc:
+        return url.rstrip("/")
+    if parts.scheme or not base:
+        return None
+    joined = urljoin(base, url)
+    jp = urlsplit(joined)
+    if jp.scheme in ("http", "https") and jp.netloc and "{" not in jp.netloc:
+        return joined.rstrip("/")
+    return None
+
+
+def server_from_list(servers: Any, base_url: str | None) -> tuple[str | None, str | None]:
+    """(absolute base URL or None, the raw first server URL) from an OpenAPI 3 `servers` list."""
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], dict):
+        return (base_url.rstrip("/") if base_url else None), None
+    raw = servers[0].get("url")
+    if not isinstance(raw, str) or not raw.strip():
+        return (base_url.rstrip("/") if base_url else None), None
+    url = _substitute(raw.strip(), servers[0].get("variables"))
+    return _absolute(url, base_url), raw
+
+
+def swagger2_server(doc: dict[str, Any], base_url: str | None) -> tuple[str | None, str | None]:
+    host = doc.get("host")
+    base_path = doc.get("basePath") or ""
+    if not isinstance(base_path, str):
+        base_path = ""
+    if not isinstance(host, str) or not host:
+        if base_url:
+            return _absolute(base_path or "/", base_url), None
+        return None, base_path or None
+    schemes = doc.get("schemes") if isinstance(doc.get("schemes"), list) else []
+    scheme = "https" if "https" in schemes or not schemes else str(schemes[0])
+    raw = f"{scheme}://{host}{base_path}"
+    return _absolute(raw, base_url), raw
+
+
+def host_of(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.netloc.lower()
+
+
+def join_url(base: str | None, path: str) -> str:
+    if not base:
+        return path
+    return base.rstrip("/") + "/" + path.lstrip("/")

@@ -1,0 +1,41 @@
+"""Small pure text helpers shared by the renderers."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["short_text", "first_sentence", "one_line"]
+
+_WS = re.compile(r"\s+")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_HTML = re.compile(r"<[^>]{1,200}>")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`(])")
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace, drop HTML tags and Markdown link targets."""
+    text = _HTML.sub(" ", text)
+    text = _MD_LINK.sub(r"\1", text)
+    return _WS.sub(" ", text).strip()
+
+
+def short_text(text: str, limit: int = 300) -> str:
+    """The first paragraph of `text` on one line, at most `limit` characters."""
+    if not isinstance(text, str):
+        return ""
+    para = text.strip().split("\n\n", 1)[0]
+    line = one_line(para)
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def first_sentence(text: str, limit: int = 160) -> str:
+    """The first sentence of `text`, on one line, at most `limit` characters."""
+    line = short_text(text, 4 * limit)
+    parts = _SENTENCE.split(line, maxsplit=1)
+    return short_text(parts[0] if parts else line, limit)

@@ -1,0 +1,202 @@
+"""Content-addressed blob storage: a local directory, or any S3 server through `minio`.
+
+Keys are the sha256 of the bytes, so storing the same bytes twice gives one object, and every
+read is checked against its key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+__all__ = [
+    "BlobStore",
+    "BlobStoreError",
+    "BlobNotFound",
+    "BlobCorrupt",
+    "BlobStoreUnavailable",
+    "LocalBlobStore",
+    "S3BlobStore",
+    "sha256_hex",
+]
+
+_KEY = re.compile(r"^[0-9a-f]{64}$")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class BlobStoreError(Exception):
+    """Base of the blob store's errors."""
+
+
+class BlobNotFound(BlobStoreError):
+    """No blob has this key."""
+
+
+class BlobCorrupt(BlobStoreError):
+    """The bytes read back do not hash to their key."""
+
+
+class BlobStoreUnavailable(BlobStoreError):
+    """The store cannot be reached (connection refused, timeout, bad credentials)."""
+
+
+class BlobStore(Protocol):
+    def put(self, data: bytes) -> str: ...
+    def get(self, key: str) -> bytes: ...
+    def exists(self, key: str) -> bool: ...
+
+
+def _check_key(key: str) -> None:
+    if not _KEY.match(key):
+        raise BlobNotFound(f"{key!r} is not a blob key (64 lower-case hex digits)")
+
+
+def _verified(key: str, data: bytes, where: str) -> bytes:
+    actual = sha256_hex(data)
+    if actual != key:
+        raise BlobCorrupt(f"blob {key[:16]}… in {where} reads back as {actual[:16]}…: the stored bytes are damaged")
+    return data
+
+
+class LocalBlobStore:
+    """Blobs as files `<root>/<ab>/<sha256>`, written atomically."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / key
+
+    def put(self, data: bytes) -> str:
+        key = sha256_hex(data)
+        path = self._path(key)
+        if path.exists():
+            return key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return key
+
+    def get(self, key: str) -> bytes:
+        _check_key(key)
+        try:
+            data = self._path(key).read_bytes()
+        except FileNotFoundError:
+            raise BlobNotFound(f"no blob {key[:16]}… in {self.root}") from None
+        return _verified(key, data, str(self.root))
+
+    def exists(self, key: str) -> bool:
+        return bool(_KEY.match(key)) and self._path(key).exists()
+
+
+class S3BlobStore:
+    """Blobs as objects `sha256/<ab>/<sha256>` in one bucket of an S3 server."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        access_key: str,
+        secret_key: str,
+        bucket: str = "skillpress",
+        *,
+        secure: bool = False,
+        timeout: float = 5.0,
+    ) -> None:
+        import urllib3
+        from minio import Minio
+
+        self.endpoint = endpoint
+        self.bucket = bucket
+        http = urllib3.PoolManager(
+            timeout=urllib3.Timeout(connect=timeout, read=timeout * 4),
+            retries=urllib3.Retry(total=1, backoff_factor=0.1, status_forcelist=[502, 503, 504]),
+        )
+        self.client = Minio(endpoint, access_key=access_key, secret_key=secret_key, secure=secure, http_client=http)
+        self._bucket_ready = False
+
+    @classmethod
+    def from_env(cls, endpoint: str, access_key_env: str, secret_key_env: str, bucket: str, *, secure: bool = False) -> S3BlobStore:
+        access = os.environ.get(access_key_env)
+        secret = os.environ.get(secret_key_env)
+        if not access or not secret:
+            raise BlobStoreUnavailable(f"set {access_key_env} and {secret_key_env} to the S3 credentials for {endpoint}")
+        return cls(endpoint, access, secret, bucket, secure=secure)
+
+    def _object(self, key: str) -> str:
+        return f"sha256/{key[:2]}/{key}"
+
+    def _call(self, what: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        import urllib3
+        from minio.error import MinioException, S3Error
+
+        try:
+            return fn(*args, **kwargs)
+        except S3Error as exc:
+            if exc.code in ("NoSuchKey", "NoSuchObject"):
+                raise BlobNotFound(f"no blob {args[1][-64:][:16]}… in s3://{self.bucket} at {self.endpoint}") from None
+            if exc.code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"):
+                raise BlobStoreUnavailable(f"S3 at {self.endpoint} refused the credentials ({exc.code}) during {what}") from None
+            raise BlobStoreError(f"S3 {what} failed at {self.endpoint}: {exc.code}: {exc.message}") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise BlobStoreUnavailable(f"S3 at {self.endpoint} is unreachable during {what}: {type(exc).__name__}") from None
+        except MinioException as exc:
+            raise BlobStoreError(f"S3 {what} failed at {self.endpoint}: {exc}") from None
+
+    def _ensure_bucket(self) -> None:
+        if self._bucket_ready:
+            return
+        if not self._call("bucket check", self.client.bucket_exists, self.bucket):
+            try:
+                self._call("bucket create", self.client.make_bucket, self.bucket)
+            except BlobStoreError as exc:
+                if "BucketAlreadyOwnedByYou" not in str(exc) and "BucketAlreadyExists" not in str(exc):
+                    raise
+        self._bucket_ready = True
+
+    def put(self, data: bytes) -> str:
+        key = sha256_hex(data)
+        self._ensure_bucket()
+        if self.exists(key):
+            return key
+        self._call("put", self.client.put_object, self.bucket, self._object(key), io.BytesIO(data), len(data),
+                   content_type="application/octet-stream")
+        return key
+
+    def get(self, key: str) -> bytes:
+        _check_key(key)
+        self._ensure_bucket()
+
+        def read() -> bytes:
+            resp = self.client.get_object(self.bucket, self._object(key))
+            try:
+                return resp.read()
+            finally:
+                resp.close()
+                resp.release_conn()
+
+        data = self._call("get", lambda _b, _k: read(), self.bucket, self._object(key))
+        return _verified(key, data, f"s3://{self.bucket}")
+
+    def exists(self, key: str) -> bool:
+        if not _KEY.match(key):
+            return False
+        self._ensure_bucket()
+        try:
+            self._call("stat", self.client.stat_object, self.bucket, self._object(key))
+            return True
+        except BlobNotFound:
+            return False

@@ -1,0 +1,81 @@
+"""The record store: SQLModel over SQLite (embedded default) or PostgreSQL (by URL), migrated by Alembic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import Session, create_engine
+
+__all__ = ["RecordStore", "RecordStoreUnavailable", "DuplicateRecord", "normalise_url"]
+
+_MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+class RecordStoreUnavailable(Exception):
+    """The database cannot be reached or opened."""
+
+
+class DuplicateRecord(Exception):
+    """A record with the same identity exists already."""
+
+
+def normalise_url(url: str) -> str:
+    """`postgresql://` → the psycopg 3 driver; other URLs as given."""
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+class RecordStore:
+    def __init__(self, url: str) -> None:
+        self.url = normalise_url(url)
+        if self.url.startswith("sqlite:///"):
+            Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        self.engine: Engine = create_engine(self.url, pool_pre_ping=True)
+        if self.url.startswith("sqlite"):
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest migration (idempotent)."""
+        cfg = Config()
+        cfg.set_main_option("script_location", str(_MIGRATIONS))
+        try:
+            with self.engine.begin() as conn:
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+        except OperationalError as exc:
+            raise RecordStoreUnavailable(f"cannot open the record store at {self.safe_url}: {exc.orig}") from None
+
+    @property
+    def safe_url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            try:
+                yield session
+                session.commit()
+            except IntegrityError as exc:
+                session.rollback()
+                raise DuplicateRecord(str(exc.orig).splitlines()[0]) from None
+            except BaseException:
+                session.rollback()
+                raise
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.close()
