@@ -8,10 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.derive.auth import analyse_auth
-from services.derive.categories import Category, group_by_paths, group_by_tags, split_oversize, tag_failure
+from services.derive.categories import (
+    Category,
+    group_by_paths,
+    group_by_tags,
+    split_oversize,
+    tag_failure,
+)
 from services.derive.errors import SpecRefused
 from services.derive.load import LoadLimits, load_document
-from services.derive.model import Operation
 from services.derive.naming import assign_names, slugify
 from services.derive.operations import extract_operations
 from services.derive.refs import Resolver

@@ -11,7 +11,7 @@ from services.derive.jsonfmt import readable_json
 from services.derive.model import Operation, Param
 from services.derive.schema import type_label
 from services.derive.servers import join_url
-from services.derive.text import first_sentence, short_text
+from services.derive.text import first_sentence, short_text, without_urls
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -253,13 +253,17 @@ def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _count(n: int) -> str:
+    return f"{n} operation" if n == 1 else f"{n} operations"
+
+
 def _humanize(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
 def op_line(op: Operation, slug: str) -> str:
     what = op.summary or first_sentence(op.description, 120) or _humanize(op.name)
-    what = first_sentence(what, 120).rstrip(".")
+    what = first_sentence(without_urls(what), 120).rstrip(".") or _humanize(op.name)
     marks = []
     if op.tool is None:
         marks.append("fetch_url")
@@ -273,7 +277,7 @@ def render_category(cat: Category, slug: str) -> str:
     lines = [f"# {cat.title}", ""]
     if cat.description:
         lines += [short_text(cat.description, 400), ""]
-    lines.append(f"{len(cat.ops)} operations. Read an operation's file before calling it.")
+    lines.append(f"{_count(len(cat.ops))}. Read an operation's file before calling it.")
     lines.append("")
     lines += [op_line(op, slug) for op in cat.ops]
     return "\n".join(lines) + "\n"
@@ -296,16 +300,17 @@ def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Cat
     tools = sum(1 for op in ops if op.tool is not None)
     share = tool_share(tools, total)
     lines = [f"# {title}", ""]
-    if meta.get("description"):
-        lines += [short_text(meta["description"], 400), ""]
+    intro = without_urls(short_text(meta.get("description") or "", 400))
+    if intro:
+        lines += [intro, ""]
     share_text = {
         "all": "All of them are tools",
         "most": f"Most of them ({tools}) are tools",
         "some": f"Some of them ({tools}) are tools",
-        "none": "None of them is a tool",
+        "none": "None is a tool",
     }[share]
     lines.append(
-        f"{total} operations. {share_text}: load one by its name with load_tools and call it; the request is built for you."
+        f"{_count(total)}. {share_text}: load one by its name with load_tools and call it; the request is built for you."
     )
     if share != "all":
         lines.append("An operation marked (fetch_url) is not a tool: its file spells out the call for fetch_url.")
@@ -323,10 +328,10 @@ def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Cat
         lines.append("## Categories")
         lines.append(f"Read a category's file to see its operations: skill/{slug}/<category>.md")
         for cat in categories:
-            desc = first_sentence(cat.description, 100) if cat.description else ""
+            desc = first_sentence(without_urls(cat.description), 100) if cat.description else ""
             names = ", ".join(op.name for op in cat.ops[:3])
             tail = f" {desc.rstrip('.')}." if desc else ""
-            lines.append(f"- `{cat.name}` — {len(cat.ops)} operations.{tail} For example {names}.")
+            lines.append(f"- `{cat.name}` — {_count(len(cat.ops))}.{tail} For example {names}.")
     else:
         lines.append("## Operations")
         lines += [op_line(op, slug) for op in ops]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["short_text", "first_sentence", "one_line"]
+__all__ = ["short_text", "first_sentence", "one_line", "without_urls"]
 
 _WS = re.compile(r"\s+")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _HTML = re.compile(r"<[^>]{1,200}>")
+_URL = re.compile(r"\(?\b(?:https?|wss?|ftp)://[^\s)>\]]*\)?", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`(])")
 
 
@@ -39,3 +40,11 @@ def first_sentence(text: str, limit: int = 160) -> str:
     line = short_text(text, 4 * limit)
     parts = _SENTENCE.split(line, maxsplit=1)
     return short_text(parts[0] if parts else line, limit)
+
+
+def without_urls(text: str) -> str:
+    """`text` with every URL removed: manifest lines name operations, never addresses."""
+    cleaned = _URL.sub("", text)
+    cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
+    cleaned = re.sub(r"\b(See|see|at|visit|Visit)( the)?[.:]?\s*(?=[.]|$)", "", cleaned)
+    return _WS.sub(" ", cleaned).strip()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlmodel import SQLModel
 
 import schemas.records  # noqa: F401  (registers the tables)
-from sqlmodel import SQLModel
 
 config = context.config
 connection = config.attributes.get("connection")

@@ -21,7 +21,7 @@ def upgrade() -> None:
         sa.Column("title", sa.String(200), nullable=False),
         sa.Column("live_version_id", sa.String(64), nullable=True),
         sa.Column("detached", sa.Boolean(), nullable=False),
-        sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_skills_slug", "skills", ["slug"], unique=True)
     op.create_table(
@@ -40,7 +40,7 @@ def upgrade() -> None:
         sa.Column("id", sa.String(64), primary_key=True),
         sa.Column("source_id", sa.String(64), sa.ForeignKey("sources.id"), nullable=False),
         sa.Column("spec_sha256", sa.String(64), nullable=False),
-        sa.Column("fetched_at", sa.DateTime(), nullable=False),
+        sa.Column("fetched_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("created_by", sa.String(128), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("refusal_reason", sa.Text(), nullable=True),
@@ -52,13 +52,13 @@ def upgrade() -> None:
         sa.Column("id", sa.String(64), primary_key=True),
         sa.Column("skill_id", sa.String(64), sa.ForeignKey("skills.id"), nullable=False),
         sa.Column("revision_id", sa.String(64), sa.ForeignKey("source_revisions.id"), nullable=True),
-        sa.Column("annotations_as_of", sa.DateTime(), nullable=True),
+        sa.Column("annotations_as_of", sa.DateTime(timezone=True), nullable=True),
         sa.Column("content_hash", sa.String(64), nullable=False),
         sa.Column("renderer", sa.String(64), nullable=False),
         sa.Column("files_json", sa.Text(), nullable=False),
         sa.Column("hosts_json", sa.Text(), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("skill_id", "content_hash", name="uq_version_skill_content"),
     )
     op.create_index("ix_versions_skill_id", "versions", ["skill_id"])
@@ -68,7 +68,7 @@ def upgrade() -> None:
         sa.Column("skill_id", sa.String(64), sa.ForeignKey("skills.id"), nullable=False),
         sa.Column("version_id", sa.String(64), sa.ForeignKey("versions.id"), nullable=False),
         sa.Column("published_by", sa.String(128), nullable=False),
-        sa.Column("published_at", sa.DateTime(), nullable=False),
+        sa.Column("published_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_publications_skill_id", "publications", ["skill_id"])
     op.create_table(
@@ -78,8 +78,8 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(32), nullable=False),
         sa.Column("message", sa.Text(), nullable=False),
         sa.Column("version_id", sa.String(64), nullable=True),
-        sa.Column("created_at", sa.DateTime(), nullable=False),
-        sa.Column("resolved_at", sa.DateTime(), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("resolved_at", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_index("ix_action_items_skill_id", "action_items", ["skill_id"])
     op.create_table(
@@ -90,7 +90,7 @@ def upgrade() -> None:
         sa.Column("msg_id", sa.String(256), nullable=True),
         sa.Column("error", sa.Text(), nullable=False),
         sa.Column("payload", sa.Text(), nullable=False),
-        sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
 
 

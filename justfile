@@ -1,0 +1,35 @@
+# skillpress verbs. `just` comes with the dev extra (rust-just).
+venv := ".venv"
+py := venv + "/bin/python"
+
+# install the project and its dev tools into .venv
+install:
+    test -x {{py}} || python3 -m venv {{venv}}
+    {{py}} -m pip install -q -e '.[dev]'
+
+# the whole suite, with real NATS, PostgreSQL and S3 servers started by the tests
+test *args: install
+    {{py}} -m pytest {{args}}
+
+# start the embedded stack, derive the bundled example, store and announce it
+demo: install
+    {{venv}}/bin/skillpress demo
+
+# the embedded stack in the foreground (Ctrl-C stops it)
+up: install
+    {{venv}}/bin/skillpress up
+
+# derivation speed and memory: largest corpus specs and synthetic 1k/1.2k(13 MB)/5k/10k operations
+bench runs="3": install
+    {{py}} scripts/bench.py {{runs}}
+
+lint: install
+    {{venv}}/bin/ruff check services schemas tests scripts
+    {{venv}}/bin/mypy services/derive
+
+fmt: install
+    {{venv}}/bin/ruff format services schemas tests scripts
+
+# AsyncAPI for non-Python subscribers (checked in; a test keeps it in sync)
+asyncapi: install
+    {{py}} -m schemas.asyncapi schemas/asyncapi.json

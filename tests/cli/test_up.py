@@ -1,0 +1,82 @@
+"""`skillpress up` in the foreground: ready, Ctrl-C stops it cleanly, a second run reuses the store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from schemas.subjects import EVENTS, STREAM
+from services.platform.broker import connect
+
+
+def _start(home: Path) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "SKILLPRESS_HOME": str(home), "SKILLPRESS_LOG_FORMAT": "json"}
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "up"], env=env, stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 30
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        if '"event": "up.ready"' in line:
+            return proc, json.loads(line)["nats"]
+    proc.kill()
+    raise AssertionError("skillpress up never became ready")
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(20) == 0
+
+
+def _nats_pids(home: Path) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "nats-server" in cmd and str(home) in cmd:
+                out.append(int(d.name))
+    return out
+
+
+async def _publish(url: str) -> int:
+    nc = await connect(url)
+    ack = await nc.jetstream().publish(EVENTS["spec_submitted"], b"{}", stream=STREAM)
+    await nc.close()
+    return ack.seq
+
+
+async def _last_seq(url: str) -> int:
+    nc = await connect(url)
+    info = await nc.jetstream().stream_info(STREAM)
+    await nc.close()
+    return info.state.last_seq
+
+
+def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> None:
+    home = Path("/tmp") / f"skillpress-up-{tmp_path.name}"
+    proc, url = _start(home)
+    try:
+        seq = asyncio.run(_publish(url))
+    finally:
+        _stop(proc)
+    assert _nats_pids(home) == [], "nats-server outlived skillpress up"
+    proc, url = _start(home)
+    try:
+        assert asyncio.run(_last_seq(url)) == seq
+    finally:
+        _stop(proc)
+    assert _nats_pids(home) == []
+    import shutil
+
+    shutil.rmtree(home, ignore_errors=True)

@@ -1,0 +1,51 @@
+"""Shared fixtures: the spec corpus and the real servers (started once per session, on first use)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers import Running, ServerPool
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SPECS = FIXTURES / "specs"
+
+
+def corpus() -> list[Path]:
+    return sorted(p for p in [*SPECS.iterdir(), *(FIXTURES / "standins").iterdir()] if p.suffix in (".json", ".yaml", ".yml"))
+
+
+@pytest.fixture(scope="session")
+def server_pool(request: pytest.FixtureRequest) -> Iterator[ServerPool]:
+    pool = ServerPool()
+    yield pool
+    pool.close()
+
+
+def _announce(request: pytest.FixtureRequest, running: Running) -> None:
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"\n[real server] {running.name} at {running.address}")
+
+
+@pytest.fixture(scope="session")
+def nats_url(server_pool: ServerPool, request: pytest.FixtureRequest) -> str:
+    running = server_pool.nats()
+    _announce(request, running)
+    return running.address
+
+
+@pytest.fixture(scope="session")
+def postgres_url(server_pool: ServerPool, request: pytest.FixtureRequest) -> str:
+    running = server_pool.postgres()
+    _announce(request, running)
+    return running.address
+
+
+@pytest.fixture(scope="session")
+def s3_server(server_pool: ServerPool, request: pytest.FixtureRequest) -> tuple[str, str, str]:
+    running, access, secret = server_pool.s3()
+    _announce(request, running)
+    return running.address, access, secret

@@ -1,0 +1,73 @@
+"""Every spec of the corpus derives within the budgets, or is refused with a one-line reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from services.derive import SpecRefused, derive_package
+from services.derive.render import MAX_FILE_BYTES, MAX_FILE_LINES
+from services.runtime.package_files import package_tools
+from tests.conftest import corpus
+
+REFUSED = {
+    "adyen-management-notification-v3.json": "only webhooks",
+}
+TOOL_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+@pytest.mark.parametrize("spec", corpus(), ids=lambda p: p.name)
+def test_spec_derives_within_budgets_or_is_refused_clearly(spec: Path) -> None:
+    data = spec.read_bytes()
+    if spec.name in REFUSED:
+        with pytest.raises(SpecRefused) as info:
+            derive_package(data)
+        reason = str(info.value)
+        assert REFUSED[spec.name] in reason and "\n" not in reason
+        return
+    package = derive_package(data)
+    meta = json.loads(package.files["skill.json"])
+    assert meta["stats"]["operations"] == len(meta["operations"]) > 0
+    for path, content in package.files.items():
+        if path in ("types.json", "skill.json"):
+            continue
+        text = content.decode()
+        assert len(content) <= MAX_FILE_BYTES, f"{path} is {len(content)} bytes"
+        assert text.count("\n") + 1 <= MAX_FILE_LINES, path
+    body = package.files["body.md"].decode()
+    assert len(body.encode()) <= 8 * 1024
+    assert "http://" not in body and "https://" not in body, "the manifest never shows a URL"
+    names = [op["name"] for op in meta["operations"]]
+    assert len(set(names)) == len(names)
+    for op in meta["operations"]:
+        assert f"{op['name']}.md" in package.files
+    tools = package_tools(package.files, "anthropic")
+    assert len(tools) == meta["stats"]["tools"]
+    seen = set()
+    for tool in tools:
+        assert 1 <= len(tool["name"]) <= 64 and set(tool["name"]) <= TOOL_NAME_CHARS
+        assert tool["name"] not in seen
+        seen.add(tool["name"])
+        schema = tool["input_schema"]
+        Draft202012Validator.check_schema(schema)
+        dumped = json.dumps(schema)
+        assert '"$ref"' not in dumped
+        assert len(json.dumps(schema, separators=(",", ":")).encode()) <= 24 * 1024
+        assert schema["type"] == "object"
+
+
+@pytest.mark.parametrize("spec", [p for p in corpus() if p.name not in REFUSED][:8], ids=lambda p: p.name)
+def test_same_input_gives_byte_identical_package(spec: Path) -> None:
+    a = derive_package(spec.read_bytes())
+    b = derive_package(spec.read_bytes())
+    assert a.files == b.files
+    assert a.version_id == b.version_id
+
+
+def test_a_changed_spec_gives_a_different_version_id() -> None:
+    spec = (Path(__file__).parents[1] / "fixtures/specs/oai-petstore-expanded.yaml").read_bytes()
+    changed = spec.replace(b"Creates a new pet in the store.", b"Adds a pet to the store.")
+    assert derive_package(spec).version_id != derive_package(changed).version_id

@@ -1,0 +1,115 @@
+"""Hostile documents are refused quickly, with bounded memory, touching no file or socket."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import tracemalloc
+
+import pytest
+
+from services.derive import LoadLimits, SpecRefused, derive_package
+
+_EVENTS: list[str] = []
+_WATCH = {"on": False}
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _WATCH["on"] and (event in ("open", "socket.connect", "socket.getaddrinfo", "urllib.Request", "subprocess.Popen")):
+        _EVENTS.append(f"{event} {args[:1]}")
+
+
+sys.addaudithook(_audit)
+
+HEAD = 'openapi: 3.0.0\ninfo: {title: t, version: "1"}\n'
+
+
+def _alias_bomb() -> bytes:
+    lines = [HEAD, "x-bomb:", '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    prev = "a"
+    for n in "bcdefghi":
+        lines.append(f"  {n}: &{n} [" + ",".join(f"*{prev}" for _ in range(9)) + "]")
+        prev = n
+    lines.append("paths: {}")
+    return "\n".join(lines).encode()
+
+
+def _ref_cycle_paths() -> bytes:
+    doc = {
+        "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "paths": {"/a": {"$ref": "#/paths/~1b"}, "/b": {"$ref": "#/paths/~1a"}},
+    }
+    return json.dumps(doc).encode()
+
+
+CATALOGUE = {
+    "alias bomb": (_alias_bomb(), "alias"),
+    "100k-deep JSON": (("{\"openapi\":\"3.0.0\",\"x\":" + "[" * 100_000 + "]" * 100_000 + "}").encode(), "nested deeper"),
+    "100k-deep YAML": ((HEAD + "x: " + "[" * 100_000 + "]" * 100_000).encode(), "nested deeper"),
+    "path-item ref cycle": (_ref_cycle_paths(), "reference cycle"),
+    "external file ref": (json.dumps({"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {"get": {"parameters": [{"$ref": "common.yaml#/components/parameters/Id"}], "responses": {}}}}}).encode(), "bundle"),
+    "network ref": (json.dumps({"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {"post": {"requestBody": {"content": {"application/json": {"schema": {"$ref": "https://evil.example/schema.json"}}}}, "responses": {}}}}}).encode(), "external reference"),
+    "duplicate keys JSON": (b'{"openapi": "3.0.0", "info": {"title": "a", "title": "b"}, "paths": {}}', "duplicate key 'title'"),
+    "duplicate keys YAML": ((HEAD + "paths: {}\npaths: {}\n").encode(), "duplicate key 'paths'"),
+    "huge string": (b'{"openapi": "3.0.0", "info": {"title": "' + b"x" * (33 * 1024 * 1024) + b'"}}', "over the"),
+    "non-UTF-8": (b'{"openapi": "3.0.0", "info": {"title": "caf\xe9"}}', "not UTF-8"),
+    "1e999": (b'{"openapi": "3.0.0", "info": {"title": "t", "x": 1e999}, "paths": {}}', "out of range"),
+    "NaN": (b'{"openapi": "3.0.0", "info": {"title": "t", "x": NaN}, "paths": {}}', "non-finite"),
+    "YAML .inf": ((HEAD + "x-n: .inf\npaths: {}\n").encode(), "non-finite"),
+    "python tag": ((HEAD + "x: !!python/object/apply:os.system ['true']\npaths: {}\n").encode(), "not allowed"),
+    "set tag": ((HEAD + "x: !!set {a, b}\npaths: {}\n").encode(), "!!set"),
+    "not openapi": (b'{"hello": "world"}', "not an OpenAPI document"),
+    "array at top": (b"[1, 2, 3]", "not a mapping"),
+    "empty": (b"   \n", "empty"),
+    "no operations": ((HEAD + "paths: {}\n").encode(), "no operations"),
+}
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_hostile_input_is_refused_fast_bounded_and_offline(name: str) -> None:
+    data, expected = CATALOGUE[name]
+    _EVENTS.clear()
+    tracemalloc.start()
+    started = time.perf_counter()
+    _WATCH["on"] = True
+    try:
+        with pytest.raises(SpecRefused) as info:
+            derive_package(data)
+    finally:
+        _WATCH["on"] = False
+        elapsed = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    reason = str(info.value)
+    assert expected in reason, reason
+    assert "\n" not in reason and len(reason) < 400
+    assert elapsed < 10, f"took {elapsed:.1f}s"
+    assert peak < 400 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB"
+    assert _EVENTS == [], f"loading touched the outside: {_EVENTS}"
+
+
+def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
+    doc = {
+        "openapi": "3.0.0", "info": {"title": "Tree", "version": "1"}, "servers": [{"url": "https://t.example"}],
+        "paths": {"/nodes": {"post": {"operationId": "addNode", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}}, "responses": {"200": {"description": "ok"}}}}},
+        "components": {"schemas": {
+            "Node": {"type": "object", "properties": {"name": {"type": "string"}, "child": {"$ref": "#/components/schemas/Node"}, "via": {"$ref": "#/components/schemas/Other"}}},
+            "Other": {"allOf": [{"$ref": "#/components/schemas/Other"}, {"type": "object", "properties": {"back": {"$ref": "#/components/schemas/Node"}}}]},
+        }},
+    }
+    package = derive_package(json.dumps(doc).encode())
+    from services.runtime.package_files import package_tools
+
+    (tool,) = package_tools(package.files, "anthropic")
+    child = tool["input_schema"]["properties"]["child"]
+    assert child["properties"]["child"] == {"type": "object"}
+    assert tool["input_schema"]["properties"]["via"]["properties"]["back"]["properties"]["child"] == {"type": "object"}
+
+
+def test_size_limit_is_configurable() -> None:
+    data = b'{"openapi": "3.0.0", "info": {"title": "t"}, "paths": {}}'
+    from services.derive import DeriveOptions
+
+    with pytest.raises(SpecRefused, match="over the 10-byte limit"):
+        derive_package(data, DeriveOptions(limits=LoadLimits(max_bytes=10)))

@@ -1,0 +1,88 @@
+"""One contract for the blob store, run on the local directory and on a real S3 server."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.platform.blobs import (
+    BlobCorrupt,
+    BlobNotFound,
+    BlobStoreUnavailable,
+    LocalBlobStore,
+    S3BlobStore,
+    sha256_hex,
+)
+from services.platform.localstack import free_port
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, object]]:
+    if request.param == "local":
+        yield "local", LocalBlobStore(tmp_path / "blobs")
+    else:
+        endpoint, access, secret = request.getfixturevalue("s3_server")
+        yield "s3", S3BlobStore(endpoint, access, secret, bucket=f"t-{tmp_path.name[-20:].lower().replace('_', '-')}")
+
+
+def _corrupt(kind: str, store: object, key: str) -> None:
+    if kind == "local":
+        assert isinstance(store, LocalBlobStore)
+        (store.root / key[:2] / key).write_bytes(b"tampered")
+    else:
+        assert isinstance(store, S3BlobStore)
+        store.client.put_object(store.bucket, f"sha256/{key[:2]}/{key}", io.BytesIO(b"tampered"), 8)
+
+
+def test_same_bytes_twice_is_one_object(store: tuple[str, object]) -> None:
+    kind, s = store
+    data = b"openapi: 3.1.0\n" * 100
+    first = s.put(data)  # type: ignore[attr-defined]
+    second = s.put(data)  # type: ignore[attr-defined]
+    assert first == second == sha256_hex(data)
+    assert s.get(first) == data  # type: ignore[attr-defined]
+    if kind == "local":
+        assert len([p for p in (s.root).rglob("*") if p.is_file()]) == 1  # type: ignore[attr-defined]
+    else:
+        objects = list(s.client.list_objects(s.bucket, recursive=True))  # type: ignore[attr-defined]
+        assert [o.object_name for o in objects] == [f"sha256/{first[:2]}/{first}"]
+
+
+def test_missing_key_is_blob_not_found(store: tuple[str, object]) -> None:
+    _, s = store
+    key = sha256_hex(b"never stored")
+    assert s.exists(key) is False  # type: ignore[attr-defined]
+    with pytest.raises(BlobNotFound, match="no blob"):
+        s.get(key)  # type: ignore[attr-defined]
+    with pytest.raises(BlobNotFound, match="is not a blob key"):
+        s.get("../../etc/passwd")  # type: ignore[attr-defined]
+
+
+def test_wrong_checksum_on_read_is_blob_corrupt(store: tuple[str, object]) -> None:
+    kind, s = store
+    key = s.put(b"the real bytes")  # type: ignore[attr-defined]
+    _corrupt(kind, s, key)
+    with pytest.raises(BlobCorrupt, match="damaged"):
+        s.get(key)  # type: ignore[attr-defined]
+
+
+def test_unreachable_s3_is_a_specific_error() -> None:
+    dead = S3BlobStore(f"127.0.0.1:{free_port()}", "k", "s", timeout=0.5)
+    with pytest.raises(BlobStoreUnavailable, match="unreachable"):
+        dead.put(b"x")
+
+
+def test_bad_credentials_are_refused(s3_server: tuple[str, str, str]) -> None:
+    endpoint, access, _ = s3_server
+    wrong = S3BlobStore(endpoint, access, "not-the-secret")
+    with pytest.raises(BlobStoreUnavailable, match="refused the credentials"):
+        wrong.put(b"x")
+
+
+def test_credentials_come_from_named_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SP_TEST_KEY", raising=False)
+    with pytest.raises(BlobStoreUnavailable, match="set SP_TEST_KEY and SP_TEST_SECRET"):
+        S3BlobStore.from_env("127.0.0.1:9", "SP_TEST_KEY", "SP_TEST_SECRET", "b")

@@ -1,0 +1,96 @@
+"""One contract for the record store, run on SQLite and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlmodel import select
+
+from schemas.records import Skill, Source, SourceRevision, Version
+from services.derive import derive_package
+from services.platform.blobs import LocalBlobStore
+from services.platform.packages import store_package
+from services.platform.records import DuplicateRecord, RecordStore, RecordStoreUnavailable
+
+SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def records(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
+    if request.param == "sqlite":
+        store = RecordStore(f"sqlite:///{tmp_path / 'records.db'}")
+    else:
+        base = request.getfixturevalue("postgres_url")
+        name = "t_" + uuid.uuid4().hex[:12]
+        admin = RecordStore(base)
+        with admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text(f"CREATE DATABASE {name}"))
+        admin.close()
+        store = RecordStore(base.rsplit("/", 1)[0] + "/" + name)
+    store.migrate()
+    yield store
+    store.close()
+
+
+def _skill(records: RecordStore, slug: str = "pets") -> str:
+    now = datetime.now(UTC)
+    with records.session() as s:
+        s.add(Skill(id=f"sk-{slug}", slug=slug, title="Pets", created_at=now))
+        s.add(Source(id=f"src-{slug}", skill_id=f"sk-{slug}", kind="upload"))
+    return f"src-{slug}"
+
+
+def test_migrations_are_idempotent(records: RecordStore) -> None:
+    records.migrate()
+    with records.engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0001"
+
+
+def test_a_revision_of_the_same_bytes_is_refused_as_duplicate(records: RecordStore) -> None:
+    source = _skill(records)
+    now = datetime.now(UTC)
+    with records.session() as s:
+        s.add(SourceRevision(id="r1", source_id=source, spec_sha256="a" * 64, fetched_at=now, created_by="t"))
+    with pytest.raises(DuplicateRecord), records.session() as s:
+        s.add(SourceRevision(id="r2", source_id=source, spec_sha256="a" * 64, fetched_at=now, created_by="t"))
+    with records.session() as s:
+        rows = s.exec(select(SourceRevision)).all()
+    assert [r.id for r in rows] == ["r1"], "the failed insert left nothing behind"
+
+
+def test_refusal_reason_round_trips(records: RecordStore) -> None:
+    source = _skill(records, "refused")
+    reason = "duplicate key 'paths' at line 4: a document with duplicate keys is ambiguous; remove one"
+    with records.session() as s:
+        s.add(SourceRevision(id="rr", source_id=source, spec_sha256="b" * 64, fetched_at=datetime.now(UTC),
+                             created_by="t", status="refused", refusal_reason=reason))
+    with records.session() as s:
+        got = s.get(SourceRevision, "rr")
+    assert got is not None and got.status == "refused" and got.refusal_reason == reason
+
+
+def test_storing_a_package_twice_changes_nothing(records: RecordStore, tmp_path: Path) -> None:
+    spec = (SPECS / "oai-petstore-expanded.yaml").read_bytes()
+    package = derive_package(spec)
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    first = store_package(records, blobs, spec, package, created_by="test")
+    second = store_package(records, blobs, spec, package, created_by="test")
+    assert first.created and not second.created
+    assert (second.skill_id, second.revision_id, second.version_id) == (first.skill_id, first.revision_id, first.version_id)
+    with records.session() as s:
+        versions = s.exec(select(Version)).all()
+        assert len(versions) == 1 and versions[0].content_hash == package.version_id
+        assert len(s.exec(select(SourceRevision)).all()) == 1
+
+
+def test_unreachable_database_is_a_specific_error() -> None:
+    from services.platform.localstack import free_port
+
+    store = RecordStore(f"postgresql://nobody@127.0.0.1:{free_port()}/none?connect_timeout=2")
+    with pytest.raises(RecordStoreUnavailable, match="cannot open the record store"):
+        store.migrate()
