@@ -25,12 +25,25 @@ def _blobs(settings: Settings):  # type: ignore[no-untyped-def]
     return LocalBlobStore(settings.blob_dir)
 
 
+def _nats(settings: Settings):  # type: ignore[no-untyped-def]
+    """(the embedded server or None, the URL to use): a configured NATS wins over the embedded one."""
+    from services.cli.main import fail
+    from services.platform.localstack import LocalServerError, NatsServer
+
+    if settings.nats_url:
+        return None, settings.nats_url
+    try:
+        server = NatsServer(settings.nats_dir).start()
+    except LocalServerError as exc:
+        fail(str(exc))
+    return server, server.url
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def up() -> None:
         """Start the embedded stack in the foreground (Ctrl-C stops it cleanly)."""
         from services.cli.main import fail
-        from services.platform.localstack import LocalServerError, NatsServer
         from services.platform.logging import configure_logging, get_logger
         from services.platform.records import RecordStore, RecordStoreUnavailable
 
@@ -42,14 +55,7 @@ def register(app: typer.Typer) -> None:
             records.migrate()
         except RecordStoreUnavailable as exc:
             fail(str(exc))
-        nats_url = settings.nats_url
-        server = None
-        if not nats_url:
-            try:
-                server = NatsServer(settings.nats_dir).start()
-            except LocalServerError as exc:
-                fail(str(exc))
-            nats_url = server.url
+        server, nats_url = _nats(settings)
         try:
             stream = asyncio.run(_ensure(nats_url))
             log.info("up.ready", nats=nats_url, stream=stream, records=records.safe_url,
@@ -81,9 +87,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="print what was made as JSON")] = False,
     ) -> None:
         """Start the embedded stack, derive the bundled example spec, store and announce it, print what was made."""
-        from services.cli.main import fail, print_summary
+        from services.cli.main import print_summary
         from services.derive import DeriveOptions, derive_package
-        from services.platform.localstack import LocalServerError, NatsServer
         from services.platform.logging import configure_logging
         from services.platform.packages import store_package
         from services.platform.records import RecordStore
@@ -96,15 +101,8 @@ def register(app: typer.Typer) -> None:
         records.migrate()
         blobs = _blobs(settings)
         stored = store_package(records, blobs, spec, package, created_by="demo")
-        server = None
-        nats_url = settings.nats_url
+        server, nats_url = _nats(settings)
         try:
-            if not nats_url:
-                try:
-                    server = NatsServer(settings.nats_dir).start()
-                except LocalServerError as exc:
-                    fail(str(exc))
-                nats_url = server.url
             ack = asyncio.run(_announce(nats_url, stored.version_id, package.meta["slug"]))
         finally:
             if server is not None:

@@ -7,7 +7,7 @@ from typing import Any
 from services.derive.errors import SpecRefused
 from services.derive.model import Body, Operation, Param, Response
 from services.derive.refs import Resolver
-from services.derive.schema import SchemaTranslator, _named_ref
+from services.derive.schema import SchemaTranslator, named_ref
 from services.derive.servers import server_from_list
 from services.derive.text import short_text
 
@@ -55,8 +55,6 @@ class _Extractor:
     def _param_schema(self, p: dict[str, Any], where: str) -> Any:
         if self.swagger2:
             raw = {k: p[k] for k in _PARAM_KEYS_2 if k in p}
-            if p.get("type") == "array" and p.get("collectionFormat") not in (None, "multi", "csv"):
-                pass
             return self.t.translate(raw, where)
         if "schema" in p:
             return self.t.translate(p["schema"], f"{where}/schema")
@@ -126,7 +124,7 @@ class _Extractor:
             return "any"
         ref = s.get("$ref")
         if isinstance(ref, str):
-            return self.t.type_name(ref) or (_named_ref(ref) or "object")
+            return self.t.type_name(ref) or (named_ref(ref) or "object")
         typ = s.get("type")
         if isinstance(typ, list):
             return " or ".join(str(t) for t in typ)

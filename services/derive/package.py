@@ -20,7 +20,13 @@ from services.derive.load import LoadLimits, load_document
 from services.derive.naming import assign_names, slugify
 from services.derive.operations import extract_operations
 from services.derive.refs import Resolver
-from services.derive.render import fits_one_read, render_body, render_category, render_operation
+from services.derive.render import (
+    fits_one_read,
+    render_body,
+    render_category,
+    render_operation,
+    tool_share,
+)
 from services.derive.schema import SchemaTranslator, refs_in
 from services.derive.servers import host_of, server_from_list, swagger2_server
 from services.derive.text import short_text
@@ -206,8 +212,6 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         if op.not_tool_reason:
             key = op.not_tool_reason.split(",")[0]
             not_tools[key] = not_tools.get(key, 0) + 1
-    from services.derive.render import tool_share
-
     meta: dict[str, Any] = {
         "slug": slug,
         "title": title,

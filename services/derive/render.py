@@ -12,6 +12,7 @@ from services.derive.model import Operation, Param
 from services.derive.schema import type_label
 from services.derive.servers import join_url
 from services.derive.text import first_sentence, short_text, without_urls
+from services.derive.tools import path_template_names
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -103,8 +104,6 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
     described = [p for p in optional if p.description]
     undescribed = [p for p in optional if not p.description]
     declared_path = {p.name for p in op.params if p.location == "path"}
-    from services.derive.tools import path_template_names
-
     implicit = [n for n in path_template_names(op.path) if n not in declared_path]
     if required or described or implicit or undescribed:
         lines += ["", "## Parameters"]

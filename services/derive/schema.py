@@ -40,7 +40,7 @@ def _pattern_ok(pattern: str) -> bool:
     return ok
 
 
-def _named_ref(ref: str) -> str | None:
+def named_ref(ref: str) -> str | None:
     for prefix in _NAMED_PREFIXES:
         if ref.startswith(prefix):
             rest = ref[len(prefix):]
@@ -84,7 +84,7 @@ class SchemaTranslator:
 
     def type_name(self, ref: str) -> str | None:
         """The shared type name for a named-component reference, or None for other refs."""
-        key = _named_ref(ref)
+        key = named_ref(ref)
         if key is None:
             return None
         return self._names.get(ref)

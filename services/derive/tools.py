@@ -48,7 +48,6 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     props: dict[str, Any] = {}
     required: list[str] = []
     path_names = path_template_names(op.path)
-    declared_path = {p.name for p in op.params if p.location == "path"}
     query: list[str] = []
     for name in path_names:
         param = next((p for p in op.params if p.location == "path" and p.name == name), None)
@@ -77,7 +76,6 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
         props[name] = sub
         if name in body_required:
             required.append(name)
-    _ = declared_path
     schema_out: dict[str, Any] = {"type": "object", "properties": props}
     if required:
         schema_out["required"] = required
