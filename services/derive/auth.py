@@ -47,14 +47,13 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
     if isinstance(raw, dict):
         for name, value in raw.items():
             schemes[str(name)] = classify_scheme(resolver.deref(value, f"security scheme {name}"))
-    root = doc.get("security") if isinstance(doc.get("security"), list) else []
+    root: list[Any] = doc["security"] if isinstance(doc.get("security"), list) else []
     used: Counter[str] = Counter()
     needing = 0
     unservable = 0
     unservable_kinds: set[str] = set()
     for op in ops:
-        reqs = op.security if op.security is not None else root
-        reqs = [r for r in reqs if isinstance(r, dict)]
+        reqs = [r for r in (op.security if op.security is not None else root) if isinstance(r, dict)]
         if not reqs or any(not r for r in reqs):
             continue
         needing += 1

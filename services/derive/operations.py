@@ -9,6 +9,7 @@ from services.derive.model import Body, Operation, Param, Response
 from services.derive.refs import Resolver
 from services.derive.schema import SchemaTranslator, named_ref
 from services.derive.servers import server_from_list
+from services.derive.shapes import as_list, as_str
 from services.derive.text import short_text
 
 __all__ = ["METHODS", "extract_operations", "is_json_media"]
@@ -207,10 +208,10 @@ class _Extractor:
                 if p.get("description"):
                     props[str(p["name"])] = {**props[str(p["name"])], "description": short_text(p["description"])}
             required = [str(p["name"]) for p in form if p.get("required")]
-            schema: dict[str, Any] = {"type": "object", "properties": props}
+            form_schema: dict[str, Any] = {"type": "object", "properties": props}
             if required:
-                schema["required"] = required
-            return Body(media, False, schema, bool(required), "", [])
+                form_schema["required"] = required
+            return Body(media, False, form_schema, bool(required), "", [])
         return None
 
     # ---------------------------------------------------------------- operations
@@ -221,8 +222,8 @@ class _Extractor:
             paths = {}
         if not isinstance(paths, dict):
             raise SpecRefused("'paths' is not a mapping")
-        doc_consumes = self.doc.get("consumes") if isinstance(self.doc.get("consumes"), list) else []
-        doc_produces = self.doc.get("produces") if isinstance(self.doc.get("produces"), list) else []
+        doc_consumes = [str(c) for c in as_list(self.doc.get("consumes"))]
+        doc_produces = [str(c) for c in as_list(self.doc.get("produces"))]
         ops: list[Operation] = []
         for path, raw_item in paths.items():
             if not isinstance(path, str) or not path.startswith("/"):
@@ -276,8 +277,8 @@ class _Extractor:
                 )
             )
         if self.swagger2:
-            consumes = op.get("consumes") if isinstance(op.get("consumes"), list) else doc_consumes
-            produces = op.get("produces") if isinstance(op.get("produces"), list) else doc_produces
+            consumes: list[str] = [str(c) for c in op["consumes"]] if isinstance(op.get("consumes"), list) else doc_consumes
+            produces: list[str] = [str(c) for c in op["produces"]] if isinstance(op.get("produces"), list) else doc_produces
             body = self._body2(raw_params, [str(c) for c in consumes], where)
         else:
             produces = []
@@ -285,7 +286,7 @@ class _Extractor:
         server = path_server
         if not self.swagger2 and isinstance(op.get("servers"), list) and op["servers"]:
             server, _ = server_from_list(op["servers"], self.base_url)
-        tags = [str(t) for t in op.get("tags") or [] if isinstance(t, (str, int))] if isinstance(op.get("tags"), list) else []
+        tags = [str(t) for t in as_list(op.get("tags")) if isinstance(t, (str, int))]
         security = op.get("security") if isinstance(op.get("security"), list) else None
         op_id = op.get("operationId")
         return Operation(
@@ -293,7 +294,7 @@ class _Extractor:
             path=path,
             operation_id=str(op_id) if isinstance(op_id, (str, int)) and str(op_id).strip() else None,
             summary=short_text(op.get("summary") or "", 200),
-            description=op.get("description") if isinstance(op.get("description"), str) else "",
+            description=as_str(op.get("description")),
             tags=tags,
             deprecated=bool(op.get("deprecated")),
             params=params,

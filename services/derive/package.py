@@ -29,6 +29,7 @@ from services.derive.render import (
 )
 from services.derive.schema import SchemaTranslator, refs_in
 from services.derive.servers import host_of, server_from_list, swagger2_server
+from services.derive.shapes import as_dict, as_list
 from services.derive.text import short_text
 from services.derive.tools import declare_tool, path_template_names
 
@@ -115,7 +116,7 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     swagger2 = "swagger" in doc
     resolver = Resolver(doc)
     translator = SchemaTranslator(resolver, swagger2=swagger2)
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    info = as_dict(doc.get("info"))
     title = short_text(str(info.get("title") or "API"), 120) or "API"
     slug = options.slug or slugify(title)
     base_url = _base_url(doc, options.base_url, warnings)
@@ -149,7 +150,7 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     auth = analyse_auth(doc, resolver, ops)
     tag_docs = {
         str(t.get("name")): str(t.get("description") or "")
-        for t in (doc.get("tags") if isinstance(doc.get("tags"), list) else [])
+        for t in as_list(doc.get("tags"))
         if isinstance(t, dict) and t.get("name") is not None
     }
     failure = tag_failure(ops)

@@ -61,7 +61,7 @@ def swagger2_server(doc: dict[str, Any], base_url: str | None) -> tuple[str | No
         if base_url:
             return _absolute(base_path or "/", base_url), None
         return None, base_path or None
-    schemes = doc.get("schemes") if isinstance(doc.get("schemes"), list) else []
+    schemes: list[Any] = doc["schemes"] if isinstance(doc.get("schemes"), list) else []
     scheme = "https" if "https" in schemes or not schemes else str(schemes[0])
     raw = f"{scheme}://{host}{base_path}"
     return _absolute(raw, base_url), raw
