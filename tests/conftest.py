@@ -24,10 +24,18 @@ def server_pool(request: pytest.FixtureRequest) -> Iterator[ServerPool]:
     pool.close()
 
 
+_USED: list[str] = []
+
+
 def _announce(request: pytest.FixtureRequest, running: Running) -> None:
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"\n[real server] {running.name} at {running.address}")
+    _USED.append(f"{running.name} at {running.address}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _USED:
+        terminalreporter.section("real servers this run used (all stopped)")
+        for line in _USED:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
