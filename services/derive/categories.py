@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from services.derive.model import Operation
@@ -109,9 +110,8 @@ def group_by_paths(ops: list[Operation]) -> list[Category]:
     return cats
 
 
-def split_oversize(cats: list[Category], fits: object, ops_names: set[str]) -> list[Category]:
+def split_oversize(cats: list[Category], fits: Callable[[Category], bool], ops_names: set[str]) -> list[Category]:
     """Split any category whose file would not fit one read: by the next path segment, then in chunks."""
-    assert callable(fits)
     taken = {c.name for c in cats}
     out: list[Category] = []
     for cat in cats:

@@ -18,7 +18,6 @@ _CAMEL1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _CAMEL2 = re.compile(r"([a-z0-9])([A-Z])")
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 _FILLER = {"api", "apis", "rest", "openapi", "swagger", "the", "service", "specification", "spec", "http", "v1", "v2", "v3"}
-_VERSION = re.compile(r"^v\d+(\.\d+)*$|^\d+(\.\d+)+$")
 
 
 def snake(text: str) -> str:

@@ -219,7 +219,7 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_operation(op: Operation, base_url: str | None, notes: list[str] | None = None) -> str:
+def render_operation(op: Operation, base_url: str | None) -> str:
     """The operation's file, summarised further (never cut) until it fits one read."""
     url = join_url(op.server_url or base_url, op.path)
     for level in _LEVELS:
@@ -320,8 +320,6 @@ def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Cat
     if auth.get("operations_unservable"):
         kinds = ", ".join(auth.get("unservable_kinds") or []) or "other schemes"
         lines.append(f"{auth['operations_unservable']} operations need authentication this skill cannot attach ({kinds}).")
-    for note in meta.get("skill_notes") or []:
-        lines.append(note)
     lines.append("")
     if categories:
         lines.append("## Categories")
