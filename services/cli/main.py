@@ -11,7 +11,6 @@ import typer
 
 from services.cli.output import OutputDirError, read_package_dir, write_package_dir
 from services.derive import DeriveOptions, LoadLimits, SpecRefused, derive_package
-from services.runtime.package_files import PROVIDERS, PackageError, package_tools
 
 app = typer.Typer(
     name="skillpress",
@@ -98,6 +97,8 @@ def tools(
     format: Annotated[str, typer.Option("--format", "-f", help="anthropic | openai | mcp")] = "anthropic",
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
+    from services.runtime.skill import PROVIDERS, PackageError, package_tools
+
     if format not in PROVIDERS:
         fail(f"unknown format {format!r}: choose one of {', '.join(PROVIDERS)}")
     try:
@@ -108,9 +109,10 @@ def tools(
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
 
 
-from services.cli import stack_commands  # noqa: E402  (registers up, demo)
+from services.cli import call_commands, stack_commands  # noqa: E402  (registers up, demo, call, run)
 
 stack_commands.register(app)
+call_commands.register(app)
 
 
 def main() -> None:

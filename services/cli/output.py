@@ -41,10 +41,15 @@ def write_package_dir(files: dict[str, bytes], out: Path) -> None:
         raise
 
 
-def read_package_dir(path: Path) -> dict[str, bytes]:
+def read_package_dir(path: Path, *, hand_written: bool = False) -> dict[str, bytes]:
+    """A package directory's files by name. `hand_written` admits a directory of operation
+    files without `skill.json` (a skill written by a person rather than derived)."""
     if not path.is_dir():
         raise OutputDirError(f"{path} is not a directory")
-    if not (path / "skill.json").is_file():
+    if hand_written and not (path / "skill.json").is_file():
+        if not any(p.suffix == ".md" for p in path.iterdir()):
+            raise OutputDirError(f"{path} holds neither skill.json nor operation files (*.md): not a skill package")
+    elif not (path / "skill.json").is_file():
         raise OutputDirError(f"{path} holds no skill.json: not a skill package (make one with `skillpress derive`)")
     files: dict[str, bytes] = {}
     for entry in sorted(path.iterdir()):

@@ -8,7 +8,7 @@ from services.derive.errors import SpecRefused
 from services.derive.model import Body, Operation, Param, Response
 from services.derive.refs import Resolver
 from services.derive.schema import SchemaTranslator, named_ref
-from services.derive.servers import server_from_list
+from services.derive.servers import override_server
 from services.derive.shapes import as_list, as_str
 from services.derive.text import short_text
 
@@ -238,7 +238,7 @@ class _Extractor:
             path_params = self._params(item.get("parameters"), where)
             path_server = None
             if not self.swagger2 and isinstance(item.get("servers"), list) and item["servers"]:
-                path_server, _ = server_from_list(item["servers"], self.base_url)
+                path_server = override_server(item["servers"], self.base_url)
             for method in METHODS:
                 raw_op = item.get(method)
                 if not isinstance(raw_op, dict):
@@ -265,12 +265,18 @@ class _Extractor:
                 explode = p.get("collectionFormat") == "multi"
             elif p.get("explode") is False or p.get("style") not in (None, "form"):
                 explode = p.get("style") in (None, "form") and p.get("explode") is not False
+            schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
+            if loc in ("query", "path") and not p.get("allowEmptyValue") and isinstance(schema, dict) \
+                    and schema.get("type") == "string" and "minLength" not in schema and "enum" not in schema:
+                # An empty value is the same as none at all (OpenAPI's allowEmptyValue defaults to
+                # false; a path segment cannot be empty): the schema says so, so a model is told.
+                schema = {**schema, "minLength": 1}
             params.append(
                 Param(
                     name=p["name"],
                     location=loc,
                     required=True if loc == "path" else bool(p.get("required")),
-                    schema=self._param_schema(p, f"{where}/parameters/{p['name']}"),
+                    schema=schema,
                     description=short_text(p.get("description") or "", 300),
                     deprecated=bool(p.get("deprecated")),
                     explode_list=explode,
@@ -285,7 +291,7 @@ class _Extractor:
             body = self._body3(op["requestBody"], where) if "requestBody" in op else None
         server = path_server
         if not self.swagger2 and isinstance(op.get("servers"), list) and op["servers"]:
-            server, _ = server_from_list(op["servers"], self.base_url)
+            server = override_server(op["servers"], self.base_url)
         tags = [str(t) for t in as_list(op.get("tags")) if isinstance(t, (str, int))]
         security = op.get("security") if isinstance(op.get("security"), list) else None
         op_id = op.get("operationId")

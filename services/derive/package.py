@@ -94,21 +94,25 @@ def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPa
     return derive_document(doc, hashlib.sha256(data).hexdigest(), options)
 
 
-def _base_url(doc: dict[str, Any], given: str | None, warnings: list[str]) -> str | None:
+def _base_url(doc: dict[str, Any], given: str | None, warnings: list[str]) -> tuple[str | None, str | None]:
+    """(the absolute base URL or None, what operation URLs start with when there is none: a
+    relative server's path, so a base URL given when the skill is called still reaches /api/v1)."""
     if "swagger" in doc:
         resolved, raw = swagger2_server(doc, given)
     else:
         resolved, raw = server_from_list(doc.get("servers"), given)
     if given:
         if raw and resolved and not raw.startswith(("http://", "https://")):
-            return resolved
-        return given.rstrip("/")
+            return resolved, resolved
+        return given.rstrip("/"), given.rstrip("/")
     if resolved is None:
         if raw:
             warnings.append(f"server URL {raw!r} is relative or templated: pass --base-url to resolve it")
         else:
             warnings.append("the document names no server: pass --base-url")
-    return resolved
+        if raw and raw.startswith("/") and not raw.startswith("//") and "{" not in raw:
+            return None, raw.rstrip("/") or None
+    return resolved, resolved
 
 
 def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
@@ -119,7 +123,7 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     info = as_dict(doc.get("info"))
     title = short_text(str(info.get("title") or "API"), 120) or "API"
     slug = options.slug or slugify(title)
-    base_url = _base_url(doc, options.base_url, warnings)
+    base_url, url_base = _base_url(doc, options.base_url, warnings)
 
     ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url)
     warnings += op_warnings
@@ -192,7 +196,7 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     for cat in categories:
         files[f"{cat.name}.md"] = render_category(cat, slug)
     for op in ops:
-        files[f"{op.name}.md"] = render_operation(op, base_url)
+        files[f"{op.name}.md"] = render_operation(op, url_base)
     for path, text in files.items():
         if not fits_one_read(text):
             warnings.append(f"{path} does not fit one read ({len(text.encode()):,} bytes)")

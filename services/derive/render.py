@@ -73,7 +73,7 @@ def _constraints(schema: Any, level: dict[str, Any]) -> str:
     for key, word in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<")):
         if key in schema:
             bits.append(f"{word} {schema[key]}")
-    if "minLength" in schema or "maxLength" in schema:
+    if "maxLength" in schema or schema.get("minLength", 0) > 1:  # non-empty (1–∞) goes without saying
         bits.append(f"length {schema.get('minLength', 0)}–{schema.get('maxLength', '∞')}")
     if "maxItems" in schema or "minItems" in schema:
         bits.append(f"{schema.get('minItems', 0)}–{schema.get('maxItems', '∞')} items")

@@ -52,6 +52,16 @@ def server_from_list(servers: Any, base_url: str | None) -> tuple[str | None, st
     return _absolute(url, base_url), raw
 
 
+def override_server(servers: Any, given: str | None) -> str | None:
+    """An operation's or path's `servers`, where the operator gave a base URL: a relative server
+    is resolved against it, an absolute one is replaced by it (the operator says where the API
+    lives: a proxy, a mock, another region), exactly as for the document's own servers."""
+    resolved, raw = server_from_list(servers, given)
+    if given and not (raw and resolved and not raw.startswith(("http://", "https://"))):
+        return given.rstrip("/")
+    return resolved
+
+
 def swagger2_server(doc: dict[str, Any], base_url: str | None) -> tuple[str | None, str | None]:
     host = doc.get("host")
     base_path = doc.get("basePath") or ""

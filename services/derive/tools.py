@@ -18,6 +18,18 @@ def path_template_names(path: str) -> list[str]:
     return list(dict.fromkeys(_TEMPLATE.findall(path)))
 
 
+_SCALARS = ("string", "integer", "number", "boolean")
+
+
+def _scalar_alternatives(schema: dict[str, Any]) -> bool:
+    """`anyOf`/`oneOf` of scalar schemas only (an id or a slug): a path segment can carry it as is."""
+    for key in ("anyOf", "oneOf"):
+        alts = schema.get(key)
+        if isinstance(alts, list) and alts and all(isinstance(a, dict) and a.get("type") in _SCALARS for a in alts):
+            return True
+    return False
+
+
 def _is_plain_object(schema: Any) -> bool:
     if not isinstance(schema, dict):
         return False
@@ -51,11 +63,11 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     query: list[str] = []
     for name in path_names:
         param = next((p for p in op.params if p.location == "path" and p.name == name), None)
-        sub = dict(param.schema) if param and isinstance(param.schema, dict) else {"type": "string"}
+        sub = dict(param.schema) if param and isinstance(param.schema, dict) else {"type": "string", "minLength": 1}
         if param and param.description and "description" not in sub:
             sub["description"] = param.description
-        if sub.get("type") not in ("string", "integer", "number", "boolean"):
-            sub = {k: v for k, v in sub.items() if k in ("description",)} | {"type": "string"}
+        if sub.get("type") not in _SCALARS and not _scalar_alternatives(sub):
+            sub = {k: v for k, v in sub.items() if k in ("description",)} | {"type": "string", "minLength": 1}
         props[name] = sub
         required.append(name)
     for p in op.params:

@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from services.derive import SpecRefused, derive_package
 from services.derive.render import MAX_FILE_BYTES, MAX_FILE_LINES
-from services.runtime.package_files import package_tools
+from services.runtime.skill import package_tools
 from tests.conftest import corpus
 
 REFUSED = {

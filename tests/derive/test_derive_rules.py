@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from services.derive import DeriveOptions, derive_package
-from services.runtime.package_files import package_tools
+from services.runtime.skill import package_tools
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 

@@ -1,0 +1,231 @@
+"""`skillpress call` and `skillpress run`: an operation of a package, translated and (unless a dry run) sent."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from services.cli.output import OutputDirError, read_package_dir
+
+if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
+    from services.runtime.execute import CallLimits, CallResult, Credential
+    from services.runtime.skill import Skill
+    from services.runtime.translate import PreparedRequest
+
+__all__ = ["register"]
+
+AUTH_KINDS = ("apiKey", "bearer", "basic")
+
+PackageDir = Annotated[
+    Path,
+    typer.Argument(help="a skill package directory (derived, or hand-written operation files)"),
+]
+AuthEnv = Annotated[
+    str | None,
+    typer.Option(
+        "--auth-env", help="environment variable holding the credential (default: <SLUG>_API_KEY)"
+    ),
+]
+AuthHeaderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--auth-header",
+        help="header the credential goes in (default: the skill's, from skill.json)",
+    ),
+]
+AuthKind = Annotated[
+    str,
+    typer.Option("--auth-kind", help="apiKey (value as is) | bearer | basic, with --auth-header"),
+]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="print the request as JSON instead of sending it")
+]
+Timeout = Annotated[float, typer.Option("--timeout", help="seconds for the whole exchange")]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="host for a skill whose operation URLs are paths (never overrides a declared host)",
+    ),
+]
+MaxBytes = Annotated[
+    int, typer.Option("--max-response-bytes", help="read at most this much of the response")
+]
+AsJson = Annotated[
+    bool, typer.Option("--json", help="print status, headers and body as one JSON object")
+]
+
+
+def default_env_var(slug: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
+
+
+def _load(
+    package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
+) -> Skill:
+    from services.cli.main import fail
+    from services.runtime.skill import AuthHeader, PackageError, load_skill
+
+    if auth_kind not in AUTH_KINDS:
+        fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
+    override = AuthHeader(auth_header, auth_kind) if auth_header else None
+    try:
+        files = read_package_dir(package_dir, hand_written=True)
+        return load_skill(files, slug=package_dir.resolve().name, auth=override, base_url=base_url)
+    except (OutputDirError, PackageError) as exc:
+        fail(str(exc))
+
+
+def _credential(skill: Skill, auth_env: str | None) -> Credential | None:
+    from services.runtime.execute import Credential
+
+    if skill.auth is None:
+        return None
+    return Credential(skill.auth, auth_env or default_env_var(skill.slug))
+
+
+def _print_result(result: CallResult, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(
+            f"HTTP {result.status}"
+            + (
+                " (redirect not followed: " + result.headers.get("location", "") + ")"
+                if 300 <= result.status < 400
+                else ""
+            )
+        )
+        value = result.body_value()
+        if value not in ("", None):
+            typer.echo(
+                value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+            )
+        if result.truncated:
+            typer.echo(f"(response cut at {len(result.body):,} bytes)", err=True)
+    if result.status >= 400:
+        raise typer.Exit(1)
+
+
+def _perform(
+    skill: Skill,
+    request: PreparedRequest,
+    credential: Credential | None,
+    dry_run: bool,
+    limits: CallLimits,
+    as_json: bool,
+) -> None:
+    from services.cli.main import fail
+    from services.runtime.execute import ExecutionFailed, send
+
+    if dry_run:
+        extra = credential.placeholder() if credential else {}
+        typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
+        return
+    if credential is not None and not os.environ.get(credential.env_var):
+        typer.echo(
+            f"warning: ${credential.env_var} is not set; sending without {credential.auth.header}",
+            err=True,
+        )
+    try:
+        result = send(request, credential=credential, limits=limits)
+    except ExecutionFailed as exc:
+        fail(str(exc), code=1)
+    _print_result(result, as_json)
+
+
+def call(
+    package_dir: PackageDir,
+    operation: Annotated[
+        str, typer.Argument(help="the operation's manifest name or its tool name")
+    ],
+    args: Annotated[
+        str, typer.Option("--args", help="the call's arguments as a JSON object")
+    ] = "{}",
+    dry_run: DryRun = False,
+    auth_env: AuthEnv = None,
+    auth_header: AuthHeaderOpt = None,
+    auth_kind: AuthKind = "apiKey",
+    base_url: BaseUrl = None,
+    timeout: Timeout = 30.0,
+    max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    as_json: AsJson = False,
+) -> None:
+    """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong."""
+    from services.cli.main import fail
+    from services.runtime.execute import CallLimits
+    from services.runtime.skill import UnknownOperation
+    from services.runtime.translate import CallRefused, build_request
+
+    skill = _load(package_dir, auth_header, auth_kind, base_url)
+    try:
+        parsed: Any = json.loads(args)
+    except json.JSONDecodeError as exc:
+        fail(f"--args is not valid JSON ({exc.msg} at column {exc.colno})")
+    try:
+        tool = skill.tool(operation)
+        request = build_request(tool, parsed, skill.hosts)
+    except (UnknownOperation, CallRefused) as exc:
+        fail(str(exc))
+    _perform(
+        skill,
+        request,
+        _credential(skill, auth_env),
+        dry_run,
+        CallLimits(timeout, max_response_bytes),
+        as_json,
+    )
+
+
+def run(
+    package_dir: PackageDir,
+    line: Annotated[
+        str,
+        typer.Argument(
+            help='a slash command: /operation {"k": "v"}, /operation text, /help [operation]'
+        ),
+    ],
+    dry_run: DryRun = False,
+    auth_env: AuthEnv = None,
+    auth_header: AuthHeaderOpt = None,
+    auth_kind: AuthKind = "apiKey",
+    base_url: BaseUrl = None,
+    timeout: Timeout = 30.0,
+    max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    as_json: AsJson = False,
+) -> None:
+    """Direct use in the slash form: `/create_booking {"room_id": "r1", ...}` or `/help create_booking`."""
+    from services.cli.main import fail
+    from services.runtime.execute import CallLimits
+    from services.runtime.skill import UnknownOperation
+    from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
+    from services.runtime.translate import CallRefused, build_request
+
+    skill = _load(package_dir, auth_header, auth_kind, base_url)
+    try:
+        command = parse_slash(line)
+        if command.is_help:
+            typer.echo(help_text(skill, command.raw_args or None))
+            return
+        tool = skill.tool(command.name)
+        request = build_request(tool, slash_arguments(tool, command.raw_args), skill.hosts)
+    except (SlashError, UnknownOperation, CallRefused) as exc:
+        fail(str(exc))
+    _perform(
+        skill,
+        request,
+        _credential(skill, auth_env),
+        dry_run,
+        CallLimits(timeout, max_response_bytes),
+        as_json,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(call)
+    app.command()(run)

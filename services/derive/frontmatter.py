@@ -1,0 +1,547 @@
+"""An operation file's frontmatter: split it from the prose and parse it, refusing what is wrong.
+
+This is the publish-time parser of `skill-operations-as-tools`: an `operation:` block (method,
+URL and the tool's arguments, either as one JSON Schema or as the flat lists a person writes by
+hand), an optional `identity:` list and an optional `approval:` gate. A declaration that would
+send something other than what it says is refused with a message naming the file and field;
+nothing half-parsed is returned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from services.derive.errors import SpecRefused
+from services.derive.load import LoadLimits, parse_bytes
+
+__all__ = [
+    "Approval",
+    "Declaration",
+    "DeclarationError",
+    "OperationFile",
+    "parse_declaration",
+    "parse_operation_file",
+    "split_frontmatter",
+]
+
+MAX_OPERATION_FILE_BYTES = 256 * 1024
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+NO_BODY = ("GET", "HEAD")
+RISKS = ("low", "medium", "high")
+FLAT_KEYS = ("body", "query", "path", "optional", "integer", "number", "boolean", "list")
+OPERATION_KEYS = ("method", "url", "schema", "identity", *FLAT_KEYS)
+APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
+_TEMPLATE = re.compile(r"\{([^{}]*)\}")
+_FIELD = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")
+_FRONTMATTER_LIMITS = LoadLimits(
+    max_bytes=MAX_OPERATION_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000
+)
+
+
+class DeclarationError(ValueError):
+    """An operation file that cannot be published; the message names the file and the field."""
+
+    def __init__(self, file: str, where: str, problem: str) -> None:
+        self.file = file
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{file}: {where}: {problem}" if where else f"{file}: {problem}")
+
+
+@dataclass(frozen=True)
+class OperationFile:
+    """One `.md` file of a package: its frontmatter mapping and its prose."""
+
+    file: str
+    frontmatter: dict[str, Any]
+    prose: str
+
+    @property
+    def name(self) -> str:
+        return self.file.rsplit("/", 1)[-1].removesuffix(".md")
+
+    def description(self) -> str:
+        """The first paragraph of prose that is not a heading: what the operation is."""
+        for para in self.prose.split("\n\n"):
+            para = para.strip()
+            if para and not para.startswith("#"):
+                return " ".join(para.split())
+        return self.name
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A gate: the request it matches, its risk, and the fields of the call it binds."""
+
+    method: str
+    path: str
+    risk: str
+    binds: tuple[str, ...]
+    amount: str | None = None
+    currency: str | None = None
+    auto_below: float | None = None
+
+    @property
+    def matches(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """An operation as a tool: how a call's arguments become one HTTP request."""
+
+    file: str
+    name: str
+    method: str
+    url: str
+    path_params: tuple[str, ...]
+    query: tuple[str, ...]
+    body: tuple[str, ...]
+    schema: dict[str, Any]
+    identity: tuple[str, ...] = ()
+    approval: Approval | None = None
+    description: str = ""
+    form: str = "schema"
+
+    @property
+    def sent(self) -> tuple[str, ...]:
+        return self.path_params + self.query + self.body
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        req = self.schema.get("required")
+        return tuple(r for r in req if isinstance(r, str)) if isinstance(req, list) else ()
+
+    @property
+    def url_path(self) -> str:
+        return urlsplit(self.url).path or "/"
+
+    @property
+    def origin(self) -> str:
+        """`host[:port]` the request goes to; empty for a path-only URL (no host declared)."""
+        return urlsplit(self.url).netloc.lower()
+
+
+def split_frontmatter(file: str, text: str) -> OperationFile:
+    """Split `---`-fenced YAML frontmatter from the prose, with the loader's bounds applied."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_OPERATION_FILE_BYTES:
+        raise DeclarationError(
+            file,
+            "",
+            f"file is over the {MAX_OPERATION_FILE_BYTES // 1024} KB an operation file may be",
+        )
+    normal = text.replace("\r\n", "\n")
+    if not normal.startswith("---\n"):
+        return OperationFile(file, {}, normal)
+    end = normal.find("\n---", 3)
+    while end >= 0 and normal[end + 4 : end + 5] not in ("", "\n"):
+        end = normal.find("\n---", end + 4)
+    if end < 0:
+        raise DeclarationError(
+            file, "frontmatter", "starts with '---' but has no closing '---' line"
+        )
+    block = normal[4 : end + 1]
+    prose = normal[end + 5 :]
+    if not block.strip():
+        return OperationFile(file, {}, prose)
+    try:
+        loaded = parse_bytes(block.encode("utf-8", "surrogatepass"), _FRONTMATTER_LIMITS)
+    except SpecRefused as exc:
+        raise DeclarationError(file, "frontmatter", f"is not valid YAML: {exc.reason}") from None
+    if not isinstance(loaded, dict):
+        raise DeclarationError(file, "frontmatter", "is not a mapping of keys to values")
+    return OperationFile(file, loaded, prose)
+
+
+def _names(file: str, where: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise DeclarationError(
+            file, where, f"must be a list of field names, not {type(value).__name__}"
+        )
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not _FIELD.match(item):
+            raise DeclarationError(file, where, f"{item!r} is not a field name")
+        if item in out:
+            raise DeclarationError(file, where, f"names {item!r} twice")
+        out.append(item)
+    return tuple(out)
+
+
+def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    url = op.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise DeclarationError(
+            file, "operation.url", "is missing; write the absolute URL the request goes to"
+        )
+    url = url.strip()
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
+        raise DeclarationError(file, "operation.url", "contains spaces or control characters")
+    parts = urlsplit(url)
+    relative = url.startswith("/") and not url.startswith("//")
+    if not relative and (parts.scheme not in ("http", "https") or not parts.hostname):
+        raise DeclarationError(
+            file,
+            "operation.url",
+            f"{url!r} is not an absolute http(s) URL (or a path, for a skill given its base URL when it is called)",
+        )
+    if parts.username or parts.password:
+        raise DeclarationError(
+            file, "operation.url", "carries credentials; name the header in the skill instead"
+        )
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        raise DeclarationError(
+            file,
+            "operation.url",
+            "has a query string or fragment; list query parameters in `query`",
+        )
+    if "{" in parts.netloc or "}" in parts.netloc:
+        raise DeclarationError(
+            file, "operation.url", "has a template in its host; the host must be fixed"
+        )
+    params: list[str] = []
+    for segment in parts.path.split("/"):
+        names = _TEMPLATE.findall(segment)
+        if not names:
+            if "{" in segment or "}" in segment:
+                raise DeclarationError(
+                    file, "operation.url", f"segment {segment!r} has an unbalanced brace"
+                )
+            continue
+        if "{" in _TEMPLATE.sub("", segment) or "}" in _TEMPLATE.sub("", segment):
+            raise DeclarationError(
+                file, "operation.url", f"segment {segment!r} has an unbalanced brace"
+            )
+        for name in names:
+            if not _FIELD.match(name):
+                raise DeclarationError(file, "operation.url", f"{{{name}}} is not a parameter name")
+            if name in params:
+                raise DeclarationError(
+                    file, "operation.url", f"names path parameter {{{name}}} twice"
+                )
+            params.append(name)
+    return url, tuple(params)
+
+
+def _schema_form(
+    file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...]
+) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+    raw = op["schema"]
+    if isinstance(raw, str):
+        try:
+            schema = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise DeclarationError(
+                file, "operation.schema", f"is not valid JSON ({exc.msg} at line {exc.lineno})"
+            ) from None
+    else:
+        schema = raw
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise DeclarationError(
+            file,
+            "operation.schema",
+            'must be one JSON Schema object: {"type": "object", "properties": {...}}',
+        )
+    props = schema.get("properties", {})
+    if not isinstance(props, dict) or not all(isinstance(k, str) for k in props):
+        raise DeclarationError(
+            file, "operation.schema", "properties must be a mapping of field names to schemas"
+        )
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise DeclarationError(file, "operation.schema", "required must be a list of field names")
+    for name in required:
+        if name not in props:
+            raise DeclarationError(
+                file, "operation.schema", f"required names {name!r}, which is not in properties"
+            )
+    for name in path_params:
+        if name not in props:
+            raise DeclarationError(
+                file,
+                "operation.schema",
+                f"path parameter {{{name}}} of the URL is not in properties",
+            )
+        if name not in required:
+            raise DeclarationError(
+                file, "operation.schema", f"path parameter {name!r} must be required"
+            )
+        sub = props[name]
+        if isinstance(sub, dict) and sub.get("type") in ("object", "array"):
+            raise DeclarationError(
+                file,
+                "operation.schema",
+                f"path parameter {name!r} must be a string, number or boolean",
+            )
+    query = _names(file, "operation.query", op.get("query"))
+    for name in query:
+        if name in path_params:
+            raise DeclarationError(
+                file, "operation.query", f"{name!r} is a path parameter of the URL"
+            )
+        if name not in props:
+            raise DeclarationError(
+                file,
+                "operation.query",
+                f"names {name!r}, which is not sent: it is not in schema.properties",
+            )
+    body = tuple(n for n in props if n not in path_params and n not in query)
+    if method in NO_BODY and body:
+        raise DeclarationError(
+            file,
+            "operation.schema",
+            f"a {method} has no body, but {', '.join(map(repr, body))} would be sent as one; list them in `query`",
+        )
+    return schema, query, body
+
+
+def _flat_form(
+    file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...]
+) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+    lists = {key: _names(file, f"operation.{key}", op.get(key)) for key in FLAT_KEYS}
+    for name in lists["path"]:
+        if name not in path_params:
+            raise DeclarationError(
+                file,
+                "operation.path",
+                f"path parameter {name!r} is not in the URL; write it as a segment, /{{{name}}}",
+            )
+    body, query = lists["body"], lists["query"]
+    if method in NO_BODY and body:
+        raise DeclarationError(
+            file,
+            "operation.body",
+            f"a {method} has no body; list {', '.join(map(repr, body))} in `query`",
+        )
+    for name in query:
+        if name in body:
+            raise DeclarationError(
+                file, "operation.query", f"{name!r} is also in `body`; a name lives in one place"
+            )
+    for name in (*body, *query):
+        if name in path_params:
+            where = "operation.body" if name in body else "operation.query"
+            raise DeclarationError(file, where, f"{name!r} is a path parameter of the URL")
+    sent = set(path_params) | set(body) | set(query)
+    for key in ("optional", "integer", "number", "boolean", "list"):
+        for name in lists[key]:
+            if name not in sent:
+                raise DeclarationError(
+                    file,
+                    f"operation.{key}",
+                    f"names {name!r}, which is not sent (not in the URL, `body` or `query`)",
+                )
+    for name in lists["optional"]:
+        if name in path_params:
+            raise DeclarationError(
+                file, "operation.optional", f"path parameter {name!r} is always required"
+            )
+    for key in ("integer", "number", "boolean", "list"):
+        for name in lists[key]:
+            if name in path_params:
+                raise DeclarationError(
+                    file, f"operation.{key}", f"path parameter {name!r} is always a string"
+                )
+    typed = [(k, n) for k in ("integer", "number", "boolean") for n in lists[k]]
+    seen: dict[str, str] = {}
+    for key, name in typed:
+        if name in seen:
+            raise DeclarationError(
+                file, f"operation.{key}", f"{name!r} is already typed {seen[name]}"
+            )
+        seen[name] = key
+    props: dict[str, Any] = {}
+    for name in (*path_params, *query, *body):
+        sub: dict[str, Any] = {"type": seen.get(name, "string")}
+        if name in lists["list"]:
+            sub = {"type": "array", "items": sub}
+        props[name] = sub
+    required = [n for n in props if n not in lists["optional"]]
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema, query, body
+
+
+def _approval(
+    file: str,
+    raw: Any,
+    method: str,
+    url_path: str,
+    path_params: tuple[str, ...],
+    body: tuple[str, ...],
+    sent: tuple[str, ...],
+) -> Approval:
+    if not isinstance(raw, dict):
+        raise DeclarationError(file, "approval", "must be a mapping with `matches` and `risk`")
+    for key in raw:
+        if key not in APPROVAL_KEYS:
+            raise DeclarationError(
+                file, "approval", f"unknown field {key!r}; it takes {', '.join(APPROVAL_KEYS)}"
+            )
+    matches = raw.get("matches")
+    if not isinstance(matches, str) or len(matches.split()) != 2:
+        raise DeclarationError(file, "approval.matches", "must read like 'DELETE /invoices/{id}'")
+    m_method, m_path = matches.split()
+    m_method = m_method.upper()
+    own = f"{method} {url_path}"
+    if m_method != method or not _path_matches(m_path, url_path):
+        raise DeclarationError(
+            file,
+            "approval.matches",
+            f"{matches!r} does not match this file's operation ({own}); a gate in a file with an operation must match it",
+        )
+    risk = raw.get("risk", "high")
+    if risk not in RISKS:
+        raise DeclarationError(file, "approval.risk", f"{risk!r} is not one of {', '.join(RISKS)}")
+    if not sent:
+        raise DeclarationError(
+            file,
+            "approval",
+            "this operation sends no path parameter or body field, so a gate has nothing to bind",
+        )
+    binds = _names(file, "approval.binds", raw.get("binds")) or tuple(
+        n for n in (*path_params, *body)
+    )
+    for name in binds:
+        if name not in sent:
+            raise DeclarationError(
+                file, "approval.binds", f"names {name!r}, which this operation does not send"
+            )
+    amount = raw.get("amount")
+    currency = raw.get("currency")
+    for key, value in (("amount", amount), ("currency", currency)):
+        if value is not None and (not isinstance(value, str) or value not in body):
+            raise DeclarationError(
+                file, f"approval.{key}", f"{value!r} is not a body field of this operation"
+            )
+    auto = raw.get("auto_below")
+    if auto is not None:
+        if isinstance(auto, bool) or not isinstance(auto, (int, float)) or auto < 0:
+            raise DeclarationError(file, "approval.auto_below", "must be a non-negative number")
+        if amount is None:
+            raise DeclarationError(
+                file,
+                "approval.auto_below",
+                "needs `amount`: the body field the threshold applies to",
+            )
+    return Approval(
+        m_method,
+        m_path,
+        str(risk),
+        binds,
+        amount,
+        currency,
+        float(auto) if auto is not None else None,
+    )
+
+
+def _path_matches(pattern: str, url_path: str) -> bool:
+    """A gate's path matches the URL's path, or the URL's path ends with it on a segment boundary
+    (the URL may carry the server's base path, which a person writing `matches` leaves out)."""
+    want = [s for s in pattern.split("/") if s]
+    have = [s for s in url_path.split("/") if s]
+    if not pattern.startswith("/") or len(want) > len(have):
+        return False
+    return have[len(have) - len(want) :] == want
+
+
+def parse_declaration(op_file: OperationFile) -> Declaration | None:
+    """The file's operation declaration, or None when it has no `operation:` block.
+
+    Raises DeclarationError for anything that would make the tool and the request disagree.
+    """
+    file = op_file.file
+    front = op_file.frontmatter
+    raw = front.get("operation")
+    if raw is None:
+        if "identity" in front:
+            raise DeclarationError(
+                file,
+                "identity",
+                "needs an `operation:` block: it names fields of the request the block declares",
+            )
+        return None
+    if not isinstance(raw, dict):
+        raise DeclarationError(
+            file, "operation", "must be a mapping with method, url and the arguments"
+        )
+    for key in raw:
+        if key not in OPERATION_KEYS:
+            raise DeclarationError(
+                file, "operation", f"unknown field {key!r}; it takes {', '.join(OPERATION_KEYS)}"
+            )
+    method = raw.get("method")
+    if not isinstance(method, str) or method.upper() not in METHODS:
+        raise DeclarationError(
+            file, "operation.method", f"{method!r} is not one of {', '.join(METHODS)}"
+        )
+    method = method.upper()
+    url, path_params = _url(file, raw)
+    flat = [k for k in FLAT_KEYS if k in raw]
+    if "schema" in raw:
+        extra = [k for k in flat if k != "query"]
+        if extra:
+            raise DeclarationError(
+                file,
+                "operation",
+                f"has both `schema` and the flat list(s) {', '.join(extra)}; use one form",
+            )
+        schema, query, body = _schema_form(file, raw, method, path_params)
+        form = "schema"
+    else:
+        schema, query, body = _flat_form(file, raw, method, path_params)
+        form = "flat"
+    sent = path_params + query + body
+    if "identity" in raw and "identity" in front:
+        raise DeclarationError(
+            file,
+            "identity",
+            "is written both in `operation` and beside it; a name lives in one place",
+        )
+    identity = _names(file, "identity", raw.get("identity", front.get("identity")))
+    for name in identity:
+        if name not in sent:
+            raise DeclarationError(
+                file, "identity", f"names {name!r}, which this operation does not send"
+            )
+    if "identity" in front and not identity:
+        raise DeclarationError(
+            file,
+            "identity",
+            "names no field; list the fields that make two writes the same, or leave it out",
+        )
+    approval = None
+    if "approval" in front:
+        approval = _approval(
+            file, front["approval"], method, urlsplit(url).path or "/", path_params, body, sent
+        )
+    return Declaration(
+        file=file,
+        name=op_file.name,
+        method=method,
+        url=url,
+        path_params=path_params,
+        query=query,
+        body=body,
+        schema=schema,
+        identity=identity,
+        approval=approval,
+        description=op_file.description(),
+        form=form,
+    )
+
+
+def parse_operation_file(file: str, text: str) -> tuple[OperationFile, Declaration | None]:
+    """Split and parse one operation file; raises DeclarationError naming the file and field."""
+    op_file = split_frontmatter(file, text)
+    return op_file, parse_declaration(op_file)

@@ -1,0 +1,157 @@
+"""Send a prepared request with httpx: the operator's credential attached, no redirects, bounded.
+
+The credential comes from an environment variable the operator names, never from the model's
+arguments; only the variable's *name* is ever stored or printed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from services.runtime.skill import AuthHeader
+from services.runtime.translate import PreparedRequest
+
+__all__ = ["CallLimits", "CallResult", "Credential", "CredentialMissing", "ExecutionFailed", "send"]
+
+USER_AGENT = "skillpress"
+
+
+class ExecutionFailed(RuntimeError):
+    """The request was sent (or tried) and no complete answer came back."""
+
+
+class CredentialMissing(RuntimeError):
+    """The skill needs a credential and the environment variable that should hold it is not set."""
+
+
+@dataclass(frozen=True)
+class Credential:
+    """Where the credential comes from: the header it goes in and the variable that holds it."""
+
+    auth: AuthHeader
+    env_var: str
+
+    def header_value(self, environ: Mapping[str, str]) -> str | None:
+        raw = environ.get(self.env_var)
+        if raw is None or raw == "":
+            return None
+        if self.auth.kind == "bearer" and not raw.lower().startswith("bearer "):
+            return f"Bearer {raw}"
+        if self.auth.kind == "basic" and not raw.lower().startswith("basic "):
+            token = raw if ":" not in raw else base64.b64encode(raw.encode()).decode()
+            return f"Basic {token}"
+        return raw
+
+    def placeholder(self) -> dict[str, str]:
+        """What a dry run shows instead of the value."""
+        return {self.auth.header: f"<from ${self.env_var}>"}
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    timeout: float = 30.0
+    max_response_bytes: int = 4 * 1024 * 1024
+
+
+@dataclass
+class CallResult:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    truncated: bool = False
+    elapsed: float = 0.0
+
+    def body_value(self) -> Any:
+        """The body as JSON when it is JSON, else as text."""
+        text = self.body.decode("utf-8", "replace")
+        if not self.truncated and "json" in self.headers.get("content-type", ""):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                pass
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": self.status,
+            "headers": self.headers,
+            "body": self.body_value(),
+        }
+        if self.truncated:
+            out["truncated"] = True
+        if self.status in (301, 302, 303, 307, 308):
+            out["redirect_not_followed"] = self.headers.get("location")
+        return out
+
+
+def send(
+    request: PreparedRequest,
+    *,
+    credential: Credential | None = None,
+    environ: Mapping[str, str] | None = None,
+    limits: CallLimits = CallLimits(),
+    require_credential: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> CallResult:
+    """Send `request`; the response is read up to `limits.max_response_bytes` and `limits.timeout` in all."""
+    env = os.environ if environ is None else environ
+    headers = {"User-Agent": USER_AGENT, **dict(request.headers)}
+    if credential is not None:
+        value = credential.header_value(env)
+        if value is not None:
+            headers[credential.auth.header] = value
+        elif require_credential:
+            raise CredentialMissing(
+                f"{request.operation}: the skill sends its credential in {credential.auth.header}; set ${credential.env_var}"
+            )
+    deadline = time.monotonic() + limits.timeout
+    timeout = httpx.Timeout(limits.timeout, connect=min(10.0, limits.timeout))
+    started = time.monotonic()
+    client = httpx.Client(
+        follow_redirects=False, trust_env=False, timeout=timeout, transport=transport
+    )
+    try:
+        with (
+            client,
+            client.stream(
+                request.method, request.url, headers=headers, content=request.body
+            ) as response,
+        ):
+            chunks: list[bytes] = []
+            size = 0
+            truncated = False
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > limits.max_response_bytes:
+                    keep = limits.max_response_bytes - (size - len(chunk))
+                    chunks.append(chunk[:keep])
+                    truncated = True
+                    break
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise ExecutionFailed(
+                        f"{request.operation}: the response took longer than {limits.timeout:g} s"
+                    )
+            return CallResult(
+                status=response.status_code,
+                headers={k.lower(): v for k, v in response.headers.items()},
+                body=b"".join(chunks),
+                truncated=truncated,
+                elapsed=round(time.monotonic() - started, 3),
+            )
+    except httpx.TimeoutException:
+        raise ExecutionFailed(
+            f"{request.operation}: no answer within {limits.timeout:g} s"
+        ) from None
+    except httpx.HTTPError as exc:
+        raise ExecutionFailed(
+            f"{request.operation}: request failed: {exc.__class__.__name__}: {exc}"
+        ) from None

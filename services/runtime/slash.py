@@ -1,0 +1,95 @@
+"""The slash form for direct use: `/operation {"k": "v"}`, `/operation text`, `/help [operation]`.
+
+Parsing rules follow the direct tool execution of the orchestration plan: the name runs to the
+first space; the rest is JSON when it parses as JSON, otherwise plain text, which fills the
+operation's one required argument (and is refused, with what it takes, when it has not exactly one).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from services.runtime.skill import Skill, Tool
+from services.runtime.translate import CallRefused, describe_arguments
+
+__all__ = ["SlashCommand", "SlashError", "help_text", "parse_slash", "slash_arguments"]
+
+
+class SlashError(ValueError):
+    """A line that is not a slash command; the message says the form."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    raw_args: str
+
+    @property
+    def is_help(self) -> bool:
+        return self.name == "help"
+
+
+def parse_slash(line: str) -> SlashCommand:
+    text = line.strip()
+    if not text.startswith("/") or len(text) < 2 or text[1].isspace():
+        raise SlashError(
+            'write /operation {"arg": "value"}, /operation text, /help or /help operation'
+        )
+    head, _, rest = text[1:].partition(" ")
+    return SlashCommand(head.strip(), rest.strip())
+
+
+def slash_arguments(tool: Tool, raw: str) -> dict[str, Any]:
+    """The call's arguments from what follows the name."""
+    if not raw:
+        return {}
+    if raw[0] in '{["' or raw in ("null", "true", "false"):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise CallRefused(
+                tool.operation, f"arguments are not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if not isinstance(value, dict):
+            raise CallRefused(
+                tool.operation,
+                f"arguments must be a JSON object; it takes {describe_arguments(tool)}",
+            )
+        return value
+    required = tool.declaration.required
+    if len(required) == 1:
+        return {required[0]: raw}
+    raise CallRefused(
+        tool.operation,
+        f"plain text fills an operation's one required argument, and this one has {len(required)}; give JSON: it takes {describe_arguments(tool)}",
+    )
+
+
+def help_text(skill: Skill, name: str | None = None) -> str:
+    """`/help`: every operation and whether it is a tool; `/help name`: one tool's arguments and schema."""
+    if name:
+        tool = skill.tool(name)
+        decl = tool.declaration
+        lines = [
+            f"/{tool.operation} — {tool.description}",
+            f"  tool       {tool.name}",
+            f"  request    {decl.method} {decl.url}",
+            f"  arguments  {describe_arguments(tool)}",
+        ]
+        if decl.identity:
+            lines.append(f"  identity   {', '.join(decl.identity)} (an Idempotency-Key is sent)")
+        if decl.approval:
+            lines.append(f"  approval   {decl.approval.matches}, risk {decl.approval.risk}")
+        lines.append("  schema     " + json.dumps(tool.schema, ensure_ascii=False))
+        return "\n".join(lines)
+    width = max((len(o.name) for o in skill.operations), default=0)
+    lines = [
+        f"{skill.title} ({skill.slug}): {len(skill.tools)} of {len(skill.operations)} operations are tools"
+    ]
+    for entry in skill.operations:
+        mark = "" if entry.tool else "  (not a tool: read its file)"
+        lines.append(f"  /{entry.name.ljust(width)}  {entry.method} {entry.path}{mark}")
+    lines.append('Call one with /name {"arg": "value"}; /help name shows its arguments.')
+    return "\n".join(lines)

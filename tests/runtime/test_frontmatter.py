@@ -1,0 +1,253 @@
+"""The operation-block parser: both forms describe one schema; every publish refusal names file and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from services.derive import derive_package
+from services.derive.frontmatter import DeclarationError, parse_operation_file
+from services.runtime.skill import PackageError, load_skill
+
+EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+
+
+def parse(front: str, file: str = "op.md"):  # type: ignore[no-untyped-def]
+    return parse_operation_file(file, f"---\n{front.strip()}\n---\n\n# op\n\nWhat it does.\n")[1]
+
+
+def test_flat_lists_and_a_schema_describe_the_same_tool() -> None:
+    flat = parse(
+        """
+operation:
+  method: POST
+  url: http://api.test/v1/shelves/{shelf}/books
+  body: [title, pages, price, tags, in_print, sizes]
+  query: [dry]
+  optional: [price, tags, dry, sizes]
+  integer: [pages, sizes]
+  number: [price]
+  boolean: [in_print, dry]
+  list: [tags, sizes]
+"""
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "shelf": {"type": "string"},
+            "dry": {"type": "boolean"},
+            "title": {"type": "string"},
+            "pages": {"type": "integer"},
+            "price": {"type": "number"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "in_print": {"type": "boolean"},
+            "sizes": {"type": "array", "items": {"type": "integer"}},
+        },
+        "required": ["shelf", "title", "pages", "in_print"],
+        "additionalProperties": False,
+    }
+    assert flat is not None
+    assert flat.schema == schema
+    assert (flat.path_params, flat.query, flat.body) == (
+        ("shelf",),
+        ("dry",),
+        ("title", "pages", "price", "tags", "in_print", "sizes"),
+    )
+    block = "\n".join("    " + ln for ln in json.dumps(schema, indent=2).splitlines())
+    as_schema = parse(
+        f"operation:\n  method: POST\n  url: http://api.test/v1/shelves/{{shelf}}/books\n  query: [dry]\n  schema: |\n{block}\n"
+    )
+    assert as_schema is not None and as_schema.form == "schema"
+    assert (as_schema.schema, as_schema.path_params, as_schema.query, set(as_schema.body)) == (
+        flat.schema,
+        flat.path_params,
+        flat.query,
+        set(flat.body),
+    )
+
+
+def test_the_seed_hand_written_block_parses() -> None:
+    decl = parse(
+        """
+operation:
+  method: POST
+  url: http://outturn-hollowbrook:8084/bookings
+  body: [room_id, guest_name, arrival, departure]
+"""
+    )
+    assert decl is not None
+    assert decl.required == ("room_id", "guest_name", "arrival", "departure")
+    assert decl.origin == "outturn-hollowbrook:8084"
+
+
+def test_a_file_without_an_operation_block_is_prose_only() -> None:
+    assert parse_operation_file("notes.md", "# Notes\n\nNothing to call.\n")[1] is None
+    assert parse("title: x") is None
+
+
+REFUSALS = [
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  optional: [b]",
+        "op.md: operation.optional: names 'b', which is not sent (not in the URL, `body` or `query`)",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  integer: [aa]",
+        "op.md: operation.integer: names 'aa', which is not sent (not in the URL, `body` or `query`)",
+    ),
+    (
+        "operation:\n  method: GET\n  url: http://a.test/x\n  body: [a]",
+        "op.md: operation.body: a GET has no body; list 'a' in `query`",
+    ),
+    (
+        'operation:\n  method: HEAD\n  url: http://a.test/x\n  schema: \'{"type": "object", "properties": {"a": {}}}\'',
+        "op.md: operation.schema: a HEAD has no body, but 'a' would be sent as one; list them in `query`",
+    ),
+    (
+        "operation:\n  method: DELETE\n  url: http://a.test/x/{id}\n  path: [ident]",
+        "op.md: operation.path: path parameter 'ident' is not in the URL; write it as a segment, /{ident}",
+    ),
+    (
+        'operation:\n  method: GET\n  url: http://a.test/x/{id}\n  schema: \'{"type": "object", "properties": {}}\'',
+        "op.md: operation.schema: path parameter {id} of the URL is not in properties",
+    ),
+    (
+        'operation:\n  method: GET\n  url: http://a.test/x\n  query: [q]\n  schema: \'{"type": "object", "properties": {"p": {}}}\'',
+        "op.md: operation.query: names 'q', which is not sent: it is not in schema.properties",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/charge\n  body: [amount]\napproval:\n  matches: POST /charges\n  risk: high",
+        "op.md: approval.matches: 'POST /charges' does not match this file's operation (POST /charge); a gate in a file with an operation must match it",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/charge\n  body: [amount]\napproval:\n  matches: DELETE /charge",
+        "op.md: approval.matches: 'DELETE /charge' does not match this file's operation (POST /charge); a gate in a file with an operation must match it",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/charge\n  body: [amount]\napproval:\n  matches: POST /charge\n  binds: [amount, currency]",
+        "op.md: approval.binds: names 'currency', which this operation does not send",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/ping\napproval:\n  matches: POST /ping",
+        "op.md: approval: this operation sends no path parameter or body field, so a gate has nothing to bind",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\nidentity: [b]",
+        "op.md: identity: names 'b', which this operation does not send",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\nidentity: []",
+        "op.md: identity: names no field; list the fields that make two writes the same, or leave it out",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
+        "op.md: operation: unknown field 'bdoy'; it takes method, url, schema, identity, body, query, path, optional, integer, number, boolean, list",
+    ),
+    (
+        "operation:\n  method: FETCH\n  url: http://a.test/x",
+        "op.md: operation.method: 'FETCH' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS",
+    ),
+    (
+        "operation:\n  method: GET\n  url: ftp://a.test/x",
+        "op.md: operation.url: 'ftp://a.test/x' is not an absolute http(s) URL (or a path, for a skill given its base URL when it is called)",
+    ),
+    (
+        "operation:\n  method: GET\n  url: http://user:pw@a.test/x",
+        "op.md: operation.url: carries credentials; name the header in the skill instead",
+    ),
+    (
+        "operation:\n  method: GET\n  url: http://a.test/x?limit=5",
+        "op.md: operation.url: has a query string or fragment; list query parameters in `query`",
+    ),
+    (
+        "operation:\n  method: GET\n  url: http://a.test/x/{id}/y/{id}",
+        "op.md: operation.url: names path parameter {id} twice",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x/{id}\n  body: [id]",
+        "op.md: operation.body: 'id' is a path parameter of the URL",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  query: [a]",
+        "op.md: operation.query: 'a' is also in `body`; a name lives in one place",
+    ),
+    (
+        "operation:\n  method: GET\n  url: http://a.test/x/{id}\n  optional: [id]",
+        "op.md: operation.optional: path parameter 'id' is always required",
+    ),
+    (
+        'operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  schema: \'{"type": "object"}\'',
+        "op.md: operation: has both `schema` and the flat list(s) body; use one form",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/x\n  schema: '{\"type\": \"object\",}'",
+        "op.md: operation.schema: is not valid JSON (Expecting property name enclosed in double quotes at line 1)",
+    ),
+    ("operation: [GET, /x]", "op.md: operation: must be a mapping with method, url and the arguments"),
+    ("identity: [a]", "op.md: identity: needs an `operation:` block: it names fields of the request the block declares"),
+]
+
+
+@pytest.mark.parametrize(("front", "message"), REFUSALS, ids=[m.split(": ", 2)[1] + f"-{i}" for i, (_, m) in enumerate(REFUSALS)])
+def test_publish_refuses_naming_the_file_and_field(front: str, message: str) -> None:
+    with pytest.raises(DeclarationError) as refused:
+        parse(front)
+    assert str(refused.value) == message
+
+
+def test_malformed_frontmatter_is_refused_not_guessed() -> None:
+    with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: starts with '---' but has no closing '---' line$"):
+        parse_operation_file("op.md", "---\noperation:\n  method: GET\n")
+    with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: is not valid YAML"):
+        parse_operation_file("op.md", "---\noperation: [\n---\n")
+    with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: is not a mapping"):
+        parse_operation_file("op.md", "---\n- a\n- b\n---\n")
+    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)
+    ) + "---\n"
+    with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: is not valid YAML"):
+        parse_operation_file("op.md", bomb)
+
+
+def test_a_gate_matches_with_the_servers_base_path_left_out() -> None:
+    decl = parse(
+        "operation:\n  method: DELETE\n  url: https://api.test/v2/invoices/{id}\napproval:\n  matches: delete /invoices/{id}\n  risk: high"
+    )
+    assert decl is not None and decl.approval is not None
+    assert (decl.approval.matches, decl.approval.binds) == ("DELETE /invoices/{id}", ("id",))
+
+
+def test_loading_a_package_is_the_publish_check(tmp_path: Path) -> None:
+    files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
+    skill = load_skill(files)
+    gate = skill.tool("cancel_booking").declaration.approval
+    assert gate is not None and (gate.matches, gate.risk, gate.binds) == ("DELETE /bookings/{booking_id}", "high", ("booking_id",))
+    broken = dict(files)
+    broken["cancel_booking.md"] = files["cancel_booking.md"].replace(b"matches: DELETE /bookings/{booking_id}", b"matches: DELETE /booking/{booking_id}")
+    with pytest.raises(PackageError, match=r"^cancel_booking.md: approval.matches: 'DELETE /booking/\{booking_id\}' does not match"):
+        load_skill(broken)
+
+
+def test_a_derived_package_refuses_an_operation_off_its_hosts() -> None:
+    spec = (Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml").read_bytes()
+    files = dict(derive_package(spec).files)
+    files["get_booking.md"] = files["get_booking.md"].replace(b"hollowbrook.localhost:8084", b"evil.test")
+    with pytest.raises(PackageError) as refused:
+        load_skill(files)
+    assert str(refused.value) == "get_booking.md: operation.url goes to evil.test, which is not one of the skill's hosts (hollowbrook.localhost:8084)"
+
+
+def test_a_tool_refers_only_to_types_the_package_has() -> None:
+    op = (
+        b"---\noperation:\n  method: POST\n  url: http://a.test/pets\n  schema: |\n"
+        b'    {"type": "object", "properties": {"pet": {"$ref": "#/types/Pet"}}}\n---\n\n# add\n\nAdd a pet.\n'
+    )
+    with pytest.raises(PackageError, match=r"^add.md: operation.schema refers to #/types/Pet, which types.json does not define$"):
+        load_skill({"add.md": op}, slug="pets")
+    skill = load_skill({"add.md": op, "types.json": b'{"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}}'}, slug="pets")
+    assert skill.tool("add").schema["properties"]["pet"] == {"type": "object", "properties": {"name": {"type": "string"}}}
+    other = op.replace(b"#/types/Pet", b"#/components/schemas/Pet")
+    with pytest.raises(PackageError, match=r"has a \$ref that is not #/types/Name"):
+        load_skill({"add.md": other}, slug="pets")

@@ -1,0 +1,216 @@
+"""End to end: a hand-written guesthouse skill books a room against a real HTTP server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
+from services.runtime.skill import load_skill
+from services.runtime.translate import CallRefused, build_request
+from tests.runtime.guesthouse import KEY, GuesthouseServer
+
+EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+DECLARED = "http://hollowbrook.localhost:8084"
+BOOKING = {
+    "room_id": "oak",
+    "guest_name": "Ada Lovelace",
+    "arrival": "2026-12-24",
+    "departure": "2026-12-27",
+}
+
+
+@pytest.fixture
+def server() -> Iterator[GuesthouseServer]:
+    with GuesthouseServer() as running:
+        yield running
+
+
+@pytest.fixture
+def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
+    """The example skill as written, pointed at the test's server instead of its real host."""
+    out = tmp_path / "hollowbrook"
+    out.mkdir()
+    for path in EXAMPLE.iterdir():
+        (out / path.name).write_text(path.read_text().replace(DECLARED, server.url))
+    return out
+
+
+def _files(skill_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in skill_dir.iterdir()}
+
+
+def test_load_the_tools_one_call_and_the_booking_exists(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    skill = load_skill(_files(skill_dir))
+    assert skill.slug == "hollowbrook"
+    assert sorted(t.name for t in skill.tools) == [
+        "hollowbrook_cancel_booking",
+        "hollowbrook_check_availability",
+        "hollowbrook_create_booking",
+        "hollowbrook_get_booking",
+        "hollowbrook_list_rooms",
+    ]
+    # The model asks by the manifest's name, as every small model tried first.
+    tool = skill.tool("create_booking")
+    assert tool is skill.tool("hollowbrook_create_booking")
+    credential = Credential(skill.auth, "HOLLOWBROOK_API_KEY")  # type: ignore[arg-type]
+    result = send(
+        build_request(tool, BOOKING, skill.hosts),
+        credential=credential,
+        environ={"HOLLOWBROOK_API_KEY": KEY},
+    )
+    assert result.status == 201
+    booking = result.body_value()
+    assert booking == {**BOOKING, "id": "bk-1", "total_pence": 3 * 9500}
+    assert server.house.bookings == {"bk-1": booking}
+    (seen,) = server.house.seen
+    assert (seen.method, seen.path, seen.headers["Content-Type"], json.loads(seen.body)) == (
+        "POST",
+        "/bookings",
+        "application/json",
+        BOOKING,
+    )
+    assert seen.headers["X-Hollowbrook-Key"] == KEY
+    assert len(seen.headers["Idempotency-Key"]) == 64
+    # The same booking sent again (a retry) carries the same key and takes no second room.
+    again = send(
+        build_request(tool, dict(reversed(BOOKING.items())), skill.hosts),
+        credential=credential,
+        environ={"HOLLOWBROOK_API_KEY": KEY},
+    )
+    assert again.status == 200 and again.body_value()["id"] == "bk-1"
+    assert len(server.house.bookings) == 1
+    assert server.house.seen[1].headers["Idempotency-Key"] == seen.headers["Idempotency-Key"]
+
+
+def test_a_call_without_a_required_field_is_refused_and_the_server_sees_nothing(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    skill = load_skill(_files(skill_dir))
+    partial = {k: v for k, v in BOOKING.items() if k != "departure"}
+    with pytest.raises(CallRefused) as refused:
+        build_request(skill.tool("create_booking"), partial, skill.hosts)
+    assert (
+        str(refused.value)
+        == "create_booking: missing required argument departure (string); nothing was sent"
+    )
+    with pytest.raises(CallRefused, match=r"does not take 'X-Hollowbrook-Key'"):
+        build_request(
+            skill.tool("create_booking"),
+            {**BOOKING, "X-Hollowbrook-Key": "from the model"},
+            skill.hosts,
+        )
+    assert server.house.seen == [] and server.house.bookings == {}
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_the_slash_form_books_and_refuses_from_the_command_line(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    env = {"HOLLOWBROOK_API_KEY": KEY}
+    avail = _cli(
+        "run",
+        str(skill_dir),
+        '/check_availability {"room_id": "oak", "arrival": "2026-12-24", "departure": "2026-12-27"}',
+        env=env,
+    )
+    assert avail.returncode == 0, avail.stderr
+    assert avail.stdout.splitlines()[0] == "HTTP 200"
+    assert json.loads(avail.stdout.split("\n", 1)[1]) == {
+        "room_id": "oak",
+        "available": True,
+        "total_pence": 28500,
+    }
+    booked = _cli(
+        "run", str(skill_dir), "/create_booking " + json.dumps(BOOKING), "--json", env=env
+    )
+    assert booked.returncode == 0, booked.stderr
+    assert json.loads(booked.stdout)["status"] == 201
+    assert list(server.house.bookings) == ["bk-1"]
+    refused = _cli("run", str(skill_dir), '/create_booking {"room_id": "oak"}', env=env)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "error: create_booking: missing required arguments guest_name (string), arrival (string), departure (string); nothing was sent"
+    )
+    got = _cli("run", str(skill_dir), "/get_booking bk-1", env=env)
+    assert (
+        got.returncode == 0
+        and json.loads(got.stdout.split("\n", 1)[1])["guest_name"] == "Ada Lovelace"
+    )
+    missing = _cli("run", str(skill_dir), "/get_booking bk-404", env=env)
+    assert missing.returncode == 1 and missing.stdout.startswith("HTTP 404")
+    assert len(server.house.seen) == 4  # the refused call never reached it
+    help_one = _cli("run", str(skill_dir), "/help create_booking")
+    assert help_one.returncode == 0
+    assert "identity   room_id, guest_name, arrival, departure" in help_one.stdout
+
+
+def test_dry_run_prints_the_request_and_names_the_credential_variable_not_its_value(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    out = _cli(
+        "call",
+        str(skill_dir),
+        "create_booking",
+        "--args",
+        json.dumps(BOOKING),
+        "--dry-run",
+        env={"HOLLOWBROOK_API_KEY": KEY},
+    )
+    assert out.returncode == 0, out.stderr
+    request = json.loads(out.stdout)
+    assert request == {
+        "method": "POST",
+        "url": f"{server.url}/bookings",
+        "headers": {
+            "Content-Type": "application/json",
+            "Idempotency-Key": request["headers"]["Idempotency-Key"],
+            "X-Hollowbrook-Key": "<from $HOLLOWBROOK_API_KEY>",
+        },
+        "body": BOOKING,
+    }
+    assert KEY not in out.stdout
+    assert server.house.seen == []
+
+
+def test_execution_is_bounded_and_follows_no_redirect(
+    server: GuesthouseServer, tmp_path: Path
+) -> None:
+    (tmp_path / "probe.md").write_text(
+        f"---\noperation:\n  method: GET\n  url: {server.url}/{{kind}}/{{arg}}\n---\n\n# probe\n\nA probe.\n"
+    )
+    skill = load_skill({"probe.md": (tmp_path / "probe.md").read_bytes()}, slug="probe")
+    tool = skill.tool("probe")
+    moved = send(build_request(tool, {"kind": "moved", "arg": "x"}, skill.hosts))
+    assert (
+        moved.status == 302
+        and moved.as_dict()["redirect_not_followed"] == "http://169.254.169.254/latest/meta-data/"
+    )
+    assert [s.path for s in server.house.seen] == ["/moved/x"]
+    big = send(
+        build_request(tool, {"kind": "big", "arg": "100000"}, skill.hosts),
+        limits=CallLimits(max_response_bytes=1000),
+    )
+    assert big.truncated and big.body == b"x" * 1000
+    with pytest.raises(ExecutionFailed, match=r"probe: no answer within 0.5 s"):
+        send(
+            build_request(tool, {"kind": "slow", "arg": "3"}, skill.hosts),
+            limits=CallLimits(timeout=0.5),
+        )
