@@ -1,4 +1,9 @@
-"""Event and command payloads: ids and small summaries, never documents."""
+"""Event and command payloads: ids and small summaries, never documents.
+
+Every message carries `submission` when it descends from one `spec.submitted`, so whoever
+submitted can follow its stages; ids are content-derived, so a redelivered handler publishes
+the same message again and JetStream's `Nats-Msg-Id` de-duplication drops the repeat.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,30 @@ from pydantic import BaseModel, Field
 
 from schemas.subjects import COMMANDS, EVENTS
 
-__all__ = ["SpecSubmitted", "RevisionStored", "RevisionRejected", "VersionProposed", "VersionPublished",
-           "PublishVersion", "MESSAGES"]
+__all__ = [
+    "MESSAGES",
+    "PublishVersion",
+    "RefreshSources",
+    "RevisionCategorized",
+    "RevisionParsed",
+    "RevisionRejected",
+    "RevisionStored",
+    "RevisionUnchanged",
+    "SpecSubmitted",
+    "SuggestionsMade",
+    "VersionProposed",
+    "VersionPublished",
+]
+
+_SUBMISSION = Field(default=None, description="the submission this descends from, for following its stages")
 
 
 class SpecSubmitted(BaseModel):
+    submission: str = Field(description="an id the submitter chose; repeats are de-duplicated")
     skill: str = Field(description="the skill's slug")
     blob: str | None = Field(default=None, description="sha256 of uploaded bytes in the blob store")
-    url: str | None = Field(default=None, description="a URL to fetch the spec from")
+    url: str | None = Field(default=None, description="a URL to fetch the spec from (GET, no redirects)")
+    base_url: str | None = Field(default=None, description="where the API lives, when the spec does not say")
     created_by: str
 
 
@@ -21,17 +42,54 @@ class RevisionStored(BaseModel):
     revision_id: str
     skill: str
     spec_sha256: str
+    submission: str | None = _SUBMISSION
+
+
+class RevisionUnchanged(BaseModel):
+    revision_id: str
+    skill: str
+    spec_sha256: str
+    submission: str | None = _SUBMISSION
+
+
+class RevisionParsed(BaseModel):
+    revision_id: str
+    skill: str
+    operations: int
+    submission: str | None = _SUBMISSION
 
 
 class RevisionRejected(BaseModel):
     revision_id: str
     skill: str
     reason: str
+    submission: str | None = _SUBMISSION
+
+
+class RevisionCategorized(BaseModel):
+    revision_id: str
+    skill: str
+    source: str = Field(description="flat | tags | paths | model: where the grouping came from")
+    categories: int
+    tag_failure: str | None = None
+    submission: str | None = _SUBMISSION
+
+
+class SuggestionsMade(BaseModel):
+    revision_id: str
+    skill: str
+    approvals: int
+    identities: int
+    submission: str | None = _SUBMISSION
 
 
 class VersionProposed(BaseModel):
     version_id: str
     skill: str
+    revision_id: str | None = None
+    created: bool = Field(default=True, description="false: the derivation equals a version already stored")
+    summary: dict[str, int] = Field(default_factory=dict, description="added, removed, changed operations against the live version")
+    submission: str | None = _SUBMISSION
 
 
 class VersionPublished(BaseModel):
@@ -39,6 +97,8 @@ class VersionPublished(BaseModel):
     skill: str
     files: dict[str, str] = Field(description="path → sha256 of the file in the blob store")
     hosts: list[str]
+    auth_header: str | None = Field(default=None, description="the header the API reads its credential from (a name)")
+    previous_version_id: str | None = None
 
 
 class PublishVersion(BaseModel):
@@ -48,11 +108,21 @@ class PublishVersion(BaseModel):
     requested_by: str
 
 
+class RefreshSources(BaseModel):
+    requested_by: str = "schedule"
+    skill: str | None = Field(default=None, description="one skill's source, or every source with a URL")
+
+
 MESSAGES: dict[str, type[BaseModel]] = {
     EVENTS["spec_submitted"]: SpecSubmitted,
     EVENTS["revision_stored"]: RevisionStored,
+    EVENTS["revision_unchanged"]: RevisionUnchanged,
+    EVENTS["revision_parsed"]: RevisionParsed,
     EVENTS["revision_rejected"]: RevisionRejected,
+    EVENTS["revision_categorized"]: RevisionCategorized,
+    EVENTS["suggestions_made"]: SuggestionsMade,
     EVENTS["version_proposed"]: VersionProposed,
     EVENTS["version_published"]: VersionPublished,
     COMMANDS["publish_version"]: PublishVersion,
+    COMMANDS["refresh_sources"]: RefreshSources,
 }

@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-__all__ = ["Skill", "Source", "SourceRevision", "Version", "Publication", "ActionItem", "DeadLetter"]
+__all__ = ["Skill", "Source", "SourceRevision", "Version", "Publication", "ActionItem", "DeadLetter", "Suggestion"]
 
 
 class Skill(SQLModel, table=True):
@@ -30,6 +30,7 @@ class Source(SQLModel, table=True):
     base_url: str | None = Field(default=None, max_length=2048)
     auth_header: str | None = Field(default=None, max_length=128)
     credential_env: str | None = Field(default=None, max_length=128)  # a variable *name*
+    last_checked_at: datetime | None = None  # the last scheduled re-fetch of a URL source
 
 
 class SourceRevision(SQLModel, table=True):
@@ -42,6 +43,11 @@ class SourceRevision(SQLModel, table=True):
     created_by: str = Field(max_length=128)
     status: str = Field(default="stored", max_length=16)  # stored | parsed | refused
     refusal_reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    submission: str | None = Field(default=None, max_length=128)  # the submission that stored it
+    operations: int | None = None
+    grouping_blob: str | None = Field(default=None, max_length=64)  # sha256 of the categorize stage's grouping
+    grouping_source: str | None = Field(default=None, max_length=16)  # flat | tags | paths | model
+    tag_failure: str | None = Field(default=None, max_length=32)
 
 
 class Version(SQLModel, table=True):
@@ -56,6 +62,8 @@ class Version(SQLModel, table=True):
     files_json: str = Field(sa_column=Column(Text, nullable=False))  # {"path": "sha256", ...}
     hosts_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     status: str = Field(default="proposed", max_length=16)  # proposed | published | superseded
+    diff_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))  # against the live version when proposed
+    base_version_id: str | None = Field(default=None, max_length=64)  # the live version the diff is against
     created_at: datetime
 
 
@@ -64,6 +72,7 @@ class Publication(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
     version_id: str = Field(foreign_key="versions.id", max_length=64)
+    previous_version_id: str | None = Field(default=None, max_length=64)
     published_by: str = Field(max_length=128)
     published_at: datetime
 
@@ -87,4 +96,20 @@ class DeadLetter(SQLModel, table=True):
     msg_id: str | None = Field(default=None, max_length=256)
     error: str = Field(sa_column=Column(Text, nullable=False))
     payload: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime
+
+
+class Suggestion(SQLModel, table=True):
+    """A guessed approval rule or identity for one operation: shown for review, never applied."""
+
+    __tablename__ = "suggestions"
+    __table_args__ = (UniqueConstraint("revision_id", "operation", "kind", name="uq_suggestion_rev_op_kind"),)
+    id: str = Field(primary_key=True, max_length=64)
+    skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
+    revision_id: str = Field(foreign_key="source_revisions.id", index=True, max_length=64)
+    operation: str = Field(max_length=128)
+    kind: str = Field(max_length=16)  # approval | identity
+    group: str = Field(max_length=16)  # money | deletes | changes | reads
+    body_json: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(default="open", max_length=16)  # open | confirmed | changed | dismissed
     created_at: datetime

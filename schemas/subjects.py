@@ -10,6 +10,7 @@ STREAM_SUBJECTS = ["skillpress.>"]
 EVENTS = {
     "spec_submitted": "skillpress.spec.submitted",
     "revision_stored": "skillpress.revision.stored",
+    "revision_unchanged": "skillpress.revision.unchanged",
     "revision_parsed": "skillpress.revision.parsed",
     "revision_rejected": "skillpress.revision.rejected",
     "revision_categorized": "skillpress.revision.categorized",

@@ -109,10 +109,11 @@ def tools(
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
 
 
-from services.cli import call_commands, stack_commands  # noqa: E402  (registers up, demo, call, run)
+from services.cli import call_commands, pipeline_commands, stack_commands  # noqa: E402  (registers the rest)
 
 stack_commands.register(app)
 call_commands.register(app)
+pipeline_commands.register(app)
 
 
 def main() -> None:

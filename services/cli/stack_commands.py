@@ -16,15 +16,6 @@ from services.platform.settings import Settings
 __all__ = ["register"]
 
 
-def _blobs(settings: Settings):  # type: ignore[no-untyped-def]
-    from services.platform.blobs import LocalBlobStore, S3BlobStore
-
-    if settings.s3_endpoint:
-        return S3BlobStore.from_env(settings.s3_endpoint, settings.s3_access_key_env, settings.s3_secret_key_env,
-                                    settings.s3_bucket, secure=settings.s3_secure)
-    return LocalBlobStore(settings.blob_dir)
-
-
 def _nats(settings: Settings):  # type: ignore[no-untyped-def]
     """(the embedded server or None, the URL to use): a configured NATS wins over the embedded one."""
     from services.cli.main import fail
@@ -42,43 +33,54 @@ def _nats(settings: Settings):  # type: ignore[no-untyped-def]
 def register(app: typer.Typer) -> None:
     @app.command()
     def up() -> None:
-        """Start the embedded stack in the foreground (Ctrl-C stops it cleanly)."""
+        """Start the embedded stack and every worker in the foreground (Ctrl-C stops it cleanly)."""
         from services.cli.main import fail
+        from services.cli.stack import write_up_marker
         from services.platform.logging import configure_logging, get_logger
-        from services.platform.records import RecordStore, RecordStoreUnavailable
+        from services.platform.records import RecordStoreUnavailable
+        from services.workers.app import WORKERS, make_context, serve_workers
 
         settings = Settings()
         configure_logging(settings.log_format, settings.log_level)
         log = get_logger("up", home=str(settings.home))
         try:
-            records = RecordStore(settings.records_url)
-            records.migrate()
+            ctx = make_context(settings)
         except RecordStoreUnavailable as exc:
             fail(str(exc))
         server, nats_url = _nats(settings)
+        marker = write_up_marker(settings, nats_url)
+
+        async def main() -> None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+
+            async def watch_server() -> None:
+                while not stop.is_set():
+                    if server is not None and not server.proc.running():  # type: ignore[union-attr]
+                        log.error("up.nats_exited", log=str(settings.nats_dir / "nats.log"))
+                        stop.set()
+                    await asyncio.sleep(0.2)
+
+            ready = asyncio.Event()
+            watcher = asyncio.create_task(watch_server())
+            workers = asyncio.create_task(serve_workers(ctx, nats_url, list(WORKERS), stop, ready, schedule=True))
+            await ready.wait()
+            log.info("up.ready", nats=nats_url, records=ctx.records.safe_url,
+                     blobs=settings.s3_endpoint or str(settings.blob_dir), workers=list(WORKERS))
+            typer.echo(f"skillpress is up: NATS {nats_url} (stream SKILLPRESS), records {ctx.records.safe_url}, "
+                       f"blobs {settings.s3_endpoint or settings.blob_dir}, workers {', '.join(WORKERS)}. Ctrl-C stops it.", err=True)
+            await workers
+            watcher.cancel()
+
         try:
-            stream = asyncio.run(_ensure(nats_url))
-            log.info("up.ready", nats=nats_url, stream=stream, records=records.safe_url,
-                     blobs=settings.s3_endpoint or str(settings.blob_dir))
-            typer.echo(f"skillpress is up: NATS {nats_url} (stream {stream}), records {records.safe_url}, "
-                       f"blobs {settings.s3_endpoint or settings.blob_dir}. Ctrl-C stops it.", err=True)
-            stop = {"now": False}
-
-            def on_signal(*_: object) -> None:
-                stop["now"] = True
-
-            signal.signal(signal.SIGTERM, on_signal)
-            signal.signal(signal.SIGINT, on_signal)
-            import time
-
-            while not stop["now"]:
-                if server is not None and not server.proc.running():  # type: ignore[union-attr]
-                    fail("nats-server exited unexpectedly; see " + str(settings.nats_dir / "nats.log"))
-                time.sleep(0.2)
+            asyncio.run(main())
         finally:
+            marker.unlink(missing_ok=True)
             if server is not None:
                 server.stop()
-            records.close()
+            ctx.records.close()
             log.info("up.stopped")
             typer.echo("skillpress stopped.", err=True)
 
@@ -86,63 +88,47 @@ def register(app: typer.Typer) -> None:
     def demo(
         as_json: Annotated[bool, typer.Option("--json", help="print what was made as JSON")] = False,
     ) -> None:
-        """Start the embedded stack, derive the bundled example spec, store and announce it, print what was made."""
-        from services.cli.main import print_summary
-        from services.derive import DeriveOptions, derive_package
+        """Run the pipeline on the bundled Hollowbrook spec: submit, derive, propose, publish; print the skill."""
+        from schemas.records import Version
+        from schemas.subjects import EVENTS
+        from services.cli.main import fail
+        from services.cli.pipeline_commands import publish_and_follow, submit_and_follow
+        from services.cli.stack import StackError
+        from services.platform.ids import derived_id
         from services.platform.logging import configure_logging
-        from services.platform.packages import store_package
-        from services.platform.records import RecordStore
+        from services.workers.app import make_context
+        from services.workers.versions import version_files
 
         settings = Settings()
         configure_logging(settings.log_format, "warning")
         spec = resources.files("services.examples").joinpath("hollowbrook.yaml").read_bytes()
-        package = derive_package(spec, DeriveOptions())
-        records = RecordStore(settings.records_url)
-        records.migrate()
-        blobs = _blobs(settings)
-        stored = store_package(records, blobs, spec, package, created_by="demo")
-        server, nats_url = _nats(settings)
         try:
-            ack = asyncio.run(_announce(nats_url, stored.version_id, package.meta["slug"]))
-        finally:
-            if server is not None:
-                server.stop()
-            records.close()
-        result = {**package.summary(), "stored_version": stored.version_id, "new_version": stored.created,
-                  "announced": ack, "home": str(settings.home)}
+            _, seen = submit_and_follow(settings, "hollowbrook", spec, None, None, 120.0, progress=not as_json, created_by="demo")
+            subject, last = seen[-1]
+            if subject == EVENTS["revision_rejected"]:
+                fail(f"refused: {last['reason']}")
+            ctx = make_context(settings)
+            with ctx.records.session() as s:
+                version = s.get(Version, last["version_id"]) if "version_id" in last else None
+                if version is None:  # unchanged: the version this revision made before
+                    version = s.query(Version).filter(Version.revision_id == last["revision_id"]).first()  # type: ignore[attr-defined]
+                if version is None:
+                    fail("the pipeline proposed no version; see `skillpress dead-letters`")
+                s.expunge(version)
+            published = publish_and_follow(settings, "hollowbrook", version.id, False, 60.0, requested_by="demo")
+            files = version_files(ctx.blobs, version)
+            ctx.records.close()
+        except (StackError, TimeoutError) as exc:
+            fail(str(exc), 1)
+        meta = json.loads(files["skill.json"])
+        result = {"skill": "hollowbrook", "skill_id": derived_id("skill", "hollowbrook"), "version_id": version.id,
+                  "outcome": subject.rsplit(".", 1)[-1], "published": published, "operations": meta["stats"]["operations"],
+                  "tools": meta["stats"]["tools"], "body_bytes": meta["stats"]["body_bytes"], "home": str(settings.home)}
         if as_json:
             typer.echo(json.dumps(result, indent=2, sort_keys=True))
             return
-        print_summary(package.summary(), None)
-        typer.echo(f"  stored    version {stored.version_id} ({'new' if stored.created else 'already stored'}) in {settings.home}")
-        typer.echo(f"  announced skillpress.version.proposed on NATS, stream seq {ack['seq']}"
-                   + (" (duplicate: deduplicated by Nats-Msg-Id)" if ack["duplicate"] else ""))
+        typer.echo(f"published hollowbrook version {version.id[:12]}: {meta['stats']['operations']} operations,"
+                   f" {meta['stats']['tools']} tools, body {meta['stats']['body_bytes']:,} bytes; state in {settings.home}")
+        typer.echo("  try: skillpress show hollowbrook create_booking.md | skillpress versions hollowbrook")
         typer.echo("")
-        typer.echo(package.files["body.md"].decode())
-
-
-async def _ensure(url: str) -> str:
-    from services.platform.broker import connect, ensure_stream
-
-    nc = await connect(url)
-    try:
-        cfg = await ensure_stream(nc)
-        return str(cfg.name)
-    finally:
-        await nc.close()
-
-
-async def _announce(url: str, version_id: str, slug: str) -> dict[str, object]:
-    from schemas.subjects import EVENTS, STREAM
-    from services.platform.broker import connect, ensure_stream
-
-    nc = await connect(url)
-    try:
-        await ensure_stream(nc)
-        js = nc.jetstream()
-        payload = json.dumps({"version_id": version_id, "skill": slug}).encode()
-        ack = await js.publish(EVENTS["version_proposed"], payload, stream=STREAM,
-                               headers={"Nats-Msg-Id": f"version.proposed:{version_id}"})
-        return {"stream": ack.stream, "seq": ack.seq, "duplicate": bool(ack.duplicate)}
-    finally:
-        await nc.close()
+        typer.echo(files["body.md"].decode())

@@ -7,6 +7,7 @@ Tags fail in recognisable ways, each reported so a later fallback (a model) can 
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from services.derive.model import Operation
 from services.derive.naming import snake
 
-__all__ = ["Category", "tag_failure", "group_by_tags", "group_by_paths", "split_oversize"]
+__all__ = ["Category", "Grouping", "tag_failure", "group_by_tags", "group_by_paths", "split_oversize"]
 
 _VERSION = re.compile(r"^(v\d+([._-]\d+)*|\d+([._-]\d+)*|api|rest)$", re.IGNORECASE)
 
@@ -26,6 +27,39 @@ class Category:
     title: str
     description: str
     ops: list[Operation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """A categorization decided once (by the categorize stage: tags, paths or a model) and
+    handed to the render stage, which applies it as given: operations named, never moved."""
+
+    source: str  # flat | tags | paths | model
+    tag_failure: str | None
+    mode: str  # flat (the body lists operations) | categories (the body lists categories)
+    categories: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()  # (name, title, description, operation names)
+
+    def to_json(self) -> bytes:
+        return json.dumps(
+            {"source": self.source, "tag_failure": self.tag_failure, "mode": self.mode,
+             "categories": [{"name": n, "title": t, "description": d, "operations": list(ops)} for n, t, d, ops in self.categories]},
+            sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        ).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Grouping:
+        raw = json.loads(data)
+        cats = tuple((str(c["name"]), str(c["title"]), str(c["description"]), tuple(str(o) for o in c["operations"])) for c in raw["categories"])
+        return cls(str(raw["source"]), raw.get("tag_failure"), str(raw["mode"]), cats)
+
+    def apply(self, ops: list[Operation], op_names: set[str]) -> list[Category] | None:
+        """The categories for `ops`, or None when this grouping does not place every operation
+        exactly once under a name distinct from every operation's."""
+        by_name = {op.name: op for op in ops}
+        placed = [n for *_, names in self.categories for n in names]
+        if sorted(placed) != sorted(by_name) or any(c[0] in op_names for c in self.categories):
+            return None
+        return [Category(n, t, d, [by_name[o] for o in names]) for n, t, d, names in self.categories]
 
 
 def tag_failure(ops: list[Operation]) -> str | None:

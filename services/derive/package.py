@@ -10,6 +10,7 @@ from typing import Any
 from services.derive.auth import analyse_auth
 from services.derive.categories import (
     Category,
+    Grouping,
     group_by_paths,
     group_by_tags,
     split_oversize,
@@ -45,6 +46,7 @@ class DeriveOptions:
     base_url: str | None = None
     limits: LoadLimits = field(default_factory=LoadLimits)
     body_budget: int = BODY_BUDGET
+    grouping: Grouping | None = None  # decided by the categorize stage; None: decide here
 
 
 @dataclass
@@ -55,6 +57,7 @@ class SkillPackage:
     meta: dict[str, Any]
     version_id: str
     warnings: list[str]
+    grouping: Grouping
 
     def summary(self) -> dict[str, Any]:
         stats = self.meta["stats"]
@@ -188,6 +191,14 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
                 f"the body is {len(body.encode()):,} bytes with {len(categories)} categories,"
                 f" over the {options.body_budget:,}-byte budget"
             )
+    if options.grouping is not None:
+        given = options.grouping.apply(ops, op_names)
+        if given is None:
+            warnings.append("the categorize stage's grouping does not place every operation exactly once; grouped here instead")
+        else:
+            grouping, source, failure = given, options.grouping.source, options.grouping.tag_failure
+            categories = given if options.grouping.mode == "categories" else []
+            body = render_body(meta_base, ops, categories or None)
     for cat in grouping:
         for op in cat.ops:
             op.category = cat.name
@@ -264,4 +275,6 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     out["types.json"] = types_text.encode()
     out["skill.json"] = (json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
     out = dict(sorted(out.items()))
-    return SkillPackage(files=out, meta=meta, version_id=package_id(out), warnings=warnings)
+    decided = Grouping(source, failure, "categories" if categories else "flat",
+                       tuple((c.name, c.title, c.description, tuple(op.name for op in c.ops)) for c in grouping))
+    return SkillPackage(files=out, meta=meta, version_id=package_id(out), warnings=warnings, grouping=decided)

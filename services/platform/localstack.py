@@ -221,7 +221,10 @@ class NatsServer:
         self.home.mkdir(parents=True, exist_ok=True)
         for stale in self.home.glob("nats-server_*.ports"):
             stale.unlink(missing_ok=True)
-        argv = [str(binary), "-js", "-a", "127.0.0.1", "-p", "-1", "-m", "-1", "-sd", str(self.store),
+        # sync_interval always: an acknowledged publish is on disk, not only in the page cache
+        config = self.home / "nats.conf"
+        config.write_text("jetstream {\n  store_dir: " + json.dumps(str(self.store)) + "\n  sync_interval: always\n}\n")
+        argv = [str(binary), "-c", str(config), "-a", "127.0.0.1", "-p", "-1", "-m", "-1",
                 "--ports_file_dir", str(self.home), "-l", str(self.home / "nats.log")]
         self.proc = ManagedProcess("nats-server", argv, self.home)
         self.proc.start()

@@ -27,6 +27,19 @@ class Settings(BaseSettings):
     s3_access_key_env: str = "SKILLPRESS_S3_ACCESS_KEY"
     s3_secret_key_env: str = "SKILLPRESS_S3_SECRET_KEY"
 
+    # delivery: a handler that raises is retried after spaced delays, at most max_deliver times,
+    # then its message becomes a dead-letter record; a message not acked within ack_wait is
+    # redelivered (to another replica when its worker died)
+    max_deliver: int = 5
+    retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0, 60.0)
+    ack_wait: float = 60.0
+    handler_delay: float = 0.0  # failure drills only: every handler sleeps this long before its effect
+
+    # fetching specs by URL
+    fetch_timeout: float = 20.0
+    fetch_allow_private: bool = False  # loopback/private/link-local targets; for tests and trusted networks
+    refresh_interval: float = 3600.0  # seconds between scheduled re-fetches of URL sources (0: never)
+
     @property
     def sqlite_url(self) -> str:
         return f"sqlite:///{self.home / 'skillpress.db'}"

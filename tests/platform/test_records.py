@@ -11,10 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import select
 
-from schemas.records import Skill, Source, SourceRevision, Version
-from services.derive import derive_package
-from services.platform.blobs import LocalBlobStore
-from services.platform.packages import store_package
+from schemas.records import Skill, Source, SourceRevision
 from services.platform.records import DuplicateRecord, RecordStore, RecordStoreUnavailable
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
@@ -72,20 +69,6 @@ def test_refusal_reason_round_trips(records: RecordStore) -> None:
     with records.session() as s:
         got = s.get(SourceRevision, "rr")
     assert got is not None and got.status == "refused" and got.refusal_reason == reason
-
-
-def test_storing_a_package_twice_changes_nothing(records: RecordStore, tmp_path: Path) -> None:
-    spec = (SPECS / "oai-petstore-expanded.yaml").read_bytes()
-    package = derive_package(spec)
-    blobs = LocalBlobStore(tmp_path / "blobs")
-    first = store_package(records, blobs, spec, package, created_by="test")
-    second = store_package(records, blobs, spec, package, created_by="test")
-    assert first.created and not second.created
-    assert (second.skill_id, second.revision_id, second.version_id) == (first.skill_id, first.revision_id, first.version_id)
-    with records.session() as s:
-        versions = s.exec(select(Version)).all()
-        assert len(versions) == 1 and versions[0].content_hash == package.version_id
-        assert len(s.exec(select(SourceRevision)).all()) == 1
 
 
 def test_unreachable_database_is_a_specific_error() -> None:

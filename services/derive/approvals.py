@@ -1,0 +1,130 @@
+"""Guessed approval rules and identities, per operation: suggestions for a person, never applied.
+
+Reads are low and ungated; creates and updates medium; deletes and anything named for money
+or irreversibility high and gated; an `x-risk` extension in the spec wins. A rule binds the
+operation's path parameters and body fields, so an operation with neither cannot be gated (it
+is shown, marked unbindable). Amount and currency fields are read from body field names. An
+identity is guessed from a create's required fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from services.derive.frontmatter import Declaration, DeclarationError, parse_operation_file
+
+__all__ = ["Suggestion", "guess_suggestions", "GROUPS"]
+
+GROUPS = ("money", "deletes", "changes", "reads")
+_READS = ("GET", "HEAD", "OPTIONS")
+_WORD = re.compile(r"[a-z]+")
+_MONEY = {
+    "pay", "pays", "payment", "payments", "payout", "payouts", "charge", "charges", "refund", "refunds",
+    "transfer", "transfers", "invoice", "invoices", "billing", "bill", "purchase", "purchases", "checkout",
+    "withdraw", "withdrawal", "withdrawals", "deposit", "deposits", "capture", "captures", "subscription",
+    "subscriptions", "order", "orders", "price", "prices", "fund", "funds", "balance", "balances", "wallet",
+    "debit", "money", "donation", "payroll", "payee", "settlement", "disburse",
+}
+_IRREVERSIBLE = {
+    "delete", "deletes", "destroy", "purge", "remove", "revoke", "terminate", "cancel", "void", "wipe",
+    "erase", "reset", "expire",
+}
+_AMOUNT = re.compile(r"(^|_)(amount|price|total|cost|fee|sum|value)(_|$)|amount$", re.IGNORECASE)
+_CURRENCY = re.compile(r"currency", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    operation: str
+    kind: str  # approval | identity
+    group: str  # money | deletes | changes | reads
+    body: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"operation": self.operation, "kind": self.kind, "group": self.group, **self.body}
+
+
+def _words(*texts: str) -> set[str]:
+    out: set[str] = set()
+    for text in texts:
+        spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+        out.update(_WORD.findall(spaced.lower()))
+    return out
+
+
+def _amount_fields(decl: Declaration | None) -> tuple[str | None, str | None]:
+    if decl is None:
+        return None, None
+    props = decl.schema.get("properties", {})
+    amount = next((f for f in decl.body if _AMOUNT.search(f)), None)
+    currency = next((f for f in decl.body if _CURRENCY.search(f)), None)
+    if amount and currency is None:
+        sub = props.get(amount)
+        inner = sub.get("properties") if isinstance(sub, dict) else None
+        if isinstance(inner, dict):  # {"amount": {"value": 100, "currency": "EUR"}}
+            value = next((k for k in inner if _AMOUNT.search(k)), None)
+            cur = next((k for k in inner if _CURRENCY.search(k)), None)
+            if value and cur:
+                return f"{amount}.{value}", f"{amount}.{cur}"
+    return amount, currency
+
+
+def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
+    """(risk, group, why)."""
+    if method in _READS:
+        group, risk, why = "reads", "low", f"a {method} reads"
+    elif method == "DELETE" or words & _IRREVERSIBLE:
+        hit = sorted(words & _IRREVERSIBLE)
+        group, risk, why = "deletes", "high", ("a DELETE" if method == "DELETE" else f"named for something irreversible ({hit[0]})")
+    elif words & _MONEY:
+        group, risk, why = "money", "high", f"named for money ({sorted(words & _MONEY)[0]})"
+    else:
+        group, risk, why = "changes", "medium", f"a {method} changes something"
+    if method not in _READS and words & _MONEY and group != "money":
+        group = "money"
+    if isinstance(x_risk, str) and x_risk.lower() in ("low", "medium", "high"):
+        risk, why = x_risk.lower(), "the spec's x-risk says so"
+    return risk, group, why
+
+
+def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
+    """One approval suggestion per operation and an identity suggestion per create, in index order."""
+    meta = json.loads(files["skill.json"])
+    out: list[Suggestion] = []
+    for entry in meta.get("operations", []):
+        name = str(entry.get("name"))
+        method = str(entry.get("method", "")).upper()
+        path = str(entry.get("path", ""))
+        decl: Declaration | None = None
+        text = files.get(str(entry.get("file")))
+        if entry.get("tool") and text is not None:
+            try:
+                decl = parse_operation_file(str(entry["file"]), text.decode("utf-8"))[1]
+            except (DeclarationError, UnicodeDecodeError):
+                decl = None
+        words = _words(name, path, str(entry.get("operation_id") or ""))
+        risk, group, why = _risk(method, words, entry.get("x_risk"))
+        binds = list(decl.path_params + decl.body) if decl else []
+        amount, currency = _amount_fields(decl) if group == "money" else (None, None)
+        body: dict[str, Any] = {
+            "matches": f"{method} {path}",
+            "risk": risk,
+            "gated": risk == "high",
+            "binds": binds,
+            "bindable": bool(binds),
+            "why": why,
+        }
+        if amount:
+            body["amount"] = amount
+        if currency:
+            body["currency"] = currency
+        out.append(Suggestion(name, "approval", group, body))
+        is_create = method == "POST" and not path.rstrip("/").endswith("}")
+        if is_create and decl is not None:
+            identity = [r for r in decl.required if r in decl.body or r in decl.path_params]
+            if identity:
+                out.append(Suggestion(name, "identity", group, {"fields": identity, "why": "a create's required fields"}))
+    return out

@@ -1,0 +1,76 @@
+"""The difference that matters between two packages: operations added, removed, and whose call changed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["diff_packages", "gates", "operation_block"]
+
+
+def operation_block(text: bytes | None) -> str:
+    """The frontmatter of an operation file (its call), or '' when it has none."""
+    if not text:
+        return ""
+    decoded = text.decode("utf-8", "replace")
+    if not decoded.startswith("---\n"):
+        return ""
+    end = decoded.find("\n---", 3)
+    return decoded[4:end] if end > 0 else ""
+
+
+def _index(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    meta = json.loads(files["skill.json"])
+    return {str(op["name"]): op for op in meta.get("operations", []) if isinstance(op, dict) and "name" in op}
+
+
+def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[str, Any]:
+    """`{"added", "removed", "changed", "files_changed", "summary"}` of `new` against `old` (None: everything is added).
+
+    An operation's call changed when its method, path, tool name or operation block differs;
+    prose-only changes count in `files_changed` but not as a changed call.
+    """
+    after = _index(new)
+    if old is None:
+        added = sorted(after)
+        return {"added": added, "removed": [], "changed": [], "files_changed": len(new),
+                "summary": {"added": len(added), "removed": 0, "changed": 0, "files_changed": len(new)}}
+    before = _index(old)
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    changed: list[dict[str, Any]] = []
+    for name in sorted(set(after) & set(before)):
+        a, b = before[name], after[name]
+        what = [k for k in ("method", "path", "tool") if a.get(k) != b.get(k)]
+        if operation_block(old.get(str(a.get("file")))) != operation_block(new.get(str(b.get("file")))):
+            what.append("declaration")
+        if what:
+            changed.append({"operation": name, "what": what, "before": f"{a.get('method')} {a.get('path')}", "after": f"{b.get('method')} {b.get('path')}"})
+    files_changed = sum(1 for p in set(old) | set(new) if old.get(p) != new.get(p))
+    return {
+        "added": added,
+        "removed": removed,
+        "changed": changed,
+        "files_changed": files_changed,
+        "summary": {"added": len(added), "removed": len(removed), "changed": len(changed), "files_changed": files_changed},
+    }
+
+
+def gates(files: dict[str, bytes]) -> dict[str, str]:
+    """Every approval gate a package declares: `matches` → the file declaring it."""
+    from services.derive.frontmatter import DeclarationError, split_frontmatter
+
+    out: dict[str, str] = {}
+    for path, data in sorted(files.items()):
+        if not path.endswith(".md") or b"approval" not in data:
+            continue
+        try:
+            front = split_frontmatter(path, data.decode("utf-8")).frontmatter
+        except (DeclarationError, UnicodeDecodeError):
+            continue
+        approval = front.get("approval")
+        if isinstance(approval, dict) and isinstance(approval.get("matches"), str):
+            words = approval["matches"].split()
+            if len(words) == 2:
+                out[f"{words[0].upper()} {words[1]}"] = path
+    return out

@@ -1,0 +1,83 @@
+"""The composition root: which workers exist, and running any of them against one NATS."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+
+from faststream.nats import NatsBroker
+
+from schemas.events import RefreshSources
+from schemas.subjects import COMMANDS
+from services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
+from services.platform.broker import connect, ensure_stream
+from services.platform.logging import get_logger
+from services.platform.records import RecordStore
+from services.platform.settings import Settings
+from services.workers import categorize, fetch, guess_approvals, parse, publish, refresh, render
+from services.workers.delivery import Outgoing, Step, WorkerContext, publish_all, subscribe
+
+__all__ = ["WORKERS", "make_context", "serve_workers", "blob_store"]
+
+WORKERS: dict[str, Step] = {
+    step.worker: step
+    for step in (fetch.STEP, parse.STEP, categorize.STEP, guess_approvals.STEP, render.STEP, publish.STEP, refresh.STEP)
+}
+
+
+def blob_store(settings: Settings) -> BlobStore:
+    if settings.s3_endpoint:
+        return S3BlobStore.from_env(settings.s3_endpoint, settings.s3_access_key_env, settings.s3_secret_key_env,
+                                    settings.s3_bucket, secure=settings.s3_secure)
+    return LocalBlobStore(settings.blob_dir)
+
+
+def make_context(settings: Settings) -> WorkerContext:
+    records = RecordStore(settings.records_url)
+    records.migrate()
+    return WorkerContext(settings=settings, records=records, blobs=blob_store(settings))
+
+
+async def _schedule_refresh(broker: NatsBroker, interval: float, stop: asyncio.Event) -> None:
+    """Ask for a refresh every `interval` seconds; the id names the slot, so several schedulers
+    (one per `up`) ask once per slot."""
+    while not stop.is_set():
+        slot = int(time.time() // interval)
+        await publish_all(broker, [Outgoing(COMMANDS["refresh_sources"], RefreshSources(), f"refresh-slot:{slot}")])
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=interval)
+        except TimeoutError:
+            pass
+
+
+async def serve_workers(ctx: WorkerContext, nats_url: str, names: Iterable[str], stop: asyncio.Event,
+                        ready: asyncio.Event | None = None, schedule: bool = False) -> None:
+    """Run the named workers until `stop` is set; each is a durable consumer shared with replicas."""
+    names = list(names)
+    unknown = [n for n in names if n not in WORKERS]
+    if unknown:
+        raise ValueError(f"unknown worker {unknown[0]!r}: choose from {', '.join(WORKERS)}")
+    nc = await connect(nats_url)
+    try:
+        await ensure_stream(nc)
+    finally:
+        await nc.close()
+    broker = NatsBroker(nats_url, logger=None, connect_timeout=5)
+    for name in names:
+        subscribe(broker, ctx, WORKERS[name])
+    log = get_logger("workers", workers=names, nats=nats_url)
+    await broker.start()
+    scheduler = None
+    if schedule and ctx.settings.refresh_interval > 0:
+        scheduler = asyncio.create_task(_schedule_refresh(broker, ctx.settings.refresh_interval, stop))
+    log.info("workers.started")
+    if ready is not None:
+        ready.set()
+    try:
+        await stop.wait()
+    finally:
+        if scheduler is not None:
+            scheduler.cancel()
+        await broker.stop()
+        log.info("workers.stopped")

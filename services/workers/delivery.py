@@ -1,0 +1,122 @@
+"""One delivery contract for every worker: effect, publish, ack; spaced retries; dead letters.
+
+A step is a synchronous, idempotent function of (context, message) that stores its effect and
+returns the events to publish. The shell runs it off the event loop, publishes what it returned
+(each with its own deterministic `Nats-Msg-Id`, so a redelivered message's re-publish is
+de-duplicated by JetStream), and returns; FastStream's NACK_ON_ERROR policy then acks. A step
+that raises is retried after a spaced delay (`NackMessage(delay=...)`); on the last allowed
+delivery, or at once for a `PermanentFailure`, the message is stored as a dead letter with its
+error and acked, so nothing loops forever and nothing disappears.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from faststream import AckPolicy
+from faststream.exceptions import NackMessage
+from faststream.nats import ConsumerConfig, JStream, NatsBroker, NatsMessage, PullSub
+from pydantic import BaseModel, ValidationError
+
+from schemas.records import DeadLetter
+from schemas.subjects import STREAM
+from services.platform.blobs import BlobStore
+from services.platform.logging import get_logger
+from services.platform.records import RecordStore
+from services.platform.settings import Settings
+
+__all__ = ["Outgoing", "PermanentFailure", "Step", "WorkerContext", "publish_all", "subscribe"]
+
+
+class PermanentFailure(Exception):
+    """Retrying cannot help (a malformed message, an unknown version): dead-letter it at once."""
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    subject: str
+    payload: BaseModel
+    msg_id: str
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+    records: RecordStore
+    blobs: BlobStore
+
+
+@dataclass(frozen=True)
+class Step:
+    worker: str  # also the durable consumer's name, shared by replicas
+    subject: str
+    model: type[BaseModel]
+    run: Callable[[WorkerContext, Any], list[Outgoing]]
+
+
+async def publish_all(broker: NatsBroker, outgoing: list[Outgoing]) -> None:
+    for out in outgoing:
+        await broker.publish(
+            out.payload.model_dump(mode="json"), out.subject, headers={"Nats-Msg-Id": out.msg_id}, stream=STREAM, timeout=10.0
+        )
+
+
+def _dead_letter(ctx: WorkerContext, step: Step, msg: NatsMessage, error: str) -> None:
+    headers = msg.raw_message.headers or {}
+    with ctx.records.session() as s:
+        s.add(DeadLetter(subject=step.subject, worker=step.worker, msg_id=headers.get("Nats-Msg-Id"),
+                         error=error[:20_000], payload=msg.body.decode("utf-8", "replace")[:200_000],
+                         created_at=datetime.now(UTC)))
+
+
+def subscribe(broker: NatsBroker, ctx: WorkerContext, step: Step) -> None:
+    """Register `step` on `broker`: a durable pull consumer named for the worker, shared by replicas."""
+    settings = ctx.settings
+    log = get_logger(step.worker)
+    config = ConsumerConfig(max_deliver=settings.max_deliver, ack_wait=settings.ack_wait)
+
+    @broker.subscriber(
+        step.subject,
+        stream=JStream(STREAM, declare=False),
+        durable=step.worker,
+        pull_sub=PullSub(batch_size=1, timeout=1.0),
+        config=config,
+        ack_policy=AckPolicy.NACK_ON_ERROR,
+        title=f"{step.worker}:{step.subject}",
+    )
+    async def handle(body: Any, msg: NatsMessage) -> None:
+        delivered = msg.raw_message.metadata.num_delivered or 1
+        bound = log.bind(subject=step.subject, delivered=delivered, stream_seq=msg.raw_message.metadata.sequence.stream)
+        try:
+            payload = step.model.model_validate(body if isinstance(body, dict) else json.loads(msg.body))
+        except (ValidationError, ValueError) as exc:
+            bound.error(f"{step.worker}.malformed_message", error=str(exc)[:500])
+            await asyncio.to_thread(_dead_letter, ctx, step, msg, f"malformed {step.model.__name__}: {exc}")
+            return
+        ids = {k: v for k, v in payload.model_dump().items() if k in ("revision_id", "version_id", "skill", "submission")}
+        bound = bound.bind(**ids)
+        try:
+            if settings.handler_delay:
+                await asyncio.sleep(settings.handler_delay)
+            outgoing = await asyncio.to_thread(step.run, ctx, payload)
+            await publish_all(broker, outgoing)
+        except PermanentFailure as exc:
+            bound.error(f"{step.worker}.failed_permanently", error=str(exc))
+            await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{type(exc).__name__}: {exc}")
+            return
+        except Exception as exc:
+            error = "".join(traceback.format_exception_only(exc)).strip()
+            if delivered >= settings.max_deliver:
+                bound.error(f"{step.worker}.dead_lettered", error=error)
+                await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{error} (after {delivered} deliveries)")
+                return
+            delay = settings.retry_delays[min(delivered - 1, len(settings.retry_delays) - 1)] if settings.retry_delays else 0.0
+            bound.warning(f"{step.worker}.retrying", error=error, delay=delay)
+            raise NackMessage(delay=delay) from exc
+        bound.info(f"{step.worker}.done", published=[o.subject for o in outgoing])

@@ -1,0 +1,36 @@
+"""guess-approvals: `revision.parsed` → an approval rule and (for creates) an identity guessed per
+operation, stored as suggestions for a person to review → `suggestions.made`. Never applied."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from schemas.events import RevisionParsed, SuggestionsMade
+from schemas.records import Suggestion
+from schemas.subjects import EVENTS
+from services.derive.approvals import guess_suggestions
+from services.platform.ids import derived_id
+from services.workers.delivery import Outgoing, Step, WorkerContext
+from services.workers.inputs import derive_revision, load_revision
+
+__all__ = ["STEP", "guess_approvals"]
+
+
+def guess_approvals(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]:
+    inputs = load_revision(ctx, event.revision_id)
+    guesses = guess_suggestions(derive_revision(ctx, inputs).files)
+    now = datetime.now(UTC)
+    with ctx.records.session() as s:
+        for g in guesses:
+            sid = derived_id("suggestion", event.revision_id, g.operation, g.kind)
+            if s.get(Suggestion, sid) is None:
+                s.add(Suggestion(id=sid, skill_id=inputs.skill.id, revision_id=event.revision_id, operation=g.operation[:128],
+                                 kind=g.kind, group=g.group, body_json=json.dumps(g.body, sort_keys=True), created_at=now))
+    approvals = sum(1 for g in guesses if g.kind == "approval")
+    return [Outgoing(EVENTS["suggestions_made"], SuggestionsMade(
+        revision_id=event.revision_id, skill=event.skill, approvals=approvals, identities=len(guesses) - approvals,
+        submission=event.submission), f"suggestions:{event.revision_id}")]
+
+
+STEP = Step("guess-approvals", EVENTS["revision_parsed"], RevisionParsed, guess_approvals)

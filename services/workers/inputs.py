@@ -1,0 +1,44 @@
+"""What every stage loads by id: a revision, its source and skill, the spec bytes, the derivation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemas.records import Skill, Source, SourceRevision
+from services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
+from services.derive.categories import Grouping
+from services.workers.delivery import PermanentFailure, WorkerContext
+
+__all__ = ["RevisionInputs", "load_revision", "derive_revision"]
+
+
+@dataclass(frozen=True)
+class RevisionInputs:
+    revision: SourceRevision
+    source: Source
+    skill: Skill
+    spec: bytes
+
+
+def load_revision(ctx: WorkerContext, revision_id: str) -> RevisionInputs:
+    with ctx.records.session() as s:
+        rev = s.get(SourceRevision, revision_id)
+        if rev is None:
+            raise PermanentFailure(f"no revision {revision_id}")
+        source = s.get(Source, rev.source_id)
+        skill = s.get(Skill, source.skill_id) if source else None
+        if source is None or skill is None:
+            raise PermanentFailure(f"revision {revision_id} has no source or skill")
+        s.expunge_all()
+    return RevisionInputs(rev, source, skill, ctx.blobs.get(rev.spec_sha256))
+
+
+def derive_revision(ctx: WorkerContext, inputs: RevisionInputs, grouping: Grouping | None = None) -> SkillPackage:
+    """The pure derivation of a stored revision (raises SpecRefused for a refused document)."""
+    options = DeriveOptions(
+        slug=inputs.skill.slug,
+        base_url=inputs.source.base_url,
+        limits=LoadLimits(max_bytes=ctx.settings.max_spec_bytes),
+        grouping=grouping,
+    )
+    return derive_package(inputs.spec, options)

@@ -1,0 +1,40 @@
+"""parse: `revision.stored` → the document loaded under every bound and derived once → parsed, or
+refused with its reason recorded (a permanent outcome: not retried, nothing earlier touched)."""
+
+from __future__ import annotations
+
+from schemas.events import RevisionParsed, RevisionRejected, RevisionStored
+from schemas.records import SourceRevision
+from schemas.subjects import EVENTS
+from services.derive import SpecRefused
+from services.workers.delivery import Outgoing, Step, WorkerContext
+from services.workers.inputs import derive_revision, load_revision
+
+__all__ = ["STEP", "parse"]
+
+
+def parse(ctx: WorkerContext, event: RevisionStored) -> list[Outgoing]:
+    inputs = load_revision(ctx, event.revision_id)
+    rev = inputs.revision
+    if rev.status == "stored":
+        try:
+            package = derive_revision(ctx, inputs)
+            status, reason, operations = "parsed", None, int(package.meta["stats"]["operations"])
+        except SpecRefused as exc:
+            status, reason, operations = "refused", exc.reason, None
+        with ctx.records.session() as s:
+            row = s.get(SourceRevision, rev.id)
+            assert row is not None
+            if row.status == "stored":
+                row.status, row.refusal_reason, row.operations = status, reason, operations
+            rev = row
+            s.flush()
+            s.expunge(row)
+    if rev.status == "refused":
+        return [Outgoing(EVENTS["revision_rejected"], RevisionRejected(revision_id=rev.id, skill=event.skill, reason=rev.refusal_reason or "refused",
+                                                                      submission=event.submission), f"rejected:{rev.id}")]
+    return [Outgoing(EVENTS["revision_parsed"], RevisionParsed(revision_id=rev.id, skill=event.skill, operations=rev.operations or 0,
+                                                              submission=event.submission), f"parsed:{rev.id}")]
+
+
+STEP = Step("parse", EVENTS["revision_stored"], RevisionStored, parse)
