@@ -8,7 +8,13 @@ from typing import Any
 
 from sqlmodel import select
 
-from schemas.events import PublishVersion, RevisionCategorized, RevisionParsed, RevisionStored, SpecSubmitted
+from schemas.events import (
+    PublishVersion,
+    RevisionCategorized,
+    RevisionParsed,
+    RevisionStored,
+    SpecSubmitted,
+)
 from schemas.records import DeadLetter, Publication, Skill, SourceRevision, Suggestion, Version
 from schemas.subjects import COMMANDS, EVENTS
 from services.platform.blobs import S3BlobStore
