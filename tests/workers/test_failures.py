@@ -1,0 +1,199 @@
+"""Failure drills on real servers: a worker killed mid-message, nats-server killed, a flaky source,
+and a scheduled refresh that proposes but never publishes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from sqlmodel import select
+
+from schemas.events import PublishVersion, RefreshSources, SpecSubmitted
+from schemas.records import ActionItem, DeadLetter, Skill, SourceRevision, Version
+from schemas.subjects import COMMANDS, EVENTS, STREAM
+from services.platform.broker import connect
+from services.platform.localstack import NatsServer
+from services.platform.settings import Settings
+from services.workers.delivery import WorkerContext
+from tests.workers.conftest import SPECS, settings_env, submit, watching, workers
+
+
+def _worker_process(settings: Settings, name: str, **extra: str) -> tuple[subprocess.Popen[str], list[dict[str, Any]]]:
+    """`skillpress worker NAME` as its own process; returns it and its parsed log lines (filled live)."""
+    env = {**settings_env(settings), **extra}
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "worker", name], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[dict[str, Any]] = []
+    started = threading.Event()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            lines.append(event)
+            if event.get("event") == "workers.started":
+                started.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not started.wait(30):
+        proc.kill()
+        raise AssertionError(f"worker {name} did not start: {lines[-5:]}")
+    return proc, lines
+
+
+async def _ack_pending(url: str, durable: str) -> int:
+    nc = await connect(url)
+    try:
+        info = await nc.jetstream().consumer_info(STREAM, durable)
+        return int(info.num_ack_pending or 0)
+    finally:
+        await nc.close()
+
+
+async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(ctx: WorkerContext, settings: Settings) -> None:
+    assert settings.nats_url
+    url = settings.nats_url
+    blob = ctx.blobs.put((SPECS / "oai-petstore-expanded.yaml").read_bytes())
+    slow, _ = _worker_process(settings, "render", SKILLPRESS_HANDLER_DELAY="30")
+    replica: subprocess.Popen[str] | None = None
+    try:
+        async with watching(url) as (watcher, nc), workers(ctx, url, ["fetch", "parse", "categorize", "guess-approvals"]):
+            await submit(nc, SpecSubmitted(submission="k", skill="petstore", blob=blob, created_by="test"), "submitted:k")
+            await watcher.wait_for(EVENTS["revision_categorized"], submission="k")
+            for _ in range(100):  # the slow replica holds the message, unacked
+                if await _ack_pending(url, "render") == 1:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the render message never reached the slow replica")
+            slow.send_signal(signal.SIGKILL)
+            slow.wait(10)
+            replica, lines = _worker_process(settings, "render")
+            proposed = await watcher.wait_for(EVENTS["version_proposed"], timeout=30, submission="k")
+        for _ in range(100):  # its log line follows the event it published
+            done = [ln for ln in lines if ln.get("event") == "render.done"]
+            if done:
+                break
+            await asyncio.sleep(0.05)
+        assert [d["delivered"] for d in done] == [2], "the other replica handled the redelivered message"
+        with ctx.records.session() as s:
+            versions = s.exec(select(Version)).all()
+        assert [v.id for v in versions] == [proposed["version_id"]]
+    finally:
+        for proc in (slow, replica):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+
+async def test_nats_killed_and_restarted_loses_no_submitted_spec(ctx: WorkerContext, settings: Settings, nats_server: NatsServer) -> None:
+    names = ["oai-petstore-expanded.yaml", "twilio-insights-v2.json", "jupyter-server.swagger2.yaml"]
+    async with watching(nats_server.url) as (_, nc):
+        for i, name in enumerate(names):
+            blob = ctx.blobs.put((SPECS / name).read_bytes())
+            ack = await submit(nc, SpecSubmitted(submission=f"n{i}", skill=f"skill-{i}", blob=blob, created_by="test"), f"submitted:n{i}")
+            assert ack.seq == i + 1
+    nats_server.kill()  # SIGKILL: no clean shutdown, no flush
+    nats_server.start()  # same store directory, new ports
+    url = nats_server.url
+    async with watching(url) as (watcher, _), workers(ctx, url):
+        for i in range(len(names)):
+            await watcher.wait_for(EVENTS["version_proposed"], timeout=30, submission=f"n{i}")
+    with ctx.records.session() as s:
+        assert sorted(sk.slug for sk in s.exec(select(Skill)).all()) == ["skill-0", "skill-1", "skill-2"]
+        assert len(s.exec(select(Version)).all()) == 3
+
+
+class _SpecServer:
+    """A real HTTP server for a spec whose bytes (or failure) the test changes."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.status = 200
+        self.requests = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                outer.requests += 1
+                self.send_response(outer.status)
+                self.send_header("Content-Type", "application/yaml")
+                self.send_header("Content-Length", str(len(outer.body)))
+                self.end_headers()
+                self.wfile.write(outer.body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/openapi.yaml"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def spec_server() -> Iterator[_SpecServer]:
+    server = _SpecServer((SPECS / "oai-petstore-expanded.yaml").read_bytes())
+    yield server
+    server.close()
+
+
+async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_never_publishes(
+    ctx: WorkerContext, settings: Settings, spec_server: _SpecServer
+) -> None:
+    assert settings.nats_url
+    async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
+        await submit(nc, SpecSubmitted(submission="u1", skill="pets", url=spec_server.url, created_by="test"), "submitted:u1")
+        first = await watcher.wait_for(EVENTS["version_proposed"], submission="u1")
+        await submit(nc, PublishVersion(skill="pets", version_id=first["version_id"], requested_by="test"))
+        await watcher.wait_for(EVENTS["version_published"])
+        # Same bytes on the schedule: stops at fetch.
+        await nc.jetstream().publish(COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode())
+        await watcher.wait_for(EVENTS["revision_unchanged"])
+        # The spec changes: a new operation.
+        spec_server.body = spec_server.body.replace(b"  /pets/{id}:", b"  /pets/{id}/toys:\n    get:\n      operationId: listToys\n"
+                                                    b"      parameters:\n        - {name: id, in: path, required: true, schema: {type: string}}\n"
+                                                    b"      responses:\n        '200': {description: toys}\n  /pets/{id}:")
+        await nc.jetstream().publish(COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode())
+        second = await watcher.wait_for(EVENTS["version_proposed"], created=True, summary={"added": 1, "removed": 0, "changed": 0, "files_changed": 3})
+    with ctx.records.session() as s:
+        skill = s.exec(select(Skill).where(Skill.slug == "pets")).one()
+        assert skill.live_version_id == first["version_id"], "a refresh proposes; it never publishes"
+        items = s.exec(select(ActionItem)).all()
+        revisions = s.exec(select(SourceRevision)).all()
+    assert [(a.kind, a.version_id) for a in items] == [("refresh_proposal", second["version_id"])]
+    assert f"skillpress publish pets {second['version_id'][:12]}" in items[0].message
+    assert sorted(r.created_by for r in revisions) == ["schedule", "test"]
+    assert spec_server.requests == 3
+
+
+async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(ctx: WorkerContext, settings: Settings, spec_server: _SpecServer) -> None:
+    assert settings.nats_url
+    spec_server.status = 503
+    async with watching(settings.nats_url) as (_, nc), workers(ctx, settings.nats_url):
+        await submit(nc, SpecSubmitted(submission="f", skill="flaky", url=spec_server.url, created_by="test"), "submitted:f")
+        for _ in range(100):
+            with ctx.records.session() as s:
+                letters = s.exec(select(DeadLetter)).all()
+            if letters:
+                break
+            await asyncio.sleep(0.1)
+    assert len(letters) == 1
+    assert letters[0].worker == "fetch" and letters[0].msg_id == "submitted:f"
+    assert letters[0].error == f"services.platform.fetcher.FetchFailed: {spec_server.url} answered 503 (after 3 deliveries)"
+    assert spec_server.requests == settings.max_deliver == 3
+
