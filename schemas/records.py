@@ -45,6 +45,7 @@ class SourceRevision(SQLModel, table=True):
     refusal_reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     submission: str | None = Field(default=None, max_length=128)  # the submission that stored it
     operations: int | None = None
+    package_blob: str | None = Field(default=None, max_length=64)  # sha256 of the parse stage's derivation manifest
     grouping_blob: str | None = Field(default=None, max_length=64)  # sha256 of the categorize stage's grouping
     grouping_source: str | None = Field(default=None, max_length=16)  # flat | tags | paths | model
     tag_failure: str | None = Field(default=None, max_length=32)

@@ -10,16 +10,19 @@ from __future__ import annotations
 from schemas.events import RevisionCategorized, RevisionParsed
 from schemas.records import SourceRevision
 from schemas.subjects import EVENTS
-from services.workers.delivery import Outgoing, Step, WorkerContext
-from services.workers.inputs import derive_revision, load_revision
+from services.derive.categories import Grouping
+from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
+from services.workers.inputs import load_derivation, load_revision
 
 __all__ = ["STEP", "categorize"]
 
 
 def categorize(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
-    grouping = derive_revision(ctx, inputs).grouping
-    blob = ctx.blobs.put(grouping.to_json())
+    if inputs.revision.package_blob is None:
+        raise PermanentFailure(f"revision {event.revision_id} was not parsed")
+    blob = load_derivation(ctx, inputs.revision.package_blob).grouping
+    grouping = Grouping.from_json(ctx.blobs.get(blob))
     with ctx.records.session() as s:
         row = s.get(SourceRevision, event.revision_id)
         assert row is not None

@@ -11,15 +11,17 @@ from schemas.records import Suggestion
 from schemas.subjects import EVENTS
 from services.derive.approvals import guess_suggestions
 from services.platform.ids import derived_id
-from services.workers.delivery import Outgoing, Step, WorkerContext
-from services.workers.inputs import derive_revision, load_revision
+from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
+from services.workers.inputs import derivation_files, load_derivation, load_revision
 
 __all__ = ["STEP", "guess_approvals"]
 
 
 def guess_approvals(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
-    guesses = guess_suggestions(derive_revision(ctx, inputs).files)
+    if inputs.revision.package_blob is None:
+        raise PermanentFailure(f"revision {event.revision_id} was not parsed")
+    guesses = guess_suggestions(derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob)))
     now = datetime.now(UTC)
     with ctx.records.session() as s:
         for g in guesses:

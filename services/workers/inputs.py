@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from schemas.records import Skill, Source, SourceRevision
@@ -9,7 +10,7 @@ from services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_pack
 from services.derive.categories import Grouping
 from services.workers.delivery import PermanentFailure, WorkerContext
 
-__all__ = ["RevisionInputs", "load_revision", "derive_revision"]
+__all__ = ["RevisionInputs", "Derivation", "load_revision", "derive_revision", "store_derivation", "load_derivation", "derivation_files"]
 
 
 @dataclass(frozen=True)
@@ -42,3 +43,28 @@ def derive_revision(ctx: WorkerContext, inputs: RevisionInputs, grouping: Groupi
         grouping=grouping,
     )
     return derive_package(inputs.spec, options)
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A derivation kept in the blob store: every file by key, and the grouping it used."""
+
+    manifest: str  # sha256 of this manifest's JSON
+    files: dict[str, str]  # path → sha256
+    grouping: str  # sha256 of the Grouping's JSON
+
+
+def store_derivation(ctx: WorkerContext, package: SkillPackage) -> Derivation:
+    files = {path: ctx.blobs.put(data) for path, data in package.files.items()}
+    grouping = ctx.blobs.put(package.grouping.to_json())
+    manifest = ctx.blobs.put(json.dumps({"files": files, "grouping": grouping}, sort_keys=True).encode())
+    return Derivation(manifest, files, grouping)
+
+
+def load_derivation(ctx: WorkerContext, manifest: str) -> Derivation:
+    raw = json.loads(ctx.blobs.get(manifest))
+    return Derivation(manifest, dict(raw["files"]), str(raw["grouping"]))
+
+
+def derivation_files(ctx: WorkerContext, derivation: Derivation) -> dict[str, bytes]:
+    return {path: ctx.blobs.get(key) for path, key in derivation.files.items()}

@@ -1,5 +1,8 @@
 """parse: `revision.stored` → the document loaded under every bound and derived once → parsed, or
-refused with its reason recorded (a permanent outcome: not retried, nothing earlier touched)."""
+refused with its reason recorded (a permanent outcome: not retried, nothing earlier touched).
+
+The derivation's files and grouping go to the blob store under one manifest, so categorize,
+guess-approvals and (when the grouping stands) render read it instead of deriving again."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from schemas.records import SourceRevision
 from schemas.subjects import EVENTS
 from services.derive import SpecRefused
 from services.workers.delivery import Outgoing, Step, WorkerContext
-from services.workers.inputs import derive_revision, load_revision
+from services.workers.inputs import derive_revision, load_revision, store_derivation
 
 __all__ = ["STEP", "parse"]
 
@@ -17,16 +20,18 @@ def parse(ctx: WorkerContext, event: RevisionStored) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
     rev = inputs.revision
     if rev.status == "stored":
+        manifest = None
         try:
             package = derive_revision(ctx, inputs)
             status, reason, operations = "parsed", None, int(package.meta["stats"]["operations"])
+            manifest = store_derivation(ctx, package).manifest  # later stages read it instead of deriving again
         except SpecRefused as exc:
             status, reason, operations = "refused", exc.reason, None
         with ctx.records.session() as s:
             row = s.get(SourceRevision, rev.id)
             assert row is not None
             if row.status == "stored":
-                row.status, row.refusal_reason, row.operations = status, reason, operations
+                row.status, row.refusal_reason, row.operations, row.package_blob = status, reason, operations, manifest
             rev = row
             s.flush()
             s.expunge(row)

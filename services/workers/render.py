@@ -14,9 +14,16 @@ from schemas.records import ActionItem, Skill, Source, Version
 from schemas.subjects import EVENTS
 from services.derive.categories import Grouping
 from services.derive.diff import diff_packages
+from services.derive.package import package_id
 from services.platform.ids import derived_id
 from services.workers.delivery import Outgoing, Step, WorkerContext
-from services.workers.inputs import derive_revision, load_revision
+from services.workers.inputs import (
+    derivation_files,
+    derive_revision,
+    load_derivation,
+    load_revision,
+    store_derivation,
+)
 from services.workers.versions import version_files
 
 __all__ = ["STEP", "render"]
@@ -24,11 +31,19 @@ __all__ = ["STEP", "render"]
 
 def render(ctx: WorkerContext, event: RevisionCategorized) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
-    grouping = Grouping.from_json(ctx.blobs.get(inputs.revision.grouping_blob)) if inputs.revision.grouping_blob else None
-    package = derive_revision(ctx, inputs, grouping)
-    keys = {path: ctx.blobs.put(data) for path, data in package.files.items()}
+    rev = inputs.revision
+    parsed = load_derivation(ctx, rev.package_blob) if rev.package_blob else None
+    if parsed is not None and rev.grouping_blob in (None, parsed.grouping):
+        derivation = parsed  # the grouping stands: the parse stage's files are this version's
+    else:
+        grouping = Grouping.from_json(ctx.blobs.get(rev.grouping_blob)) if rev.grouping_blob else None
+        derivation = store_derivation(ctx, derive_revision(ctx, inputs, grouping))
+    keys = derivation.files
+    files = derivation_files(ctx, derivation)
+    meta = json.loads(files["skill.json"])
+    content = package_id(files)
     skill_id = inputs.skill.id
-    version_id = derived_id("version", skill_id, package.version_id)
+    version_id = derived_id("version", skill_id, content)
     with ctx.records.session() as s:
         skill = s.get(Skill, skill_id)
         assert skill is not None
@@ -37,16 +52,16 @@ def render(ctx: WorkerContext, event: RevisionCategorized) -> list[Outgoing]:
         existing = s.get(Version, version_id)
         created = existing is None
         if existing is None:
-            diff = diff_packages(live_files, package.files) if live is None or live.id != version_id else diff_packages(package.files, package.files)
-            s.add(Version(id=version_id, skill_id=skill_id, revision_id=event.revision_id, content_hash=package.version_id,
-                          renderer=package.meta["derived_from"]["renderer"], files_json=json.dumps(keys, sort_keys=True),
-                          hosts_json=json.dumps(package.meta["hosts"]), diff_json=json.dumps(diff, sort_keys=True),
+            diff = diff_packages(live_files, files)
+            s.add(Version(id=version_id, skill_id=skill_id, revision_id=event.revision_id, content_hash=content,
+                          renderer=meta["derived_from"]["renderer"], files_json=json.dumps(keys, sort_keys=True),
+                          hosts_json=json.dumps(meta["hosts"]), diff_json=json.dumps(diff, sort_keys=True),
                           base_version_id=live.id if live else None, created_at=datetime.now(UTC)))
             if skill.title == skill.slug:
-                skill.title = str(package.meta["title"])[:200]
+                skill.title = str(meta["title"])[:200]
             source = s.get(Source, inputs.source.id)
             if source is not None:
-                source.auth_header = package.meta["auth"]["header"]
+                source.auth_header = meta["auth"]["header"]
             if inputs.revision.created_by == "schedule":
                 s.add(ActionItem(skill_id=skill_id, kind="refresh_proposal", version_id=version_id, created_at=datetime.now(UTC),
                                  message=f"{skill.slug}: the spec at {inputs.source.fetched_from} changed; version {version_id[:12]}"

@@ -19,6 +19,7 @@ def upgrade() -> None:
     with op.batch_alter_table("source_revisions") as batch:
         batch.add_column(sa.Column("submission", sa.String(128), nullable=True))
         batch.add_column(sa.Column("operations", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("package_blob", sa.String(64), nullable=True))
         batch.add_column(sa.Column("grouping_blob", sa.String(64), nullable=True))
         batch.add_column(sa.Column("grouping_source", sa.String(16), nullable=True))
         batch.add_column(sa.Column("tag_failure", sa.String(32), nullable=True))
@@ -52,7 +53,7 @@ def downgrade() -> None:
         batch.drop_column("base_version_id")
         batch.drop_column("diff_json")
     with op.batch_alter_table("source_revisions") as batch:
-        for name in ("tag_failure", "grouping_source", "grouping_blob", "operations", "submission"):
+        for name in ("tag_failure", "grouping_source", "grouping_blob", "package_blob", "operations", "submission"):
             batch.drop_column(name)
     with op.batch_alter_table("sources") as batch:
         batch.drop_column("last_checked_at")
