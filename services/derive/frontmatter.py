@@ -33,7 +33,7 @@ METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 NO_BODY = ("GET", "HEAD")
 RISKS = ("low", "medium", "high")
 FLAT_KEYS = ("body", "query", "path", "optional", "integer", "number", "boolean", "list")
-OPERATION_KEYS = ("method", "url", "schema", "identity", *FLAT_KEYS)
+OPERATION_KEYS = ("method", "url", "schema", "identity", "fixed", "headers", *FLAT_KEYS)
 APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
 _TEMPLATE = re.compile(r"\{([^{}]*)\}")
 _FIELD = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")
@@ -106,10 +106,16 @@ class Declaration:
     approval: Approval | None = None
     description: str = ""
     form: str = "schema"
+    fixed: tuple[tuple[str, Any], ...] = ()  # (argument, value): sent on every call, never offered
+    headers: tuple[tuple[str, str], ...] = ()  # sent on every call
 
     @property
     def sent(self) -> tuple[str, ...]:
         return self.path_params + self.query + self.body
+
+    @property
+    def fixed_values(self) -> dict[str, Any]:
+        return dict(self.fixed)
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -263,7 +269,13 @@ def _schema_form(
             raise DeclarationError(
                 file, "operation.schema", f"required names {name!r}, which is not in properties"
             )
+    fixed = _fixed(file, op)
+    for name in fixed:
+        if name in props:
+            raise DeclarationError(file, "operation.fixed", f"{name!r} is fixed, so it cannot also be an argument in schema.properties")
     for name in path_params:
+        if name in fixed:
+            continue
         if name not in props:
             raise DeclarationError(
                 file,
@@ -287,13 +299,13 @@ def _schema_form(
             raise DeclarationError(
                 file, "operation.query", f"{name!r} is a path parameter of the URL"
             )
-        if name not in props:
+        if name not in props and name not in fixed:
             raise DeclarationError(
                 file,
                 "operation.query",
                 f"names {name!r}, which is not sent: it is not in schema.properties",
             )
-    body = tuple(n for n in props if n not in path_params and n not in query)
+    body = tuple(n for n in [*props, *fixed] if n not in path_params and n not in query)
     if method in NO_BODY and body:
         raise DeclarationError(
             file,
@@ -358,8 +370,14 @@ def _flat_form(
                 file, f"operation.{key}", f"{name!r} is already typed {seen[name]}"
             )
         seen[name] = key
+    fixed = _fixed(file, op)
+    for name in fixed:
+        if name not in sent:
+            raise DeclarationError(file, "operation.fixed", f"names {name!r}, which is not sent (not in the URL, `body` or `query`)")
     props: dict[str, Any] = {}
     for name in (*path_params, *query, *body):
+        if name in fixed:
+            continue
         sub: dict[str, Any] = {"type": seen.get(name, "string")}
         if name in lists["list"]:
             sub = {"type": "array", "items": sub}
@@ -370,6 +388,31 @@ def _flat_form(
         schema["required"] = required
     schema["additionalProperties"] = False
     return schema, query, body
+
+
+def _fixed(file: str, op: dict[str, Any]) -> dict[str, Any]:
+    raw = op.get("fixed", {})
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and _FIELD.match(k) for k in raw):
+        raise DeclarationError(file, "operation.fixed", "must map argument names to the values sent on every call")
+    return dict(raw)
+
+
+def _headers(file: str, op: dict[str, Any]) -> dict[str, str]:
+    raw = op.get("headers", {})
+    if not isinstance(raw, dict):
+        raise DeclarationError(file, "operation.headers", "must map header names to the values sent on every call")
+    out: dict[str, str] = {}
+    for name, value in raw.items():
+        if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", name):
+            raise DeclarationError(file, "operation.headers", f"{name!r} is not a header name")
+        if name.lower() in ("authorization", "cookie", "host", "content-type", "content-length", "idempotency-key"):
+            raise DeclarationError(file, "operation.headers", f"{name} is set by the runtime, never fixed in a file")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if not isinstance(value, (str, int, float)) or any(c in str(value) for c in "\r\n\x00"):
+            raise DeclarationError(file, "operation.headers", f"{name}'s value must be one line of text")
+        out[name] = str(value)
+    return out
 
 
 def _approval(
@@ -502,6 +545,8 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         schema, query, body = _flat_form(file, raw, method, path_params)
         form = "flat"
     sent = path_params + query + body
+    fixed = _fixed(file, raw)
+    headers = _headers(file, raw)
     if "identity" in raw and "identity" in front:
         raise DeclarationError(
             file,
@@ -538,6 +583,8 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         approval=approval,
         description=op_file.description(),
         form=form,
+        fixed=tuple(fixed.items()),
+        headers=tuple(headers.items()),
     )
 
 

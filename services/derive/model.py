@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Param", "Body", "Response", "Operation", "ToolDecl"]
+__all__ = ["Param", "Body", "Response", "Operation", "ToolDecl", "Additions"]
 
 
 @dataclass
@@ -43,6 +43,19 @@ class ToolDecl:
     query: list[str]
     path_params: list[str]
     body_fields: list[str]
+    fixed: dict[str, Any] = field(default_factory=dict)  # arguments the skill fixes: sent, never offered
+    headers: dict[str, str] = field(default_factory=dict)  # headers the skill sends on every call
+
+
+@dataclass
+class Additions:
+    """What people's annotations add to one operation (each kind changes exactly one thing)."""
+
+    notes: list[str] = field(default_factory=list)
+    prefer: str | None = None
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    approval: dict[str, Any] | None = None
+    identity: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -65,6 +78,7 @@ class Operation:
     tool: ToolDecl | None = None
     not_tool_reason: str | None = None
     category: str | None = None
+    additions: Additions = field(default_factory=Additions)
 
     @property
     def key(self) -> str:

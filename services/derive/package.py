@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.derive.annotations import Annotation, apply_annotations
 from services.derive.auth import analyse_auth
 from services.derive.categories import (
     Category,
@@ -47,6 +48,8 @@ class DeriveOptions:
     limits: LoadLimits = field(default_factory=LoadLimits)
     body_budget: int = BODY_BUDGET
     grouping: Grouping | None = None  # decided by the categorize stage; None: decide here
+    annotations: tuple[Annotation, ...] = ()  # people's additions, as of one moment
+    strict_annotations: bool = False  # refuse (AnnotationRefused) rather than degrade: checking a new one
 
 
 @dataclass
@@ -154,6 +157,13 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         else:
             declared += 1
 
+    ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
+    warnings += applied.warnings
+    for op in ops:
+        if op.additions.approval is not None and op.additions.approval.get("_unfit") and op.tool is not None:
+            op.tool, op.tool_name = None, None
+            op.not_tool_reason = "a person's approval rule does not fit it, so the call is not declared"
+    declared = sum(1 for op in ops if op.tool is not None)
     auth = analyse_auth(doc, resolver, ops)
     tag_docs = {
         str(t.get("name")): str(t.get("description") or "")
@@ -161,7 +171,8 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         if isinstance(t, dict) and t.get("name") is not None
     }
     failure = tag_failure(ops)
-    meta_base = {"slug": slug, "title": title, "description": short_text(str(info.get("description") or ""), 400), "auth": auth}
+    meta_base = {"slug": slug, "title": title, "description": short_text(str(info.get("description") or ""), 400), "auth": auth,
+                 "skill_notes": applied.skill_notes}
     op_names = {op.name for op in ops}
 
     def fits(cat: Category) -> bool:
@@ -270,6 +281,8 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
             "renderer": RENDERER_VERSION,
         },
         "warnings": warnings,
+        **({"annotations": {"applied": applied.applied, "orphaned": applied.orphaned, "hidden": applied.hidden}}
+           if options.annotations else {}),
     }
     out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
     out["types.json"] = types_text.encode()

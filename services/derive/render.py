@@ -48,17 +48,54 @@ def _y(value: str) -> str:
 
 
 def frontmatter_block(op: Operation, url: str) -> str:
-    assert op.tool is not None
-    lines = ["---", "operation:", f"  method: {op.method}", f"  url: {json.dumps(url, ensure_ascii=False)}"]
-    if op.tool.query:
-        lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
-    pretty = readable_json(op.tool.schema)
-    if pretty.count("\n") > 300:
-        pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)
-    lines.append("  schema: |")
-    lines.extend("    " + ln for ln in pretty.split("\n"))
+    """The `---` frontmatter: the operation block (for a tool), then identity and approval where set."""
+    lines = ["---"]
+    if op.tool is not None:
+        lines += ["operation:", f"  method: {op.method}", f"  url: {json.dumps(url, ensure_ascii=False)}"]
+        if op.tool.query:
+            lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
+        if op.tool.fixed:
+            lines.append("  fixed: " + json.dumps(op.tool.fixed, ensure_ascii=False, sort_keys=True))
+        if op.tool.headers:
+            lines.append("  headers: " + json.dumps(op.tool.headers, ensure_ascii=False, sort_keys=True))
+        pretty = readable_json(op.tool.schema)
+        if pretty.count("\n") > 300:
+            pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)
+        lines.append("  schema: |")
+        lines.extend("    " + ln for ln in pretty.split("\n"))
+        if op.additions.identity:
+            lines.append("identity: " + json.dumps(op.additions.identity, ensure_ascii=False))
+    if op.additions.approval is not None:
+        rule = {k: v for k, v in op.additions.approval.items() if not k.startswith("_")}
+        lines.append("approval: " + json.dumps(rule, ensure_ascii=False))
+    if len(lines) == 1:
+        return ""
     lines.append("---")
     return "\n".join(lines) + "\n"
+
+
+def _additions_section(op: Operation) -> list[str]:
+    add = op.additions
+    lines: list[str] = []
+    if add.prefer:
+        lines += ["", f"Prefer `{add.prefer}` instead: a person who knows this API says so."]
+    if op.tool is not None and op.tool.headers:
+        sent = ", ".join(f"`{k}: {v}`" for k, v in sorted(op.tool.headers.items()))
+        lines += ["", f"The tool sends on every call: {sent}."]
+    if add.notes:
+        lines += ["", "## Notes"]
+        for note in add.notes:
+            lines += ["", note]
+    return lines
+
+
+def _examples_section(op: Operation) -> list[str]:
+    if not op.additions.examples:
+        return []
+    lines = ["", "## Examples", "Observed calls that worked:"]
+    for ex in op.additions.examples:
+        lines.append(f"- `{json.dumps(ex['arguments'], ensure_ascii=False, sort_keys=True)}` (turn {ex['turn']})")
+    return lines
 
 
 def _constraints(schema: Any, level: dict[str, Any]) -> str:
@@ -123,7 +160,22 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
         lines += ["", "Headers and cookies the tool does not send (credentials are attached for you):" if op.tool else "Headers and cookies (credentials are attached for you; never send one yourself):"]
         for p in hidden:
             lines.append(_param_line(p.name, p.schema, p.required, p.location, p.description, level))
-    return lines
+    return _mark_fixed(op, lines)
+
+
+def _mark_fixed(op: Operation, lines: list[str]) -> list[str]:
+    """Lines about arguments the skill fixes say so: they are sent, never the model's to give."""
+    if op.tool is None or not (op.tool.fixed or op.tool.headers):
+        return lines
+    out = []
+    for line in lines:
+        name = line[3:].split("`", 1)[0] if line.startswith("- `") else None
+        if name is not None and name in op.tool.fixed:
+            line = f"- `{name}` — fixed by this skill: always {json.dumps(op.tool.fixed[name], ensure_ascii=False)} (not an argument)"
+        elif name is not None and name in op.tool.headers:
+            line = f"- `{name}` (header) — sent by the tool on every call: {json.dumps(op.tool.headers[name], ensure_ascii=False)}"
+        out.append(line)
+    return out
 
 
 def _desc(p: Param) -> str:
@@ -174,7 +226,7 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
             lines.append("Its fields are the tool's arguments beside the parameters:")
     elif isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
         lines.append(f"Shape: {type_label(body.schema)}.")
-    lines += _fields_text(body.schema, level)
+    lines += _mark_fixed(op, _fields_text(body.schema, level))
     return lines
 
 
@@ -231,8 +283,9 @@ def render_operation(op: Operation, base_url: str | None) -> str:
 
 def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
     parts: list[str] = []
-    if op.tool is not None:
-        parts.append(frontmatter_block(op, url))
+    front = frontmatter_block(op, url)
+    if front:
+        parts.append(front)
     parts.append(f"# {op.name}\n")
     what = op.summary or first_sentence(op.description) or _humanize(op.name)
     parts.append(what.rstrip(".") + ".")
@@ -244,11 +297,13 @@ def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
     if op.tool is not None:
         parts.append(f"\nTool: `{op.tool_name}` (load it by this file's name with load_tools; the request is built for you).")
     lines = "\n".join(parts).split("\n")
+    lines += _additions_section(op)
     if op.tool is None:
         lines += _call_section(op, url)
     lines += _params_section(op, level)
     lines += _body_section(op, level)
     lines += _responses_section(op, level)
+    lines += _examples_section(op)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -269,7 +324,8 @@ def op_line(op: Operation, slug: str) -> str:
     if op.deprecated:
         marks.append("deprecated")
     mark = f" ({', '.join(marks)})" if marks else ""
-    return f"- `{op.name}` — {what}.{mark} Detail: skill/{slug}/{op.name}.md"
+    prefer = f" Prefer `{op.additions.prefer}`." if op.additions.prefer else ""
+    return f"- `{op.name}` — {what}.{mark}{prefer} Detail: skill/{slug}/{op.name}.md"
 
 
 def render_category(cat: Category, slug: str) -> str:
@@ -321,6 +377,11 @@ def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Cat
         kinds = ", ".join(auth.get("unservable_kinds") or []) or "other schemes"
         lines.append(f"{auth['operations_unservable']} operations need authentication this skill cannot attach ({kinds}).")
     lines.append("")
+    notes = meta.get("skill_notes") or []
+    if notes:
+        lines.append("## Conventions")
+        lines += [f"- {n}" for n in notes]
+        lines.append("")
     if categories:
         lines.append("## Categories")
         lines.append(f"Read a category's file to see its operations: skill/{slug}/<category>.md")

@@ -235,7 +235,7 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
             op,
             f"the skill declares no host: its URL is the path {decl.url}; give it a base URL (skillpress call --base-url, or derive with --base-url)",
         )
-    args = _check(tool, args)
+    args = {**_check(tool, args), **decl.fixed_values}  # what the skill fixes is sent whatever the model says
     head = urlsplit(decl.url)
     path = _TEMPLATE.sub(lambda m: _segment(op, m.group(1), args[m.group(1)]), head.path)
     url = f"{head.scheme}://{head.netloc}{path}"
@@ -255,6 +255,7 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
             except (ValueError, UnicodeEncodeError) as exc:
                 raise CallRefused(op, f"the body cannot be written as JSON: {exc}") from None
             headers.append(("Content-Type", "application/json"))
+    headers.extend(decl.headers)
     key = idempotency_key(decl, args)
     if key:
         headers.append(("Idempotency-Key", key))

@@ -1,0 +1,239 @@
+"""People's annotations as inputs to the derivation: each kind changes exactly one thing.
+
+An annotation is keyed on what the spec names — the skill, a category by its tag, an operation
+by the name the skill shows it under — never on a place in the document, so it survives a
+revision that reorders or rewrites everything else. One whose operation is gone is *orphaned*:
+kept, reported, never dropped. Checking an annotation (`strict`) refuses what cannot be meant
+(a hidden operation with a gate, a gate that matches another operation, an identity naming no
+field); deriving later with a changed spec degrades instead and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.derive.model import Operation
+
+__all__ = [
+    "KINDS",
+    "Annotation",
+    "AnnotationRefused",
+    "Applied",
+    "apply_annotations",
+    "check_shape",
+    "operation_target",
+]
+
+KINDS = ("note", "prefer", "hidden", "approval", "example", "skill_note", "identity", "fixed")
+_RISKS = ("low", "medium", "high")
+_HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+
+
+class AnnotationRefused(ValueError):
+    """An annotation that cannot be applied as meant; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Annotation:
+    id: str
+    kind: str
+    target: str  # "skill" | "category:<tag>" | "operation:<name>"
+    body: dict[str, Any]
+
+    @property
+    def operation(self) -> str | None:
+        return operation_target(self.target)
+
+
+def operation_target(target: str) -> str | None:
+    return target.split(":", 1)[1] if target.startswith("operation:") else None
+
+
+def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
+    """Refuse what is malformed whatever the spec says (the shape of one annotation)."""
+    if kind not in KINDS:
+        raise AnnotationRefused(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
+    on_op = target.startswith("operation:") and len(target) > len("operation:")
+    if kind == "skill_note":
+        if target != "skill":
+            raise AnnotationRefused("a skill_note is about the whole skill; give no operation")
+    elif not on_op:
+        raise AnnotationRefused(f"a {kind} annotation names an operation (--operation NAME)")
+    text_kinds = {"note": "text", "skill_note": "text"}
+    if kind in text_kinds and (not isinstance(body.get("text"), str) or not body["text"].strip() or len(body["text"]) > 4000):
+        raise AnnotationRefused(f"a {kind} needs text (at most 4,000 characters)")
+    if kind == "prefer" and (not isinstance(body.get("operation"), str) or not body["operation"]):
+        raise AnnotationRefused("prefer names the operation to use instead")
+    if kind == "identity":
+        fields = body.get("fields")
+        if not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields):
+            raise AnnotationRefused("an identity names the fields that make two writes the same; it names no field")
+    if kind == "approval":
+        matches = body.get("matches")
+        if not isinstance(matches, str) or len(matches.split()) != 2:
+            raise AnnotationRefused("an approval's matches reads like 'DELETE /invoices/{id}'")
+        if body.get("risk", "high") not in _RISKS:
+            raise AnnotationRefused(f"risk is one of {', '.join(_RISKS)}")
+    if kind == "example":
+        if not isinstance(body.get("arguments"), dict) or not isinstance(body.get("turn"), str) or not body["turn"]:
+            raise AnnotationRefused("an example is an observed call: its arguments (a JSON object) and the turn it came from")
+    if kind == "fixed":
+        name = body.get("name")
+        where = body.get("in", "argument")
+        if not isinstance(name, str) or not name or where not in ("argument", "header"):
+            raise AnnotationRefused("fixed names an argument (or a header, with in: header) and its value")
+        if "value" not in body:
+            raise AnnotationRefused(f"fixed {name}: give the value sent on every call")
+        if where == "header" and not _HEADER.match(name):
+            raise AnnotationRefused(f"{name!r} is not a header name")
+
+
+@dataclass
+class Applied:
+    """What applying annotations did: the orphans, the hidden, the skill's notes, what was said."""
+
+    orphaned: list[str] = field(default_factory=list)  # annotation ids whose operation is gone
+    hidden: list[str] = field(default_factory=list)
+    skill_notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)
+
+
+def _sent_fields(op: Operation) -> list[str]:
+    if op.tool is None:
+        return [p.name for p in op.params if p.location in ("path", "query")]
+    return [*op.tool.path_params, *op.tool.query, *op.tool.body_fields]
+
+
+def _bindable(op: Operation) -> list[str]:
+    if op.tool is None:
+        return [p.name for p in op.params if p.location == "path"]
+    return [*op.tool.path_params, *op.tool.body_fields]
+
+
+def _path_matches(pattern: str, path: str) -> bool:
+    want = [s for s in pattern.split("/") if s]
+    have = [s for s in path.split("/") if s]
+    return pattern.startswith("/") and len(want) <= len(have) and have[len(have) - len(want):] == want
+
+
+def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[str, Any] | None:
+    body = a.body
+    method, path = body["matches"].split()
+    problem = None
+    if method.upper() != op.method or not _path_matches(path, op.path):
+        problem = f"approval {a.id}: matches {body['matches']!r}, but {op.name} is {op.method} {op.path}; a gate must match its operation"
+    bindable = _bindable(op)
+    binds = [b for b in body.get("binds") or bindable if isinstance(b, str)]
+    if problem is None and not bindable:
+        problem = f"approval {a.id}: {op.name} sends no path parameter or body field, so a gate has nothing to bind"
+    missing = [b for b in binds if b not in bindable]
+    if problem is None and missing:
+        problem = f"approval {a.id}: binds {', '.join(missing)}, which {op.name} does not send"
+    for key in ("amount", "currency"):
+        value = body.get(key)
+        if problem is None and value is not None and (op.tool is None or str(value).split(".")[0] not in op.tool.body_fields):
+            problem = f"approval {a.id}: {key} {value!r} is not a body field of {op.name}"
+    if problem is not None:
+        if strict:
+            raise AnnotationRefused(problem)
+        out.warnings.append(problem + "; the rule is kept as written and the operation is left undeclared")
+        return {k: v for k, v in body.items() if k in ("matches", "risk", "binds", "amount", "currency", "auto_below")} | {"_unfit": True}
+    rule: dict[str, Any] = {"matches": f"{method.upper()} {path}", "risk": body.get("risk", "high"), "binds": binds}
+    for key in ("amount", "currency", "auto_below"):
+        if body.get(key) is not None:
+            rule[key] = body[key]
+    return rule
+
+
+def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
+    name, value = a.body["name"], a.body["value"]
+    if a.body.get("in") == "header":
+        if op.tool is None:
+            out.warnings.append(f"fixed {a.id}: {op.name} is not a tool, so there is no call to add header {name} to")
+            return
+        op.tool.headers[name] = str(value)
+        return
+    props = op.tool.schema.get("properties", {}) if op.tool is not None else {}
+    if op.tool is None or name not in props:
+        problem = f"fixed {a.id}: {op.name} has no argument {name!r} to fix"
+        if strict:
+            raise AnnotationRefused(problem)
+        out.warnings.append(problem + "; dropped from this version")
+        return
+    op.tool.fixed[name] = value
+    props.pop(name)
+    required = op.tool.schema.get("required")
+    if isinstance(required, list) and name in required:
+        required.remove(name)
+        if not required:
+            op.tool.schema.pop("required")
+
+
+def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...], strict: bool = False) -> tuple[list[Operation], Applied]:
+    """The operations with the annotations applied (hidden ones left out), and what happened."""
+    out = Applied()
+    by_name = {op.name: op for op in ops}
+    gated: set[str] = set()
+    hidden: set[str] = set()
+    for a in sorted(annotations, key=lambda x: x.id):
+        check_shape(a.kind, a.target, a.body)
+        if a.kind == "skill_note":
+            out.skill_notes.append(a.body["text"].strip())
+            out.applied.append(a.id)
+            continue
+        name = a.operation
+        op = by_name.get(name or "")
+        if op is None:
+            if strict:
+                raise AnnotationRefused(f"{a.kind} {a.id}: the skill has no operation {name!r}")
+            out.orphaned.append(a.id)
+            continue
+        add = op.additions
+        if a.kind == "note":
+            add.notes.append(a.body["text"].strip())
+        elif a.kind == "prefer":
+            other = a.body["operation"]
+            if other not in by_name or other == op.name:
+                problem = f"prefer {a.id}: {op.name} cannot prefer {other!r}: the skill has no such other operation"
+                if strict:
+                    raise AnnotationRefused(problem)
+                out.warnings.append(problem)
+                continue
+            add.prefer = other
+        elif a.kind == "hidden":
+            hidden.add(op.name)
+        elif a.kind == "approval":
+            add.approval = _approval(a, op, strict, out)
+            gated.add(op.name)
+        elif a.kind == "example":
+            add.examples.append({"arguments": a.body["arguments"], "turn": a.body["turn"]})
+        elif a.kind == "identity":
+            sent = _sent_fields(op)
+            kept = [f for f in a.body["fields"] if f in sent]
+            gone = [f for f in a.body["fields"] if f not in sent]
+            if gone:
+                problem = f"identity {a.id}: {op.name} no longer sends {', '.join(gone)}"
+                if strict and not kept:
+                    raise AnnotationRefused(f"identity {a.id}: names no field {op.name} sends ({', '.join(gone)}); it sends {', '.join(sent) or 'nothing'}")
+                out.warnings.append(problem + ("; left out of its identity" if kept else "; the identity names no field and is left out"))
+            add.identity = kept
+        elif a.kind == "fixed":
+            _fixed(a, op, strict, out)
+        out.applied.append(a.id)
+    both = sorted(hidden & gated)
+    if both:
+        raise AnnotationRefused(
+            f"{both[0]} is both hidden and gated: hiding leaves its file out, and the gate lives in that file."
+            " An operation that must not be called is gated, not hidden: retire one of the two"
+        )
+    out.hidden = sorted(hidden)
+    return [op for op in ops if op.name not in hidden], out
+
+
+def annotation_json(annotations: tuple[Annotation, ...]) -> str:
+    """A canonical form, for ids and hashes."""
+    return json.dumps([[a.id, a.kind, a.target, a.body] for a in sorted(annotations, key=lambda x: x.id)], sort_keys=True)
