@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from schemas.subjects import COMMANDS, EVENTS
 
 __all__ = [
+    "AnnotationChanged",
     "MESSAGES",
     "PublishVersion",
     "RefreshSources",
@@ -83,6 +84,14 @@ class SuggestionsMade(BaseModel):
     submission: str | None = _SUBMISSION
 
 
+class AnnotationChanged(BaseModel):
+    skill: str
+    annotation_ids: list[str] = Field(description="the annotations added or retired in this change")
+    change: str = Field(description="added | retired | rekeyed | reviewed")
+    as_of: str = Field(description="ISO time: the proposal derives from the annotations as of this moment")
+    submission: str | None = _SUBMISSION
+
+
 class VersionProposed(BaseModel):
     version_id: str
     skill: str
@@ -121,6 +130,7 @@ MESSAGES: dict[str, type[BaseModel]] = {
     EVENTS["revision_rejected"]: RevisionRejected,
     EVENTS["revision_categorized"]: RevisionCategorized,
     EVENTS["suggestions_made"]: SuggestionsMade,
+    EVENTS["annotation_changed"]: AnnotationChanged,
     EVENTS["version_proposed"]: VersionProposed,
     EVENTS["version_published"]: VersionPublished,
     COMMANDS["publish_version"]: PublishVersion,

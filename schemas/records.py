@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-__all__ = ["Skill", "Source", "SourceRevision", "Version", "Publication", "ActionItem", "DeadLetter", "Suggestion"]
+__all__ = ["Skill", "Source", "SourceRevision", "Version", "Publication", "ActionItem", "DeadLetter", "Suggestion", "AnnotationRecord"]
 
 
 class Skill(SQLModel, table=True):
@@ -114,3 +114,18 @@ class Suggestion(SQLModel, table=True):
     body_json: str = Field(sa_column=Column(Text, nullable=False))
     status: str = Field(default="open", max_length=16)  # open | confirmed | changed | dismissed
     created_at: datetime
+
+
+class AnnotationRecord(SQLModel, table=True):
+    """A person's addition, keyed on what the spec names. Added and retired, never edited or deleted."""
+
+    __tablename__ = "annotations"
+    id: str = Field(primary_key=True, max_length=64)
+    skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
+    kind: str = Field(max_length=16)
+    target: str = Field(max_length=300)  # skill | category:<tag> | operation:<name>
+    body_json: str = Field(sa_column=Column(Text, nullable=False))
+    created_by: str = Field(max_length=128)
+    created_at: datetime
+    retired_at: datetime | None = None
+    retired_by: str | None = Field(default=None, max_length=128)

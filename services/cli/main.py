@@ -109,11 +109,17 @@ def tools(
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
 
 
-from services.cli import call_commands, pipeline_commands, stack_commands  # noqa: E402  (registers the rest)
+from services.cli import (  # noqa: E402  (registers the rest)
+    annotation_commands,
+    call_commands,
+    pipeline_commands,
+    stack_commands,
+)
 
 stack_commands.register(app)
 call_commands.register(app)
 pipeline_commands.register(app)
+annotation_commands.register(app)
 
 
 def main() -> None:

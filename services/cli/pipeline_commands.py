@@ -335,7 +335,8 @@ def diff(
         _fail(f"{slug} has no versions yet")
     from_v = _pick(ctx, skill, a) if a else (_pick(ctx, skill, None) if skill.live_version_id else None)
     result = diff_packages(version_files(ctx.blobs, from_v) if from_v else None, version_files(ctx.blobs, to_v))
-    result = {"from": from_v.id if from_v else None, "to": to_v.id, **result}
+    result = {"from": from_v.id if from_v else None, "to": to_v.id, **result,
+              "orphaned": json.loads(to_v.diff_json).get("orphaned", [])}
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
@@ -348,6 +349,10 @@ def diff(
         typer.echo(f"  ~ {ch['operation']}: {', '.join(ch['what'])}" + (f" ({ch['before']} → {ch['after']})" if ch["before"] != ch["after"] else ""))
     s_ = result["summary"]
     typer.echo(f"  {s_['added']} added, {s_['removed']} removed, {s_['changed']} changed; {s_['files_changed']} files differ")
+    for orphan in json.loads(to_v.diff_json).get("orphaned", []):
+        offer = (f"; its method and path are now {orphan['rekey_to']}: skillpress rekey {orphan['id']} {orphan['rekey_to']}"
+                 if orphan.get("rekey_to") else "")
+        typer.echo(f"  ! annotation {orphan['id']} ({orphan['kind']}) is orphaned: {orphan['operation']} is gone{offer}")
 
 
 def publish(

@@ -77,9 +77,8 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
             raise AnnotationRefused("an approval's matches reads like 'DELETE /invoices/{id}'")
         if body.get("risk", "high") not in _RISKS:
             raise AnnotationRefused(f"risk is one of {', '.join(_RISKS)}")
-    if kind == "example":
-        if not isinstance(body.get("arguments"), dict) or not isinstance(body.get("turn"), str) or not body["turn"]:
-            raise AnnotationRefused("an example is an observed call: its arguments (a JSON object) and the turn it came from")
+    if kind == "example" and (not isinstance(body.get("arguments"), dict) or not isinstance(body.get("turn"), str) or not body["turn"]):
+        raise AnnotationRefused("an example is an observed call: its arguments (a JSON object) and the turn it came from")
     if kind == "fixed":
         name = body.get("name")
         where = body.get("in", "argument")

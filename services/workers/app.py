@@ -20,9 +20,14 @@ from services.workers.delivery import Outgoing, Step, WorkerContext, publish_all
 
 __all__ = ["WORKERS", "make_context", "serve_workers", "blob_store"]
 
-WORKERS: dict[str, Step] = {
-    step.worker: step
-    for step in (fetch.STEP, parse.STEP, categorize.STEP, guess_approvals.STEP, render.STEP, publish.STEP, refresh.STEP)
+WORKERS: dict[str, tuple[Step, ...]] = {
+    "fetch": (fetch.STEP,),
+    "parse": (parse.STEP,),
+    "categorize": (categorize.STEP,),
+    "guess-approvals": (guess_approvals.STEP,),
+    "render": (render.STEP, render.STEP_ANNOTATIONS),
+    "publish": (publish.STEP,),
+    "refresh": (refresh.STEP,),
 }
 
 
@@ -65,7 +70,8 @@ async def serve_workers(ctx: WorkerContext, nats_url: str, names: Iterable[str],
         await nc.close()
     broker = NatsBroker(nats_url, logger=None, connect_timeout=5)
     for name in names:
-        subscribe(broker, ctx, WORKERS[name])
+        for step in WORKERS[name]:
+            subscribe(broker, ctx, step)
     log = get_logger("workers", workers=names, nats=nats_url)
     await broker.start()
     scheduler = None

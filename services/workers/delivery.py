@@ -54,10 +54,15 @@ class WorkerContext:
 
 @dataclass(frozen=True)
 class Step:
-    worker: str  # also the durable consumer's name, shared by replicas
+    worker: str
     subject: str
     model: type[BaseModel]
     run: Callable[[WorkerContext, Any], list[Outgoing]]
+    durable: str = ""  # the durable consumer, shared by replicas; default: the worker's name
+
+    @property
+    def consumer(self) -> str:
+        return self.durable or self.worker
 
 
 async def publish_all(broker: NatsBroker, outgoing: list[Outgoing]) -> None:
@@ -84,11 +89,11 @@ def subscribe(broker: NatsBroker, ctx: WorkerContext, step: Step) -> None:
     @broker.subscriber(
         step.subject,
         stream=JStream(STREAM, declare=False),
-        durable=step.worker,
+        durable=step.consumer,
         pull_sub=PullSub(batch_size=1, timeout=1.0),
         config=config,
         ack_policy=AckPolicy.NACK_ON_ERROR,
-        title=f"{step.worker}:{step.subject}",
+        title=f"{step.consumer}:{step.subject}",
     )
     async def handle(body: Any, msg: NatsMessage) -> None:
         delivered = msg.raw_message.metadata.num_delivered or 1

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from schemas.records import Skill, Source, SourceRevision
 from services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
+from services.derive.annotations import Annotation
 from services.derive.categories import Grouping
 from services.workers.delivery import PermanentFailure, WorkerContext
 
-__all__ = ["RevisionInputs", "Derivation", "load_revision", "derive_revision", "store_derivation", "load_derivation", "derivation_files"]
+__all__ = ["RevisionInputs", "Derivation", "load_revision", "derive_revision", "store_derivation", "load_derivation", "derivation_files", "latest_revision_id"]
 
 
 @dataclass(frozen=True)
@@ -34,13 +35,16 @@ def load_revision(ctx: WorkerContext, revision_id: str) -> RevisionInputs:
     return RevisionInputs(rev, source, skill, ctx.blobs.get(rev.spec_sha256))
 
 
-def derive_revision(ctx: WorkerContext, inputs: RevisionInputs, grouping: Grouping | None = None) -> SkillPackage:
+def derive_revision(ctx: WorkerContext, inputs: RevisionInputs, grouping: Grouping | None = None,
+                    annotations: tuple[Annotation, ...] = (), strict: bool = False) -> SkillPackage:
     """The pure derivation of a stored revision (raises SpecRefused for a refused document)."""
     options = DeriveOptions(
         slug=inputs.skill.slug,
         base_url=inputs.source.base_url,
         limits=LoadLimits(max_bytes=ctx.settings.max_spec_bytes),
         grouping=grouping,
+        annotations=annotations,
+        strict_annotations=strict,
     )
     return derive_package(inputs.spec, options)
 
@@ -68,3 +72,18 @@ def load_derivation(ctx: WorkerContext, manifest: str) -> Derivation:
 
 def derivation_files(ctx: WorkerContext, derivation: Derivation) -> dict[str, bytes]:
     return {path: ctx.blobs.get(key) for path, key in derivation.files.items()}
+
+
+def latest_revision_id(ctx: WorkerContext, skill_id: str) -> str | None:
+    """The skill's newest parsed and categorized revision: what annotations derive from."""
+    from sqlmodel import col, select
+
+    from schemas.records import Source
+
+    with ctx.records.session() as s:
+        latest = s.exec(
+            select(SourceRevision).join(Source, col(Source.id) == col(SourceRevision.source_id))
+            .where(Source.skill_id == skill_id, SourceRevision.status == "parsed", col(SourceRevision.grouping_blob).is_not(None))
+            .order_by(col(SourceRevision.fetched_at).desc())
+        ).first()
+        return latest.id if latest else None

@@ -1,4 +1,4 @@
-"""The pipeline's records: grouping and counts on revisions, diffs on versions, suggestions.
+"""The pipeline's records: grouping and counts on revisions, diffs on versions, suggestions, annotations.
 
 Revision ID: 0002
 Revises: 0001
@@ -42,10 +42,24 @@ def upgrade() -> None:
         sa.UniqueConstraint("revision_id", "operation", "kind", name="uq_suggestion_rev_op_kind"),
     )
     op.create_index("ix_suggestions_skill_id", "suggestions", ["skill_id"])
+    op.create_table(
+        "annotations",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("skill_id", sa.String(64), sa.ForeignKey("skills.id"), nullable=False),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("target", sa.String(300), nullable=False),
+        sa.Column("body_json", sa.Text(), nullable=False),
+        sa.Column("created_by", sa.String(128), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("retired_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("retired_by", sa.String(128), nullable=True),
+    )
+    op.create_index("ix_annotations_skill_id", "annotations", ["skill_id"])
     op.create_index("ix_suggestions_revision_id", "suggestions", ["revision_id"])
 
 
 def downgrade() -> None:
+    op.drop_table("annotations")
     op.drop_table("suggestions")
     with op.batch_alter_table("publications") as batch:
         batch.drop_column("previous_version_id")
