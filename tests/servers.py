@@ -50,6 +50,16 @@ class Running:
     stop: object  # callable
 
 
+def _owner_alive(run: Path) -> bool:
+    """Whether the test session that made `run` is still running (two sessions may share a machine)."""
+    try:
+        pid = int((run / "session.owner").read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return False
+    return pid != os.getpid()
+
+
 class ServerPool:
     """Starts each kind of server once, on first use, and stops them all at the end."""
 
@@ -57,12 +67,13 @@ class ServerPool:
         RUN_ROOT.mkdir(parents=True, exist_ok=True)
         RUN_ROOT.chmod(0o755)
         for old in RUN_ROOT.iterdir():
-            if old.is_dir():
+            if old.is_dir() and not _owner_alive(old):  # a crashed run's servers; a live session's are its own
                 for sub in [old, *[p for p in old.iterdir() if p.is_dir()]]:
                     reap_stale(sub)
                 shutil.rmtree(old, ignore_errors=True)
         self.base = Path(tempfile.mkdtemp(prefix="run-", dir=RUN_ROOT))
         self.base.chmod(0o755)
+        (self.base / "session.owner").write_text(str(os.getpid()))
         self.docker = docker_available()
         self.started: list[Running] = []
 

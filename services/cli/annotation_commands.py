@@ -248,6 +248,37 @@ def retire(
     _report(proposal, as_json, f"retired {annotation_id}")
 
 
+def retract_turn(
+    slug: Annotated[str, typer.Argument(help="the skill's slug")],
+    turn: Annotated[str, typer.Argument(help="the turn that was flagged")],
+    by: Annotated[str, typer.Option("--by")] = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """A flagged turn takes its examples down with it: every example observed in it is retired."""
+    from sqlmodel import col, select
+
+    from schemas.records import AnnotationRecord
+    from services.cli.pipeline_commands import _open, _skill
+
+    settings = Settings()
+    ctx = _open(settings)
+    skill = _skill(ctx, slug)
+    with ctx.records.session() as s:
+        rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill.id, AnnotationRecord.kind == "example",
+                                                     col(AnnotationRecord.retired_at).is_(None))).all()
+        ids = [r.id for r in rows if json.loads(r.body_json).get("turn") == turn]
+    if not ids:
+        ctx.records.close()
+        typer.echo(f"{slug} has no example from turn {turn!r}")
+        return
+    now = datetime.now(UTC)
+    _retire_rows(ctx, ids, by, now)
+    ctx.records.close()
+    proposal = _propose(settings, slug, ids, "retired", now, timeout)
+    _report(proposal, as_json, f"retired {len(ids)} example(s) from turn {turn}", {"retired": ids})
+
+
 def rekey(
     annotation_id: Annotated[str, typer.Argument(help="an orphaned annotation's id")],
     operation: Annotated[str, typer.Argument(help="the operation it belongs to now")],
@@ -432,6 +463,7 @@ def register(app: typer.Typer) -> None:
     app.command()(annotations)
     app.command()(retire)
     app.command()(rekey)
+    app.command("retract-turn")(retract_turn)
     app.command()(review)
     app.command()(detach)
     app.command()(export)

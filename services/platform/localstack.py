@@ -110,7 +110,7 @@ def reap_stale(run_dir: Path) -> list[int]:
         try:
             record = json.loads(pidfile.read_text())
             pid, marker = int(record["pid"]), str(record["binary"])
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             pidfile.unlink(missing_ok=True)
             continue
         if _alive(pid) and marker in _cmdline(pid):

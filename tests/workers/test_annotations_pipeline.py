@@ -120,6 +120,13 @@ async def test_refusals_review_export_and_detach(ctx: WorkerContext, settings: S
             {"target": "$.paths['/bookings/{booking_id}'].delete",
              "update": {"x-skillpress-approval": {"binds": ["booking_id"], "matches": "DELETE /bookings/{booking_id}", "risk": "high"}}},
         ]
+        example = await cli(settings, "annotate", "hollowbrook", "-o", "get_booking", "--example", '{"booking_id": "bk-1"}', "--turn", "t-9", "--json")
+        assert example.returncode == 0, example.stderr
+        example_id = json.loads(example.stdout)["annotation_id"]
+        retracted = await cli(settings, "retract-turn", "hollowbrook", "t-9", "--json")
+        assert json.loads(retracted.stdout)["retired"] == [example_id]
+        shown = await cli(settings, "show", "hollowbrook", "get_booking.md", "--version", json.loads(retracted.stdout)["proposal"]["version_id"])
+        assert "## Examples" not in shown.stdout
         detached = await cli(settings, "detach", "hollowbrook")
         assert detached.returncode == 0
         blob = ctx.blobs.put(spec_variant(summary="changed"))
