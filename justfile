@@ -27,7 +27,7 @@ bench runs="3": install
 
 lint: install
     {{venv}}/bin/ruff check services schemas tests scripts
-    {{venv}}/bin/mypy services/derive
+    {{venv}}/bin/mypy services/derive services/runtime services/workers
 
 fmt: install
     {{venv}}/bin/ruff format services schemas tests scripts

@@ -73,3 +73,17 @@ def test_import_uses_a_running_up(tmp_path: Path) -> None:
     finally:
         _stop(proc)
     assert not (home / "up.json").exists()
+
+
+def test_the_demo_runs_the_pipeline_and_publishes_twice_the_same(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first = run(home, "demo", "--json")
+    assert first.returncode == 0, first.stderr
+    made = json.loads(first.stdout)
+    assert (made["outcome"], made["operations"], made["tools"]) == ("proposed", 5, 5)
+    assert made["published"]["version_id"] == made["version_id"] and made["published"]["auth_header"] == "X-Hollowbrook-Key"
+    again = json.loads(run(home, "demo", "--json").stdout)
+    assert (again["outcome"], again["version_id"]) == ("unchanged", made["version_id"])
+    text = run(home, "demo")
+    assert text.returncode == 0 and text.stdout.startswith(f"published hollowbrook version {made['version_id'][:12]}: 5 operations, 5 tools")
+    assert "# Hollowbrook Guesthouse" in text.stdout
