@@ -70,9 +70,10 @@ class RevisionRejected(BaseModel):
 class RevisionCategorized(BaseModel):
     revision_id: str
     skill: str
-    source: str = Field(description="flat | tags | paths | model: where the grouping came from")
+    source: str = Field(description="flat | tags | paths (offline) | model: where the grouping came from")
     categories: int
     tag_failure: str | None = None
+    note: str | None = Field(default=None, description="why this grouping: a model's, or why the model's was not used")
     submission: str | None = _SUBMISSION
 
 

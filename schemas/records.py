@@ -49,6 +49,7 @@ class SourceRevision(SQLModel, table=True):
     grouping_blob: str | None = Field(default=None, max_length=64)  # sha256 of the categorize stage's grouping
     grouping_source: str | None = Field(default=None, max_length=16)  # flat | tags | paths | model
     tag_failure: str | None = Field(default=None, max_length=32)
+    grouping_note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # why this grouping (a model's, or the fallback's reason)
 
 
 class Version(SQLModel, table=True):

@@ -125,6 +125,8 @@ def annotate(
     fixed: Annotated[str | None, typer.Option("--fixed", help="NAME=VALUE: an argument the skill fixes and always sends")] = None,
     fixed_header: Annotated[str | None, typer.Option("--fixed-header", help="NAME=VALUE: a header the skill always sends")] = None,
     skill_note: Annotated[str | None, typer.Option("--skill-note", help="a convention stated once in the body")] = None,
+    rename_category: Annotated[str | None, typer.Option("--rename-category", help="OLD=NEW: rename a category, whatever grouped it")] = None,
+    merge_categories: Annotated[str | None, typer.Option("--merge-categories", help="A,B=NEW: merge categories into one")] = None,
     by: Annotated[str, typer.Option("--by", help="who is annotating")] = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
@@ -134,11 +136,13 @@ def annotate(
     from services.derive.annotations import AnnotationRefused, check_shape
 
     given = {k: v for k, v in {"note": note, "prefer": prefer, "hidden": hidden or None, "approval": approval, "example": example,
-                               "identity": identity, "fixed": fixed or fixed_header, "skill_note": skill_note}.items() if v is not None}
+                               "identity": identity, "fixed": fixed or fixed_header, "skill_note": skill_note,
+                               "category": rename_category or merge_categories}.items() if v is not None}
     if len(given) != 1:
-        _fail("give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header, --skill-note")
+        _fail("give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
+              " --skill-note, --rename-category, --merge-categories")
     kind = next(iter(given))
-    target = "skill" if kind == "skill_note" else f"operation:{operation or ''}"
+    target = "skill" if kind in ("skill_note", "category") else f"operation:{operation or ''}"
     body: dict[str, Any]
     if kind in ("note", "skill_note"):
         body = {"text": note if kind == "note" else skill_note}
@@ -160,6 +164,9 @@ def annotate(
             _fail(f"--example is not valid JSON ({exc.msg})")
     elif kind == "identity":
         body = {"fields": [f.strip() for f in (identity or "").split(",") if f.strip()]}
+    elif kind == "category":
+        old, new = _kv(rename_category or merge_categories or "", "--rename-category" if rename_category else "--merge-categories")
+        body = {"rename": old, "to": str(new)} if rename_category else {"merge": [x.strip() for x in old.split(",") if x.strip()], "to": str(new)}
     else:
         name, value = _kv(fixed or fixed_header or "", "--fixed-header" if fixed_header else "--fixed")
         body = {"name": name, "value": value} | ({"in": "header"} if fixed_header else {})

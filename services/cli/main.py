@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -44,6 +44,33 @@ def _limits() -> LoadLimits:
     return LoadLimits(max_bytes=Settings().max_spec_bytes)
 
 
+def _with_model_grouping(data: bytes, package: Any, options: DeriveOptions) -> Any:
+    """The package again with the model's categories, when tags failed and categories are needed."""
+    from dataclasses import replace
+
+    from services.platform.llm import chat_client, propose_grouping, summaries_of
+    from services.platform.settings import Settings
+
+    grouping = package.grouping
+    if grouping.tag_failure is None or grouping.mode != "categories":
+        typer.echo("--llm: the tags work (or the flat manifest fits); no model needed", err=True)
+        return package
+    from services.platform.logging import configure_logging
+
+    settings = Settings()
+    configure_logging(settings.log_format, "warning")
+    client = chat_client(settings)
+    if client is None:
+        fail("--llm: set SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)")
+    title, ops = summaries_of(package.files)
+    typer.echo(f"--llm: tags failed ({grouping.tag_failure}); asking {client.model} to group {len(ops)} operations…", err=True)
+    chosen, why = propose_grouping(client, title, ops, grouping.tag_failure, settings.llm_context_budget)
+    if chosen is None:
+        typer.echo(f"--llm: {why}; kept the offline grouping", err=True)
+        return package
+    return derive_package(data, replace(options, grouping=chosen))
+
+
 def print_summary(summary: dict, out: Path | None) -> None:
     cat = summary["categorization"]
     layout = "flat manifest" if cat["mode"] == "flat" else f"{summary['categories']} categories from {cat['source']}"
@@ -73,12 +100,15 @@ def derive(
     slug: Annotated[str | None, typer.Option(help="the skill's slug (default: from the title)")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="base URL: resolves relative servers, or sets one")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+    llm: Annotated[bool, typer.Option("--llm", help="when tags fail, ask the configured model (SKILLPRESS_LLM_*) for categories")] = False,
 ) -> None:
-    """Derive a skill package from an OpenAPI document, offline."""
+    """Derive a skill package from an OpenAPI document (offline unless --llm)."""
     limits = _limits()
     data = _read_spec(spec, limits)
     try:
         package = derive_package(data, DeriveOptions(slug=slug, base_url=base_url, limits=limits))
+        if llm:
+            package = _with_model_grouping(data, package, DeriveOptions(slug=slug, base_url=base_url, limits=limits))
     except SpecRefused as exc:
         fail(exc.reason)
     try:

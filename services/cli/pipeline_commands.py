@@ -69,7 +69,8 @@ def _describe(subject: str, body: dict[str, Any]) -> tuple[str, str | None]:
         return f"parsed: {body['operations']} operations", "categorizing and guessing approvals…"
     if subject.endswith("revision.categorized"):
         how = "flat manifest" if body["categories"] == 0 else f"{body['categories']} categories from {body['source']}"
-        return how + (f" (tags failed: {body['tag_failure']})" if body.get("tag_failure") else ""), "rendering…"
+        why = f" ({body['note']})" if body.get("note") else (f" (tags failed: {body['tag_failure']})" if body.get("tag_failure") else "")
+        return how + why, "rendering…"
     if subject.endswith("suggestions.made"):
         return f"suggested {body['approvals']} approval rules and {body['identities']} identities (for review; none applied)", None
     if subject.endswith("version.proposed"):

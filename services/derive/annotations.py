@@ -27,7 +27,7 @@ __all__ = [
     "operation_target",
 ]
 
-KINDS = ("note", "prefer", "hidden", "approval", "example", "skill_note", "identity", "fixed")
+KINDS = ("note", "prefer", "hidden", "approval", "example", "skill_note", "identity", "fixed", "category")
 _RISKS = ("low", "medium", "high")
 _HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 
@@ -57,9 +57,9 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
     if kind not in KINDS:
         raise AnnotationRefused(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
     on_op = target.startswith("operation:") and len(target) > len("operation:")
-    if kind == "skill_note":
+    if kind in ("skill_note", "category"):
         if target != "skill":
-            raise AnnotationRefused("a skill_note is about the whole skill; give no operation")
+            raise AnnotationRefused(f"a {kind} annotation is about the whole skill; give no operation")
     elif not on_op:
         raise AnnotationRefused(f"a {kind} annotation names an operation (--operation NAME)")
     text_kinds = {"note": "text", "skill_note": "text"}
@@ -79,6 +79,13 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
             raise AnnotationRefused(f"risk is one of {', '.join(_RISKS)}")
     if kind == "example" and (not isinstance(body.get("arguments"), dict) or not isinstance(body.get("turn"), str) or not body["turn"]):
         raise AnnotationRefused("an example is an observed call: its arguments (a JSON object) and the turn it came from")
+    if kind == "category":
+        sources = body.get("merge") if "merge" in body else [body.get("rename")]
+        to = body.get("to")
+        if not isinstance(sources, list) or not sources or not all(isinstance(x, str) and x for x in sources):
+            raise AnnotationRefused("a category annotation renames one category (rename: old, to: new) or merges several (merge: [a, b], to: c)")
+        if not isinstance(to, str) or not re.match(r"^[a-z][a-z0-9_]{1,47}$", to):
+            raise AnnotationRefused(f"category name {to!r} is not 2-48 lowercase letters, digits and underscores starting with a letter")
     if kind == "fixed":
         name = body.get("name")
         where = body.get("in", "argument")
@@ -99,6 +106,7 @@ class Applied:
     skill_notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     applied: list[str] = field(default_factory=list)
+    category_changes: list[Annotation] = field(default_factory=list)
 
 
 def _sent_fields(op: Operation) -> list[str]:
@@ -184,6 +192,10 @@ def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...],
             out.skill_notes.append(a.body["text"].strip())
             out.applied.append(a.id)
             continue
+        if a.kind == "category":  # applied to the grouping, once it is decided
+            out.category_changes.append(a)
+            out.applied.append(a.id)
+            continue
         name = a.operation
         op = by_name.get(name or "")
         if op is None:
@@ -236,3 +248,26 @@ def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...],
 def annotation_json(annotations: tuple[Annotation, ...]) -> str:
     """A canonical form, for ids and hashes."""
     return json.dumps([[a.id, a.kind, a.target, a.body] for a in sorted(annotations, key=lambda x: x.id)], sort_keys=True)
+
+
+def regroup(categories: list[Any], changes: list[Annotation], op_names: set[str], warnings: list[str]) -> list[Any]:
+    """Categories renamed or merged as people said, by name, whatever grouped them (tags, a model, paths)."""
+    from services.derive.categories import Category
+
+    cats: list[Category] = list(categories)
+    for a in changes:
+        sources = a.body["merge"] if "merge" in a.body else [a.body["rename"]]
+        to = a.body["to"]
+        found = [c for c in cats if c.name in sources]
+        if not found:
+            warnings.append(f"category {a.id}: no category named {', '.join(sources)} in this grouping; kept for when there is")
+            continue
+        if to in op_names or any(c.name == to for c in cats if c not in found):
+            warnings.append(f"category {a.id}: {to!r} is already an operation's or another category's name; not applied")
+            continue
+        merged = Category(to, to.replace("_", " ").capitalize() if len(found) > 1 or found[0].title == found[0].name else found[0].title,
+                          found[0].description, [op for c in found for op in c.ops])
+        at = cats.index(found[0])
+        cats = [c for c in cats if c not in found]
+        cats.insert(at, merged)
+    return cats

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.derive.annotations import Annotation, apply_annotations
+from services.derive.annotations import Annotation, apply_annotations, regroup
 from services.derive.auth import analyse_auth
 from services.derive.categories import (
     Category,
@@ -210,6 +210,11 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
             grouping, source, failure = given, options.grouping.source, options.grouping.tag_failure
             categories = given if options.grouping.mode == "categories" else []
             body = render_body(meta_base, ops, categories or None)
+    if applied.category_changes:
+        grouping = regroup(grouping, applied.category_changes, op_names, warnings)
+        if categories:
+            categories = grouping
+            body = render_body(meta_base, ops, categories)
     for cat in grouping:
         for op in cat.ops:
             op.category = cat.name

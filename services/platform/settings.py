@@ -40,6 +40,13 @@ class Settings(BaseSettings):
     fetch_allow_private: bool = False  # loopback/private/link-local targets; for tests and trusted networks
     refresh_interval: float = 3600.0  # seconds between scheduled re-fetches of URL sources (0: never)
 
+    # categories from a model when tags fail: any OpenAI-compatible chat-completions endpoint (off when unset)
+    llm_base_url: str | None = None  # e.g. https://api.openai.com/v1
+    llm_model: str | None = None
+    llm_api_key_env: str | None = None  # the *name* of the variable holding the key
+    llm_timeout: float = 60.0
+    llm_context_budget: int = 12_000  # characters of operation listing per request
+
     @property
     def sqlite_url(self) -> str:
         return f"sqlite:///{self.home / 'skillpress.db'}"

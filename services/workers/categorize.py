@@ -1,8 +1,10 @@
-"""categorize: `revision.parsed` → the grouping (tags, or the offline path grouping when tags
-fail) stored as a blob and recorded on the revision → `revision.categorized`.
+"""categorize: `revision.parsed` → the grouping, recorded on the revision → `revision.categorized`.
 
-The render stage applies this grouping as given, so a grouping from elsewhere (a model, a
-person's merge) changes the output without the derivation deciding again.
+Tags first. When they fail (no tags, one tag for everything, a tag per operation, or tag
+categories that do not fit the body) and categories are needed, a configured model groups the
+operations from their names and summaries; an invalid answer is repaired once, then the
+offline path grouping stands. The source (tags, model, paths) and the reason are recorded and
+shown in the proposal; render applies the grouping as given.
 """
 
 from __future__ import annotations
@@ -11,28 +13,50 @@ from schemas.events import RevisionCategorized, RevisionParsed
 from schemas.records import SourceRevision
 from schemas.subjects import EVENTS
 from services.derive.categories import Grouping
+from services.platform.llm import chat_client, propose_grouping, summaries_of
 from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
-from services.workers.inputs import load_derivation, load_revision
+from services.workers.inputs import derivation_files, load_derivation, load_revision
 
 __all__ = ["STEP", "categorize"]
+
+
+def decide(ctx: WorkerContext, files: dict[str, bytes], offline: Grouping) -> tuple[Grouping, str | None]:
+    """The grouping to use and why: the offline one unless tags failed, categories are needed and a model answers well."""
+    if offline.tag_failure is None or offline.mode != "categories":
+        return offline, None
+    client = chat_client(ctx.settings)
+    if client is None:
+        return offline, f"tags failed ({offline.tag_failure}); no model configured, so grouped offline by path"
+    title, ops = summaries_of(files)
+    grouping, why = propose_grouping(client, title, ops, offline.tag_failure, ctx.settings.llm_context_budget)
+    if grouping is None:
+        return offline, f"tags failed ({offline.tag_failure}); {why}; grouped offline by path"
+    return grouping, f"tags failed ({offline.tag_failure}); {why} ({client.model})"
 
 
 def categorize(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
     if inputs.revision.package_blob is None:
         raise PermanentFailure(f"revision {event.revision_id} was not parsed")
-    blob = load_derivation(ctx, inputs.revision.package_blob).grouping
-    grouping = Grouping.from_json(ctx.blobs.get(blob))
+    if inputs.revision.grouping_blob is None:  # decided once: a redelivery reuses the decision
+        parsed = load_derivation(ctx, inputs.revision.package_blob)
+        offline = Grouping.from_json(ctx.blobs.get(parsed.grouping))
+        grouping, note = decide(ctx, derivation_files(ctx, parsed), offline)
+        blob = ctx.blobs.put(grouping.to_json())
+        with ctx.records.session() as s:
+            row = s.get(SourceRevision, event.revision_id)
+            assert row is not None
+            if row.grouping_blob is None:
+                row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = blob, grouping.source, grouping.tag_failure, note
     with ctx.records.session() as s:
         row = s.get(SourceRevision, event.revision_id)
-        assert row is not None
-        if row.grouping_blob is None:
-            row.grouping_blob, row.grouping_source, row.tag_failure = blob, grouping.source, grouping.tag_failure
-        blob, source, failure = row.grouping_blob, row.grouping_source, row.tag_failure
-    count = len(grouping.categories) if grouping.mode == "categories" else 0
+        assert row is not None and row.grouping_blob is not None
+        blob, source, failure, note = row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note
+    chosen = Grouping.from_json(ctx.blobs.get(blob))
+    count = len(chosen.categories) if chosen.mode == "categories" else 0
     return [Outgoing(EVENTS["revision_categorized"], RevisionCategorized(
-        revision_id=event.revision_id, skill=event.skill, source=source or grouping.source, categories=count,
-        tag_failure=failure, submission=event.submission), f"categorized:{event.revision_id}")]
+        revision_id=event.revision_id, skill=event.skill, source=source or chosen.source, categories=count,
+        tag_failure=failure, note=note, submission=event.submission), f"categorized:{event.revision_id}")]
 
 
 STEP = Step("categorize", EVENTS["revision_parsed"], RevisionParsed, categorize)

@@ -122,3 +122,23 @@ def test_what_cannot_be_meant_is_refused_saying_what_to_fix(annotations: tuple[A
 def test_the_same_annotations_make_the_same_version() -> None:
     anns = (Annotation("n1", "note", "operation:delete_pet", {"text": "a"}), Annotation("s1", "skill_note", "skill", {"text": "b"}))
     assert derive_package(SPEC, DeriveOptions(annotations=anns)).version_id == derive_package(SPEC, DeriveOptions(annotations=anns[::-1])).version_id
+
+
+def test_categories_are_renamed_and_merged_by_name_whatever_grouped_them() -> None:
+    spec = (Path(__file__).parents[1] / "fixtures" / "specs" / "discord.json").read_bytes()
+    plain = derive_package(spec)
+    package = derive_package(spec, DeriveOptions(annotations=(
+        Annotation("c1", "category", "skill", {"rename": "guilds", "to": "servers"}),
+        Annotation("c2", "category", "skill", {"merge": ["skus", "sticker_packs"], "to": "store"}),
+        Annotation("c3", "category", "skill", {"rename": "no_such", "to": "x_y"}),
+    )))
+    names = [c["name"] for c in json.loads(package.files["skill.json"])["categories"]]
+    before = [c["name"] for c in json.loads(plain.files["skill.json"])["categories"]]
+    assert names == [("servers" if n == "guilds" else "store" if n == "skus" else n) for n in before if n != "sticker_packs"]
+    assert "guilds.md" not in package.files and "servers.md" in package.files
+    store = package.files["store.md"].decode()
+    moved = [ln for ln in (plain.files["skus.md"] + plain.files["sticker_packs.md"]).decode().splitlines() if ln.startswith("- `")]
+    assert moved and all(line in store for line in moved) and store.startswith("# Store\n")
+    assert "category c3: no category named no_such in this grouping; kept for when there is" in package.warnings
+    with pytest.raises(AnnotationRefused, match="a category annotation is about the whole skill"):
+        derived(Annotation("c", "category", "operation:add_pet", {"rename": "a", "to": "bb"}))

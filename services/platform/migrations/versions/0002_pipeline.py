@@ -23,6 +23,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("grouping_blob", sa.String(64), nullable=True))
         batch.add_column(sa.Column("grouping_source", sa.String(16), nullable=True))
         batch.add_column(sa.Column("tag_failure", sa.String(32), nullable=True))
+        batch.add_column(sa.Column("grouping_note", sa.Text(), nullable=True))
     with op.batch_alter_table("versions") as batch:
         batch.add_column(sa.Column("diff_json", sa.Text(), nullable=False, server_default="{}"))
         batch.add_column(sa.Column("base_version_id", sa.String(64), nullable=True))
@@ -67,7 +68,7 @@ def downgrade() -> None:
         batch.drop_column("base_version_id")
         batch.drop_column("diff_json")
     with op.batch_alter_table("source_revisions") as batch:
-        for name in ("tag_failure", "grouping_source", "grouping_blob", "package_blob", "operations", "submission"):
+        for name in ("grouping_note", "tag_failure", "grouping_source", "grouping_blob", "package_blob", "operations", "submission"):
             batch.drop_column(name)
     with op.batch_alter_table("sources") as batch:
         batch.drop_column("last_checked_at")
