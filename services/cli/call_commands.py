@@ -226,6 +226,69 @@ def run(
     )
 
 
+def _skill_files(target: str, auth_header: str | None, auth_kind: str, base_url: str | None) -> tuple[Skill, dict[str, bytes]]:
+    """A package directory, or a skill's live version from the records and blob store."""
+    from services.cli.main import fail
+    from services.runtime.skill import AuthHeader, PackageError, load_skill
+
+    path = Path(target)
+    override = AuthHeader(auth_header, auth_kind) if auth_header else None
+    try:
+        if path.is_dir():
+            files = read_package_dir(path, hand_written=True)
+            return load_skill(files, slug=path.resolve().name, auth=override, base_url=base_url), files
+        from services.cli.pipeline_commands import _open, _skill
+        from services.platform.settings import Settings
+        from services.workers.versions import version_files
+
+        ctx = _open(Settings())
+        skill = _skill(ctx, target)
+        if not skill.live_version_id:
+            fail(f"{target} has no live version: publish one first (skillpress versions {target})")
+        from schemas.records import Version
+
+        with ctx.records.session() as s:
+            version = s.get(Version, skill.live_version_id)
+        files = version_files(ctx.blobs, version)
+        return load_skill(files, auth=override, base_url=base_url), files
+    except (OutputDirError, PackageError) as exc:
+        fail(str(exc))
+
+
+def mcp(
+    target: Annotated[str, typer.Argument(metavar="SLUG|DIR", help="a published skill's slug, or a package directory")],
+    eager: Annotated[bool, typer.Option("--eager", help="offer every operation as a tool up front (small APIs)")] = False,
+    transport: Annotated[str, typer.Option("--transport", help="stdio | http (streamable HTTP)")] = "stdio",
+    port: Annotated[int, typer.Option("--port", help="port for --transport http")] = 8765,
+    auth_env: AuthEnv = None,
+    auth_header: AuthHeaderOpt = None,
+    auth_kind: AuthKind = "apiKey",
+    base_url: BaseUrl = None,
+    timeout: Timeout = 30.0,
+    max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+) -> None:
+    """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
+    import asyncio
+
+    from services.cli.main import fail
+    from services.runtime.execute import CallLimits
+    from services.runtime.mcp_server import build_mcp_server, serve_http, serve_stdio
+
+    if auth_kind not in AUTH_KINDS:
+        fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
+    skill, files = _skill_files(target, auth_header, auth_kind, base_url)
+    server = build_mcp_server(skill, files, eager=eager, credential=_credential(skill, auth_env),
+                              limits=CallLimits(timeout, max_response_bytes))
+    if transport == "stdio":
+        asyncio.run(serve_stdio(server))
+    elif transport == "http":
+        typer.echo(f"serving {skill.slug} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp", err=True)
+        serve_http(server, "127.0.0.1", port)
+    else:
+        fail(f"--transport {transport!r}: stdio or http")
+
+
 def register(app: typer.Typer) -> None:
     app.command()(call)
     app.command()(run)
+    app.command()(mcp)

@@ -138,7 +138,7 @@ class Skill:
         hint = (
             f"; did you mean {', '.join(close)}?"
             if close
-            else f"; it has {len(names)} tools (try /help)"
+            else f"; it has {len(names)} tools, listed in its manifest"
         )
         raise UnknownOperation(f"{self.slug} has no operation or tool named {name!r}{hint}")
 

@@ -1,0 +1,135 @@
+"""A skill as an MCP server, read the way the package is designed to be read: deferred.
+
+The body is the server's instructions. Three tools are offered up front — read a file of the
+skill (a category, an operation's detail), load operations as tools by their manifest names,
+and list what is loaded — and each loaded operation then becomes a tool of its own, called
+through the runtime's translation and execution (a refusal comes back as a tool error, before
+anything is sent). Nothing hands the model every schema at once unless `eager` is asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import mcp.types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+
+from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
+from services.runtime.skill import Skill, Tool, UnknownOperation
+from services.runtime.translate import CallRefused, build_request
+
+__all__ = ["BASE_TOOLS", "build_mcp_server", "serve_http", "serve_stdio"]
+
+BASE_TOOLS = ("read_skill_file", "load_tools", "loaded_tools")
+
+
+def _text(value: Any, error: bool = False) -> types.CallToolResult:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+def _base_tools(skill: Skill) -> list[types.Tool]:
+    return [
+        types.Tool(
+            name="read_skill_file",
+            description=f"Read a file of the {skill.slug} skill: a category's list of operations (<category>.md) or an"
+                        " operation's detail (<operation>.md). The instructions name the files.",
+            input_schema={"type": "object", "properties": {"path": {"type": "string", "description": "e.g. create_booking.md"}},
+                          "required": ["path"], "additionalProperties": False},
+        ),
+        types.Tool(
+            name="load_tools",
+            description="Load operations as tools by the names the instructions list them under; each becomes a tool you can call,"
+                        " with its request built for you.",
+            input_schema={"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20}},
+                          "required": ["names"], "additionalProperties": False},
+        ),
+        types.Tool(
+            name="loaded_tools",
+            description="The operations loaded as tools so far.",
+            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        ),
+    ]
+
+
+def _as_mcp(tool: Tool) -> types.Tool:
+    return types.Tool(name=tool.name, description=tool.description, input_schema=tool.schema)
+
+
+def build_mcp_server(skill: Skill, files: dict[str, bytes], *, eager: bool = False, credential: Credential | None = None,
+                     limits: CallLimits | None = None) -> Server[Any]:
+    """The MCP server for one skill; `files` are the package's (what read_skill_file may return)."""
+    limits = limits or CallLimits()
+    loaded: dict[str, Tool] = {t.name: t for t in skill.tools} if eager else {}
+    readable = {p: d for p, d in files.items() if p.endswith(".md")}
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded.values())])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name, args = params.name, dict(params.arguments or {})
+        if name == "read_skill_file":
+            path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
+            if path not in readable:
+                return _text(f"{skill.slug} has no file {path!r}; the instructions name its files", error=True)
+            return _text(readable[path].decode("utf-8", "replace"))
+        if name == "load_tools":
+            names = args.get("names")
+            if not isinstance(names, list) or not names:
+                return _text("give names: the operations to load, as the instructions list them", error=True)
+            added, problems = [], []
+            for raw in names[:20]:
+                try:
+                    tool = skill.tool(str(raw))
+                except UnknownOperation as exc:
+                    problems.append(str(exc))
+                    continue
+                if tool.name not in loaded:
+                    loaded[tool.name] = tool
+                    added.append(tool.name)
+            if added:
+                try:
+                    await ctx.session.send_tool_list_changed()
+                except Exception:  # noqa: BLE001 (a client that does not listen still sees them in tools/list)
+                    pass
+            return _text({"loaded": added, "already_loaded": [n for n in loaded if n not in added], "problems": problems},
+                         error=bool(problems) and not added)
+        if name == "loaded_tools":
+            return _text(sorted(loaded))
+        tool = loaded.get(name)
+        if tool is None:
+            hint = " (load it first with load_tools)" if any(t.name == name or t.operation == name for t in skill.tools) else ""
+            return _text(f"no tool {name!r} is loaded{hint}", error=True)
+        try:
+            request = build_request(tool, args, skill.hosts)
+        except CallRefused as exc:
+            return _text(str(exc), error=True)
+        try:
+            result = await asyncio.to_thread(send, request, credential=credential, limits=limits)
+        except ExecutionFailed as exc:
+            return _text(str(exc), error=True)
+        return _text(result.as_dict(), error=result.status >= 400)
+
+    server: Server[Any] = Server(
+        f"skillpress-{skill.slug}",
+        version="1",
+        instructions=files.get("body.md", b"").decode("utf-8", "replace"),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    return server
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
+
+
+def serve_http(server: Server[Any], host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(server.streamable_http_app(host=host), host=host, port=port, log_level="warning")

@@ -1,0 +1,97 @@
+"""An MCP client from the SDK, over stdio, against the server for a real shared spec (Discord)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from services.cli.output import write_package_dir
+from services.derive import DeriveOptions, derive_package
+
+ROOT = Path(__file__).parents[2]
+SPEC = ROOT / "tests" / "fixtures" / "specs" / "discord.json"
+
+
+class _Discord:
+    """Answers GET /gateway the way Discord does, and records what it was sent."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                outer.seen.append((self.command, self.path, dict(self.headers.items())))
+                body = json.dumps({"url": "wss://gateway.discord.gg"}).encode()
+                self.send_response(200 if self.path == "/gateway" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+
+@pytest.fixture
+def discord_api() -> Iterator[_Discord]:
+    api = _Discord()
+    yield api
+    api.httpd.shutdown()
+    api.httpd.server_close()
+
+
+async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(tmp_path: Path, discord_api: _Discord) -> None:
+    package = derive_package(SPEC.read_bytes(), DeriveOptions(base_url=discord_api.url))
+    out = tmp_path / "discord"
+    write_package_dir(package.files, out)
+    meta = json.loads(package.files["skill.json"])
+    category = next(c for c in meta["categories"] if c["name"] == "gateway")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "services.cli.main", "mcp", str(out), "--auth-env", "DISCORD_TEST_TOKEN"],
+        cwd=str(ROOT), env={**os.environ, "DISCORD_TEST_TOKEN": "Bot test-token"},
+    )
+    async with Client(params) as client:
+        assert client.instructions == package.files["body.md"].decode()
+        listed = [t.name for t in (await client.list_tools()).tools]
+        assert listed == ["read_skill_file", "load_tools", "loaded_tools"], "deferred: no operation is offered up front"
+        read = await client.call_tool("read_skill_file", {"path": category["file"]})
+        assert not read.is_error and read.content[0].text == package.files[category["file"]].decode()
+        assert "`get_gateway`" in read.content[0].text
+        loaded = await client.call_tool("load_tools", {"names": ["get_gateway"]})
+        assert json.loads(loaded.content[0].text)["loaded"] == ["discord-preview_get_gateway"]
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == {"read_skill_file", "load_tools", "loaded_tools", "discord-preview_get_gateway"}
+        called = await client.call_tool("discord-preview_get_gateway", {})
+        assert not called.is_error
+        response = json.loads(called.content[0].text)
+        assert (response["status"], response["body"]) == (200, {"url": "wss://gateway.discord.gg"})
+        refused = await client.call_tool("discord-preview_get_gateway", {"shard": 1})
+        assert refused.is_error and refused.content[0].text.startswith("get_gateway: does not take 'shard'")
+        unloaded = await client.call_tool("discord-preview_get_guild", {"guild_id": "1"})
+        assert unloaded.is_error and "load it first with load_tools" in unloaded.content[0].text
+    assert [(m, p) for m, p, _ in discord_api.seen] == [("GET", "/gateway")]
+    assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"
+
+
+async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> None:
+    skill_dir = ROOT / "services" / "examples" / "hollowbrook-skill"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "services.cli.main", "mcp", str(skill_dir), "--eager"], cwd=str(ROOT))
+    async with Client(params) as client:
+        names = sorted(t.name for t in (await client.list_tools()).tools)
+    assert names == ["hollowbrook_cancel_booking", "hollowbrook_check_availability", "hollowbrook_create_booking",
+                     "hollowbrook_get_booking", "hollowbrook_list_rooms", "load_tools", "loaded_tools", "read_skill_file"]
