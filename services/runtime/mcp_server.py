@@ -98,12 +98,12 @@ def build_mcp_server(skill: Skill, files: dict[str, bytes], *, eager: bool = Fal
                          error=bool(problems) and not added)
         if name == "loaded_tools":
             return _text(sorted(loaded))
-        tool = loaded.get(name)
-        if tool is None:
+        chosen = loaded.get(name)
+        if chosen is None:
             hint = " (load it first with load_tools)" if any(t.name == name or t.operation == name for t in skill.tools) else ""
             return _text(f"no tool {name!r} is loaded{hint}", error=True)
         try:
-            request = build_request(tool, args, skill.hosts)
+            request = build_request(chosen, args, skill.hosts)
         except CallRefused as exc:
             return _text(str(exc), error=True)
         try:
