@@ -10,6 +10,7 @@ import json
 import sys
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -425,18 +426,54 @@ def detach(slug: Annotated[str, typer.Argument(help="the skill's slug")]) -> Non
 
 
 def export(
-    slug: Annotated[str, typer.Argument(help="the skill's slug")],
-    format: Annotated[str, typer.Option("--format", help="overlay: an OpenAPI Overlay 1.0 document")] = "overlay",
+    target: Annotated[str, typer.Argument(metavar="SLUG|DIR", help="a skill's slug (overlay, agent-skills) or a package directory (agent-skills)")],
+    format: Annotated[str, typer.Option("--format", help="overlay: the annotations as an OpenAPI Overlay 1.0 document; agent-skills: a SKILL.md folder with tools.json")] = "overlay",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="the folder to write (agent-skills)")] = None,
 ) -> None:
-    """Export a skill's annotations as an OpenAPI Overlay document for other tooling."""
+    """Export a skill for other tooling: its annotations as an Overlay, or the whole skill as an Agent Skills folder."""
+    if format == "agent-skills":
+        from services.cli.call_commands import _skill_files
+        from services.cli.output import write_package_dir
+        from services.runtime.contracts import agent_skills_folder
+
+        if out is None:
+            _fail("--format agent-skills needs --out DIR")
+        skill, files = _skill_files(target, None, "apiKey", None)
+        folder = agent_skills_folder(skill, files)
+        try:
+            write_package_dir(folder, out, marker="SKILL.md")
+        except OSError as exc:
+            _fail(str(exc))
+        contract = json.loads(folder["tools.json"])
+        typer.echo(f"wrote {out}: SKILL.md, tools.json ({len(contract)} tools, {sum(t['type'] == 'write' for t in contract)} write),"
+                   f" {sum(1 for p in folder if p.startswith('references/'))} reference files")
+        return
+    if format != "overlay":
+        _fail(f"--format {format!r}: overlay or agent-skills")
+    _overlay(target)
+
+
+def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills folder")]) -> None:
+    """Check an exported folder: tools.json is a sound contract and SKILL.md states the same rules (exit 1 if not)."""
+    from services.runtime.contracts import ContractError, verify_folder
+
+    if not folder.is_dir():
+        _fail(f"{folder} is not a directory")
+    files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.name in ("SKILL.md", "tools.json")}
+    try:
+        counts = verify_folder(files)
+    except ContractError as exc:
+        _fail(f"{folder}: {exc}", 1)
+    typer.echo(f"ok: {counts['tools']} tools, {counts['write']} write (each requires confirmation), {counts['idempotent']} idempotent")
+
+
+def _overlay(slug: str) -> None:
     from sqlmodel import col, select
 
     from schemas.records import AnnotationRecord, Version
     from services.cli.pipeline_commands import _open, _skill
     from services.workers.versions import version_files
 
-    if format != "overlay":
-        _fail(f"--format {format!r}: only overlay")
     ctx = _open(Settings())
     skill = _skill(ctx, slug)
     with ctx.records.session() as s:
@@ -474,3 +511,4 @@ def register(app: typer.Typer) -> None:
     app.command()(review)
     app.command()(detach)
     app.command()(export)
+    app.command()(verify)

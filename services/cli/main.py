@@ -124,19 +124,25 @@ def derive(
 @app.command()
 def tools(
     package_dir: Annotated[Path, typer.Argument(help="a skill package directory")],
-    format: Annotated[str, typer.Option("--format", "-f", help="anthropic | openai | mcp")] = "anthropic",
+    format: Annotated[str, typer.Option("--format", "-f", help="anthropic | openai | openai-strict | gemini | mcp")] = "anthropic",
+    report: Annotated[bool, typer.Option("--report", help="say on stderr what the provider's profile changed, per tool")] = False,
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
     from services.runtime.skill import PROVIDERS, PackageError, package_tools
 
     if format not in PROVIDERS:
         fail(f"unknown format {format!r}: choose one of {', '.join(PROVIDERS)}")
+    notes: dict[str, list[str]] = {}
     try:
-        files = read_package_dir(package_dir)
-        result = package_tools(files, format)
+        files = read_package_dir(package_dir, hand_written=True)
+        result = package_tools(files, format, notes)
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    if report:
+        for name, changed in notes.items():
+            typer.echo(f"{name}: " + "; ".join(changed), err=True)
+        typer.echo(f"{format}: {len(notes)} of {len(result)} tools adapted", err=True)
 
 
 from services.cli import (  # noqa: E402  (registers the rest)

@@ -16,19 +16,24 @@ class OutputDirError(OSError):
     """The output directory cannot take the package (exists with other content, unwritable)."""
 
 
-def write_package_dir(files: dict[str, bytes], out: Path) -> None:
-    """Write `files` into `out` as a whole: a new directory is swapped in, stale files never linger."""
+def write_package_dir(files: dict[str, bytes], out: Path, marker: str = "skill.json") -> None:
+    """Write `files` into `out` as a whole: a new directory is swapped in, stale files never linger.
+    An existing `out` is replaced only if it holds `marker` (what this command wrote before)."""
     out = out.resolve()
     if out.exists():
         if not out.is_dir():
             raise OutputDirError(f"{out} exists and is not a directory")
-        if any(out.iterdir()) and not (out / "skill.json").exists():
-            raise OutputDirError(f"{out} is not empty and holds no skill package; choose another --out")
+        if any(out.iterdir()) and not (out / marker).exists():
+            raise OutputDirError(f"{out} is not empty and holds no {marker}; choose another --out")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         for name, data in files.items():
-            (tmp / name).write_bytes(data)
+            target = (tmp / name).resolve()
+            if tmp.resolve() not in target.parents:
+                raise OutputDirError(f"{name!r} would be written outside {out}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             out.rename(old)

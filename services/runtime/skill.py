@@ -40,7 +40,7 @@ __all__ = [
     "package_tools",
 ]
 
-PROVIDERS = ("anthropic", "openai", "mcp")
+PROVIDERS = ("anthropic", "openai", "mcp", "openai-strict", "gemini")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NOT_OPERATIONS = ("body.md", "SKILL.md", "README.md")
 
@@ -79,20 +79,25 @@ class Tool:
         return Draft202012Validator(self.schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
     def for_provider(self, provider: str) -> dict[str, Any]:
+        return self.adapted(provider)[0]
+
+    def adapted(self, provider: str) -> tuple[dict[str, Any], list[str]]:
+        """The tool in `provider`'s shape, its schema adapted to what that provider accepts, and what changed."""
+        from services.runtime.profiles import adapt
+
+        if provider not in PROVIDERS:
+            raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+        schema, notes = adapt(self.schema, provider)
         if provider == "anthropic":
-            return {"name": self.name, "description": self.description, "input_schema": self.schema}
-        if provider == "openai":
-            return {
-                "type": "function",
-                "function": {
-                    "name": self.name,
-                    "description": self.description,
-                    "parameters": self.schema,
-                },
-            }
-        if provider == "mcp":
-            return {"name": self.name, "description": self.description, "inputSchema": self.schema}
-        raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+            return {"name": self.name, "description": self.description, "input_schema": schema}, notes
+        if provider in ("openai", "openai-strict"):
+            fn: dict[str, Any] = {"name": self.name, "description": self.description, "parameters": schema}
+            if provider == "openai-strict":
+                fn["strict"] = True
+            return {"type": "function", "function": fn}, notes
+        if provider == "gemini":
+            return {"name": self.name, "description": self.description, "parameters": schema}, notes
+        return {"name": self.name, "description": self.description, "inputSchema": schema}, notes
 
 
 @dataclass(frozen=True)
@@ -359,8 +364,15 @@ def load_skill(
     return _with_base_url(skill, base_url) if base_url else skill
 
 
-def package_tools(files: dict[str, bytes], provider: str) -> list[dict[str, Any]]:
-    """Every declared operation of a package as a tool in `provider`'s shape, references expanded."""
+def package_tools(files: dict[str, bytes], provider: str, notes: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    """Every declared operation of a package as a tool in `provider`'s shape; `notes` collects, per
+    tool, what the provider's profile changed in its schema."""
     if provider not in PROVIDERS:
         raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
-    return [tool.for_provider(provider) for tool in load_skill(files).tools]
+    out = []
+    for tool in load_skill(files).tools:
+        shaped, changed = tool.adapted(provider)
+        out.append(shaped)
+        if notes is not None and changed:
+            notes[tool.name] = changed
+    return out

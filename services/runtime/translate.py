@@ -90,6 +90,13 @@ def describe_arguments(tool: Tool) -> str:
     return ", ".join(parts) if parts else "no arguments"
 
 
+def _allows_null(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return True
+    typ = schema.get("type")
+    return typ is None or typ == "null" or (isinstance(typ, list) and "null" in typ)
+
+
 def _short(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
 
@@ -104,6 +111,9 @@ def _check(tool: Tool, args: Any) -> dict[str, Any]:
             f"arguments must be a JSON object, not {type(args).__name__}; it takes {describe_arguments(tool)}",
         )
     props = tool.schema.get("properties", {})
+    required = set(tool.declaration.required)
+    # null for an optional argument is "left out" (strict providers make every argument required and nullable)
+    args = {k: v for k, v in args.items() if not (v is None and k not in required and not _allows_null(props.get(k)))}
     unknown = [k for k in args if k not in props]
     if unknown:
         raise CallRefused(

@@ -1,0 +1,196 @@
+"""Skills outside skillpress: an Agent Skills folder and a tool contract (`tools.json`), and the
+check that the two say the same thing.
+
+The folder carries `SKILL.md` (name and description frontmatter, the body as its text, a Tool
+Use Rules section) and the operation and category files under `references/`, each with its
+"The call" section written back from the declaration, since an agent elsewhere has no tool to
+build the request for it. `tools.json` types each tool read or write; a write tool requires
+confirmation and carries `user_confirmed`; a tool with identity fields is idempotent and
+carries `idempotency_key`. Pure: files in, files out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from services.derive.approvals import guess_suggestions
+from services.runtime.skill import Skill, Tool
+
+__all__ = ["ContractError", "agent_skills_folder", "tool_contract", "verify_folder"]
+
+_NAME = re.compile(r"[^a-z0-9-]+")
+RULES_HEADING = "## Tool Use Rules"
+
+
+class ContractError(ValueError):
+    """A folder whose surfaces disagree; the message lists every disagreement."""
+
+
+def _agent_name(slug: str) -> str:
+    return _NAME.sub("-", slug.lower()).strip("-")[:64] or "skill"
+
+
+def _types(skill: Skill, files: dict[str, bytes]) -> dict[str, str]:
+    """read | write per operation: the approval annotations where a person set them, else the guesses."""
+    out: dict[str, str] = {}
+    if "skill.json" in files:
+        for g in guess_suggestions(files):
+            if g.kind == "approval":
+                out[g.operation] = "read" if g.group == "reads" else "write"
+    for tool in skill.tools:
+        decl = tool.declaration
+        if tool.operation not in out:
+            out[tool.operation] = "read" if decl.method in ("GET", "HEAD", "OPTIONS") else "write"
+        if decl.approval is not None and decl.approval.risk in ("medium", "high"):
+            out[tool.operation] = "write"
+    return out
+
+
+def tool_contract(skill: Skill, files: dict[str, bytes]) -> list[dict[str, Any]]:
+    """The tools.json entries: typed, with the obligations written into each schema."""
+    kinds = _types(skill, files)
+    out = []
+    for tool in skill.tools:
+        kind = kinds.get(tool.operation, "write")
+        schema = json.loads(json.dumps(tool.schema))
+        props = schema.setdefault("properties", {})
+        required = list(schema.get("required", []))
+        idempotent = bool(tool.declaration.identity)
+        if kind == "write":
+            props["user_confirmed"] = {"type": "boolean", "const": True,
+                                       "description": "Must be true. Set only after the user explicitly confirmed this exact operation."}
+            required.append("user_confirmed")
+        if idempotent:
+            props["idempotency_key"] = {"type": "string", "minLength": 1,
+                                        "description": "Stable key for this logical operation so retries never create duplicates"
+                                                       f" (skillpress derives it from {', '.join(tool.declaration.identity)})."}
+            required.append("idempotency_key")
+        if required:
+            schema["required"] = required
+        out.append({"name": tool.name, "type": kind, "description": tool.description,
+                    "requiresConfirmation": kind == "write", "idempotent": idempotent, "inputSchema": schema})
+    return out
+
+
+def _rule_lines(contract: list[dict[str, Any]]) -> list[str]:
+    lines = [RULES_HEADING, "", "Only the tools listed below may be used. Never invent or call other tools.", ""]
+    for t in contract:
+        rule = f"- `{t['name']}` ({t['type']})"
+        if t["requiresConfirmation"]:
+            rule += ": requires explicit user confirmation before every call; set `user_confirmed` only after it"
+        else:
+            rule += ": may be called without confirmation"
+        if t["idempotent"]:
+            rule += "; idempotent: send the same `idempotency_key` when retrying the same operation"
+        lines.append(rule + ".")
+    lines += ["", "Write operations are never executed without explicit confirmation in the current conversation."]
+    return lines
+
+
+def _call_section(tool: Tool, credential_header: str | None) -> list[str]:
+    decl = tool.declaration
+    lines = ["", "## The call", f"`{decl.method} {decl.url}`"]
+    if decl.path_params:
+        lines.append("Path parameters (each one whole, percent-encoded segment): " + ", ".join(f"`{p}`" for p in decl.path_params) + ".")
+    if decl.query:
+        lines.append("Query string: " + ", ".join(f"`{q}`" for q in decl.query) + " (a list is sent repeated: `tags=a&tags=b`).")
+    if decl.body:
+        lines.append("Body: a JSON object with " + ", ".join(f"`{b}`" for b in decl.body) + "; send `Content-Type: application/json`.")
+    if decl.fixed:
+        lines.append("Always send: " + ", ".join(f"`{k}` = `{json.dumps(v)}`" for k, v in decl.fixed) + ".")
+    for name, value in decl.headers:
+        lines.append(f"Header `{name}: {value}` on every call.")
+    if decl.identity:
+        lines.append("Idempotency-Key header: the same value for the same " + ", ".join(f"`{f}`" for f in decl.identity) + ".")
+    if credential_header:
+        lines.append(f"Credential: the `{credential_header}` header, supplied by the host (never an argument).")
+    return lines
+
+
+def _with_call(text: str, tool: Tool, credential_header: str | None) -> str:
+    """The operation file with "The call" written back from its declaration, before the first section."""
+    if "\n## The call\n" in text:
+        return text
+    lines = text.rstrip("\n").split("\n")
+    cut = next((i for i, ln in enumerate(lines) if ln.startswith("## ") and i > 0), len(lines))
+    return "\n".join(lines[:cut] + _call_section(tool, credential_header) + ([""] if cut < len(lines) else []) + lines[cut:]) + "\n"
+
+
+def agent_skills_folder(skill: Skill, files: dict[str, bytes]) -> dict[str, bytes]:
+    """SKILL.md, tools.json and references/* for an Agent Skills runtime."""
+    contract = tool_contract(skill, files)
+    meta = json.loads(files["skill.json"]) if "skill.json" in files else {}
+    body = files.get("body.md", b"").decode("utf-8", "replace")
+    if body.startswith("---\n"):
+        body = body.split("\n---", 1)[-1].lstrip("-\n")
+    body = body.replace(f"skill/{skill.slug}/<name>.md", "references/<name>.md").replace(f"skill/{skill.slug}/", "references/")
+    description = " ".join((meta.get("description") or skill.title or skill.slug).split())[:1000] or skill.slug
+    front = ["---", f"name: {_agent_name(skill.slug)}", f"description: {json.dumps(description, ensure_ascii=False)}", "---", ""]
+    skill_md = "\n".join(front) + body.rstrip("\n") + "\n\n" + "\n".join(_rule_lines(contract)) + "\n"
+    out = {"SKILL.md": skill_md.encode(), "tools.json": (json.dumps(contract, indent=2, ensure_ascii=False) + "\n").encode()}
+    by_file = {t.declaration.file: t for t in skill.tools}
+    header = skill.auth.header if skill.auth else None
+    for path, data in files.items():
+        if not path.endswith(".md") or path == "body.md":
+            continue
+        text = data.decode("utf-8", "replace").replace(f"skill/{skill.slug}/", "references/")
+        if path in by_file:
+            text = _with_call(text, by_file[path], header)
+        out[f"references/{path}"] = text.encode()
+    return dict(sorted(out.items()))
+
+
+def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
+    """Check that tools.json is a sound contract and SKILL.md states the same rules; counts, or ContractError."""
+    problems: list[str] = []
+    try:
+        contract = json.loads(files["tools.json"])
+    except KeyError:
+        raise ContractError("tools.json is missing") from None
+    except json.JSONDecodeError as exc:
+        raise ContractError(f"tools.json is not JSON: {exc}") from None
+    skill_md = files.get("SKILL.md", b"").decode("utf-8", "replace")
+    if not skill_md.startswith("---\nname: "):
+        problems.append("SKILL.md has no name/description frontmatter")
+    if RULES_HEADING not in skill_md:
+        problems.append(f"SKILL.md has no '{RULES_HEADING}' section")
+    rules = skill_md.split(RULES_HEADING, 1)[-1]
+    if not isinstance(contract, list):
+        raise ContractError("tools.json is not a list of tools")
+    names = []
+    for t in contract:
+        if not isinstance(t, dict) or not {"name", "type", "requiresConfirmation", "idempotent", "inputSchema"} <= set(t):
+            problems.append(f"tools.json entry {t!r:.60} lacks name, type, requiresConfirmation, idempotent or inputSchema")
+            continue
+        name = t["name"]
+        names.append(name)
+        props = (t["inputSchema"] or {}).get("properties", {})
+        required = (t["inputSchema"] or {}).get("required", [])
+        if t["type"] not in ("read", "write"):
+            problems.append(f"{name}: type {t['type']!r} is neither read nor write")
+        if t["type"] == "write" and not t["requiresConfirmation"]:
+            problems.append(f"{name}: a write tool without requiresConfirmation")
+        if t["requiresConfirmation"] and ("user_confirmed" not in props or "user_confirmed" not in required):
+            problems.append(f"{name}: requires confirmation but its schema does not require user_confirmed")
+        if t["idempotent"] and ("idempotency_key" not in props or "idempotency_key" not in required):
+            problems.append(f"{name}: idempotent but its schema does not require idempotency_key")
+        line = next((ln for ln in rules.splitlines() if ln.startswith(f"- `{name}` ")), None)
+        if line is None:
+            problems.append(f"{name}: in tools.json but not in SKILL.md's Tool Use Rules")
+            continue
+        if f"({t['type']})" not in line:
+            problems.append(f"{name}: SKILL.md calls it something other than {t['type']}")
+        if t["requiresConfirmation"] != ("requires explicit user confirmation" in line):
+            problems.append(f"{name}: SKILL.md and tools.json disagree on confirmation")
+        if t["idempotent"] != ("idempotent" in line):
+            problems.append(f"{name}: SKILL.md and tools.json disagree on idempotency")
+    for ln in rules.splitlines():
+        m = re.match(r"^- `([^`]+)` \(", ln)
+        if m and m.group(1) not in names:
+            problems.append(f"{m.group(1)}: in SKILL.md's Tool Use Rules but not in tools.json")
+    if problems:
+        raise ContractError("; ".join(problems))
+    return {"tools": len(names), "write": sum(1 for t in contract if t.get("type") == "write"),
+            "idempotent": sum(1 for t in contract if t.get("idempotent"))}

@@ -1,0 +1,152 @@
+"""Skills outside skillpress: the Agent Skills folder, the tool contract and its verification,
+and the provider profiles of `skillpress tools --format`."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.cli.output import write_package_dir
+from services.derive import DeriveOptions, derive_package
+from services.runtime.contracts import ContractError, agent_skills_folder, verify_folder
+from services.runtime.profiles import adapt
+from services.runtime.skill import load_skill
+from services.runtime.translate import build_request
+from tests.conftest import corpus
+from tests.derive.test_corpus import REFUSED
+
+ROOT = Path(__file__).parents[2]
+SPECS = ROOT / "tests" / "fixtures" / "specs"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "services.cli.main", *args], capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_path: Path) -> None:
+    package = derive_package((SPECS / "harbor.swagger2.yaml").read_bytes())
+    pkg = tmp_path / "pkg"
+    write_package_dir(package.files, pkg)
+    out = tmp_path / "harbor-skill"
+    done = _cli("export", str(pkg), "--format", "agent-skills", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    skill_md = (out / "SKILL.md").read_text()
+    front, text = skill_md.split("\n---\n", 1)
+    name = re.search(r"^name: (.+)$", front, re.M)
+    description = re.search(r"^description: (.+)$", front, re.M)
+    assert name and re.fullmatch(r"[a-z0-9-]{1,64}", name.group(1)) and description and 0 < len(json.loads(description.group(1))) <= 1024
+    body = package.files["body.md"].decode().replace("skill/harbor/", "references/")
+    assert text.lstrip().startswith(body.split("\n", 1)[0]) and "## Categories" in text
+    categories = re.findall(r"^- `([a-z0-9_]+)` — ", text.split("## Tool Use Rules")[0], re.M)
+    assert categories and all((out / "references" / f"{c}.md").is_file() for c in categories)
+    details = set(re.findall(r"references/([a-z0-9_]+\.md)", "".join((out / "references" / f"{c}.md").read_text() for c in categories)))
+    assert len(details) == len(package.meta["operations"]) and all((out / "references" / d).is_file() for d in details)
+    contract = json.loads((out / "tools.json").read_text())
+    meta = json.loads(package.files["skill.json"])
+    assert len(contract) == meta["stats"]["tools"]
+    for op in meta["operations"]:
+        ref = (out / "references" / op["file"]).read_text()
+        if op["tool"]:
+            assert "\n## The call\n`" + op["method"] + " " in ref, op["name"]
+    kinds = {t["name"]: t for t in contract}
+    assert kinds["harbor_delete_project"]["type"] == "write" and kinds["harbor_list_projects"]["type"] == "read"
+    assert kinds["harbor_delete_project"]["inputSchema"]["required"][-1] == "user_confirmed"
+    assert "user_confirmed" not in kinds["harbor_list_projects"]["inputSchema"]["properties"]
+    verified = _cli("verify", str(out))
+    assert verified.returncode == 0 and verified.stdout.startswith(f"ok: {len(contract)} tools, ")
+
+
+def _folder() -> dict[str, bytes]:
+    files = {p.name: p.read_bytes() for p in (ROOT / "services" / "examples" / "hollowbrook-skill").iterdir()}
+    return agent_skills_folder(load_skill(files), files)
+
+
+def _tamper(change: Any) -> dict[str, bytes]:
+    folder = _folder()
+    contract = json.loads(folder["tools.json"])
+    change(contract)
+    folder["tools.json"] = json.dumps(contract).encode()
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c[0].update(requiresConfirmation=False), "hollowbrook_cancel_booking: a write tool without requiresConfirmation"),
+        (lambda c: c[2]["inputSchema"]["required"].remove("user_confirmed"),
+         "hollowbrook_create_booking: requires confirmation but its schema does not require user_confirmed"),
+        (lambda c: c[2]["inputSchema"]["properties"].pop("idempotency_key"),
+         "hollowbrook_create_booking: idempotent but its schema does not require idempotency_key"),
+        (lambda c: c[1].update(type="write", requiresConfirmation=True, inputSchema={**c[1]["inputSchema"], "properties": {"user_confirmed": {}}, "required": ["user_confirmed"]}),
+         "hollowbrook_check_availability: SKILL.md calls it something other than write"),
+        (lambda c: c.pop(), "hollowbrook_list_rooms: in SKILL.md's Tool Use Rules but not in tools.json"),
+    ],
+)
+def test_verify_fails_when_the_two_surfaces_disagree_or_a_write_lacks_confirmation(change: Any, message: str, tmp_path: Path) -> None:
+    assert verify_folder(_folder())["write"] == 2
+    tampered = _tamper(change)
+    with pytest.raises(ContractError) as failed:
+        verify_folder(tampered)
+    assert message in str(failed.value)
+    out = tmp_path / "t"
+    out.mkdir()
+    for name in ("SKILL.md", "tools.json"):
+        (out / name).write_bytes(tampered[name])
+    cli = _cli("verify", str(out))
+    assert cli.returncode == 1 and message in cli.stderr
+
+
+def _walk(node: Any, path: str = "$") -> Any:
+    if isinstance(node, dict):
+        yield path, node
+        for k, v in node.items():
+            yield from _walk(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name)
+def test_provider_profiles_hold_their_rules_on_every_tool(spec: Path) -> None:
+    skill = load_skill(derive_package(spec.read_bytes(), DeriveOptions(base_url="https://api.example.test")).files)
+    for tool in skill.tools:
+        strict, _ = adapt(tool.schema, "openai-strict")
+        for where, node in _walk(strict):
+            if where.endswith(".properties"):  # a map of names to schemas, not a schema
+                continue
+            if node.get("type") == "object" or (isinstance(node.get("type"), list) and "object" in node["type"]) or "properties" in node:
+                if isinstance(node.get("properties"), dict):
+                    assert node.get("additionalProperties") is False, (tool.name, where)
+                    assert sorted(node.get("required", [])) == sorted(node["properties"]), (tool.name, where)
+            assert not {"minLength", "maxLength", "default", "uniqueItems"} & set(node), (tool.name, where)
+            if node.get("type") == "array":
+                assert "items" in node
+        gemini, _ = adapt(tool.schema, "gemini")
+        for where, node in _walk(gemini):
+            if where.endswith(".properties"):
+                continue
+            assert "additionalProperties" not in node and not isinstance(node.get("type"), list), (tool.name, where)
+            assert "const" not in node and "default" not in node, (tool.name, where)
+
+
+def test_a_strict_call_with_nulls_for_optional_arguments_is_the_call_without_them() -> None:
+    skill = load_skill(derive_package((SPECS / "oai-petstore-expanded.yaml").read_bytes()).files)
+    tool = skill.tool("find_pets")
+    strict, notes = adapt(tool.schema, "openai-strict")
+    assert strict["required"] == ["tags", "limit"] and "$.tags: optional, so required and nullable (null means left out)" in notes
+    assert build_request(tool, {"tags": None, "limit": None}, skill.hosts) == build_request(tool, {}, skill.hosts)
+    assert build_request(tool, {"tags": ["a"], "limit": None}, skill.hosts).url.endswith("/pets?tags=a")
+
+
+def test_tools_format_gemini_reports_what_changed(tmp_path: Path) -> None:
+    out = _cli("tools", str(ROOT / "services" / "examples" / "hollowbrook-skill"), "--format", "gemini", "--report")
+    assert out.returncode == 0, out.stderr
+    tools = json.loads(out.stdout)
+    assert {t["name"] for t in tools} >= {"hollowbrook_create_booking"} and all("parameters" in t for t in tools)
+    assert out.stderr.strip().endswith("gemini: 0 of 5 tools adapted")
