@@ -120,10 +120,9 @@ def test_provider_profiles_hold_their_rules_on_every_tool(spec: Path) -> None:
         for where, node in _walk(strict):
             if where.endswith(".properties"):  # a map of names to schemas, not a schema
                 continue
-            if node.get("type") == "object" or (isinstance(node.get("type"), list) and "object" in node["type"]) or "properties" in node:
-                if isinstance(node.get("properties"), dict):
-                    assert node.get("additionalProperties") is False, (tool.name, where)
-                    assert sorted(node.get("required", [])) == sorted(node["properties"]), (tool.name, where)
+            if isinstance(node.get("properties"), dict):
+                assert node.get("additionalProperties") is False, (tool.name, where)
+                assert sorted(node.get("required", [])) == sorted(node["properties"]), (tool.name, where)
             assert not {"minLength", "maxLength", "default", "uniqueItems"} & set(node), (tool.name, where)
             if node.get("type") == "array":
                 assert "items" in node
