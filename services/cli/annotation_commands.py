@@ -21,6 +21,7 @@ __all__ = ["register"]
 
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 Timeout = Annotated[float, typer.Option("--timeout", help="seconds to wait for the proposal")]
+By = Annotated[str, typer.Option("--by", help="who is making the change (recorded with it)")]
 
 
 def _fail(reason: str, code: int = 2) -> Any:
@@ -128,7 +129,7 @@ def annotate(
     skill_note: Annotated[str | None, typer.Option("--skill-note", help="a convention stated once in the body")] = None,
     rename_category: Annotated[str | None, typer.Option("--rename-category", help="OLD=NEW: rename a category, whatever grouped it")] = None,
     merge_categories: Annotated[str | None, typer.Option("--merge-categories", help="A,B=NEW: merge categories into one")] = None,
-    by: Annotated[str, typer.Option("--by", help="who is annotating")] = "cli",
+    by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:
@@ -240,7 +241,7 @@ def _retire_rows(ctx: Any, ids: list[str], by: str, now: datetime) -> Any:
 
 def retire(
     annotation_id: Annotated[str, typer.Argument(help="the annotation's id")],
-    by: Annotated[str, typer.Option("--by", help="who is retiring it")] = "cli",
+    by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:
@@ -259,7 +260,7 @@ def retire(
 def retract_turn(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
     turn: Annotated[str, typer.Argument(help="the turn that was flagged")],
-    by: Annotated[str, typer.Option("--by")] = "cli",
+    by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:
@@ -290,7 +291,7 @@ def retract_turn(
 def rekey(
     annotation_id: Annotated[str, typer.Argument(help="an orphaned annotation's id")],
     operation: Annotated[str, typer.Argument(help="the operation it belongs to now")],
-    by: Annotated[str, typer.Option("--by")] = "cli",
+    by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:
@@ -323,7 +324,7 @@ def rekey(
 def review(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
     accept_group: Annotated[list[str] | None, typer.Option("--accept-group", help="confirm a whole group: money, deletes, changes, reads")] = None,
-    by: Annotated[str, typer.Option("--by")] = "cli",
+    by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:

@@ -61,7 +61,7 @@ def test_missing_file_and_foreign_out_dir(tmp_path: Path) -> None:
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
     result = run("derive", str(SPECS / "oai-petstore.swagger2.yaml"), "--out", str(foreign))
-    assert result.returncode == 2 and "is not empty and holds no skill package" in result.stderr
+    assert result.returncode == 2 and "is not empty and holds no skill.json; choose another --out" in result.stderr
     assert (foreign / "notes.txt").read_text() == "mine"
 
 
@@ -92,7 +92,7 @@ def test_tools_in_each_provider_shape(tmp_path: Path) -> None:
     bad = run("tools", str(out), "--format", "gemini-ultra")
     assert bad.returncode == 2 and bad.stderr.startswith("error: unknown format 'gemini-ultra'")
     not_pkg = run("tools", str(tmp_path))
-    assert not_pkg.returncode == 2 and "holds no skill.json" in not_pkg.stderr
+    assert not_pkg.returncode == 2 and "holds neither skill.json nor operation files (*.md): not a skill package" in not_pkg.stderr
 
 
 def test_help_lists_the_commands() -> None:
