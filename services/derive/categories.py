@@ -27,6 +27,7 @@ class Category:
     title: str
     description: str
     ops: list[Operation] = field(default_factory=list)
+    parent: str | None = None  # a subcategory's category: made only where a category is too large for one read
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,11 @@ class Grouping:
     tag_failure: str | None
     mode: str  # flat (the body lists operations) | categories (the body lists categories)
     categories: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()  # (name, title, description, operation names)
+    parents: tuple[tuple[str, str], ...] = ()  # (subcategory, its category)
 
     def to_json(self) -> bytes:
         return json.dumps(
-            {"source": self.source, "tag_failure": self.tag_failure, "mode": self.mode,
+            {"source": self.source, "tag_failure": self.tag_failure, "mode": self.mode, "parents": dict(self.parents),
              "categories": [{"name": n, "title": t, "description": d, "operations": list(ops)} for n, t, d, ops in self.categories]},
             sort_keys=True, separators=(",", ":"), ensure_ascii=False,
         ).encode()
@@ -50,7 +52,7 @@ class Grouping:
     def from_json(cls, data: bytes) -> Grouping:
         raw = json.loads(data)
         cats = tuple((str(c["name"]), str(c["title"]), str(c["description"]), tuple(str(o) for o in c["operations"])) for c in raw["categories"])
-        return cls(str(raw["source"]), raw.get("tag_failure"), str(raw["mode"]), cats)
+        return cls(str(raw["source"]), raw.get("tag_failure"), str(raw["mode"]), cats, tuple(sorted((raw.get("parents") or {}).items())))
 
     def apply(self, ops: list[Operation], op_names: set[str]) -> list[Category] | None:
         """The categories for `ops`, or None when this grouping does not place every operation
@@ -59,7 +61,8 @@ class Grouping:
         placed = [n for *_, names in self.categories for n in names]
         if sorted(placed) != sorted(by_name) or any(c[0] in op_names for c in self.categories):
             return None
-        return [Category(n, t, d, [by_name[o] for o in names]) for n, t, d, names in self.categories]
+        parents = dict(self.parents)
+        return [Category(n, t, d, [by_name[o] for o in names], parents.get(n)) for n, t, d, names in self.categories]
 
 
 def tag_failure(ops: list[Operation]) -> str | None:
@@ -157,13 +160,16 @@ def split_oversize(cats: list[Category], fits: Callable[[Category], bool], ops_n
         for op in cat.ops:
             key = _path_key(op.path, 1) or _path_key(op.path, 0) or "root"
             sub.setdefault(key, []).append(op)
+        # too large for one read: the category keeps its place and lists subcategories instead
+        taken.add(cat.name)
+        out.append(Category(cat.name, cat.title, cat.description, []))
         parts: list[Category] = []
         if len(sub) > 1:
             for key, members in sub.items():
                 name = _category_name(f"{cat.name}_{key}", ops_names, taken)
-                parts.append(Category(name, f"{cat.title}: {key}", cat.description, members))
+                parts.append(Category(name, f"{cat.title}: {key}", cat.description, members, cat.name))
         else:
-            parts = [cat]
+            parts = [Category(_category_name(f"{cat.name}_all", ops_names, taken), cat.title, cat.description, cat.ops, cat.name)]
         for part in parts:
             if fits(part):
                 out.append(part)
@@ -176,5 +182,5 @@ def split_oversize(cats: list[Category], fits: Callable[[Category], bool], ops_n
                 chunks = [part.ops[i : i + size] for i in range(0, len(part.ops), size)]
             for n, chunk in enumerate(chunks, 1):
                 name = _category_name(f"{part.name}_{n}", ops_names, taken)
-                out.append(Category(name, f"{part.title} ({n} of {len(chunks)})", part.description, chunk))
+                out.append(Category(name, f"{part.title} ({n} of {len(chunks)})", part.description, chunk, cat.name))
     return out

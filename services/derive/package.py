@@ -221,7 +221,7 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
 
     files: dict[str, str] = {"body.md": body}
     for cat in categories:
-        files[f"{cat.name}.md"] = render_category(cat, slug)
+        files[f"{cat.name}.md"] = render_category(cat, slug, [c for c in categories if c.parent == cat.name])
     for op in ops:
         files[f"{op.name}.md"] = render_operation(op, url_base)
     for path, text in files.items():
@@ -267,7 +267,8 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
             }
             for op in ops
         ],
-        "categories": [{"name": c.name, "file": f"{c.name}.md", "title": c.title, "operations": len(c.ops)} for c in categories],
+        "categories": [{"name": c.name, "file": f"{c.name}.md", "title": c.title, "operations": len(c.ops)}
+                       | ({"parent": c.parent} if c.parent else {}) for c in categories],
         "categorization": {"mode": "categories" if categories else "flat", "source": source, "tag_failure": failure},
         "stats": {
             "operations": len(ops),
@@ -294,5 +295,6 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     out["skill.json"] = (json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
     out = dict(sorted(out.items()))
     decided = Grouping(source, failure, "categories" if categories else "flat",
-                       tuple((c.name, c.title, c.description, tuple(op.name for op in c.ops)) for c in grouping))
+                       tuple((c.name, c.title, c.description, tuple(op.name for op in c.ops)) for c in grouping),
+                       tuple(sorted((c.name, c.parent) for c in grouping if c.parent)))
     return SkillPackage(files=out, meta=meta, version_id=package_id(out), warnings=warnings, grouping=decided)

@@ -328,10 +328,18 @@ def op_line(op: Operation, slug: str) -> str:
     return f"- `{op.name}` — {what}.{mark}{prefer} Detail: skill/{slug}/{op.name}.md"
 
 
-def render_category(cat: Category, slug: str) -> str:
+def render_category(cat: Category, slug: str, children: list[Category] | None = None) -> str:
     lines = [f"# {cat.title}", ""]
     if cat.description:
         lines += [short_text(cat.description, 400), ""]
+    if children:
+        total = sum(len(c.ops) for c in children)
+        lines.append(f"{_count(total)} in {len(children)} subcategories: read a subcategory's file to see its operations.")
+        lines.append("")
+        for child in children:
+            names = ", ".join(op.name for op in child.ops[:3])
+            lines.append(f"- `{child.name}` — {_count(len(child.ops))}. For example {names}. Detail: skill/{slug}/{child.name}.md")
+        return "\n".join(lines) + "\n"
     lines.append(f"{_count(len(cat.ops))}. Read an operation's file before calling it.")
     lines.append("")
     lines += [op_line(op, slug) for op in cat.ops]
@@ -386,10 +394,13 @@ def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Cat
         lines.append("## Categories")
         lines.append(f"Read a category's file to see its operations: skill/{slug}/<category>.md")
         for cat in categories:
+            if cat.parent is not None:
+                continue
+            members = cat.ops or [op for c in categories if c.parent == cat.name for op in c.ops]
             desc = first_sentence(without_urls(cat.description), 100) if cat.description else ""
-            names = ", ".join(op.name for op in cat.ops[:3])
+            names = ", ".join(op.name for op in members[:3])
             tail = f" {desc.rstrip('.')}." if desc else ""
-            lines.append(f"- `{cat.name}` — {_count(len(cat.ops))}.{tail} For example {names}.")
+            lines.append(f"- `{cat.name}` — {_count(len(members))}.{tail} For example {names}.")
     else:
         lines.append("## Operations")
         lines += [op_line(op, slug) for op in ops]

@@ -120,3 +120,30 @@ def test_ten_thousand_operations_derive_within_budgets() -> None:
     assert meta["categorization"]["tag_failure"] == "no_tags" and meta["categorization"]["mode"] == "categories"
     _within_budgets(package.files)
     assert not [w for w in package.warnings if "does not fit one read" in w or "over the" in w]
+    assert not [c for c in meta["categories"] if "parent" in c], "250 operations a category still fit one read: no subcategories"
+
+
+def test_subcategories_only_where_a_category_is_too_large_for_one_read() -> None:
+    paths: dict[str, dict] = {}
+    for i in range(600):  # one prefix far too large for one file, in six families
+        paths[f"/big/family{i % 6}/item{i}"] = {"get": {"operationId": f"getBigItem{i}", "summary": f"Read big item {i} with its whole history and every field it has.",
+                                                       "responses": {"200": {"description": "ok"}}}}
+    for i in range(100):
+        paths[f"/small{i % 10}/thing{i}"] = {"get": {"operationId": f"getSmall{i}", "summary": f"Read small thing {i}.", "responses": {"200": {"description": "ok"}}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "Uneven", "version": "1"}, "servers": [{"url": "https://u.test"}], "paths": paths}
+    package = derive_package(json.dumps(spec).encode())
+    meta = json.loads(package.files["skill.json"])
+    cats = meta["categories"]
+    parents = {c["parent"] for c in cats if "parent" in c}
+    assert parents == {"big"}
+    assert [c["name"] for c in cats if c.get("parent") == "big"] == [f"big_family{n}" for n in range(6)]
+    assert next(c for c in cats if c["name"] == "big")["operations"] == 0
+    body = package.files["body.md"].decode()
+    assert "- `big` — 600 operations." in body and "`big_family0`" not in body
+    listing = package.files["big.md"].decode()
+    assert "600 operations in 6 subcategories" in listing and "Detail: skill/uneven/big_family3.md" in listing
+    assert all(c.get("parent") is None for c in cats if c["name"].startswith("small"))
+    _within_budgets(package.files)
+    assert sum(c["operations"] for c in cats) == 700
+    again = derive_package(json.dumps(spec).encode(), DeriveOptions(grouping=package.grouping))
+    assert again.version_id == package.version_id, "the grouping, subcategories included, round-trips through the categorize stage"

@@ -95,3 +95,29 @@ async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> No
         names = sorted(t.name for t in (await client.list_tools()).tools)
     assert names == ["hollowbrook_cancel_booking", "hollowbrook_check_availability", "hollowbrook_create_booking",
                      "hollowbrook_get_booking", "hollowbrook_list_rooms", "load_tools", "loaded_tools", "read_skill_file"]
+
+
+async def test_the_same_server_over_streamable_http() -> None:
+    import asyncio
+    import subprocess
+
+    from services.platform.localstack import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "mcp", str(ROOT / "services" / "examples" / "hollowbrook-skill"),
+                             "--transport", "http", "--port", str(port)], cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(100):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["read_skill_file", "load_tools", "loaded_tools"]
+            await client.call_tool("load_tools", {"names": ["get_booking"]})
+            assert "hollowbrook_get_booking" in [t.name for t in (await client.list_tools()).tools]
+    finally:
+        proc.terminate()
+        proc.wait(10)
