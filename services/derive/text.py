@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["short_text", "first_sentence", "one_line", "without_urls"]
 
@@ -15,15 +16,24 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`(])")
 
 def one_line(text: str) -> str:
     """Collapse whitespace, drop HTML tags and Markdown link targets."""
-    text = _HTML.sub(" ", text)
-    text = _MD_LINK.sub(r"\1", text)
-    return _WS.sub(" ", text).strip()
+    if "<" in text:
+        text = _HTML.sub(" ", text)
+    if "](" in text:
+        text = _MD_LINK.sub(r"\1", text)
+    if "  " in text or not text.isprintable():  # every whitespace but the ASCII space is "not printable"
+        text = _WS.sub(" ", text)
+    return text.strip()
 
 
 def short_text(text: str, limit: int = 300) -> str:
     """The first paragraph of `text` on one line, at most `limit` characters."""
     if not isinstance(text, str):
         return ""
+    return _short_text(text, limit)
+
+
+@lru_cache(maxsize=65536)  # the same descriptions recur across a spec's operations
+def _short_text(text: str, limit: int) -> str:
     para = text.strip().split("\n\n", 1)[0]
     line = one_line(para)
     if len(line) <= limit:
