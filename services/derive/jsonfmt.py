@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring  # the C encoder where there is one; what ensure_ascii=False uses
+from json.encoder import (
+    encode_basestring,  # the C encoder where there is one; what ensure_ascii=False uses
+)
 from typing import Any
 
 __all__ = ["readable_json"]
