@@ -62,14 +62,24 @@ def build_mcp_server(skill: Skill, files: dict[str, bytes], *, eager: bool = Fal
                      limits: CallLimits | None = None) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return)."""
     limits = limits or CallLimits()
-    loaded: dict[str, Tool] = {t.name: t for t in skill.tools} if eager else {}
     readable = {p: d for p, d in files.items() if p.endswith(".md")}
+    # What a client loaded is its own where the transport says who the client is (a streamable-HTTP
+    # session id); over stdio the process serves one client. mcp 2.x makes a session per request.
+    loaded_by_client: dict[str, dict[str, Tool]] = {}
+
+    def loaded_for(ctx: Any) -> dict[str, Tool]:
+        connection = getattr(getattr(ctx, "session", None), "_connection", None)
+        key = getattr(connection, "session_id", None) or "-"
+        if key not in loaded_by_client:
+            loaded_by_client[key] = {t.name: t for t in skill.tools} if eager else {}
+        return loaded_by_client[key]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded.values())])
+        return types.ListToolsResult(tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded_for(ctx).values())])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
+        loaded = loaded_for(ctx)
         if name == "read_skill_file":
             path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
             if path not in readable:
