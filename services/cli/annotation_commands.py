@@ -112,6 +112,7 @@ def _kv(text: str, flag: str) -> tuple[str, Any]:
 def annotate(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
     operation: Annotated[str | None, typer.Option("--operation", "-o", help="the operation, by the name the skill shows it under")] = None,
+    category: Annotated[str | None, typer.Option("--category", "-c", help="with --note: a category, by its tag")] = None,
     note: Annotated[str | None, typer.Option("--note", help="prose for the operation's file, under its own heading")] = None,
     prefer: Annotated[str | None, typer.Option("--prefer", help="another operation to use instead")] = None,
     hidden: Annotated[bool, typer.Option("--hidden", help="leave the operation out of manifest and files")] = False,
@@ -145,6 +146,10 @@ def annotate(
               " --skill-note, --rename-category, --merge-categories")
     kind = next(iter(given))
     target = "skill" if kind in ("skill_note", "category") else f"operation:{operation or ''}"
+    if category is not None:
+        if kind != "note" or operation:
+            _fail("--category takes a --note (and no --operation)")
+        target = f"category:{category}"
     body: dict[str, Any]
     if kind in ("note", "skill_note"):
         body = {"text": note if kind == "note" else skill_note}

@@ -60,6 +60,8 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
     if kind in ("skill_note", "category"):
         if target != "skill":
             raise AnnotationRefused(f"a {kind} annotation is about the whole skill; give no operation")
+    elif kind == "note" and target.startswith("category:") and len(target) > len("category:"):
+        pass  # a note on a category, by its tag (or name)
     elif not on_op:
         raise AnnotationRefused(f"a {kind} annotation names an operation (--operation NAME)")
     text_kinds = {"note": "text", "skill_note": "text"}
@@ -107,6 +109,7 @@ class Applied:
     warnings: list[str] = field(default_factory=list)
     applied: list[str] = field(default_factory=list)
     category_changes: list[Annotation] = field(default_factory=list)
+    category_notes: list[Annotation] = field(default_factory=list)
 
 
 def _sent_fields(op: Operation) -> list[str]:
@@ -196,6 +199,9 @@ def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...],
             out.category_changes.append(a)
             out.applied.append(a.id)
             continue
+        if a.target.startswith("category:"):  # placed once the categories are known
+            out.category_notes.append(a)
+            continue
         name = a.operation
         op = by_name.get(name or "")
         if op is None:
@@ -271,3 +277,15 @@ def regroup(categories: list[Any], changes: list[Annotation], op_names: set[str]
         cats = [c for c in cats if c not in found]
         cats.insert(at, merged)
     return cats
+
+
+def place_category_notes(categories: list[Any], notes: list[Annotation], applied: Applied) -> None:
+    """Each category note into the category its tag names (by tag, else by name); orphaned if none does."""
+    for a in notes:
+        key = a.target.split(":", 1)[1]
+        cat = next((c for c in categories if c.title == key), None) or next((c for c in categories if c.name == key), None)
+        if cat is None:
+            applied.orphaned.append(a.id)
+            continue
+        cat.notes.append(a.body["text"].strip())
+        applied.applied.append(a.id)

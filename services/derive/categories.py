@@ -28,6 +28,7 @@ class Category:
     description: str
     ops: list[Operation] = field(default_factory=list)
     parent: str | None = None  # a subcategory's category: made only where a category is too large for one read
+    notes: list[str] = field(default_factory=list)  # people's notes on the category (annotations by tag)
 
 
 @dataclass(frozen=True)

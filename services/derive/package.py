@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.derive.annotations import Annotation, apply_annotations, regroup
+from services.derive.annotations import Annotation, apply_annotations, place_category_notes, regroup
 from services.derive.auth import analyse_auth
 from services.derive.categories import (
     Category,
@@ -215,6 +215,8 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         if categories:
             categories = grouping
             body = render_body(meta_base, ops, categories)
+    if applied.category_notes:
+        place_category_notes(grouping, applied.category_notes, applied)
     for cat in grouping:
         for op in cat.ops:
             op.category = cat.name

@@ -332,6 +332,8 @@ def render_category(cat: Category, slug: str, children: list[Category] | None = 
     lines = [f"# {cat.title}", ""]
     if cat.description:
         lines += [short_text(cat.description, 400), ""]
+    if cat.notes:
+        lines += ["## Notes", ""] + [f"{n}\n" for n in cat.notes]
     if children:
         total = sum(len(c.ops) for c in children)
         lines.append(f"{_count(total)} in {len(children)} subcategories: read a subcategory's file to see its operations.")

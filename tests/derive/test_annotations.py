@@ -142,3 +142,18 @@ def test_categories_are_renamed_and_merged_by_name_whatever_grouped_them() -> No
     assert "category c3: no category named no_such in this grouping; kept for when there is" in package.warnings
     with pytest.raises(AnnotationRefused, match="a category annotation is about the whole skill"):
         derived(Annotation("c", "category", "operation:add_pet", {"rename": "a", "to": "bb"}))
+
+
+def test_a_note_on_a_category_by_its_tag_goes_in_the_categorys_file() -> None:
+    spec = (Path(__file__).parents[1] / "fixtures" / "specs" / "harbor.swagger2.yaml").read_bytes()
+    plain = derive_package(spec).files
+    package = derive_package(spec, DeriveOptions(annotations=(
+        Annotation("t1", "note", "category:project", {"text": "Project names are unique; prefer them over ids."}),
+        Annotation("t2", "note", "category:no_such_tag", {"text": "x"}),
+    )))
+    changed_files = sorted(p for p in package.files if p != "skill.json" and package.files[p] != plain.get(p))
+    meta = json.loads(package.files["skill.json"])
+    target = next(c for c in meta["categories"] if c["title"] == "project")
+    assert changed_files == [target["file"]]
+    assert "## Notes\n\nProject names are unique; prefer them over ids.\n" in package.files[target["file"]].decode()
+    assert (meta["annotations"]["applied"], meta["annotations"]["orphaned"]) == (["t1"], ["t2"])
