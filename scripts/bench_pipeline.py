@@ -82,9 +82,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="skillpress-bench-", dir="/tmp") as tmp:
         home = Path(tmp)
         os.chmod(home, 0o755)
-        nats = NatsServer(home / "nats").start()
-        pg = PostgresServer(home / "pg").start()
+        nats = NatsServer(home / "nats")
+        pg = PostgresServer(home / "pg")
         try:
+            nats.start()
+            pg.start()
             results = []
             for replicas in (1, 2):
                 db = f"bench{replicas}"
