@@ -72,7 +72,9 @@ def _describe(subject: str, body: dict[str, Any]) -> tuple[str, str | None]:
         why = f" ({body['note']})" if body.get("note") else (f" (tags failed: {body['tag_failure']})" if body.get("tag_failure") else "")
         return how + why, "rendering…"
     if subject.endswith("suggestions.made"):
-        return f"suggested {body['approvals']} approval rules and {body['identities']} identities (for review; none applied)", None
+        rules = f"{body['approvals']} approval rule{'' if body['approvals'] == 1 else 's'}"
+        ids = f"{body['identities']} identit{'y' if body['identities'] == 1 else 'ies'}"
+        return f"suggested {rules} and {ids} (for review; none applied)", None
     if subject.endswith("version.proposed"):
         s = body.get("summary", {})
         fresh = "" if body.get("created", True) else " (identical to a version already stored)"
