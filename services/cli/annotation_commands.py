@@ -31,10 +31,16 @@ def _fail(reason: str, code: int = 2) -> Any:
 
 
 def _check(ctx: Any, skill: Any, new: list[Any], retiring: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
-    """Derive the latest revision with the active annotations (less `retiring`) plus `new`,
-    refusing what cannot be meant; returns the derived skill.json."""
+    """Derive the latest revision with the active annotations (less `retiring`, less those already
+    orphaned) plus `new`, refusing what cannot be meant; returns the derived skill.json."""
     from services.derive.annotations import AnnotationRefused
-    from services.workers.inputs import derive_revision, latest_revision_id, load_revision
+    from services.workers.inputs import (
+        derivation_files,
+        derive_revision,
+        latest_revision_id,
+        load_derivation,
+        load_revision,
+    )
     from services.workers.render import active_annotations
 
     revision_id = latest_revision_id(ctx, skill.id)
@@ -43,8 +49,11 @@ def _check(ctx: Any, skill: Any, new: list[Any], retiring: set[str] = frozenset(
     inputs = load_revision(ctx, revision_id)
     with ctx.records.session() as s:
         current = [a for a in active_annotations(s, skill.id, datetime.now(UTC)) if a.id not in retiring]
-    standing = json.loads(derive_revision(ctx, inputs, None, tuple(current)).files["skill.json"])
-    orphaned = set((standing.get("annotations") or {}).get("orphaned", []))
+    # the parse stage's derivation names the operations: an annotation on any other is orphaned
+    assert inputs.revision.package_blob is not None  # a categorized revision was parsed
+    parsed = json.loads(derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))["skill.json"])
+    names = {op["name"] for op in parsed["operations"]}
+    orphaned = {a.id for a in current if a.operation is not None and a.operation not in names}
     try:
         package = derive_revision(ctx, inputs, None, tuple(a for a in current if a.id not in orphaned) + tuple(new), strict=True)
     except AnnotationRefused as exc:
@@ -202,15 +211,15 @@ def annotations(
     """A skill's annotations, and whether the newest version applies each or finds it orphaned."""
     from sqlmodel import col, select
 
-    from schemas.records import AnnotationRecord, Version
+    from schemas.records import AnnotationRecord
     from services.cli.pipeline_commands import _open, _skill
-    from services.workers.versions import version_files
+    from services.workers.versions import newest_version, version_files
 
     ctx = _open(Settings())
     skill = _skill(ctx, slug)
     with ctx.records.session() as s:
         rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill.id).order_by(col(AnnotationRecord.created_at))).all()
-        newest = s.exec(select(Version).where(Version.skill_id == skill.id).order_by(col(Version.created_at).desc())).first()
+        newest = newest_version(s, skill.id)
     state = json.loads(version_files(ctx.blobs, newest)["skill.json"]).get("annotations", {}) if newest else {}
     out = []
     for r in rows:
@@ -230,6 +239,7 @@ def annotations(
 
 
 def _retire_rows(ctx: Any, ids: list[str], by: str, now: datetime) -> Any:
+    """Retire the annotations `ids` at `now`; returns their skill."""
     from schemas.records import AnnotationRecord, Skill
 
     with ctx.records.session() as s:
@@ -241,7 +251,7 @@ def _retire_rows(ctx: Any, ids: list[str], by: str, now: datetime) -> Any:
             r.retired_at, r.retired_by = now, by
         skill = s.get(Skill, rows[0].skill_id)
         s.expunge(skill)
-        return skill, [(r.kind, r.target, json.loads(r.body_json)) for r in rows]
+        return skill
 
 
 def retire(
@@ -256,7 +266,7 @@ def retire(
     settings = Settings()
     ctx = _open(settings)
     now = datetime.now(UTC)
-    skill, _ = _retire_rows(ctx, [annotation_id], by, now)
+    skill = _retire_rows(ctx, [annotation_id], by, now)
     ctx.records.close()
     proposal = _propose(settings, skill.slug, [annotation_id], "retired", now, timeout)
     _report(proposal, as_json, f"retired {annotation_id}")
@@ -301,7 +311,7 @@ def rekey(
     timeout: Timeout = 120.0,
 ) -> None:
     """Move an annotation to an operation's new name: the old one retired, the same one added on the new name."""
-    from schemas.records import AnnotationRecord
+    from schemas.records import AnnotationRecord, Skill
     from services.cli.pipeline_commands import _open
     from services.derive.annotations import Annotation
 
@@ -311,11 +321,8 @@ def rekey(
         row = s.get(AnnotationRecord, annotation_id)
         if row is None or row.retired_at is not None:
             _fail(f"no active annotation {annotation_id!r}")
-        kind, body, skill_id = row.kind, json.loads(row.body_json), row.skill_id
-    from schemas.records import Skill
-
-    with ctx.records.session() as s:
-        skill = s.get(Skill, skill_id)
+        kind, body = row.kind, json.loads(row.body_json)
+        skill = s.get(Skill, row.skill_id)
         s.expunge(skill)
     _check(ctx, skill, [Annotation("(new)", kind, f"operation:{operation}", body)], retiring={annotation_id})
     now = datetime.now(UTC)
@@ -476,16 +483,16 @@ def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills
 def _overlay(slug: str) -> None:
     from sqlmodel import col, select
 
-    from schemas.records import AnnotationRecord, Version
+    from schemas.records import AnnotationRecord
     from services.cli.pipeline_commands import _open, _skill
-    from services.workers.versions import version_files
+    from services.workers.versions import newest_version, version_files
 
     ctx = _open(Settings())
     skill = _skill(ctx, slug)
     with ctx.records.session() as s:
         rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill.id, col(AnnotationRecord.retired_at).is_(None))
                       .order_by(col(AnnotationRecord.created_at))).all()
-        newest = s.exec(select(Version).where(Version.skill_id == skill.id).order_by(col(Version.created_at).desc())).first()
+        newest = newest_version(s, skill.id)
     index = {o["name"]: o for o in json.loads(version_files(ctx.blobs, newest)["skill.json"])["operations"]} if newest else {}
     updates: dict[str, dict[str, Any]] = {}
     for r in rows:

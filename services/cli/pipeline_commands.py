@@ -265,10 +265,9 @@ def versions(slug: Annotated[str, typer.Argument(help="the skill's slug")], as_j
 
 def _pick(ctx: Any, skill: Any, ref: str | None) -> Any:
     """A version by reference; by default the live one, else the newest proposal."""
-    from sqlmodel import col, select
 
     from schemas.records import Version
-    from services.workers.versions import PublishRefused, find_version
+    from services.workers.versions import PublishRefused, find_version, newest_version
 
     with ctx.records.session() as s:
         if ref:
@@ -279,7 +278,7 @@ def _pick(ctx: Any, skill: Any, ref: str | None) -> Any:
         elif skill.live_version_id:
             v = s.get(Version, skill.live_version_id)
         else:
-            v = s.exec(select(Version).where(Version.skill_id == skill.id).order_by(col(Version.created_at).desc())).first()
+            v = newest_version(s, skill.id)
         if v is None:
             _fail(f"{skill.slug} has no versions yet")
         s.expunge(v)
@@ -323,16 +322,14 @@ def diff(
     as_json: AsJson = False,
 ) -> None:
     """What changed between two versions: operations added, removed, and whose call changed."""
-    from sqlmodel import col, select
 
-    from schemas.records import Version
     from services.derive.diff import diff_packages
-    from services.workers.versions import version_files
+    from services.workers.versions import newest_version, version_files
 
     ctx = _open(Settings())
     skill = _skill(ctx, slug)
     with ctx.records.session() as s:
-        newest = s.exec(select(Version).where(Version.skill_id == skill.id).order_by(col(Version.created_at).desc())).first()
+        newest = newest_version(s, skill.id)
     to_v = _pick(ctx, skill, b) if b else newest
     if to_v is None:
         _fail(f"{slug} has no versions yet")

@@ -14,7 +14,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from services.platform.localstack import LocalServerError, NatsServer
 from services.platform.settings import Settings
@@ -99,6 +99,3 @@ def with_pipeline(settings: Settings, work: Callable[[Pipeline], Awaitable[T]]) 
     finally:
         ctx.records.close()
 
-
-def event_matches(body: dict[str, Any], submission: str) -> bool:
-    return body.get("submission") == submission

@@ -10,11 +10,11 @@ field); deriving later with a changed spec degrades instead and says so.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.derive.frontmatter import path_matches
 from services.derive.model import Operation
 
 __all__ = [
@@ -124,17 +124,11 @@ def _bindable(op: Operation) -> list[str]:
     return [*op.tool.path_params, *op.tool.body_fields]
 
 
-def _path_matches(pattern: str, path: str) -> bool:
-    want = [s for s in pattern.split("/") if s]
-    have = [s for s in path.split("/") if s]
-    return pattern.startswith("/") and len(want) <= len(have) and have[len(have) - len(want):] == want
-
-
 def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[str, Any] | None:
     body = a.body
     method, path = body["matches"].split()
     problem = None
-    if method.upper() != op.method or not _path_matches(path, op.path):
+    if method.upper() != op.method or not path_matches(path, op.path):
         problem = f"approval {a.id}: matches {body['matches']!r}, but {op.name} is {op.method} {op.path}; a gate must match its operation"
     bindable = _bindable(op)
     binds = [b for b in body.get("binds") or bindable if isinstance(b, str)]
@@ -249,11 +243,6 @@ def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...],
         )
     out.hidden = sorted(hidden)
     return [op for op in ops if op.name not in hidden], out
-
-
-def annotation_json(annotations: tuple[Annotation, ...]) -> str:
-    """A canonical form, for ids and hashes."""
-    return json.dumps([[a.id, a.kind, a.target, a.body] for a in sorted(annotations, key=lambda x: x.id)], sort_keys=True)
 
 
 def regroup(categories: list[Any], changes: list[Annotation], op_names: set[str], warnings: list[str]) -> list[Any]:

@@ -238,7 +238,7 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
 
 
 def _schema_form(
-    file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...]
+    file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
 ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
     raw = op["schema"]
     if isinstance(raw, str):
@@ -269,7 +269,6 @@ def _schema_form(
             raise DeclarationError(
                 file, "operation.schema", f"required names {name!r}, which is not in properties"
             )
-    fixed = _fixed(file, op)
     for name in fixed:
         if name in props:
             raise DeclarationError(file, "operation.fixed", f"{name!r} is fixed, so it cannot also be an argument in schema.properties")
@@ -316,7 +315,7 @@ def _schema_form(
 
 
 def _flat_form(
-    file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...]
+    file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
 ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
     lists = {key: _names(file, f"operation.{key}", op.get(key)) for key in FLAT_KEYS}
     for name in lists["path"]:
@@ -370,7 +369,6 @@ def _flat_form(
                 file, f"operation.{key}", f"{name!r} is already typed {seen[name]}"
             )
         seen[name] = key
-    fixed = _fixed(file, op)
     for name in fixed:
         if name not in sent:
             raise DeclarationError(file, "operation.fixed", f"names {name!r}, which is not sent (not in the URL, `body` or `query`)")
@@ -437,7 +435,7 @@ def _approval(
     m_method, m_path = matches.split()
     m_method = m_method.upper()
     own = f"{method} {url_path}"
-    if m_method != method or not _path_matches(m_path, url_path):
+    if m_method != method or not path_matches(m_path, url_path):
         raise DeclarationError(
             file,
             "approval.matches",
@@ -488,7 +486,7 @@ def _approval(
     )
 
 
-def _path_matches(pattern: str, url_path: str) -> bool:
+def path_matches(pattern: str, url_path: str) -> bool:
     """A gate's path matches the URL's path, or the URL's path ends with it on a segment boundary
     (the URL may carry the server's base path, which a person writing `matches` leaves out)."""
     want = [s for s in pattern.split("/") if s]
@@ -530,6 +528,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         )
     method = method.upper()
     url, path_params = _url(file, raw)
+    fixed = _fixed(file, raw)
     flat = [k for k in FLAT_KEYS if k in raw]
     if "schema" in raw:
         extra = [k for k in flat if k != "query"]
@@ -539,13 +538,12 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
                 "operation",
                 f"has both `schema` and the flat list(s) {', '.join(extra)}; use one form",
             )
-        schema, query, body = _schema_form(file, raw, method, path_params)
+        schema, query, body = _schema_form(file, raw, method, path_params, fixed)
         form = "schema"
     else:
-        schema, query, body = _flat_form(file, raw, method, path_params)
+        schema, query, body = _flat_form(file, raw, method, path_params, fixed)
         form = "flat"
     sent = path_params + query + body
-    fixed = _fixed(file, raw)
     headers = _headers(file, raw)
     if "identity" in raw and "identity" in front:
         raise DeclarationError(

@@ -19,17 +19,13 @@ import httpx
 from services.runtime.skill import AuthHeader
 from services.runtime.translate import PreparedRequest
 
-__all__ = ["CallLimits", "CallResult", "Credential", "CredentialMissing", "ExecutionFailed", "send"]
+__all__ = ["CallLimits", "CallResult", "Credential", "ExecutionFailed", "send"]
 
 USER_AGENT = "skillpress"
 
 
 class ExecutionFailed(RuntimeError):
     """The request was sent (or tried) and no complete answer came back."""
-
-
-class CredentialMissing(RuntimeError):
-    """The skill needs a credential and the environment variable that should hold it is not set."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +94,6 @@ def send(
     credential: Credential | None = None,
     environ: Mapping[str, str] | None = None,
     limits: CallLimits = CallLimits(),
-    require_credential: bool = False,
     transport: httpx.BaseTransport | None = None,
 ) -> CallResult:
     """Send `request`; the response is read up to `limits.max_response_bytes` and `limits.timeout` in all."""
@@ -108,10 +103,6 @@ def send(
         value = credential.header_value(env)
         if value is not None:
             headers[credential.auth.header] = value
-        elif require_credential:
-            raise CredentialMissing(
-                f"{request.operation}: the skill sends its credential in {credential.auth.header}; set ${credential.env_var}"
-            )
     deadline = time.monotonic() + limits.timeout
     timeout = httpx.Timeout(limits.timeout, connect=min(10.0, limits.timeout))
     started = time.monotonic()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from schemas.events import AnnotationChanged, RevisionCategorized, RevisionRejected, VersionProposed
 from schemas.records import ActionItem, AnnotationRecord, Skill, Source, Version
@@ -34,7 +34,7 @@ from services.workers.inputs import (
     load_revision,
     store_derivation,
 )
-from services.workers.versions import version_files
+from services.workers.versions import newest_version, version_files
 
 __all__ = ["STEP", "STEP_ANNOTATIONS", "active_annotations", "render", "render_annotations"]
 
@@ -96,7 +96,7 @@ def _propose(ctx: WorkerContext, inputs: RevisionInputs, as_of: datetime, submis
             diff = diff_packages(live_files, files)
             orphaned = (meta.get("annotations") or {}).get("orphaned", [])
             if orphaned:  # where the operation was: the live version, else the newest one
-                newest = live or s.exec(select(Version).where(Version.skill_id == skill_id).order_by(col(Version.created_at).desc())).first()
+                newest = live or newest_version(s, skill_id)
                 diff["orphaned"] = _rekey_offers(s, orphaned, version_files(ctx.blobs, newest) if newest else None, files)
                 diff["summary"]["orphaned"] = len(orphaned)
             s.add(Version(id=version_id, skill_id=skill_id, revision_id=rev.id, content_hash=content,

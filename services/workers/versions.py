@@ -10,7 +10,7 @@ from schemas.records import Skill, Version
 from services.derive.diff import gates
 from services.platform.blobs import BlobStore
 
-__all__ = ["PublishRefused", "check_publish", "find_version", "version_files"]
+__all__ = ["PublishRefused", "check_publish", "find_version", "newest_version", "version_files"]
 
 
 class PublishRefused(Exception):
@@ -20,6 +20,11 @@ class PublishRefused(Exception):
 def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
     keys: dict[str, str] = json.loads(version.files_json)
     return {path: blobs.get(key) for path, key in keys.items()}
+
+
+def newest_version(s: Session, skill_id: str) -> Version | None:
+    """The skill's most recently made version, live or not."""
+    return s.exec(select(Version).where(Version.skill_id == skill_id).order_by(col(Version.created_at).desc())).first()
 
 
 def find_version(s: Session, skill: Skill, ref: str) -> Version:
