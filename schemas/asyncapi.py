@@ -20,12 +20,18 @@ def asyncapi_document() -> dict[str, Any]:
     for subject, model in sorted(MESSAGES.items()):
         key = subject.replace(".", "_")
         messages[model.__name__] = {"name": model.__name__, "payload": model.model_json_schema()}
-        channels[key] = {"address": subject, "messages": {model.__name__: {"$ref": f"#/components/messages/{model.__name__}"}}}
+        channels[key] = {
+            "address": subject,
+            "messages": {model.__name__: {"$ref": f"#/components/messages/{model.__name__}"}},
+        }
         operations[f"on_{key}"] = {"action": "receive", "channel": {"$ref": f"#/channels/{key}"}}
     return {
         "asyncapi": "3.0.0",
-        "info": {"title": "skillpress", "version": "0.1.0",
-                 "description": f"Events and commands on the JetStream stream {STREAM}. Payloads carry ids and small summaries."},
+        "info": {
+            "title": "skillpress",
+            "version": "0.1.0",
+            "description": f"Events and commands on the JetStream stream {STREAM}. Payloads carry ids and small summaries.",
+        },
         "defaultContentType": "application/json",
         "channels": channels,
         "operations": operations,

@@ -27,15 +27,21 @@ __all__ = [
     "VersionPublished",
 ]
 
-_SUBMISSION = Field(default=None, description="the submission this descends from, for following its stages")
+_SUBMISSION = Field(
+    default=None, description="the submission this descends from, for following its stages"
+)
 
 
 class SpecSubmitted(BaseModel):
     submission: str = Field(description="an id the submitter chose; repeats are de-duplicated")
     skill: str = Field(description="the skill's slug")
     blob: str | None = Field(default=None, description="sha256 of uploaded bytes in the blob store")
-    url: str | None = Field(default=None, description="a URL to fetch the spec from (GET, no redirects)")
-    base_url: str | None = Field(default=None, description="where the API lives, when the spec does not say")
+    url: str | None = Field(
+        default=None, description="a URL to fetch the spec from (GET, no redirects)"
+    )
+    base_url: str | None = Field(
+        default=None, description="where the API lives, when the spec does not say"
+    )
     created_by: str
 
 
@@ -70,10 +76,14 @@ class RevisionRejected(BaseModel):
 class RevisionCategorized(BaseModel):
     revision_id: str
     skill: str
-    source: str = Field(description="flat | tags | paths (offline) | model: where the grouping came from")
+    source: str = Field(
+        description="flat | tags | paths (offline) | model: where the grouping came from"
+    )
     categories: int
     tag_failure: str | None = None
-    note: str | None = Field(default=None, description="why this grouping: a model's, or why the model's was not used")
+    note: str | None = Field(
+        default=None, description="why this grouping: a model's, or why the model's was not used"
+    )
     submission: str | None = _SUBMISSION
 
 
@@ -89,7 +99,9 @@ class AnnotationChanged(BaseModel):
     skill: str
     annotation_ids: list[str] = Field(description="the annotations added or retired in this change")
     change: str = Field(description="added | retired | rekeyed | reviewed")
-    as_of: str = Field(description="ISO time: the proposal derives from the annotations as of this moment")
+    as_of: str = Field(
+        description="ISO time: the proposal derives from the annotations as of this moment"
+    )
     submission: str | None = _SUBMISSION
 
 
@@ -97,8 +109,13 @@ class VersionProposed(BaseModel):
     version_id: str
     skill: str
     revision_id: str | None = None
-    created: bool = Field(default=True, description="false: the derivation equals a version already stored")
-    summary: dict[str, int] = Field(default_factory=dict, description="added, removed, changed operations against the live version")
+    created: bool = Field(
+        default=True, description="false: the derivation equals a version already stored"
+    )
+    summary: dict[str, int] = Field(
+        default_factory=dict,
+        description="added, removed, changed operations against the live version",
+    )
     submission: str | None = _SUBMISSION
 
 
@@ -107,7 +124,9 @@ class VersionPublished(BaseModel):
     skill: str
     files: dict[str, str] = Field(description="path → sha256 of the file in the blob store")
     hosts: list[str]
-    auth_header: str | None = Field(default=None, description="the header the API reads its credential from (a name)")
+    auth_header: str | None = Field(
+        default=None, description="the header the API reads its credential from (a name)"
+    )
     previous_version_id: str | None = None
 
 
@@ -120,7 +139,9 @@ class PublishVersion(BaseModel):
 
 class RefreshSources(BaseModel):
     requested_by: str = "schedule"
-    skill: str | None = Field(default=None, description="one skill's source, or every source with a URL")
+    skill: str | None = Field(
+        default=None, description="one skill's source, or every source with a URL"
+    )
 
 
 MESSAGES: dict[str, type[BaseModel]] = {

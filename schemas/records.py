@@ -8,7 +8,17 @@ from datetime import datetime
 from sqlalchemy import Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-__all__ = ["Skill", "Source", "SourceRevision", "Version", "Publication", "ActionItem", "DeadLetter", "Suggestion", "AnnotationRecord"]
+__all__ = [
+    "Skill",
+    "Source",
+    "SourceRevision",
+    "Version",
+    "Publication",
+    "ActionItem",
+    "DeadLetter",
+    "Suggestion",
+    "AnnotationRecord",
+]
 
 
 class Skill(SQLModel, table=True):
@@ -45,16 +55,24 @@ class SourceRevision(SQLModel, table=True):
     refusal_reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     submission: str | None = Field(default=None, max_length=128)  # the submission that stored it
     operations: int | None = None
-    package_blob: str | None = Field(default=None, max_length=64)  # sha256 of the parse stage's derivation manifest
-    grouping_blob: str | None = Field(default=None, max_length=64)  # sha256 of the categorize stage's grouping
+    package_blob: str | None = Field(
+        default=None, max_length=64
+    )  # sha256 of the parse stage's derivation manifest
+    grouping_blob: str | None = Field(
+        default=None, max_length=64
+    )  # sha256 of the categorize stage's grouping
     grouping_source: str | None = Field(default=None, max_length=16)  # flat | tags | paths | model
     tag_failure: str | None = Field(default=None, max_length=32)
-    grouping_note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # why this grouping (a model's, or the fallback's reason)
+    grouping_note: str | None = Field(
+        default=None, sa_column=Column(Text, nullable=True)
+    )  # why this grouping (a model's, or the fallback's reason)
 
 
 class Version(SQLModel, table=True):
     __tablename__ = "versions"
-    __table_args__ = (UniqueConstraint("skill_id", "content_hash", name="uq_version_skill_content"),)
+    __table_args__ = (
+        UniqueConstraint("skill_id", "content_hash", name="uq_version_skill_content"),
+    )
     id: str = Field(primary_key=True, max_length=64)
     skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
     revision_id: str | None = Field(default=None, foreign_key="source_revisions.id", max_length=64)
@@ -64,8 +82,12 @@ class Version(SQLModel, table=True):
     files_json: str = Field(sa_column=Column(Text, nullable=False))  # {"path": "sha256", ...}
     hosts_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     status: str = Field(default="proposed", max_length=16)  # proposed | published | superseded
-    diff_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))  # against the live version when proposed
-    base_version_id: str | None = Field(default=None, max_length=64)  # the live version the diff is against
+    diff_json: str = Field(
+        default="{}", sa_column=Column(Text, nullable=False)
+    )  # against the live version when proposed
+    base_version_id: str | None = Field(
+        default=None, max_length=64
+    )  # the live version the diff is against
     created_at: datetime
 
 
@@ -105,7 +127,9 @@ class Suggestion(SQLModel, table=True):
     """A guessed approval rule or identity for one operation: shown for review, never applied."""
 
     __tablename__ = "suggestions"
-    __table_args__ = (UniqueConstraint("revision_id", "operation", "kind", name="uq_suggestion_rev_op_kind"),)
+    __table_args__ = (
+        UniqueConstraint("revision_id", "operation", "kind", name="uq_suggestion_rev_op_kind"),
+    )
     id: str = Field(primary_key=True, max_length=64)
     skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
     revision_id: str = Field(foreign_key="source_revisions.id", index=True, max_length=64)

@@ -17,7 +17,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "tests" / "fixtures" / "specs"
-LARGEST = ["twilio-api-v2010.json", "discord.json", "adyen-balanceplatform-v2.yaml", "readme-api.json", "harbor.swagger2.yaml"]
+LARGEST = [
+    "twilio-api-v2010.json",
+    "discord.json",
+    "adyen-balanceplatform-v2.yaml",
+    "readme-api.json",
+    "harbor.swagger2.yaml",
+]
 
 
 def synthetic(ops: int, fat: int = 8, example_kb: int = 0) -> dict:
@@ -26,7 +32,10 @@ def synthetic(ops: int, fat: int = 8, example_kb: int = 0) -> dict:
     paths: dict = {}
     for r in range(max(1, ops // 5)):
         name = f"Resource{r}"
-        props = {f"field_{i}": {"type": "string", "description": f"Field {i} of resource {r}. " * 3} for i in range(fat)}
+        props = {
+            f"field_{i}": {"type": "string", "description": f"Field {i} of resource {r}. " * 3}
+            for i in range(fat)
+        }
         props["owner"] = {"$ref": "#/components/schemas/User"}
         props["labels"] = {"type": "array", "items": {"$ref": "#/components/schemas/Label"}}
         props["id"] = {"type": "integer", "readOnly": True}
@@ -36,24 +45,97 @@ def synthetic(ops: int, fat: int = 8, example_kb: int = 0) -> dict:
         p_org = {"name": "org", "in": "path", "required": True, "schema": {"type": "string"}}
         p_id = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
         example = {f"k{i}": "x" * 90 for i in range(example_kb * 10)}
-        ok = {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}, "example": example}}},
-              "404": {"description": "Not found"}}
-        body = {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
+        ok = {
+            "200": {
+                "description": "OK",
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": f"#/components/schemas/{name}"},
+                        "example": example,
+                    }
+                },
+            },
+            "404": {"description": "Not found"},
+        }
+        body = {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}},
+        }
         paths[base] = {
-            "get": {"operationId": f"res{r}/list", "tags": [tag], "summary": f"List resource {r}", "parameters": [p_org,
-                    {"name": "per_page", "in": "query", "schema": {"type": "integer", "maximum": 100}, "description": "Page size."}], "responses": ok},
-            "post": {"operationId": f"res{r}/create", "tags": [tag], "summary": f"Create resource {r}", "parameters": [p_org], "requestBody": body, "responses": ok},
+            "get": {
+                "operationId": f"res{r}/list",
+                "tags": [tag],
+                "summary": f"List resource {r}",
+                "parameters": [
+                    p_org,
+                    {
+                        "name": "per_page",
+                        "in": "query",
+                        "schema": {"type": "integer", "maximum": 100},
+                        "description": "Page size.",
+                    },
+                ],
+                "responses": ok,
+            },
+            "post": {
+                "operationId": f"res{r}/create",
+                "tags": [tag],
+                "summary": f"Create resource {r}",
+                "parameters": [p_org],
+                "requestBody": body,
+                "responses": ok,
+            },
         }
         paths[base + "/{id}"] = {
-            "get": {"operationId": f"res{r}/get", "tags": [tag], "summary": f"Get resource {r}", "parameters": [p_org, p_id], "responses": ok},
-            "patch": {"operationId": f"res{r}/update", "tags": [tag], "summary": f"Update resource {r}", "parameters": [p_org, p_id], "requestBody": body, "responses": ok},
-            "delete": {"operationId": f"res{r}/delete", "tags": [tag], "summary": f"Delete resource {r}", "parameters": [p_org, p_id], "responses": {"204": {"description": "Gone"}}},
+            "get": {
+                "operationId": f"res{r}/get",
+                "tags": [tag],
+                "summary": f"Get resource {r}",
+                "parameters": [p_org, p_id],
+                "responses": ok,
+            },
+            "patch": {
+                "operationId": f"res{r}/update",
+                "tags": [tag],
+                "summary": f"Update resource {r}",
+                "parameters": [p_org, p_id],
+                "requestBody": body,
+                "responses": ok,
+            },
+            "delete": {
+                "operationId": f"res{r}/delete",
+                "tags": [tag],
+                "summary": f"Delete resource {r}",
+                "parameters": [p_org, p_id],
+                "responses": {"204": {"description": "Gone"}},
+            },
         }
-    schemas["User"] = {"type": "object", "properties": {"login": {"type": "string"}, "id": {"type": "integer"}, "manager": {"$ref": "#/components/schemas/User"}}}
-    schemas["Label"] = {"type": "object", "properties": {"name": {"type": "string"}, "color": {"type": "string", "pattern": "^[0-9a-f]{6}$"}}}
-    return {"openapi": "3.1.0", "info": {"title": f"Synthetic {ops}", "version": "1"}, "servers": [{"url": "https://api.example.com"}],
-            "security": [{"token": []}], "paths": paths,
-            "components": {"schemas": schemas, "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}}}}
+    schemas["User"] = {
+        "type": "object",
+        "properties": {
+            "login": {"type": "string"},
+            "id": {"type": "integer"},
+            "manager": {"$ref": "#/components/schemas/User"},
+        },
+    }
+    schemas["Label"] = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "color": {"type": "string", "pattern": "^[0-9a-f]{6}$"},
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": f"Synthetic {ops}", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "security": [{"token": []}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+        },
+    }
 
 
 CHILD = """
@@ -71,13 +153,27 @@ def measure(path: Path, runs: int) -> dict:
     walls, inner, rss = [], [], []
     for _ in range(runs):
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, cwd=ROOT, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        )
         walls.append(time.perf_counter() - t0)
         secs, maxrss, ops, files, body = out.stdout.split()
         inner.append(float(secs))
         rss.append(int(maxrss))
-    return {"spec": path.name, "bytes": path.stat().st_size, "operations": int(ops), "files": int(files), "body_bytes": int(body),
-            "process_s": statistics.median(walls), "derive_s": statistics.median(inner), "peak_rss_mb": max(rss) / 1024}
+    return {
+        "spec": path.name,
+        "bytes": path.stat().st_size,
+        "operations": int(ops),
+        "files": int(files),
+        "body_bytes": int(body),
+        "process_s": statistics.median(walls),
+        "derive_s": statistics.median(inner),
+        "peak_rss_mb": max(rss) / 1024,
+    }
 
 
 def main() -> None:
@@ -88,14 +184,18 @@ def main() -> None:
         for n in (1000, 1200, 5000, 10000):
             f = Path(tmp) / (f"synthetic-{n}-13mb.json" if n == 1200 else f"synthetic-{n}.json")
             # 1,200 operations in 13 MB: GitHub's shape and size (its bulk is examples and big responses)
-            f.write_text(json.dumps(synthetic(n, fat=40, example_kb=11) if n == 1200 else synthetic(n)))
+            f.write_text(
+                json.dumps(synthetic(n, fat=40, example_kb=11) if n == 1200 else synthetic(n))
+            )
             targets.append(f)
         for t in targets:
             row = measure(t, runs)
             rows.append(row)
-            print(f"{row['spec']:32s} {row['bytes'] / 1e6:7.2f} MB {row['operations']:6d} ops  process {row['process_s']:6.2f}s  "
-                  f"derive {row['derive_s']:6.2f}s  {1e3 * row['derive_s'] / row['operations']:6.2f} ms/op  peak {row['peak_rss_mb']:7.1f} MB",
-                  flush=True)
+            print(
+                f"{row['spec']:32s} {row['bytes'] / 1e6:7.2f} MB {row['operations']:6d} ops  process {row['process_s']:6.2f}s  "
+                f"derive {row['derive_s']:6.2f}s  {1e3 * row['derive_s'] / row['operations']:6.2f} ms/op  peak {row['peak_rss_mb']:7.1f} MB",
+                flush=True,
+            )
     (ROOT / "bench-out").mkdir(exist_ok=True)
     (ROOT / "bench-out" / "derive.json").write_text(json.dumps(rows, indent=2))
 

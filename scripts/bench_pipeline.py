@@ -39,12 +39,21 @@ ENDINGS = (EVENTS["version_proposed"], EVENTS["revision_rejected"], EVENTS["revi
 def start_replicas(n: int, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
     procs = []
     for _ in range(n):
-        procs.append(subprocess.Popen([sys.executable, "-m", "services.cli.main", "worker", *WORKERS], env=env, cwd=ROOT,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "services.cli.main", "worker", *WORKERS],
+                env=env,
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     return procs
 
 
-async def run_batch(url: str, blobs: LocalBlobStore, specs: list[Path], tag: str, sequential: bool) -> tuple[list[float], float]:
+async def run_batch(
+    url: str, blobs: LocalBlobStore, specs: list[Path], tag: str, sequential: bool
+) -> tuple[list[float], float]:
     nc = await connect(url)
     await ensure_stream(nc)
     done: dict[str, float] = {}
@@ -67,7 +76,12 @@ async def run_batch(url: str, blobs: LocalBlobStore, specs: list[Path], tag: str
         blob = blobs.put(spec.read_bytes())
         started[sub] = time.perf_counter()
         event = SpecSubmitted(submission=sub, skill=f"{tag}-{i}", blob=blob, created_by="bench")
-        await nc.jetstream().publish(EVENTS["spec_submitted"], event.model_dump_json().encode(), headers={"Nats-Msg-Id": sub}, stream=STREAM)
+        await nc.jetstream().publish(
+            EVENTS["spec_submitted"],
+            event.model_dump_json().encode(),
+            headers={"Nats-Msg-Id": sub},
+            stream=STREAM,
+        )
         if sequential:
             while sub not in done:
                 await asyncio.sleep(0.002)
@@ -90,30 +104,52 @@ def main() -> None:
             results = []
             for replicas in (1, 2):
                 db = f"bench{replicas}"
-                with psycopg.connect(pg.url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+                with psycopg.connect(
+                    pg.url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+                ) as conn:
                     conn.execute(f'CREATE DATABASE "{db}"')
-                env = {**os.environ, "SKILLPRESS_HOME": str(home / f"home{replicas}"), "SKILLPRESS_NATS_URL": nats.url,
-                       "SKILLPRESS_DATABASE_URL": pg.url.rsplit("/", 1)[0] + f"/{db}", "SKILLPRESS_LOG_LEVEL": "warning"}
+                env = {
+                    **os.environ,
+                    "SKILLPRESS_HOME": str(home / f"home{replicas}"),
+                    "SKILLPRESS_NATS_URL": nats.url,
+                    "SKILLPRESS_DATABASE_URL": pg.url.rsplit("/", 1)[0] + f"/{db}",
+                    "SKILLPRESS_LOG_LEVEL": "warning",
+                }
                 blobs = LocalBlobStore(home / f"home{replicas}" / "blobs")
                 procs = start_replicas(replicas, env)
                 try:
                     time.sleep(3.0)  # the replicas connect and create their durable consumers
                     small = [SPECS / "oai-petstore-expanded.yaml"] * 7
-                    lat, _ = asyncio.run(run_batch(nats.url, blobs, small, f"lat{replicas}", sequential=True))
-                    _, elapsed = asyncio.run(run_batch(nats.url, blobs, corpus, f"tp{replicas}", sequential=False))
+                    lat, _ = asyncio.run(
+                        run_batch(nats.url, blobs, small, f"lat{replicas}", sequential=True)
+                    )
+                    _, elapsed = asyncio.run(
+                        run_batch(nats.url, blobs, corpus, f"tp{replicas}", sequential=False)
+                    )
                 finally:
                     for p in procs:
                         p.terminate()
                     for p in procs:
                         p.wait(20)
-                row = {"replicas": replicas, "latency_median_s": statistics.median(lat[1:]), "latency_max_s": max(lat[1:]),
-                       "batch_specs": len(corpus), "batch_s": elapsed, "revisions_per_minute": len(corpus) / elapsed * 60}
+                row = {
+                    "replicas": replicas,
+                    "latency_median_s": statistics.median(lat[1:]),
+                    "latency_max_s": max(lat[1:]),
+                    "batch_specs": len(corpus),
+                    "batch_s": elapsed,
+                    "revisions_per_minute": len(corpus) / elapsed * 60,
+                }
                 results.append(row)
-                print(f"pipeline, {replicas} replica(s) of each worker: submit→proposed median {row['latency_median_s'] * 1e3:.0f} ms"
-                      f" (max {row['latency_max_s'] * 1e3:.0f} ms, small spec); {len(corpus)} real specs in {elapsed:.1f} s"
-                      f" = {row['revisions_per_minute']:.0f} revisions/minute", flush=True)
+                print(
+                    f"pipeline, {replicas} replica(s) of each worker: submit→proposed median {row['latency_median_s'] * 1e3:.0f} ms"
+                    f" (max {row['latency_max_s'] * 1e3:.0f} ms, small spec); {len(corpus)} real specs in {elapsed:.1f} s"
+                    f" = {row['revisions_per_minute']:.0f} revisions/minute",
+                    flush=True,
+                )
             if len(results) == 2:
-                print(f"two replicas vs one: throughput ×{results[1]['revisions_per_minute'] / results[0]['revisions_per_minute']:.2f}")
+                print(
+                    f"two replicas vs one: throughput ×{results[1]['revisions_per_minute'] / results[0]['revisions_per_minute']:.2f}"
+                )
             (ROOT / "bench-out").mkdir(exist_ok=True)
             (ROOT / "bench-out" / "pipeline.json").write_text(json.dumps(results, indent=2))
         finally:

@@ -15,15 +15,43 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-VERBS = {"get", "list", "create", "update", "delete", "add", "remove", "modify", "set", "put", "post", "patch", "edit",
-         "bulk", "search", "join", "leave", "follow", "trigger", "execute", "batch", "crosspost", "pin", "unpin", "ban", "unban"}
+VERBS = {
+    "get",
+    "list",
+    "create",
+    "update",
+    "delete",
+    "add",
+    "remove",
+    "modify",
+    "set",
+    "put",
+    "post",
+    "patch",
+    "edit",
+    "bulk",
+    "search",
+    "join",
+    "leave",
+    "follow",
+    "trigger",
+    "execute",
+    "batch",
+    "crosspost",
+    "pin",
+    "unpin",
+    "ban",
+    "unban",
+}
 
 
 def group_lines(lines: list[str]) -> dict[str, Any]:
     names = [ln.split(" — ", 1)[0].strip() for ln in lines]
     nouns = {}
     for name in names:
-        words = [w for w in name.split("_") if w and w not in VERBS and w not in ("my", "by", "all")]
+        words = [
+            w for w in name.split("_") if w and w not in VERBS and w not in ("my", "by", "all")
+        ]
         nouns[name] = (words[0] if words else "misc").rstrip("s")
     common = {n for n, c in Counter(nouns.values()).most_common(8)}
     cats: dict[str, list[str]] = {}
@@ -31,7 +59,12 @@ def group_lines(lines: list[str]) -> dict[str, Any]:
         noun = nouns[name] if nouns[name] in common else "misc"
         cat = f"{noun}_ops" if noun in names or len(noun) < 2 else noun
         cats.setdefault(re.sub(r"[^a-z0-9_]", "_", cat), []).append(name)
-    return {"categories": [{"name": n, "description": f"Operations on {n.replace('_', ' ')}.", "operations": ops} for n, ops in cats.items()]}
+    return {
+        "categories": [
+            {"name": n, "description": f"Operations on {n.replace('_', ' ')}.", "operations": ops}
+            for n, ops in cats.items()
+        ]
+    }
 
 
 class ChatServer:
@@ -49,7 +82,9 @@ class ChatServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                outer.requests.append(
+                    {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+                )
                 behaviour = outer.script.pop(0) if outer.script else "good"
                 if behaviour == "slow":
                     time.sleep(3)
@@ -68,8 +103,20 @@ class ChatServer:
                     content = json.dumps(answer)
                 else:
                     content = "```json\n" + json.dumps(group_lines(lines)) + "\n```"
-                reply = json.dumps({"id": "c1", "object": "chat.completion", "model": body.get("model"),
-                                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}).encode()
+                reply = json.dumps(
+                    {
+                        "id": "c1",
+                        "object": "chat.completion",
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))
@@ -81,7 +128,9 @@ class ChatServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def __enter__(self) -> ChatServer:
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -14,7 +14,11 @@ SPECS = FIXTURES / "specs"
 
 
 def corpus() -> list[Path]:
-    return sorted(p for p in [*SPECS.iterdir(), *(FIXTURES / "standins").iterdir()] if p.suffix in (".json", ".yaml", ".yml"))
+    return sorted(
+        p
+        for p in [*SPECS.iterdir(), *(FIXTURES / "standins").iterdir()]
+        if p.suffix in (".json", ".yaml", ".yml")
+    )
 
 
 @pytest.fixture(scope="session")

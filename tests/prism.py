@@ -42,17 +42,33 @@ def prism_binary() -> Path:
         return binary
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
-        raise PrismUnavailable("the Prism conformance test needs Node.js and npm (Debian: apt install nodejs npm)")
+        raise PrismUnavailable(
+            "the Prism conformance test needs Node.js and npm (Debian: apt install nodejs npm)"
+        )
     target.mkdir(parents=True, exist_ok=True)
     with open(target / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not binary.exists():
             done = subprocess.run(
-                [npm, "install", "--prefix", str(target), "--no-audit", "--no-fund", "--no-save", "--loglevel=error", f"{PRISM_PACKAGE}@{PRISM_VERSION}"],
-                capture_output=True, text=True, timeout=600,
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(target),
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--loglevel=error",
+                    f"{PRISM_PACKAGE}@{PRISM_VERSION}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
             )
             if done.returncode != 0 or not binary.exists():
-                raise PrismUnavailable(f"npm install {PRISM_PACKAGE}@{PRISM_VERSION} failed: {done.stderr.strip()[-2000:]}")
+                raise PrismUnavailable(
+                    f"npm install {PRISM_PACKAGE}@{PRISM_VERSION} failed: {done.stderr.strip()[-2000:]}"
+                )
     return binary
 
 
@@ -70,13 +86,26 @@ class PrismMock:
         binary = prism_binary()
         with open(self.log, "wb") as log:
             self._proc = subprocess.Popen(
-                [str(binary), "mock", "--errors", "-h", "127.0.0.1", "-p", str(self.port), str(self.spec)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    str(binary),
+                    "mock",
+                    "--errors",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    str(self.spec),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise PrismUnavailable(f"prism exited with {self._proc.returncode}: {self.log.read_text()[-2000:]}")
+                raise PrismUnavailable(
+                    f"prism exited with {self._proc.returncode}: {self.log.read_text()[-2000:]}"
+                )
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
                     return self
@@ -85,7 +114,12 @@ class PrismMock:
         self.__exit__(None, None, None)
         raise PrismUnavailable(f"prism did not listen within 60 s: {self.log.read_text()[-2000:]}")
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if self._proc is not None and self._proc.poll() is None:
             os.killpg(self._proc.pid, 15)
             try:
@@ -105,5 +139,10 @@ def request_violations(status: int, headers: dict[str, str], body: bytes) -> lis
         problem = json.loads(body)
         found = [v for v in problem.get("validation", []) if isinstance(v, dict)]
         if not found:
-            found = [{"location": ["request"], "message": f"{problem.get('status')} {problem.get('title')}"}]
+            found = [
+                {
+                    "location": ["request"],
+                    "message": f"{problem.get('status')} {problem.get('title')}",
+                }
+            ]
     return [v for v in found if (v.get("location") or [""])[0] == "request"]

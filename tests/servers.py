@@ -27,7 +27,7 @@ def docker_available() -> bool:
     host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     try:
         if host.startswith("unix://"):
-            path = host[len("unix://"):]
+            path = host[len("unix://") :]
             if not os.path.exists(path):
                 return False
             with socket.socket(socket.AF_UNIX) as s:
@@ -36,7 +36,9 @@ def docker_available() -> bool:
                 s.sendall(b"GET /_ping HTTP/1.0\r\n\r\n")
                 return b"OK" in s.recv(256)
         parts = urlsplit(host.replace("tcp://", "http://"))
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 2375), timeout=0.5) as s:
+        with socket.create_connection(
+            (parts.hostname or "127.0.0.1", parts.port or 2375), timeout=0.5
+        ) as s:
             s.sendall(b"GET /_ping HTTP/1.0\r\n\r\n")
             return b"OK" in s.recv(256)
     except OSError:
@@ -67,7 +69,9 @@ class ServerPool:
         RUN_ROOT.mkdir(parents=True, exist_ok=True)
         RUN_ROOT.chmod(0o755)
         for old in RUN_ROOT.iterdir():
-            if old.is_dir() and not _owner_alive(old):  # a crashed run's servers; a live session's are its own
+            if old.is_dir() and not _owner_alive(
+                old
+            ):  # a crashed run's servers; a live session's are its own
                 for sub in [old, *[p for p in old.iterdir() if p.is_dir()]]:
                     reap_stale(sub)
                 shutil.rmtree(old, ignore_errors=True)

@@ -12,7 +12,9 @@ from schemas.subjects import ALL_SUBJECTS
 
 def test_asyncapi_json_is_in_sync_with_the_models() -> None:
     checked_in = json.loads((Path(__file__).parents[1] / "schemas" / "asyncapi.json").read_text())
-    assert checked_in == json.loads(json.dumps(asyncapi_document())), "run `just asyncapi` and commit schemas/asyncapi.json"
+    assert checked_in == json.loads(json.dumps(asyncapi_document())), (
+        "run `just asyncapi` and commit schemas/asyncapi.json"
+    )
 
 
 def test_every_message_subject_is_in_the_closed_catalogue() -> None:

@@ -30,7 +30,9 @@ def _fail(reason: str, code: int = 2) -> Any:
     return fail(reason, code)
 
 
-def _check(ctx: Any, skill: Any, new: list[Any], retiring: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+def _check(
+    ctx: Any, skill: Any, new: list[Any], retiring: set[str] = frozenset()
+) -> dict[str, Any]:  # type: ignore[assignment]
     """Derive the latest revision with the active annotations (less `retiring`, less those already
     orphaned) plus `new`, refusing what cannot be meant; returns the derived skill.json."""
     from services.derive.annotations import AnnotationRefused
@@ -45,35 +47,63 @@ def _check(ctx: Any, skill: Any, new: list[Any], retiring: set[str] = frozenset(
 
     revision_id = latest_revision_id(ctx, skill.id)
     if revision_id is None:
-        _fail(f"{skill.slug} has no derived revision yet (skillpress import SPEC --skill {skill.slug})")
+        _fail(
+            f"{skill.slug} has no derived revision yet (skillpress import SPEC --skill {skill.slug})"
+        )
     inputs = load_revision(ctx, revision_id)
     with ctx.records.session() as s:
-        current = [a for a in active_annotations(s, skill.id, datetime.now(UTC)) if a.id not in retiring]
+        current = [
+            a for a in active_annotations(s, skill.id, datetime.now(UTC)) if a.id not in retiring
+        ]
     # the parse stage's derivation names the operations: an annotation on any other is orphaned
     assert inputs.revision.package_blob is not None  # a categorized revision was parsed
-    parsed = json.loads(derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))["skill.json"])
+    parsed = json.loads(
+        derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))["skill.json"]
+    )
     names = {op["name"] for op in parsed["operations"]}
     orphaned = {a.id for a in current if a.operation is not None and a.operation not in names}
     try:
-        package = derive_revision(ctx, inputs, None, tuple(a for a in current if a.id not in orphaned) + tuple(new), strict=True)
+        package = derive_revision(
+            ctx,
+            inputs,
+            None,
+            tuple(a for a in current if a.id not in orphaned) + tuple(new),
+            strict=True,
+        )
     except AnnotationRefused as exc:
         _fail(str(exc))
     return dict(json.loads(package.files["skill.json"]))
 
 
-def _propose(settings: Settings, slug: str, ids: list[str], change: str, as_of: datetime, timeout: float) -> dict[str, Any]:
+def _propose(
+    settings: Settings, slug: str, ids: list[str], change: str, as_of: datetime, timeout: float
+) -> dict[str, Any]:
     from schemas.events import AnnotationChanged
     from schemas.subjects import EVENTS
     from services.cli.pipeline_commands import _follow
     from services.cli.stack import Pipeline, StackError, with_pipeline
 
     submission = uuid.uuid4().hex
-    event = AnnotationChanged(skill=slug, annotation_ids=ids, change=change, as_of=as_of.isoformat(), submission=submission)
+    event = AnnotationChanged(
+        skill=slug,
+        annotation_ids=ids,
+        change=change,
+        as_of=as_of.isoformat(),
+        submission=submission,
+    )
 
     async def work(pipeline: Pipeline) -> list[tuple[str, dict[str, Any]]]:
-        return await _follow(pipeline, EVENTS["annotation_changed"], event, f"annotation:{submission}",
-                             lambda subj, body: body.get("submission") == submission and subj in (EVENTS["version_proposed"], EVENTS["revision_rejected"]),
-                             timeout)
+        return await _follow(
+            pipeline,
+            EVENTS["annotation_changed"],
+            event,
+            f"annotation:{submission}",
+            lambda subj, body: (
+                body.get("submission") == submission
+                and subj in (EVENTS["version_proposed"], EVENTS["revision_rejected"])
+            ),
+            timeout,
+        )
 
     try:
         seen = with_pipeline(settings, work)
@@ -85,26 +115,43 @@ def _propose(settings: Settings, slug: str, ids: list[str], change: str, as_of: 
     return body
 
 
-def _store(ctx: Any, skill: Any, kind: str, target: str, body: dict[str, Any], by: str, now: datetime) -> str:
+def _store(
+    ctx: Any, skill: Any, kind: str, target: str, body: dict[str, Any], by: str, now: datetime
+) -> str:
     from schemas.records import AnnotationRecord
     from services.platform.ids import derived_id
 
-    aid = derived_id("annotation", skill.id, kind, target, json.dumps(body, sort_keys=True), now.isoformat())[:16]
+    aid = derived_id(
+        "annotation", skill.id, kind, target, json.dumps(body, sort_keys=True), now.isoformat()
+    )[:16]
     with ctx.records.session() as s:
-        s.add(AnnotationRecord(id=aid, skill_id=skill.id, kind=kind, target=target, body_json=json.dumps(body, sort_keys=True),
-                               created_by=by, created_at=now))
+        s.add(
+            AnnotationRecord(
+                id=aid,
+                skill_id=skill.id,
+                kind=kind,
+                target=target,
+                body_json=json.dumps(body, sort_keys=True),
+                created_by=by,
+                created_at=now,
+            )
+        )
     return aid
 
 
-def _report(proposal: dict[str, Any], as_json: bool, what: str, extra: dict[str, Any] | None = None) -> None:
+def _report(
+    proposal: dict[str, Any], as_json: bool, what: str, extra: dict[str, Any] | None = None
+) -> None:
     if as_json:
         typer.echo(json.dumps({**(extra or {}), "proposal": proposal}, indent=2, sort_keys=True))
         return
     s = proposal.get("summary", {})
     fresh = "" if proposal.get("created", True) else " (identical to a version already stored)"
-    typer.echo(f"{what}; proposed version {proposal['version_id'][:12]}{fresh}"
-               + (f", {s.get('orphaned')} orphaned annotation(s)" if s.get("orphaned") else "")
-               + f". Publish it: skillpress publish {proposal['skill']} {proposal['version_id'][:12]}")
+    typer.echo(
+        f"{what}; proposed version {proposal['version_id'][:12]}{fresh}"
+        + (f", {s.get('orphaned')} orphaned annotation(s)" if s.get("orphaned") else "")
+        + f". Publish it: skillpress publish {proposal['skill']} {proposal['version_id'][:12]}"
+    )
 
 
 def _kv(text: str, flag: str) -> tuple[str, Any]:
@@ -120,25 +167,73 @@ def _kv(text: str, flag: str) -> tuple[str, Any]:
 
 def annotate(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
-    operation: Annotated[str | None, typer.Option("--operation", "-o", help="the operation, by the name the skill shows it under")] = None,
-    category: Annotated[str | None, typer.Option("--category", "-c", help="with --note: a category, by its tag")] = None,
-    note: Annotated[str | None, typer.Option("--note", help="prose for the operation's file, under its own heading")] = None,
-    prefer: Annotated[str | None, typer.Option("--prefer", help="another operation to use instead")] = None,
-    hidden: Annotated[bool, typer.Option("--hidden", help="leave the operation out of manifest and files")] = False,
-    approval: Annotated[str | None, typer.Option("--approval", help="a gate: what it matches, like 'DELETE /invoices/{id}'")] = None,
-    risk: Annotated[str, typer.Option("--risk", help="the gate's risk: low, medium, high")] = "high",
-    binds: Annotated[str | None, typer.Option("--binds", help="fields the gate binds, comma-separated (default: all)")] = None,
-    amount: Annotated[str | None, typer.Option("--amount", help="the body field holding an amount")] = None,
-    currency: Annotated[str | None, typer.Option("--currency", help="the body field holding its currency")] = None,
-    auto_below: Annotated[float | None, typer.Option("--auto-below", help="approve automatically below this amount")] = None,
-    example: Annotated[str | None, typer.Option("--example", help="an observed call's arguments (JSON)")] = None,
-    turn: Annotated[str | None, typer.Option("--turn", help="the turn the example came from")] = None,
-    identity: Annotated[str | None, typer.Option("--identity", help="fields that make two writes the same, comma-separated")] = None,
-    fixed: Annotated[str | None, typer.Option("--fixed", help="NAME=VALUE: an argument the skill fixes and always sends")] = None,
-    fixed_header: Annotated[str | None, typer.Option("--fixed-header", help="NAME=VALUE: a header the skill always sends")] = None,
-    skill_note: Annotated[str | None, typer.Option("--skill-note", help="a convention stated once in the body")] = None,
-    rename_category: Annotated[str | None, typer.Option("--rename-category", help="OLD=NEW: rename a category, whatever grouped it")] = None,
-    merge_categories: Annotated[str | None, typer.Option("--merge-categories", help="A,B=NEW: merge categories into one")] = None,
+    operation: Annotated[
+        str | None,
+        typer.Option(
+            "--operation", "-o", help="the operation, by the name the skill shows it under"
+        ),
+    ] = None,
+    category: Annotated[
+        str | None, typer.Option("--category", "-c", help="with --note: a category, by its tag")
+    ] = None,
+    note: Annotated[
+        str | None,
+        typer.Option("--note", help="prose for the operation's file, under its own heading"),
+    ] = None,
+    prefer: Annotated[
+        str | None, typer.Option("--prefer", help="another operation to use instead")
+    ] = None,
+    hidden: Annotated[
+        bool, typer.Option("--hidden", help="leave the operation out of manifest and files")
+    ] = False,
+    approval: Annotated[
+        str | None,
+        typer.Option("--approval", help="a gate: what it matches, like 'DELETE /invoices/{id}'"),
+    ] = None,
+    risk: Annotated[
+        str, typer.Option("--risk", help="the gate's risk: low, medium, high")
+    ] = "high",
+    binds: Annotated[
+        str | None,
+        typer.Option("--binds", help="fields the gate binds, comma-separated (default: all)"),
+    ] = None,
+    amount: Annotated[
+        str | None, typer.Option("--amount", help="the body field holding an amount")
+    ] = None,
+    currency: Annotated[
+        str | None, typer.Option("--currency", help="the body field holding its currency")
+    ] = None,
+    auto_below: Annotated[
+        float | None, typer.Option("--auto-below", help="approve automatically below this amount")
+    ] = None,
+    example: Annotated[
+        str | None, typer.Option("--example", help="an observed call's arguments (JSON)")
+    ] = None,
+    turn: Annotated[
+        str | None, typer.Option("--turn", help="the turn the example came from")
+    ] = None,
+    identity: Annotated[
+        str | None,
+        typer.Option("--identity", help="fields that make two writes the same, comma-separated"),
+    ] = None,
+    fixed: Annotated[
+        str | None,
+        typer.Option("--fixed", help="NAME=VALUE: an argument the skill fixes and always sends"),
+    ] = None,
+    fixed_header: Annotated[
+        str | None,
+        typer.Option("--fixed-header", help="NAME=VALUE: a header the skill always sends"),
+    ] = None,
+    skill_note: Annotated[
+        str | None, typer.Option("--skill-note", help="a convention stated once in the body")
+    ] = None,
+    rename_category: Annotated[
+        str | None,
+        typer.Option("--rename-category", help="OLD=NEW: rename a category, whatever grouped it"),
+    ] = None,
+    merge_categories: Annotated[
+        str | None, typer.Option("--merge-categories", help="A,B=NEW: merge categories into one")
+    ] = None,
     by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
@@ -147,12 +242,26 @@ def annotate(
     from services.cli.pipeline_commands import _open, _skill
     from services.derive.annotations import AnnotationRefused, check_shape
 
-    given = {k: v for k, v in {"note": note, "prefer": prefer, "hidden": hidden or None, "approval": approval, "example": example,
-                               "identity": identity, "fixed": fixed or fixed_header, "skill_note": skill_note,
-                               "category": rename_category or merge_categories}.items() if v is not None}
+    given = {
+        k: v
+        for k, v in {
+            "note": note,
+            "prefer": prefer,
+            "hidden": hidden or None,
+            "approval": approval,
+            "example": example,
+            "identity": identity,
+            "fixed": fixed or fixed_header,
+            "skill_note": skill_note,
+            "category": rename_category or merge_categories,
+        }.items()
+        if v is not None
+    }
     if len(given) != 1:
-        _fail("give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
-              " --skill-note, --rename-category, --merge-categories")
+        _fail(
+            "give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
+            " --skill-note, --rename-category, --merge-categories"
+        )
     kind = next(iter(given))
     target = "skill" if kind in ("skill_note", "category") else f"operation:{operation or ''}"
     if category is not None:
@@ -181,10 +290,19 @@ def annotate(
     elif kind == "identity":
         body = {"fields": [f.strip() for f in (identity or "").split(",") if f.strip()]}
     elif kind == "category":
-        old, new = _kv(rename_category or merge_categories or "", "--rename-category" if rename_category else "--merge-categories")
-        body = {"rename": old, "to": str(new)} if rename_category else {"merge": [x.strip() for x in old.split(",") if x.strip()], "to": str(new)}
+        old, new = _kv(
+            rename_category or merge_categories or "",
+            "--rename-category" if rename_category else "--merge-categories",
+        )
+        body = (
+            {"rename": old, "to": str(new)}
+            if rename_category
+            else {"merge": [x.strip() for x in old.split(",") if x.strip()], "to": str(new)}
+        )
     else:
-        name, value = _kv(fixed or fixed_header or "", "--fixed-header" if fixed_header else "--fixed")
+        name, value = _kv(
+            fixed or fixed_header or "", "--fixed-header" if fixed_header else "--fixed"
+        )
         body = {"name": name, "value": value} | ({"in": "header"} if fixed_header else {})
     try:
         check_shape(kind, target, body)
@@ -205,7 +323,9 @@ def annotate(
 
 def annotations(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
-    include_retired: Annotated[bool, typer.Option("--all", help="include retired annotations")] = False,
+    include_retired: Annotated[
+        bool, typer.Option("--all", help="include retired annotations")
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """A skill's annotations, and whether the newest version applies each or finds it orphaned."""
@@ -218,24 +338,52 @@ def annotations(
     ctx = _open(Settings())
     skill = _skill(ctx, slug)
     with ctx.records.session() as s:
-        rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill.id).order_by(col(AnnotationRecord.created_at))).all()
+        rows = s.exec(
+            select(AnnotationRecord)
+            .where(AnnotationRecord.skill_id == skill.id)
+            .order_by(col(AnnotationRecord.created_at))
+        ).all()
         newest = newest_version(s, skill.id)
-    state = json.loads(version_files(ctx.blobs, newest)["skill.json"]).get("annotations", {}) if newest else {}
+    state = (
+        json.loads(version_files(ctx.blobs, newest)["skill.json"]).get("annotations", {})
+        if newest
+        else {}
+    )
     out = []
     for r in rows:
         if r.retired_at is not None and not include_retired:
             continue
-        status = "retired" if r.retired_at else ("orphaned" if r.id in state.get("orphaned", []) else
-                                                   "applied" if r.id in state.get("applied", []) else "pending")
-        out.append({"id": r.id, "kind": r.kind, "target": r.target, "body": json.loads(r.body_json), "status": status,
-                    "created_by": r.created_by, "created_at": r.created_at.isoformat()})
+        status = (
+            "retired"
+            if r.retired_at
+            else (
+                "orphaned"
+                if r.id in state.get("orphaned", [])
+                else "applied"
+                if r.id in state.get("applied", [])
+                else "pending"
+            )
+        )
+        out.append(
+            {
+                "id": r.id,
+                "kind": r.kind,
+                "target": r.target,
+                "body": json.loads(r.body_json),
+                "status": status,
+                "created_by": r.created_by,
+                "created_at": r.created_at.isoformat(),
+            }
+        )
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
     if not out:
         typer.echo(f"{slug} has no annotations")
     for a in out:
-        typer.echo(f"{a['id']}  {a['status']:<8} {a['kind']:<10} {a['target']}  {json.dumps(a['body'], ensure_ascii=False)[:120]}")
+        typer.echo(
+            f"{a['id']}  {a['status']:<8} {a['kind']:<10} {a['target']}  {json.dumps(a['body'], ensure_ascii=False)[:120]}"
+        )
 
 
 def _retire_rows(ctx: Any, ids: list[str], by: str, now: datetime) -> Any:
@@ -245,8 +393,10 @@ def _retire_rows(ctx: Any, ids: list[str], by: str, now: datetime) -> Any:
     with ctx.records.session() as s:
         rows = [s.get(AnnotationRecord, i) for i in ids]
         if any(r is None or r.retired_at is not None for r in rows):
-            _fail(f"no active annotation {next(i for i, r in zip(ids, rows, strict=True) if r is None or r.retired_at is not None)!r}"
-                  " (skillpress annotations SLUG)")
+            _fail(
+                f"no active annotation {next(i for i, r in zip(ids, rows, strict=True) if r is None or r.retired_at is not None)!r}"
+                " (skillpress annotations SLUG)"
+            )
         for r in rows:
             r.retired_at, r.retired_by = now, by
         skill = s.get(Skill, rows[0].skill_id)
@@ -289,8 +439,13 @@ def retract_turn(
     ctx = _open(settings)
     skill = _skill(ctx, slug)
     with ctx.records.session() as s:
-        rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill.id, AnnotationRecord.kind == "example",
-                                                     col(AnnotationRecord.retired_at).is_(None))).all()
+        rows = s.exec(
+            select(AnnotationRecord).where(
+                AnnotationRecord.skill_id == skill.id,
+                AnnotationRecord.kind == "example",
+                col(AnnotationRecord.retired_at).is_(None),
+            )
+        ).all()
         ids = [r.id for r in rows if json.loads(r.body_json).get("turn") == turn]
     if not ids:
         ctx.records.close()
@@ -324,18 +479,33 @@ def rekey(
         kind, body = row.kind, json.loads(row.body_json)
         skill = s.get(Skill, row.skill_id)
         s.expunge(skill)
-    _check(ctx, skill, [Annotation("(new)", kind, f"operation:{operation}", body)], retiring={annotation_id})
+    _check(
+        ctx,
+        skill,
+        [Annotation("(new)", kind, f"operation:{operation}", body)],
+        retiring={annotation_id},
+    )
     now = datetime.now(UTC)
     _retire_rows(ctx, [annotation_id], by, now)
     aid = _store(ctx, skill, kind, f"operation:{operation}", body, by, now)
     ctx.records.close()
     proposal = _propose(settings, skill.slug, [annotation_id, aid], "rekeyed", now, timeout)
-    _report(proposal, as_json, f"re-keyed {annotation_id} → {aid} on {operation}", {"annotation_id": aid})
+    _report(
+        proposal,
+        as_json,
+        f"re-keyed {annotation_id} → {aid} on {operation}",
+        {"annotation_id": aid},
+    )
 
 
 def review(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
-    accept_group: Annotated[list[str] | None, typer.Option("--accept-group", help="confirm a whole group: money, deletes, changes, reads")] = None,
+    accept_group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accept-group", help="confirm a whole group: money, deletes, changes, reads"
+        ),
+    ] = None,
     by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
@@ -358,10 +528,16 @@ def review(
         _fail(f"--accept-group {unknown[0]!r}: one of {', '.join(GROUPS)}")
     interactive = not groups and sys.stdin.isatty()
     if not groups and not interactive:
-        _fail("not a terminal: name the groups to confirm with --accept-group money|deletes|changes|reads")
+        _fail(
+            "not a terminal: name the groups to confirm with --accept-group money|deletes|changes|reads"
+        )
     revision_id = latest_revision_id(ctx, skill.id)
     with ctx.records.session() as s:
-        rows = s.exec(select(Suggestion).where(Suggestion.revision_id == revision_id, Suggestion.status == "open")).all()
+        rows = s.exec(
+            select(Suggestion).where(
+                Suggestion.revision_id == revision_id, Suggestion.status == "open"
+            )
+        ).all()
         pending = sorted(rows, key=lambda r: (GROUPS.index(r.group), r.operation, r.kind))
         for r in pending:
             s.expunge(r)
@@ -376,11 +552,21 @@ def review(
             skipped.append(f"{sug.operation}: nothing to bind, so no gate can be confirmed")
             continue
         if sug.kind == "approval":
-            kind, ann = "approval", {k: v for k, v in body.items() if k in ("matches", "risk", "binds", "amount", "currency")}
+            kind, ann = (
+                "approval",
+                {
+                    k: v
+                    for k, v in body.items()
+                    if k in ("matches", "risk", "binds", "amount", "currency")
+                },
+            )
         else:
             kind, ann = "identity", {"fields": body["fields"]}
         if interactive:
-            answer = typer.prompt(f"[{sug.group}] {sug.operation} {kind} {json.dumps(ann)} — ({body.get('why', '')}) confirm? [y/n/q]", default="y")
+            answer = typer.prompt(
+                f"[{sug.group}] {sug.operation} {kind} {json.dumps(ann)} — ({body.get('why', '')}) confirm? [y/n/q]",
+                default="y",
+            )
             if answer.lower().startswith("q"):
                 break
             if not answer.lower().startswith("y"):
@@ -399,19 +585,28 @@ def review(
         confirmed.append(aid)
         remaining -= 1
         if not as_json:
-            typer.echo(f"  confirmed {sug.operation} {kind} → annotation {aid} ({remaining} suggestion(s) left)")
+            typer.echo(
+                f"  confirmed {sug.operation} {kind} → annotation {aid} ({remaining} suggestion(s) left)"
+            )
     ctx.records.close()
     for line in skipped:
         if not as_json:
             typer.echo(f"  skipped {line}", err=True)
     if not confirmed:
         if as_json:
-            typer.echo(json.dumps({"confirmed": [], "skipped": skipped, "remaining": remaining}, indent=2))
+            typer.echo(
+                json.dumps({"confirmed": [], "skipped": skipped, "remaining": remaining}, indent=2)
+            )
         else:
             typer.echo("nothing confirmed")
         return
     proposal = _propose(settings, slug, confirmed, "reviewed", datetime.now(UTC), timeout)
-    _report(proposal, as_json, f"confirmed {len(confirmed)} suggestion(s), {remaining} left", {"confirmed": confirmed, "skipped": skipped, "remaining": remaining})
+    _report(
+        proposal,
+        as_json,
+        f"confirmed {len(confirmed)} suggestion(s), {remaining} left",
+        {"confirmed": confirmed, "skipped": skipped, "remaining": remaining},
+    )
 
 
 def _check_quiet(ctx: Any, skill: Any, new: Any) -> None:
@@ -439,9 +634,23 @@ def detach(slug: Annotated[str, typer.Argument(help="the skill's slug")]) -> Non
 
 
 def export(
-    target: Annotated[str, typer.Argument(metavar="SLUG|DIR", help="a skill's slug (overlay, agent-skills) or a package directory (agent-skills)")],
-    format: Annotated[str, typer.Option("--format", help="overlay: the annotations as an OpenAPI Overlay 1.0 document; agent-skills: a SKILL.md folder with tools.json")] = "overlay",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="the folder to write (agent-skills)")] = None,
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="SLUG|DIR",
+            help="a skill's slug (overlay, agent-skills) or a package directory (agent-skills)",
+        ),
+    ],
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="overlay: the annotations as an OpenAPI Overlay 1.0 document; agent-skills: a SKILL.md folder with tools.json",
+        ),
+    ] = "overlay",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="the folder to write (agent-skills)")
+    ] = None,
 ) -> None:
     """Export a skill for other tooling: its annotations as an Overlay, or the whole skill as an Agent Skills folder."""
     if format == "agent-skills":
@@ -458,8 +667,10 @@ def export(
         except OSError as exc:
             _fail(str(exc))
         contract = json.loads(folder["tools.json"])
-        typer.echo(f"wrote {out}: SKILL.md, tools.json ({len(contract)} tools, {sum(t['type'] == 'write' for t in contract)} write),"
-                   f" {sum(1 for p in folder if p.startswith('references/'))} reference files")
+        typer.echo(
+            f"wrote {out}: SKILL.md, tools.json ({len(contract)} tools, {sum(t['type'] == 'write' for t in contract)} write),"
+            f" {sum(1 for p in folder if p.startswith('references/'))} reference files"
+        )
         return
     if format != "overlay":
         _fail(f"--format {format!r}: overlay or agent-skills")
@@ -472,12 +683,18 @@ def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills
 
     if not folder.is_dir():
         _fail(f"{folder} is not a directory")
-    files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.name in ("SKILL.md", "tools.json")}
+    files = {
+        p.name: p.read_bytes()
+        for p in folder.iterdir()
+        if p.is_file() and p.name in ("SKILL.md", "tools.json")
+    }
     try:
         counts = verify_folder(files)
     except ContractError as exc:
         _fail(f"{folder}: {exc}", 1)
-    typer.echo(f"ok: {counts['tools']} tools, {counts['write']} write (each requires confirmation), {counts['idempotent']} idempotent")
+    typer.echo(
+        f"ok: {counts['tools']} tools, {counts['write']} write (each requires confirmation), {counts['idempotent']} idempotent"
+    )
 
 
 def _overlay(slug: str) -> None:
@@ -490,15 +707,29 @@ def _overlay(slug: str) -> None:
     ctx = _open(Settings())
     skill = _skill(ctx, slug)
     with ctx.records.session() as s:
-        rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill.id, col(AnnotationRecord.retired_at).is_(None))
-                      .order_by(col(AnnotationRecord.created_at))).all()
+        rows = s.exec(
+            select(AnnotationRecord)
+            .where(
+                AnnotationRecord.skill_id == skill.id, col(AnnotationRecord.retired_at).is_(None)
+            )
+            .order_by(col(AnnotationRecord.created_at))
+        ).all()
         newest = newest_version(s, skill.id)
-    index = {o["name"]: o for o in json.loads(version_files(ctx.blobs, newest)["skill.json"])["operations"]} if newest else {}
+    index = (
+        {
+            o["name"]: o
+            for o in json.loads(version_files(ctx.blobs, newest)["skill.json"])["operations"]
+        }
+        if newest
+        else {}
+    )
     updates: dict[str, dict[str, Any]] = {}
     for r in rows:
         body = json.loads(r.body_json)
         if r.kind == "skill_note":
-            updates.setdefault("$.info", {}).setdefault("x-skillpress-conventions", []).append(body["text"])
+            updates.setdefault("$.info", {}).setdefault("x-skillpress-conventions", []).append(
+                body["text"]
+            )
             continue
         op = index.get(r.target.split(":", 1)[1])
         if op is None:
@@ -510,8 +741,14 @@ def _overlay(slug: str) -> None:
             entry.setdefault(key + ("s" if not key.endswith("s") else ""), []).append(body)
         else:
             entry[key] = body if body else True
-    doc = {"overlay": "1.0.0", "info": {"title": f"skillpress annotations of {slug}", "version": newest.id[:12] if newest else "0"},
-           "actions": [{"target": t, "update": u} for t, u in sorted(updates.items())]}
+    doc = {
+        "overlay": "1.0.0",
+        "info": {
+            "title": f"skillpress annotations of {slug}",
+            "version": newest.id[:12] if newest else "0",
+        },
+        "actions": [{"target": t, "update": u} for t, u in sorted(updates.items())],
+    }
     typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
 
 

@@ -226,7 +226,9 @@ def run(
     )
 
 
-def _skill_files(target: str, auth_header: str | None, auth_kind: str, base_url: str | None) -> tuple[Skill, dict[str, bytes]]:
+def _skill_files(
+    target: str, auth_header: str | None, auth_kind: str, base_url: str | None
+) -> tuple[Skill, dict[str, bytes]]:
     """A package directory, or a skill's live version from the records and blob store."""
     from services.cli.main import fail
     from services.runtime.skill import AuthHeader, PackageError, load_skill
@@ -236,7 +238,9 @@ def _skill_files(target: str, auth_header: str | None, auth_kind: str, base_url:
     try:
         if path.is_dir():
             files = read_package_dir(path, hand_written=True)
-            return load_skill(files, slug=path.resolve().name, auth=override, base_url=base_url), files
+            return load_skill(
+                files, slug=path.resolve().name, auth=override, base_url=base_url
+            ), files
         from services.cli.pipeline_commands import _open, _skill
         from services.platform.settings import Settings
         from services.workers.versions import version_files
@@ -256,9 +260,16 @@ def _skill_files(target: str, auth_header: str | None, auth_kind: str, base_url:
 
 
 def mcp(
-    target: Annotated[str, typer.Argument(metavar="SLUG|DIR", help="a published skill's slug, or a package directory")],
-    eager: Annotated[bool, typer.Option("--eager", help="offer every operation as a tool up front (small APIs)")] = False,
-    transport: Annotated[str, typer.Option("--transport", help="stdio | http (streamable HTTP)")] = "stdio",
+    target: Annotated[
+        str,
+        typer.Argument(metavar="SLUG|DIR", help="a published skill's slug, or a package directory"),
+    ],
+    eager: Annotated[
+        bool, typer.Option("--eager", help="offer every operation as a tool up front (small APIs)")
+    ] = False,
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio | http (streamable HTTP)")
+    ] = "stdio",
     port: Annotated[int, typer.Option("--port", help="port for --transport http")] = 8765,
     auth_env: AuthEnv = None,
     auth_header: AuthHeaderOpt = None,
@@ -277,12 +288,20 @@ def mcp(
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
     skill, files = _skill_files(target, auth_header, auth_kind, base_url)
-    server = build_mcp_server(skill, files, eager=eager, credential=_credential(skill, auth_env),
-                              limits=CallLimits(timeout, max_response_bytes))
+    server = build_mcp_server(
+        skill,
+        files,
+        eager=eager,
+        credential=_credential(skill, auth_env),
+        limits=CallLimits(timeout, max_response_bytes),
+    )
     if transport == "stdio":
         asyncio.run(serve_stdio(server))
     elif transport == "http":
-        typer.echo(f"serving {skill.slug} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp", err=True)
+        typer.echo(
+            f"serving {skill.slug} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp",
+            err=True,
+        )
         serve_http(server, "127.0.0.1", port)
     else:
         fail(f"--transport {transport!r}: stdio or http")

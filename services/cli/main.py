@@ -32,7 +32,9 @@ def _read_spec(spec: Path, limits: LoadLimits) -> bytes:
     try:
         size = spec.stat().st_size
         if size > limits.max_bytes:
-            fail(f"{spec} is {size:,} bytes, over the {limits.max_bytes:,}-byte limit (SKILLPRESS_MAX_SPEC_BYTES)")
+            fail(
+                f"{spec} is {size:,} bytes, over the {limits.max_bytes:,}-byte limit (SKILLPRESS_MAX_SPEC_BYTES)"
+            )
         return spec.read_bytes()
     except OSError as exc:
         fail(f"cannot read {spec}: {exc.strerror or exc}")
@@ -61,10 +63,17 @@ def _with_model_grouping(data: bytes, package: Any, options: DeriveOptions) -> A
     configure_logging(settings.log_format, "warning")
     client = chat_client(settings)
     if client is None:
-        fail("--llm: set SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)")
+        fail(
+            "--llm: set SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
+        )
     title, ops = summaries_of(package.files)
-    typer.echo(f"--llm: tags failed ({grouping.tag_failure}); asking {client.model} to group {len(ops)} operations…", err=True)
-    chosen, why = propose_grouping(client, title, ops, grouping.tag_failure, settings.llm_context_budget)
+    typer.echo(
+        f"--llm: tags failed ({grouping.tag_failure}); asking {client.model} to group {len(ops)} operations…",
+        err=True,
+    )
+    chosen, why = propose_grouping(
+        client, title, ops, grouping.tag_failure, settings.llm_context_budget
+    )
     if chosen is None:
         typer.echo(f"--llm: {why}; kept the offline grouping", err=True)
         return package
@@ -73,7 +82,11 @@ def _with_model_grouping(data: bytes, package: Any, options: DeriveOptions) -> A
 
 def print_summary(summary: dict, out: Path | None) -> None:
     cat = summary["categorization"]
-    layout = "flat manifest" if cat["mode"] == "flat" else f"{summary['categories']} categories from {cat['source']}"
+    layout = (
+        "flat manifest"
+        if cat["mode"] == "flat"
+        else f"{summary['categories']} categories from {cat['source']}"
+    )
     if cat.get("tag_failure"):
         layout += f" (tags failed: {cat['tag_failure']})"
     lines = [
@@ -97,10 +110,21 @@ def print_summary(summary: dict, out: Path | None) -> None:
 def derive(
     spec: Annotated[Path, typer.Argument(help="OpenAPI 3.x or Swagger 2.0 document, JSON or YAML")],
     out: Annotated[Path, typer.Option("--out", "-o", help="directory to write the package into")],
-    slug: Annotated[str | None, typer.Option(help="the skill's slug (default: from the title)")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="base URL: resolves relative servers, or sets one")] = None,
+    slug: Annotated[
+        str | None, typer.Option(help="the skill's slug (default: from the title)")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="base URL: resolves relative servers, or sets one"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
-    llm: Annotated[bool, typer.Option("--llm", help="when tags fail, ask the configured model (SKILLPRESS_LLM_*) for categories")] = False,
+    llm: Annotated[
+        bool,
+        typer.Option(
+            "--llm",
+            help="when tags fail, ask the configured model (SKILLPRESS_LLM_*) for categories",
+        ),
+    ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
     limits = _limits()
@@ -108,7 +132,9 @@ def derive(
     try:
         package = derive_package(data, DeriveOptions(slug=slug, base_url=base_url, limits=limits))
         if llm:
-            package = _with_model_grouping(data, package, DeriveOptions(slug=slug, base_url=base_url, limits=limits))
+            package = _with_model_grouping(
+                data, package, DeriveOptions(slug=slug, base_url=base_url, limits=limits)
+            )
     except SpecRefused as exc:
         fail(exc.reason)
     try:
@@ -124,8 +150,16 @@ def derive(
 @app.command()
 def tools(
     package_dir: Annotated[Path, typer.Argument(help="a skill package directory")],
-    format: Annotated[str, typer.Option("--format", "-f", help="anthropic | openai | openai-strict | gemini | mcp")] = "anthropic",
-    report: Annotated[bool, typer.Option("--report", help="say on stderr what the provider's profile changed, per tool")] = False,
+    format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="anthropic | openai | openai-strict | gemini | mcp"),
+    ] = "anthropic",
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report", help="say on stderr what the provider's profile changed, per tool"
+        ),
+    ] = False,
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
     from services.runtime.skill import PROVIDERS, PackageError, package_tools

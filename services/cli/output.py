@@ -53,9 +53,13 @@ def read_package_dir(path: Path, *, hand_written: bool = False) -> dict[str, byt
         raise OutputDirError(f"{path} is not a directory")
     if hand_written and not (path / "skill.json").is_file():
         if not any(p.suffix == ".md" for p in path.iterdir()):
-            raise OutputDirError(f"{path} holds neither skill.json nor operation files (*.md): not a skill package")
+            raise OutputDirError(
+                f"{path} holds neither skill.json nor operation files (*.md): not a skill package"
+            )
     elif not (path / "skill.json").is_file():
-        raise OutputDirError(f"{path} holds no skill.json: not a skill package (make one with `skillpress derive`)")
+        raise OutputDirError(
+            f"{path} holds no skill.json: not a skill package (make one with `skillpress derive`)"
+        )
     files: dict[str, bytes] = {}
     for entry in sorted(path.iterdir()):
         if entry.is_file() and not entry.name.startswith("."):

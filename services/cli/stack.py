@@ -89,6 +89,7 @@ def with_pipeline(settings: Settings, work: Callable[[Pipeline], Awaitable[T]]) 
         except LocalServerError as exc:
             raise StackError(str(exc)) from None
         try:
+
             async def embedded() -> T:
                 async with _in_process_workers(ctx, server.url):
                     return await work(Pipeline(ctx, server.url, "embedded"))
@@ -98,4 +99,3 @@ def with_pipeline(settings: Settings, work: Callable[[Pipeline], Awaitable[T]]) 
             server.stop()
     finally:
         ctx.records.close()
-

@@ -65,12 +65,22 @@ def register(app: typer.Typer) -> None:
 
             ready = asyncio.Event()
             watcher = asyncio.create_task(watch_server())
-            workers = asyncio.create_task(serve_workers(ctx, nats_url, list(WORKERS), stop, ready, schedule=True))
+            workers = asyncio.create_task(
+                serve_workers(ctx, nats_url, list(WORKERS), stop, ready, schedule=True)
+            )
             await ready.wait()
-            log.info("up.ready", nats=nats_url, records=ctx.records.safe_url,
-                     blobs=settings.s3_endpoint or str(settings.blob_dir), workers=list(WORKERS))
-            typer.echo(f"skillpress is up: NATS {nats_url} (stream SKILLPRESS), records {ctx.records.safe_url}, "
-                       f"blobs {settings.s3_endpoint or settings.blob_dir}, workers {', '.join(WORKERS)}. Ctrl-C stops it.", err=True)
+            log.info(
+                "up.ready",
+                nats=nats_url,
+                records=ctx.records.safe_url,
+                blobs=settings.s3_endpoint or str(settings.blob_dir),
+                workers=list(WORKERS),
+            )
+            typer.echo(
+                f"skillpress is up: NATS {nats_url} (stream SKILLPRESS), records {ctx.records.safe_url}, "
+                f"blobs {settings.s3_endpoint or settings.blob_dir}, workers {', '.join(WORKERS)}. Ctrl-C stops it.",
+                err=True,
+            )
             await workers
             watcher.cancel()
 
@@ -86,7 +96,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def demo(
-        as_json: Annotated[bool, typer.Option("--json", help="print what was made as JSON")] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="print what was made as JSON")
+        ] = False,
     ) -> None:
         """Run the pipeline on the bundled Hollowbrook spec: submit, derive, propose, publish; print the skill."""
         from schemas.records import Version
@@ -103,7 +115,16 @@ def register(app: typer.Typer) -> None:
         configure_logging(settings.log_format, "warning")
         spec = resources.files("services.examples").joinpath("hollowbrook.yaml").read_bytes()
         try:
-            _, seen = submit_and_follow(settings, "hollowbrook", spec, None, None, 120.0, progress=not as_json, created_by="demo")
+            _, seen = submit_and_follow(
+                settings,
+                "hollowbrook",
+                spec,
+                None,
+                None,
+                120.0,
+                progress=not as_json,
+                created_by="demo",
+            )
             subject, last = seen[-1]
             if subject == EVENTS["revision_rejected"]:
                 fail(f"refused: {last['reason']}")
@@ -111,24 +132,40 @@ def register(app: typer.Typer) -> None:
             with ctx.records.session() as s:
                 version = s.get(Version, last["version_id"]) if "version_id" in last else None
                 if version is None:  # unchanged: the version this revision made before
-                    version = s.query(Version).filter(Version.revision_id == last["revision_id"]).first()  # type: ignore[attr-defined]
+                    version = (
+                        s.query(Version).filter(Version.revision_id == last["revision_id"]).first()
+                    )  # type: ignore[attr-defined]
                 if version is None:
                     fail("the pipeline proposed no version; see `skillpress dead-letters`")
                 s.expunge(version)
-            published = publish_and_follow(settings, "hollowbrook", version.id, False, 60.0, requested_by="demo")
+            published = publish_and_follow(
+                settings, "hollowbrook", version.id, False, 60.0, requested_by="demo"
+            )
             files = version_files(ctx.blobs, version)
             ctx.records.close()
         except (StackError, TimeoutError) as exc:
             fail(str(exc), 1)
         meta = json.loads(files["skill.json"])
-        result = {"skill": "hollowbrook", "skill_id": derived_id("skill", "hollowbrook"), "version_id": version.id,
-                  "outcome": subject.rsplit(".", 1)[-1], "published": published, "operations": meta["stats"]["operations"],
-                  "tools": meta["stats"]["tools"], "body_bytes": meta["stats"]["body_bytes"], "home": str(settings.home)}
+        result = {
+            "skill": "hollowbrook",
+            "skill_id": derived_id("skill", "hollowbrook"),
+            "version_id": version.id,
+            "outcome": subject.rsplit(".", 1)[-1],
+            "published": published,
+            "operations": meta["stats"]["operations"],
+            "tools": meta["stats"]["tools"],
+            "body_bytes": meta["stats"]["body_bytes"],
+            "home": str(settings.home),
+        }
         if as_json:
             typer.echo(json.dumps(result, indent=2, sort_keys=True))
             return
-        typer.echo(f"published hollowbrook version {version.id[:12]}: {meta['stats']['operations']} operations,"
-                   f" {meta['stats']['tools']} tools, body {meta['stats']['body_bytes']:,} bytes; state in {settings.home}")
-        typer.echo("  try: skillpress show hollowbrook create_booking.md | skillpress versions hollowbrook")
+        typer.echo(
+            f"published hollowbrook version {version.id[:12]}: {meta['stats']['operations']} operations,"
+            f" {meta['stats']['tools']} tools, body {meta['stats']['body_bytes']:,} bytes; state in {settings.home}"
+        )
+        typer.echo(
+            "  try: skillpress show hollowbrook create_booking.md | skillpress versions hollowbrook"
+        )
         typer.echo("")
         typer.echo(files["body.md"].decode())

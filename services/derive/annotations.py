@@ -27,7 +27,17 @@ __all__ = [
     "operation_target",
 ]
 
-KINDS = ("note", "prefer", "hidden", "approval", "example", "skill_note", "identity", "fixed", "category")
+KINDS = (
+    "note",
+    "prefer",
+    "hidden",
+    "approval",
+    "example",
+    "skill_note",
+    "identity",
+    "fixed",
+    "category",
+)
 _RISKS = ("low", "medium", "high")
 _HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 
@@ -59,40 +69,68 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
     on_op = target.startswith("operation:") and len(target) > len("operation:")
     if kind in ("skill_note", "category"):
         if target != "skill":
-            raise AnnotationRefused(f"a {kind} annotation is about the whole skill; give no operation")
+            raise AnnotationRefused(
+                f"a {kind} annotation is about the whole skill; give no operation"
+            )
     elif kind == "note" and target.startswith("category:") and len(target) > len("category:"):
         pass  # a note on a category, by its tag (or name)
     elif not on_op:
         raise AnnotationRefused(f"a {kind} annotation names an operation (--operation NAME)")
     text_kinds = {"note": "text", "skill_note": "text"}
-    if kind in text_kinds and (not isinstance(body.get("text"), str) or not body["text"].strip() or len(body["text"]) > 4000):
+    if kind in text_kinds and (
+        not isinstance(body.get("text"), str)
+        or not body["text"].strip()
+        or len(body["text"]) > 4000
+    ):
         raise AnnotationRefused(f"a {kind} needs text (at most 4,000 characters)")
     if kind == "prefer" and (not isinstance(body.get("operation"), str) or not body["operation"]):
         raise AnnotationRefused("prefer names the operation to use instead")
     if kind == "identity":
         fields = body.get("fields")
-        if not isinstance(fields, list) or not fields or not all(isinstance(f, str) and f for f in fields):
-            raise AnnotationRefused("an identity names the fields that make two writes the same; it names no field")
+        if (
+            not isinstance(fields, list)
+            or not fields
+            or not all(isinstance(f, str) and f for f in fields)
+        ):
+            raise AnnotationRefused(
+                "an identity names the fields that make two writes the same; it names no field"
+            )
     if kind == "approval":
         matches = body.get("matches")
         if not isinstance(matches, str) or len(matches.split()) != 2:
             raise AnnotationRefused("an approval's matches reads like 'DELETE /invoices/{id}'")
         if body.get("risk", "high") not in _RISKS:
             raise AnnotationRefused(f"risk is one of {', '.join(_RISKS)}")
-    if kind == "example" and (not isinstance(body.get("arguments"), dict) or not isinstance(body.get("turn"), str) or not body["turn"]):
-        raise AnnotationRefused("an example is an observed call: its arguments (a JSON object) and the turn it came from")
+    if kind == "example" and (
+        not isinstance(body.get("arguments"), dict)
+        or not isinstance(body.get("turn"), str)
+        or not body["turn"]
+    ):
+        raise AnnotationRefused(
+            "an example is an observed call: its arguments (a JSON object) and the turn it came from"
+        )
     if kind == "category":
         sources = body.get("merge") if "merge" in body else [body.get("rename")]
         to = body.get("to")
-        if not isinstance(sources, list) or not sources or not all(isinstance(x, str) and x for x in sources):
-            raise AnnotationRefused("a category annotation renames one category (rename: old, to: new) or merges several (merge: [a, b], to: c)")
+        if (
+            not isinstance(sources, list)
+            or not sources
+            or not all(isinstance(x, str) and x for x in sources)
+        ):
+            raise AnnotationRefused(
+                "a category annotation renames one category (rename: old, to: new) or merges several (merge: [a, b], to: c)"
+            )
         if not isinstance(to, str) or not re.match(r"^[a-z][a-z0-9_]{1,47}$", to):
-            raise AnnotationRefused(f"category name {to!r} is not 2-48 lowercase letters, digits and underscores starting with a letter")
+            raise AnnotationRefused(
+                f"category name {to!r} is not 2-48 lowercase letters, digits and underscores starting with a letter"
+            )
     if kind == "fixed":
         name = body.get("name")
         where = body.get("in", "argument")
         if not isinstance(name, str) or not name or where not in ("argument", "header"):
-            raise AnnotationRefused("fixed names an argument (or a header, with in: header) and its value")
+            raise AnnotationRefused(
+                "fixed names an argument (or a header, with in: header) and its value"
+            )
         if "value" not in body:
             raise AnnotationRefused(f"fixed {name}: give the value sent on every call")
         if where == "header" and not _HEADER.match(name):
@@ -139,14 +177,28 @@ def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[
         problem = f"approval {a.id}: binds {', '.join(missing)}, which {op.name} does not send"
     for key in ("amount", "currency"):
         value = body.get(key)
-        if problem is None and value is not None and (op.tool is None or str(value).split(".")[0] not in op.tool.body_fields):
+        if (
+            problem is None
+            and value is not None
+            and (op.tool is None or str(value).split(".")[0] not in op.tool.body_fields)
+        ):
             problem = f"approval {a.id}: {key} {value!r} is not a body field of {op.name}"
     if problem is not None:
         if strict:
             raise AnnotationRefused(problem)
-        out.warnings.append(problem + "; the rule is kept as written and the operation is left undeclared")
-        return {k: v for k, v in body.items() if k in ("matches", "risk", "binds", "amount", "currency", "auto_below")} | {"_unfit": True}
-    rule: dict[str, Any] = {"matches": f"{method.upper()} {path}", "risk": body.get("risk", "high"), "binds": binds}
+        out.warnings.append(
+            problem + "; the rule is kept as written and the operation is left undeclared"
+        )
+        return {
+            k: v
+            for k, v in body.items()
+            if k in ("matches", "risk", "binds", "amount", "currency", "auto_below")
+        } | {"_unfit": True}
+    rule: dict[str, Any] = {
+        "matches": f"{method.upper()} {path}",
+        "risk": body.get("risk", "high"),
+        "binds": binds,
+    }
     for key in ("amount", "currency", "auto_below"):
         if body.get(key) is not None:
             rule[key] = body[key]
@@ -157,7 +209,9 @@ def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
     name, value = a.body["name"], a.body["value"]
     if a.body.get("in") == "header":
         if op.tool is None:
-            out.warnings.append(f"fixed {a.id}: {op.name} is not a tool, so there is no call to add header {name} to")
+            out.warnings.append(
+                f"fixed {a.id}: {op.name} is not a tool, so there is no call to add header {name} to"
+            )
             return
         op.tool.headers[name] = str(value)
         return
@@ -177,7 +231,9 @@ def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
             op.tool.schema.pop("required")
 
 
-def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...], strict: bool = False) -> tuple[list[Operation], Applied]:
+def apply_annotations(
+    ops: list[Operation], annotations: tuple[Annotation, ...], strict: bool = False
+) -> tuple[list[Operation], Applied]:
     """The operations with the annotations applied (hidden ones left out), and what happened."""
     out = Applied()
     by_name = {op.name: op for op in ops}
@@ -229,8 +285,17 @@ def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...],
             if gone:
                 problem = f"identity {a.id}: {op.name} no longer sends {', '.join(gone)}"
                 if strict and not kept:
-                    raise AnnotationRefused(f"identity {a.id}: names no field {op.name} sends ({', '.join(gone)}); it sends {', '.join(sent) or 'nothing'}")
-                out.warnings.append(problem + ("; left out of its identity" if kept else "; the identity names no field and is left out"))
+                    raise AnnotationRefused(
+                        f"identity {a.id}: names no field {op.name} sends ({', '.join(gone)}); it sends {', '.join(sent) or 'nothing'}"
+                    )
+                out.warnings.append(
+                    problem
+                    + (
+                        "; left out of its identity"
+                        if kept
+                        else "; the identity names no field and is left out"
+                    )
+                )
             add.identity = kept
         elif a.kind == "fixed":
             _fixed(a, op, strict, out)
@@ -245,7 +310,9 @@ def apply_annotations(ops: list[Operation], annotations: tuple[Annotation, ...],
     return [op for op in ops if op.name not in hidden], out
 
 
-def regroup(categories: list[Any], changes: list[Annotation], op_names: set[str], warnings: list[str]) -> list[Any]:
+def regroup(
+    categories: list[Any], changes: list[Annotation], op_names: set[str], warnings: list[str]
+) -> list[Any]:
     """Categories renamed or merged as people said, by name, whatever grouped them (tags, a model, paths)."""
     from services.derive.categories import Category
 
@@ -255,13 +322,23 @@ def regroup(categories: list[Any], changes: list[Annotation], op_names: set[str]
         to = a.body["to"]
         found = [c for c in cats if c.name in sources]
         if not found:
-            warnings.append(f"category {a.id}: no category named {', '.join(sources)} in this grouping; kept for when there is")
+            warnings.append(
+                f"category {a.id}: no category named {', '.join(sources)} in this grouping; kept for when there is"
+            )
             continue
         if to in op_names or any(c.name == to for c in cats if c not in found):
-            warnings.append(f"category {a.id}: {to!r} is already an operation's or another category's name; not applied")
+            warnings.append(
+                f"category {a.id}: {to!r} is already an operation's or another category's name; not applied"
+            )
             continue
-        merged = Category(to, to.replace("_", " ").capitalize() if len(found) > 1 or found[0].title == found[0].name else found[0].title,
-                          found[0].description, [op for c in found for op in c.ops])
+        merged = Category(
+            to,
+            to.replace("_", " ").capitalize()
+            if len(found) > 1 or found[0].title == found[0].name
+            else found[0].title,
+            found[0].description,
+            [op for c in found for op in c.ops],
+        )
         at = cats.index(found[0])
         cats = [c for c in cats if c not in found]
         cats.insert(at, merged)
@@ -272,7 +349,9 @@ def place_category_notes(categories: list[Any], notes: list[Annotation], applied
     """Each category note into the category its tag names (by tag, else by name); orphaned if none does."""
     for a in notes:
         key = a.target.split(":", 1)[1]
-        cat = next((c for c in categories if c.title == key), None) or next((c for c in categories if c.name == key), None)
+        cat = next((c for c in categories if c.title == key), None) or next(
+            (c for c in categories if c.name == key), None
+        )
         if cat is None:
             applied.orphaned.append(a.id)
             continue

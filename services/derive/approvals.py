@@ -22,15 +22,63 @@ GROUPS = ("money", "deletes", "changes", "reads")
 _READS = ("GET", "HEAD", "OPTIONS")
 _WORD = re.compile(r"[a-z]+")
 _MONEY = {
-    "pay", "pays", "payment", "payments", "payout", "payouts", "charge", "charges", "refund", "refunds",
-    "transfer", "transfers", "invoice", "invoices", "billing", "bill", "purchase", "purchases", "checkout",
-    "withdraw", "withdrawal", "withdrawals", "deposit", "deposits", "capture", "captures", "subscription",
-    "subscriptions", "order", "orders", "price", "prices", "fund", "funds", "wallet",
-    "debit", "money", "donation", "payroll", "payee", "settlement", "disburse",
+    "pay",
+    "pays",
+    "payment",
+    "payments",
+    "payout",
+    "payouts",
+    "charge",
+    "charges",
+    "refund",
+    "refunds",
+    "transfer",
+    "transfers",
+    "invoice",
+    "invoices",
+    "billing",
+    "bill",
+    "purchase",
+    "purchases",
+    "checkout",
+    "withdraw",
+    "withdrawal",
+    "withdrawals",
+    "deposit",
+    "deposits",
+    "capture",
+    "captures",
+    "subscription",
+    "subscriptions",
+    "order",
+    "orders",
+    "price",
+    "prices",
+    "fund",
+    "funds",
+    "wallet",
+    "debit",
+    "money",
+    "donation",
+    "payroll",
+    "payee",
+    "settlement",
+    "disburse",
 }
 _IRREVERSIBLE = {
-    "delete", "deletes", "destroy", "purge", "remove", "revoke", "terminate", "cancel", "void", "wipe",
-    "erase", "reset", "expire",
+    "delete",
+    "deletes",
+    "destroy",
+    "purge",
+    "remove",
+    "revoke",
+    "terminate",
+    "cancel",
+    "void",
+    "wipe",
+    "erase",
+    "reset",
+    "expire",
 }
 _AMOUNT = re.compile(r"(^|_)(amount|price|total|cost|fee|sum|value)(_|$)|amount$", re.IGNORECASE)
 _CURRENCY = re.compile(r"currency", re.IGNORECASE)
@@ -55,7 +103,9 @@ def _words(*texts: str) -> set[str]:
     return out
 
 
-def _amount_fields(decl: Declaration | None, types: dict[str, Any]) -> tuple[str | None, str | None]:
+def _amount_fields(
+    decl: Declaration | None, types: dict[str, Any]
+) -> tuple[str | None, str | None]:
     if decl is None:
         return None, None
     props = decl.schema.get("properties", {})
@@ -81,7 +131,11 @@ def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
         group, risk, why = "reads", "low", f"a {method} reads"
     elif method == "DELETE" or words & _IRREVERSIBLE:
         hit = sorted(words & _IRREVERSIBLE)
-        group, risk, why = "deletes", "high", ("a DELETE" if method == "DELETE" else f"named for something irreversible ({hit[0]})")
+        group, risk, why = (
+            "deletes",
+            "high",
+            ("a DELETE" if method == "DELETE" else f"named for something irreversible ({hit[0]})"),
+        )
     elif words & _MONEY:
         group, risk, why = "money", "high", f"named for money ({sorted(words & _MONEY)[0]})"
     else:
@@ -130,5 +184,12 @@ def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
         if is_create and decl is not None:
             identity = [r for r in decl.required if r in decl.body or r in decl.path_params]
             if identity:
-                out.append(Suggestion(name, "identity", group, {"fields": identity, "why": "a create's required fields"}))
+                out.append(
+                    Suggestion(
+                        name,
+                        "identity",
+                        group,
+                        {"fields": identity, "why": "a create's required fields"},
+                    )
+                )
     return out

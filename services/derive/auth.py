@@ -37,12 +37,20 @@ def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
             return "apiKey", name, True
         return f"apiKey_{where or 'unknown'}", None, False
     if typ in ("oauth2", "openidconnect", "mutualtls"):
-        return {"oauth2": "oauth2", "openidconnect": "openIdConnect", "mutualtls": "mutualTLS"}[typ], None, False
+        return (
+            {"oauth2": "oauth2", "openidconnect": "openIdConnect", "mutualtls": "mutualTLS"}[typ],
+            None,
+            False,
+        )
     return typ or "unknown", None, False
 
 
 def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) -> dict[str, Any]:
-    raw = doc.get("securityDefinitions") if "swagger" in doc else (doc.get("components") or {}).get("securitySchemes")
+    raw = (
+        doc.get("securityDefinitions")
+        if "swagger" in doc
+        else (doc.get("components") or {}).get("securitySchemes")
+    )
     schemes: dict[str, tuple[str, str | None, bool]] = {}
     if isinstance(raw, dict):
         for name, value in raw.items():
@@ -53,7 +61,9 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
     unservable = 0
     unservable_kinds: set[str] = set()
     for op in ops:
-        reqs = [r for r in (op.security if op.security is not None else root) if isinstance(r, dict)]
+        reqs = [
+            r for r in (op.security if op.security is not None else root) if isinstance(r, dict)
+        ]
         if not reqs or any(not r for r in reqs):
             continue
         needing += 1
@@ -82,5 +92,7 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
         "operations_needing_auth": needing,
         "operations_unservable": unservable,
         "unservable_kinds": sorted(unservable_kinds),
-        "schemes": {n: {"kind": k[0], "header": k[1], "servable": k[2]} for n, k in sorted(schemes.items())},
+        "schemes": {
+            n: {"kind": k[0], "header": k[1], "servable": k[2]} for n, k in sorted(schemes.items())
+        },
     }

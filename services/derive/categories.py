@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from services.derive.model import Operation
 from services.derive.naming import snake
 
-__all__ = ["Category", "Grouping", "tag_failure", "group_by_tags", "group_by_paths", "split_oversize"]
+__all__ = [
+    "Category",
+    "Grouping",
+    "tag_failure",
+    "group_by_tags",
+    "group_by_paths",
+    "split_oversize",
+]
 
 _VERSION = re.compile(r"^(v\d+([._-]\d+)*|\d+([._-]\d+)*|api|rest)$", re.IGNORECASE)
 
@@ -27,8 +34,12 @@ class Category:
     title: str
     description: str
     ops: list[Operation] = field(default_factory=list)
-    parent: str | None = None  # a subcategory's category: made only where a category is too large for one read
-    notes: list[str] = field(default_factory=list)  # people's notes on the category (annotations by tag)
+    parent: str | None = (
+        None  # a subcategory's category: made only where a category is too large for one read
+    )
+    notes: list[str] = field(
+        default_factory=list
+    )  # people's notes on the category (annotations by tag)
 
 
 @dataclass(frozen=True)
@@ -39,21 +50,47 @@ class Grouping:
     source: str  # flat | tags | paths | model
     tag_failure: str | None
     mode: str  # flat (the body lists operations) | categories (the body lists categories)
-    categories: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()  # (name, title, description, operation names)
+    categories: tuple[
+        tuple[str, str, str, tuple[str, ...]], ...
+    ] = ()  # (name, title, description, operation names)
     parents: tuple[tuple[str, str], ...] = ()  # (subcategory, its category)
 
     def to_json(self) -> bytes:
         return json.dumps(
-            {"source": self.source, "tag_failure": self.tag_failure, "mode": self.mode, "parents": dict(self.parents),
-             "categories": [{"name": n, "title": t, "description": d, "operations": list(ops)} for n, t, d, ops in self.categories]},
-            sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+            {
+                "source": self.source,
+                "tag_failure": self.tag_failure,
+                "mode": self.mode,
+                "parents": dict(self.parents),
+                "categories": [
+                    {"name": n, "title": t, "description": d, "operations": list(ops)}
+                    for n, t, d, ops in self.categories
+                ],
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
         ).encode()
 
     @classmethod
     def from_json(cls, data: bytes) -> Grouping:
         raw = json.loads(data)
-        cats = tuple((str(c["name"]), str(c["title"]), str(c["description"]), tuple(str(o) for o in c["operations"])) for c in raw["categories"])
-        return cls(str(raw["source"]), raw.get("tag_failure"), str(raw["mode"]), cats, tuple(sorted((raw.get("parents") or {}).items())))
+        cats = tuple(
+            (
+                str(c["name"]),
+                str(c["title"]),
+                str(c["description"]),
+                tuple(str(o) for o in c["operations"]),
+            )
+            for c in raw["categories"]
+        )
+        return cls(
+            str(raw["source"]),
+            raw.get("tag_failure"),
+            str(raw["mode"]),
+            cats,
+            tuple(sorted((raw.get("parents") or {}).items())),
+        )
 
     def apply(self, ops: list[Operation], op_names: set[str]) -> list[Category] | None:
         """The categories for `ops`, or None when this grouping does not place every operation
@@ -63,7 +100,10 @@ class Grouping:
         if sorted(placed) != sorted(by_name) or any(c[0] in op_names for c in self.categories):
             return None
         parents = dict(self.parents)
-        return [Category(n, t, d, [by_name[o] for o in names], parents.get(n)) for n, t, d, names in self.categories]
+        return [
+            Category(n, t, d, [by_name[o] for o in names], parents.get(n))
+            for n, t, d, names in self.categories
+        ]
 
 
 def tag_failure(ops: list[Operation]) -> str | None:
@@ -75,7 +115,11 @@ def tag_failure(ops: list[Operation]) -> str | None:
     if len(tagged) * 2 < len(ops):
         return "no_tags"
     counts = Counter(tagged)
-    if len(ops) >= 4 and len(counts) == 1 or (len(ops) >= 10 and counts.most_common(1)[0][1] >= 0.9 * len(ops)):
+    if (
+        len(ops) >= 4
+        and len(counts) == 1
+        or (len(ops) >= 10 and counts.most_common(1)[0][1] >= 0.9 * len(ops))
+    ):
         return "single_tag"
     if len(ops) >= 4 and len(counts) >= 0.8 * len(ops):
         return "tag_per_operation"
@@ -117,7 +161,11 @@ _EXT = re.compile(r"\.(json|xml|csv|txt)$", re.IGNORECASE)
 
 
 def _path_key(path: str, level: int) -> str | None:
-    segs = [_EXT.sub("", s) for s in path.strip("/").split("/") if s and not s.startswith("{") and not _VERSION.match(s)]
+    segs = [
+        _EXT.sub("", s)
+        for s in path.strip("/").split("/")
+        if s and not s.startswith("{") and not _VERSION.match(s)
+    ]
     return segs[level] if len(segs) > level else None
 
 
@@ -142,13 +190,24 @@ def group_by_paths(ops: list[Operation]) -> list[Category]:
             small.extend(members)
             continue
         title = key.replace("-", " ").replace("_", " ")
-        cats.append(Category(_category_name(key, op_names, taken), title, f"Operations on /{key}", members))
+        cats.append(
+            Category(_category_name(key, op_names, taken), title, f"Operations on /{key}", members)
+        )
     if small:
-        cats.append(Category(_category_name("other", op_names, taken), "other", "Operations that fit no larger group", small))
+        cats.append(
+            Category(
+                _category_name("other", op_names, taken),
+                "other",
+                "Operations that fit no larger group",
+                small,
+            )
+        )
     return cats
 
 
-def split_oversize(cats: list[Category], fits: Callable[[Category], bool], ops_names: set[str]) -> list[Category]:
+def split_oversize(
+    cats: list[Category], fits: Callable[[Category], bool], ops_names: set[str]
+) -> list[Category]:
     """Split any category whose file would not fit one read: by the next path segment, then in chunks."""
     taken = {c.name for c in cats}
     out: list[Category] = []
@@ -168,9 +227,19 @@ def split_oversize(cats: list[Category], fits: Callable[[Category], bool], ops_n
         if len(sub) > 1:
             for key, members in sub.items():
                 name = _category_name(f"{cat.name}_{key}", ops_names, taken)
-                parts.append(Category(name, f"{cat.title}: {key}", cat.description, members, cat.name))
+                parts.append(
+                    Category(name, f"{cat.title}: {key}", cat.description, members, cat.name)
+                )
         else:
-            parts = [Category(_category_name(f"{cat.name}_all", ops_names, taken), cat.title, cat.description, cat.ops, cat.name)]
+            parts = [
+                Category(
+                    _category_name(f"{cat.name}_all", ops_names, taken),
+                    cat.title,
+                    cat.description,
+                    cat.ops,
+                    cat.name,
+                )
+            ]
         for part in parts:
             if fits(part):
                 out.append(part)
@@ -178,10 +247,21 @@ def split_oversize(cats: list[Category], fits: Callable[[Category], bool], ops_n
                 continue
             size = max(1, len(part.ops) // 2)
             chunks = [part.ops[i : i + size] for i in range(0, len(part.ops), size)]
-            while any(not fits(Category(part.name, part.title, part.description, c)) for c in chunks) and size > 1:
+            while (
+                any(not fits(Category(part.name, part.title, part.description, c)) for c in chunks)
+                and size > 1
+            ):
                 size = max(1, size // 2)
                 chunks = [part.ops[i : i + size] for i in range(0, len(part.ops), size)]
             for n, chunk in enumerate(chunks, 1):
                 name = _category_name(f"{part.name}_{n}", ops_names, taken)
-                out.append(Category(name, f"{part.title} ({n} of {len(chunks)})", part.description, chunk, cat.name))
+                out.append(
+                    Category(
+                        name,
+                        f"{part.title} ({n} of {len(chunks)})",
+                        part.description,
+                        chunk,
+                        cat.name,
+                    )
+                )
     return out

@@ -21,7 +21,11 @@ def operation_block(text: bytes | None) -> str:
 
 def _index(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
     meta = json.loads(files["skill.json"])
-    return {str(op["name"]): op for op in meta.get("operations", []) if isinstance(op, dict) and "name" in op}
+    return {
+        str(op["name"]): op
+        for op in meta.get("operations", [])
+        if isinstance(op, dict) and "name" in op
+    }
 
 
 def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[str, Any]:
@@ -33,8 +37,13 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[s
     after = _index(new)
     if old is None:
         added = sorted(after)
-        return {"added": added, "removed": [], "changed": [], "files_changed": len(new),
-                "summary": {"added": len(added), "removed": 0, "changed": 0, "files_changed": len(new)}}
+        return {
+            "added": added,
+            "removed": [],
+            "changed": [],
+            "files_changed": len(new),
+            "summary": {"added": len(added), "removed": 0, "changed": 0, "files_changed": len(new)},
+        }
     before = _index(old)
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
@@ -42,17 +51,31 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[s
     for name in sorted(set(after) & set(before)):
         a, b = before[name], after[name]
         what = [k for k in ("method", "path", "tool") if a.get(k) != b.get(k)]
-        if operation_block(old.get(str(a.get("file")))) != operation_block(new.get(str(b.get("file")))):
+        if operation_block(old.get(str(a.get("file")))) != operation_block(
+            new.get(str(b.get("file")))
+        ):
             what.append("declaration")
         if what:
-            changed.append({"operation": name, "what": what, "before": f"{a.get('method')} {a.get('path')}", "after": f"{b.get('method')} {b.get('path')}"})
+            changed.append(
+                {
+                    "operation": name,
+                    "what": what,
+                    "before": f"{a.get('method')} {a.get('path')}",
+                    "after": f"{b.get('method')} {b.get('path')}",
+                }
+            )
     files_changed = sum(1 for p in set(old) | set(new) if old.get(p) != new.get(p))
     return {
         "added": added,
         "removed": removed,
         "changed": changed,
         "files_changed": files_changed,
-        "summary": {"added": len(added), "removed": len(removed), "changed": len(changed), "files_changed": files_changed},
+        "summary": {
+            "added": len(added),
+            "removed": len(removed),
+            "changed": len(changed),
+            "files_changed": files_changed,
+        },
     }
 
 

@@ -271,7 +271,11 @@ def _schema_form(
             )
     for name in fixed:
         if name in props:
-            raise DeclarationError(file, "operation.fixed", f"{name!r} is fixed, so it cannot also be an argument in schema.properties")
+            raise DeclarationError(
+                file,
+                "operation.fixed",
+                f"{name!r} is fixed, so it cannot also be an argument in schema.properties",
+            )
     for name in path_params:
         if name in fixed:
             continue
@@ -371,7 +375,11 @@ def _flat_form(
         seen[name] = key
     for name in fixed:
         if name not in sent:
-            raise DeclarationError(file, "operation.fixed", f"names {name!r}, which is not sent (not in the URL, `body` or `query`)")
+            raise DeclarationError(
+                file,
+                "operation.fixed",
+                f"names {name!r}, which is not sent (not in the URL, `body` or `query`)",
+            )
     props: dict[str, Any] = {}
     for name in (*path_params, *query, *body):
         if name in fixed:
@@ -391,24 +399,39 @@ def _flat_form(
 def _fixed(file: str, op: dict[str, Any]) -> dict[str, Any]:
     raw = op.get("fixed", {})
     if not isinstance(raw, dict) or not all(isinstance(k, str) and _FIELD.match(k) for k in raw):
-        raise DeclarationError(file, "operation.fixed", "must map argument names to the values sent on every call")
+        raise DeclarationError(
+            file, "operation.fixed", "must map argument names to the values sent on every call"
+        )
     return dict(raw)
 
 
 def _headers(file: str, op: dict[str, Any]) -> dict[str, str]:
     raw = op.get("headers", {})
     if not isinstance(raw, dict):
-        raise DeclarationError(file, "operation.headers", "must map header names to the values sent on every call")
+        raise DeclarationError(
+            file, "operation.headers", "must map header names to the values sent on every call"
+        )
     out: dict[str, str] = {}
     for name, value in raw.items():
         if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", name):
             raise DeclarationError(file, "operation.headers", f"{name!r} is not a header name")
-        if name.lower() in ("authorization", "cookie", "host", "content-type", "content-length", "idempotency-key"):
-            raise DeclarationError(file, "operation.headers", f"{name} is set by the runtime, never fixed in a file")
+        if name.lower() in (
+            "authorization",
+            "cookie",
+            "host",
+            "content-type",
+            "content-length",
+            "idempotency-key",
+        ):
+            raise DeclarationError(
+                file, "operation.headers", f"{name} is set by the runtime, never fixed in a file"
+            )
         if isinstance(value, bool):
             value = "true" if value else "false"
         if not isinstance(value, (str, int, float)) or any(c in str(value) for c in "\r\n\x00"):
-            raise DeclarationError(file, "operation.headers", f"{name}'s value must be one line of text")
+            raise DeclarationError(
+                file, "operation.headers", f"{name}'s value must be one line of text"
+            )
         out[name] = str(value)
     return out
 

@@ -40,7 +40,9 @@ def readable_json(value: Any, width: int = 88, indent: int = 2) -> str:
             if len(one) + len(pad) <= width:
                 return one, one
             inner = " " * (indent * (level + 1))
-            return one, "{\n" + ",\n".join(f"{inner}{k}: {c[1]}" for k, c in parts) + "\n" + pad + "}"
+            return one, "{\n" + ",\n".join(
+                f"{inner}{k}: {c[1]}" for k, c in parts
+            ) + "\n" + pad + "}"
         if isinstance(node, list) and node:
             kids = [fmt(v, level + 1) for v in node]
             one = "[" + ", ".join(c[0] for c in kids) + "]"

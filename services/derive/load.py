@@ -255,6 +255,4 @@ def load_document(data: bytes, limits: LoadLimits | None = None) -> dict[str, An
         if str(swagger) != "2.0":
             raise SpecRefused(f"unsupported Swagger version {swagger!r}: only 2.0 exists")
         return doc
-    raise SpecRefused(
-        "not an OpenAPI document: no 'openapi' or 'swagger' field at the top level"
-    )
+    raise SpecRefused("not an OpenAPI document: no 'openapi' or 'swagger' field at the top level")

@@ -43,7 +43,9 @@ class ToolDecl:
     query: list[str]
     path_params: list[str]
     body_fields: list[str]
-    fixed: dict[str, Any] = field(default_factory=dict)  # arguments the skill fixes: sent, never offered
+    fixed: dict[str, Any] = field(
+        default_factory=dict
+    )  # arguments the skill fixes: sent, never offered
     headers: dict[str, str] = field(default_factory=dict)  # headers the skill sends on every call
 
 

@@ -17,7 +17,16 @@ from typing import Any
 
 from services.derive.categories import Grouping
 
-__all__ = ["GroupingInvalid", "OpSummary", "batches", "messages", "parse_answer", "assemble", "MAX_CATEGORIES", "MAX_PER_CATEGORY"]
+__all__ = [
+    "GroupingInvalid",
+    "OpSummary",
+    "batches",
+    "messages",
+    "parse_answer",
+    "assemble",
+    "MAX_CATEGORIES",
+    "MAX_PER_CATEGORY",
+]
 
 MAX_CATEGORIES = 40  # a line each in the body, within its budget
 MAX_PER_CATEGORY = 150  # a line each in the category's file, within one read
@@ -56,7 +65,9 @@ def batches(ops: list[OpSummary], budget_chars: int) -> list[list[OpSummary]]:
     return out
 
 
-def messages(api_title: str, batch: list[OpSummary], known: dict[str, str], total: int) -> list[dict[str, str]]:
+def messages(
+    api_title: str, batch: list[OpSummary], known: dict[str, str], total: int
+) -> list[dict[str, str]]:
     system = (
         "You group the operations of an HTTP API into categories an agent browses: a few words of name each, "
         "like 'channels' or 'guild_members', and one sentence of description. Answer with JSON only: "
@@ -72,12 +83,16 @@ def messages(api_title: str, batch: list[OpSummary], known: dict[str, str], tota
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def parse_answer(text: str, batch: list[OpSummary], all_ops: set[str], known: dict[str, list[str]]) -> dict[str, tuple[str, list[str]]]:
+def parse_answer(
+    text: str, batch: list[OpSummary], all_ops: set[str], known: dict[str, list[str]]
+) -> dict[str, tuple[str, list[str]]]:
     """{category: (description, operations of this batch)} or GroupingInvalid saying what is wrong."""
     try:
         raw: Any = json.loads(_FENCE.sub("", text.strip()))
     except json.JSONDecodeError as exc:
-        raise GroupingInvalid(f"the answer is not JSON ({exc.msg}); answer with the JSON object only") from None
+        raise GroupingInvalid(
+            f"the answer is not JSON ({exc.msg}); answer with the JSON object only"
+        ) from None
     cats = raw.get("categories") if isinstance(raw, dict) else None
     if not isinstance(cats, list) or not cats:
         raise GroupingInvalid('the answer has no "categories" list')
@@ -86,34 +101,52 @@ def parse_answer(text: str, batch: list[OpSummary], all_ops: set[str], known: di
     out: dict[str, tuple[str, list[str]]] = {}
     for cat in cats:
         if not isinstance(cat, dict):
-            raise GroupingInvalid("each category is an object with name, description and operations")
+            raise GroupingInvalid(
+                "each category is an object with name, description and operations"
+            )
         name, desc, members = cat.get("name"), cat.get("description", ""), cat.get("operations")
         if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
-            raise GroupingInvalid(f"category name {name!r} is not 2-48 lowercase letters, digits and underscores starting with a letter")
+            raise GroupingInvalid(
+                f"category name {name!r} is not 2-48 lowercase letters, digits and underscores starting with a letter"
+            )
         if name in all_ops:
-            raise GroupingInvalid(f"category name {name!r} is also an operation's name; choose another")
+            raise GroupingInvalid(
+                f"category name {name!r} is also an operation's name; choose another"
+            )
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
-            raise GroupingInvalid(f"category {name!r}: operations must be a list of operation names")
+            raise GroupingInvalid(
+                f"category {name!r}: operations must be a list of operation names"
+            )
         for m in members:
             if m not in wanted:
-                raise GroupingInvalid(f"category {name!r} lists {m!r}, which is not one of the operations to place")
+                raise GroupingInvalid(
+                    f"category {name!r} lists {m!r}, which is not one of the operations to place"
+                )
             if m in placed:
-                raise GroupingInvalid(f"{m!r} is placed twice ({placed[m]!r} and {name!r}); place each operation once")
+                raise GroupingInvalid(
+                    f"{m!r} is placed twice ({placed[m]!r} and {name!r}); place each operation once"
+                )
             placed[m] = name
         prev_desc, prev = out.get(name, (str(desc)[:200], []))
         out[name] = (prev_desc, prev + list(members))
     missing = [w for w in wanted if w not in placed]
     if missing:
-        raise GroupingInvalid(f"{len(missing)} operation(s) are not placed: {', '.join(missing[:20])}")
+        raise GroupingInvalid(
+            f"{len(missing)} operation(s) are not placed: {', '.join(missing[:20])}"
+        )
     for name, (_, members) in out.items():
         if len(members) + len(known.get(name, [])) > MAX_PER_CATEGORY:
-            raise GroupingInvalid(f"category {name!r} would hold more than {MAX_PER_CATEGORY} operations; split it")
+            raise GroupingInvalid(
+                f"category {name!r} would hold more than {MAX_PER_CATEGORY} operations; split it"
+            )
     if len(set(out) | set(known)) > MAX_CATEGORIES:
         raise GroupingInvalid(f"more than {MAX_CATEGORIES} categories in all; merge some")
     return {n: (d, [m for m in wanted if placed[m] == n]) for n, (d, _) in out.items()}
 
 
-def assemble(parts: list[dict[str, tuple[str, list[str]]]], tag_failure: str | None, order: list[str]) -> Grouping:
+def assemble(
+    parts: list[dict[str, tuple[str, list[str]]]], tag_failure: str | None, order: list[str]
+) -> Grouping:
     """One grouping from the batches' answers, categories in the order their first operation comes."""
     members: dict[str, list[str]] = {}
     descs: dict[str, str] = {}
@@ -123,5 +156,13 @@ def assemble(parts: list[dict[str, tuple[str, list[str]]]], tag_failure: str | N
             descs.setdefault(name, desc)
     position = {op: i for i, op in enumerate(order)}
     names = sorted(members, key=lambda n: min(position[o] for o in members[n]))
-    cats = tuple((n, n.replace("_", " ").capitalize(), descs[n], tuple(sorted(members[n], key=position.__getitem__))) for n in names)
+    cats = tuple(
+        (
+            n,
+            n.replace("_", " ").capitalize(),
+            descs[n],
+            tuple(sorted(members[n], key=position.__getitem__)),
+        )
+        for n in names
+    )
     return Grouping("model", tag_failure, "categories", cats)

@@ -8,7 +8,15 @@ from collections.abc import Iterable
 
 from services.derive.model import Operation
 
-__all__ = ["snake", "slugify", "assign_names", "shorten", "RESERVED_FILES", "MAX_NAME", "MAX_TOOL_NAME"]
+__all__ = [
+    "snake",
+    "slugify",
+    "assign_names",
+    "shorten",
+    "RESERVED_FILES",
+    "MAX_NAME",
+    "MAX_TOOL_NAME",
+]
 
 MAX_NAME = 64
 MAX_TOOL_NAME = 64
@@ -17,7 +25,21 @@ RESERVED_FILES = frozenset({"body", "types", "skill", "index", "readme", "skill_
 _CAMEL1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _CAMEL2 = re.compile(r"([a-z0-9])([A-Z])")
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
-_FILLER = {"api", "apis", "rest", "openapi", "swagger", "the", "service", "specification", "spec", "http", "v1", "v2", "v3"}
+_FILLER = {
+    "api",
+    "apis",
+    "rest",
+    "openapi",
+    "swagger",
+    "the",
+    "service",
+    "specification",
+    "spec",
+    "http",
+    "v1",
+    "v2",
+    "v3",
+}
 
 
 def snake(text: str) -> str:

@@ -16,9 +16,23 @@ __all__ = ["METHODS", "extract_operations", "is_json_media"]
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PARAM_KEYS_2 = (
-    "type", "format", "items", "enum", "default", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "minLength", "maxLength", "pattern", "minItems", "maxItems",
-    "uniqueItems", "multipleOf", "x-nullable",
+    "type",
+    "format",
+    "items",
+    "enum",
+    "default",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "multipleOf",
+    "x-nullable",
 )
 _MAX_FIELDS = 25
 _MAX_ERRORS = 8
@@ -43,7 +57,13 @@ def _pick_media(content: dict[str, Any]) -> tuple[str | None, Any]:
 
 
 class _Extractor:
-    def __init__(self, doc: dict[str, Any], resolver: Resolver, translator: SchemaTranslator, base_url: str | None) -> None:
+    def __init__(
+        self,
+        doc: dict[str, Any],
+        resolver: Resolver,
+        translator: SchemaTranslator,
+        base_url: str | None,
+    ) -> None:
         self.doc = doc
         self.r = resolver
         self.t = translator
@@ -72,7 +92,11 @@ class _Extractor:
             return out
         for i, raw in enumerate(raw_list):
             p = self.r.deref(raw, f"{where}/parameters/{i}")
-            if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("in"), str):
+            if (
+                isinstance(p, dict)
+                and isinstance(p.get("name"), str)
+                and isinstance(p.get("in"), str)
+            ):
                 out.append(p)
         return out
 
@@ -160,7 +184,9 @@ class _Extractor:
             schema, media = None, None
             if self.swagger2:
                 schema = resp.get("schema")
-                media = next((m for m in produces if is_json_media(m)), produces[0] if produces else None)
+                media = next(
+                    (m for m in produces if is_json_media(m)), produces[0] if produces else None
+                )
             elif isinstance(resp.get("content"), dict):
                 media, m = _pick_media(resp["content"])
                 schema = m.get("schema") if isinstance(m, dict) else None
@@ -198,15 +224,33 @@ class _Extractor:
         form = [p for p in params if p.get("in") == "formData"]
         if body is not None:
             json_types = [c for c in consumes if is_json_media(c)]
-            media = json_types[0] if json_types else (consumes[0] if consumes else "application/json")
+            media = (
+                json_types[0] if json_types else (consumes[0] if consumes else "application/json")
+            )
             schema = self.t.translate(body.get("schema") or {}, f"{where}/body", inline_top=True)
-            return Body(media, is_json_media(media), schema, bool(body.get("required")), short_text(body.get("description") or "", 300), [c for c in consumes if c != media])
+            return Body(
+                media,
+                is_json_media(media),
+                schema,
+                bool(body.get("required")),
+                short_text(body.get("description") or "", 300),
+                [c for c in consumes if c != media],
+            )
         if form:
-            media = "multipart/form-data" if any(p.get("type") == "file" for p in form) or "multipart/form-data" in consumes else "application/x-www-form-urlencoded"
-            props = {str(p["name"]): self._param_schema(p, f"{where}/formData/{p['name']}") for p in form}
+            media = (
+                "multipart/form-data"
+                if any(p.get("type") == "file" for p in form) or "multipart/form-data" in consumes
+                else "application/x-www-form-urlencoded"
+            )
+            props = {
+                str(p["name"]): self._param_schema(p, f"{where}/formData/{p['name']}") for p in form
+            }
             for p in form:
                 if p.get("description"):
-                    props[str(p["name"])] = {**props[str(p["name"])], "description": short_text(p["description"])}
+                    props[str(p["name"])] = {
+                        **props[str(p["name"])],
+                        "description": short_text(p["description"]),
+                    }
             required = [str(p["name"]) for p in form if p.get("required")]
             form_schema: dict[str, Any] = {"type": "object", "properties": props}
             if required:
@@ -243,13 +287,27 @@ class _Extractor:
                 raw_op = item.get(method)
                 if not isinstance(raw_op, dict):
                     continue
-                ops.append(self._operation(path, method, raw_op, path_params, path_server, doc_consumes, doc_produces))
+                ops.append(
+                    self._operation(
+                        path, method, raw_op, path_params, path_server, doc_consumes, doc_produces
+                    )
+                )
         return ops
 
-    def _operation(self, path: str, method: str, op: dict[str, Any], path_params: list[dict[str, Any]], path_server: str | None,
-                   doc_consumes: list[str], doc_produces: list[str]) -> Operation:
+    def _operation(
+        self,
+        path: str,
+        method: str,
+        op: dict[str, Any],
+        path_params: list[dict[str, Any]],
+        path_server: str | None,
+        doc_consumes: list[str],
+        doc_produces: list[str],
+    ) -> Operation:
         where = f"#/paths/{path}/{method}"
-        merged: dict[tuple[str, str], dict[str, Any]] = {(p["name"], p["in"]): p for p in path_params}
+        merged: dict[tuple[str, str], dict[str, Any]] = {
+            (p["name"], p["in"]): p for p in path_params
+        }
         for p in self._params(op.get("parameters"), where):
             merged[(p["name"], p["in"])] = p
         raw_params = list(merged.values())
@@ -266,8 +324,14 @@ class _Extractor:
             elif p.get("explode") is False or p.get("style") not in (None, "form"):
                 explode = p.get("style") in (None, "form") and p.get("explode") is not False
             schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
-            if loc in ("query", "path") and not p.get("allowEmptyValue") and isinstance(schema, dict) \
-                    and schema.get("type") == "string" and "minLength" not in schema and "enum" not in schema:
+            if (
+                loc in ("query", "path")
+                and not p.get("allowEmptyValue")
+                and isinstance(schema, dict)
+                and schema.get("type") == "string"
+                and "minLength" not in schema
+                and "enum" not in schema
+            ):
                 # An empty value is the same as none at all (OpenAPI's allowEmptyValue defaults to
                 # false; a path segment cannot be empty): the schema says so, so a model is told.
                 schema = {**schema, "minLength": 1}
@@ -283,8 +347,16 @@ class _Extractor:
                 )
             )
         if self.swagger2:
-            consumes: list[str] = [str(c) for c in op["consumes"]] if isinstance(op.get("consumes"), list) else doc_consumes
-            produces: list[str] = [str(c) for c in op["produces"]] if isinstance(op.get("produces"), list) else doc_produces
+            consumes: list[str] = (
+                [str(c) for c in op["consumes"]]
+                if isinstance(op.get("consumes"), list)
+                else doc_consumes
+            )
+            produces: list[str] = (
+                [str(c) for c in op["produces"]]
+                if isinstance(op.get("produces"), list)
+                else doc_produces
+            )
             body = self._body2(raw_params, [str(c) for c in consumes], where)
         else:
             produces = []
@@ -298,7 +370,9 @@ class _Extractor:
         return Operation(
             method=method.upper(),
             path=path,
-            operation_id=str(op_id) if isinstance(op_id, (str, int)) and str(op_id).strip() else None,
+            operation_id=str(op_id)
+            if isinstance(op_id, (str, int)) and str(op_id).strip()
+            else None,
             summary=short_text(op.get("summary") or "", 200),
             description=as_str(op.get("description")),
             tags=tags,
@@ -312,8 +386,9 @@ class _Extractor:
         )
 
 
-def extract_operations(doc: dict[str, Any], resolver: Resolver, translator: SchemaTranslator,
-                       base_url: str | None) -> tuple[list[Operation], list[str]]:
+def extract_operations(
+    doc: dict[str, Any], resolver: Resolver, translator: SchemaTranslator, base_url: str | None
+) -> tuple[list[Operation], list[str]]:
     ex = _Extractor(doc, resolver, translator, base_url)
     ops = ex.run()
     return ops, ex.warnings

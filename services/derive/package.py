@@ -35,7 +35,14 @@ from services.derive.shapes import as_dict, as_list
 from services.derive.text import short_text
 from services.derive.tools import declare_tool, path_template_names
 
-__all__ = ["DeriveOptions", "SkillPackage", "derive_package", "derive_document", "RENDERER_VERSION", "BODY_BUDGET"]
+__all__ = [
+    "DeriveOptions",
+    "SkillPackage",
+    "derive_package",
+    "derive_document",
+    "RENDERER_VERSION",
+    "BODY_BUDGET",
+]
 
 RENDERER_VERSION = "skillpress-render/1"
 BODY_BUDGET = 8 * 1024
@@ -49,7 +56,9 @@ class DeriveOptions:
     body_budget: int = BODY_BUDGET
     grouping: Grouping | None = None  # decided by the categorize stage; None: decide here
     annotations: tuple[Annotation, ...] = ()  # people's additions, as of one moment
-    strict_annotations: bool = False  # refuse (AnnotationRefused) rather than degrade: checking a new one
+    strict_annotations: bool = (
+        False  # refuse (AnnotationRefused) rather than degrade: checking a new one
+    )
 
 
 @dataclass
@@ -100,7 +109,9 @@ def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPa
     return derive_document(doc, hashlib.sha256(data).hexdigest(), options)
 
 
-def _base_url(doc: dict[str, Any], given: str | None, warnings: list[str]) -> tuple[str | None, str | None]:
+def _base_url(
+    doc: dict[str, Any], given: str | None, warnings: list[str]
+) -> tuple[str | None, str | None]:
     """(the absolute base URL or None, what operation URLs start with when there is none: a
     relative server's path, so a base URL given when the skill is called still reaches /api/v1)."""
     if "swagger" in doc:
@@ -113,7 +124,9 @@ def _base_url(doc: dict[str, Any], given: str | None, warnings: list[str]) -> tu
         return given.rstrip("/"), given.rstrip("/")
     if resolved is None:
         if raw:
-            warnings.append(f"server URL {raw!r} is relative or templated: pass --base-url to resolve it")
+            warnings.append(
+                f"server URL {raw!r} is relative or templated: pass --base-url to resolve it"
+            )
         else:
             warnings.append("the document names no server: pass --base-url")
         if raw and raw.startswith("/") and not raw.startswith("//") and "{" not in raw:
@@ -148,7 +161,9 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         declared_path = {p.name for p in op.params if p.location == "path"}
         template = set(path_template_names(op.path))
         for missing in sorted(declared_path - template):
-            warnings.append(f"{op.name}: path parameter {missing!r} is not in the URL {op.path}; it is not sent")
+            warnings.append(
+                f"{op.name}: path parameter {missing!r} is not in the URL {op.path}; it is not sent"
+            )
         op.params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
         tool, reason = declare_tool(op, translator.types)
         op.tool, op.not_tool_reason = tool, reason
@@ -160,9 +175,15 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
     warnings += applied.warnings
     for op in ops:
-        if op.additions.approval is not None and op.additions.approval.get("_unfit") and op.tool is not None:
+        if (
+            op.additions.approval is not None
+            and op.additions.approval.get("_unfit")
+            and op.tool is not None
+        ):
             op.tool, op.tool_name = None, None
-            op.not_tool_reason = "a person's approval rule does not fit it, so the call is not declared"
+            op.not_tool_reason = (
+                "a person's approval rule does not fit it, so the call is not declared"
+            )
     declared = sum(1 for op in ops if op.tool is not None)
     auth = analyse_auth(doc, resolver, ops)
     tag_docs = {
@@ -171,8 +192,13 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         if isinstance(t, dict) and t.get("name") is not None
     }
     failure = tag_failure(ops)
-    meta_base = {"slug": slug, "title": title, "description": short_text(str(info.get("description") or ""), 400), "auth": auth,
-                 "skill_notes": applied.skill_notes}
+    meta_base = {
+        "slug": slug,
+        "title": title,
+        "description": short_text(str(info.get("description") or ""), 400),
+        "auth": auth,
+        "skill_notes": applied.skill_notes,
+    }
     op_names = {op.name for op in ops}
 
     def fits(cat: Category) -> bool:
@@ -205,7 +231,9 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     if options.grouping is not None:
         given = options.grouping.apply(ops, op_names)
         if given is None:
-            warnings.append("the categorize stage's grouping does not place every operation exactly once; grouped here instead")
+            warnings.append(
+                "the categorize stage's grouping does not place every operation exactly once; grouped here instead"
+            )
         else:
             grouping, source, failure = given, options.grouping.source, options.grouping.tag_failure
             categories = given if options.grouping.mode == "categories" else []
@@ -223,7 +251,9 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
 
     files: dict[str, str] = {"body.md": body}
     for cat in categories:
-        files[f"{cat.name}.md"] = render_category(cat, slug, [c for c in categories if c.parent == cat.name])
+        files[f"{cat.name}.md"] = render_category(
+            cat, slug, [c for c in categories if c.parent == cat.name]
+        )
     for op in ops:
         files[f"{op.name}.md"] = render_operation(op, url_base)
     for path, text in files.items():
@@ -235,10 +265,19 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         if op.tool is not None:
             for name in refs_in(op.tool.schema):
                 used_types |= translator.deps(name)
-    types = {name: translator.types[name] for name in sorted(used_types) if name in translator.types}
-    types_text = "{\n" + ",\n".join(
-        f"{json.dumps(name)}: {json.dumps(schema, separators=(',', ':'), ensure_ascii=False)}" for name, schema in types.items()
-    ) + "\n}\n" if types else "{}\n"
+    types = {
+        name: translator.types[name] for name in sorted(used_types) if name in translator.types
+    }
+    types_text = (
+        "{\n"
+        + ",\n".join(
+            f"{json.dumps(name)}: {json.dumps(schema, separators=(',', ':'), ensure_ascii=False)}"
+            for name, schema in types.items()
+        )
+        + "\n}\n"
+        if types
+        else "{}\n"
+    )
 
     hosts = sorted({host_of(u) for u in [base_url, *(op.server_url for op in ops)] if u})
     not_tools: dict[str, int] = {}
@@ -265,13 +304,22 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
                 "not_tool_reason": op.not_tool_reason,
                 "tags": op.tags,
                 "deprecated": op.deprecated,
-                "x_risk": op.extensions.get("x-risk") if isinstance(op.extensions.get("x-risk"), str) else None,
+                "x_risk": op.extensions.get("x-risk")
+                if isinstance(op.extensions.get("x-risk"), str)
+                else None,
             }
             for op in ops
         ],
-        "categories": [{"name": c.name, "file": f"{c.name}.md", "title": c.title, "operations": len(c.ops)}
-                       | ({"parent": c.parent} if c.parent else {}) for c in categories],
-        "categorization": {"mode": "categories" if categories else "flat", "source": source, "tag_failure": failure},
+        "categories": [
+            {"name": c.name, "file": f"{c.name}.md", "title": c.title, "operations": len(c.ops)}
+            | ({"parent": c.parent} if c.parent else {})
+            for c in categories
+        ],
+        "categorization": {
+            "mode": "categories" if categories else "flat",
+            "source": source,
+            "tag_failure": failure,
+        },
         "stats": {
             "operations": len(ops),
             "tools": declared,
@@ -289,14 +337,31 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
             "renderer": RENDERER_VERSION,
         },
         "warnings": warnings,
-        **({"annotations": {"applied": applied.applied, "orphaned": applied.orphaned, "hidden": applied.hidden}}
-           if options.annotations else {}),
+        **(
+            {
+                "annotations": {
+                    "applied": applied.applied,
+                    "orphaned": applied.orphaned,
+                    "hidden": applied.hidden,
+                }
+            }
+            if options.annotations
+            else {}
+        ),
     }
     out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
     out["types.json"] = types_text.encode()
-    out["skill.json"] = (json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    out["skill.json"] = (
+        json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    ).encode()
     out = dict(sorted(out.items()))
-    decided = Grouping(source, failure, "categories" if categories else "flat",
-                       tuple((c.name, c.title, c.description, tuple(op.name for op in c.ops)) for c in grouping),
-                       tuple(sorted((c.name, c.parent) for c in grouping if c.parent)))
-    return SkillPackage(files=out, meta=meta, version_id=package_id(out), warnings=warnings, grouping=decided)
+    decided = Grouping(
+        source,
+        failure,
+        "categories" if categories else "flat",
+        tuple((c.name, c.title, c.description, tuple(op.name for op in c.ops)) for c in grouping),
+        tuple(sorted((c.name, c.parent) for c in grouping if c.parent)),
+    )
+    return SkillPackage(
+        files=out, meta=meta, version_id=package_id(out), warnings=warnings, grouping=decided
+    )

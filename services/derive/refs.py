@@ -34,7 +34,9 @@ class Resolver:
         node: Any = self.doc
         path = ref[1:]
         if path and not path.startswith("/"):
-            raise SpecRefused(f"reference {ref[:200]!r} at {where}: only JSON pointers (#/...) are supported")
+            raise SpecRefused(
+                f"reference {ref[:200]!r} at {where}: only JSON pointers (#/...) are supported"
+            )
         for raw in path.split("/")[1:] if path else []:
             part = unquote(raw).replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and part in node:
@@ -42,7 +44,9 @@ class Resolver:
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             else:
-                raise SpecRefused(f"reference {ref[:200]!r} at {where or '?'} points at nothing in the document")
+                raise SpecRefused(
+                    f"reference {ref[:200]!r} at {where or '?'} points at nothing in the document"
+                )
         self._cache[ref] = node
         return node
 
@@ -52,7 +56,9 @@ class Resolver:
         while isinstance(obj, dict) and "$ref" in obj:
             ref = obj["$ref"]
             if ref in seen or len(seen) >= _MAX_CHAIN:
-                raise SpecRefused(f"reference cycle at {where}: {' -> '.join(seen + [str(ref)])[:300]}")
+                raise SpecRefused(
+                    f"reference cycle at {where}: {' -> '.join(seen + [str(ref)])[:300]}"
+                )
             seen.append(ref)
             obj = self.pointer(ref, where)
         return obj

@@ -42,7 +42,18 @@ def fits_one_read(text: str) -> bool:
 
 def _y(value: str) -> str:
     """A YAML scalar: plain where that is unambiguous, JSON-quoted otherwise."""
-    if _PLAIN.match(value) and value.lower() not in ("true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"):
+    if _PLAIN.match(value) and value.lower() not in (
+        "true",
+        "false",
+        "null",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "y",
+        "n",
+        "~",
+    ):
         return value
     return json.dumps(value, ensure_ascii=False)
 
@@ -51,13 +62,21 @@ def frontmatter_block(op: Operation, url: str) -> str:
     """The `---` frontmatter: the operation block (for a tool), then identity and approval where set."""
     lines = ["---"]
     if op.tool is not None:
-        lines += ["operation:", f"  method: {op.method}", f"  url: {json.dumps(url, ensure_ascii=False)}"]
+        lines += [
+            "operation:",
+            f"  method: {op.method}",
+            f"  url: {json.dumps(url, ensure_ascii=False)}",
+        ]
         if op.tool.query:
             lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
         if op.tool.fixed:
-            lines.append("  fixed: " + json.dumps(op.tool.fixed, ensure_ascii=False, sort_keys=True))
+            lines.append(
+                "  fixed: " + json.dumps(op.tool.fixed, ensure_ascii=False, sort_keys=True)
+            )
         if op.tool.headers:
-            lines.append("  headers: " + json.dumps(op.tool.headers, ensure_ascii=False, sort_keys=True))
+            lines.append(
+                "  headers: " + json.dumps(op.tool.headers, ensure_ascii=False, sort_keys=True)
+            )
         pretty = readable_json(op.tool.schema)
         if pretty.count("\n") > 300:
             pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)
@@ -94,7 +113,9 @@ def _examples_section(op: Operation) -> list[str]:
         return []
     lines = ["", "## Examples", "Observed calls that worked:"]
     for ex in op.additions.examples:
-        lines.append(f"- `{json.dumps(ex['arguments'], ensure_ascii=False, sort_keys=True)}` (turn {ex['turn']})")
+        lines.append(
+            f"- `{json.dumps(ex['arguments'], ensure_ascii=False, sort_keys=True)}` (turn {ex['turn']})"
+        )
     return lines
 
 
@@ -107,21 +128,34 @@ def _constraints(schema: Any, level: dict[str, Any]) -> str:
         shown = ", ".join(f"`{v}`" if v is not None else "null" for v in enum[: level["enum"]])
         more = f", … ({len(enum)} values)" if len(enum) > level["enum"] else ""
         bits.append(f"one of {shown}{more}")
-    for key, word in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<")):
+    for key, word in (
+        ("minimum", "≥"),
+        ("exclusiveMinimum", ">"),
+        ("maximum", "≤"),
+        ("exclusiveMaximum", "<"),
+    ):
         if key in schema:
             bits.append(f"{word} {schema[key]}")
-    if "maxLength" in schema or schema.get("minLength", 0) > 1:  # non-empty (1–∞) goes without saying
+    if (
+        "maxLength" in schema or schema.get("minLength", 0) > 1
+    ):  # non-empty (1–∞) goes without saying
         bits.append(f"length {schema.get('minLength', 0)}–{schema.get('maxLength', '∞')}")
     if "maxItems" in schema or "minItems" in schema:
         bits.append(f"{schema.get('minItems', 0)}–{schema.get('maxItems', '∞')} items")
     if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 80:
         bits.append(f"pattern `{schema['pattern']}`")
-    if "default" in schema and isinstance(schema["default"], (str, int, float, bool)) and len(str(schema["default"])) <= 40:
+    if (
+        "default" in schema
+        and isinstance(schema["default"], (str, int, float, bool))
+        and len(str(schema["default"])) <= 40
+    ):
         bits.append(f"default `{json.dumps(schema['default'])}`")
     return "; ".join(bits)
 
 
-def _param_line(name: str, schema: Any, required: bool, where: str, desc: str, level: dict[str, Any]) -> str:
+def _param_line(
+    name: str, schema: Any, required: bool, where: str, desc: str, level: dict[str, Any]
+) -> str:
     label = type_label(schema)
     text = f"- `{name}` ({label}, {'required' if required else 'optional'}{', ' + where if where else ''})"
     d = short_text(desc, level["desc"]) if desc and level["desc"] else ""
@@ -147,7 +181,9 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
     for name in implicit:
         lines.append(_param_line(name, {"type": "string"}, True, "path", "", level))
     for p in required:
-        lines.append(_param_line(p.name, p.schema, True, p.location, p.description or _desc(p), level))
+        lines.append(
+            _param_line(p.name, p.schema, True, p.location, p.description or _desc(p), level)
+        )
     if level["optional"]:
         for p in described:
             lines.append(_param_line(p.name, p.schema, False, p.location, p.description, level))
@@ -157,9 +193,16 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
         lines.append(f"- Also optional, effect not described: {names}.")
     hidden: list[Param] = [p for p in op.params if p.location in ("header", "cookie")]
     if hidden:
-        lines += ["", "Headers and cookies the tool does not send (credentials are attached for you):" if op.tool else "Headers and cookies (credentials are attached for you; never send one yourself):"]
+        lines += [
+            "",
+            "Headers and cookies the tool does not send (credentials are attached for you):"
+            if op.tool
+            else "Headers and cookies (credentials are attached for you; never send one yourself):",
+        ]
         for p in hidden:
-            lines.append(_param_line(p.name, p.schema, p.required, p.location, p.description, level))
+            lines.append(
+                _param_line(p.name, p.schema, p.required, p.location, p.description, level)
+            )
     return _mark_fixed(op, lines)
 
 
@@ -199,13 +242,19 @@ def _fields_text(schema: Any, level: dict[str, Any]) -> list[str]:
     for name in opt[:cap]:
         lines.append(_param_line(name, props[name], False, "", _schema_desc(props[name]), level))
     if len(opt) > cap:
-        names = ", ".join(f"`{n}`" for n in opt[cap : cap + 30]) + (", …" if len(opt) > cap + 30 else "")
+        names = ", ".join(f"`{n}`" for n in opt[cap : cap + 30]) + (
+            ", …" if len(opt) > cap + 30 else ""
+        )
         lines.append(f"- {len(opt) - cap} more optional fields: {names}.")
     return lines
 
 
 def _schema_desc(schema: Any) -> str:
-    return schema.get("description", "") if isinstance(schema, dict) and isinstance(schema.get("description"), str) else ""
+    return (
+        schema.get("description", "")
+        if isinstance(schema, dict) and isinstance(schema.get("description"), str)
+        else ""
+    )
 
 
 def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
@@ -237,7 +286,9 @@ def _call_section(op: Operation, url: str) -> list[str]:
     if any(p.location == "query" for p in op.params):
         lines.append("Put query parameters in the query string.")
     if op.body is not None:
-        lines.append(f"Send the body as `{op.body.content_type or 'application/octet-stream'}` with that Content-Type header.")
+        lines.append(
+            f"Send the body as `{op.body.content_type or 'application/octet-stream'}` with that Content-Type header."
+        )
     if op.not_tool_reason:
         lines.append(f"(No tool because {op.not_tool_reason}.)")
     return lines
@@ -250,7 +301,9 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
     if success:
         r = success[0]
         lines += ["", "## Response"]
-        head = f"{r.status}" + (f" — {short_text(r.description, level['desc'] or 60)}" if r.description else "")
+        head = f"{r.status}" + (
+            f" — {short_text(r.description, level['desc'] or 60)}" if r.description else ""
+        )
         lines.append(head)
         if r.shape_note:
             lines.append(f"Returns {r.shape_note}" + (" with:" if r.shape else "."))
@@ -263,11 +316,22 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
             if len(r.shape) > cap:
                 lines.append(f"- and {len(r.shape) - cap} more fields.")
         for other in success[1:3]:
-            lines.append(f"Also {other.status}" + (f" — {short_text(other.description, 80)}" if other.description else "") + ".")
+            lines.append(
+                f"Also {other.status}"
+                + (f" — {short_text(other.description, 80)}" if other.description else "")
+                + "."
+            )
     if errors and level["errors"]:
         lines += ["", "## Errors"]
         for r in errors[: level["errors"]]:
-            lines.append(f"- {r.status}" + (f" — {short_text(r.description, min(level['desc'], 160) or 60)}" if r.description else ""))
+            lines.append(
+                f"- {r.status}"
+                + (
+                    f" — {short_text(r.description, min(level['desc'], 160) or 60)}"
+                    if r.description
+                    else ""
+                )
+            )
     return lines
 
 
@@ -295,7 +359,9 @@ def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
     if op.deprecated:
         parts.append("\nDeprecated: prefer another operation where one exists.")
     if op.tool is not None:
-        parts.append(f"\nTool: `{op.tool_name}` (load it by this file's name with load_tools; the request is built for you).")
+        parts.append(
+            f"\nTool: `{op.tool_name}` (load it by this file's name with load_tools; the request is built for you)."
+        )
     lines = "\n".join(parts).split("\n")
     lines += _additions_section(op)
     if op.tool is None:
@@ -336,11 +402,15 @@ def render_category(cat: Category, slug: str, children: list[Category] | None = 
         lines += ["## Notes", ""] + [f"{n}\n" for n in cat.notes]
     if children:
         total = sum(len(c.ops) for c in children)
-        lines.append(f"{_count(total)} in {len(children)} subcategories: read a subcategory's file to see its operations.")
+        lines.append(
+            f"{_count(total)} in {len(children)} subcategories: read a subcategory's file to see its operations."
+        )
         lines.append("")
         for child in children:
             names = ", ".join(op.name for op in child.ops[:3])
-            lines.append(f"- `{child.name}` — {_count(len(child.ops))}. For example {names}. Detail: skill/{slug}/{child.name}.md")
+            lines.append(
+                f"- `{child.name}` — {_count(len(child.ops))}. For example {names}. Detail: skill/{slug}/{child.name}.md"
+            )
         return "\n".join(lines) + "\n"
     lines.append(f"{_count(len(cat.ops))}. Read an operation's file before calling it.")
     lines.append("")
@@ -358,7 +428,9 @@ def tool_share(tools: int, total: int) -> str:
     return "some"
 
 
-def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Category] | None) -> str:
+def render_body(
+    meta: dict[str, Any], ops: list[Operation], categories: list[Category] | None
+) -> str:
     slug = meta["slug"]
     title = meta["title"]
     total = len(ops)
@@ -378,14 +450,20 @@ def render_body(meta: dict[str, Any], ops: list[Operation], categories: list[Cat
         f"{_count(total)}. {share_text}: load one by its name with load_tools and call it; the request is built for you."
     )
     if share != "all":
-        lines.append("An operation marked (fetch_url) is not a tool: its file spells out the call for fetch_url.")
+        lines.append(
+            "An operation marked (fetch_url) is not a tool: its file spells out the call for fetch_url."
+        )
     lines.append(f"Read an operation's file before you first call it: skill/{slug}/<name>.md.")
     auth = meta.get("auth") or {}
     if auth.get("header"):
-        lines.append(f"Credentials are attached for you (header `{auth['header']}`); never send one in an argument.")
+        lines.append(
+            f"Credentials are attached for you (header `{auth['header']}`); never send one in an argument."
+        )
     if auth.get("operations_unservable"):
         kinds = ", ".join(auth.get("unservable_kinds") or []) or "other schemes"
-        lines.append(f"{auth['operations_unservable']} operations need authentication this skill cannot attach ({kinds}).")
+        lines.append(
+            f"{auth['operations_unservable']} operations need authentication this skill cannot attach ({kinds})."
+        )
     lines.append("")
     notes = meta.get("skill_notes") or []
     if notes:

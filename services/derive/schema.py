@@ -20,8 +20,19 @@ MAX_SCHEMA_DEPTH = 100
 _MAX_WORK = 3_000_000
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _COPY = (
-    "format", "default", "const", "minimum", "maximum", "multipleOf", "minLength",
-    "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+    "format",
+    "default",
+    "const",
+    "minimum",
+    "maximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
 )
 _NAMED_PREFIXES = ("#/components/schemas/", "#/definitions/")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -43,7 +54,7 @@ def _pattern_ok(pattern: str) -> bool:
 def named_ref(ref: str) -> str | None:
     for prefix in _NAMED_PREFIXES:
         if ref.startswith(prefix):
-            rest = ref[len(prefix):]
+            rest = ref[len(prefix) :]
             if rest and "/" not in rest:
                 return rest
     return None
@@ -135,7 +146,9 @@ class SchemaTranslator:
     def _tr(self, s: Any, where: str, depth: int, stack: tuple[str, ...], inline: bool) -> Any:
         self._work += 1
         if self._work > _MAX_WORK:
-            raise SpecRefused(f"schemas expand past {_MAX_WORK:,} nodes (at {where}); refusing the document")
+            raise SpecRefused(
+                f"schemas expand past {_MAX_WORK:,} nodes (at {where}); refusing the document"
+            )
         if depth > MAX_SCHEMA_DEPTH:
             raise SpecRefused(f"schema at {where} nests deeper than {MAX_SCHEMA_DEPTH} levels")
         if isinstance(s, bool):
@@ -154,11 +167,16 @@ class SchemaTranslator:
             return self._merge_all_of(s, where, depth, stack)
         return self._plain(s, where, depth, stack)
 
-    def _merge_all_of(self, s: dict[str, Any], where: str, depth: int, stack: tuple[str, ...]) -> Any:
+    def _merge_all_of(
+        self, s: dict[str, Any], where: str, depth: int, stack: tuple[str, ...]
+    ) -> Any:
         merged: dict[str, Any] = {}
         props: dict[str, Any] = {}
         required: list[str] = []
-        parts = [self._tr(m, f"{where}/allOf/{i}", depth + 1, stack, True) for i, m in enumerate(s["allOf"])]
+        parts = [
+            self._tr(m, f"{where}/allOf/{i}", depth + 1, stack, True)
+            for i, m in enumerate(s["allOf"])
+        ]
         rest = {k: v for k, v in s.items() if k != "allOf"}
         if rest:
             parts.append(self._plain(rest, where, depth + 1, stack))
@@ -203,11 +221,18 @@ class SchemaTranslator:
                 value = s[key]
                 if key == "format" and not isinstance(value, str):
                     continue
-                if key in ("minimum", "maximum", "multipleOf") and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                    continue
-                if key in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties") and (
-                    isinstance(value, bool) or not isinstance(value, int) or value < 0
+                if key in ("minimum", "maximum", "multipleOf") and (
+                    isinstance(value, bool) or not isinstance(value, (int, float))
                 ):
+                    continue
+                if key in (
+                    "minLength",
+                    "maxLength",
+                    "minItems",
+                    "maxItems",
+                    "minProperties",
+                    "maxProperties",
+                ) and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                     continue
                 if key == "uniqueItems" and not isinstance(value, bool):
                     continue
@@ -232,20 +257,28 @@ class SchemaTranslator:
             out["enum"] = values
         items = s.get("items")
         if isinstance(items, list):
-            out["prefixItems"] = [self._tr(i, f"{where}/items/{n}", depth + 1, stack, False) for n, i in enumerate(items)]
+            out["prefixItems"] = [
+                self._tr(i, f"{where}/items/{n}", depth + 1, stack, False)
+                for n, i in enumerate(items)
+            ]
         elif items is not None:
             out["items"] = self._tr(items, f"{where}/items", depth + 1, stack, False)
         elif out.get("type") == "array":
             out["items"] = {}
         if isinstance(s.get("prefixItems"), list):
-            out["prefixItems"] = [self._tr(i, f"{where}/prefixItems/{n}", depth + 1, stack, False) for n, i in enumerate(s["prefixItems"])]
+            out["prefixItems"] = [
+                self._tr(i, f"{where}/prefixItems/{n}", depth + 1, stack, False)
+                for n, i in enumerate(s["prefixItems"])
+            ]
         props = s.get("properties")
         if isinstance(props, dict):
             tprops: dict[str, Any] = {}
             for name, sub in props.items():
                 if isinstance(sub, dict) and sub.get("readOnly") is True:
                     continue
-                tprops[str(name)] = self._tr(sub, f"{where}/properties/{name}", depth + 1, stack, False)
+                tprops[str(name)] = self._tr(
+                    sub, f"{where}/properties/{name}", depth + 1, stack, False
+                )
             out["properties"] = tprops
             if "type" not in out:
                 out["type"] = "object"
@@ -260,16 +293,25 @@ class SchemaTranslator:
         if isinstance(addl, bool):
             out["additionalProperties"] = addl
         elif isinstance(addl, dict):
-            out["additionalProperties"] = self._tr(addl, f"{where}/additionalProperties", depth + 1, stack, False)
+            out["additionalProperties"] = self._tr(
+                addl, f"{where}/additionalProperties", depth + 1, stack, False
+            )
         pprops = s.get("patternProperties")
         if isinstance(pprops, dict):
-            kept_pp = {p: self._tr(v, f"{where}/patternProperties", depth + 1, stack, False) for p, v in pprops.items() if isinstance(p, str) and _pattern_ok(p)}
+            kept_pp = {
+                p: self._tr(v, f"{where}/patternProperties", depth + 1, stack, False)
+                for p, v in pprops.items()
+                if isinstance(p, str) and _pattern_ok(p)
+            }
             if kept_pp:
                 out["patternProperties"] = kept_pp
         for key in ("oneOf", "anyOf"):
             alts = s.get(key)
             if isinstance(alts, list) and alts:
-                out[key] = [self._tr(a, f"{where}/{key}/{n}", depth + 1, stack, False) for n, a in enumerate(alts)]
+                out[key] = [
+                    self._tr(a, f"{where}/{key}/{n}", depth + 1, stack, False)
+                    for n, a in enumerate(alts)
+                ]
         if isinstance(s.get("not"), (dict, bool)):
             out["not"] = self._tr(s["not"], f"{where}/not", depth + 1, stack, False)
         if nullable:

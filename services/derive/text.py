@@ -20,7 +20,9 @@ def one_line(text: str) -> str:
         text = _HTML.sub(" ", text)
     if "](" in text:
         text = _MD_LINK.sub(r"\1", text)
-    if "  " in text or not text.isprintable():  # every whitespace but the ASCII space is "not printable"
+    if (
+        "  " in text or not text.isprintable()
+    ):  # every whitespace but the ASCII space is "not printable"
         text = _WS.sub(" ", text)
     return text.strip()
 

@@ -25,7 +25,11 @@ def _scalar_alternatives(schema: dict[str, Any]) -> bool:
     """`anyOf`/`oneOf` of scalar schemas only (an id or a slug): a path segment can carry it as is."""
     for key in ("anyOf", "oneOf"):
         alts = schema.get(key)
-        if isinstance(alts, list) and alts and all(isinstance(a, dict) and a.get("type") in _SCALARS for a in alts):
+        if (
+            isinstance(alts, list)
+            and alts
+            and all(isinstance(a, dict) and a.get("type") in _SCALARS for a in alts)
+        ):
             return True
     return False
 
@@ -48,7 +52,10 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     body_required: list[str] = []
     if body is not None:
         if not body.is_json:
-            return None, f"its request body is {body.content_type or 'of no declared type'}, not JSON"
+            return (
+                None,
+                f"its request body is {body.content_type or 'of no declared type'}, not JSON",
+            )
         schema = body.schema
         if schema is None or schema == {} or schema == {"type": "object"}:
             body_props = {}
@@ -63,11 +70,18 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     query: list[str] = []
     for name in path_names:
         param = next((p for p in op.params if p.location == "path" and p.name == name), None)
-        sub = dict(param.schema) if param and isinstance(param.schema, dict) else {"type": "string", "minLength": 1}
+        sub = (
+            dict(param.schema)
+            if param and isinstance(param.schema, dict)
+            else {"type": "string", "minLength": 1}
+        )
         if param and param.description and "description" not in sub:
             sub["description"] = param.description
         if sub.get("type") not in _SCALARS and not _scalar_alternatives(sub):
-            sub = {k: v for k, v in sub.items() if k in ("description",)} | {"type": "string", "minLength": 1}
+            sub = {k: v for k, v in sub.items() if k in ("description",)} | {
+                "type": "string",
+                "minLength": 1,
+            }
         props[name] = sub
         required.append(name)
     for p in op.params:
@@ -95,5 +109,10 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     try:
         expand_types(schema_out, types)
     except SchemaTooLarge:
-        return None, f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB tool budget"
-    return ToolDecl(schema=schema_out, query=query, path_params=path_names, body_fields=list(body_props)), None
+        return (
+            None,
+            f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB tool budget",
+        )
+    return ToolDecl(
+        schema=schema_out, query=query, path_params=path_names, body_fields=list(body_props)
+    ), None

@@ -62,7 +62,9 @@ def _check_key(key: str) -> None:
 def _verified(key: str, data: bytes, where: str) -> bytes:
     actual = sha256_hex(data)
     if actual != key:
-        raise BlobCorrupt(f"blob {key[:16]}… in {where} reads back as {actual[:16]}…: the stored bytes are damaged")
+        raise BlobCorrupt(
+            f"blob {key[:16]}… in {where} reads back as {actual[:16]}…: the stored bytes are damaged"
+        )
     return data
 
 
@@ -125,15 +127,27 @@ class S3BlobStore:
             timeout=urllib3.Timeout(connect=timeout, read=timeout * 4),
             retries=urllib3.Retry(total=1, backoff_factor=0.1, status_forcelist=[502, 503, 504]),
         )
-        self.client = Minio(endpoint, access_key=access_key, secret_key=secret_key, secure=secure, http_client=http)
+        self.client = Minio(
+            endpoint, access_key=access_key, secret_key=secret_key, secure=secure, http_client=http
+        )
         self._bucket_ready = False
 
     @classmethod
-    def from_env(cls, endpoint: str, access_key_env: str, secret_key_env: str, bucket: str, *, secure: bool = False) -> S3BlobStore:
+    def from_env(
+        cls,
+        endpoint: str,
+        access_key_env: str,
+        secret_key_env: str,
+        bucket: str,
+        *,
+        secure: bool = False,
+    ) -> S3BlobStore:
         access = os.environ.get(access_key_env)
         secret = os.environ.get(secret_key_env)
         if not access or not secret:
-            raise BlobStoreUnavailable(f"set {access_key_env} and {secret_key_env} to the S3 credentials for {endpoint}")
+            raise BlobStoreUnavailable(
+                f"set {access_key_env} and {secret_key_env} to the S3 credentials for {endpoint}"
+            )
         return cls(endpoint, access, secret, bucket, secure=secure)
 
     def _object(self, key: str) -> str:
@@ -147,12 +161,20 @@ class S3BlobStore:
             return fn(*args, **kwargs)
         except S3Error as exc:
             if exc.code in ("NoSuchKey", "NoSuchObject"):
-                raise BlobNotFound(f"no blob {args[1][-64:][:16]}… in s3://{self.bucket} at {self.endpoint}") from None
+                raise BlobNotFound(
+                    f"no blob {args[1][-64:][:16]}… in s3://{self.bucket} at {self.endpoint}"
+                ) from None
             if exc.code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"):
-                raise BlobStoreUnavailable(f"S3 at {self.endpoint} refused the credentials ({exc.code}) during {what}") from None
-            raise BlobStoreError(f"S3 {what} failed at {self.endpoint}: {exc.code}: {exc.message}") from None
+                raise BlobStoreUnavailable(
+                    f"S3 at {self.endpoint} refused the credentials ({exc.code}) during {what}"
+                ) from None
+            raise BlobStoreError(
+                f"S3 {what} failed at {self.endpoint}: {exc.code}: {exc.message}"
+            ) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise BlobStoreUnavailable(f"S3 at {self.endpoint} is unreachable during {what}: {type(exc).__name__}") from None
+            raise BlobStoreUnavailable(
+                f"S3 at {self.endpoint} is unreachable during {what}: {type(exc).__name__}"
+            ) from None
         except MinioException as exc:
             raise BlobStoreError(f"S3 {what} failed at {self.endpoint}: {exc}") from None
 
@@ -163,7 +185,9 @@ class S3BlobStore:
             try:
                 self._call("bucket create", self.client.make_bucket, self.bucket)
             except BlobStoreError as exc:
-                if "BucketAlreadyOwnedByYou" not in str(exc) and "BucketAlreadyExists" not in str(exc):
+                if "BucketAlreadyOwnedByYou" not in str(exc) and "BucketAlreadyExists" not in str(
+                    exc
+                ):
                     raise
         self._bucket_ready = True
 
@@ -172,8 +196,15 @@ class S3BlobStore:
         self._ensure_bucket()
         if self.exists(key):
             return key
-        self._call("put", self.client.put_object, self.bucket, self._object(key), io.BytesIO(data), len(data),
-                   content_type="application/octet-stream")
+        self._call(
+            "put",
+            self.client.put_object,
+            self.bucket,
+            self._object(key),
+            io.BytesIO(data),
+            len(data),
+            content_type="application/octet-stream",
+        )
         return key
 
     def get(self, key: str) -> bytes:

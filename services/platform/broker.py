@@ -18,9 +18,13 @@ class BrokerUnavailable(Exception):
 
 async def connect(url: str, name: str = "skillpress") -> Client:
     try:
-        return await nats.connect(url, name=name, connect_timeout=3, max_reconnect_attempts=3, allow_reconnect=True)
+        return await nats.connect(
+            url, name=name, connect_timeout=3, max_reconnect_attempts=3, allow_reconnect=True
+        )
     except Exception as exc:  # nats-py raises several unrelated types for a refused connection
-        raise BrokerUnavailable(f"cannot reach NATS at {url}: {type(exc).__name__}: {exc}") from None
+        raise BrokerUnavailable(
+            f"cannot reach NATS at {url}: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 async def ensure_stream(nc: Client) -> StreamConfig:

@@ -19,7 +19,11 @@ import httpx
 
 __all__ = ["FetchFailed", "FetchRefused", "FetchLimits", "fetch_spec", "check_address"]
 
-_METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254"), ipaddress.ip_address("100.100.100.200")}
+_METADATA = {
+    ipaddress.ip_address("169.254.169.254"),
+    ipaddress.ip_address("fd00:ec2::254"),
+    ipaddress.ip_address("100.100.100.200"),
+}
 
 
 class FetchRefused(Exception):
@@ -46,8 +50,12 @@ def check_address(ip: str, allow_private: bool) -> None:
     if allow_private:
         return
     kinds = [
-        ("loopback", addr.is_loopback), ("private", addr.is_private), ("link-local", addr.is_link_local),
-        ("multicast", addr.is_multicast), ("reserved", addr.is_reserved), ("unspecified", addr.is_unspecified),
+        ("loopback", addr.is_loopback),
+        ("private", addr.is_private),
+        ("link-local", addr.is_link_local),
+        ("multicast", addr.is_multicast),
+        ("reserved", addr.is_reserved),
+        ("unspecified", addr.is_unspecified),
     ]
     for kind, hit in kinds:
         if hit:
@@ -64,7 +72,9 @@ def _resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def fetch_spec(url: str, limits: FetchLimits, transport: httpx.BaseTransport | None = None) -> bytes:
+def fetch_spec(
+    url: str, limits: FetchLimits, transport: httpx.BaseTransport | None = None
+) -> bytes:
     """The document at `url`, or FetchRefused / FetchFailed saying why not."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -79,21 +89,34 @@ def fetch_spec(url: str, limits: FetchLimits, transport: httpx.BaseTransport | N
     ip = addresses[0]
     netloc = f"[{ip}]" if ":" in ip else ip
     target = urlunsplit((parts.scheme, f"{netloc}:{port}", parts.path or "/", parts.query, ""))
-    headers = {"Host": parts.netloc.rsplit("@", 1)[-1], "Accept": "application/json, application/yaml, text/yaml, */*;q=0.5",
-               "User-Agent": "skillpress-fetch"}
+    headers = {
+        "Host": parts.netloc.rsplit("@", 1)[-1],
+        "Accept": "application/json, application/yaml, text/yaml, */*;q=0.5",
+        "User-Agent": "skillpress-fetch",
+    }
     deadline = time.monotonic() + limits.timeout
     try:
-        with httpx.Client(follow_redirects=False, trust_env=False, timeout=limits.timeout, transport=transport) as client, \
-                client.stream("GET", target, headers=headers, extensions={"sni_hostname": host}) as response:
+        with (
+            httpx.Client(
+                follow_redirects=False, trust_env=False, timeout=limits.timeout, transport=transport
+            ) as client,
+            client.stream(
+                "GET", target, headers=headers, extensions={"sni_hostname": host}
+            ) as response,
+        ):
             if 300 <= response.status_code < 400:
-                raise FetchRefused(f"{url} answered {response.status_code} (a redirect to {response.headers.get('location', '?')}); redirects are not followed: give the final URL")
+                raise FetchRefused(
+                    f"{url} answered {response.status_code} (a redirect to {response.headers.get('location', '?')}); redirects are not followed: give the final URL"
+                )
             if response.status_code >= 500:
                 raise FetchFailed(f"{url} answered {response.status_code}")
             if response.status_code >= 400:
                 raise FetchRefused(f"{url} answered {response.status_code}")
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > limits.max_bytes:
-                raise FetchRefused(f"{url} is {int(declared):,} bytes, over the {limits.max_bytes:,}-byte limit")
+                raise FetchRefused(
+                    f"{url} is {int(declared):,} bytes, over the {limits.max_bytes:,}-byte limit"
+                )
             chunks: list[bytes] = []
             size = 0
             for chunk in response.iter_bytes():

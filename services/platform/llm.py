@@ -47,12 +47,18 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self.api_key}"
         payload = {"model": self.model, "messages": msgs, "temperature": 0}
         try:
-            with httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
-                response = client.post(self.base_url.rstrip("/") + "/chat/completions", json=payload, headers=headers)
+            with httpx.Client(
+                timeout=self.timeout, follow_redirects=False, trust_env=False
+            ) as client:
+                response = client.post(
+                    self.base_url.rstrip("/") + "/chat/completions", json=payload, headers=headers
+                )
         except httpx.TimeoutException:
             raise ModelUnavailable(f"the model did not answer within {self.timeout:g} s") from None
         except httpx.HTTPError as exc:
-            raise ModelUnavailable(f"the model endpoint failed: {type(exc).__name__}: {exc}") from None
+            raise ModelUnavailable(
+                f"the model endpoint failed: {type(exc).__name__}: {exc}"
+            ) from None
         if response.status_code != 200:
             raise ModelUnavailable(f"the model endpoint answered {response.status_code}")
         try:
@@ -80,8 +86,14 @@ def summaries_of(files: dict[str, bytes]) -> tuple[str, list[OpSummary]]:
     return str(meta.get("title", "")), out
 
 
-def propose_grouping(client: ChatClient, title: str, ops: list[OpSummary], tag_failure: str | None,
-                     budget_chars: int = 12_000, retries: int = 1) -> tuple[Grouping | None, str]:
+def propose_grouping(
+    client: ChatClient,
+    title: str,
+    ops: list[OpSummary],
+    tag_failure: str | None,
+    budget_chars: int = 12_000,
+    retries: int = 1,
+) -> tuple[Grouping | None, str]:
     """The model's grouping, or None and why not (the caller then uses the offline grouping)."""
     log = get_logger("categorize.model", model=client.model, operations=len(ops))
     all_ops = {op.name for op in ops}
@@ -98,11 +110,19 @@ def propose_grouping(client: ChatClient, title: str, ops: list[OpSummary], tag_f
                 answer = parse_answer(text, batch, all_ops, known)
                 break
             except GroupingInvalid as exc:
-                log.warning("categorize.model_answer_invalid", batch=i, attempt=attempt, reason=str(exc))
+                log.warning(
+                    "categorize.model_answer_invalid", batch=i, attempt=attempt, reason=str(exc)
+                )
                 if attempt == retries:
                     return None, f"the model's answer was invalid {retries + 1} times (last: {exc})"
-                msgs = [*msgs, {"role": "assistant", "content": text[:4000]},
-                        {"role": "user", "content": f"That answer cannot be used: {exc}. Answer again with the corrected JSON only."}]
+                msgs = [
+                    *msgs,
+                    {"role": "assistant", "content": text[:4000]},
+                    {
+                        "role": "user",
+                        "content": f"That answer cannot be used: {exc}. Answer again with the corrected JSON only.",
+                    },
+                ]
             except ModelUnavailable as exc:
                 log.warning("categorize.model_unavailable", batch=i, reason=str(exc))
                 return None, str(exc)
@@ -111,6 +131,9 @@ def propose_grouping(client: ChatClient, title: str, ops: list[OpSummary], tag_f
         for name, (desc, members) in answer.items():
             known.setdefault(name, []).extend(members)
             descriptions.setdefault(name, desc)
-    log.info("categorize.model_grouped", categories=len(known), seconds=round(time.monotonic() - started, 2))
+    log.info(
+        "categorize.model_grouped",
+        categories=len(known),
+        seconds=round(time.monotonic() - started, 2),
+    )
     return assemble(parts, tag_failure, [op.name for op in ops]), "the model grouped the operations"
-

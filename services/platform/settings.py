@@ -14,7 +14,9 @@ __all__ = ["Settings"]
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SKILLPRESS_", extra="ignore")
 
-    home: Path = Field(default_factory=lambda: Path.home() / ".skillpress", description="embedded state lives here")
+    home: Path = Field(
+        default_factory=lambda: Path.home() / ".skillpress", description="embedded state lives here"
+    )
     max_spec_bytes: int = 32 * 1024 * 1024
     log_format: str = "auto"  # auto | json | console
     log_level: str = "info"
@@ -33,12 +35,18 @@ class Settings(BaseSettings):
     max_deliver: int = 5
     retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0, 60.0)
     ack_wait: float = 60.0
-    handler_delay: float = 0.0  # failure drills only: every handler sleeps this long before its effect
+    handler_delay: float = (
+        0.0  # failure drills only: every handler sleeps this long before its effect
+    )
 
     # fetching specs by URL
     fetch_timeout: float = 20.0
-    fetch_allow_private: bool = False  # loopback/private/link-local targets; for tests and trusted networks
-    refresh_interval: float = 3600.0  # seconds between scheduled re-fetches of URL sources (0: never)
+    fetch_allow_private: bool = (
+        False  # loopback/private/link-local targets; for tests and trusted networks
+    )
+    refresh_interval: float = (
+        3600.0  # seconds between scheduled re-fetches of URL sources (0: never)
+    )
 
     # categories from a model when tags fail: any OpenAI-compatible chat-completions endpoint (off when unset)
     llm_base_url: str | None = None  # e.g. https://api.openai.com/v1

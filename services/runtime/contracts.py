@@ -59,23 +59,42 @@ def tool_contract(skill: Skill, files: dict[str, bytes]) -> list[dict[str, Any]]
         required = list(schema.get("required", []))
         idempotent = bool(tool.declaration.identity)
         if kind == "write":
-            props["user_confirmed"] = {"type": "boolean", "const": True,
-                                       "description": "Must be true. Set only after the user explicitly confirmed this exact operation."}
+            props["user_confirmed"] = {
+                "type": "boolean",
+                "const": True,
+                "description": "Must be true. Set only after the user explicitly confirmed this exact operation.",
+            }
             required.append("user_confirmed")
         if idempotent:
-            props["idempotency_key"] = {"type": "string", "minLength": 1,
-                                        "description": "Stable key for this logical operation so retries never create duplicates"
-                                                       f" (skillpress derives it from {', '.join(tool.declaration.identity)})."}
+            props["idempotency_key"] = {
+                "type": "string",
+                "minLength": 1,
+                "description": "Stable key for this logical operation so retries never create duplicates"
+                f" (skillpress derives it from {', '.join(tool.declaration.identity)}).",
+            }
             required.append("idempotency_key")
         if required:
             schema["required"] = required
-        out.append({"name": tool.name, "type": kind, "description": tool.description,
-                    "requiresConfirmation": kind == "write", "idempotent": idempotent, "inputSchema": schema})
+        out.append(
+            {
+                "name": tool.name,
+                "type": kind,
+                "description": tool.description,
+                "requiresConfirmation": kind == "write",
+                "idempotent": idempotent,
+                "inputSchema": schema,
+            }
+        )
     return out
 
 
 def _rule_lines(contract: list[dict[str, Any]]) -> list[str]:
-    lines = [RULES_HEADING, "", "Only the tools listed below may be used. Never invent or call other tools.", ""]
+    lines = [
+        RULES_HEADING,
+        "",
+        "Only the tools listed below may be used. Never invent or call other tools.",
+        "",
+    ]
     for t in contract:
         rule = f"- `{t['name']}` ({t['type']})"
         if t["requiresConfirmation"]:
@@ -85,7 +104,10 @@ def _rule_lines(contract: list[dict[str, Any]]) -> list[str]:
         if t["idempotent"]:
             rule += "; idempotent: send the same `idempotency_key` when retrying the same operation"
         lines.append(rule + ".")
-    lines += ["", "Write operations are never executed without explicit confirmation in the current conversation."]
+    lines += [
+        "",
+        "Write operations are never executed without explicit confirmation in the current conversation.",
+    ]
     return lines
 
 
@@ -93,19 +115,39 @@ def _call_section(tool: Tool, credential_header: str | None) -> list[str]:
     decl = tool.declaration
     lines = ["", "## The call", f"`{decl.method} {decl.url}`"]
     if decl.path_params:
-        lines.append("Path parameters (each one whole, percent-encoded segment): " + ", ".join(f"`{p}`" for p in decl.path_params) + ".")
+        lines.append(
+            "Path parameters (each one whole, percent-encoded segment): "
+            + ", ".join(f"`{p}`" for p in decl.path_params)
+            + "."
+        )
     if decl.query:
-        lines.append("Query string: " + ", ".join(f"`{q}`" for q in decl.query) + " (a list is sent repeated: `tags=a&tags=b`).")
+        lines.append(
+            "Query string: "
+            + ", ".join(f"`{q}`" for q in decl.query)
+            + " (a list is sent repeated: `tags=a&tags=b`)."
+        )
     if decl.body:
-        lines.append("Body: a JSON object with " + ", ".join(f"`{b}`" for b in decl.body) + "; send `Content-Type: application/json`.")
+        lines.append(
+            "Body: a JSON object with "
+            + ", ".join(f"`{b}`" for b in decl.body)
+            + "; send `Content-Type: application/json`."
+        )
     if decl.fixed:
-        lines.append("Always send: " + ", ".join(f"`{k}` = `{json.dumps(v)}`" for k, v in decl.fixed) + ".")
+        lines.append(
+            "Always send: " + ", ".join(f"`{k}` = `{json.dumps(v)}`" for k, v in decl.fixed) + "."
+        )
     for name, value in decl.headers:
         lines.append(f"Header `{name}: {value}` on every call.")
     if decl.identity:
-        lines.append("Idempotency-Key header: the same value for the same " + ", ".join(f"`{f}`" for f in decl.identity) + ".")
+        lines.append(
+            "Idempotency-Key header: the same value for the same "
+            + ", ".join(f"`{f}`" for f in decl.identity)
+            + "."
+        )
     if credential_header:
-        lines.append(f"Credential: the `{credential_header}` header, supplied by the host (never an argument).")
+        lines.append(
+            f"Credential: the `{credential_header}` header, supplied by the host (never an argument)."
+        )
     return lines
 
 
@@ -115,7 +157,15 @@ def _with_call(text: str, tool: Tool, credential_header: str | None) -> str:
         return text
     lines = text.rstrip("\n").split("\n")
     cut = next((i for i, ln in enumerate(lines) if ln.startswith("## ") and i > 0), len(lines))
-    return "\n".join(lines[:cut] + _call_section(tool, credential_header) + ([""] if cut < len(lines) else []) + lines[cut:]) + "\n"
+    return (
+        "\n".join(
+            lines[:cut]
+            + _call_section(tool, credential_header)
+            + ([""] if cut < len(lines) else [])
+            + lines[cut:]
+        )
+        + "\n"
+    )
 
 
 def agent_skills_folder(skill: Skill, files: dict[str, bytes]) -> dict[str, bytes]:
@@ -125,11 +175,27 @@ def agent_skills_folder(skill: Skill, files: dict[str, bytes]) -> dict[str, byte
     body = files.get("body.md", b"").decode("utf-8", "replace")
     if body.startswith("---\n"):
         body = body.split("\n---", 1)[-1].lstrip("-\n")
-    body = body.replace(f"skill/{skill.slug}/<name>.md", "references/<name>.md").replace(f"skill/{skill.slug}/", "references/")
-    description = " ".join((meta.get("description") or skill.title or skill.slug).split())[:1000] or skill.slug
-    front = ["---", f"name: {_agent_name(skill.slug)}", f"description: {json.dumps(description, ensure_ascii=False)}", "---", ""]
-    skill_md = "\n".join(front) + body.rstrip("\n") + "\n\n" + "\n".join(_rule_lines(contract)) + "\n"
-    out = {"SKILL.md": skill_md.encode(), "tools.json": (json.dumps(contract, indent=2, ensure_ascii=False) + "\n").encode()}
+    body = body.replace(f"skill/{skill.slug}/<name>.md", "references/<name>.md").replace(
+        f"skill/{skill.slug}/", "references/"
+    )
+    description = (
+        " ".join((meta.get("description") or skill.title or skill.slug).split())[:1000]
+        or skill.slug
+    )
+    front = [
+        "---",
+        f"name: {_agent_name(skill.slug)}",
+        f"description: {json.dumps(description, ensure_ascii=False)}",
+        "---",
+        "",
+    ]
+    skill_md = (
+        "\n".join(front) + body.rstrip("\n") + "\n\n" + "\n".join(_rule_lines(contract)) + "\n"
+    )
+    out = {
+        "SKILL.md": skill_md.encode(),
+        "tools.json": (json.dumps(contract, indent=2, ensure_ascii=False) + "\n").encode(),
+    }
     by_file = {t.declaration.file: t for t in skill.tools}
     header = skill.auth.header if skill.auth else None
     for path, data in files.items():
@@ -161,8 +227,16 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
         raise ContractError("tools.json is not a list of tools")
     names = []
     for t in contract:
-        if not isinstance(t, dict) or not {"name", "type", "requiresConfirmation", "idempotent", "inputSchema"} <= set(t):
-            problems.append(f"tools.json entry {t!r:.60} lacks name, type, requiresConfirmation, idempotent or inputSchema")
+        if not isinstance(t, dict) or not {
+            "name",
+            "type",
+            "requiresConfirmation",
+            "idempotent",
+            "inputSchema",
+        } <= set(t):
+            problems.append(
+                f"tools.json entry {t!r:.60} lacks name, type, requiresConfirmation, idempotent or inputSchema"
+            )
             continue
         name = t["name"]
         names.append(name)
@@ -172,9 +246,15 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
             problems.append(f"{name}: type {t['type']!r} is neither read nor write")
         if t["type"] == "write" and not t["requiresConfirmation"]:
             problems.append(f"{name}: a write tool without requiresConfirmation")
-        if t["requiresConfirmation"] and ("user_confirmed" not in props or "user_confirmed" not in required):
-            problems.append(f"{name}: requires confirmation but its schema does not require user_confirmed")
-        if t["idempotent"] and ("idempotency_key" not in props or "idempotency_key" not in required):
+        if t["requiresConfirmation"] and (
+            "user_confirmed" not in props or "user_confirmed" not in required
+        ):
+            problems.append(
+                f"{name}: requires confirmation but its schema does not require user_confirmed"
+            )
+        if t["idempotent"] and (
+            "idempotency_key" not in props or "idempotency_key" not in required
+        ):
             problems.append(f"{name}: idempotent but its schema does not require idempotency_key")
         line = next((ln for ln in rules.splitlines() if ln.startswith(f"- `{name}` ")), None)
         if line is None:
@@ -192,5 +272,8 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
             problems.append(f"{m.group(1)}: in SKILL.md's Tool Use Rules but not in tools.json")
     if problems:
         raise ContractError("; ".join(problems))
-    return {"tools": len(names), "write": sum(1 for t in contract if t.get("type") == "write"),
-            "idempotent": sum(1 for t in contract if t.get("idempotent"))}
+    return {
+        "tools": len(names),
+        "write": sum(1 for t in contract if t.get("type") == "write"),
+        "idempotent": sum(1 for t in contract if t.get("idempotent")),
+    }

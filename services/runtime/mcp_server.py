@@ -35,16 +35,31 @@ def _base_tools(skill: Skill) -> list[types.Tool]:
         types.Tool(
             name="read_skill_file",
             description=f"Read a file of the {skill.slug} skill: a category's list of operations (<category>.md) or an"
-                        " operation's detail (<operation>.md). The instructions name the files.",
-            input_schema={"type": "object", "properties": {"path": {"type": "string", "description": "e.g. create_booking.md"}},
-                          "required": ["path"], "additionalProperties": False},
+            " operation's detail (<operation>.md). The instructions name the files.",
+            input_schema={
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "e.g. create_booking.md"}},
+                "required": ["path"],
+                "additionalProperties": False,
+            },
         ),
         types.Tool(
             name="load_tools",
             description="Load operations as tools by the names the instructions list them under; each becomes a tool you can call,"
-                        " with its request built for you.",
-            input_schema={"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20}},
-                          "required": ["names"], "additionalProperties": False},
+            " with its request built for you.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "names": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "maxItems": 20,
+                    }
+                },
+                "required": ["names"],
+                "additionalProperties": False,
+            },
         ),
         types.Tool(
             name="loaded_tools",
@@ -58,8 +73,14 @@ def _as_mcp(tool: Tool) -> types.Tool:
     return types.Tool(name=tool.name, description=tool.description, input_schema=tool.schema)
 
 
-def build_mcp_server(skill: Skill, files: dict[str, bytes], *, eager: bool = False, credential: Credential | None = None,
-                     limits: CallLimits | None = None) -> Server[Any]:
+def build_mcp_server(
+    skill: Skill,
+    files: dict[str, bytes],
+    *,
+    eager: bool = False,
+    credential: Credential | None = None,
+    limits: CallLimits | None = None,
+) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return)."""
     limits = limits or CallLimits()
     readable = {p: d for p, d in files.items() if p.endswith(".md")}
@@ -75,7 +96,9 @@ def build_mcp_server(skill: Skill, files: dict[str, bytes], *, eager: bool = Fal
         return loaded_by_client[key]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded_for(ctx).values())])
+        return types.ListToolsResult(
+            tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded_for(ctx).values())]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
@@ -83,12 +106,17 @@ def build_mcp_server(skill: Skill, files: dict[str, bytes], *, eager: bool = Fal
         if name == "read_skill_file":
             path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
             if path not in readable:
-                return _text(f"{skill.slug} has no file {path!r}; the instructions name its files", error=True)
+                return _text(
+                    f"{skill.slug} has no file {path!r}; the instructions name its files",
+                    error=True,
+                )
             return _text(readable[path].decode("utf-8", "replace"))
         if name == "load_tools":
             names = args.get("names")
             if not isinstance(names, list) or not names:
-                return _text("give names: the operations to load, as the instructions list them", error=True)
+                return _text(
+                    "give names: the operations to load, as the instructions list them", error=True
+                )
             added, problems = [], []
             for raw in names[:20]:
                 try:
@@ -104,13 +132,23 @@ def build_mcp_server(skill: Skill, files: dict[str, bytes], *, eager: bool = Fal
                     await ctx.session.send_tool_list_changed()
                 except Exception:  # noqa: BLE001 (a client that does not listen still sees them in tools/list)
                     pass
-            return _text({"loaded": added, "already_loaded": [n for n in loaded if n not in added], "problems": problems},
-                         error=bool(problems) and not added)
+            return _text(
+                {
+                    "loaded": added,
+                    "already_loaded": [n for n in loaded if n not in added],
+                    "problems": problems,
+                },
+                error=bool(problems) and not added,
+            )
         if name == "loaded_tools":
             return _text(sorted(loaded))
         chosen = loaded.get(name)
         if chosen is None:
-            hint = " (load it first with load_tools)" if any(t.name == name or t.operation == name for t in skill.tools) else ""
+            hint = (
+                " (load it first with load_tools)"
+                if any(t.name == name or t.operation == name for t in skill.tools)
+                else ""
+            )
             return _text(f"no tool {name!r} is loaded{hint}", error=True)
         try:
             request = build_request(chosen, args, skill.hosts)
@@ -136,7 +174,11 @@ async def serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
+        await server.run(
+            read,
+            write,
+            server.create_initialization_options(NotificationOptions(tools_changed=True)),
+        )
 
 
 def serve_http(server: Server[Any], host: str, port: int) -> None:

@@ -20,11 +20,46 @@ from typing import Any
 __all__ = ["PROFILES", "adapt"]
 
 PROFILES = ("anthropic", "openai", "mcp", "openai-strict", "gemini")
-_STRICT_DROP = ("minLength", "maxLength", "uniqueItems", "default", "patternProperties", "minProperties", "maxProperties",
-                "examples", "deprecated", "readOnly", "writeOnly", "title")
-_STRICT_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
-_GEMINI_DROP = ("additionalProperties", "default", "exclusiveMinimum", "exclusiveMaximum", "examples", "deprecated", "readOnly",
-                "writeOnly", "title", "uniqueItems", "patternProperties", "multipleOf", "$schema")
+_STRICT_DROP = (
+    "minLength",
+    "maxLength",
+    "uniqueItems",
+    "default",
+    "patternProperties",
+    "minProperties",
+    "maxProperties",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "title",
+)
+_STRICT_FORMATS = {
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+}
+_GEMINI_DROP = (
+    "additionalProperties",
+    "default",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "title",
+    "uniqueItems",
+    "patternProperties",
+    "multipleOf",
+    "$schema",
+)
 
 
 def _items(node: dict[str, Any], path: str, notes: list[str]) -> None:
@@ -45,19 +80,31 @@ def _strict(node: Any, path: str, notes: list[str]) -> Any:
     _items(node, path, notes)
     props = node.get("properties")
     typ = node.get("type")
-    if typ == "object" or (isinstance(typ, list) and "object" in typ) or isinstance(props, dict) or "additionalProperties" in node:
+    if (
+        typ == "object"
+        or (isinstance(typ, list) and "object" in typ)
+        or isinstance(props, dict)
+        or "additionalProperties" in node
+    ):
         props = props if isinstance(props, dict) else {}
         required = set(node.get("required", []))
         for name, sub in props.items():
             sub = _strict(sub, f"{path}.{name}", notes)
             if name not in required:
                 sub = _nullable(sub)
-                notes.append(f"{path}.{name}: optional, so required and nullable (null means left out)")
+                notes.append(
+                    f"{path}.{name}: optional, so required and nullable (null means left out)"
+                )
             props[name] = sub
         node["properties"] = props
         node["required"] = list(props)
-        if isinstance(node.get("additionalProperties"), dict) or node.get("additionalProperties") is True:
-            notes.append(f"{path}: a map of free keys cannot be said in strict mode; closed (additionalProperties: false)")
+        if (
+            isinstance(node.get("additionalProperties"), dict)
+            or node.get("additionalProperties") is True
+        ):
+            notes.append(
+                f"{path}: a map of free keys cannot be said in strict mode; closed (additionalProperties: false)"
+            )
         elif node.get("additionalProperties") is not False:
             notes.append(f"{path}: closed (additionalProperties: false)")
         node["additionalProperties"] = False
@@ -111,12 +158,16 @@ def _gemini(node: Any, path: str, notes: list[str]) -> Any:
         notes.append(f"{path}: enum values written as strings")
     _items(node, path, notes)
     if isinstance(node.get("properties"), dict):
-        node["properties"] = {k: _gemini(v, f"{path}.{k}", notes) for k, v in node["properties"].items()}
+        node["properties"] = {
+            k: _gemini(v, f"{path}.{k}", notes) for k, v in node["properties"].items()
+        }
     if isinstance(node.get("items"), dict):
         node["items"] = _gemini(node["items"], f"{path}[]", notes)
     for key in ("anyOf", "oneOf", "allOf"):
         if isinstance(node.get(key), list):
-            node["anyOf" if key != "allOf" else key] = [_gemini(s, f"{path}|{i}", notes) for i, s in enumerate(node.pop(key))]
+            node["anyOf" if key != "allOf" else key] = [
+                _gemini(s, f"{path}|{i}", notes) for i, s in enumerate(node.pop(key))
+            ]
     return node
 
 

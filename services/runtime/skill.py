@@ -86,12 +86,22 @@ class Tool:
         from services.runtime.profiles import adapt
 
         if provider not in PROVIDERS:
-            raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+            raise PackageError(
+                f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}"
+            )
         schema, notes = adapt(self.schema, provider)
         if provider == "anthropic":
-            return {"name": self.name, "description": self.description, "input_schema": schema}, notes
+            return {
+                "name": self.name,
+                "description": self.description,
+                "input_schema": schema,
+            }, notes
         if provider in ("openai", "openai-strict"):
-            fn: dict[str, Any] = {"name": self.name, "description": self.description, "parameters": schema}
+            fn: dict[str, Any] = {
+                "name": self.name,
+                "description": self.description,
+                "parameters": schema,
+            }
             if provider == "openai-strict":
                 fn["strict"] = True
             return {"type": "function", "function": fn}, notes
@@ -364,7 +374,9 @@ def load_skill(
     return _with_base_url(skill, base_url) if base_url else skill
 
 
-def package_tools(files: dict[str, bytes], provider: str, notes: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+def package_tools(
+    files: dict[str, bytes], provider: str, notes: dict[str, list[str]] | None = None
+) -> list[dict[str, Any]]:
     """Every declared operation of a package as a tool in `provider`'s shape; `notes` collects, per
     tool, what the provider's profile changed in its schema."""
     if provider not in PROVIDERS:

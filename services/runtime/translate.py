@@ -113,7 +113,11 @@ def _check(tool: Tool, args: Any) -> dict[str, Any]:
     props = tool.schema.get("properties", {})
     required = set(tool.declaration.required)
     # null for an optional argument is "left out" (strict providers make every argument required and nullable)
-    args = {k: v for k, v in args.items() if not (v is None and k not in required and not _allows_null(props.get(k)))}
+    args = {
+        k: v
+        for k, v in args.items()
+        if not (v is None and k not in required and not _allows_null(props.get(k)))
+    }
     unknown = [k for k in args if k not in props]
     if unknown:
         raise CallRefused(
@@ -245,7 +249,10 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
             op,
             f"the skill declares no host: its URL is the path {decl.url}; give it a base URL (skillpress call --base-url, or derive with --base-url)",
         )
-    args = {**_check(tool, args), **decl.fixed_values}  # what the skill fixes is sent whatever the model says
+    args = {
+        **_check(tool, args),
+        **decl.fixed_values,
+    }  # what the skill fixes is sent whatever the model says
     head = urlsplit(decl.url)
     path = _TEMPLATE.sub(lambda m: _segment(op, m.group(1), args[m.group(1)]), head.path)
     url = f"{head.scheme}://{head.netloc}{path}"

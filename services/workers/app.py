@@ -33,8 +33,13 @@ WORKERS: dict[str, tuple[Step, ...]] = {
 
 def blob_store(settings: Settings) -> BlobStore:
     if settings.s3_endpoint:
-        return S3BlobStore.from_env(settings.s3_endpoint, settings.s3_access_key_env, settings.s3_secret_key_env,
-                                    settings.s3_bucket, secure=settings.s3_secure)
+        return S3BlobStore.from_env(
+            settings.s3_endpoint,
+            settings.s3_access_key_env,
+            settings.s3_secret_key_env,
+            settings.s3_bucket,
+            secure=settings.s3_secure,
+        )
     return LocalBlobStore(settings.blob_dir)
 
 
@@ -49,15 +54,24 @@ async def _schedule_refresh(broker: NatsBroker, interval: float, stop: asyncio.E
     (one per `up`) ask once per slot."""
     while not stop.is_set():
         slot = int(time.time() // interval)
-        await publish_all(broker, [Outgoing(COMMANDS["refresh_sources"], RefreshSources(), f"refresh-slot:{slot}")])
+        await publish_all(
+            broker,
+            [Outgoing(COMMANDS["refresh_sources"], RefreshSources(), f"refresh-slot:{slot}")],
+        )
         try:
             await asyncio.wait_for(stop.wait(), timeout=interval)
         except TimeoutError:
             pass
 
 
-async def serve_workers(ctx: WorkerContext, nats_url: str, names: Iterable[str], stop: asyncio.Event,
-                        ready: asyncio.Event | None = None, schedule: bool = False) -> None:
+async def serve_workers(
+    ctx: WorkerContext,
+    nats_url: str,
+    names: Iterable[str],
+    stop: asyncio.Event,
+    ready: asyncio.Event | None = None,
+    schedule: bool = False,
+) -> None:
     """Run the named workers until `stop` is set; each is a durable consumer shared with replicas."""
     names = list(names)
     unknown = [n for n in names if n not in WORKERS]
@@ -76,7 +90,9 @@ async def serve_workers(ctx: WorkerContext, nats_url: str, names: Iterable[str],
     await broker.start()
     scheduler = None
     if schedule and ctx.settings.refresh_interval > 0:
-        scheduler = asyncio.create_task(_schedule_refresh(broker, ctx.settings.refresh_interval, stop))
+        scheduler = asyncio.create_task(
+            _schedule_refresh(broker, ctx.settings.refresh_interval, stop)
+        )
     log.info("workers.started")
     if ready is not None:
         ready.set()

@@ -20,15 +20,22 @@ from services.workers.inputs import derivation_files, load_derivation, load_revi
 __all__ = ["STEP", "categorize"]
 
 
-def decide(ctx: WorkerContext, files: dict[str, bytes], offline: Grouping) -> tuple[Grouping, str | None]:
+def decide(
+    ctx: WorkerContext, files: dict[str, bytes], offline: Grouping
+) -> tuple[Grouping, str | None]:
     """The grouping to use and why: the offline one unless tags failed, categories are needed and a model answers well."""
     if offline.tag_failure is None or offline.mode != "categories":
         return offline, None
     client = chat_client(ctx.settings)
     if client is None:
-        return offline, f"tags failed ({offline.tag_failure}); no model configured, so grouped offline by path"
+        return (
+            offline,
+            f"tags failed ({offline.tag_failure}); no model configured, so grouped offline by path",
+        )
     title, ops = summaries_of(files)
-    grouping, why = propose_grouping(client, title, ops, offline.tag_failure, ctx.settings.llm_context_budget)
+    grouping, why = propose_grouping(
+        client, title, ops, offline.tag_failure, ctx.settings.llm_context_budget
+    )
     if grouping is None:
         return offline, f"tags failed ({offline.tag_failure}); {why}; grouped offline by path"
     return grouping, f"tags failed ({offline.tag_failure}); {why} ({client.model})"
@@ -47,16 +54,38 @@ def categorize(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]:
             row = s.get(SourceRevision, event.revision_id)
             assert row is not None
             if row.grouping_blob is None:
-                row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = blob, grouping.source, grouping.tag_failure, note
+                row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = (
+                    blob,
+                    grouping.source,
+                    grouping.tag_failure,
+                    note,
+                )
     with ctx.records.session() as s:
         row = s.get(SourceRevision, event.revision_id)
         assert row is not None and row.grouping_blob is not None
-        blob, source, failure, note = row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note
+        blob, source, failure, note = (
+            row.grouping_blob,
+            row.grouping_source,
+            row.tag_failure,
+            row.grouping_note,
+        )
     chosen = Grouping.from_json(ctx.blobs.get(blob))
     count = len(chosen.categories) if chosen.mode == "categories" else 0
-    return [Outgoing(EVENTS["revision_categorized"], RevisionCategorized(
-        revision_id=event.revision_id, skill=event.skill, source=source or chosen.source, categories=count,
-        tag_failure=failure, note=note, submission=event.submission), f"categorized:{event.revision_id}")]
+    return [
+        Outgoing(
+            EVENTS["revision_categorized"],
+            RevisionCategorized(
+                revision_id=event.revision_id,
+                skill=event.skill,
+                source=source or chosen.source,
+                categories=count,
+                tag_failure=failure,
+                note=note,
+                submission=event.submission,
+            ),
+            f"categorized:{event.revision_id}",
+        )
+    ]
 
 
 STEP = Step("categorize", EVENTS["revision_parsed"], RevisionParsed, categorize)

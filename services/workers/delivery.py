@@ -68,16 +68,27 @@ class Step:
 async def publish_all(broker: NatsBroker, outgoing: list[Outgoing]) -> None:
     for out in outgoing:
         await broker.publish(
-            out.payload.model_dump(mode="json"), out.subject, headers={"Nats-Msg-Id": out.msg_id}, stream=STREAM, timeout=10.0
+            out.payload.model_dump(mode="json"),
+            out.subject,
+            headers={"Nats-Msg-Id": out.msg_id},
+            stream=STREAM,
+            timeout=10.0,
         )
 
 
 def _dead_letter(ctx: WorkerContext, step: Step, msg: NatsMessage, error: str) -> None:
     headers = msg.raw_message.headers or {}
     with ctx.records.session() as s:
-        s.add(DeadLetter(subject=step.subject, worker=step.worker, msg_id=headers.get("Nats-Msg-Id"),
-                         error=error[:20_000], payload=msg.body.decode("utf-8", "replace")[:200_000],
-                         created_at=datetime.now(UTC)))
+        s.add(
+            DeadLetter(
+                subject=step.subject,
+                worker=step.worker,
+                msg_id=headers.get("Nats-Msg-Id"),
+                error=error[:20_000],
+                payload=msg.body.decode("utf-8", "replace")[:200_000],
+                created_at=datetime.now(UTC),
+            )
+        )
 
 
 def subscribe(broker: NatsBroker, ctx: WorkerContext, step: Step) -> None:
@@ -97,14 +108,26 @@ def subscribe(broker: NatsBroker, ctx: WorkerContext, step: Step) -> None:
     )
     async def handle(body: Any, msg: NatsMessage) -> None:
         delivered = msg.raw_message.metadata.num_delivered or 1
-        bound = log.bind(subject=step.subject, delivered=delivered, stream_seq=msg.raw_message.metadata.sequence.stream)
+        bound = log.bind(
+            subject=step.subject,
+            delivered=delivered,
+            stream_seq=msg.raw_message.metadata.sequence.stream,
+        )
         try:
-            payload = step.model.model_validate(body if isinstance(body, dict) else json.loads(msg.body))
+            payload = step.model.model_validate(
+                body if isinstance(body, dict) else json.loads(msg.body)
+            )
         except (ValidationError, ValueError) as exc:
             bound.error(f"{step.worker}.malformed_message", error=str(exc)[:500])
-            await asyncio.to_thread(_dead_letter, ctx, step, msg, f"malformed {step.model.__name__}: {exc}")
+            await asyncio.to_thread(
+                _dead_letter, ctx, step, msg, f"malformed {step.model.__name__}: {exc}"
+            )
             return
-        ids = {k: v for k, v in payload.model_dump().items() if k in ("revision_id", "version_id", "skill", "submission")}
+        ids = {
+            k: v
+            for k, v in payload.model_dump().items()
+            if k in ("revision_id", "version_id", "skill", "submission")
+        }
         bound = bound.bind(**ids)
         try:
             if settings.handler_delay:
@@ -119,9 +142,15 @@ def subscribe(broker: NatsBroker, ctx: WorkerContext, step: Step) -> None:
             error = "".join(traceback.format_exception_only(exc)).strip()
             if delivered >= settings.max_deliver:
                 bound.error(f"{step.worker}.dead_lettered", error=error)
-                await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{error} (after {delivered} deliveries)")
+                await asyncio.to_thread(
+                    _dead_letter, ctx, step, msg, f"{error} (after {delivered} deliveries)"
+                )
                 return
-            delay = settings.retry_delays[min(delivered - 1, len(settings.retry_delays) - 1)] if settings.retry_delays else 0.0
+            delay = (
+                settings.retry_delays[min(delivered - 1, len(settings.retry_delays) - 1)]
+                if settings.retry_delays
+                else 0.0
+            )
             bound.warning(f"{step.worker}.retrying", error=error, delay=delay)
             raise NackMessage(delay=delay) from exc
         bound.info(f"{step.worker}.done", published=[o.subject for o in outgoing])

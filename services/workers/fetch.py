@@ -29,8 +29,15 @@ def _skill_and_source(ctx: WorkerContext, event: SpecSubmitted) -> tuple[str, st
             s.flush()
         source = s.get(Source, source_id)
         if source is None:
-            s.add(Source(id=source_id, skill_id=skill_id, kind="url" if event.url else "upload",
-                         fetched_from=event.url, base_url=event.base_url))
+            s.add(
+                Source(
+                    id=source_id,
+                    skill_id=skill_id,
+                    kind="url" if event.url else "upload",
+                    fetched_from=event.url,
+                    base_url=event.base_url,
+                )
+            )
         else:
             if event.url:
                 source.kind, source.fetched_from = "url", event.url
@@ -46,8 +53,15 @@ def fetch(ctx: WorkerContext, event: SpecSubmitted) -> list[Outgoing]:
 
     def rejected(reason: str) -> list[Outgoing]:
         rid = derived_id("rejected-submission", event.submission)
-        return [Outgoing(EVENTS["revision_rejected"], RevisionRejected(revision_id=rid, skill=event.skill, reason=reason,
-                                                                      submission=event.submission), f"rejected:{event.submission}")]
+        return [
+            Outgoing(
+                EVENTS["revision_rejected"],
+                RevisionRejected(
+                    revision_id=rid, skill=event.skill, reason=reason, submission=event.submission
+                ),
+                f"rejected:{event.submission}",
+            )
+        ]
 
     if event.blob:
         try:
@@ -56,7 +70,11 @@ def fetch(ctx: WorkerContext, event: SpecSubmitted) -> list[Outgoing]:
             return rejected(f"the uploaded spec {event.blob[:12]}… is not in the blob store")
     else:
         assert event.url is not None
-        limits = FetchLimits(ctx.settings.max_spec_bytes, ctx.settings.fetch_timeout, ctx.settings.fetch_allow_private)
+        limits = FetchLimits(
+            ctx.settings.max_spec_bytes,
+            ctx.settings.fetch_timeout,
+            ctx.settings.fetch_allow_private,
+        )
         try:
             data = fetch_spec(event.url, limits)
         except FetchRefused as exc:
@@ -64,22 +82,53 @@ def fetch(ctx: WorkerContext, event: SpecSubmitted) -> list[Outgoing]:
         except FetchFailed:
             raise  # retried with spaced delays, then dead-lettered
     if len(data) > ctx.settings.max_spec_bytes:
-        return rejected(f"the spec is {len(data):,} bytes, over the {ctx.settings.max_spec_bytes:,}-byte limit")
+        return rejected(
+            f"the spec is {len(data):,} bytes, over the {ctx.settings.max_spec_bytes:,}-byte limit"
+        )
     sha = ctx.blobs.put(data)
     revision_id = derived_id("revision", source_id, sha)
     with ctx.records.session() as s:
         existing = s.get(SourceRevision, revision_id)
         if existing is None:
-            s.add(SourceRevision(id=revision_id, source_id=source_id, spec_sha256=sha, fetched_at=datetime.now(UTC),
-                                 created_by=event.created_by[:128], status="stored", submission=event.submission[:128]))
+            s.add(
+                SourceRevision(
+                    id=revision_id,
+                    source_id=source_id,
+                    spec_sha256=sha,
+                    fetched_at=datetime.now(UTC),
+                    created_by=event.created_by[:128],
+                    status="stored",
+                    submission=event.submission[:128],
+                )
+            )
             created = True
         else:  # this submission's own redelivery re-announces; another submission of the same bytes is unchanged
             created = existing.submission == event.submission[:128]
     if created:
-        return [Outgoing(EVENTS["revision_stored"], RevisionStored(revision_id=revision_id, skill=event.skill, spec_sha256=sha,
-                                                                  submission=event.submission), f"stored:{revision_id}")]
-    return [Outgoing(EVENTS["revision_unchanged"], RevisionUnchanged(revision_id=revision_id, skill=event.skill, spec_sha256=sha,
-                                                                    submission=event.submission), f"unchanged:{event.submission}")]
+        return [
+            Outgoing(
+                EVENTS["revision_stored"],
+                RevisionStored(
+                    revision_id=revision_id,
+                    skill=event.skill,
+                    spec_sha256=sha,
+                    submission=event.submission,
+                ),
+                f"stored:{revision_id}",
+            )
+        ]
+    return [
+        Outgoing(
+            EVENTS["revision_unchanged"],
+            RevisionUnchanged(
+                revision_id=revision_id,
+                skill=event.skill,
+                spec_sha256=sha,
+                submission=event.submission,
+            ),
+            f"unchanged:{event.submission}",
+        )
+    ]
 
 
 STEP = Step("fetch", EVENTS["spec_submitted"], SpecSubmitted, fetch)

@@ -21,18 +21,40 @@ def guess_approvals(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]
     inputs = load_revision(ctx, event.revision_id)
     if inputs.revision.package_blob is None:
         raise PermanentFailure(f"revision {event.revision_id} was not parsed")
-    guesses = guess_suggestions(derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob)))
+    guesses = guess_suggestions(
+        derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))
+    )
     now = datetime.now(UTC)
     with ctx.records.session() as s:
         for g in guesses:
             sid = derived_id("suggestion", event.revision_id, g.operation, g.kind)
             if s.get(Suggestion, sid) is None:
-                s.add(Suggestion(id=sid, skill_id=inputs.skill.id, revision_id=event.revision_id, operation=g.operation[:128],
-                                 kind=g.kind, group=g.group, body_json=json.dumps(g.body, sort_keys=True), created_at=now))
+                s.add(
+                    Suggestion(
+                        id=sid,
+                        skill_id=inputs.skill.id,
+                        revision_id=event.revision_id,
+                        operation=g.operation[:128],
+                        kind=g.kind,
+                        group=g.group,
+                        body_json=json.dumps(g.body, sort_keys=True),
+                        created_at=now,
+                    )
+                )
     approvals = sum(1 for g in guesses if g.kind == "approval")
-    return [Outgoing(EVENTS["suggestions_made"], SuggestionsMade(
-        revision_id=event.revision_id, skill=event.skill, approvals=approvals, identities=len(guesses) - approvals,
-        submission=event.submission), f"suggestions:{event.revision_id}")]
+    return [
+        Outgoing(
+            EVENTS["suggestions_made"],
+            SuggestionsMade(
+                revision_id=event.revision_id,
+                skill=event.skill,
+                approvals=approvals,
+                identities=len(guesses) - approvals,
+                submission=event.submission,
+            ),
+            f"suggestions:{event.revision_id}",
+        )
+    ]
 
 
 STEP = Step("guess-approvals", EVENTS["revision_parsed"], RevisionParsed, guess_approvals)

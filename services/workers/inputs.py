@@ -11,7 +11,16 @@ from services.derive.annotations import Annotation
 from services.derive.categories import Grouping
 from services.workers.delivery import PermanentFailure, WorkerContext
 
-__all__ = ["RevisionInputs", "Derivation", "load_revision", "derive_revision", "store_derivation", "load_derivation", "derivation_files", "latest_revision_id"]
+__all__ = [
+    "RevisionInputs",
+    "Derivation",
+    "load_revision",
+    "derive_revision",
+    "store_derivation",
+    "load_derivation",
+    "derivation_files",
+    "latest_revision_id",
+]
 
 
 @dataclass(frozen=True)
@@ -35,8 +44,13 @@ def load_revision(ctx: WorkerContext, revision_id: str) -> RevisionInputs:
     return RevisionInputs(rev, source, skill, ctx.blobs.get(rev.spec_sha256))
 
 
-def derive_revision(ctx: WorkerContext, inputs: RevisionInputs, grouping: Grouping | None = None,
-                    annotations: tuple[Annotation, ...] = (), strict: bool = False) -> SkillPackage:
+def derive_revision(
+    ctx: WorkerContext,
+    inputs: RevisionInputs,
+    grouping: Grouping | None = None,
+    annotations: tuple[Annotation, ...] = (),
+    strict: bool = False,
+) -> SkillPackage:
     """The pure derivation of a stored revision (raises SpecRefused for a refused document)."""
     options = DeriveOptions(
         slug=inputs.skill.slug,
@@ -61,7 +75,9 @@ class Derivation:
 def store_derivation(ctx: WorkerContext, package: SkillPackage) -> Derivation:
     files = {path: ctx.blobs.put(data) for path, data in package.files.items()}
     grouping = ctx.blobs.put(package.grouping.to_json())
-    manifest = ctx.blobs.put(json.dumps({"files": files, "grouping": grouping}, sort_keys=True).encode())
+    manifest = ctx.blobs.put(
+        json.dumps({"files": files, "grouping": grouping}, sort_keys=True).encode()
+    )
     return Derivation(manifest, files, grouping)
 
 
@@ -82,8 +98,13 @@ def latest_revision_id(ctx: WorkerContext, skill_id: str) -> str | None:
 
     with ctx.records.session() as s:
         latest = s.exec(
-            select(SourceRevision).join(Source, col(Source.id) == col(SourceRevision.source_id))
-            .where(Source.skill_id == skill_id, SourceRevision.status == "parsed", col(SourceRevision.grouping_blob).is_not(None))
+            select(SourceRevision)
+            .join(Source, col(Source.id) == col(SourceRevision.source_id))
+            .where(
+                Source.skill_id == skill_id,
+                SourceRevision.status == "parsed",
+                col(SourceRevision.grouping_blob).is_not(None),
+            )
             .order_by(col(SourceRevision.fetched_at).desc())
         ).first()
         return latest.id if latest else None

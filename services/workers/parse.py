@@ -24,22 +24,49 @@ def parse(ctx: WorkerContext, event: RevisionStored) -> list[Outgoing]:
         try:
             package = derive_revision(ctx, inputs)
             status, reason, operations = "parsed", None, int(package.meta["stats"]["operations"])
-            manifest = store_derivation(ctx, package).manifest  # later stages read it instead of deriving again
+            manifest = store_derivation(
+                ctx, package
+            ).manifest  # later stages read it instead of deriving again
         except SpecRefused as exc:
             status, reason, operations = "refused", exc.reason, None
         with ctx.records.session() as s:
             row = s.get(SourceRevision, rev.id)
             assert row is not None
             if row.status == "stored":
-                row.status, row.refusal_reason, row.operations, row.package_blob = status, reason, operations, manifest
+                row.status, row.refusal_reason, row.operations, row.package_blob = (
+                    status,
+                    reason,
+                    operations,
+                    manifest,
+                )
             rev = row
             s.flush()
             s.expunge(row)
     if rev.status == "refused":
-        return [Outgoing(EVENTS["revision_rejected"], RevisionRejected(revision_id=rev.id, skill=event.skill, reason=rev.refusal_reason or "refused",
-                                                                      submission=event.submission), f"rejected:{rev.id}")]
-    return [Outgoing(EVENTS["revision_parsed"], RevisionParsed(revision_id=rev.id, skill=event.skill, operations=rev.operations or 0,
-                                                              submission=event.submission), f"parsed:{rev.id}")]
+        return [
+            Outgoing(
+                EVENTS["revision_rejected"],
+                RevisionRejected(
+                    revision_id=rev.id,
+                    skill=event.skill,
+                    reason=rev.refusal_reason or "refused",
+                    submission=event.submission,
+                ),
+                f"rejected:{rev.id}",
+            )
+        ]
+    return [
+        Outgoing(
+            EVENTS["revision_parsed"],
+            RevisionParsed(
+                revision_id=rev.id,
+                skill=event.skill,
+                operations=rev.operations or 0,
+                submission=event.submission,
+            ),
+            f"parsed:{rev.id}",
+        )
+    ]
 
 
 STEP = Step("parse", EVENTS["revision_stored"], RevisionStored, parse)

@@ -27,9 +27,17 @@ def publish(ctx: WorkerContext, cmd: PublishVersion) -> list[Outgoing]:
             version = find_version(s, skill, cmd.version_id)
         except PublishRefused as exc:
             raise PermanentFailure(str(exc)) from None
-        latest = s.exec(select(Publication).where(Publication.skill_id == skill.id).order_by(col(Publication.id).desc())).first()
+        latest = s.exec(
+            select(Publication)
+            .where(Publication.skill_id == skill.id)
+            .order_by(col(Publication.id).desc())
+        ).first()
         previous: str | None
-        if skill.live_version_id == version.id and latest is not None and latest.version_id == version.id:
+        if (
+            skill.live_version_id == version.id
+            and latest is not None
+            and latest.version_id == version.id
+        ):
             publication_id, previous = latest.id, latest.previous_version_id
         else:
             try:
@@ -43,17 +51,30 @@ def publish(ctx: WorkerContext, cmd: PublishVersion) -> list[Outgoing]:
                     old.status = "superseded"
             version.status = "published"
             skill.live_version_id = version.id
-            pub = Publication(skill_id=skill.id, version_id=version.id, previous_version_id=previous,
-                              published_by=cmd.requested_by[:128], published_at=datetime.now(UTC))
+            pub = Publication(
+                skill_id=skill.id,
+                version_id=version.id,
+                previous_version_id=previous,
+                published_by=cmd.requested_by[:128],
+                published_at=datetime.now(UTC),
+            )
             s.add(pub)
             s.flush()
             publication_id = pub.id
         keys: dict[str, str] = json.loads(version.files_json)
         hosts: list[str] = json.loads(version.hosts_json)
         meta = json.loads(ctx.blobs.get(keys["skill.json"])) if "skill.json" in keys else {}
-        event = VersionPublished(version_id=version.id, skill=skill.slug, files=keys, hosts=hosts,
-                                 auth_header=(meta.get("auth") or {}).get("header"), previous_version_id=previous)
-    return [Outgoing(EVENTS["version_published"], event, f"published:{version.id}:{publication_id}")]
+        event = VersionPublished(
+            version_id=version.id,
+            skill=skill.slug,
+            files=keys,
+            hosts=hosts,
+            auth_header=(meta.get("auth") or {}).get("header"),
+            previous_version_id=previous,
+        )
+    return [
+        Outgoing(EVENTS["version_published"], event, f"published:{version.id}:{publication_id}")
+    ]
 
 
 STEP = Step("publish", COMMANDS["publish_version"], PublishVersion, publish)

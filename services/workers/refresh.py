@@ -22,7 +22,9 @@ def refresh(ctx: WorkerContext, cmd: RefreshSources) -> list[Outgoing]:
     due_before = now - timedelta(seconds=max(ctx.settings.refresh_interval, 0.0) * 0.9)
     out: list[Outgoing] = []
     with ctx.records.session() as s:
-        query = select(Source, Skill).where(Source.skill_id == Skill.id, Source.kind == "url", col(Source.fetched_from).is_not(None))
+        query = select(Source, Skill).where(
+            Source.skill_id == Skill.id, Source.kind == "url", col(Source.fetched_from).is_not(None)
+        )
         if cmd.skill:
             query = query.where(Skill.slug == cmd.skill)
         for source, skill in s.exec(query).all():
@@ -33,9 +35,19 @@ def refresh(ctx: WorkerContext, cmd: RefreshSources) -> list[Outgoing]:
                 continue
             source.last_checked_at = now
             submission = derived_id("refresh", source.id, now.isoformat())
-            out.append(Outgoing(EVENTS["spec_submitted"], SpecSubmitted(
-                submission=submission, skill=skill.slug, url=source.fetched_from, base_url=source.base_url,
-                created_by="schedule"), f"submitted:{submission}"))
+            out.append(
+                Outgoing(
+                    EVENTS["spec_submitted"],
+                    SpecSubmitted(
+                        submission=submission,
+                        skill=skill.slug,
+                        url=source.fetched_from,
+                        base_url=source.base_url,
+                        created_by="schedule",
+                    ),
+                    f"submitted:{submission}",
+                )
+            )
     return out
 
 

@@ -54,10 +54,19 @@ def active_annotations(s: Session, skill_id: str, as_of: datetime) -> tuple[Anno
     return tuple(sorted(out, key=lambda a: a.id))
 
 
-def _rekey_offers(s: Session, orphaned: list[str], before: dict[str, bytes] | None, after: dict[str, bytes]) -> list[dict[str, str | None]]:
+def _rekey_offers(
+    s: Session, orphaned: list[str], before: dict[str, bytes] | None, after: dict[str, bytes]
+) -> list[dict[str, str | None]]:
     """For each orphaned annotation: its operation, and the operation that now has its method and path."""
-    old = {o["name"]: o for o in json.loads(before["skill.json"]).get("operations", [])} if before else {}
-    new_by_call = {(o["method"], o["path"]): o["name"] for o in json.loads(after["skill.json"]).get("operations", [])}
+    old = (
+        {o["name"]: o for o in json.loads(before["skill.json"]).get("operations", [])}
+        if before
+        else {}
+    )
+    new_by_call = {
+        (o["method"], o["path"]): o["name"]
+        for o in json.loads(after["skill.json"]).get("operations", [])
+    }
     offers: list[dict[str, str | None]] = []
     for aid in orphaned:
         rec = s.get(AnnotationRecord, aid)
@@ -70,7 +79,9 @@ def _rekey_offers(s: Session, orphaned: list[str], before: dict[str, bytes] | No
     return offers
 
 
-def _propose(ctx: WorkerContext, inputs: RevisionInputs, as_of: datetime, submission: str | None) -> list[Outgoing]:
+def _propose(
+    ctx: WorkerContext, inputs: RevisionInputs, as_of: datetime, submission: str | None
+) -> list[Outgoing]:
     rev = inputs.revision
     with ctx.records.session() as s:
         annotations = active_annotations(s, inputs.skill.id, as_of)
@@ -78,7 +89,9 @@ def _propose(ctx: WorkerContext, inputs: RevisionInputs, as_of: datetime, submis
     if parsed is not None and not annotations and rev.grouping_blob in (None, parsed.grouping):
         derivation = parsed  # nothing to add and the grouping stands: the parse stage's files are this version's
     else:
-        grouping = Grouping.from_json(ctx.blobs.get(rev.grouping_blob)) if rev.grouping_blob else None
+        grouping = (
+            Grouping.from_json(ctx.blobs.get(rev.grouping_blob)) if rev.grouping_blob else None
+        )
         derivation = store_derivation(ctx, derive_revision(ctx, inputs, grouping, annotations))
     files = derivation_files(ctx, derivation)
     meta = json.loads(files["skill.json"])
@@ -97,13 +110,25 @@ def _propose(ctx: WorkerContext, inputs: RevisionInputs, as_of: datetime, submis
             orphaned = (meta.get("annotations") or {}).get("orphaned", [])
             if orphaned:  # where the operation was: the live version, else the newest one
                 newest = live or newest_version(s, skill_id)
-                diff["orphaned"] = _rekey_offers(s, orphaned, version_files(ctx.blobs, newest) if newest else None, files)
+                diff["orphaned"] = _rekey_offers(
+                    s, orphaned, version_files(ctx.blobs, newest) if newest else None, files
+                )
                 diff["summary"]["orphaned"] = len(orphaned)
-            s.add(Version(id=version_id, skill_id=skill_id, revision_id=rev.id, content_hash=content,
-                          renderer=meta["derived_from"]["renderer"], files_json=json.dumps(derivation.files, sort_keys=True),
-                          hosts_json=json.dumps(meta["hosts"]), diff_json=json.dumps(diff, sort_keys=True),
-                          base_version_id=live.id if live else None, annotations_as_of=as_of if annotations else None,
-                          created_at=datetime.now(UTC)))
+            s.add(
+                Version(
+                    id=version_id,
+                    skill_id=skill_id,
+                    revision_id=rev.id,
+                    content_hash=content,
+                    renderer=meta["derived_from"]["renderer"],
+                    files_json=json.dumps(derivation.files, sort_keys=True),
+                    hosts_json=json.dumps(meta["hosts"]),
+                    diff_json=json.dumps(diff, sort_keys=True),
+                    base_version_id=live.id if live else None,
+                    annotations_as_of=as_of if annotations else None,
+                    created_at=datetime.now(UTC),
+                )
+            )
             if skill.title == skill.slug:
                 skill.title = str(meta["title"])[:200]
             source = s.get(Source, inputs.source.id)
@@ -111,21 +136,49 @@ def _propose(ctx: WorkerContext, inputs: RevisionInputs, as_of: datetime, submis
                 source.auth_header = meta["auth"]["header"]
             if rev.created_by == "schedule":
                 sm = diff["summary"]
-                s.add(ActionItem(skill_id=skill_id, kind="refresh_proposal", version_id=version_id, created_at=datetime.now(UTC),
-                                 message=f"{skill.slug}: the spec at {inputs.source.fetched_from} changed; version {version_id[:12]}"
-                                         f" is proposed ({sm['added']} added, {sm['removed']} removed, {sm['changed']} changed)."
-                                         f" Review it and publish: skillpress publish {skill.slug} {version_id[:12]}"))
+                s.add(
+                    ActionItem(
+                        skill_id=skill_id,
+                        kind="refresh_proposal",
+                        version_id=version_id,
+                        created_at=datetime.now(UTC),
+                        message=f"{skill.slug}: the spec at {inputs.source.fetched_from} changed; version {version_id[:12]}"
+                        f" is proposed ({sm['added']} added, {sm['removed']} removed, {sm['changed']} changed)."
+                        f" Review it and publish: skillpress publish {skill.slug} {version_id[:12]}",
+                    )
+                )
         else:
             diff = json.loads(existing.diff_json)
-    return [Outgoing(EVENTS["version_proposed"], VersionProposed(
-        version_id=version_id, skill=inputs.skill.slug, revision_id=rev.id, created=created,
-        summary=diff.get("summary", {}), submission=submission), f"proposed:{version_id}:{rev.id}:{as_of.isoformat()}")]
+    return [
+        Outgoing(
+            EVENTS["version_proposed"],
+            VersionProposed(
+                version_id=version_id,
+                skill=inputs.skill.slug,
+                revision_id=rev.id,
+                created=created,
+                summary=diff.get("summary", {}),
+                submission=submission,
+            ),
+            f"proposed:{version_id}:{rev.id}:{as_of.isoformat()}",
+        )
+    ]
 
 
 def _detached(ctx: WorkerContext, inputs: RevisionInputs, submission: str | None) -> list[Outgoing]:
     reason = f"{inputs.skill.slug} is detached from its source: it no longer regenerates (its versions are edited as packages)"
-    return [Outgoing(EVENTS["revision_rejected"], RevisionRejected(revision_id=inputs.revision.id, skill=inputs.skill.slug,
-                                                                  reason=reason, submission=submission), f"detached:{inputs.revision.id}")]
+    return [
+        Outgoing(
+            EVENTS["revision_rejected"],
+            RevisionRejected(
+                revision_id=inputs.revision.id,
+                skill=inputs.skill.slug,
+                reason=reason,
+                submission=submission,
+            ),
+            f"detached:{inputs.revision.id}",
+        )
+    ]
 
 
 def render(ctx: WorkerContext, event: RevisionCategorized) -> list[Outgoing]:
@@ -152,4 +205,10 @@ def render_annotations(ctx: WorkerContext, event: AnnotationChanged) -> list[Out
 
 
 STEP = Step("render", EVENTS["revision_categorized"], RevisionCategorized, render)
-STEP_ANNOTATIONS = Step("render", EVENTS["annotation_changed"], AnnotationChanged, render_annotations, durable="render-annotations")
+STEP_ANNOTATIONS = Step(
+    "render",
+    EVENTS["annotation_changed"],
+    AnnotationChanged,
+    render_annotations,
+    durable="render-annotations",
+)

@@ -11,7 +11,13 @@ SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "services.cli.main", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def test_derive_writes_the_package_and_prints_a_summary(tmp_path: Path) -> None:
@@ -21,13 +27,28 @@ def test_derive_writes_the_package_and_prints_a_summary(tmp_path: Path) -> None:
     assert result.stdout.startswith("derived petstore: 4 operations, 4 tools (all)")
     assert "body      " in result.stdout and "hosts     petstore.swagger.io" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == [
-        "add_pet.md", "body.md", "delete_pet.md", "find_pet_by_id.md", "find_pets.md", "skill.json", "types.json",
+        "add_pet.md",
+        "body.md",
+        "delete_pet.md",
+        "find_pet_by_id.md",
+        "find_pets.md",
+        "skill.json",
+        "types.json",
     ]
 
 
 def test_derive_json_summary_and_overrides(tmp_path: Path) -> None:
-    result = run("derive", str(SPECS / "airflow-v1.yaml"), "--out", str(tmp_path / "a"), "--slug", "airflow",
-                 "--base-url", "https://airflow.example.com/", "--json")
+    result = run(
+        "derive",
+        str(SPECS / "airflow-v1.yaml"),
+        "--out",
+        str(tmp_path / "a"),
+        "--slug",
+        "airflow",
+        "--base-url",
+        "https://airflow.example.com/",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["slug"] == "airflow"
@@ -43,12 +64,20 @@ def test_refused_input_exits_2_with_one_line(tmp_path: Path) -> None:
     result = run("derive", str(bad), "--out", str(tmp_path / "o"))
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr == "error: duplicate key 'title': a document with duplicate keys is ambiguous; remove one\n"
+    assert (
+        result.stderr
+        == "error: duplicate key 'title': a document with duplicate keys is ambiguous; remove one\n"
+    )
     assert not (tmp_path / "o").exists(), "nothing is written for a refused spec"
 
 
 def test_webhooks_only_is_refused_with_a_reason() -> None:
-    result = run("derive", str(SPECS / "adyen-management-notification-v3.json"), "--out", "/tmp/never-written-skillpress")
+    result = run(
+        "derive",
+        str(SPECS / "adyen-management-notification-v3.json"),
+        "--out",
+        "/tmp/never-written-skillpress",
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("error: the document describes only webhooks (8)")
     assert "Traceback" not in result.stderr
@@ -61,38 +90,71 @@ def test_missing_file_and_foreign_out_dir(tmp_path: Path) -> None:
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
     result = run("derive", str(SPECS / "oai-petstore.swagger2.yaml"), "--out", str(foreign))
-    assert result.returncode == 2 and "is not empty and holds no skill.json; choose another --out" in result.stderr
+    assert (
+        result.returncode == 2
+        and "is not empty and holds no skill.json; choose another --out" in result.stderr
+    )
     assert (foreign / "notes.txt").read_text() == "mine"
 
 
 def test_rederive_replaces_stale_files(tmp_path: Path) -> None:
     out = tmp_path / "p"
-    assert run("derive", str(SPECS / "oai-petstore-expanded.yaml"), "--out", str(out)).returncode == 0
-    assert run("derive", str(SPECS / "oai-petstore.swagger2.yaml"), "--out", str(out)).returncode == 0
+    assert (
+        run("derive", str(SPECS / "oai-petstore-expanded.yaml"), "--out", str(out)).returncode == 0
+    )
+    assert (
+        run("derive", str(SPECS / "oai-petstore.swagger2.yaml"), "--out", str(out)).returncode == 0
+    )
     assert "add_pet.md" not in {p.name for p in out.iterdir()}
     assert "list_pets.md" in {p.name for p in out.iterdir()}
 
 
 def test_tools_in_each_provider_shape(tmp_path: Path) -> None:
     out = tmp_path / "p"
-    assert run("derive", str(SPECS / "oai-petstore-expanded.yaml"), "--out", str(out)).returncode == 0
+    assert (
+        run("derive", str(SPECS / "oai-petstore-expanded.yaml"), "--out", str(out)).returncode == 0
+    )
     anthropic = json.loads(run("tools", str(out), "--format", "anthropic").stdout)
     openai = json.loads(run("tools", str(out), "--format", "openai").stdout)
     mcp = json.loads(run("tools", str(out), "--format", "mcp").stdout)
-    assert [t["name"] for t in anthropic] == ["petstore_find_pets", "petstore_add_pet", "petstore_find_pet_by_id", "petstore_delete_pet"]
+    assert [t["name"] for t in anthropic] == [
+        "petstore_find_pets",
+        "petstore_add_pet",
+        "petstore_find_pet_by_id",
+        "petstore_delete_pet",
+    ]
     add = anthropic[1]
     assert add == {
         "name": "petstore_add_pet",
         "description": "Creates a new pet in the store.",
-        "input_schema": {"type": "object", "properties": {"name": {"type": "string"}, "tag": {"type": "string"}},
-                         "required": ["name"], "additionalProperties": False},
+        "input_schema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "tag": {"type": "string"}},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
     }
-    assert openai[1] == {"type": "function", "function": {"name": "petstore_add_pet", "description": add["description"], "parameters": add["input_schema"]}}
-    assert mcp[1] == {"name": "petstore_add_pet", "description": add["description"], "inputSchema": add["input_schema"]}
+    assert openai[1] == {
+        "type": "function",
+        "function": {
+            "name": "petstore_add_pet",
+            "description": add["description"],
+            "parameters": add["input_schema"],
+        },
+    }
+    assert mcp[1] == {
+        "name": "petstore_add_pet",
+        "description": add["description"],
+        "inputSchema": add["input_schema"],
+    }
     bad = run("tools", str(out), "--format", "gemini-ultra")
     assert bad.returncode == 2 and bad.stderr.startswith("error: unknown format 'gemini-ultra'")
     not_pkg = run("tools", str(tmp_path))
-    assert not_pkg.returncode == 2 and "holds neither skill.json nor operation files (*.md): not a skill package" in not_pkg.stderr
+    assert (
+        not_pkg.returncode == 2
+        and "holds neither skill.json nor operation files (*.md): not a skill package"
+        in not_pkg.stderr
+    )
 
 
 def test_help_lists_the_commands() -> None:

@@ -16,7 +16,13 @@ SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 def run(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
     env["SKILLPRESS_HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "services.cli.main", *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Path) -> None:
@@ -26,21 +32,29 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     first = run(home, "import", str(spec), "--skill", "petstore")
     assert first.returncode == 0, first.stderr
     version = first.stdout.split("proposed petstore version ", 1)[1][:12]
-    assert "✓ parsed: 4 operations" in first.stderr and "✓ proposed version " + version in first.stderr
-    refused = run(home, "import", str(SPECS / "adyen-management-notification-v3.json"), "--skill", "petstore")
+    assert (
+        "✓ parsed: 4 operations" in first.stderr and "✓ proposed version " + version in first.stderr
+    )
+    refused = run(
+        home, "import", str(SPECS / "adyen-management-notification-v3.json"), "--skill", "petstore"
+    )
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines()[-1] == (
         "error: refused: the document describes only webhooks (8), calls the API makes to you; it has no operations for an agent to call"
     )
     published = run(home, "publish", "petstore", version)
     assert published.returncode == 0, published.stderr
-    assert published.stdout.startswith(f"published petstore version {version}: 7 files, hosts petstore.swagger.io")
+    assert published.stdout.startswith(
+        f"published petstore version {version}: 7 files, hosts petstore.swagger.io"
+    )
     again = run(home, "import", str(spec), "--skill", "petstore")
-    assert again.returncode == 0 and again.stdout.startswith("unchanged: petstore already has revision")
+    assert again.returncode == 0 and again.stdout.startswith(
+        "unchanged: petstore already has revision"
+    )
     # The spec loses an operation: a new proposal, the live version untouched until published.
     text = spec.read_text()
     cut = text.index("    delete:")
-    spec.write_text(text[:cut] + text[text.index("components:"):])
+    spec.write_text(text[:cut] + text[text.index("components:") :])
     second = run(home, "import", str(spec), "--skill", "petstore", "--json")
     assert second.returncode == 0, second.stderr
     outcome = json.loads(second.stdout)
@@ -48,10 +62,16 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     proposed = outcome["events"][-1]
     assert proposed["summary"] == {"added": 0, "removed": 1, "changed": 0, "files_changed": 3}
     versions = json.loads(run(home, "versions", "petstore", "--json").stdout)
-    assert [(v["version_id"][:12] == version, v["live"], v["status"]) for v in versions] == [(False, False, "proposed"), (True, True, "published")]
+    assert [(v["version_id"][:12] == version, v["live"], v["status"]) for v in versions] == [
+        (False, False, "proposed"),
+        (True, True, "published"),
+    ]
     diff = run(home, "diff", "petstore")
     assert diff.returncode == 0
-    assert diff.stdout.splitlines()[1:] == ["  - delete_pet", "  0 added, 1 removed, 0 changed; 3 files differ"]
+    assert diff.stdout.splitlines()[1:] == [
+        "  - delete_pet",
+        "  0 added, 1 removed, 0 changed; 3 files differ",
+    ]
     shown = run(home, "show", "petstore", "body.md", "--version", proposed["version_id"][:10])
     assert "delete_pet" not in shown.stdout and "find_pets" in shown.stdout
     live_body = run(home, "show", "petstore", "body.md")
@@ -59,14 +79,20 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     assert run(home, "dead-letters").stdout.strip() == "no dead letters"
     assert run(home, "actions").stdout.strip() == "no open action items"
     missing = run(home, "publish", "petstore", "ffffffff")
-    assert missing.returncode == 2 and missing.stderr.strip() == "error: petstore has no version 'ffffffff' (skillpress versions petstore)"
+    assert (
+        missing.returncode == 2
+        and missing.stderr.strip()
+        == "error: petstore has no version 'ffffffff' (skillpress versions petstore)"
+    )
 
 
 def test_import_uses_a_running_up(tmp_path: Path) -> None:
     home = tmp_path / "home"
     proc, _ = _start(home)
     try:
-        out = run(home, "import", str(SPECS / "oai-petstore.swagger2.yaml"), "--skill", "pets", "--json")
+        out = run(
+            home, "import", str(SPECS / "oai-petstore.swagger2.yaml"), "--skill", "pets", "--json"
+        )
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["outcome"] == "proposed"
         assert "nats-server" not in run(home, "versions", "pets").stderr
@@ -81,9 +107,14 @@ def test_the_demo_runs_the_pipeline_and_publishes_twice_the_same(tmp_path: Path)
     assert first.returncode == 0, first.stderr
     made = json.loads(first.stdout)
     assert (made["outcome"], made["operations"], made["tools"]) == ("proposed", 5, 5)
-    assert made["published"]["version_id"] == made["version_id"] and made["published"]["auth_header"] == "X-Hollowbrook-Key"
+    assert (
+        made["published"]["version_id"] == made["version_id"]
+        and made["published"]["auth_header"] == "X-Hollowbrook-Key"
+    )
     again = json.loads(run(home, "demo", "--json").stdout)
     assert (again["outcome"], again["version_id"]) == ("unchanged", made["version_id"])
     text = run(home, "demo")
-    assert text.returncode == 0 and text.stdout.startswith(f"published hollowbrook version {made['version_id'][:12]}: 5 operations, 5 tools")
+    assert text.returncode == 0 and text.stdout.startswith(
+        f"published hollowbrook version {made['version_id'][:12]}: 5 operations, 5 tools"
+    )
     assert "# Hollowbrook Guesthouse" in text.stdout

@@ -17,8 +17,13 @@ from services.platform.broker import connect
 
 def _start(home: Path) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "SKILLPRESS_HOME": str(home), "SKILLPRESS_LOG_FORMAT": "json"}
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "up"], env=env, stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "up"],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     assert proc.stderr is not None
     while time.monotonic() < deadline:

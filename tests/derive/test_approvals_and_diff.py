@@ -14,13 +14,36 @@ SPECS = ROOT / "tests" / "fixtures" / "specs"
 
 def test_hollowbrook_reads_low_creates_medium_deletes_gated_identity_from_required_fields() -> None:
     files = derive_package((ROOT / "services" / "examples" / "hollowbrook.yaml").read_bytes()).files
-    got = [(g.operation, g.kind, g.group, g.body.get("risk"), g.body.get("gated"), g.body.get("binds") or g.body.get("fields"))
-           for g in guess_suggestions(files)]
+    got = [
+        (
+            g.operation,
+            g.kind,
+            g.group,
+            g.body.get("risk"),
+            g.body.get("gated"),
+            g.body.get("binds") or g.body.get("fields"),
+        )
+        for g in guess_suggestions(files)
+    ]
     assert got == [
         ("list_rooms", "approval", "reads", "low", False, None),
         ("check_availability", "approval", "reads", "low", False, ["room_id"]),
-        ("create_booking", "approval", "changes", "medium", False, ["room_id", "guest_name", "arrival", "departure"]),
-        ("create_booking", "identity", "changes", None, None, ["room_id", "guest_name", "arrival", "departure"]),
+        (
+            "create_booking",
+            "approval",
+            "changes",
+            "medium",
+            False,
+            ["room_id", "guest_name", "arrival", "departure"],
+        ),
+        (
+            "create_booking",
+            "identity",
+            "changes",
+            None,
+            None,
+            ["room_id", "guest_name", "arrival", "departure"],
+        ),
         ("get_booking", "approval", "reads", "low", False, ["booking_id"]),
         ("cancel_booking", "approval", "deletes", "high", True, ["booking_id"]),
     ]
@@ -32,12 +55,22 @@ def test_money_is_named_gated_and_its_amount_and_currency_fields_found() -> None
     files = derive_package((SPECS / "adyen-fund-v6.json").read_bytes()).files
     by_op = {g.operation: g for g in guess_suggestions(files) if g.kind == "approval"}
     transfer = by_op["post_transfer_funds"]
-    assert (transfer.group, transfer.body["risk"], transfer.body["gated"]) == ("money", "high", True)
-    assert (transfer.body["amount"], transfer.body["currency"]) == ("amount.value", "amount.currency")
+    assert (transfer.group, transfer.body["risk"], transfer.body["gated"]) == (
+        "money",
+        "high",
+        True,
+    )
+    assert (transfer.body["amount"], transfer.body["currency"]) == (
+        "amount.value",
+        "amount.currency",
+    )
     assert by_op["post_setup_beneficiary"].group == "changes"
     assert sorted(op for op, g in by_op.items() if g.group == "money") == [
-        "post_debit_account_holder", "post_payout_account_holder", "post_refund_funds_transfer",
-        "post_refund_not_paid_out_transfers", "post_transfer_funds",
+        "post_debit_account_holder",
+        "post_payout_account_holder",
+        "post_refund_funds_transfer",
+        "post_refund_not_paid_out_transfers",
+        "post_transfer_funds",
     ]
 
 
@@ -58,22 +91,48 @@ paths:
       parameters: [{name: id, in: path, required: true, schema: {type: string}}]
       responses: {'200': {description: it}}
 """
-    got = {g.operation: (g.body["risk"], g.body["gated"], g.body["why"]) for g in guess_suggestions(derive_package(spec).files)}
-    assert got == {"delete_thing": ("low", False, "the spec's x-risk says so"), "get_thing": ("high", True, "the spec's x-risk says so")}
+    got = {
+        g.operation: (g.body["risk"], g.body["gated"], g.body["why"])
+        for g in guess_suggestions(derive_package(spec).files)
+    }
+    assert got == {
+        "delete_thing": ("low", False, "the spec's x-risk says so"),
+        "get_thing": ("high", True, "the spec's x-risk says so"),
+    }
 
 
 def test_diff_names_added_removed_and_changed_calls() -> None:
     spec = (SPECS / "oai-petstore-expanded.yaml").read_text()
     before = derive_package(spec.encode()).files
-    changed = spec.replace("  /pets/{id}:\n    get:", "  /pets/{id}:\n    put:").replace("operationId: deletePet", "operationId: removePet")
+    changed = spec.replace("  /pets/{id}:\n    get:", "  /pets/{id}:\n    put:").replace(
+        "operationId: deletePet", "operationId: removePet"
+    )
     after = derive_package(changed.encode()).files
     diff = diff_packages(before, after)
     assert (diff["added"], diff["removed"]) == (["remove_pet"], ["delete_pet"])
-    assert diff["changed"] == [{"operation": "find_pet_by_id", "what": ["method", "declaration"], "before": "GET /pets/{id}", "after": "PUT /pets/{id}"}]
-    assert diff_packages(before, before)["summary"] == {"added": 0, "removed": 0, "changed": 0, "files_changed": 0}
+    assert diff["changed"] == [
+        {
+            "operation": "find_pet_by_id",
+            "what": ["method", "declaration"],
+            "before": "GET /pets/{id}",
+            "after": "PUT /pets/{id}",
+        }
+    ]
+    assert diff_packages(before, before)["summary"] == {
+        "added": 0,
+        "removed": 0,
+        "changed": 0,
+        "files_changed": 0,
+    }
     assert diff_packages(None, before)["summary"]["added"] == 4
 
 
 def test_gates_are_read_from_frontmatter() -> None:
-    files = {p.name: p.read_bytes() for p in (ROOT / "services" / "examples" / "hollowbrook-skill").iterdir()}
-    assert gates(files) == {"POST /bookings": "create_booking.md", "DELETE /bookings/{booking_id}": "cancel_booking.md"}
+    files = {
+        p.name: p.read_bytes()
+        for p in (ROOT / "services" / "examples" / "hollowbrook-skill").iterdir()
+    }
+    assert gates(files) == {
+        "POST /bookings": "create_booking.md",
+        "DELETE /bookings/{booking_id}": "cancel_booking.md",
+    }

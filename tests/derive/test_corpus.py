@@ -59,7 +59,9 @@ def test_spec_derives_within_budgets_or_is_refused_clearly(spec: Path) -> None:
         assert schema["type"] == "object"
 
 
-@pytest.mark.parametrize("spec", [p for p in corpus() if p.name not in REFUSED][:8], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "spec", [p for p in corpus() if p.name not in REFUSED][:8], ids=lambda p: p.name
+)
 def test_same_input_gives_byte_identical_package(spec: Path) -> None:
     a = derive_package(spec.read_bytes())
     b = derive_package(spec.read_bytes())

@@ -13,8 +13,14 @@ SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
 
 def doc(paths: dict[str, Any], schemas: dict[str, Any] | None = None, **extra: Any) -> bytes:
-    d = {"openapi": "3.0.3", "info": {"title": "Rules", "version": "1"}, "servers": [{"url": "https://rules.example/v1"}],
-         "paths": paths, "components": {"schemas": schemas or {}}, **extra}
+    d = {
+        "openapi": "3.0.3",
+        "info": {"title": "Rules", "version": "1"},
+        "servers": [{"url": "https://rules.example/v1"}],
+        "paths": paths,
+        "components": {"schemas": schemas or {}},
+        **extra,
+    }
     return json.dumps(d).encode()
 
 
@@ -25,36 +31,124 @@ def tools_of(data: bytes) -> dict[str, dict[str, Any]]:
 
 def test_translation_merges_allof_nullable_and_drops_what_is_not_sent() -> None:
     schemas = {
-        "Base": {"type": "object", "required": ["name"], "properties": {"id": {"type": "integer", "readOnly": True}, "name": {"type": "string", "example": "Rex", "xml": {"name": "n"}}}},
-        "Pet": {"allOf": [{"$ref": "#/components/schemas/Base"}, {"type": "object", "properties": {"tag": {"type": "string", "nullable": True}, "age": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}}}]},
+        "Base": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {
+                "id": {"type": "integer", "readOnly": True},
+                "name": {"type": "string", "example": "Rex", "xml": {"name": "n"}},
+            },
+        },
+        "Pet": {
+            "allOf": [
+                {"$ref": "#/components/schemas/Base"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "tag": {"type": "string", "nullable": True},
+                        "age": {"type": "integer", "minimum": 0, "exclusiveMinimum": True},
+                    },
+                },
+            ]
+        },
     }
-    paths = {"/pets": {"post": {"operationId": "addPet", "parameters": [{"name": "X-Trace", "in": "header", "required": True, "schema": {"type": "string"}}],
-                                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}},
-                                "responses": {"200": {"description": "ok"}}}}}
+    paths = {
+        "/pets": {
+            "post": {
+                "operationId": "addPet",
+                "parameters": [
+                    {
+                        "name": "X-Trace",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "requestBody": {
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    }
     schema = tools_of(doc(paths, schemas))["rules_add_pet"]
     assert schema == {
         "type": "object",
-        "properties": {"name": {"type": "string"}, "tag": {"type": ["string", "null"]}, "age": {"type": "integer", "exclusiveMinimum": 0}},
+        "properties": {
+            "name": {"type": "string"},
+            "tag": {"type": ["string", "null"]},
+            "age": {"type": "integer", "exclusiveMinimum": 0},
+        },
         "required": ["name"],
         "additionalProperties": False,
     }
 
 
 def test_named_components_become_shared_types() -> None:
-    schemas = {"Tag": {"type": "object", "properties": {"label": {"type": "string"}}},
-               "Pet": {"type": "object", "properties": {"tags": {"type": "array", "items": {"$ref": "#/components/schemas/Tag"}}}}}
-    paths = {"/pets": {"post": {"operationId": "addPet", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}, "responses": {}}}}
+    schemas = {
+        "Tag": {"type": "object", "properties": {"label": {"type": "string"}}},
+        "Pet": {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Tag"}}
+            },
+        },
+    }
+    paths = {
+        "/pets": {
+            "post": {
+                "operationId": "addPet",
+                "requestBody": {
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}
+                    }
+                },
+                "responses": {},
+            }
+        }
+    }
     package = derive_package(doc(paths, schemas))
-    assert json.loads(package.files["types.json"]) == {"Tag": {"type": "object", "properties": {"label": {"type": "string"}}}}
+    assert json.loads(package.files["types.json"]) == {
+        "Tag": {"type": "object", "properties": {"label": {"type": "string"}}}
+    }
     assert '"items": {"$ref": "#/types/Tag"}' in package.files["add_pet.md"].decode()
 
 
 def test_operations_that_stay_prose_and_why() -> None:
-    big = {"type": "object", "properties": {f"f{i}": {"type": "string", "description": "d" * 300} for i in range(100)}}
+    big = {
+        "type": "object",
+        "properties": {f"f{i}": {"type": "string", "description": "d" * 300} for i in range(100)},
+    }
     paths = {
-        "/upload": {"post": {"operationId": "upload", "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object"}}}}, "responses": {}}},
-        "/list": {"put": {"operationId": "putList", "requestBody": {"content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}, "responses": {}}},
-        "/big": {"post": {"operationId": "big", "requestBody": {"content": {"application/json": {"schema": big}}}, "responses": {}}},
+        "/upload": {
+            "post": {
+                "operationId": "upload",
+                "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object"}}}},
+                "responses": {},
+            }
+        },
+        "/list": {
+            "put": {
+                "operationId": "putList",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "array", "items": {"type": "string"}}
+                        }
+                    }
+                },
+                "responses": {},
+            }
+        },
+        "/big": {
+            "post": {
+                "operationId": "big",
+                "requestBody": {"content": {"application/json": {"schema": big}}},
+                "responses": {},
+            }
+        },
         "/ok": {"get": {"operationId": "ok", "responses": {}}},
     }
     package = derive_package(doc(paths))
@@ -75,16 +169,38 @@ def test_operations_that_stay_prose_and_why() -> None:
 
 
 def test_header_params_are_described_never_offered() -> None:
-    paths = {"/items/{id}": {"get": {"operationId": "getItem", "parameters": [
-        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
-        {"name": "organization-id", "in": "header", "required": True, "description": "Required if Authorization is a JWT token", "schema": {"type": "string"}},
-        {"name": "Authorization", "in": "header", "required": True, "schema": {"type": "string"}},
-    ], "responses": {}}}}
+    paths = {
+        "/items/{id}": {
+            "get": {
+                "operationId": "getItem",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {
+                        "name": "organization-id",
+                        "in": "header",
+                        "required": True,
+                        "description": "Required if Authorization is a JWT token",
+                        "schema": {"type": "string"},
+                    },
+                    {
+                        "name": "Authorization",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "responses": {},
+            }
+        }
+    }
     package = derive_package(doc(paths))
     schema = tools_of(doc(paths))["rules_get_item"]
     assert list(schema["properties"]) == ["id"]
     text = package.files["get_item.md"].decode()
-    assert "- `organization-id` (string, required, header) — Required if Authorization is a JWT token" in text
+    assert (
+        "- `organization-id` (string, required, header) — Required if Authorization is a JWT token"
+        in text
+    )
 
 
 def test_long_operation_ids_give_unique_tool_names_within_64() -> None:
@@ -119,17 +235,37 @@ def test_relative_server_resolved_against_given_url_or_reported() -> None:
     spec = (SPECS / "airflow-v1.yaml").read_bytes()
     missing = derive_package(spec)
     assert missing.meta["base_url"] is None
-    assert missing.warnings == ["server URL '/api/v1' is relative or templated: pass --base-url to resolve it"]
+    assert missing.warnings == [
+        "server URL '/api/v1' is relative or templated: pass --base-url to resolve it"
+    ]
     given = derive_package(spec, DeriveOptions(base_url="https://airflow.example.com/"))
     assert given.meta["base_url"] == "https://airflow.example.com/api/v1"
     assert given.meta["hosts"] == ["airflow.example.com"]
 
 
 def test_tags_failures_are_detected_and_reported() -> None:
-    assert derive_package((SPECS / "discord.json").read_bytes()).meta["categorization"] == {"mode": "categories", "source": "paths", "tag_failure": "no_tags"}
-    assert derive_package((SPECS / "adyen-fund-v6.json").read_bytes()).meta["categorization"]["tag_failure"] == "single_tag"
-    assert derive_package((SPECS / "twilio-insights-v2.json").read_bytes()).meta["categorization"]["tag_failure"] == "tag_per_operation"
+    assert derive_package((SPECS / "discord.json").read_bytes()).meta["categorization"] == {
+        "mode": "categories",
+        "source": "paths",
+        "tag_failure": "no_tags",
+    }
+    assert (
+        derive_package((SPECS / "adyen-fund-v6.json").read_bytes()).meta["categorization"][
+            "tag_failure"
+        ]
+        == "single_tag"
+    )
+    assert (
+        derive_package((SPECS / "twilio-insights-v2.json").read_bytes()).meta["categorization"][
+            "tag_failure"
+        ]
+        == "tag_per_operation"
+    )
     harbor = derive_package((SPECS / "harbor.swagger2.yaml").read_bytes())
-    assert harbor.meta["categorization"] == {"mode": "categories", "source": "tags", "tag_failure": None}
+    assert harbor.meta["categorization"] == {
+        "mode": "categories",
+        "source": "tags",
+        "tag_failure": None,
+    }
     for cat in harbor.meta["categories"]:
         assert f"- `{cat['name']}` — " in harbor.files["body.md"].decode()

@@ -16,7 +16,10 @@ _WATCH = {"on": False}
 
 
 def _audit(event: str, args: tuple) -> None:
-    if _WATCH["on"] and (event in ("open", "socket.connect", "socket.getaddrinfo", "urllib.Request", "subprocess.Popen")):
+    if _WATCH["on"] and (
+        event
+        in ("open", "socket.connect", "socket.getaddrinfo", "urllib.Request", "subprocess.Popen")
+    ):
         _EVENTS.append(f"{event} {args[:1]}")
 
 
@@ -37,7 +40,8 @@ def _alias_bomb() -> bytes:
 
 def _ref_cycle_paths() -> bytes:
     doc = {
-        "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "openapi": "3.0.0",
+        "info": {"title": "t", "version": "1"},
         "paths": {"/a": {"$ref": "#/paths/~1b"}, "/b": {"$ref": "#/paths/~1a"}},
     }
     return json.dumps(doc).encode()
@@ -45,19 +49,72 @@ def _ref_cycle_paths() -> bytes:
 
 CATALOGUE = {
     "alias bomb": (_alias_bomb(), "alias"),
-    "100k-deep JSON": (("{\"openapi\":\"3.0.0\",\"x\":" + "[" * 100_000 + "]" * 100_000 + "}").encode(), "nested deeper"),
+    "100k-deep JSON": (
+        ('{"openapi":"3.0.0","x":' + "[" * 100_000 + "]" * 100_000 + "}").encode(),
+        "nested deeper",
+    ),
     "100k-deep YAML": ((HEAD + "x: " + "[" * 100_000 + "]" * 100_000).encode(), "nested deeper"),
     "path-item ref cycle": (_ref_cycle_paths(), "reference cycle"),
-    "external file ref": (json.dumps({"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {"get": {"parameters": [{"$ref": "common.yaml#/components/parameters/Id"}], "responses": {}}}}}).encode(), "bundle"),
-    "network ref": (json.dumps({"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": {"post": {"requestBody": {"content": {"application/json": {"schema": {"$ref": "https://evil.example/schema.json"}}}}, "responses": {}}}}}).encode(), "external reference"),
-    "duplicate keys JSON": (b'{"openapi": "3.0.0", "info": {"title": "a", "title": "b"}, "paths": {}}', "duplicate key 'title'"),
+    "external file ref": (
+        json.dumps(
+            {
+                "openapi": "3.0.0",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/a": {
+                        "get": {
+                            "parameters": [{"$ref": "common.yaml#/components/parameters/Id"}],
+                            "responses": {},
+                        }
+                    }
+                },
+            }
+        ).encode(),
+        "bundle",
+    ),
+    "network ref": (
+        json.dumps(
+            {
+                "openapi": "3.0.0",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/a": {
+                        "post": {
+                            "requestBody": {
+                                "content": {
+                                    "application/json": {
+                                        "schema": {"$ref": "https://evil.example/schema.json"}
+                                    }
+                                }
+                            },
+                            "responses": {},
+                        }
+                    }
+                },
+            }
+        ).encode(),
+        "external reference",
+    ),
+    "duplicate keys JSON": (
+        b'{"openapi": "3.0.0", "info": {"title": "a", "title": "b"}, "paths": {}}',
+        "duplicate key 'title'",
+    ),
     "duplicate keys YAML": ((HEAD + "paths: {}\npaths: {}\n").encode(), "duplicate key 'paths'"),
-    "huge string": (b'{"openapi": "3.0.0", "info": {"title": "' + b"x" * (33 * 1024 * 1024) + b'"}}', "over the"),
+    "huge string": (
+        b'{"openapi": "3.0.0", "info": {"title": "' + b"x" * (33 * 1024 * 1024) + b'"}}',
+        "over the",
+    ),
     "non-UTF-8": (b'{"openapi": "3.0.0", "info": {"title": "caf\xe9"}}', "not UTF-8"),
-    "1e999": (b'{"openapi": "3.0.0", "info": {"title": "t", "x": 1e999}, "paths": {}}', "out of range"),
+    "1e999": (
+        b'{"openapi": "3.0.0", "info": {"title": "t", "x": 1e999}, "paths": {}}',
+        "out of range",
+    ),
     "NaN": (b'{"openapi": "3.0.0", "info": {"title": "t", "x": NaN}, "paths": {}}', "non-finite"),
     "YAML .inf": ((HEAD + "x-n: .inf\npaths: {}\n").encode(), "non-finite"),
-    "python tag": ((HEAD + "x: !!python/object/apply:os.system ['true']\npaths: {}\n").encode(), "not allowed"),
+    "python tag": (
+        (HEAD + "x: !!python/object/apply:os.system ['true']\npaths: {}\n").encode(),
+        "not allowed",
+    ),
     "set tag": ((HEAD + "x: !!set {a, b}\npaths: {}\n").encode(), "!!set"),
     "not openapi": (b'{"hello": "world"}', "not an OpenAPI document"),
     "array at top": (b"[1, 2, 3]", "not a mapping"),
@@ -91,12 +148,43 @@ def test_hostile_input_is_refused_fast_bounded_and_offline(name: str) -> None:
 
 def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
     doc = {
-        "openapi": "3.0.0", "info": {"title": "Tree", "version": "1"}, "servers": [{"url": "https://t.example"}],
-        "paths": {"/nodes": {"post": {"operationId": "addNode", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}}, "responses": {"200": {"description": "ok"}}}}},
-        "components": {"schemas": {
-            "Node": {"type": "object", "properties": {"name": {"type": "string"}, "child": {"$ref": "#/components/schemas/Node"}, "via": {"$ref": "#/components/schemas/Other"}}},
-            "Other": {"allOf": [{"$ref": "#/components/schemas/Other"}, {"type": "object", "properties": {"back": {"$ref": "#/components/schemas/Node"}}}]},
-        }},
+        "openapi": "3.0.0",
+        "info": {"title": "Tree", "version": "1"},
+        "servers": [{"url": "https://t.example"}],
+        "paths": {
+            "/nodes": {
+                "post": {
+                    "operationId": "addNode",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Node"}}
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+        "components": {
+            "schemas": {
+                "Node": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "child": {"$ref": "#/components/schemas/Node"},
+                        "via": {"$ref": "#/components/schemas/Other"},
+                    },
+                },
+                "Other": {
+                    "allOf": [
+                        {"$ref": "#/components/schemas/Other"},
+                        {
+                            "type": "object",
+                            "properties": {"back": {"$ref": "#/components/schemas/Node"}},
+                        },
+                    ]
+                },
+            }
+        },
     }
     package = derive_package(json.dumps(doc).encode())
     from services.runtime.skill import package_tools
@@ -104,7 +192,9 @@ def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
     (tool,) = package_tools(package.files, "anthropic")
     child = tool["input_schema"]["properties"]["child"]
     assert child["properties"]["child"] == {"type": "object"}
-    assert tool["input_schema"]["properties"]["via"]["properties"]["back"]["properties"]["child"] == {"type": "object"}
+    assert tool["input_schema"]["properties"]["via"]["properties"]["back"]["properties"][
+        "child"
+    ] == {"type": "object"}
 
 
 def test_size_limit_is_configurable() -> None:

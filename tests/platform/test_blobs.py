@@ -25,7 +25,15 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str,
         yield "local", LocalBlobStore(tmp_path / "blobs")
     else:
         endpoint, access, secret = request.getfixturevalue("s3_server")
-        yield "s3", S3BlobStore(endpoint, access, secret, bucket=f"t-{tmp_path.name[-20:].lower().replace('_', '-')}")
+        yield (
+            "s3",
+            S3BlobStore(
+                endpoint,
+                access,
+                secret,
+                bucket=f"t-{tmp_path.name[-20:].lower().replace('_', '-')}",
+            ),
+        )
 
 
 def _corrupt(kind: str, store: object, key: str) -> None:

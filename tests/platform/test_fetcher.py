@@ -22,16 +22,26 @@ from services.platform.fetcher import (
 @pytest.mark.parametrize(
     ("ip", "kind"),
     [
-        ("127.0.0.1", "loopback"), ("::1", "loopback"), ("10.1.2.3", "private"), ("192.168.0.10", "private"),
-        ("172.16.5.4", "private"), ("169.254.10.10", "private"), ("fe80::1", "private"), ("0.0.0.0", "private"),
-        ("::ffff:127.0.0.1", "loopback"), ("224.0.0.1", "multicast"),
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("192.168.0.10", "private"),
+        ("172.16.5.4", "private"),
+        ("169.254.10.10", "private"),
+        ("fe80::1", "private"),
+        ("0.0.0.0", "private"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("224.0.0.1", "multicast"),
     ],
 )
 def test_internal_addresses_are_refused(ip: str, kind: str) -> None:
     with pytest.raises(FetchRefused) as refused:
         check_address(ip, allow_private=False)
     assert str(refused.value).startswith(f"{ip} is a ")
-    assert "address; fetching from it is refused (set SKILLPRESS_FETCH_ALLOW_PRIVATE=true on a trusted network)" in str(refused.value)
+    assert (
+        "address; fetching from it is refused (set SKILLPRESS_FETCH_ALLOW_PRIVATE=true on a trusted network)"
+        in str(refused.value)
+    )
     if kind == "loopback":
         assert " loopback " in str(refused.value)
 
@@ -67,7 +77,9 @@ class _Server:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
 
 @pytest.fixture
@@ -91,14 +103,27 @@ def test_loopback_is_refused_by_default(server: _Server) -> None:
     server.routes["/spec.yaml"] = (200, {}, b"x", 0.0)
     with pytest.raises(FetchRefused, match=r"^127.0.0.1 is a loopback address"):
         fetch_spec(server.base + "/spec.yaml", FetchLimits(max_bytes=1000))
-    with pytest.raises(FetchRefused, match=r"^::1 is a loopback address|^127.0.0.1 is a loopback address"):
-        fetch_spec(server.base.replace("127.0.0.1", "localhost") + "/spec.yaml", FetchLimits(max_bytes=1000))
+    with pytest.raises(
+        FetchRefused, match=r"^::1 is a loopback address|^127.0.0.1 is a loopback address"
+    ):
+        fetch_spec(
+            server.base.replace("127.0.0.1", "localhost") + "/spec.yaml",
+            FetchLimits(max_bytes=1000),
+        )
     assert server.methods == []
 
 
 def test_redirects_are_refused_not_followed(server: _Server) -> None:
-    server.routes["/old"] = (302, {"Location": "http://169.254.169.254/latest/meta-data/"}, b"", 0.0)
-    with pytest.raises(FetchRefused, match=r"answered 302 \(a redirect to http://169.254.169.254/latest/meta-data/\); redirects are not followed"):
+    server.routes["/old"] = (
+        302,
+        {"Location": "http://169.254.169.254/latest/meta-data/"},
+        b"",
+        0.0,
+    )
+    with pytest.raises(
+        FetchRefused,
+        match=r"answered 302 \(a redirect to http://169.254.169.254/latest/meta-data/\); redirects are not followed",
+    ):
         fetch_spec(server.base + "/old", LIMITS)
     assert server.methods == ["GET"]
 

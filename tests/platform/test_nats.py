@@ -46,7 +46,10 @@ async def test_restart_on_the_same_store_keeps_messages(tmp_path: Path) -> None:
     finally:
         server.stop()
         pid = server.proc.pid  # type: ignore[union-attr]
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[-1][:3]
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[-1][:3]
+        )
         import shutil
 
         shutil.rmtree(home, ignore_errors=True)

@@ -64,9 +64,17 @@ def test_a_revision_of_the_same_bytes_is_refused_as_duplicate(records: RecordSto
     source = _skill(records)
     now = datetime.now(UTC)
     with records.session() as s:
-        s.add(SourceRevision(id="r1", source_id=source, spec_sha256="a" * 64, fetched_at=now, created_by="t"))
+        s.add(
+            SourceRevision(
+                id="r1", source_id=source, spec_sha256="a" * 64, fetched_at=now, created_by="t"
+            )
+        )
     with pytest.raises(DuplicateRecord), records.session() as s:
-        s.add(SourceRevision(id="r2", source_id=source, spec_sha256="a" * 64, fetched_at=now, created_by="t"))
+        s.add(
+            SourceRevision(
+                id="r2", source_id=source, spec_sha256="a" * 64, fetched_at=now, created_by="t"
+            )
+        )
     with records.session() as s:
         rows = s.exec(select(SourceRevision)).all()
     assert [r.id for r in rows] == ["r1"], "the failed insert left nothing behind"
@@ -74,10 +82,21 @@ def test_a_revision_of_the_same_bytes_is_refused_as_duplicate(records: RecordSto
 
 def test_refusal_reason_round_trips(records: RecordStore) -> None:
     source = _skill(records, "refused")
-    reason = "duplicate key 'paths' at line 4: a document with duplicate keys is ambiguous; remove one"
+    reason = (
+        "duplicate key 'paths' at line 4: a document with duplicate keys is ambiguous; remove one"
+    )
     with records.session() as s:
-        s.add(SourceRevision(id="rr", source_id=source, spec_sha256="b" * 64, fetched_at=datetime.now(UTC),
-                             created_by="t", status="refused", refusal_reason=reason))
+        s.add(
+            SourceRevision(
+                id="rr",
+                source_id=source,
+                spec_sha256="b" * 64,
+                fetched_at=datetime.now(UTC),
+                created_by="t",
+                status="refused",
+                refusal_reason=reason,
+            )
+        )
     with records.session() as s:
         got = s.get(SourceRevision, "rr")
     assert got is not None and got.status == "refused" and got.refusal_reason == reason

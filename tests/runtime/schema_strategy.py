@@ -66,11 +66,15 @@ def _number(schema: dict[str, Any], integer: bool) -> st.SearchStrategy[Any]:
             lo = max(lo, -(2**31)) if lo is not None else -(2**31)
             hi = min(hi, 2**31 - 1) if hi is not None else 2**31 - 1
         strat: st.SearchStrategy[Any] = st.integers(
-            min_value=int(lo) if lo is not None else -(10**6), max_value=int(hi) if hi is not None else 10**6
+            min_value=int(lo) if lo is not None else -(10**6),
+            max_value=int(hi) if hi is not None else 10**6,
         )
     else:
         strat = st.floats(
-            min_value=lo if lo is not None else -1e6, max_value=hi if hi is not None else 1e6, allow_nan=False, allow_infinity=False
+            min_value=lo if lo is not None else -1e6,
+            max_value=hi if hi is not None else 1e6,
+            allow_nan=False,
+            allow_infinity=False,
         )
     step = schema.get("multipleOf")
     if isinstance(step, (int, float)) and step > 0:
@@ -78,10 +82,14 @@ def _number(schema: dict[str, Any], integer: bool) -> st.SearchStrategy[Any]:
     return strat
 
 
-def from_schema(schema: Any, alphabet: st.SearchStrategy[str] = SAFE_TEXT, depth: int = 0) -> st.SearchStrategy[Any]:
+def from_schema(
+    schema: Any, alphabet: st.SearchStrategy[str] = SAFE_TEXT, depth: int = 0
+) -> st.SearchStrategy[Any]:
     """Values of `schema` (not yet validated: use `valid_values` for the checked stream)."""
     if schema is True or schema is None or schema == {}:
-        return st.one_of(st.none(), st.booleans(), st.integers(-100, 100), st.text(alphabet, max_size=8))
+        return st.one_of(
+            st.none(), st.booleans(), st.integers(-100, 100), st.text(alphabet, max_size=8)
+        )
     if not isinstance(schema, dict):
         return st.nothing()
     if "const" in schema:
@@ -91,7 +99,12 @@ def from_schema(schema: Any, alphabet: st.SearchStrategy[str] = SAFE_TEXT, depth
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
             rest = {k: v for k, v in schema.items() if k != key}
-            return st.one_of([from_schema({**rest, **sub} if isinstance(sub, dict) else sub, alphabet, depth) for sub in schema[key]])
+            return st.one_of(
+                [
+                    from_schema({**rest, **sub} if isinstance(sub, dict) else sub, alphabet, depth)
+                    for sub in schema[key]
+                ]
+            )
     if isinstance(schema.get("allOf"), list):
         merged = {k: v for k, v in schema.items() if k != "allOf"}
         for sub in schema["allOf"]:
@@ -119,7 +132,12 @@ def from_schema(schema: Any, alphabet: st.SearchStrategy[str] = SAFE_TEXT, depth
         lo = int(schema.get("minItems", 0))
         hi = min(int(schema.get("maxItems", lo + 3)), lo + 3)
         items = from_schema(schema.get("items", {}), alphabet, depth + 1)
-        return st.lists(items, min_size=lo, max_size=hi, unique_by=(lambda v: repr(v)) if schema.get("uniqueItems") else None)
+        return st.lists(
+            items,
+            min_size=lo,
+            max_size=hi,
+            unique_by=(lambda v: repr(v)) if schema.get("uniqueItems") else None,
+        )
     if typ == "object":
         props = schema.get("properties", {}) if isinstance(schema.get("properties"), dict) else {}
         required = [r for r in schema.get("required", []) if r in props]
@@ -132,7 +150,9 @@ def from_schema(schema: Any, alphabet: st.SearchStrategy[str] = SAFE_TEXT, depth
     return st.nothing()
 
 
-def valid_values(schema: dict[str, Any], alphabet: st.SearchStrategy[str] = SAFE_TEXT) -> st.SearchStrategy[Any]:
+def valid_values(
+    schema: dict[str, Any], alphabet: st.SearchStrategy[str] = SAFE_TEXT
+) -> st.SearchStrategy[Any]:
     """Values of `schema` that its validator (with format checks) accepts."""
     validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     return from_schema(schema, alphabet).filter(validator.is_valid)

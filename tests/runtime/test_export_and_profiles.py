@@ -26,7 +26,13 @@ SPECS = ROOT / "tests" / "fixtures" / "specs"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "services.cli.main", *args], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
 
 
 def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_path: Path) -> None:
@@ -40,13 +46,25 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
     front, text = skill_md.split("\n---\n", 1)
     name = re.search(r"^name: (.+)$", front, re.M)
     description = re.search(r"^description: (.+)$", front, re.M)
-    assert name and re.fullmatch(r"[a-z0-9-]{1,64}", name.group(1)) and description and 0 < len(json.loads(description.group(1))) <= 1024
+    assert (
+        name
+        and re.fullmatch(r"[a-z0-9-]{1,64}", name.group(1))
+        and description
+        and 0 < len(json.loads(description.group(1))) <= 1024
+    )
     body = package.files["body.md"].decode().replace("skill/harbor/", "references/")
     assert text.lstrip().startswith(body.split("\n", 1)[0]) and "## Categories" in text
     categories = re.findall(r"^- `([a-z0-9_]+)` — ", text.split("## Tool Use Rules")[0], re.M)
     assert categories and all((out / "references" / f"{c}.md").is_file() for c in categories)
-    details = set(re.findall(r"references/([a-z0-9_]+\.md)", "".join((out / "references" / f"{c}.md").read_text() for c in categories)))
-    assert len(details) == len(package.meta["operations"]) and all((out / "references" / d).is_file() for d in details)
+    details = set(
+        re.findall(
+            r"references/([a-z0-9_]+\.md)",
+            "".join((out / "references" / f"{c}.md").read_text() for c in categories),
+        )
+    )
+    assert len(details) == len(package.meta["operations"]) and all(
+        (out / "references" / d).is_file() for d in details
+    )
     contract = json.loads((out / "tools.json").read_text())
     meta = json.loads(package.files["skill.json"])
     assert len(contract) == meta["stats"]["tools"]
@@ -55,7 +73,10 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
         if op["tool"]:
             assert "\n## The call\n`" + op["method"] + " " in ref, op["name"]
     kinds = {t["name"]: t for t in contract}
-    assert kinds["harbor_delete_project"]["type"] == "write" and kinds["harbor_list_projects"]["type"] == "read"
+    assert (
+        kinds["harbor_delete_project"]["type"] == "write"
+        and kinds["harbor_list_projects"]["type"] == "read"
+    )
     assert kinds["harbor_delete_project"]["inputSchema"]["required"][-1] == "user_confirmed"
     assert "user_confirmed" not in kinds["harbor_list_projects"]["inputSchema"]["properties"]
     verified = _cli("verify", str(out))
@@ -63,7 +84,10 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
 
 
 def _folder() -> dict[str, bytes]:
-    files = {p.name: p.read_bytes() for p in (ROOT / "services" / "examples" / "hollowbrook-skill").iterdir()}
+    files = {
+        p.name: p.read_bytes()
+        for p in (ROOT / "services" / "examples" / "hollowbrook-skill").iterdir()
+    }
     return agent_skills_folder(load_skill(files), files)
 
 
@@ -78,17 +102,39 @@ def _tamper(change: Any) -> dict[str, bytes]:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda c: c[0].update(requiresConfirmation=False), "hollowbrook_cancel_booking: a write tool without requiresConfirmation"),
-        (lambda c: c[2]["inputSchema"]["required"].remove("user_confirmed"),
-         "hollowbrook_create_booking: requires confirmation but its schema does not require user_confirmed"),
-        (lambda c: c[2]["inputSchema"]["properties"].pop("idempotency_key"),
-         "hollowbrook_create_booking: idempotent but its schema does not require idempotency_key"),
-        (lambda c: c[1].update(type="write", requiresConfirmation=True, inputSchema={**c[1]["inputSchema"], "properties": {"user_confirmed": {}}, "required": ["user_confirmed"]}),
-         "hollowbrook_check_availability: SKILL.md calls it something other than write"),
-        (lambda c: c.pop(), "hollowbrook_list_rooms: in SKILL.md's Tool Use Rules but not in tools.json"),
+        (
+            lambda c: c[0].update(requiresConfirmation=False),
+            "hollowbrook_cancel_booking: a write tool without requiresConfirmation",
+        ),
+        (
+            lambda c: c[2]["inputSchema"]["required"].remove("user_confirmed"),
+            "hollowbrook_create_booking: requires confirmation but its schema does not require user_confirmed",
+        ),
+        (
+            lambda c: c[2]["inputSchema"]["properties"].pop("idempotency_key"),
+            "hollowbrook_create_booking: idempotent but its schema does not require idempotency_key",
+        ),
+        (
+            lambda c: c[1].update(
+                type="write",
+                requiresConfirmation=True,
+                inputSchema={
+                    **c[1]["inputSchema"],
+                    "properties": {"user_confirmed": {}},
+                    "required": ["user_confirmed"],
+                },
+            ),
+            "hollowbrook_check_availability: SKILL.md calls it something other than write",
+        ),
+        (
+            lambda c: c.pop(),
+            "hollowbrook_list_rooms: in SKILL.md's Tool Use Rules but not in tools.json",
+        ),
     ],
 )
-def test_verify_fails_when_the_two_surfaces_disagree_or_a_write_lacks_confirmation(change: Any, message: str, tmp_path: Path) -> None:
+def test_verify_fails_when_the_two_surfaces_disagree_or_a_write_lacks_confirmation(
+    change: Any, message: str, tmp_path: Path
+) -> None:
     assert verify_folder(_folder())["write"] == 2
     tampered = _tamper(change)
     with pytest.raises(ContractError) as failed:
@@ -112,9 +158,13 @@ def _walk(node: Any, path: str = "$") -> Any:
             yield from _walk(v, f"{path}[{i}]")
 
 
-@pytest.mark.parametrize("spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
+)
 def test_provider_profiles_hold_their_rules_on_every_tool(spec: Path) -> None:
-    skill = load_skill(derive_package(spec.read_bytes(), DeriveOptions(base_url="https://api.example.test")).files)
+    skill = load_skill(
+        derive_package(spec.read_bytes(), DeriveOptions(base_url="https://api.example.test")).files
+    )
     for tool in skill.tools:
         strict, _ = adapt(tool.schema, "openai-strict")
         for where, node in _walk(strict):
@@ -122,15 +172,24 @@ def test_provider_profiles_hold_their_rules_on_every_tool(spec: Path) -> None:
                 continue
             if isinstance(node.get("properties"), dict):
                 assert node.get("additionalProperties") is False, (tool.name, where)
-                assert sorted(node.get("required", [])) == sorted(node["properties"]), (tool.name, where)
-            assert not {"minLength", "maxLength", "default", "uniqueItems"} & set(node), (tool.name, where)
+                assert sorted(node.get("required", [])) == sorted(node["properties"]), (
+                    tool.name,
+                    where,
+                )
+            assert not {"minLength", "maxLength", "default", "uniqueItems"} & set(node), (
+                tool.name,
+                where,
+            )
             if node.get("type") == "array":
                 assert "items" in node
         gemini, _ = adapt(tool.schema, "gemini")
         for where, node in _walk(gemini):
             if where.endswith(".properties"):
                 continue
-            assert "additionalProperties" not in node and not isinstance(node.get("type"), list), (tool.name, where)
+            assert "additionalProperties" not in node and not isinstance(node.get("type"), list), (
+                tool.name,
+                where,
+            )
             assert "const" not in node and "default" not in node, (tool.name, where)
 
 
@@ -138,14 +197,29 @@ def test_a_strict_call_with_nulls_for_optional_arguments_is_the_call_without_the
     skill = load_skill(derive_package((SPECS / "oai-petstore-expanded.yaml").read_bytes()).files)
     tool = skill.tool("find_pets")
     strict, notes = adapt(tool.schema, "openai-strict")
-    assert strict["required"] == ["tags", "limit"] and "$.tags: optional, so required and nullable (null means left out)" in notes
-    assert build_request(tool, {"tags": None, "limit": None}, skill.hosts) == build_request(tool, {}, skill.hosts)
-    assert build_request(tool, {"tags": ["a"], "limit": None}, skill.hosts).url.endswith("/pets?tags=a")
+    assert (
+        strict["required"] == ["tags", "limit"]
+        and "$.tags: optional, so required and nullable (null means left out)" in notes
+    )
+    assert build_request(tool, {"tags": None, "limit": None}, skill.hosts) == build_request(
+        tool, {}, skill.hosts
+    )
+    assert build_request(tool, {"tags": ["a"], "limit": None}, skill.hosts).url.endswith(
+        "/pets?tags=a"
+    )
 
 
 def test_tools_format_gemini_reports_what_changed(tmp_path: Path) -> None:
-    out = _cli("tools", str(ROOT / "services" / "examples" / "hollowbrook-skill"), "--format", "gemini", "--report")
+    out = _cli(
+        "tools",
+        str(ROOT / "services" / "examples" / "hollowbrook-skill"),
+        "--format",
+        "gemini",
+        "--report",
+    )
     assert out.returncode == 0, out.stderr
     tools = json.loads(out.stdout)
-    assert {t["name"] for t in tools} >= {"hollowbrook_create_booking"} and all("parameters" in t for t in tools)
+    assert {t["name"] for t in tools} >= {"hollowbrook_create_booking"} and all(
+        "parameters" in t for t in tools
+    )
     assert out.stderr.strip().endswith("gemini: 0 of 5 tools adapted")

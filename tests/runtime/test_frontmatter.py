@@ -181,15 +181,25 @@ REFUSALS = [
         "op.md: operation: has both `schema` and the flat list(s) body; use one form",
     ),
     (
-        "operation:\n  method: POST\n  url: http://a.test/x\n  schema: '{\"type\": \"object\",}'",
+        'operation:\n  method: POST\n  url: http://a.test/x\n  schema: \'{"type": "object",}\'',
         "op.md: operation.schema: is not valid JSON (Expecting property name enclosed in double quotes at line 1)",
     ),
-    ("operation: [GET, /x]", "op.md: operation: must be a mapping with method, url and the arguments"),
-    ("identity: [a]", "op.md: identity: needs an `operation:` block: it names fields of the request the block declares"),
+    (
+        "operation: [GET, /x]",
+        "op.md: operation: must be a mapping with method, url and the arguments",
+    ),
+    (
+        "identity: [a]",
+        "op.md: identity: needs an `operation:` block: it names fields of the request the block declares",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("front", "message"), REFUSALS, ids=[m.split(": ", 2)[1] + f"-{i}" for i, (_, m) in enumerate(REFUSALS)])
+@pytest.mark.parametrize(
+    ("front", "message"),
+    REFUSALS,
+    ids=[m.split(": ", 2)[1] + f"-{i}" for i, (_, m) in enumerate(REFUSALS)],
+)
 def test_publish_refuses_naming_the_file_and_field(front: str, message: str) -> None:
     with pytest.raises(DeclarationError) as refused:
         parse(front)
@@ -197,16 +207,23 @@ def test_publish_refuses_naming_the_file_and_field(front: str, message: str) -> 
 
 
 def test_malformed_frontmatter_is_refused_not_guessed() -> None:
-    with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: starts with '---' but has no closing '---' line$"):
+    with pytest.raises(
+        DeclarationError,
+        match=r"^op.md: frontmatter: starts with '---' but has no closing '---' line$",
+    ):
         parse_operation_file("op.md", "---\noperation:\n  method: GET\n")
     with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: is not valid YAML"):
         parse_operation_file("op.md", "---\noperation: [\n---\n")
     with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: is not a mapping"):
         parse_operation_file("op.md", "---\n- a\n- b\n---\n")
-    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
-        for i in range(8)
-    ) + "---\n"
+    bomb = (
+        "---\na: &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+            for i in range(8)
+        )
+        + "---\n"
+    )
     with pytest.raises(DeclarationError, match=r"^op.md: frontmatter: is not valid YAML"):
         parse_operation_file("op.md", bomb)
 
@@ -223,20 +240,34 @@ def test_loading_a_package_is_the_publish_check(tmp_path: Path) -> None:
     files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
     skill = load_skill(files)
     gate = skill.tool("cancel_booking").declaration.approval
-    assert gate is not None and (gate.matches, gate.risk, gate.binds) == ("DELETE /bookings/{booking_id}", "high", ("booking_id",))
+    assert gate is not None and (gate.matches, gate.risk, gate.binds) == (
+        "DELETE /bookings/{booking_id}",
+        "high",
+        ("booking_id",),
+    )
     broken = dict(files)
-    broken["cancel_booking.md"] = files["cancel_booking.md"].replace(b"matches: DELETE /bookings/{booking_id}", b"matches: DELETE /booking/{booking_id}")
-    with pytest.raises(PackageError, match=r"^cancel_booking.md: approval.matches: 'DELETE /booking/\{booking_id\}' does not match"):
+    broken["cancel_booking.md"] = files["cancel_booking.md"].replace(
+        b"matches: DELETE /bookings/{booking_id}", b"matches: DELETE /booking/{booking_id}"
+    )
+    with pytest.raises(
+        PackageError,
+        match=r"^cancel_booking.md: approval.matches: 'DELETE /booking/\{booking_id\}' does not match",
+    ):
         load_skill(broken)
 
 
 def test_a_derived_package_refuses_an_operation_off_its_hosts() -> None:
     spec = (Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml").read_bytes()
     files = dict(derive_package(spec).files)
-    files["get_booking.md"] = files["get_booking.md"].replace(b"hollowbrook.localhost:8084", b"evil.test")
+    files["get_booking.md"] = files["get_booking.md"].replace(
+        b"hollowbrook.localhost:8084", b"evil.test"
+    )
     with pytest.raises(PackageError) as refused:
         load_skill(files)
-    assert str(refused.value) == "get_booking.md: operation.url goes to evil.test, which is not one of the skill's hosts (hollowbrook.localhost:8084)"
+    assert (
+        str(refused.value)
+        == "get_booking.md: operation.url goes to evil.test, which is not one of the skill's hosts (hollowbrook.localhost:8084)"
+    )
 
 
 def test_a_tool_refers_only_to_types_the_package_has() -> None:
@@ -244,10 +275,22 @@ def test_a_tool_refers_only_to_types_the_package_has() -> None:
         b"---\noperation:\n  method: POST\n  url: http://a.test/pets\n  schema: |\n"
         b'    {"type": "object", "properties": {"pet": {"$ref": "#/types/Pet"}}}\n---\n\n# add\n\nAdd a pet.\n'
     )
-    with pytest.raises(PackageError, match=r"^add.md: operation.schema refers to #/types/Pet, which types.json does not define$"):
+    with pytest.raises(
+        PackageError,
+        match=r"^add.md: operation.schema refers to #/types/Pet, which types.json does not define$",
+    ):
         load_skill({"add.md": op}, slug="pets")
-    skill = load_skill({"add.md": op, "types.json": b'{"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}}'}, slug="pets")
-    assert skill.tool("add").schema["properties"]["pet"] == {"type": "object", "properties": {"name": {"type": "string"}}}
+    skill = load_skill(
+        {
+            "add.md": op,
+            "types.json": b'{"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}}',
+        },
+        slug="pets",
+    )
+    assert skill.tool("add").schema["properties"]["pet"] == {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+    }
     other = op.replace(b"#/types/Pet", b"#/components/schemas/Pet")
     with pytest.raises(PackageError, match=r"has a \$ref that is not #/types/Name"):
         load_skill({"add.md": other}, slug="pets")

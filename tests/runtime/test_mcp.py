@@ -44,7 +44,9 @@ class _Discord:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
 
 @pytest.fixture
@@ -55,33 +57,48 @@ def discord_api() -> Iterator[_Discord]:
     api.httpd.server_close()
 
 
-async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(tmp_path: Path, discord_api: _Discord) -> None:
+async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
+    tmp_path: Path, discord_api: _Discord
+) -> None:
     package = derive_package(SPEC.read_bytes(), DeriveOptions(base_url=discord_api.url))
     out = tmp_path / "discord"
     write_package_dir(package.files, out)
     meta = json.loads(package.files["skill.json"])
     category = next(c for c in meta["categories"] if c["name"] == "gateway")
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "services.cli.main", "mcp", str(out), "--auth-env", "DISCORD_TEST_TOKEN"],
-        cwd=str(ROOT), env={**os.environ, "DISCORD_TEST_TOKEN": "Bot test-token"},
+        command=sys.executable,
+        args=["-m", "services.cli.main", "mcp", str(out), "--auth-env", "DISCORD_TEST_TOKEN"],
+        cwd=str(ROOT),
+        env={**os.environ, "DISCORD_TEST_TOKEN": "Bot test-token"},
     )
     async with Client(params) as client:
         assert client.instructions == package.files["body.md"].decode()
         listed = [t.name for t in (await client.list_tools()).tools]
-        assert listed == ["read_skill_file", "load_tools", "loaded_tools"], "deferred: no operation is offered up front"
+        assert listed == ["read_skill_file", "load_tools", "loaded_tools"], (
+            "deferred: no operation is offered up front"
+        )
         read = await client.call_tool("read_skill_file", {"path": category["file"]})
-        assert not read.is_error and read.content[0].text == package.files[category["file"]].decode()
+        assert (
+            not read.is_error and read.content[0].text == package.files[category["file"]].decode()
+        )
         assert "`get_gateway`" in read.content[0].text
         loaded = await client.call_tool("load_tools", {"names": ["get_gateway"]})
         assert json.loads(loaded.content[0].text)["loaded"] == ["discord-preview_get_gateway"]
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert set(tools) == {"read_skill_file", "load_tools", "loaded_tools", "discord-preview_get_gateway"}
+        assert set(tools) == {
+            "read_skill_file",
+            "load_tools",
+            "loaded_tools",
+            "discord-preview_get_gateway",
+        }
         called = await client.call_tool("discord-preview_get_gateway", {})
         assert not called.is_error
         response = json.loads(called.content[0].text)
         assert (response["status"], response["body"]) == (200, {"url": "wss://gateway.discord.gg"})
         refused = await client.call_tool("discord-preview_get_gateway", {"shard": 1})
-        assert refused.is_error and refused.content[0].text.startswith("get_gateway: does not take 'shard'")
+        assert refused.is_error and refused.content[0].text.startswith(
+            "get_gateway: does not take 'shard'"
+        )
         unloaded = await client.call_tool("discord-preview_get_guild", {"guild_id": "1"})
         assert unloaded.is_error and "load it first with load_tools" in unloaded.content[0].text
     assert [(m, p) for m, p, _ in discord_api.seen] == [("GET", "/gateway")]
@@ -90,11 +107,23 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(tm
 
 async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> None:
     skill_dir = ROOT / "services" / "examples" / "hollowbrook-skill"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "services.cli.main", "mcp", str(skill_dir), "--eager"], cwd=str(ROOT))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "services.cli.main", "mcp", str(skill_dir), "--eager"],
+        cwd=str(ROOT),
+    )
     async with Client(params) as client:
         names = sorted(t.name for t in (await client.list_tools()).tools)
-    assert names == ["hollowbrook_cancel_booking", "hollowbrook_check_availability", "hollowbrook_create_booking",
-                     "hollowbrook_get_booking", "hollowbrook_list_rooms", "load_tools", "loaded_tools", "read_skill_file"]
+    assert names == [
+        "hollowbrook_cancel_booking",
+        "hollowbrook_check_availability",
+        "hollowbrook_create_booking",
+        "hollowbrook_get_booking",
+        "hollowbrook_list_rooms",
+        "load_tools",
+        "loaded_tools",
+        "read_skill_file",
+    ]
 
 
 async def test_the_same_server_over_streamable_http() -> None:
@@ -104,8 +133,22 @@ async def test_the_same_server_over_streamable_http() -> None:
     from services.platform.localstack import free_port
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "mcp", str(ROOT / "services" / "examples" / "hollowbrook-skill"),
-                             "--transport", "http", "--port", str(port)], cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "services.cli.main",
+            "mcp",
+            str(ROOT / "services" / "examples" / "hollowbrook-skill"),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         for _ in range(100):
             try:
@@ -115,7 +158,11 @@ async def test_the_same_server_over_streamable_http() -> None:
             except OSError:
                 await asyncio.sleep(0.1)
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            assert [t.name for t in (await client.list_tools()).tools] == ["read_skill_file", "load_tools", "loaded_tools"]
+            assert [t.name for t in (await client.list_tools()).tools] == [
+                "read_skill_file",
+                "load_tools",
+                "loaded_tools",
+            ]
             await client.call_tool("load_tools", {"names": ["get_booking"]})
             assert "hollowbrook_get_booking" in [t.name for t in (await client.list_tools()).tools]
     finally:

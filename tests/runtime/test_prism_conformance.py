@@ -49,11 +49,23 @@ class _Findings:
         self.sent = 0
 
 
-def _exercise(tool: Tool, skill: Skill, file_text: str, credential: Credential | None, environ: dict[str, str], found: _Findings) -> None:
+def _exercise(
+    tool: Tool,
+    skill: Skill,
+    file_text: str,
+    credential: Credential | None,
+    environ: dict[str, str],
+    found: _Findings,
+) -> None:
     credential_header = skill.auth.header.lower() if skill.auth else ""
 
-    @settings(max_examples=EXAMPLES_PER_TOOL, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=EXAMPLES_PER_TOOL,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
     @given(valid_values(tool.schema, ASCII_TEXT))
     def conforms(args: dict[str, Any]) -> None:
         try:
@@ -74,7 +86,9 @@ def _exercise(tool: Tool, skill: Skill, file_text: str, credential: Credential |
             named = re.search(r"property '([^']+)'", str(v.get("message", "")))
             header = None
             if len(loc) > 1 and loc[1] == "header":
-                header = loc[2].lower() if len(loc) > 2 else (named.group(1).lower() if named else None)
+                header = (
+                    loc[2].lower() if len(loc) > 2 else (named.group(1).lower() if named else None)
+                )
             line = f"{tool.operation}: {request.method} {request.url} → {result.status} {v.get('message')}"
             if header and header != credential_header and header in file_text:
                 found.allowed.append(line)
@@ -95,8 +109,23 @@ def test_prism_finds_no_request_violations(spec_name: str, tmp_path: Path) -> No
         skill = load_skill(package.files)
         assert skill.tools, f"{spec_name} declares no tools"
         credential = Credential(skill.auth, "CONFORMANCE_CREDENTIAL") if skill.auth else None
-        environ = {"CONFORMANCE_CREDENTIAL": "user:secret" if skill.auth and skill.auth.kind == "basic" else "token-123"}
+        environ = {
+            "CONFORMANCE_CREDENTIAL": "user:secret"
+            if skill.auth and skill.auth.kind == "basic"
+            else "token-123"
+        }
         for tool in skill.tools:
-            _exercise(tool, skill, package.files[tool.declaration.file].decode().lower(), credential, environ, found)
-    assert found.sent >= len(skill.tools), f"only {found.sent} requests for {len(skill.tools)} tools"
-    assert not found.violations, f"{len(found.violations)} request(s) Prism refused:\n" + "\n".join(found.violations[:30])
+            _exercise(
+                tool,
+                skill,
+                package.files[tool.declaration.file].decode().lower(),
+                credential,
+                environ,
+                found,
+            )
+    assert found.sent >= len(skill.tools), (
+        f"only {found.sent} requests for {len(skill.tools)} tools"
+    )
+    assert not found.violations, f"{len(found.violations)} request(s) Prism refused:\n" + "\n".join(
+        found.violations[:30]
+    )

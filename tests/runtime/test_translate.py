@@ -20,7 +20,9 @@ EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-ski
 
 @cache
 def derived(name: str, base_url: str | None = None) -> Skill:
-    return load_skill(derive_package((SPECS / name).read_bytes(), DeriveOptions(base_url=base_url)).files)
+    return load_skill(
+        derive_package((SPECS / name).read_bytes(), DeriveOptions(base_url=base_url)).files
+    )
 
 
 @cache
@@ -40,7 +42,10 @@ def test_lists_in_the_query_are_repeated_and_numbers_written_plainly() -> None:
         "headers": {},
         "body": None,
     }
-    assert request_of(pets, "find_pet_by_id", {"id": 42})["url"] == "http://petstore.swagger.io/api/pets/42"
+    assert (
+        request_of(pets, "find_pet_by_id", {"id": 42})["url"]
+        == "http://petstore.swagger.io/api/pets/42"
+    )
     assert request_of(pets, "add_pet", {"name": "Rex", "tag": "dog"}) == {
         "method": "POST",
         "url": "http://petstore.swagger.io/api/pets",
@@ -52,9 +57,14 @@ def test_lists_in_the_query_are_repeated_and_numbers_written_plainly() -> None:
 def test_a_parameter_inside_a_segment_and_a_base_path() -> None:
     twilio = derived("twilio-api-v2010.json")
     req = request_of(twilio, "fetch_account", {"Sid": "AC0123456789abcdef0123456789abcdef"})
-    assert req["url"] == "https://api.twilio.com/2010-04-01/Accounts/AC0123456789abcdef0123456789abcdef.json"
+    assert (
+        req["url"]
+        == "https://api.twilio.com/2010-04-01/Accounts/AC0123456789abcdef0123456789abcdef.json"
+    )
     tool = twilio.tool("fetch_account")
-    with pytest.raises(CallRefused, match=r"^fetch_account: argument Sid: 'AC(x/){16}' does not match"):
+    with pytest.raises(
+        CallRefused, match=r"^fetch_account: argument Sid: 'AC(x/){16}' does not match"
+    ):
         build_request(tool, {"Sid": "AC" + "x/" * 16}, twilio.hosts)
 
 
@@ -70,7 +80,10 @@ def test_a_parameter_inside_a_segment_and_a_base_path() -> None:
 )
 def test_path_values_are_encoded_as_one_whole_segment(value: str, segment: str) -> None:
     skill = hollowbrook()
-    assert request_of(skill, "get_booking", {"booking_id": value})["url"] == f"http://hollowbrook.localhost:8084/bookings/{segment}"
+    assert (
+        request_of(skill, "get_booking", {"booking_id": value})["url"]
+        == f"http://hollowbrook.localhost:8084/bookings/{segment}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -93,32 +106,61 @@ def test_path_values_that_would_move_the_path_are_refused(value: str, reason: st
 def test_refusals_say_what_to_change() -> None:
     skill = hollowbrook()
     tool = skill.tool("create_booking")
-    good = {"room_id": "oak", "guest_name": "Ada", "arrival": "2026-12-24", "departure": "2026-12-27"}
+    good = {
+        "room_id": "oak",
+        "guest_name": "Ada",
+        "arrival": "2026-12-24",
+        "departure": "2026-12-27",
+    }
     cases = [
-        ({**good, "guests": "two"}, "create_booking: argument guests: 'two' is not of type 'integer'; nothing was sent"),
-        ({**good, "room": "oak"}, "create_booking: does not take 'room'; it takes room_id (string, required), guest_name (string, required), arrival (string, required), departure (string, required), guests (integer), notes (string)"),
-        ({"room_id": "oak"}, "create_booking: missing required arguments guest_name (string), arrival (string), departure (string); nothing was sent"),
-        (["oak"], "create_booking: arguments must be a JSON object, not list; it takes room_id (string, required), guest_name (string, required), arrival (string, required), departure (string, required), guests (integer), notes (string)"),
+        (
+            {**good, "guests": "two"},
+            "create_booking: argument guests: 'two' is not of type 'integer'; nothing was sent",
+        ),
+        (
+            {**good, "room": "oak"},
+            "create_booking: does not take 'room'; it takes room_id (string, required), guest_name (string, required), arrival (string, required), departure (string, required), guests (integer), notes (string)",
+        ),
+        (
+            {"room_id": "oak"},
+            "create_booking: missing required arguments guest_name (string), arrival (string), departure (string); nothing was sent",
+        ),
+        (
+            ["oak"],
+            "create_booking: arguments must be a JSON object, not list; it takes room_id (string, required), guest_name (string, required), arrival (string, required), departure (string, required), guests (integer), notes (string)",
+        ),
     ]
     for args, message in cases:
         with pytest.raises(CallRefused) as refused:
             build_request(tool, args, skill.hosts)
         assert str(refused.value) == message
     pets = derived("oai-petstore-expanded.yaml")
-    with pytest.raises(CallRefused, match=r"^find_pets: argument limit: 2.5 is not of type 'integer'; nothing was sent$"):
+    with pytest.raises(
+        CallRefused,
+        match=r"^find_pets: argument limit: 2.5 is not of type 'integer'; nothing was sent$",
+    ):
         build_request(pets.tool("find_pets"), {"limit": 2.5}, pets.hosts)
-    with pytest.raises(CallRefused, match=r"^find_pets: argument tags\[1\]: 3 is not of type 'string'; nothing was sent$"):
+    with pytest.raises(
+        CallRefused,
+        match=r"^find_pets: argument tags\[1\]: 3 is not of type 'string'; nothing was sent$",
+    ):
         build_request(pets.tool("find_pets"), {"tags": ["a", 3]}, pets.hosts)
 
 
 def test_tools_load_by_tool_name_and_by_manifest_name() -> None:
     skill = hollowbrook()
     assert skill.tool("hollowbrook_get_booking") is skill.tool("get_booking")
-    with pytest.raises(UnknownOperation, match=r"^hollowbrook has no operation or tool named 'create_bookings'; did you mean create_booking"):
+    with pytest.raises(
+        UnknownOperation,
+        match=r"^hollowbrook has no operation or tool named 'create_bookings'; did you mean create_booking",
+    ):
         skill.tool("create_bookings")
     twilio = derived("twilio-api-v2010.json")
     prose_only = next(o for o in twilio.operations if not o.tool)
-    with pytest.raises(UnknownOperation, match=rf"^{prose_only.name} is not a tool: its request body is application/x-www-form-urlencoded, not JSON; read {prose_only.name}.md and compose the request yourself$"):
+    with pytest.raises(
+        UnknownOperation,
+        match=rf"^{prose_only.name} is not a tool: its request body is application/x-www-form-urlencoded, not JSON; read {prose_only.name}.md and compose the request yourself$",
+    ):
         twilio.tool(prose_only.name)
 
 
@@ -126,15 +168,27 @@ def test_requests_go_only_to_declared_hosts() -> None:
     airflow = derived("airflow-v1.yaml")  # its server is a path: /api/v1
     tool = airflow.tool("get_dag")
     assert tool.declaration.url == "/api/v1/dags/{dag_id}"
-    with pytest.raises(CallRefused, match=r"^get_dag: the skill declares no host: its URL is the path /api/v1/dags/\{dag_id\}; give it a base URL"):
+    with pytest.raises(
+        CallRefused,
+        match=r"^get_dag: the skill declares no host: its URL is the path /api/v1/dags/\{dag_id\}; give it a base URL",
+    ):
         build_request(tool, {"dag_id": "etl"}, airflow.hosts)
     files = derive_package((SPECS / "airflow-v1.yaml").read_bytes()).files
     based = load_skill(files, base_url="https://airflow.internal:8080")
     assert based.hosts == frozenset({"airflow.internal:8080"})
-    assert request_of(based, "get_dag", {"dag_id": "etl"})["url"] == "https://airflow.internal:8080/api/v1/dags/etl"
+    assert (
+        request_of(based, "get_dag", {"dag_id": "etl"})["url"]
+        == "https://airflow.internal:8080/api/v1/dags/etl"
+    )
     # A base URL never moves an operation that declares its host.
-    pets = load_skill(derive_package((SPECS / "oai-petstore-expanded.yaml").read_bytes()).files, base_url="https://evil.test")
-    assert request_of(pets, "find_pet_by_id", {"id": 1})["url"] == "http://petstore.swagger.io/api/pets/1"
+    pets = load_skill(
+        derive_package((SPECS / "oai-petstore-expanded.yaml").read_bytes()).files,
+        base_url="https://evil.test",
+    )
+    assert (
+        request_of(pets, "find_pet_by_id", {"id": 1})["url"]
+        == "http://petstore.swagger.io/api/pets/1"
+    )
     # The host list is checked after building, whatever the declaration says.
     with pytest.raises(CallRefused, match=r"not one of the skill's hosts"):
         build_request(pets.tool("find_pet_by_id"), {"id": 1}, frozenset({"other.test"}))
@@ -145,7 +199,12 @@ def test_requests_go_only_to_declared_hosts() -> None:
 def test_the_idempotency_key_is_a_function_of_method_url_and_identity_values() -> None:
     skill = hollowbrook()
     decl = skill.tool("create_booking").declaration
-    args = {"room_id": "oak", "guest_name": "Ada", "arrival": "2026-12-24", "departure": "2026-12-27"}
+    args = {
+        "room_id": "oak",
+        "guest_name": "Ada",
+        "arrival": "2026-12-24",
+        "departure": "2026-12-27",
+    }
     key = idempotency_key(decl, args)
     # Pinned: a change to how keys are derived would make retries across versions double-book.
     assert key == "7b59d81c5cf903755124aa7185d7601aa20dafd44b538d25b0b9f59f3f5aefb7"
@@ -160,8 +219,12 @@ def test_the_idempotency_key_is_a_function_of_method_url_and_identity_values() -
 def test_credentials_come_from_the_named_variable_in_the_header_the_skill_names() -> None:
     env = {"K": "abc123", "U": "ada:pw"}
     assert Credential(AuthHeader("X-Api-Key"), "K").header_value(env) == "abc123"
-    assert Credential(AuthHeader("Authorization", "bearer"), "K").header_value(env) == "Bearer abc123"
-    assert Credential(AuthHeader("Authorization", "basic"), "U").header_value(env) == "Basic YWRhOnB3"
+    assert (
+        Credential(AuthHeader("Authorization", "bearer"), "K").header_value(env) == "Bearer abc123"
+    )
+    assert (
+        Credential(AuthHeader("Authorization", "basic"), "U").header_value(env) == "Basic YWRhOnB3"
+    )
     assert Credential(AuthHeader("Authorization", "bearer"), "MISSING").header_value(env) is None
     assert Credential(AuthHeader("X-Api-Key"), "K").placeholder() == {"X-Api-Key": "<from $K>"}
 
@@ -169,17 +232,27 @@ def test_credentials_come_from_the_named_variable_in_the_header_the_skill_names(
 def test_slash_parsing() -> None:
     skill = hollowbrook()
     assert parse_slash('/create_booking {"a": 1}').name == "create_booking"
-    assert parse_slash("/help").is_help and parse_slash("/help get_booking").raw_args == "get_booking"
+    assert (
+        parse_slash("/help").is_help and parse_slash("/help get_booking").raw_args == "get_booking"
+    )
     with pytest.raises(SlashError):
         parse_slash("create_booking {}")
     assert slash_arguments(skill.tool("get_booking"), "bk-1") == {"booking_id": "bk-1"}
-    assert slash_arguments(skill.tool("get_booking"), '{"booking_id": "bk-2"}') == {"booking_id": "bk-2"}
-    with pytest.raises(CallRefused, match=r"plain text fills an operation's one required argument, and this one has 4"):
+    assert slash_arguments(skill.tool("get_booking"), '{"booking_id": "bk-2"}') == {
+        "booking_id": "bk-2"
+    }
+    with pytest.raises(
+        CallRefused,
+        match=r"plain text fills an operation's one required argument, and this one has 4",
+    ):
         slash_arguments(skill.tool("create_booking"), "oak for Ada")
     with pytest.raises(CallRefused, match=r"arguments are not valid JSON"):
         slash_arguments(skill.tool("create_booking"), '{"room_id": }')
     listing = help_text(skill)
-    assert listing.splitlines()[0] == "Hollowbrook Guesthouse (hollowbrook): 5 of 5 operations are tools"
+    assert (
+        listing.splitlines()[0]
+        == "Hollowbrook Guesthouse (hollowbrook): 5 of 5 operations are tools"
+    )
     assert "  /create_booking      POST /bookings" in listing
     one = help_text(skill, "get_booking")
     assert json.loads(one.split("schema     ", 1)[1]) == skill.tool("get_booking").schema

@@ -68,14 +68,21 @@ def _skill_of(spec: Path) -> Skill:
 def _assert_translates(tool: Tool, skill: Skill) -> None:
     decl = tool.declaration
 
-    @settings(max_examples=3, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=3,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
     @given(valid_values(tool.schema))
     def translates(args: dict[str, Any]) -> None:
         try:
             request = build_request(tool, args, skill.hosts)
         except CallRefused as refused:
-            assert any(_refused_segment(str(args[p])) for p in decl.path_params if isinstance(args[p], str)), refused
+            assert any(
+                _refused_segment(str(args[p])) for p in decl.path_params if isinstance(args[p], str)
+            ), refused
             return
         url = urlsplit(request.url)
         assert url.netloc in skill.hosts and url.path.startswith(static_prefix(decl.url))
@@ -98,7 +105,9 @@ def _assert_translates(tool: Tool, skill: Skill) -> None:
         translates()
 
 
-@pytest.mark.parametrize("spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
+)
 def test_arguments_generated_from_every_tool_schema_translate(spec: Path) -> None:
     skill = _skill_of(spec)
     assert skill.tools

@@ -45,23 +45,48 @@ def database_url(postgres_url: str) -> str:
 
 
 @pytest.fixture
-def settings(tmp_path: Path, nats_server: NatsServer, database_url: str, s3_server: tuple[str, str, str],
-             monkeypatch: pytest.MonkeyPatch) -> Settings:
+def settings(
+    tmp_path: Path,
+    nats_server: NatsServer,
+    database_url: str,
+    s3_server: tuple[str, str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Settings:
     endpoint, access, secret = s3_server
     monkeypatch.setenv(S3_ACCESS_ENV, access)
     monkeypatch.setenv(S3_SECRET_ENV, secret)
     return Settings(
-        home=tmp_path / "home", nats_url=nats_server.url, database_url=database_url, s3_endpoint=endpoint,
-        s3_bucket=f"p-{uuid.uuid4().hex[:16]}", s3_access_key_env=S3_ACCESS_ENV, s3_secret_key_env=S3_SECRET_ENV,
-        ack_wait=3.0, max_deliver=3, retry_delays=(0.2, 0.4), fetch_allow_private=True, refresh_interval=0,
+        home=tmp_path / "home",
+        nats_url=nats_server.url,
+        database_url=database_url,
+        s3_endpoint=endpoint,
+        s3_bucket=f"p-{uuid.uuid4().hex[:16]}",
+        s3_access_key_env=S3_ACCESS_ENV,
+        s3_secret_key_env=S3_SECRET_ENV,
+        ack_wait=3.0,
+        max_deliver=3,
+        retry_delays=(0.2, 0.4),
+        fetch_allow_private=True,
+        refresh_interval=0,
     )
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
     """The same settings for a worker process, as SKILLPRESS_* variables (credentials by name)."""
     env = {**os.environ}
-    for key in ("home", "nats_url", "database_url", "s3_endpoint", "s3_bucket", "s3_access_key_env", "s3_secret_key_env",
-                "ack_wait", "max_deliver", "fetch_allow_private", "refresh_interval"):
+    for key in (
+        "home",
+        "nats_url",
+        "database_url",
+        "s3_endpoint",
+        "s3_bucket",
+        "s3_access_key_env",
+        "s3_secret_key_env",
+        "ack_wait",
+        "max_deliver",
+        "fetch_allow_private",
+        "refresh_interval",
+    ):
         env[f"SKILLPRESS_{key.upper()}"] = str(getattr(settings, key))
     env["SKILLPRESS_RETRY_DELAYS"] = json.dumps(list(settings.retry_delays))
     env["SKILLPRESS_LOG_FORMAT"] = "json"
@@ -76,7 +101,9 @@ def ctx(settings: Settings) -> Iterator[WorkerContext]:
 
 
 @contextlib.asynccontextmanager
-async def workers(ctx: WorkerContext, url: str, names: list[str] | None = None) -> AsyncIterator[None]:
+async def workers(
+    ctx: WorkerContext, url: str, names: list[str] | None = None
+) -> AsyncIterator[None]:
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(serve_workers(ctx, url, names or list(WORKERS), stop, ready))
     await asyncio.wait_for(ready.wait(), 20)
@@ -106,13 +133,17 @@ class Watcher:
                     return body
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
-                raise AssertionError(f"no {subject} {match} within {timeout} s; saw {[s for s, _ in self.seen]}")
+                raise AssertionError(
+                    f"no {subject} {match} within {timeout} s; saw {[s for s, _ in self.seen]}"
+                )
             self.changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), left)
 
     def count(self, subject: str, **match: Any) -> int:
-        return sum(1 for s, b in self.seen if s == subject and all(b.get(k) == v for k, v in match.items()))
+        return sum(
+            1 for s, b in self.seen if s == subject and all(b.get(k) == v for k, v in match.items())
+        )
 
 
 @contextlib.asynccontextmanager
@@ -131,6 +162,12 @@ async def watching(url: str) -> AsyncIterator[tuple[Watcher, Any]]:
 async def submit(nc: Any, event: Any, msg_id: str | None = None) -> Any:
     from schemas.subjects import COMMANDS, EVENTS
 
-    subject = EVENTS["spec_submitted"] if type(event).__name__ == "SpecSubmitted" else COMMANDS["publish_version"]
+    subject = (
+        EVENTS["spec_submitted"]
+        if type(event).__name__ == "SpecSubmitted"
+        else COMMANDS["publish_version"]
+    )
     headers = {"Nats-Msg-Id": msg_id} if msg_id else None
-    return await nc.jetstream().publish(subject, event.model_dump_json().encode(), headers=headers, stream=STREAM)
+    return await nc.jetstream().publish(
+        subject, event.model_dump_json().encode(), headers=headers, stream=STREAM
+    )

@@ -26,11 +26,18 @@ from services.workers.delivery import WorkerContext
 from tests.workers.conftest import SPECS, settings_env, submit, watching, workers
 
 
-def _worker_process(settings: Settings, name: str, **extra: str) -> tuple[subprocess.Popen[str], list[dict[str, Any]]]:
+def _worker_process(
+    settings: Settings, name: str, **extra: str
+) -> tuple[subprocess.Popen[str], list[dict[str, Any]]]:
     """`skillpress worker NAME` as its own process; returns it and its parsed log lines (filled live)."""
     env = {**settings_env(settings), **extra}
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "worker", name], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "worker", name],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: list[dict[str, Any]] = []
     started = threading.Event()
 
@@ -61,15 +68,24 @@ async def _ack_pending(url: str, durable: str) -> int:
         await nc.close()
 
 
-async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(ctx: WorkerContext, settings: Settings) -> None:
+async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
+    ctx: WorkerContext, settings: Settings
+) -> None:
     assert settings.nats_url
     url = settings.nats_url
     blob = ctx.blobs.put((SPECS / "oai-petstore-expanded.yaml").read_bytes())
     slow, _ = _worker_process(settings, "render", SKILLPRESS_HANDLER_DELAY="30")
     replica: subprocess.Popen[str] | None = None
     try:
-        async with watching(url) as (watcher, nc), workers(ctx, url, ["fetch", "parse", "categorize", "guess-approvals"]):
-            await submit(nc, SpecSubmitted(submission="k", skill="petstore", blob=blob, created_by="test"), "submitted:k")
+        async with (
+            watching(url) as (watcher, nc),
+            workers(ctx, url, ["fetch", "parse", "categorize", "guess-approvals"]),
+        ):
+            await submit(
+                nc,
+                SpecSubmitted(submission="k", skill="petstore", blob=blob, created_by="test"),
+                "submitted:k",
+            )
             await watcher.wait_for(EVENTS["revision_categorized"], submission="k")
             for _ in range(100):  # the slow replica holds the message, unacked
                 if await _ack_pending(url, "render") == 1:
@@ -80,13 +96,17 @@ async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(ctx
             slow.send_signal(signal.SIGKILL)
             slow.wait(10)
             replica, lines = _worker_process(settings, "render")
-            proposed = await watcher.wait_for(EVENTS["version_proposed"], timeout=30, submission="k")
+            proposed = await watcher.wait_for(
+                EVENTS["version_proposed"], timeout=30, submission="k"
+            )
         for _ in range(100):  # its log line follows the event it published
             done = [ln for ln in lines if ln.get("event") == "render.done"]
             if done:
                 break
             await asyncio.sleep(0.05)
-        assert [d["delivered"] for d in done] == [2], "the other replica handled the redelivered message"
+        assert [d["delivered"] for d in done] == [2], (
+            "the other replica handled the redelivered message"
+        )
         with ctx.records.session() as s:
             versions = s.exec(select(Version)).all()
         assert [v.id for v in versions] == [proposed["version_id"]]
@@ -97,12 +117,22 @@ async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(ctx
                 proc.wait(10)
 
 
-async def test_nats_killed_and_restarted_loses_no_submitted_spec(ctx: WorkerContext, settings: Settings, nats_server: NatsServer) -> None:
-    names = ["oai-petstore-expanded.yaml", "twilio-insights-v2.json", "jupyter-server.swagger2.yaml"]
+async def test_nats_killed_and_restarted_loses_no_submitted_spec(
+    ctx: WorkerContext, settings: Settings, nats_server: NatsServer
+) -> None:
+    names = [
+        "oai-petstore-expanded.yaml",
+        "twilio-insights-v2.json",
+        "jupyter-server.swagger2.yaml",
+    ]
     async with watching(nats_server.url) as (_, nc):
         for i, name in enumerate(names):
             blob = ctx.blobs.put((SPECS / name).read_bytes())
-            ack = await submit(nc, SpecSubmitted(submission=f"n{i}", skill=f"skill-{i}", blob=blob, created_by="test"), f"submitted:n{i}")
+            ack = await submit(
+                nc,
+                SpecSubmitted(submission=f"n{i}", skill=f"skill-{i}", blob=blob, created_by="test"),
+                f"submitted:n{i}",
+            )
             assert ack.seq == i + 1
     nats_server.kill()  # SIGKILL: no clean shutdown, no flush
     nats_server.start()  # same store directory, new ports
@@ -111,7 +141,11 @@ async def test_nats_killed_and_restarted_loses_no_submitted_spec(ctx: WorkerCont
         for i in range(len(names)):
             await watcher.wait_for(EVENTS["version_proposed"], timeout=30, submission=f"n{i}")
     with ctx.records.session() as s:
-        assert sorted(sk.slug for sk in s.exec(select(Skill)).all()) == ["skill-0", "skill-1", "skill-2"]
+        assert sorted(sk.slug for sk in s.exec(select(Skill)).all()) == [
+            "skill-0",
+            "skill-1",
+            "skill-2",
+        ]
         assert len(s.exec(select(Version)).all()) == 3
 
 
@@ -138,7 +172,9 @@ class _SpecServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/openapi.yaml"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -157,22 +193,41 @@ async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_n
 ) -> None:
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
-        await submit(nc, SpecSubmitted(submission="u1", skill="pets", url=spec_server.url, created_by="test"), "submitted:u1")
+        await submit(
+            nc,
+            SpecSubmitted(submission="u1", skill="pets", url=spec_server.url, created_by="test"),
+            "submitted:u1",
+        )
         first = await watcher.wait_for(EVENTS["version_proposed"], submission="u1")
-        await submit(nc, PublishVersion(skill="pets", version_id=first["version_id"], requested_by="test"))
+        await submit(
+            nc, PublishVersion(skill="pets", version_id=first["version_id"], requested_by="test")
+        )
         await watcher.wait_for(EVENTS["version_published"])
         # Same bytes on the schedule: stops at fetch.
-        await nc.jetstream().publish(COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode())
+        await nc.jetstream().publish(
+            COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode()
+        )
         await watcher.wait_for(EVENTS["revision_unchanged"])
         # The spec changes: a new operation.
-        spec_server.body = spec_server.body.replace(b"  /pets/{id}:", b"  /pets/{id}/toys:\n    get:\n      operationId: listToys\n"
-                                                    b"      parameters:\n        - {name: id, in: path, required: true, schema: {type: string}}\n"
-                                                    b"      responses:\n        '200': {description: toys}\n  /pets/{id}:")
-        await nc.jetstream().publish(COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode())
-        second = await watcher.wait_for(EVENTS["version_proposed"], created=True, summary={"added": 1, "removed": 0, "changed": 0, "files_changed": 3})
+        spec_server.body = spec_server.body.replace(
+            b"  /pets/{id}:",
+            b"  /pets/{id}/toys:\n    get:\n      operationId: listToys\n"
+            b"      parameters:\n        - {name: id, in: path, required: true, schema: {type: string}}\n"
+            b"      responses:\n        '200': {description: toys}\n  /pets/{id}:",
+        )
+        await nc.jetstream().publish(
+            COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode()
+        )
+        second = await watcher.wait_for(
+            EVENTS["version_proposed"],
+            created=True,
+            summary={"added": 1, "removed": 0, "changed": 0, "files_changed": 3},
+        )
     with ctx.records.session() as s:
         skill = s.exec(select(Skill).where(Skill.slug == "pets")).one()
-        assert skill.live_version_id == first["version_id"], "a refresh proposes; it never publishes"
+        assert skill.live_version_id == first["version_id"], (
+            "a refresh proposes; it never publishes"
+        )
         items = s.exec(select(ActionItem)).all()
         revisions = s.exec(select(SourceRevision)).all()
     assert [(a.kind, a.version_id) for a in items] == [("refresh_proposal", second["version_id"])]
@@ -181,11 +236,17 @@ async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_n
     assert spec_server.requests == 3
 
 
-async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(ctx: WorkerContext, settings: Settings, spec_server: _SpecServer) -> None:
+async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(
+    ctx: WorkerContext, settings: Settings, spec_server: _SpecServer
+) -> None:
     assert settings.nats_url
     spec_server.status = 503
     async with watching(settings.nats_url) as (_, nc), workers(ctx, settings.nats_url):
-        await submit(nc, SpecSubmitted(submission="f", skill="flaky", url=spec_server.url, created_by="test"), "submitted:f")
+        await submit(
+            nc,
+            SpecSubmitted(submission="f", skill="flaky", url=spec_server.url, created_by="test"),
+            "submitted:f",
+        )
         for _ in range(100):
             with ctx.records.session() as s:
                 letters = s.exec(select(DeadLetter)).all()
@@ -194,6 +255,8 @@ async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(ctx: WorkerCo
             await asyncio.sleep(0.1)
     assert len(letters) == 1
     assert letters[0].worker == "fetch" and letters[0].msg_id == "submitted:f"
-    assert letters[0].error == f"services.platform.fetcher.FetchFailed: {spec_server.url} answered 503 (after 3 deliveries)"
+    assert (
+        letters[0].error
+        == f"services.platform.fetcher.FetchFailed: {spec_server.url} answered 503 (after 3 deliveries)"
+    )
     assert spec_server.requests == settings.max_deliver == 3
-

@@ -51,7 +51,9 @@ def upgrade() -> None:
         "versions",
         sa.Column("id", sa.String(64), primary_key=True),
         sa.Column("skill_id", sa.String(64), sa.ForeignKey("skills.id"), nullable=False),
-        sa.Column("revision_id", sa.String(64), sa.ForeignKey("source_revisions.id"), nullable=True),
+        sa.Column(
+            "revision_id", sa.String(64), sa.ForeignKey("source_revisions.id"), nullable=True
+        ),
         sa.Column("annotations_as_of", sa.DateTime(timezone=True), nullable=True),
         sa.Column("content_hash", sa.String(64), nullable=False),
         sa.Column("renderer", sa.String(64), nullable=False),
@@ -95,5 +97,13 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("dead_letters", "action_items", "publications", "versions", "source_revisions", "sources", "skills"):
+    for table in (
+        "dead_letters",
+        "action_items",
+        "publications",
+        "versions",
+        "source_revisions",
+        "sources",
+        "skills",
+    ):
         op.drop_table(table)

@@ -33,7 +33,9 @@ def upgrade() -> None:
         "suggestions",
         sa.Column("id", sa.String(64), primary_key=True),
         sa.Column("skill_id", sa.String(64), sa.ForeignKey("skills.id"), nullable=False),
-        sa.Column("revision_id", sa.String(64), sa.ForeignKey("source_revisions.id"), nullable=False),
+        sa.Column(
+            "revision_id", sa.String(64), sa.ForeignKey("source_revisions.id"), nullable=False
+        ),
         sa.Column("operation", sa.String(128), nullable=False),
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("group", sa.String(16), nullable=False),
@@ -68,7 +70,15 @@ def downgrade() -> None:
         batch.drop_column("base_version_id")
         batch.drop_column("diff_json")
     with op.batch_alter_table("source_revisions") as batch:
-        for name in ("grouping_note", "tag_failure", "grouping_source", "grouping_blob", "package_blob", "operations", "submission"):
+        for name in (
+            "grouping_note",
+            "tag_failure",
+            "grouping_source",
+            "grouping_blob",
+            "package_blob",
+            "operations",
+            "submission",
+        ):
             batch.drop_column(name)
     with op.batch_alter_table("sources") as batch:
         batch.drop_column("last_checked_at")
