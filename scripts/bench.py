@@ -145,7 +145,7 @@ from services.derive import derive_package
 data = open(sys.argv[1], 'rb').read()
 p = derive_package(data)
 t1 = time.perf_counter()
-print(t1 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, p.meta['stats']['operations'], len(p.files), p.meta['stats']['body_bytes'])
+print(t1 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, p.manifest.stats.operations, len(p.files), p.manifest.stats.body_bytes)
 """
 
 

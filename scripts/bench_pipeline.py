@@ -29,7 +29,8 @@ from schemas.events import SpecSubmitted  # noqa: E402
 from schemas.subjects import EVENTS, STREAM  # noqa: E402
 from services.platform.blobs import LocalBlobStore  # noqa: E402
 from services.platform.broker import connect, ensure_stream  # noqa: E402
-from services.platform.localstack import NatsServer, PostgresServer  # noqa: E402
+from services.platform.embedded_nats import NatsServer  # noqa: E402
+from tests.local_servers import PostgresServer  # noqa: E402
 
 SPECS = ROOT / "tests" / "fixtures" / "specs"
 WORKERS = ["fetch", "parse", "categorize", "guess-approvals", "render", "publish"]

@@ -8,135 +8,35 @@ from __future__ import annotations
 
 import json
 import sys
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from services.platform.settings import Settings
+from services.cli.common import AsJson, By, Timeout, fail, failures, load_target, open_ctx
+
+if TYPE_CHECKING:
+    from services.app.annotations import Stored
+    from services.app.context import AppContext
 
 __all__ = ["register"]
 
-AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
-Timeout = Annotated[float, typer.Option("--timeout", help="seconds to wait for the proposal")]
-By = Annotated[str, typer.Option("--by", help="who is making the change (recorded with it)")]
 
-
-def _fail(reason: str, code: int = 2) -> Any:
-    from services.cli.main import fail
-
-    return fail(reason, code)
-
-
-def _check(
-    ctx: Any, skill: Any, new: list[Any], retiring: set[str] = frozenset()
-) -> dict[str, Any]:  # type: ignore[assignment]
-    """Derive the latest revision with the active annotations (less `retiring`, less those already
-    orphaned) plus `new`, refusing what cannot be meant; returns the derived skill.json."""
-    from services.derive.annotations import AnnotationRefused
-    from services.workers.inputs import (
-        derivation_files,
-        derive_revision,
-        latest_revision_id,
-        load_derivation,
-        load_revision,
-    )
-    from services.workers.render import active_annotations
-
-    revision_id = latest_revision_id(ctx, skill.id)
-    if revision_id is None:
-        _fail(
-            f"{skill.slug} has no derived revision yet (skillpress import SPEC --skill {skill.slug})"
-        )
-    inputs = load_revision(ctx, revision_id)
-    with ctx.records.session() as s:
-        current = [
-            a for a in active_annotations(s, skill.id, datetime.now(UTC)) if a.id not in retiring
-        ]
-    # the parse stage's derivation names the operations: an annotation on any other is orphaned
-    assert inputs.revision.package_blob is not None  # a categorized revision was parsed
-    parsed = json.loads(
-        derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))["skill.json"]
-    )
-    names = {op["name"] for op in parsed["operations"]}
-    orphaned = {a.id for a in current if a.operation is not None and a.operation not in names}
-    try:
-        package = derive_revision(
-            ctx,
-            inputs,
-            None,
-            tuple(a for a in current if a.id not in orphaned) + tuple(new),
-            strict=True,
-        )
-    except AnnotationRefused as exc:
-        _fail(str(exc))
-    return dict(json.loads(package.files["skill.json"]))
-
-
-def _propose(
-    settings: Settings, slug: str, ids: list[str], change: str, as_of: datetime, timeout: float
-) -> dict[str, Any]:
-    from schemas.events import AnnotationChanged
+def _propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
+    """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
     from schemas.subjects import EVENTS
-    from services.cli.pipeline_commands import _follow
-    from services.cli.stack import Pipeline, StackError, with_pipeline
-
-    submission = uuid.uuid4().hex
-    event = AnnotationChanged(
-        skill=slug,
-        annotation_ids=ids,
-        change=change,
-        as_of=as_of.isoformat(),
-        submission=submission,
-    )
-
-    async def work(pipeline: Pipeline) -> list[tuple[str, dict[str, Any]]]:
-        return await _follow(
-            pipeline,
-            EVENTS["annotation_changed"],
-            event,
-            f"annotation:{submission}",
-            lambda subj, body: (
-                body.get("submission") == submission
-                and subj in (EVENTS["version_proposed"], EVENTS["revision_rejected"])
-            ),
-            timeout,
-        )
+    from services.app.pipeline import propose_change
 
     try:
-        seen = with_pipeline(settings, work)
-    except (StackError, TimeoutError) as exc:
-        _fail(str(exc), 1)
-    subject, body = seen[-1]
-    if subject == EVENTS["revision_rejected"]:
-        _fail(f"refused: {body['reason']}")
-    return body
-
-
-def _store(
-    ctx: Any, skill: Any, kind: str, target: str, body: dict[str, Any], by: str, now: datetime
-) -> str:
-    from schemas.records import AnnotationRecord
-    from services.platform.ids import derived_id
-
-    aid = derived_id(
-        "annotation", skill.id, kind, target, json.dumps(body, sort_keys=True), now.isoformat()
-    )[:16]
-    with ctx.records.session() as s:
-        s.add(
-            AnnotationRecord(
-                id=aid,
-                skill_id=skill.id,
-                kind=kind,
-                target=target,
-                body_json=json.dumps(body, sort_keys=True),
-                created_by=by,
-                created_at=now,
+        with failures():
+            subject, body = propose_change(
+                ctx, stored.skill.slug, stored.ids, change, stored.at, timeout
             )
-        )
-    return aid
+    finally:
+        ctx.close()
+    if subject == EVENTS["revision_rejected"]:
+        fail(f"refused: {body['reason']}")
+    return body
 
 
 def _report(
@@ -156,7 +56,7 @@ def _report(
 
 def _kv(text: str, flag: str) -> tuple[str, Any]:
     if "=" not in text:
-        _fail(f"{flag} takes NAME=VALUE")
+        fail(f"{flag} takes NAME=VALUE")
     name, raw = text.split("=", 1)
     try:
         value = json.loads(raw)
@@ -239,8 +139,7 @@ def annotate(
     timeout: Timeout = 120.0,
 ) -> None:
     """Add one annotation (a note, a gate, an identity…) and propose the version it makes."""
-    from services.cli.pipeline_commands import _open, _skill
-    from services.derive.annotations import AnnotationRefused, check_shape
+    from services.app.annotations import add_annotation
 
     given = {
         k: v
@@ -258,7 +157,7 @@ def annotate(
         if v is not None
     }
     if len(given) != 1:
-        _fail(
+        fail(
             "give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
             " --skill-note, --rename-category, --merge-categories"
         )
@@ -266,7 +165,7 @@ def annotate(
     target = "skill" if kind in ("skill_note", "category") else f"operation:{operation or ''}"
     if category is not None:
         if kind != "note" or operation:
-            _fail("--category takes a --note (and no --operation)")
+            fail("--category takes a --note (and no --operation)")
         target = f"category:{category}"
     body: dict[str, Any]
     if kind in ("note", "skill_note"):
@@ -286,7 +185,7 @@ def annotate(
         try:
             body = {"arguments": json.loads(example or ""), "turn": turn or ""}
         except json.JSONDecodeError as exc:
-            _fail(f"--example is not valid JSON ({exc.msg})")
+            fail(f"--example is not valid JSON ({exc.msg})")
     elif kind == "identity":
         body = {"fields": [f.strip() for f in (identity or "").split(",") if f.strip()]}
     elif kind == "category":
@@ -304,24 +203,15 @@ def annotate(
             fixed or fixed_header or "", "--fixed-header" if fixed_header else "--fixed"
         )
         body = {"name": name, "value": value} | ({"in": "header"} if fixed_header else {})
-    try:
-        check_shape(kind, target, body)
-    except AnnotationRefused as exc:
-        _fail(str(exc))
-    settings = Settings()
-    ctx = _open(settings)
-    skill = _skill(ctx, slug)
-    from services.derive.annotations import Annotation
-
-    _check(ctx, skill, [Annotation("(new)", kind, target, body)])
-    now = datetime.now(UTC)
-    aid = _store(ctx, skill, kind, target, body, by, now)
-    ctx.records.close()
-    proposal = _propose(settings, slug, [aid], "added", now, timeout)
+    ctx = open_ctx()
+    with failures():
+        stored = add_annotation(ctx, slug, kind, target, body, by)
+    proposal = _propose(ctx, stored, "added", timeout)
+    aid = stored.ids[0]
     _report(proposal, as_json, f"annotation {aid} ({kind} on {target})", {"annotation_id": aid})
 
 
-def annotations(
+def annotations_(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
     include_retired: Annotated[
         bool, typer.Option("--all", help="include retired annotations")
@@ -329,52 +219,10 @@ def annotations(
     as_json: AsJson = False,
 ) -> None:
     """A skill's annotations, and whether the newest version applies each or finds it orphaned."""
-    from sqlmodel import col, select
+    from services.app.annotations import list_annotations
 
-    from schemas.records import AnnotationRecord
-    from services.cli.pipeline_commands import _open, _skill
-    from services.workers.versions import newest_version, version_files
-
-    ctx = _open(Settings())
-    skill = _skill(ctx, slug)
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord)
-            .where(AnnotationRecord.skill_id == skill.id)
-            .order_by(col(AnnotationRecord.created_at))
-        ).all()
-        newest = newest_version(s, skill.id)
-    state = (
-        json.loads(version_files(ctx.blobs, newest)["skill.json"]).get("annotations", {})
-        if newest
-        else {}
-    )
-    out = []
-    for r in rows:
-        if r.retired_at is not None and not include_retired:
-            continue
-        status = (
-            "retired"
-            if r.retired_at
-            else (
-                "orphaned"
-                if r.id in state.get("orphaned", [])
-                else "applied"
-                if r.id in state.get("applied", [])
-                else "pending"
-            )
-        )
-        out.append(
-            {
-                "id": r.id,
-                "kind": r.kind,
-                "target": r.target,
-                "body": json.loads(r.body_json),
-                "status": status,
-                "created_by": r.created_by,
-                "created_at": r.created_at.isoformat(),
-            }
-        )
+    with failures():
+        out = list_annotations(open_ctx(), slug, include_retired)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
@@ -386,24 +234,6 @@ def annotations(
         )
 
 
-def _retire_rows(ctx: Any, ids: list[str], by: str, now: datetime) -> Any:
-    """Retire the annotations `ids` at `now`; returns their skill."""
-    from schemas.records import AnnotationRecord, Skill
-
-    with ctx.records.session() as s:
-        rows = [s.get(AnnotationRecord, i) for i in ids]
-        if any(r is None or r.retired_at is not None for r in rows):
-            _fail(
-                f"no active annotation {next(i for i, r in zip(ids, rows, strict=True) if r is None or r.retired_at is not None)!r}"
-                " (skillpress annotations SLUG)"
-            )
-        for r in rows:
-            r.retired_at, r.retired_by = now, by
-        skill = s.get(Skill, rows[0].skill_id)
-        s.expunge(skill)
-        return skill
-
-
 def retire(
     annotation_id: Annotated[str, typer.Argument(help="the annotation's id")],
     by: By = "cli",
@@ -411,14 +241,12 @@ def retire(
     timeout: Timeout = 120.0,
 ) -> None:
     """Retire an annotation (it stays on record) and propose the version without it."""
-    from services.cli.pipeline_commands import _open
+    from services.app.annotations import retire as retired
 
-    settings = Settings()
-    ctx = _open(settings)
-    now = datetime.now(UTC)
-    skill = _retire_rows(ctx, [annotation_id], by, now)
-    ctx.records.close()
-    proposal = _propose(settings, skill.slug, [annotation_id], "retired", now, timeout)
+    ctx = open_ctx()
+    with failures():
+        stored = retired(ctx, annotation_id, by)
+    proposal = _propose(ctx, stored, "retired", timeout)
     _report(proposal, as_json, f"retired {annotation_id}")
 
 
@@ -430,32 +258,22 @@ def retract_turn(
     timeout: Timeout = 120.0,
 ) -> None:
     """A flagged turn takes its examples down with it: every example observed in it is retired."""
-    from sqlmodel import col, select
+    from services.app.annotations import retract_turn as retract
 
-    from schemas.records import AnnotationRecord
-    from services.cli.pipeline_commands import _open, _skill
-
-    settings = Settings()
-    ctx = _open(settings)
-    skill = _skill(ctx, slug)
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord).where(
-                AnnotationRecord.skill_id == skill.id,
-                AnnotationRecord.kind == "example",
-                col(AnnotationRecord.retired_at).is_(None),
-            )
-        ).all()
-        ids = [r.id for r in rows if json.loads(r.body_json).get("turn") == turn]
-    if not ids:
-        ctx.records.close()
+    ctx = open_ctx()
+    with failures():
+        stored = retract(ctx, slug, turn, by)
+    if stored is None:
+        ctx.close()
         typer.echo(f"{slug} has no example from turn {turn!r}")
         return
-    now = datetime.now(UTC)
-    _retire_rows(ctx, ids, by, now)
-    ctx.records.close()
-    proposal = _propose(settings, slug, ids, "retired", now, timeout)
-    _report(proposal, as_json, f"retired {len(ids)} example(s) from turn {turn}", {"retired": ids})
+    proposal = _propose(ctx, stored, "retired", timeout)
+    _report(
+        proposal,
+        as_json,
+        f"retired {len(stored.ids)} example(s) from turn {turn}",
+        {"retired": stored.ids},
+    )
 
 
 def rekey(
@@ -466,30 +284,13 @@ def rekey(
     timeout: Timeout = 120.0,
 ) -> None:
     """Move an annotation to an operation's new name: the old one retired, the same one added on the new name."""
-    from schemas.records import AnnotationRecord, Skill
-    from services.cli.pipeline_commands import _open
-    from services.derive.annotations import Annotation
+    from services.app.annotations import rekey as rekeyed
 
-    settings = Settings()
-    ctx = _open(settings)
-    with ctx.records.session() as s:
-        row = s.get(AnnotationRecord, annotation_id)
-        if row is None or row.retired_at is not None:
-            _fail(f"no active annotation {annotation_id!r}")
-        kind, body = row.kind, json.loads(row.body_json)
-        skill = s.get(Skill, row.skill_id)
-        s.expunge(skill)
-    _check(
-        ctx,
-        skill,
-        [Annotation("(new)", kind, f"operation:{operation}", body)],
-        retiring={annotation_id},
-    )
-    now = datetime.now(UTC)
-    _retire_rows(ctx, [annotation_id], by, now)
-    aid = _store(ctx, skill, kind, f"operation:{operation}", body, by, now)
-    ctx.records.close()
-    proposal = _propose(settings, skill.slug, [annotation_id, aid], "rekeyed", now, timeout)
+    ctx = open_ctx()
+    with failures():
+        stored = rekeyed(ctx, annotation_id, operation, by)
+    proposal = _propose(ctx, stored, "rekeyed", timeout)
+    aid = stored.ids[1]
     _report(
         proposal,
         as_json,
@@ -511,88 +312,55 @@ def review(
     timeout: Timeout = 120.0,
 ) -> None:
     """Walk the approval and identity suggestions: money, deletes, changes, then reads; each confirmation becomes an annotation."""
-    from sqlmodel import select
+    from services.app.annotations import Stored
+    from services.app.review import GROUPS, confirm, open_suggestions
+    from services.app.versions import find_skill
+    from services.errors import Refused
 
-    from schemas.records import Suggestion
-    from services.cli.pipeline_commands import _open, _skill
-    from services.derive.annotations import Annotation, AnnotationRefused
-    from services.derive.approvals import GROUPS
-    from services.workers.inputs import latest_revision_id
-
-    settings = Settings()
-    ctx = _open(settings)
-    skill = _skill(ctx, slug)
     groups = accept_group or []
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
-        _fail(f"--accept-group {unknown[0]!r}: one of {', '.join(GROUPS)}")
+        fail(f"--accept-group {unknown[0]!r}: one of {', '.join(GROUPS)}")
     interactive = not groups and sys.stdin.isatty()
     if not groups and not interactive:
-        _fail(
+        fail(
             "not a terminal: name the groups to confirm with --accept-group money|deletes|changes|reads"
         )
-    revision_id = latest_revision_id(ctx, skill.id)
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(Suggestion).where(
-                Suggestion.revision_id == revision_id, Suggestion.status == "open"
-            )
-        ).all()
-        pending = sorted(rows, key=lambda r: (GROUPS.index(r.group), r.operation, r.kind))
-        for r in pending:
-            s.expunge(r)
+    ctx = open_ctx()
+    with failures():
+        skill = find_skill(ctx, slug)
+        pending = open_suggestions(ctx, skill)
     confirmed: list[str] = []
     skipped: list[str] = []
     remaining = len(pending)
     for sug in pending:
-        body = json.loads(sug.body_json)
         if groups and sug.group not in groups:
             continue
-        if sug.kind == "approval" and not body.get("bindable"):
-            skipped.append(f"{sug.operation}: nothing to bind, so no gate can be confirmed")
-            continue
-        if sug.kind == "approval":
-            kind, ann = (
-                "approval",
-                {
-                    k: v
-                    for k, v in body.items()
-                    if k in ("matches", "risk", "binds", "amount", "currency")
-                },
-            )
-        else:
-            kind, ann = "identity", {"fields": body["fields"]}
         if interactive:
             answer = typer.prompt(
-                f"[{sug.group}] {sug.operation} {kind} {json.dumps(ann)} — ({body.get('why', '')}) confirm? [y/n/q]",
+                f"[{sug.group}] {sug.operation} {sug.kind} {json.dumps(sug.annotation)} — ({sug.why}) confirm? [y/n/q]",
                 default="y",
             )
             if answer.lower().startswith("q"):
                 break
             if not answer.lower().startswith("y"):
                 continue
-        target = f"operation:{sug.operation}"
         try:
-            _check_quiet(ctx, skill, Annotation("(new)", kind, target, ann))
-        except AnnotationRefused as exc:
+            aid = confirm(ctx, skill, sug, by)
+        except Refused as exc:
             skipped.append(f"{sug.operation}: {exc}")
             continue
-        aid = _store(ctx, skill, kind, target, ann, by, datetime.now(UTC))
-        with ctx.records.session() as s:
-            row = s.get(Suggestion, sug.id)
-            if row is not None:
-                row.status = "confirmed"
         confirmed.append(aid)
         remaining -= 1
         if not as_json:
             typer.echo(
-                f"  confirmed {sug.operation} {kind} → annotation {aid} ({remaining} suggestion(s) left)"
+                f"  confirmed {sug.operation} {sug.kind} → annotation {aid} ({remaining} suggestion(s) left)"
             )
-    ctx.records.close()
-    for line in skipped:
-        if not as_json:
+    if not as_json:
+        for line in skipped:
             typer.echo(f"  skipped {line}", err=True)
     if not confirmed:
+        ctx.close()
         if as_json:
             typer.echo(
                 json.dumps({"confirmed": [], "skipped": skipped, "remaining": remaining}, indent=2)
@@ -600,7 +368,7 @@ def review(
         else:
             typer.echo("nothing confirmed")
         return
-    proposal = _propose(settings, slug, confirmed, "reviewed", datetime.now(UTC), timeout)
+    proposal = _propose(ctx, Stored(confirmed, skill, ctx.clock()), "reviewed", timeout)
     _report(
         proposal,
         as_json,
@@ -609,27 +377,12 @@ def review(
     )
 
 
-def _check_quiet(ctx: Any, skill: Any, new: Any) -> None:
-    """`_check`, raising AnnotationRefused instead of exiting (a review skips what cannot be confirmed)."""
-    from services.derive.annotations import AnnotationRefused
-
-    try:
-        _check(ctx, skill, [new])
-    except typer.Exit:
-        raise AnnotationRefused("refused by the derivation") from None
-
-
 def detach(slug: Annotated[str, typer.Argument(help="the skill's slug")]) -> None:
     """Detach a skill from its source: from its live version on it is an ordinary package that no longer regenerates."""
-    from schemas.records import Skill
-    from services.cli.pipeline_commands import _open, _skill
+    from services.app.annotations import detach as detached
 
-    ctx = _open(Settings())
-    skill = _skill(ctx, slug)
-    with ctx.records.session() as s:
-        row = s.get(Skill, skill.id)
-        assert row is not None
-        row.detached = True
+    with failures():
+        detached(open_ctx(), slug)
     typer.echo(f"{slug} is detached: new spec revisions and annotations no longer propose versions")
 
 
@@ -654,18 +407,17 @@ def export(
 ) -> None:
     """Export a skill for other tooling: its annotations as an Overlay, or the whole skill as an Agent Skills folder."""
     if format == "agent-skills":
-        from services.cli.call_commands import _skill_files
-        from services.cli.output import write_package_dir
+        from services.app.package_dir import write_package_dir
         from services.runtime.contracts import agent_skills_folder
 
         if out is None:
-            _fail("--format agent-skills needs --out DIR")
-        skill, files = _skill_files(target, None, "apiKey", None)
+            fail("--format agent-skills needs --out DIR")
+        skill, files = load_target(target, None, "apiKey", None)
         folder = agent_skills_folder(skill, files)
         try:
             write_package_dir(folder, out, marker="SKILL.md")
         except OSError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         contract = json.loads(folder["tools.json"])
         typer.echo(
             f"wrote {out}: SKILL.md, tools.json ({len(contract)} tools, {sum(t['type'] == 'write' for t in contract)} write),"
@@ -673,8 +425,12 @@ def export(
         )
         return
     if format != "overlay":
-        _fail(f"--format {format!r}: overlay or agent-skills")
-    _overlay(target)
+        fail(f"--format {format!r}: overlay or agent-skills")
+    from services.app.exports import overlay
+
+    with failures():
+        doc = overlay(open_ctx(), target)
+    typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
 
 
 def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills folder")]) -> None:
@@ -682,7 +438,7 @@ def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills
     from services.runtime.contracts import ContractError, verify_folder
 
     if not folder.is_dir():
-        _fail(f"{folder} is not a directory")
+        fail(f"{folder} is not a directory")
     files = {
         p.name: p.read_bytes()
         for p in folder.iterdir()
@@ -691,70 +447,15 @@ def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills
     try:
         counts = verify_folder(files)
     except ContractError as exc:
-        _fail(f"{folder}: {exc}", 1)
+        fail(f"{folder}: {exc}", 1)
     typer.echo(
         f"ok: {counts['tools']} tools, {counts['write']} write (each requires confirmation), {counts['idempotent']} idempotent"
     )
 
 
-def _overlay(slug: str) -> None:
-    from sqlmodel import col, select
-
-    from schemas.records import AnnotationRecord
-    from services.cli.pipeline_commands import _open, _skill
-    from services.workers.versions import newest_version, version_files
-
-    ctx = _open(Settings())
-    skill = _skill(ctx, slug)
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord)
-            .where(
-                AnnotationRecord.skill_id == skill.id, col(AnnotationRecord.retired_at).is_(None)
-            )
-            .order_by(col(AnnotationRecord.created_at))
-        ).all()
-        newest = newest_version(s, skill.id)
-    index = (
-        {
-            o["name"]: o
-            for o in json.loads(version_files(ctx.blobs, newest)["skill.json"])["operations"]
-        }
-        if newest
-        else {}
-    )
-    updates: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        body = json.loads(r.body_json)
-        if r.kind == "skill_note":
-            updates.setdefault("$.info", {}).setdefault("x-skillpress-conventions", []).append(
-                body["text"]
-            )
-            continue
-        op = index.get(r.target.split(":", 1)[1])
-        if op is None:
-            continue  # orphaned: nowhere in the document to put it
-        target = f"$.paths['{op['path']}'].{op['method'].lower()}"
-        key = f"x-skillpress-{r.kind.replace('_', '-')}"
-        entry = updates.setdefault(target, {})
-        if r.kind in ("note", "example", "fixed"):
-            entry.setdefault(key + ("s" if not key.endswith("s") else ""), []).append(body)
-        else:
-            entry[key] = body if body else True
-    doc = {
-        "overlay": "1.0.0",
-        "info": {
-            "title": f"skillpress annotations of {slug}",
-            "version": newest.id[:12] if newest else "0",
-        },
-        "actions": [{"target": t, "update": u} for t, u in sorted(updates.items())],
-    }
-    typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-
-
 def register(app: typer.Typer) -> None:
     app.command()(annotate)
-    app.command()(annotations)
+    app.command("annotations")(annotations_)
     app.command()(retire)
     app.command()(rekey)
     app.command("retract-turn")(retract_turn)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from services.cli.output import OutputDirError, read_package_dir
+from services.app.package_dir import OutputDirError, read_package_dir
+from services.cli.common import fail, load_target
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
     from services.runtime.execute import CallLimits, CallResult, Credential
@@ -68,7 +69,6 @@ def default_env_var(slug: str) -> str:
 def _load(
     package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
 ) -> Skill:
-    from services.cli.main import fail
     from services.runtime.skill import AuthHeader, PackageError, load_skill
 
     if auth_kind not in AUTH_KINDS:
@@ -120,7 +120,6 @@ def _perform(
     limits: CallLimits,
     as_json: bool,
 ) -> None:
-    from services.cli.main import fail
     from services.runtime.execute import ExecutionFailed, send
 
     if dry_run:
@@ -157,7 +156,6 @@ def call(
     as_json: AsJson = False,
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong."""
-    from services.cli.main import fail
     from services.runtime.execute import CallLimits
     from services.runtime.skill import UnknownOperation
     from services.runtime.translate import CallRefused, build_request
@@ -200,7 +198,6 @@ def run(
     as_json: AsJson = False,
 ) -> None:
     """Direct use in the slash form: `/create_booking {"room_id": "r1", ...}` or `/help create_booking`."""
-    from services.cli.main import fail
     from services.runtime.execute import CallLimits
     from services.runtime.skill import UnknownOperation
     from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
@@ -226,39 +223,6 @@ def run(
     )
 
 
-def _skill_files(
-    target: str, auth_header: str | None, auth_kind: str, base_url: str | None
-) -> tuple[Skill, dict[str, bytes]]:
-    """A package directory, or a skill's live version from the records and blob store."""
-    from services.cli.main import fail
-    from services.runtime.skill import AuthHeader, PackageError, load_skill
-
-    path = Path(target)
-    override = AuthHeader(auth_header, auth_kind) if auth_header else None
-    try:
-        if path.is_dir():
-            files = read_package_dir(path, hand_written=True)
-            return load_skill(
-                files, slug=path.resolve().name, auth=override, base_url=base_url
-            ), files
-        from services.cli.pipeline_commands import _open, _skill
-        from services.platform.settings import Settings
-        from services.workers.versions import version_files
-
-        ctx = _open(Settings())
-        skill = _skill(ctx, target)
-        if not skill.live_version_id:
-            fail(f"{target} has no live version: publish one first (skillpress versions {target})")
-        from schemas.records import Version
-
-        with ctx.records.session() as s:
-            version = s.get(Version, skill.live_version_id)
-        files = version_files(ctx.blobs, version)
-        return load_skill(files, auth=override, base_url=base_url), files
-    except (OutputDirError, PackageError) as exc:
-        fail(str(exc))
-
-
 def mcp(
     target: Annotated[
         str,
@@ -281,13 +245,12 @@ def mcp(
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
     import asyncio
 
-    from services.cli.main import fail
     from services.runtime.execute import CallLimits
     from services.runtime.mcp_server import build_mcp_server, serve_http, serve_stdio
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
-    skill, files = _skill_files(target, auth_header, auth_kind, base_url)
+    skill, files = load_target(target, auth_header, auth_kind, base_url)
     server = build_mcp_server(
         skill,
         files,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated
 
 import typer
 
-from services.cli.output import OutputDirError, read_package_dir, write_package_dir
-from services.derive import DeriveOptions, LoadLimits, SpecRefused, derive_package
+from services.app.package_dir import OutputDirError, read_package_dir, write_package_dir
+from services.cli.common import fail, failures
+from services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
 
 app = typer.Typer(
     name="skillpress",
@@ -21,63 +22,33 @@ app = typer.Typer(
 )
 
 
-def fail(reason: str, code: int = 2) -> NoReturn:
-    """One line on stderr, `error: <reason>`, and a non-zero exit. Never a traceback."""
-    first = " ".join(str(reason).split())
-    typer.echo(f"error: {first}", err=True)
-    raise typer.Exit(code)
-
-
-def _read_spec(spec: Path, limits: LoadLimits) -> bytes:
-    try:
-        size = spec.stat().st_size
-        if size > limits.max_bytes:
-            fail(
-                f"{spec} is {size:,} bytes, over the {limits.max_bytes:,}-byte limit (SKILLPRESS_MAX_SPEC_BYTES)"
-            )
-        return spec.read_bytes()
-    except OSError as exc:
-        fail(f"cannot read {spec}: {exc.strerror or exc}")
-
-
-def _limits() -> LoadLimits:
+def _max_spec_bytes() -> int:
     from services.platform.settings import Settings
 
-    return LoadLimits(max_bytes=Settings().max_spec_bytes)
+    return Settings().max_spec_bytes
 
 
-def _with_model_grouping(data: bytes, package: Any, options: DeriveOptions) -> Any:
-    """The package again with the model's categories, when tags failed and categories are needed."""
-    from dataclasses import replace
+def _model_grouped(data: bytes, options: DeriveOptions) -> SkillPackage:
+    """`derive --llm`: the configured model groups the operations when the tags fail."""
+    from services.app.offline import derive_with_model
+    from services.cli.common import quiet_logs, settings
 
-    from services.platform.llm import chat_client, propose_grouping, summaries_of
-    from services.platform.settings import Settings
+    chosen = settings()
+    quiet_logs(chosen)
+    from services.platform.llm import chat_client
 
-    grouping = package.grouping
-    if grouping.tag_failure is None or grouping.mode != "categories":
-        typer.echo("--llm: the tags work (or the flat manifest fits); no model needed", err=True)
-        return package
-    from services.platform.logging import configure_logging
-
-    settings = Settings()
-    configure_logging(settings.log_format, "warning")
-    client = chat_client(settings)
+    client = chat_client(chosen)
     if client is None:
         fail(
             "--llm: set SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
         )
-    title, ops = summaries_of(package.files)
-    typer.echo(
-        f"--llm: tags failed ({grouping.tag_failure}); asking {client.model} to group {len(ops)} operations…",
-        err=True,
+
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
+
+    return derive_with_model(
+        data, options, client.complete, client.model, chosen.llm_context_budget, say
     )
-    chosen, why = propose_grouping(
-        client, title, ops, grouping.tag_failure, settings.llm_context_budget
-    )
-    if chosen is None:
-        typer.echo(f"--llm: {why}; kept the offline grouping", err=True)
-        return package
-    return derive_package(data, replace(options, grouping=chosen))
 
 
 def print_summary(summary: dict, out: Path | None) -> None:
@@ -127,16 +98,13 @@ def derive(
     ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
-    limits = _limits()
-    data = _read_spec(spec, limits)
-    try:
-        package = derive_package(data, DeriveOptions(slug=slug, base_url=base_url, limits=limits))
-        if llm:
-            package = _with_model_grouping(
-                data, package, DeriveOptions(slug=slug, base_url=base_url, limits=limits)
-            )
-    except SpecRefused as exc:
-        fail(exc.reason)
+    from services.app.offline import read_spec_file
+
+    limits = LoadLimits(max_bytes=_max_spec_bytes())
+    options = DeriveOptions(slug=slug, base_url=base_url, limits=limits)
+    with failures():
+        data = read_spec_file(spec, limits.max_bytes)
+        package = _model_grouped(data, options) if llm else derive_package(data, options)
     try:
         write_package_dir(package.files, out)
     except OSError as exc:

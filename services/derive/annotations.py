@@ -10,12 +10,14 @@ field); deriving later with a changed spec degrades instead and says so.
 
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from services.derive.frontmatter import path_matches
+from services.derive.frontmatter import APPROVAL_KEYS, RISKS, path_matches
 from services.derive.model import Operation
+from services.errors import Refused
 
 __all__ = [
     "KINDS",
@@ -38,11 +40,10 @@ KINDS = (
     "fixed",
     "category",
 )
-_RISKS = ("low", "medium", "high")
 _HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 
 
-class AnnotationRefused(ValueError):
+class AnnotationRefused(ValueError, Refused):
     """An annotation that cannot be applied as meant; the message says what to fix."""
 
 
@@ -99,8 +100,8 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
         matches = body.get("matches")
         if not isinstance(matches, str) or len(matches.split()) != 2:
             raise AnnotationRefused("an approval's matches reads like 'DELETE /invoices/{id}'")
-        if body.get("risk", "high") not in _RISKS:
-            raise AnnotationRefused(f"risk is one of {', '.join(_RISKS)}")
+        if body.get("risk", "high") not in RISKS:
+            raise AnnotationRefused(f"risk is one of {', '.join(RISKS)}")
     if kind == "example" and (
         not isinstance(body.get("arguments"), dict)
         or not isinstance(body.get("turn"), str)
@@ -148,6 +149,9 @@ class Applied:
     applied: list[str] = field(default_factory=list)
     category_changes: list[Annotation] = field(default_factory=list)
     category_notes: list[Annotation] = field(default_factory=list)
+    undeclared: dict[str, str] = field(
+        default_factory=dict
+    )  # operation → why its call is not declared
 
 
 def _sent_fields(op: Operation) -> list[str]:
@@ -189,11 +193,10 @@ def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[
         out.warnings.append(
             problem + "; the rule is kept as written and the operation is left undeclared"
         )
-        return {
-            k: v
-            for k, v in body.items()
-            if k in ("matches", "risk", "binds", "amount", "currency", "auto_below")
-        } | {"_unfit": True}
+        out.undeclared[op.name] = (
+            "a person's approval rule does not fit it, so the call is not declared"
+        )
+        return {k: v for k, v in body.items() if k in APPROVAL_KEYS}
     rule: dict[str, Any] = {
         "matches": f"{method.upper()} {path}",
         "risk": body.get("risk", "high"),
@@ -203,6 +206,19 @@ def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[
         if body.get(key) is not None:
             rule[key] = body[key]
     return rule
+
+
+def _own_copy(op: Operation) -> Operation:
+    """`op` with additions and tool of its own, so applying annotations leaves the input as it was."""
+    tool = op.tool
+    if tool is not None:
+        tool = replace(
+            tool,
+            schema=copy.deepcopy(tool.schema),
+            fixed=dict(tool.fixed),
+            headers=dict(tool.headers),
+        )
+    return replace(op, additions=copy.deepcopy(op.additions), tool=tool)
 
 
 def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
@@ -236,6 +252,8 @@ def apply_annotations(
 ) -> tuple[list[Operation], Applied]:
     """The operations with the annotations applied (hidden ones left out), and what happened."""
     out = Applied()
+    targeted = {a.operation for a in annotations if a.operation is not None}
+    ops = [_own_copy(op) if op.name in targeted else op for op in ops]
     by_name = {op.name: op for op in ops}
     gated: set[str] = set()
     hidden: set[str] = set()
@@ -307,7 +325,13 @@ def apply_annotations(
             " An operation that must not be called is gated, not hidden: retire one of the two"
         )
     out.hidden = sorted(hidden)
-    return [op for op in ops if op.name not in hidden], out
+    return [
+        replace(op, tool=None, tool_name=None, not_tool_reason=out.undeclared[op.name])
+        if op.name in out.undeclared and op.tool is not None
+        else op
+        for op in ops
+        if op.name not in hidden
+    ], out
 
 
 def regroup(

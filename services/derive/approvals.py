@@ -14,12 +14,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from services.derive.frontmatter import Declaration, DeclarationError, parse_operation_file
+from services.derive.frontmatter import (
+    READ_METHODS,
+    RISKS,
+    Declaration,
+    DeclarationError,
+    parse_operation_file,
+)
+from services.derive.manifest import Manifest
 
 __all__ = ["Suggestion", "guess_suggestions", "GROUPS"]
 
 GROUPS = ("money", "deletes", "changes", "reads")
-_READS = ("GET", "HEAD", "OPTIONS")
 _WORD = re.compile(r"[a-z]+")
 _MONEY = {
     "pay",
@@ -127,7 +133,7 @@ def _amount_fields(
 
 def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
     """(risk, group, why)."""
-    if method in _READS:
+    if method in READ_METHODS:
         group, risk, why = "reads", "low", f"a {method} reads"
     elif method == "DELETE" or words & _IRREVERSIBLE:
         hit = sorted(words & _IRREVERSIBLE)
@@ -140,31 +146,31 @@ def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
         group, risk, why = "money", "high", f"named for money ({sorted(words & _MONEY)[0]})"
     else:
         group, risk, why = "changes", "medium", f"a {method} changes something"
-    if method not in _READS and words & _MONEY and group != "money":
+    if method not in READ_METHODS and words & _MONEY and group != "money":
         group = "money"
-    if isinstance(x_risk, str) and x_risk.lower() in ("low", "medium", "high"):
+    if isinstance(x_risk, str) and x_risk.lower() in RISKS:
         risk, why = x_risk.lower(), "the spec's x-risk says so"
     return risk, group, why
 
 
 def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
     """One approval suggestion per operation and an identity suggestion per create, in index order."""
-    meta = json.loads(files["skill.json"])
+    manifest = Manifest.from_json(files["skill.json"])
     types = json.loads(files.get("types.json", b"{}"))
     out: list[Suggestion] = []
-    for entry in meta.get("operations", []):
-        name = str(entry.get("name"))
-        method = str(entry.get("method", "")).upper()
-        path = str(entry.get("path", ""))
+    for entry in manifest.operations:
+        name = entry.name
+        method = entry.method.upper()
+        path = entry.path
         decl: Declaration | None = None
-        text = files.get(str(entry.get("file")))
-        if entry.get("tool") and text is not None:
+        text = files.get(entry.file)
+        if entry.tool and text is not None:
             try:
-                decl = parse_operation_file(str(entry["file"]), text.decode("utf-8"))[1]
+                decl = parse_operation_file(entry.file, text.decode("utf-8"))[1]
             except (DeclarationError, UnicodeDecodeError):
                 decl = None
-        words = _words(name, path, str(entry.get("operation_id") or ""))
-        risk, group, why = _risk(method, words, entry.get("x_risk"))
+        words = _words(name, path, entry.operation_id or "")
+        risk, group, why = _risk(method, words, entry.x_risk)
         binds = list(decl.path_params + decl.body) if decl else []
         amount, currency = _amount_fields(decl, types) if group == "money" else (None, None)
         body: dict[str, Any] = {

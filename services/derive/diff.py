@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-__all__ = ["diff_packages", "gates", "operation_block"]
+from services.derive.frontmatter import DeclarationError, frontmatter_text, split_frontmatter
+from services.derive.manifest import Manifest, OperationEntry
+
+__all__ = ["diff_packages", "gates"]
 
 
-def operation_block(text: bytes | None) -> str:
-    """The frontmatter of an operation file (its call), or '' when it has none."""
-    if not text:
-        return ""
-    decoded = text.decode("utf-8", "replace")
-    if not decoded.startswith("---\n"):
-        return ""
-    end = decoded.find("\n---", 3)
-    return decoded[4:end] if end > 0 else ""
-
-
-def _index(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
-    meta = json.loads(files["skill.json"])
-    return {
-        str(op["name"]): op
-        for op in meta.get("operations", [])
-        if isinstance(op, dict) and "name" in op
-    }
+def _index(files: dict[str, bytes]) -> dict[str, OperationEntry]:
+    return Manifest.from_json(files["skill.json"]).by_name()
 
 
 def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[str, Any]:
@@ -50,18 +36,16 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[s
     changed: list[dict[str, Any]] = []
     for name in sorted(set(after) & set(before)):
         a, b = before[name], after[name]
-        what = [k for k in ("method", "path", "tool") if a.get(k) != b.get(k)]
-        if operation_block(old.get(str(a.get("file")))) != operation_block(
-            new.get(str(b.get("file")))
-        ):
+        what = [k for k in ("method", "path", "tool") if getattr(a, k) != getattr(b, k)]
+        if frontmatter_text(old.get(a.file)) != frontmatter_text(new.get(b.file)):
             what.append("declaration")
         if what:
             changed.append(
                 {
                     "operation": name,
                     "what": what,
-                    "before": f"{a.get('method')} {a.get('path')}",
-                    "after": f"{b.get('method')} {b.get('path')}",
+                    "before": f"{a.method} {a.path}",
+                    "after": f"{b.method} {b.path}",
                 }
             )
     files_changed = sum(1 for p in set(old) | set(new) if old.get(p) != new.get(p))
@@ -81,8 +65,6 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[s
 
 def gates(files: dict[str, bytes]) -> dict[str, str]:
     """Every approval gate a package declares: `matches` → the file declaring it."""
-    from services.derive.frontmatter import DeclarationError, split_frontmatter
-
     out: dict[str, str] = {}
     for path, data in sorted(files.items()):
         if not path.endswith(".md") or b"approval" not in data:

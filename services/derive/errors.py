@@ -1,7 +1,9 @@
 """Errors the derivation core raises. Each carries a one-line reason a person can act on."""
 
+from services.errors import Permanent
 
-class SpecRefused(ValueError):
+
+class SpecRefused(ValueError, Permanent):
     """The document cannot be derived; `reason` says why and what to do about it.
 
     Raised for untrusted input that breaks a bound (size, nesting, aliases), for input that is
@@ -9,10 +11,9 @@ class SpecRefused(ValueError):
     A refusal is permanent for the same bytes: retrying cannot help.
     """
 
-    def __init__(self, reason: str, *, code: str = "refused") -> None:
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.code = code
 
     def __str__(self) -> str:
         return self.reason

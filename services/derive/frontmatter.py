@@ -16,10 +16,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from services.derive.errors import SpecRefused
+from services.derive.jsonfmt import readable_json
 from services.derive.load import LoadLimits, parse_bytes
+from services.derive.model import Operation
 
 __all__ = [
+    "PATH_TEMPLATE",
+    "path_template_names",
     "Approval",
+    "declaration_block",
+    "frontmatter_text",
     "Declaration",
     "DeclarationError",
     "OperationFile",
@@ -31,11 +37,14 @@ __all__ = [
 MAX_OPERATION_FILE_BYTES = 256 * 1024
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 NO_BODY = ("GET", "HEAD")
-RISKS = ("low", "medium", "high")
+RISKS = ("low", "medium", "high")  # the one risk catalogue: gates, guesses, annotations, contracts
+WRITE_RISKS = ("medium", "high")  # an operation of these risks is a write for an agent
+READ_METHODS = ("GET", "HEAD", "OPTIONS")
 FLAT_KEYS = ("body", "query", "path", "optional", "integer", "number", "boolean", "list")
 OPERATION_KEYS = ("method", "url", "schema", "identity", "fixed", "headers", *FLAT_KEYS)
 APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
-_TEMPLATE = re.compile(r"\{([^{}]*)\}")
+# the one reading of a path template: `{name}` within a segment (an empty name is caught as an error)
+PATH_TEMPLATE = re.compile(r"\{([^{}/]*)\}")
 _FIELD = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")
 _FRONTMATTER_LIMITS = LoadLimits(
     max_bytes=MAX_OPERATION_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000
@@ -132,6 +141,31 @@ class Declaration:
         return urlsplit(self.url).netloc.lower()
 
 
+def path_template_names(path: str) -> list[str]:
+    """The parameter names a path template holds, in order, once each."""
+    return [n for n in dict.fromkeys(PATH_TEMPLATE.findall(path)) if n]
+
+
+def _fenced(normal: str) -> tuple[str, str] | None:
+    """(the frontmatter between its `---` lines, the prose after), or None when there is none."""
+    if not normal.startswith("---\n"):
+        return None
+    end = normal.find("\n---", 3)
+    while end >= 0 and normal[end + 4 : end + 5] not in ("", "\n"):
+        end = normal.find("\n---", end + 4)
+    if end < 0:
+        return None
+    return normal[4 : end + 1], normal[end + 5 :]
+
+
+def frontmatter_text(data: bytes | None) -> str:
+    """An operation file's frontmatter as written (its declaration), or '' when it has none."""
+    if not data:
+        return ""
+    fenced = _fenced(data.decode("utf-8", "replace").replace("\r\n", "\n"))
+    return fenced[0] if fenced else ""
+
+
 def split_frontmatter(file: str, text: str) -> OperationFile:
     """Split `---`-fenced YAML frontmatter from the prose, with the loader's bounds applied."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_OPERATION_FILE_BYTES:
@@ -141,17 +175,14 @@ def split_frontmatter(file: str, text: str) -> OperationFile:
             f"file is over the {MAX_OPERATION_FILE_BYTES // 1024} KB an operation file may be",
         )
     normal = text.replace("\r\n", "\n")
-    if not normal.startswith("---\n"):
+    fenced = _fenced(normal)
+    if fenced is None:
+        if normal.startswith("---\n"):
+            raise DeclarationError(
+                file, "frontmatter", "starts with '---' but has no closing '---' line"
+            )
         return OperationFile(file, {}, normal)
-    end = normal.find("\n---", 3)
-    while end >= 0 and normal[end + 4 : end + 5] not in ("", "\n"):
-        end = normal.find("\n---", end + 4)
-    if end < 0:
-        raise DeclarationError(
-            file, "frontmatter", "starts with '---' but has no closing '---' line"
-        )
-    block = normal[4 : end + 1]
-    prose = normal[end + 5 :]
+    block, prose = fenced
     if not block.strip():
         return OperationFile(file, {}, prose)
     try:
@@ -215,14 +246,14 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
         )
     params: list[str] = []
     for segment in parts.path.split("/"):
-        names = _TEMPLATE.findall(segment)
+        names = PATH_TEMPLATE.findall(segment)
         if not names:
             if "{" in segment or "}" in segment:
                 raise DeclarationError(
                     file, "operation.url", f"segment {segment!r} has an unbalanced brace"
                 )
             continue
-        if "{" in _TEMPLATE.sub("", segment) or "}" in _TEMPLATE.sub("", segment):
+        if "{" in PATH_TEMPLATE.sub("", segment) or "}" in PATH_TEMPLATE.sub("", segment):
             raise DeclarationError(
                 file, "operation.url", f"segment {segment!r} has an unbalanced brace"
             )
@@ -613,3 +644,60 @@ def parse_operation_file(file: str, text: str) -> tuple[OperationFile, Declarati
     """Split and parse one operation file; raises DeclarationError naming the file and field."""
     op_file = split_frontmatter(file, text)
     return op_file, parse_declaration(op_file)
+
+
+# The writer, beside the reader: what `derive` declares is what `parse_operation_file` reads.
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+def _y(value: str) -> str:
+    """A YAML scalar: plain where that is unambiguous, JSON-quoted otherwise."""
+    if _PLAIN.match(value) and value.lower() not in (
+        "true",
+        "false",
+        "null",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "y",
+        "n",
+        "~",
+    ):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def declaration_block(op: Operation, url: str) -> str:
+    """The `---` frontmatter: the operation block (for a tool), then identity and approval where set."""
+    lines = ["---"]
+    if op.tool is not None:
+        lines += [
+            "operation:",
+            f"  method: {op.method}",
+            f"  url: {json.dumps(url, ensure_ascii=False)}",
+        ]
+        if op.tool.query:
+            lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
+        if op.tool.fixed:
+            lines.append(
+                "  fixed: " + json.dumps(op.tool.fixed, ensure_ascii=False, sort_keys=True)
+            )
+        if op.tool.headers:
+            lines.append(
+                "  headers: " + json.dumps(op.tool.headers, ensure_ascii=False, sort_keys=True)
+            )
+        pretty = readable_json(op.tool.schema)
+        if pretty.count("\n") > 300:
+            pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)
+        lines.append("  schema: |")
+        lines.extend("    " + ln for ln in pretty.split("\n"))
+        if op.additions.identity:
+            lines.append("identity: " + json.dumps(op.additions.identity, ensure_ascii=False))
+    if op.additions.approval is not None:
+        lines.append("approval: " + json.dumps(op.additions.approval, ensure_ascii=False))
+    if len(lines) == 1:
+        return ""
+    lines.append("---")
+    return "\n".join(lines) + "\n"

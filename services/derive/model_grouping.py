@@ -12,12 +12,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from services.derive.categories import Grouping
+from services.derive.frontmatter import split_frontmatter
+from services.derive.manifest import Manifest
 
 __all__ = [
+    "Chat",
+    "ChatFailed",
+    "choose_grouping",
+    "propose_grouping",
+    "summaries_of",
     "GroupingInvalid",
     "OpSummary",
     "batches",
@@ -33,6 +41,20 @@ MAX_PER_CATEGORY = 150  # a line each in the category's file, within one read
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,47}$")
 _RESERVED = {"body", "skill", "types", "readme"}
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+class ChatFailed(Exception):
+    """The chat endpoint gave no usable answer (network, timeout, status, shape): a reason, no retry."""
+
+
+# one chat completion: messages in, the assistant's text out (raises ChatFailed)
+Chat = Callable[[list[dict[str, str]]], str]
+# what happened, for the caller to log: (event, fields)
+Report = Callable[[str, dict[str, Any]], None]
+
+
+def _ignore(event: str, fields: dict[str, Any]) -> None:
+    return None
 
 
 class GroupingInvalid(ValueError):
@@ -166,3 +188,89 @@ def assemble(
         for n in names
     )
     return Grouping("model", tag_failure, "categories", cats)
+
+
+def summaries_of(files: dict[str, bytes]) -> tuple[str, list[OpSummary]]:
+    """(title, each operation's name and first line) from a derived package: all the model sees."""
+    manifest = Manifest.from_json(files["skill.json"])
+    out = []
+    for op in manifest.operations:
+        text = files.get(op.file, b"").decode("utf-8", "replace")
+        out.append(OpSummary(op.name, split_frontmatter(op.file, text).description()[:120]))
+    return manifest.title, out
+
+
+def propose_grouping(
+    chat: Chat,
+    title: str,
+    ops: list[OpSummary],
+    tag_failure: str | None,
+    budget_chars: int = 12_000,
+    retries: int = 1,
+    report: Report = _ignore,
+) -> tuple[Grouping | None, str]:
+    """The model's grouping, or None and why not (the caller then uses the offline grouping).
+    Each batch's invalid answer is sent back once with what was wrong."""
+    all_ops = {op.name for op in ops}
+    known: dict[str, list[str]] = {}
+    descriptions: dict[str, str] = {}
+    parts: list[dict[str, tuple[str, list[str]]]] = []
+    for i, batch in enumerate(batches(ops, budget_chars)):
+        msgs = messages(title, batch, descriptions, len(ops))
+        answer: dict[str, tuple[str, list[str]]] | None = None
+        for attempt in range(retries + 1):
+            try:
+                text = chat(msgs)
+                answer = parse_answer(text, batch, all_ops, known)
+                break
+            except GroupingInvalid as exc:
+                report(
+                    "categorize.model_answer_invalid",
+                    {"batch": i, "attempt": attempt, "reason": str(exc)},
+                )
+                if attempt == retries:
+                    return None, f"the model's answer was invalid {retries + 1} times (last: {exc})"
+                msgs = [
+                    *msgs,
+                    {"role": "assistant", "content": text[:4000]},
+                    {
+                        "role": "user",
+                        "content": f"That answer cannot be used: {exc}. Answer again with the corrected JSON only.",
+                    },
+                ]
+            except ChatFailed as exc:
+                report("categorize.model_unavailable", {"batch": i, "reason": str(exc)})
+                return None, str(exc)
+        assert answer is not None
+        parts.append(answer)
+        for name, (desc, members) in answer.items():
+            known.setdefault(name, []).extend(members)
+            descriptions.setdefault(name, desc)
+    report("categorize.model_grouped", {"categories": len(known)})
+    return assemble(parts, tag_failure, [op.name for op in ops]), "the model grouped the operations"
+
+
+def choose_grouping(
+    offline: Grouping,
+    files: dict[str, bytes],
+    chat: Chat | None,
+    model: str = "",
+    budget_chars: int = 12_000,
+    report: Report = _ignore,
+) -> tuple[Grouping, str | None]:
+    """The grouping to use and why: the offline one unless tags failed, categories are needed and
+    a model answers well. The one policy `derive --llm` and the categorize worker share."""
+    if offline.tag_failure is None or offline.mode != "categories":
+        return offline, None
+    if chat is None:
+        return (
+            offline,
+            f"tags failed ({offline.tag_failure}); no model configured, so grouped offline by path",
+        )
+    title, ops = summaries_of(files)
+    grouping, why = propose_grouping(
+        chat, title, ops, offline.tag_failure, budget_chars, report=report
+    )
+    if grouping is None:
+        return offline, f"tags failed ({offline.tag_failure}); {why}; grouped offline by path"
+    return grouping, f"tags failed ({offline.tag_failure}); {why} ({model})"

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from services.derive.annotations import Annotation, apply_annotations, place_category_notes, regroup
+from services.derive.annotations import (
+    Annotation,
+    Applied,
+    apply_annotations,
+    place_category_notes,
+    regroup,
+)
 from services.derive.auth import analyse_auth
 from services.derive.categories import (
     Category,
@@ -18,7 +24,17 @@ from services.derive.categories import (
     tag_failure,
 )
 from services.derive.errors import SpecRefused
+from services.derive.frontmatter import path_template_names
 from services.derive.load import LoadLimits, load_document
+from services.derive.manifest import (
+    AnnotationState,
+    AuthInfo,
+    CategoryEntry,
+    Manifest,
+    OperationEntry,
+    Stats,
+)
+from services.derive.model import Operation
 from services.derive.naming import assign_names, slugify
 from services.derive.operations import extract_operations
 from services.derive.refs import Resolver
@@ -33,7 +49,7 @@ from services.derive.schema import SchemaTranslator, refs_in
 from services.derive.servers import host_of, server_from_list, swagger2_server
 from services.derive.shapes import as_dict, as_list
 from services.derive.text import short_text
-from services.derive.tools import declare_tool, path_template_names
+from services.derive.tools import declare_tool
 
 __all__ = [
     "DeriveOptions",
@@ -66,27 +82,27 @@ class SkillPackage:
     """A derived package: file path → bytes, its metadata, and its content-addressed id."""
 
     files: dict[str, bytes]
-    meta: dict[str, Any]
+    manifest: Manifest
     version_id: str
     warnings: list[str]
     grouping: Grouping
 
     def summary(self) -> dict[str, Any]:
-        stats = self.meta["stats"]
+        m = self.manifest
         return {
-            "slug": self.meta["slug"],
-            "title": self.meta["title"],
+            "slug": m.slug,
+            "title": m.title,
             "version_id": self.version_id,
-            "operations": stats["operations"],
-            "tools": stats["tools"],
-            "tools_share": stats["tools_share"],
-            "categories": len(self.meta["categories"]),
-            "categorization": self.meta["categorization"],
-            "body_bytes": stats["body_bytes"],
+            "operations": m.stats.operations,
+            "tools": m.stats.tools,
+            "tools_share": m.stats.tools_share,
+            "categories": len(m.categories),
+            "categorization": {"mode": m.mode, "source": m.source, "tag_failure": m.tag_failure},
+            "body_bytes": m.stats.body_bytes,
             "files": len(self.files),
-            "base_url": self.meta["base_url"],
-            "hosts": self.meta["hosts"],
-            "auth_header": self.meta["auth"]["header"],
+            "base_url": m.base_url,
+            "hosts": list(m.hosts),
+            "auth_header": m.auth.header,
             "warnings": self.warnings,
         }
 
@@ -134,16 +150,42 @@ def _base_url(
     return resolved, resolved
 
 
-def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
-    warnings: list[str] = []
-    swagger2 = "swagger" in doc
+@dataclass(frozen=True)
+class ApiSource:
+    """What the document says before anything is decided: names, servers, operations, types."""
+
+    doc: dict[str, Any]
+    translator: SchemaTranslator
+    title: str
+    description: str
+    slug: str
+    base_url: str | None  # the absolute base URL, or None
+    url_base: (
+        str | None
+    )  # what operation URLs start with (a relative server's path when no base URL)
+    ops: list[Operation]
+    tag_docs: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the body presents the operations: flat, or by categories (and which grouping, from where)."""
+
+    body: str
+    categories: list[Category]  # what the body lists ([] for a flat manifest)
+    grouping: list[Category]  # every operation's category, listed or not
+    source: str
+    tag_failure: str | None
+
+
+def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -> ApiSource:
+    """The document's operations, named, with its title, slug and servers; refused when it has none."""
     resolver = Resolver(doc)
-    translator = SchemaTranslator(resolver, swagger2=swagger2)
+    translator = SchemaTranslator(resolver, swagger2="swagger" in doc)
     info = as_dict(doc.get("info"))
     title = short_text(str(info.get("title") or "API"), 120) or "API"
     slug = options.slug or slugify(title)
     base_url, url_base = _base_url(doc, options.base_url, warnings)
-
     ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url)
     warnings += op_warnings
     if not ops:
@@ -154,9 +196,21 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
                 " it has no operations for an agent to call"
             )
         raise SpecRefused("the document has no operations under 'paths'; there is nothing to call")
-
     assign_names(ops, slug)
-    declared = 0
+    tag_docs = {
+        str(t.get("name")): str(t.get("description") or "")
+        for t in as_list(doc.get("tags"))
+        if isinstance(t, dict) and t.get("name") is not None
+    }
+    description = short_text(str(info.get("description") or ""), 400)
+    return ApiSource(doc, translator, title, description, slug, base_url, url_base, ops, tag_docs)
+
+
+def declare_tools(
+    ops: list[Operation], types: dict[str, Any], warnings: list[str]
+) -> list[Operation]:
+    """Each operation with its tool declaration, or the reason it has none."""
+    out = []
     for op in ops:
         declared_path = {p.name for p in op.params if p.location == "path"}
         template = set(path_template_names(op.path))
@@ -164,48 +218,46 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
             warnings.append(
                 f"{op.name}: path parameter {missing!r} is not in the URL {op.path}; it is not sent"
             )
-        op.params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
-        tool, reason = declare_tool(op, translator.types)
-        op.tool, op.not_tool_reason = tool, reason
-        if tool is None:
-            op.tool_name = None
-        else:
-            declared += 1
-
-    ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
-    warnings += applied.warnings
-    for op in ops:
-        if (
-            op.additions.approval is not None
-            and op.additions.approval.get("_unfit")
-            and op.tool is not None
-        ):
-            op.tool, op.tool_name = None, None
-            op.not_tool_reason = (
-                "a person's approval rule does not fit it, so the call is not declared"
+        params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
+        op = replace(op, params=params)
+        tool, reason = declare_tool(op, types)
+        out.append(
+            replace(
+                op,
+                tool=tool,
+                not_tool_reason=reason,
+                tool_name=op.tool_name if tool is not None else None,
             )
-    declared = sum(1 for op in ops if op.tool is not None)
-    auth = analyse_auth(doc, resolver, ops)
-    tag_docs = {
-        str(t.get("name")): str(t.get("description") or "")
-        for t in as_list(doc.get("tags"))
-        if isinstance(t, dict) and t.get("name") is not None
-    }
-    failure = tag_failure(ops)
+        )
+    return out
+
+
+def choose_layout(
+    api: ApiSource,
+    ops: list[Operation],
+    auth: AuthInfo,
+    applied: Applied,
+    options: DeriveOptions,
+    warnings: list[str],
+) -> Layout:
+    """The body and its categories: flat when it fits, else tags, else paths (or the grouping the
+    categorize stage decided), then people's renames, merges and category notes."""
+    slug = api.slug
     meta_base = {
         "slug": slug,
-        "title": title,
-        "description": short_text(str(info.get("description") or ""), 400),
-        "auth": auth,
+        "title": api.title,
+        "description": api.description,
+        "auth": auth.to_dict(),
         "skill_notes": applied.skill_notes,
     }
     op_names = {op.name for op in ops}
+    failure = tag_failure(ops)
 
     def fits(cat: Category) -> bool:
         return fits_one_read(render_category(cat, slug))
 
     def grouped(by_tags: bool) -> list[Category]:
-        raw = group_by_tags(ops, tag_docs) if by_tags else group_by_paths(ops)
+        raw = group_by_tags(ops, api.tag_docs) if by_tags else group_by_paths(ops)
         return split_oversize(raw, fits, op_names)
 
     body = render_body(meta_base, ops, None)
@@ -245,123 +297,156 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
             body = render_body(meta_base, ops, categories)
     if applied.category_notes:
         place_category_notes(grouping, applied.category_notes, applied)
-    for cat in grouping:
-        for op in cat.ops:
-            op.category = cat.name
+    return Layout(body, categories, grouping, source, failure)
 
-    files: dict[str, str] = {"body.md": body}
-    for cat in categories:
-        files[f"{cat.name}.md"] = render_category(
-            cat, slug, [c for c in categories if c.parent == cat.name]
-        )
+
+def render_files(
+    api: ApiSource, ops: list[Operation], layout: Layout, warnings: list[str]
+) -> dict[str, str]:
+    """The Markdown files: the body, a file per listed category, a file per operation."""
+    files: dict[str, str] = {"body.md": layout.body}
+    for cat in layout.categories:
+        children = [c for c in layout.categories if c.parent == cat.name]
+        files[f"{cat.name}.md"] = render_category(cat, api.slug, children)
     for op in ops:
-        files[f"{op.name}.md"] = render_operation(op, url_base)
+        files[f"{op.name}.md"] = render_operation(op, api.url_base)
     for path, text in files.items():
         if not fits_one_read(text):
             warnings.append(f"{path} does not fit one read ({len(text.encode()):,} bytes)")
+    return files
 
-    used_types: set[str] = set()
+
+def render_types(translator: SchemaTranslator, ops: list[Operation]) -> dict[str, Any]:
+    """The shared types the tools reference, with every type they depend on."""
+    used: set[str] = set()
     for op in ops:
         if op.tool is not None:
             for name in refs_in(op.tool.schema):
-                used_types |= translator.deps(name)
-    types = {
-        name: translator.types[name] for name in sorted(used_types) if name in translator.types
-    }
-    types_text = (
+                used |= translator.deps(name)
+    return {name: translator.types[name] for name in sorted(used) if name in translator.types}
+
+
+def _types_json(types: dict[str, Any]) -> str:
+    if not types:
+        return "{}\n"
+    return (
         "{\n"
         + ",\n".join(
             f"{json.dumps(name)}: {json.dumps(schema, separators=(',', ':'), ensure_ascii=False)}"
             for name, schema in types.items()
         )
         + "\n}\n"
-        if types
-        else "{}\n"
     )
 
-    hosts = sorted({host_of(u) for u in [base_url, *(op.server_url for op in ops)] if u})
+
+def build_manifest(
+    api: ApiSource,
+    ops: list[Operation],
+    auth: AuthInfo,
+    layout: Layout,
+    applied: Applied,
+    files: dict[str, str],
+    types: dict[str, Any],
+    spec_sha256: str,
+    options: DeriveOptions,
+    warnings: list[str],
+) -> Manifest:
+    category_of = {op.name: cat.name for cat in layout.grouping for op in cat.ops}
+    declared = sum(1 for op in ops if op.tool is not None)
     not_tools: dict[str, int] = {}
     for op in ops:
         if op.not_tool_reason:
             key = op.not_tool_reason.split(",")[0]
             not_tools[key] = not_tools.get(key, 0) + 1
-    meta: dict[str, Any] = {
-        "slug": slug,
-        "title": title,
-        "description": meta_base["description"],
-        "base_url": base_url,
-        "hosts": hosts,
-        "auth": auth,
-        "operations": [
-            {
-                "name": op.name,
-                "file": f"{op.name}.md",
-                "category": op.category,
-                "method": op.method,
-                "path": op.path,
-                "operation_id": op.operation_id,
-                "tool": op.tool_name,
-                "not_tool_reason": op.not_tool_reason,
-                "tags": op.tags,
-                "deprecated": op.deprecated,
-                "x_risk": op.extensions.get("x-risk")
-                if isinstance(op.extensions.get("x-risk"), str)
-                else None,
-            }
-            for op in ops
-        ],
-        "categories": [
-            {"name": c.name, "file": f"{c.name}.md", "title": c.title, "operations": len(c.ops)}
-            | ({"parent": c.parent} if c.parent else {})
-            for c in categories
-        ],
-        "categorization": {
-            "mode": "categories" if categories else "flat",
-            "source": source,
-            "tag_failure": failure,
-        },
-        "stats": {
-            "operations": len(ops),
-            "tools": declared,
-            "tools_share": tool_share(declared, len(ops)),
-            "not_tools": dict(sorted(not_tools.items())),
-            "types": len(types),
-            "body_bytes": len(body.encode()),
-            "largest_file_bytes": max(len(t.encode()) for t in files.values()),
-        },
-        "derived_from": {
-            "spec_sha256": spec_sha256,
-            "spec_version": str(doc.get("openapi") or doc.get("swagger")),
-            "slug": options.slug,
-            "base_url": options.base_url,
-            "renderer": RENDERER_VERSION,
-        },
-        "warnings": warnings,
-        **(
-            {
-                "annotations": {
-                    "applied": applied.applied,
-                    "orphaned": applied.orphaned,
-                    "hidden": applied.hidden,
-                }
-            }
-            if options.annotations
-            else {}
+    hosts = sorted({host_of(u) for u in [api.base_url, *(op.server_url for op in ops)] if u})
+    x_risk = [op.extensions.get("x-risk") for op in ops]
+    return Manifest(
+        slug=api.slug,
+        title=api.title,
+        description=api.description,
+        base_url=api.base_url,
+        hosts=tuple(hosts),
+        auth=auth,
+        operations=tuple(
+            OperationEntry(
+                name=op.name,
+                file=f"{op.name}.md",
+                method=op.method,
+                path=op.path,
+                category=category_of.get(op.name),
+                operation_id=op.operation_id,
+                tool=op.tool_name,
+                not_tool_reason=op.not_tool_reason,
+                tags=tuple(op.tags),
+                deprecated=op.deprecated,
+                x_risk=risk if isinstance(risk, str) else None,
+            )
+            for op, risk in zip(ops, x_risk, strict=True)
         ),
-    }
+        categories=tuple(
+            CategoryEntry(c.name, f"{c.name}.md", c.title, len(c.ops), c.parent)
+            for c in layout.categories
+        ),
+        mode="categories" if layout.categories else "flat",
+        source=layout.source,
+        tag_failure=layout.tag_failure,
+        stats=Stats(
+            operations=len(ops),
+            tools=declared,
+            tools_share=tool_share(declared, len(ops)),
+            not_tools=tuple(sorted(not_tools.items())),
+            types=len(types),
+            body_bytes=len(layout.body.encode()),
+            largest_file_bytes=max(len(t.encode()) for t in files.values()),
+        ),
+        derived_from=(
+            ("base_url", options.base_url),
+            ("renderer", RENDERER_VERSION),
+            ("slug", options.slug),
+            ("spec_sha256", spec_sha256),
+            ("spec_version", str(api.doc.get("openapi") or api.doc.get("swagger"))),
+        ),
+        warnings=tuple(warnings),
+        annotations=AnnotationState(
+            tuple(applied.applied), tuple(applied.orphaned), tuple(applied.hidden)
+        )
+        if options.annotations
+        else None,
+    )
+
+
+def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
+    """read_api → declare_tools → apply_annotations → choose_layout → render_files → build_manifest."""
+    warnings: list[str] = []
+    api = read_api(doc, options, warnings)
+    ops = declare_tools(api.ops, api.translator.types, warnings)
+    ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
+    warnings += applied.warnings
+    auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
+    layout = choose_layout(api, ops, auth, applied, options, warnings)
+    files = render_files(api, ops, layout, warnings)
+    types = render_types(api.translator, ops)
+    manifest = build_manifest(
+        api, ops, auth, layout, applied, files, types, spec_sha256, options, warnings
+    )
     out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
-    out["types.json"] = types_text.encode()
-    out["skill.json"] = (
-        json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    ).encode()
+    out["types.json"] = _types_json(types).encode()
+    out["skill.json"] = manifest.to_json()
     out = dict(sorted(out.items()))
     decided = Grouping(
-        source,
-        failure,
-        "categories" if categories else "flat",
-        tuple((c.name, c.title, c.description, tuple(op.name for op in c.ops)) for c in grouping),
-        tuple(sorted((c.name, c.parent) for c in grouping if c.parent)),
+        layout.source,
+        layout.tag_failure,
+        manifest.mode,
+        tuple(
+            (c.name, c.title, c.description, tuple(op.name for op in c.ops))
+            for c in layout.grouping
+        ),
+        tuple(sorted((c.name, c.parent) for c in layout.grouping if c.parent)),
     )
     return SkillPackage(
-        files=out, meta=meta, version_id=package_id(out), warnings=warnings, grouping=decided
+        files=out,
+        manifest=manifest,
+        version_id=package_id(out),
+        warnings=warnings,
+        grouping=decided,
     )

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from services.derive.categories import Category
-from services.derive.jsonfmt import readable_json
+from services.derive.frontmatter import declaration_block, path_template_names
 from services.derive.model import Operation, Param
 from services.derive.schema import type_label
 from services.derive.servers import join_url
 from services.derive.text import first_sentence, short_text, without_urls
-from services.derive.tools import path_template_names
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -22,12 +20,10 @@ __all__ = [
     "render_category",
     "render_body",
     "op_line",
-    "frontmatter_block",
 ]
 
 MAX_FILE_BYTES = 32 * 1024
 MAX_FILE_LINES = 2000
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _LEVELS = (
     {"desc": 300, "fields": 25, "errors": 8, "enum": 12, "optional": True},
     {"desc": 140, "fields": 12, "errors": 5, "enum": 6, "optional": True},
@@ -38,59 +34,6 @@ _LEVELS = (
 
 def fits_one_read(text: str) -> bool:
     return len(text.encode()) <= MAX_FILE_BYTES and text.count("\n") + 1 <= MAX_FILE_LINES
-
-
-def _y(value: str) -> str:
-    """A YAML scalar: plain where that is unambiguous, JSON-quoted otherwise."""
-    if _PLAIN.match(value) and value.lower() not in (
-        "true",
-        "false",
-        "null",
-        "yes",
-        "no",
-        "on",
-        "off",
-        "y",
-        "n",
-        "~",
-    ):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-def frontmatter_block(op: Operation, url: str) -> str:
-    """The `---` frontmatter: the operation block (for a tool), then identity and approval where set."""
-    lines = ["---"]
-    if op.tool is not None:
-        lines += [
-            "operation:",
-            f"  method: {op.method}",
-            f"  url: {json.dumps(url, ensure_ascii=False)}",
-        ]
-        if op.tool.query:
-            lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
-        if op.tool.fixed:
-            lines.append(
-                "  fixed: " + json.dumps(op.tool.fixed, ensure_ascii=False, sort_keys=True)
-            )
-        if op.tool.headers:
-            lines.append(
-                "  headers: " + json.dumps(op.tool.headers, ensure_ascii=False, sort_keys=True)
-            )
-        pretty = readable_json(op.tool.schema)
-        if pretty.count("\n") > 300:
-            pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)
-        lines.append("  schema: |")
-        lines.extend("    " + ln for ln in pretty.split("\n"))
-        if op.additions.identity:
-            lines.append("identity: " + json.dumps(op.additions.identity, ensure_ascii=False))
-    if op.additions.approval is not None:
-        rule = {k: v for k, v in op.additions.approval.items() if not k.startswith("_")}
-        lines.append("approval: " + json.dumps(rule, ensure_ascii=False))
-    if len(lines) == 1:
-        return ""
-    lines.append("---")
-    return "\n".join(lines) + "\n"
 
 
 def _additions_section(op: Operation) -> list[str]:
@@ -347,7 +290,7 @@ def render_operation(op: Operation, base_url: str | None) -> str:
 
 def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
     parts: list[str] = []
-    front = frontmatter_block(op, url)
+    front = declaration_block(op, url)
     if front:
         parts.append(front)
     parts.append(f"# {op.name}\n")

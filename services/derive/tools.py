@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
 from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types
+from services.derive.frontmatter import path_template_names
 from services.derive.model import Operation, ToolDecl
 
-__all__ = ["declare_tool", "path_template_names"]
-
-_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
-
-
-def path_template_names(path: str) -> list[str]:
-    return list(dict.fromkeys(_TEMPLATE.findall(path)))
+__all__ = ["declare_tool"]
 
 
 _SCALARS = ("string", "integer", "number", "boolean")

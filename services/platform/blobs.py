@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
+from services.errors import NotFound, Permanent, Retryable
+
 __all__ = [
     "BlobStore",
     "BlobStoreError",
@@ -36,15 +38,15 @@ class BlobStoreError(Exception):
     """Base of the blob store's errors."""
 
 
-class BlobNotFound(BlobStoreError):
+class BlobNotFound(BlobStoreError, NotFound):
     """No blob has this key."""
 
 
-class BlobCorrupt(BlobStoreError):
+class BlobCorrupt(BlobStoreError, Permanent):
     """The bytes read back do not hash to their key."""
 
 
-class BlobStoreUnavailable(BlobStoreError):
+class BlobStoreUnavailable(BlobStoreError, Retryable):
     """The store cannot be reached (connection refused, timeout, bad credentials)."""
 
 

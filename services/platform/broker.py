@@ -8,11 +8,12 @@ from nats.js.api import StreamConfig
 from nats.js.errors import NotFoundError
 
 from schemas.subjects import STREAM, STREAM_SUBJECTS
+from services.errors import Retryable
 
 __all__ = ["connect", "ensure_stream", "BrokerUnavailable"]
 
 
-class BrokerUnavailable(Exception):
+class BrokerUnavailable(Retryable):
     """NATS cannot be reached."""
 
 

@@ -17,6 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from services.errors import Permanent, Retryable
+
 __all__ = ["FetchFailed", "FetchRefused", "FetchLimits", "fetch_spec", "check_address"]
 
 _METADATA = {
@@ -26,11 +28,11 @@ _METADATA = {
 }
 
 
-class FetchRefused(Exception):
+class FetchRefused(Permanent):
     """The URL or its answer is not acceptable; retrying will not change that."""
 
 
-class FetchFailed(Exception):
+class FetchFailed(Retryable):
     """The fetch did not complete (network, timeout, a 5xx): worth retrying."""
 
 

@@ -13,17 +13,20 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, create_engine
 
+from services.errors import Retryable
+
 __all__ = ["RecordStore", "RecordStoreUnavailable", "DuplicateRecord", "normalise_url"]
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-class RecordStoreUnavailable(Exception):
+class RecordStoreUnavailable(Retryable):
     """The database cannot be reached or opened."""
 
 
-class DuplicateRecord(Exception):
-    """A record with the same identity exists already."""
+class DuplicateRecord(Retryable):
+    """A record with the same identity exists already: a replica stored it first. Retried, the
+    handler finds that record and goes on, so it is a race to try again, not a permanent fault."""
 
 
 def normalise_url(url: str) -> str:

@@ -16,6 +16,8 @@ import re
 from typing import Any
 
 from services.derive.approvals import guess_suggestions
+from services.derive.frontmatter import READ_METHODS, WRITE_RISKS
+from services.derive.manifest import Manifest
 from services.runtime.skill import Skill, Tool
 
 __all__ = ["ContractError", "agent_skills_folder", "tool_contract", "verify_folder"]
@@ -42,8 +44,8 @@ def _types(skill: Skill, files: dict[str, bytes]) -> dict[str, str]:
     for tool in skill.tools:
         decl = tool.declaration
         if tool.operation not in out:
-            out[tool.operation] = "read" if decl.method in ("GET", "HEAD", "OPTIONS") else "write"
-        if decl.approval is not None and decl.approval.risk in ("medium", "high"):
+            out[tool.operation] = "read" if decl.method in READ_METHODS else "write"
+        if decl.approval is not None and decl.approval.risk in WRITE_RISKS:
             out[tool.operation] = "write"
     return out
 
@@ -171,17 +173,14 @@ def _with_call(text: str, tool: Tool, credential_header: str | None) -> str:
 def agent_skills_folder(skill: Skill, files: dict[str, bytes]) -> dict[str, bytes]:
     """SKILL.md, tools.json and references/* for an Agent Skills runtime."""
     contract = tool_contract(skill, files)
-    meta = json.loads(files["skill.json"]) if "skill.json" in files else {}
+    described = Manifest.from_json(files["skill.json"]).description if "skill.json" in files else ""
     body = files.get("body.md", b"").decode("utf-8", "replace")
     if body.startswith("---\n"):
         body = body.split("\n---", 1)[-1].lstrip("-\n")
     body = body.replace(f"skill/{skill.slug}/<name>.md", "references/<name>.md").replace(
         f"skill/{skill.slug}/", "references/"
     )
-    description = (
-        " ".join((meta.get("description") or skill.title or skill.slug).split())[:1000]
-        or skill.slug
-    )
+    description = " ".join((described or skill.title or skill.slug).split())[:1000] or skill.slug
     front = [
         "---",
         f"name: {_agent_name(skill.slug)}",

@@ -26,6 +26,7 @@ from services.derive.frontmatter import (
     OperationFile,
     parse_operation_file,
 )
+from services.derive.manifest import Manifest, ManifestError
 from services.derive.naming import slugify, tool_name
 from services.derive.schema import refs_in
 
@@ -77,9 +78,6 @@ class Tool:
     @cached_property
     def validator(self) -> Draft202012Validator:
         return Draft202012Validator(self.schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-
-    def for_provider(self, provider: str) -> dict[str, Any]:
-        return self.adapted(provider)[0]
 
     def adapted(self, provider: str) -> tuple[dict[str, Any], list[str]]:
         """The tool in `provider`'s shape, its schema adapted to what that provider accepts, and what changed."""
@@ -207,57 +205,47 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any]) -> Tool:
     return Tool(name=name, operation=decl.name, declaration=decl, schema=schema)
 
 
-def _auth(meta: dict[str, Any], override: AuthHeader | None) -> AuthHeader | None:
+def _auth(meta: Manifest, override: AuthHeader | None) -> AuthHeader | None:
     if override is not None:
         return override
-    auth = meta.get("auth")
-    if isinstance(auth, dict) and isinstance(auth.get("header"), str) and auth["header"]:
-        return AuthHeader(auth["header"], str(auth.get("kind") or "apiKey"))
+    if meta.auth.header:
+        return AuthHeader(meta.auth.header, meta.auth.kind or "apiKey")
     return None
 
 
 def _derived(
-    files: dict[str, bytes], meta: dict[str, Any], types: dict[str, Any], auth: AuthHeader | None
+    files: dict[str, bytes], meta: Manifest, types: dict[str, Any], auth: AuthHeader | None
 ) -> Skill:
-    slug = meta.get("slug")
-    if not isinstance(slug, str) or not slug:
-        raise PackageError("skill.json: slug is missing")
-    hosts = frozenset(h.lower() for h in meta.get("hosts", []) if isinstance(h, str))
+    hosts = frozenset(h.lower() for h in meta.hosts)
     tools: list[Tool] = []
     entries: list[OperationEntry] = []
-    for entry in meta.get("operations", []):
-        if (
-            not isinstance(entry, dict)
-            or not isinstance(entry.get("file"), str)
-            or not isinstance(entry.get("name"), str)
-        ):
-            raise PackageError("skill.json: an operations entry has no name or file")
-        path = entry["file"]
+    for entry in meta.operations:
+        path = entry.file
         if path not in files:
             raise PackageError(f"{path}: listed in skill.json but missing from the package")
         op_file, decl = _parse(files, path)
         entries.append(
             OperationEntry(
-                entry["name"],
-                str(entry.get("method", "")),
-                str(entry.get("path", "")),
+                entry.name,
+                entry.method,
+                entry.path,
                 op_file.description(),
-                entry.get("tool"),
-                entry.get("not_tool_reason"),
+                entry.tool,
+                entry.not_tool_reason,
             )
         )
-        if not entry.get("tool"):
+        if not entry.tool:
             continue
         if decl is None:
             raise PackageError(
-                f"{path}: skill.json lists it as tool {entry['tool']} but the file declares no operation"
+                f"{path}: skill.json lists it as tool {entry.tool} but the file declares no operation"
             )
         if decl.origin and decl.origin not in hosts:
             raise PackageError(
                 f"{path}: operation.url goes to {decl.origin}, which is not one of the skill's hosts ({', '.join(sorted(hosts)) or 'none'})"
             )
-        tools.append(_tool(str(entry["tool"]), decl, types))
-    return Skill(slug, str(meta.get("title") or slug), hosts, tuple(tools), tuple(entries), auth)
+        tools.append(_tool(entry.tool, decl, types))
+    return Skill(meta.slug, meta.title, hosts, tuple(tools), tuple(entries), auth)
 
 
 def _hand_written(
@@ -365,9 +353,10 @@ def load_skill(
     if not isinstance(types, dict):
         raise PackageError("types.json: not a mapping of type names to schemas")
     if "skill.json" in files:
-        meta = _json_file(files, "skill.json", {})
-        if not isinstance(meta, dict):
-            raise PackageError("skill.json: not a JSON object")
+        try:
+            meta = Manifest.from_json(files["skill.json"])
+        except ManifestError as exc:
+            raise PackageError(str(exc)) from None
         skill = _derived(files, meta, types, _auth(meta, auth))
     else:
         skill = _hand_written(files, slug, types, auth)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from jsonschema.exceptions import ValidationError, best_match
 
-from services.derive.frontmatter import NO_BODY, Declaration
+from services.derive.frontmatter import NO_BODY, PATH_TEMPLATE, Declaration
 from services.runtime.skill import Tool
 
 __all__ = [
@@ -35,7 +34,6 @@ __all__ = [
 _SEGMENT_SAFE = "-._~"
 _QUERY_SAFE = "-._~"
 _MAX_MESSAGE = 400
-_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 
 
 class CallRefused(ValueError):
@@ -254,7 +252,7 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
         **decl.fixed_values,
     }  # what the skill fixes is sent whatever the model says
     head = urlsplit(decl.url)
-    path = _TEMPLATE.sub(lambda m: _segment(op, m.group(1), args[m.group(1)]), head.path)
+    path = PATH_TEMPLATE.sub(lambda m: _segment(op, m.group(1), args[m.group(1)]), head.path)
     url = f"{head.scheme}://{head.netloc}{path}"
     query = _encode_query(op, _query_pairs(decl, args))
     if query:

@@ -10,15 +10,13 @@ from faststream.nats import NatsBroker
 
 from schemas.events import RefreshSources
 from schemas.subjects import COMMANDS
-from services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
+from services.app.context import AppContext
 from services.platform.broker import connect, ensure_stream
 from services.platform.logging import get_logger
-from services.platform.records import RecordStore
-from services.platform.settings import Settings
 from services.workers import categorize, fetch, guess_approvals, parse, publish, refresh, render
-from services.workers.delivery import Outgoing, Step, WorkerContext, publish_all, subscribe
+from services.workers.delivery import Outgoing, Step, publish_all, subscribe
 
-__all__ = ["WORKERS", "make_context", "serve_workers", "blob_store"]
+__all__ = ["WORKERS", "serve_workers"]
 
 WORKERS: dict[str, tuple[Step, ...]] = {
     "fetch": (fetch.STEP,),
@@ -29,24 +27,6 @@ WORKERS: dict[str, tuple[Step, ...]] = {
     "publish": (publish.STEP,),
     "refresh": (refresh.STEP,),
 }
-
-
-def blob_store(settings: Settings) -> BlobStore:
-    if settings.s3_endpoint:
-        return S3BlobStore.from_env(
-            settings.s3_endpoint,
-            settings.s3_access_key_env,
-            settings.s3_secret_key_env,
-            settings.s3_bucket,
-            secure=settings.s3_secure,
-        )
-    return LocalBlobStore(settings.blob_dir)
-
-
-def make_context(settings: Settings) -> WorkerContext:
-    records = RecordStore(settings.records_url)
-    records.migrate()
-    return WorkerContext(settings=settings, records=records, blobs=blob_store(settings))
 
 
 async def _schedule_refresh(broker: NatsBroker, interval: float, stop: asyncio.Event) -> None:
@@ -65,7 +45,7 @@ async def _schedule_refresh(broker: NatsBroker, interval: float, stop: asyncio.E
 
 
 async def serve_workers(
-    ctx: WorkerContext,
+    ctx: AppContext,
     nats_url: str,
     names: Iterable[str],
     stop: asyncio.Event,

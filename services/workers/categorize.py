@@ -12,39 +12,37 @@ from __future__ import annotations
 from schemas.events import RevisionCategorized, RevisionParsed
 from schemas.records import SourceRevision
 from schemas.subjects import EVENTS
+from services.app.context import AppContext
+from services.app.derivations import derivation_files, load_derivation, load_revision
 from services.derive.categories import Grouping
-from services.platform.llm import chat_client, propose_grouping, summaries_of
-from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
-from services.workers.inputs import derivation_files, load_derivation, load_revision
+from services.derive.model_grouping import choose_grouping
+from services.errors import NotFound
+from services.platform.logging import get_logger
+from services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "categorize"]
 
 
 def decide(
-    ctx: WorkerContext, files: dict[str, bytes], offline: Grouping
+    ctx: AppContext, files: dict[str, bytes], offline: Grouping
 ) -> tuple[Grouping, str | None]:
-    """The grouping to use and why: the offline one unless tags failed, categories are needed and a model answers well."""
-    if offline.tag_failure is None or offline.mode != "categories":
-        return offline, None
-    client = chat_client(ctx.settings)
-    if client is None:
-        return (
-            offline,
-            f"tags failed ({offline.tag_failure}); no model configured, so grouped offline by path",
-        )
-    title, ops = summaries_of(files)
-    grouping, why = propose_grouping(
-        client, title, ops, offline.tag_failure, ctx.settings.llm_context_budget
+    """The grouping to use and why (`choose_grouping`, with the configured model if any)."""
+    client = ctx.chat()
+    log = get_logger("categorize.model", model=client.model if client else None)
+    return choose_grouping(
+        offline,
+        files,
+        client.complete if client else None,
+        client.model if client else "",
+        ctx.settings.llm_context_budget,
+        report=lambda event, fields: log.info(event, **fields),
     )
-    if grouping is None:
-        return offline, f"tags failed ({offline.tag_failure}); {why}; grouped offline by path"
-    return grouping, f"tags failed ({offline.tag_failure}); {why} ({client.model})"
 
 
-def categorize(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]:
+def categorize(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
     if inputs.revision.package_blob is None:
-        raise PermanentFailure(f"revision {event.revision_id} was not parsed")
+        raise NotFound(f"revision {event.revision_id} was not parsed")
     if inputs.revision.grouping_blob is None:  # decided once: a redelivery reuses the decision
         parsed = load_derivation(ctx, inputs.revision.package_blob)
         offline = Grouping.from_json(ctx.blobs.get(parsed.grouping))

@@ -5,8 +5,11 @@ returns the events to publish. The shell runs it off the event loop, publishes w
 (each with its own deterministic `Nats-Msg-Id`, so a redelivered message's re-publish is
 de-duplicated by JetStream), and returns; FastStream's NACK_ON_ERROR policy then acks. A step
 that raises is retried after a spaced delay (`NackMessage(delay=...)`); on the last allowed
-delivery, or at once for a `PermanentFailure`, the message is stored as a dead letter with its
-error and acked, so nothing loops forever and nothing disappears.
+delivery, or at once for a `services.errors.Permanent` one (a malformed message, a refusal, a
+record or blob that does not exist, a corrupt blob), the message is stored as a dead letter with
+its error and acked, so nothing loops forever and nothing disappears. Everything else (the
+`Retryable` errors, and anything unforeseen) is retried: this is the one place errors are mapped
+to reactions.
 """
 
 from __future__ import annotations
@@ -26,16 +29,11 @@ from pydantic import BaseModel, ValidationError
 
 from schemas.records import DeadLetter
 from schemas.subjects import STREAM
-from services.platform.blobs import BlobStore
+from services.app.context import AppContext
+from services.errors import Permanent
 from services.platform.logging import get_logger
-from services.platform.records import RecordStore
-from services.platform.settings import Settings
 
-__all__ = ["Outgoing", "PermanentFailure", "Step", "WorkerContext", "publish_all", "subscribe"]
-
-
-class PermanentFailure(Exception):
-    """Retrying cannot help (a malformed message, an unknown version): dead-letter it at once."""
+__all__ = ["Outgoing", "Step", "publish_all", "subscribe"]
 
 
 @dataclass(frozen=True)
@@ -45,19 +43,12 @@ class Outgoing:
     msg_id: str
 
 
-@dataclass
-class WorkerContext:
-    settings: Settings
-    records: RecordStore
-    blobs: BlobStore
-
-
 @dataclass(frozen=True)
 class Step:
     worker: str
     subject: str
     model: type[BaseModel]
-    run: Callable[[WorkerContext, Any], list[Outgoing]]
+    run: Callable[[AppContext, Any], list[Outgoing]]
     durable: str = ""  # the durable consumer, shared by replicas; default: the worker's name
 
     @property
@@ -76,7 +67,7 @@ async def publish_all(broker: NatsBroker, outgoing: list[Outgoing]) -> None:
         )
 
 
-def _dead_letter(ctx: WorkerContext, step: Step, msg: NatsMessage, error: str) -> None:
+def _dead_letter(ctx: AppContext, step: Step, msg: NatsMessage, error: str) -> None:
     headers = msg.raw_message.headers or {}
     with ctx.records.session() as s:
         s.add(
@@ -91,7 +82,7 @@ def _dead_letter(ctx: WorkerContext, step: Step, msg: NatsMessage, error: str) -
         )
 
 
-def subscribe(broker: NatsBroker, ctx: WorkerContext, step: Step) -> None:
+def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
     """Register `step` on `broker`: a durable pull consumer named for the worker, shared by replicas."""
     settings = ctx.settings
     log = get_logger(step.worker)
@@ -134,7 +125,7 @@ def subscribe(broker: NatsBroker, ctx: WorkerContext, step: Step) -> None:
                 await asyncio.sleep(settings.handler_delay)
             outgoing = await asyncio.to_thread(step.run, ctx, payload)
             await publish_all(broker, outgoing)
-        except PermanentFailure as exc:
+        except Permanent as exc:  # retrying cannot help: a dead letter at once
             bound.error(f"{step.worker}.failed_permanently", error=str(exc))
             await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{type(exc).__name__}: {exc}")
             return

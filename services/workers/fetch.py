@@ -11,15 +11,17 @@ from datetime import UTC, datetime
 from schemas.events import RevisionRejected, RevisionStored, RevisionUnchanged, SpecSubmitted
 from schemas.records import Skill, Source, SourceRevision
 from schemas.subjects import EVENTS
+from services.app.context import AppContext
+from services.errors import Permanent
 from services.platform.blobs import BlobNotFound
 from services.platform.fetcher import FetchFailed, FetchLimits, FetchRefused, fetch_spec
 from services.platform.ids import derived_id
-from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
+from services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "fetch"]
 
 
-def _skill_and_source(ctx: WorkerContext, event: SpecSubmitted) -> tuple[str, str]:
+def _skill_and_source(ctx: AppContext, event: SpecSubmitted) -> tuple[str, str]:
     skill_id = derived_id("skill", event.skill)
     source_id = derived_id("source", skill_id)
     now = datetime.now(UTC)
@@ -46,9 +48,9 @@ def _skill_and_source(ctx: WorkerContext, event: SpecSubmitted) -> tuple[str, st
     return skill_id, source_id
 
 
-def fetch(ctx: WorkerContext, event: SpecSubmitted) -> list[Outgoing]:
+def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
     if not (event.blob or event.url) or (event.blob and event.url):
-        raise PermanentFailure("a submission carries exactly one of blob or url")
+        raise Permanent("a submission carries exactly one of blob or url")
     _, source_id = _skill_and_source(ctx, event)
 
     def rejected(reason: str) -> list[Outgoing]:

@@ -9,18 +9,20 @@ from datetime import UTC, datetime
 from schemas.events import RevisionParsed, SuggestionsMade
 from schemas.records import Suggestion
 from schemas.subjects import EVENTS
+from services.app.context import AppContext
+from services.app.derivations import derivation_files, load_derivation, load_revision
 from services.derive.approvals import guess_suggestions
+from services.errors import NotFound
 from services.platform.ids import derived_id
-from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
-from services.workers.inputs import derivation_files, load_derivation, load_revision
+from services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "guess_approvals"]
 
 
-def guess_approvals(ctx: WorkerContext, event: RevisionParsed) -> list[Outgoing]:
+def guess_approvals(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
     if inputs.revision.package_blob is None:
-        raise PermanentFailure(f"revision {event.revision_id} was not parsed")
+        raise NotFound(f"revision {event.revision_id} was not parsed")
     guesses = guess_suggestions(
         derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))
     )

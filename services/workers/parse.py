@@ -9,21 +9,22 @@ from __future__ import annotations
 from schemas.events import RevisionParsed, RevisionRejected, RevisionStored
 from schemas.records import SourceRevision
 from schemas.subjects import EVENTS
+from services.app.context import AppContext
+from services.app.derivations import derive_revision, load_revision, store_derivation
 from services.derive import SpecRefused
-from services.workers.delivery import Outgoing, Step, WorkerContext
-from services.workers.inputs import derive_revision, load_revision, store_derivation
+from services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "parse"]
 
 
-def parse(ctx: WorkerContext, event: RevisionStored) -> list[Outgoing]:
+def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
     rev = inputs.revision
     if rev.status == "stored":
         manifest = None
         try:
             package = derive_revision(ctx, inputs)
-            status, reason, operations = "parsed", None, int(package.meta["stats"]["operations"])
+            status, reason, operations = "parsed", None, package.manifest.stats.operations
             manifest = store_derivation(
                 ctx, package
             ).manifest  # later stages read it instead of deriving again

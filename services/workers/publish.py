@@ -4,29 +4,28 @@ a runtime needs to load it (every file's blob key, the hosts, the credential hea
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 from sqlmodel import col, select
 
 from schemas.events import PublishVersion, VersionPublished
 from schemas.records import Publication, Skill, Version
 from schemas.subjects import COMMANDS, EVENTS
+from services.app.context import AppContext
+from services.app.versions import check_publish, find_version
+from services.derive.manifest import Manifest
+from services.errors import NotFound
 from services.platform.ids import derived_id
-from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
-from services.workers.versions import PublishRefused, check_publish, find_version
+from services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "publish"]
 
 
-def publish(ctx: WorkerContext, cmd: PublishVersion) -> list[Outgoing]:
+def publish(ctx: AppContext, cmd: PublishVersion) -> list[Outgoing]:
     with ctx.records.session() as s:
         skill = s.get(Skill, derived_id("skill", cmd.skill))
         if skill is None:
-            raise PermanentFailure(f"no skill {cmd.skill!r}")
-        try:
-            version = find_version(s, skill, cmd.version_id)
-        except PublishRefused as exc:
-            raise PermanentFailure(str(exc)) from None
+            raise NotFound(f"no skill {cmd.skill!r}")
+        version = find_version(s, skill, cmd.version_id)  # PublishRefused: a dead letter
         latest = s.exec(
             select(Publication)
             .where(Publication.skill_id == skill.id)
@@ -40,10 +39,7 @@ def publish(ctx: WorkerContext, cmd: PublishVersion) -> list[Outgoing]:
         ):
             publication_id, previous = latest.id, latest.previous_version_id
         else:
-            try:
-                check_publish(s, ctx.blobs, skill, version, cmd.remove_gates)
-            except PublishRefused as exc:
-                raise PermanentFailure(str(exc)) from None
+            check_publish(s, ctx.blobs, skill, version, cmd.remove_gates)
             previous = skill.live_version_id
             if previous:
                 old = s.get(Version, previous)
@@ -56,20 +52,24 @@ def publish(ctx: WorkerContext, cmd: PublishVersion) -> list[Outgoing]:
                 version_id=version.id,
                 previous_version_id=previous,
                 published_by=cmd.requested_by[:128],
-                published_at=datetime.now(UTC),
+                published_at=ctx.clock(),
             )
             s.add(pub)
             s.flush()
             publication_id = pub.id
         keys: dict[str, str] = json.loads(version.files_json)
         hosts: list[str] = json.loads(version.hosts_json)
-        meta = json.loads(ctx.blobs.get(keys["skill.json"])) if "skill.json" in keys else {}
+        auth_header = (
+            Manifest.from_json(ctx.blobs.get(keys["skill.json"])).auth.header
+            if "skill.json" in keys
+            else None
+        )
         event = VersionPublished(
             version_id=version.id,
             skill=skill.slug,
             files=keys,
             hosts=hosts,
-            auth_header=(meta.get("auth") or {}).get("header"),
+            auth_header=auth_header,
             previous_version_id=previous,
         )
     return [

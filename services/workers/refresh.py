@@ -11,13 +11,14 @@ from sqlmodel import col, select
 from schemas.events import RefreshSources, SpecSubmitted
 from schemas.records import Skill, Source
 from schemas.subjects import COMMANDS, EVENTS
+from services.app.context import AppContext
 from services.platform.ids import derived_id
-from services.workers.delivery import Outgoing, Step, WorkerContext
+from services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "refresh"]
 
 
-def refresh(ctx: WorkerContext, cmd: RefreshSources) -> list[Outgoing]:
+def refresh(ctx: AppContext, cmd: RefreshSources) -> list[Outgoing]:
     now = datetime.now(UTC)
     due_before = now - timedelta(seconds=max(ctx.settings.refresh_interval, 0.0) * 0.9)
     out: list[Outgoing] = []

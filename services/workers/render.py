@@ -12,21 +12,18 @@ detached from its source no longer regenerates.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from schemas.events import AnnotationChanged, RevisionCategorized, RevisionRejected, VersionProposed
 from schemas.records import ActionItem, AnnotationRecord, Skill, Source, Version
 from schemas.subjects import EVENTS
-from services.derive.annotations import Annotation, operation_target
-from services.derive.categories import Grouping
-from services.derive.diff import diff_packages
-from services.derive.package import package_id
-from services.platform.ids import derived_id
-from services.workers.delivery import Outgoing, PermanentFailure, Step, WorkerContext
-from services.workers.inputs import (
+from services.app.context import AppContext
+from services.app.derivations import (
     RevisionInputs,
+    active_annotations,
+    as_utc,
     derivation_files,
     derive_revision,
     latest_revision_id,
@@ -34,38 +31,26 @@ from services.workers.inputs import (
     load_revision,
     store_derivation,
 )
-from services.workers.versions import newest_version, version_files
+from services.app.versions import newest_version, version_files
+from services.derive.annotations import operation_target
+from services.derive.categories import Grouping
+from services.derive.diff import diff_packages
+from services.derive.manifest import Manifest
+from services.derive.package import package_id
+from services.errors import NotFound
+from services.platform.ids import derived_id
+from services.workers.delivery import Outgoing, Step
 
-__all__ = ["STEP", "STEP_ANNOTATIONS", "active_annotations", "render", "render_annotations"]
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def active_annotations(s: Session, skill_id: str, as_of: datetime) -> tuple[Annotation, ...]:
-    """The skill's annotations in force at `as_of`: added by then and not yet retired."""
-    rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill_id)).all()
-    out = [
-        Annotation(r.id, r.kind, r.target, json.loads(r.body_json))
-        for r in rows
-        if _utc(r.created_at) <= as_of and (r.retired_at is None or _utc(r.retired_at) > as_of)
-    ]
-    return tuple(sorted(out, key=lambda a: a.id))
+__all__ = ["STEP", "STEP_ANNOTATIONS", "render", "render_annotations"]
 
 
 def _rekey_offers(
     s: Session, orphaned: list[str], before: dict[str, bytes] | None, after: dict[str, bytes]
 ) -> list[dict[str, str | None]]:
     """For each orphaned annotation: its operation, and the operation that now has its method and path."""
-    old = (
-        {o["name"]: o for o in json.loads(before["skill.json"]).get("operations", [])}
-        if before
-        else {}
-    )
+    old = Manifest.from_json(before["skill.json"]).by_name() if before else {}
     new_by_call = {
-        (o["method"], o["path"]): o["name"]
-        for o in json.loads(after["skill.json"]).get("operations", [])
+        (o.method, o.path): o.name for o in Manifest.from_json(after["skill.json"]).operations
     }
     offers: list[dict[str, str | None]] = []
     for aid in orphaned:
@@ -74,13 +59,13 @@ def _rekey_offers(
             continue
         name = operation_target(rec.target)
         was = old.get(name or "")
-        to = new_by_call.get((was["method"], was["path"])) if was else None
+        to = new_by_call.get((was.method, was.path)) if was else None
         offers.append({"id": aid, "kind": rec.kind, "operation": name, "rekey_to": to})
     return offers
 
 
 def _propose(
-    ctx: WorkerContext, inputs: RevisionInputs, as_of: datetime, submission: str | None
+    ctx: AppContext, inputs: RevisionInputs, as_of: datetime, submission: str | None
 ) -> list[Outgoing]:
     rev = inputs.revision
     with ctx.records.session() as s:
@@ -94,7 +79,7 @@ def _propose(
         )
         derivation = store_derivation(ctx, derive_revision(ctx, inputs, grouping, annotations))
     files = derivation_files(ctx, derivation)
-    meta = json.loads(files["skill.json"])
+    meta = Manifest.from_json(files["skill.json"])
     content = package_id(files)
     skill_id = inputs.skill.id
     version_id = derived_id("version", skill_id, content)
@@ -107,7 +92,7 @@ def _propose(
             live = s.get(Version, skill.live_version_id) if skill.live_version_id else None
             live_files = version_files(ctx.blobs, live) if live is not None else None
             diff = diff_packages(live_files, files)
-            orphaned = (meta.get("annotations") or {}).get("orphaned", [])
+            orphaned = list(meta.annotations.orphaned) if meta.annotations else []
             if orphaned:  # where the operation was: the live version, else the newest one
                 newest = live or newest_version(s, skill_id)
                 diff["orphaned"] = _rekey_offers(
@@ -120,20 +105,20 @@ def _propose(
                     skill_id=skill_id,
                     revision_id=rev.id,
                     content_hash=content,
-                    renderer=meta["derived_from"]["renderer"],
+                    renderer=meta.renderer,
                     files_json=json.dumps(derivation.files, sort_keys=True),
-                    hosts_json=json.dumps(meta["hosts"]),
+                    hosts_json=json.dumps(list(meta.hosts)),
                     diff_json=json.dumps(diff, sort_keys=True),
                     base_version_id=live.id if live else None,
                     annotations_as_of=as_of if annotations else None,
-                    created_at=datetime.now(UTC),
+                    created_at=ctx.clock(),
                 )
             )
             if skill.title == skill.slug:
-                skill.title = str(meta["title"])[:200]
+                skill.title = meta.title[:200]
             source = s.get(Source, inputs.source.id)
             if source is not None:
-                source.auth_header = meta["auth"]["header"]
+                source.auth_header = meta.auth.header
             if rev.created_by == "schedule":
                 sm = diff["summary"]
                 s.add(
@@ -141,7 +126,7 @@ def _propose(
                         skill_id=skill_id,
                         kind="refresh_proposal",
                         version_id=version_id,
-                        created_at=datetime.now(UTC),
+                        created_at=ctx.clock(),
                         message=f"{skill.slug}: the spec at {inputs.source.fetched_from} changed; version {version_id[:12]}"
                         f" is proposed ({sm['added']} added, {sm['removed']} removed, {sm['changed']} changed)."
                         f" Review it and publish: skillpress publish {skill.slug} {version_id[:12]}",
@@ -165,7 +150,7 @@ def _propose(
     ]
 
 
-def _detached(ctx: WorkerContext, inputs: RevisionInputs, submission: str | None) -> list[Outgoing]:
+def _detached(ctx: AppContext, inputs: RevisionInputs, submission: str | None) -> list[Outgoing]:
     reason = f"{inputs.skill.slug} is detached from its source: it no longer regenerates (its versions are edited as packages)"
     return [
         Outgoing(
@@ -181,23 +166,23 @@ def _detached(ctx: WorkerContext, inputs: RevisionInputs, submission: str | None
     ]
 
 
-def render(ctx: WorkerContext, event: RevisionCategorized) -> list[Outgoing]:
+def render(ctx: AppContext, event: RevisionCategorized) -> list[Outgoing]:
     inputs = load_revision(ctx, event.revision_id)
     if inputs.skill.detached:
         return _detached(ctx, inputs, event.submission)
-    return _propose(ctx, inputs, _utc(inputs.revision.fetched_at), event.submission)
+    return _propose(ctx, inputs, as_utc(inputs.revision.fetched_at), event.submission)
 
 
-def render_annotations(ctx: WorkerContext, event: AnnotationChanged) -> list[Outgoing]:
-    as_of = _utc(datetime.fromisoformat(event.as_of))
+def render_annotations(ctx: AppContext, event: AnnotationChanged) -> list[Outgoing]:
+    as_of = as_utc(datetime.fromisoformat(event.as_of))
     with ctx.records.session() as s:
         skill = s.get(Skill, derived_id("skill", event.skill))
         if skill is None:
-            raise PermanentFailure(f"no skill {event.skill!r}")
+            raise NotFound(f"no skill {event.skill!r}")
         skill_id = skill.id
     revision_id = latest_revision_id(ctx, skill_id)
     if revision_id is None:
-        raise PermanentFailure(f"{event.skill} has no categorized revision to derive from")
+        raise NotFound(f"{event.skill} has no categorized revision to derive from")
     inputs = load_revision(ctx, revision_id)
     if inputs.skill.detached:
         return _detached(ctx, inputs, event.submission)

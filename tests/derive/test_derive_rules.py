@@ -152,14 +152,14 @@ def test_operations_that_stay_prose_and_why() -> None:
         "/ok": {"get": {"operationId": "ok", "responses": {}}},
     }
     package = derive_package(doc(paths))
-    reasons = {op["name"]: op["not_tool_reason"] for op in package.meta["operations"]}
+    reasons = {op["name"]: op["not_tool_reason"] for op in package.manifest.to_dict()["operations"]}
     assert reasons == {
         "upload": "its request body is multipart/form-data, not JSON",
         "put_list": "its request body is not a plain JSON object",
         "big": "its expanded argument schema is over the 24 KB tool budget",
         "ok": None,
     }
-    assert package.meta["stats"]["tools_share"] == "some"
+    assert package.manifest.to_dict()["stats"]["tools_share"] == "some"
     body = package.files["body.md"].decode()
     assert "Some of them (1) are tools" in body
     assert "- `upload` — Upload. (fetch_url) Detail: skill/rules/upload.md" in body
@@ -205,26 +205,33 @@ def test_header_params_are_described_never_offered() -> None:
 
 def test_long_operation_ids_give_unique_tool_names_within_64() -> None:
     package = derive_package((SPECS / "adyen-balanceplatform-v2.yaml").read_bytes())
-    tools = [op["tool"] for op in package.meta["operations"] if op["tool"]]
+    tools = [op["tool"] for op in package.manifest.to_dict()["operations"] if op["tool"]]
     assert len(tools) == len(set(tools)) == 91
     assert max(len(t) for t in tools) <= 64
-    assert any(len(op["operation_id"]) > 64 for op in package.meta["operations"])
+    assert any(len(op["operation_id"]) > 64 for op in package.manifest.to_dict()["operations"])
 
 
 def test_auth_header_comes_from_the_scheme_most_operations_use() -> None:
-    blockfrost = derive_package((SPECS / "blockfrost.yaml").read_bytes()).meta["auth"]
+    blockfrost = derive_package((SPECS / "blockfrost.yaml").read_bytes()).manifest.to_dict()["auth"]
     assert blockfrost["header"] == "project_id" and blockfrost["kind"] == "apiKey"
-    airflow = derive_package((SPECS / "airflow-core-v2-fastapi.yaml").read_bytes()).meta["auth"]
+    airflow = derive_package(
+        (SPECS / "airflow-core-v2-fastapi.yaml").read_bytes()
+    ).manifest.to_dict()["auth"]
     assert airflow["header"] == "Authorization"
-    security = derive_package((SPECS / "oai-security-schemes.yaml").read_bytes()).meta["auth"]
+    security = derive_package(
+        (SPECS / "oai-security-schemes.yaml").read_bytes()
+    ).manifest.to_dict()["auth"]
     assert security["header"] is None and security["operations_unservable"] == 1
     assert "mutualTLS" in security["unservable_kinds"] or "oauth2" in security["unservable_kinds"]
 
 
 def test_swagger2_is_normalised() -> None:
     package = derive_package((SPECS / "oai-petstore.swagger2.yaml").read_bytes())
-    assert package.meta["base_url"] == "http://petstore.swagger.io/v1"
-    assert [(o["name"], o["method"], o["path"], o["tool"]) for o in package.meta["operations"]] == [
+    assert package.manifest.to_dict()["base_url"] == "http://petstore.swagger.io/v1"
+    assert [
+        (o["name"], o["method"], o["path"], o["tool"])
+        for o in package.manifest.to_dict()["operations"]
+    ] == [
         ("list_pets", "GET", "/pets", "petstore_list_pets"),
         ("create_pets", "POST", "/pets", "petstore_create_pets"),
         ("show_pet_by_id", "GET", "/pets/{petId}", "petstore_show_pet_by_id"),
@@ -234,38 +241,40 @@ def test_swagger2_is_normalised() -> None:
 def test_relative_server_resolved_against_given_url_or_reported() -> None:
     spec = (SPECS / "airflow-v1.yaml").read_bytes()
     missing = derive_package(spec)
-    assert missing.meta["base_url"] is None
+    assert missing.manifest.to_dict()["base_url"] is None
     assert missing.warnings == [
         "server URL '/api/v1' is relative or templated: pass --base-url to resolve it"
     ]
     given = derive_package(spec, DeriveOptions(base_url="https://airflow.example.com/"))
-    assert given.meta["base_url"] == "https://airflow.example.com/api/v1"
-    assert given.meta["hosts"] == ["airflow.example.com"]
+    assert given.manifest.to_dict()["base_url"] == "https://airflow.example.com/api/v1"
+    assert given.manifest.to_dict()["hosts"] == ["airflow.example.com"]
 
 
 def test_tags_failures_are_detected_and_reported() -> None:
-    assert derive_package((SPECS / "discord.json").read_bytes()).meta["categorization"] == {
+    assert derive_package((SPECS / "discord.json").read_bytes()).manifest.to_dict()[
+        "categorization"
+    ] == {
         "mode": "categories",
         "source": "paths",
         "tag_failure": "no_tags",
     }
     assert (
-        derive_package((SPECS / "adyen-fund-v6.json").read_bytes()).meta["categorization"][
-            "tag_failure"
-        ]
+        derive_package((SPECS / "adyen-fund-v6.json").read_bytes()).manifest.to_dict()[
+            "categorization"
+        ]["tag_failure"]
         == "single_tag"
     )
     assert (
-        derive_package((SPECS / "twilio-insights-v2.json").read_bytes()).meta["categorization"][
-            "tag_failure"
-        ]
+        derive_package((SPECS / "twilio-insights-v2.json").read_bytes()).manifest.to_dict()[
+            "categorization"
+        ]["tag_failure"]
         == "tag_per_operation"
     )
     harbor = derive_package((SPECS / "harbor.swagger2.yaml").read_bytes())
-    assert harbor.meta["categorization"] == {
+    assert harbor.manifest.to_dict()["categorization"] == {
         "mode": "categories",
         "source": "tags",
         "tag_failure": None,
     }
-    for cat in harbor.meta["categories"]:
+    for cat in harbor.manifest.to_dict()["categories"]:
         assert f"- `{cat['name']}` — " in harbor.files["body.md"].decode()

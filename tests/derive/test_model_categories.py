@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from services.derive import DeriveOptions, derive_package
+from services.derive.model_grouping import propose_grouping, summaries_of
 from services.derive.render import fits_one_read
-from services.platform.llm import ChatClient, propose_grouping, summaries_of
+from services.platform.llm import ChatClient
 from tests.chat_server import ChatServer
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
@@ -53,7 +54,7 @@ def test_the_model_groups_discord_from_names_and_summaries_only(chat: ChatServer
     offline = derive_package(spec)
     title, ops = summaries_of(offline.files)
     grouping, why = propose_grouping(
-        ChatClient(chat.url, "test-model", "k-123", timeout=5),
+        ChatClient(chat.url, "test-model", "k-123", timeout=5).complete,
         title,
         ops,
         offline.grouping.tag_failure,
@@ -89,7 +90,7 @@ def test_a_malformed_answer_is_repaired_once(chat: ChatServer) -> None:
     chat.script = ["malformed"]
     title, ops = summaries_of(derive_package((SPECS / "discord.json").read_bytes()).files)
     grouping, _ = propose_grouping(
-        ChatClient(chat.url, "m", timeout=5), title, ops[:40], "no_tags", 50_000
+        ChatClient(chat.url, "m", timeout=5).complete, title, ops[:40], "no_tags", 50_000
     )
     assert grouping is not None
     repair = chat.requests[1]["body"]["messages"]
@@ -114,7 +115,7 @@ def test_a_bad_model_leaves_the_offline_grouping(
     chat.script = list(script)
     title, ops = summaries_of(derive_package((SPECS / "discord.json").read_bytes()).files)
     grouping, why = propose_grouping(
-        ChatClient(chat.url, "m", timeout=1), title, ops[:30], "no_tags", 50_000
+        ChatClient(chat.url, "m", timeout=1).complete, title, ops[:30], "no_tags", 50_000
     )
     assert grouping is None and why.startswith(reason)
 

@@ -16,7 +16,7 @@ from services.platform.blobs import (
     S3BlobStore,
     sha256_hex,
 )
-from services.platform.localstack import free_port
+from services.platform.embedded_nats import free_port
 
 
 @pytest.fixture(params=["local", "s3"])

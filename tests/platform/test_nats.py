@@ -9,7 +9,7 @@ import pytest
 
 from schemas.subjects import EVENTS, STREAM
 from services.platform.broker import BrokerUnavailable, connect, ensure_stream
-from services.platform.localstack import NatsServer, free_port, reap_stale
+from services.platform.embedded_nats import NatsServer, free_port, reap_stale
 
 
 async def test_stream_exists_and_dedups_by_msg_id(nats_url: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from services.cli.output import write_package_dir
+from services.app.package_dir import write_package_dir
 from services.derive import DeriveOptions, derive_package
 from services.runtime.contracts import ContractError, agent_skills_folder, verify_folder
 from services.runtime.profiles import adapt
@@ -62,7 +62,7 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
             "".join((out / "references" / f"{c}.md").read_text() for c in categories),
         )
     )
-    assert len(details) == len(package.meta["operations"]) and all(
+    assert len(details) == len(package.manifest.to_dict()["operations"]) and all(
         (out / "references" / d).is_file() for d in details
     )
     contract = json.loads((out / "tools.json").read_text())

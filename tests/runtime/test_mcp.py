@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from services.cli.output import write_package_dir
+from services.app.package_dir import write_package_dir
 from services.derive import DeriveOptions, derive_package
 
 ROOT = Path(__file__).parents[2]
@@ -130,7 +130,7 @@ async def test_the_same_server_over_streamable_http() -> None:
     import asyncio
     import subprocess
 
-    from services.platform.localstack import free_port
+    from services.platform.embedded_nats import free_port
 
     port = free_port()
     proc = subprocess.Popen(

@@ -17,11 +17,12 @@ import psycopg
 import pytest
 
 from schemas.subjects import STREAM
+from services.app.context import AppContext
+from services.app.context import open_app
 from services.platform.broker import connect, ensure_stream
-from services.platform.localstack import NatsServer
+from services.platform.embedded_nats import NatsServer
 from services.platform.settings import Settings
-from services.workers.app import WORKERS, make_context, serve_workers
-from services.workers.delivery import WorkerContext
+from services.workers.app import WORKERS, serve_workers
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 S3_ACCESS_ENV = "SKILLPRESS_TEST_S3_ACCESS"
@@ -94,16 +95,14 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 
 @pytest.fixture
-def ctx(settings: Settings) -> Iterator[WorkerContext]:
-    context = make_context(settings)
+def ctx(settings: Settings) -> Iterator[AppContext]:
+    context = open_app(settings)
     yield context
     context.records.close()
 
 
 @contextlib.asynccontextmanager
-async def workers(
-    ctx: WorkerContext, url: str, names: list[str] | None = None
-) -> AsyncIterator[None]:
+async def workers(ctx: AppContext, url: str, names: list[str] | None = None) -> AsyncIterator[None]:
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(serve_workers(ctx, url, names or list(WORKERS), stop, ready))
     await asyncio.wait_for(ready.wait(), 20)

@@ -13,8 +13,8 @@ import yaml
 
 from schemas.events import SpecSubmitted
 from schemas.subjects import EVENTS
+from services.app.context import AppContext
 from services.platform.settings import Settings
-from services.workers.delivery import WorkerContext
 from tests.workers.conftest import settings_env, submit, watching, workers
 
 HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
@@ -34,7 +34,7 @@ async def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str
 
 
 async def import_spec(
-    ctx: WorkerContext, nc: Any, watcher: Any, data: bytes, name: str
+    ctx: AppContext, nc: Any, watcher: Any, data: bytes, name: str
 ) -> dict[str, Any]:
     blob = ctx.blobs.put(data)
     await submit(
@@ -59,7 +59,7 @@ def spec_variant(
 
 
 async def test_a_note_survives_revisions_and_comes_back_after_a_rename_by_rekeying(
-    ctx: WorkerContext, settings: Settings
+    ctx: AppContext, settings: Settings
 ) -> None:
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
@@ -130,7 +130,7 @@ async def test_a_note_survives_revisions_and_comes_back_after_a_rename_by_rekeyi
 
 
 async def test_publishing_a_version_that_drops_a_live_gate_needs_remove_gates(
-    ctx: WorkerContext, settings: Settings
+    ctx: AppContext, settings: Settings
 ) -> None:
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
@@ -164,7 +164,7 @@ async def test_publishing_a_version_that_drops_a_live_gate_needs_remove_gates(
         )
 
 
-async def test_refusals_review_export_and_detach(ctx: WorkerContext, settings: Settings) -> None:
+async def test_refusals_review_export_and_detach(ctx: AppContext, settings: Settings) -> None:
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
         await import_spec(ctx, nc, watcher, HOLLOWBROOK.read_bytes(), "v1")

@@ -10,9 +10,9 @@ import pytest
 from schemas.events import SpecSubmitted
 from schemas.records import SourceRevision, Version
 from schemas.subjects import EVENTS
+from services.app.context import open_app
+from services.app.versions import version_files
 from services.platform.settings import Settings
-from services.workers.app import make_context
-from services.workers.versions import version_files
 from tests.chat_server import ChatServer
 from tests.workers.conftest import SPECS, submit, watching, workers
 
@@ -42,7 +42,7 @@ async def test_failed_tags_go_to_the_model_and_the_source_is_recorded(
     configured = settings.model_copy(
         update={"llm_base_url": chat.url, "llm_model": "test-model", "llm_timeout": 1.0}
     )
-    ctx = make_context(configured)
+    ctx = open_app(configured)
     try:
         blob = ctx.blobs.put((SPECS / "discord.json").read_bytes())
         async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):

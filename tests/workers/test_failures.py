@@ -19,10 +19,10 @@ from sqlmodel import select
 from schemas.events import PublishVersion, RefreshSources, SpecSubmitted
 from schemas.records import ActionItem, DeadLetter, Skill, SourceRevision, Version
 from schemas.subjects import COMMANDS, EVENTS, STREAM
+from services.app.context import AppContext
 from services.platform.broker import connect
-from services.platform.localstack import NatsServer
+from services.platform.embedded_nats import NatsServer
 from services.platform.settings import Settings
-from services.workers.delivery import WorkerContext
 from tests.workers.conftest import SPECS, settings_env, submit, watching, workers
 
 
@@ -69,7 +69,7 @@ async def _ack_pending(url: str, durable: str) -> int:
 
 
 async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
-    ctx: WorkerContext, settings: Settings
+    ctx: AppContext, settings: Settings
 ) -> None:
     assert settings.nats_url
     url = settings.nats_url
@@ -118,7 +118,7 @@ async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
 
 
 async def test_nats_killed_and_restarted_loses_no_submitted_spec(
-    ctx: WorkerContext, settings: Settings, nats_server: NatsServer
+    ctx: AppContext, settings: Settings, nats_server: NatsServer
 ) -> None:
     names = [
         "oai-petstore-expanded.yaml",
@@ -189,7 +189,7 @@ def spec_server() -> Iterator[_SpecServer]:
 
 
 async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_never_publishes(
-    ctx: WorkerContext, settings: Settings, spec_server: _SpecServer
+    ctx: AppContext, settings: Settings, spec_server: _SpecServer
 ) -> None:
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
@@ -237,7 +237,7 @@ async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_n
 
 
 async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(
-    ctx: WorkerContext, settings: Settings, spec_server: _SpecServer
+    ctx: AppContext, settings: Settings, spec_server: _SpecServer
 ) -> None:
     assert settings.nats_url
     spec_server.status = 503

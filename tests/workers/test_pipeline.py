@@ -17,15 +17,15 @@ from schemas.events import (
 )
 from schemas.records import DeadLetter, Publication, Skill, SourceRevision, Suggestion, Version
 from schemas.subjects import COMMANDS, EVENTS
+from services.app.context import AppContext
 from services.platform.blobs import S3BlobStore
 from services.platform.settings import Settings
 from services.runtime.skill import load_skill
 from services.workers import categorize, fetch, guess_approvals, parse, publish, render
-from services.workers.delivery import WorkerContext
 from tests.workers.conftest import SPECS, submit, watching, workers
 
 
-def _snapshot(ctx: WorkerContext) -> dict[str, Any]:
+def _snapshot(ctx: AppContext) -> dict[str, Any]:
     """Every record, as comparable data."""
     out: dict[str, Any] = {}
     with ctx.records.session() as s:
@@ -38,7 +38,7 @@ def _snapshot(ctx: WorkerContext) -> dict[str, Any]:
 
 
 async def test_submit_propose_publish_and_a_plain_subscriber_loads_every_file(
-    ctx: WorkerContext, settings: Settings
+    ctx: AppContext, settings: Settings
 ) -> None:
     assert settings.nats_url
     spec = (SPECS / "oai-petstore-expanded.yaml").read_bytes()
@@ -120,7 +120,7 @@ def _creds(settings: Settings) -> tuple[str, str]:
 
 
 async def test_identical_bytes_make_nothing_new_and_rerunning_any_handler_changes_nothing(
-    ctx: WorkerContext, settings: Settings
+    ctx: AppContext, settings: Settings
 ) -> None:
     assert settings.nats_url
     spec = (SPECS / "twilio-insights-v2.json").read_bytes()
@@ -191,7 +191,7 @@ async def test_identical_bytes_make_nothing_new_and_rerunning_any_handler_change
 
 
 async def test_a_refused_spec_is_a_refused_revision_and_nothing_earlier_changes(
-    ctx: WorkerContext, settings: Settings
+    ctx: AppContext, settings: Settings
 ) -> None:
     assert settings.nats_url
     good = ctx.blobs.put((SPECS / "oai-petstore.swagger2.yaml").read_bytes())
@@ -235,7 +235,7 @@ async def test_a_refused_spec_is_a_refused_revision_and_nothing_earlier_changes(
 
 
 async def test_a_poison_message_and_a_permanent_failure_become_dead_letters(
-    ctx: WorkerContext, settings: Settings
+    ctx: AppContext, settings: Settings
 ) -> None:
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
@@ -257,5 +257,5 @@ async def test_a_poison_message_and_a_permanent_failure_become_dead_letters(
     by_worker = {d.worker: d for d in letters}
     assert sorted(by_worker) == ["fetch", "publish"]
     assert by_worker["fetch"].error.startswith("malformed SpecSubmitted")
-    assert by_worker["publish"].error == "PermanentFailure: no skill 'nope'"
+    assert by_worker["publish"].error == "NotFound: no skill 'nope'"
     assert json.loads(by_worker["publish"].payload)["version_id"] == "abcdef12"

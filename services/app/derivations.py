@@ -1,15 +1,20 @@
-"""What every stage loads by id: a revision, its source and skill, the spec bytes, the derivation."""
+"""Revisions and their derivations: what every stage and use-case loads by id (a revision, its source
+and skill, the spec bytes), the pure derivation of a revision, and the annotations in force."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from schemas.records import Skill, Source, SourceRevision
+from sqlmodel import Session, col, select
+
+from schemas.records import AnnotationRecord, Skill, Source, SourceRevision
+from services.app.context import AppContext
 from services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
 from services.derive.annotations import Annotation
 from services.derive.categories import Grouping
-from services.workers.delivery import PermanentFailure, WorkerContext
+from services.errors import NotFound
 
 __all__ = [
     "RevisionInputs",
@@ -20,6 +25,9 @@ __all__ = [
     "load_derivation",
     "derivation_files",
     "latest_revision_id",
+    "active_annotations",
+    "as_utc",
+    "parsed_operation_names",
 ]
 
 
@@ -31,21 +39,21 @@ class RevisionInputs:
     spec: bytes
 
 
-def load_revision(ctx: WorkerContext, revision_id: str) -> RevisionInputs:
+def load_revision(ctx: AppContext, revision_id: str) -> RevisionInputs:
     with ctx.records.session() as s:
         rev = s.get(SourceRevision, revision_id)
         if rev is None:
-            raise PermanentFailure(f"no revision {revision_id}")
+            raise NotFound(f"no revision {revision_id}")
         source = s.get(Source, rev.source_id)
         skill = s.get(Skill, source.skill_id) if source else None
         if source is None or skill is None:
-            raise PermanentFailure(f"revision {revision_id} has no source or skill")
+            raise NotFound(f"revision {revision_id} has no source or skill")
         s.expunge_all()
     return RevisionInputs(rev, source, skill, ctx.blobs.get(rev.spec_sha256))
 
 
 def derive_revision(
-    ctx: WorkerContext,
+    ctx: AppContext,
     inputs: RevisionInputs,
     grouping: Grouping | None = None,
     annotations: tuple[Annotation, ...] = (),
@@ -72,7 +80,7 @@ class Derivation:
     grouping: str  # sha256 of the Grouping's JSON
 
 
-def store_derivation(ctx: WorkerContext, package: SkillPackage) -> Derivation:
+def store_derivation(ctx: AppContext, package: SkillPackage) -> Derivation:
     files = {path: ctx.blobs.put(data) for path, data in package.files.items()}
     grouping = ctx.blobs.put(package.grouping.to_json())
     manifest = ctx.blobs.put(
@@ -81,21 +89,17 @@ def store_derivation(ctx: WorkerContext, package: SkillPackage) -> Derivation:
     return Derivation(manifest, files, grouping)
 
 
-def load_derivation(ctx: WorkerContext, manifest: str) -> Derivation:
+def load_derivation(ctx: AppContext, manifest: str) -> Derivation:
     raw = json.loads(ctx.blobs.get(manifest))
     return Derivation(manifest, dict(raw["files"]), str(raw["grouping"]))
 
 
-def derivation_files(ctx: WorkerContext, derivation: Derivation) -> dict[str, bytes]:
+def derivation_files(ctx: AppContext, derivation: Derivation) -> dict[str, bytes]:
     return {path: ctx.blobs.get(key) for path, key in derivation.files.items()}
 
 
-def latest_revision_id(ctx: WorkerContext, skill_id: str) -> str | None:
+def latest_revision_id(ctx: AppContext, skill_id: str) -> str | None:
     """The skill's newest parsed and categorized revision: what annotations derive from."""
-    from sqlmodel import col, select
-
-    from schemas.records import Source
-
     with ctx.records.session() as s:
         latest = s.exec(
             select(SourceRevision)
@@ -108,3 +112,29 @@ def latest_revision_id(ctx: WorkerContext, skill_id: str) -> str | None:
             .order_by(col(SourceRevision.fetched_at).desc())
         ).first()
         return latest.id if latest else None
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A stored timestamp as an aware UTC one (SQLite hands them back naive)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def active_annotations(s: Session, skill_id: str, as_of: datetime) -> tuple[Annotation, ...]:
+    """The skill's annotations in force at `as_of`: added by then and not yet retired."""
+    rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill_id)).all()
+    out = [
+        Annotation(r.id, r.kind, r.target, json.loads(r.body_json))
+        for r in rows
+        if as_utc(r.created_at) <= as_of and (r.retired_at is None or as_utc(r.retired_at) > as_of)
+    ]
+    return tuple(sorted(out, key=lambda a: a.id))
+
+
+def parsed_operation_names(ctx: AppContext, revision: SourceRevision) -> set[str]:
+    """The operation names the parse stage's derivation of `revision` shows (before annotations)."""
+    from services.derive.manifest import Manifest
+
+    if revision.package_blob is None:
+        raise NotFound(f"revision {revision.id} was not parsed")
+    files = derivation_files(ctx, load_derivation(ctx, revision.package_blob))
+    return {op.name for op in Manifest.from_json(files["skill.json"]).operations}

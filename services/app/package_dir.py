@@ -1,4 +1,4 @@
-"""Writing a package to a directory, and reading one back, for the CLI."""
+"""Writing a package to a directory as a whole, and reading one back (derived or hand-written)."""
 
 from __future__ import annotations
 

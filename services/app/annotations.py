@@ -1,0 +1,219 @@
+"""People's additions: add one (checked against the skill's latest revision, refusing what cannot
+be meant), list them with their state, retire, re-key, retract a turn's examples, detach.
+
+Each change is stored first and then proposes a version through the pipeline
+(`services.app.pipeline.propose_change`); nothing here publishes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import col, select
+
+from schemas.records import AnnotationRecord, Skill
+from services.app.context import AppContext
+from services.app.derivations import (
+    active_annotations,
+    derive_revision,
+    latest_revision_id,
+    load_revision,
+    parsed_operation_names,
+)
+from services.app.versions import find_skill, newest_manifest
+from services.derive.annotations import Annotation, check_shape
+from services.derive.manifest import Manifest
+from services.errors import NotFound, Refused
+from services.platform.ids import derived_id
+
+__all__ = [
+    "Stored",
+    "add_annotation",
+    "check_annotation",
+    "detach",
+    "list_annotations",
+    "rekey",
+    "retire",
+    "retract_turn",
+    "store_annotation",
+]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a change stored: the annotations it touched, its skill, and the moment it took effect."""
+
+    ids: list[str]
+    skill: Skill
+    at: datetime
+
+
+def check_annotation(
+    ctx: AppContext, skill: Skill, new: list[Annotation], retiring: frozenset[str] = frozenset()
+) -> Manifest:
+    """Derive the latest revision with the active annotations (less `retiring`, less those already
+    orphaned) plus `new`, refusing (AnnotationRefused) what cannot be meant; the derived skill.json."""
+    revision_id = latest_revision_id(ctx, skill.id)
+    if revision_id is None:
+        raise Refused(
+            f"{skill.slug} has no derived revision yet (skillpress import SPEC --skill {skill.slug})"
+        )
+    inputs = load_revision(ctx, revision_id)
+    with ctx.records.session() as s:
+        current = [a for a in active_annotations(s, skill.id, ctx.clock()) if a.id not in retiring]
+    # the parse stage's derivation names the operations: an annotation on any other is orphaned
+    names = parsed_operation_names(ctx, inputs.revision)
+    orphaned = {a.id for a in current if a.operation is not None and a.operation not in names}
+    kept = tuple(a for a in current if a.id not in orphaned)
+    package = derive_revision(ctx, inputs, None, kept + tuple(new), strict=True)
+    return package.manifest
+
+
+def store_annotation(
+    ctx: AppContext,
+    skill: Skill,
+    kind: str,
+    target: str,
+    body: dict[str, Any],
+    by: str,
+    now: datetime,
+) -> str:
+    body_json = json.dumps(body, sort_keys=True)
+    aid = derived_id("annotation", skill.id, kind, target, body_json, now.isoformat())[:16]
+    with ctx.records.session() as s:
+        s.add(
+            AnnotationRecord(
+                id=aid,
+                skill_id=skill.id,
+                kind=kind,
+                target=target,
+                body_json=body_json,
+                created_by=by,
+                created_at=now,
+            )
+        )
+    return aid
+
+
+def add_annotation(
+    ctx: AppContext, slug: str, kind: str, target: str, body: dict[str, Any], by: str
+) -> Stored:
+    """Check one annotation's shape, then against the skill's latest revision, then store it."""
+    check_shape(kind, target, body)
+    skill = find_skill(ctx, slug)
+    check_annotation(ctx, skill, [Annotation("(new)", kind, target, body)])
+    now = ctx.clock()
+    return Stored([store_annotation(ctx, skill, kind, target, body, by, now)], skill, now)
+
+
+def list_annotations(
+    ctx: AppContext, slug: str, include_retired: bool = False
+) -> list[dict[str, Any]]:
+    """A skill's annotations, each applied, orphaned, pending (not yet in a version) or retired."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        rows = s.exec(
+            select(AnnotationRecord)
+            .where(AnnotationRecord.skill_id == skill.id)
+            .order_by(col(AnnotationRecord.created_at))
+        ).all()
+    _, manifest = newest_manifest(ctx, skill)
+    state = manifest.annotations if manifest is not None else None
+    out = []
+    for r in rows:
+        if r.retired_at is not None and not include_retired:
+            continue
+        if r.retired_at:
+            status = "retired"
+        elif state is not None and r.id in state.orphaned:
+            status = "orphaned"
+        elif state is not None and r.id in state.applied:
+            status = "applied"
+        else:
+            status = "pending"
+        out.append(
+            {
+                "id": r.id,
+                "kind": r.kind,
+                "target": r.target,
+                "body": json.loads(r.body_json),
+                "status": status,
+                "created_by": r.created_by,
+                "created_at": r.created_at.isoformat(),
+            }
+        )
+    return out
+
+
+def _retire_rows(ctx: AppContext, ids: list[str], by: str, now: datetime) -> Skill:
+    """Retire the annotations `ids` at `now`; returns their skill."""
+    with ctx.records.session() as s:
+        rows = [s.get(AnnotationRecord, i) for i in ids]
+        for i, r in zip(ids, rows, strict=True):
+            if r is None or r.retired_at is not None:
+                raise NotFound(f"no active annotation {i!r} (skillpress annotations SLUG)")
+        skill = None
+        for r in rows:
+            assert r is not None
+            r.retired_at, r.retired_by = now, by
+            skill = skill or s.get(Skill, r.skill_id)
+        assert skill is not None
+        s.expunge(skill)
+        return skill
+
+
+def retire(ctx: AppContext, annotation_id: str, by: str) -> Stored:
+    """Retire an annotation: it stays on record, and later versions leave it out."""
+    now = ctx.clock()
+    return Stored([annotation_id], _retire_rows(ctx, [annotation_id], by, now), now)
+
+
+def retract_turn(ctx: AppContext, slug: str, turn: str, by: str) -> Stored | None:
+    """Retire every example observed in a flagged turn; None when the turn gave none."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        rows = s.exec(
+            select(AnnotationRecord).where(
+                AnnotationRecord.skill_id == skill.id,
+                AnnotationRecord.kind == "example",
+                col(AnnotationRecord.retired_at).is_(None),
+            )
+        ).all()
+        ids = [r.id for r in rows if json.loads(r.body_json).get("turn") == turn]
+    if not ids:
+        return None
+    now = ctx.clock()
+    return Stored(ids, _retire_rows(ctx, ids, by, now), now)
+
+
+def rekey(ctx: AppContext, annotation_id: str, operation: str, by: str) -> Stored:
+    """Move an annotation to an operation's new name: the old one retired, the same one added on
+    the new name (checked first). `ids` is [old, new]."""
+    with ctx.records.session() as s:
+        row = s.get(AnnotationRecord, annotation_id)
+        if row is None or row.retired_at is not None:
+            raise NotFound(f"no active annotation {annotation_id!r}")
+        kind, body = row.kind, json.loads(row.body_json)
+        skill = s.get(Skill, row.skill_id)
+        assert skill is not None
+        s.expunge(skill)
+    target = f"operation:{operation}"
+    check_annotation(
+        ctx, skill, [Annotation("(new)", kind, target, body)], retiring=frozenset({annotation_id})
+    )
+    now = ctx.clock()
+    _retire_rows(ctx, [annotation_id], by, now)
+    aid = store_annotation(ctx, skill, kind, target, body, by, now)
+    return Stored([annotation_id, aid], skill, now)
+
+
+def detach(ctx: AppContext, slug: str) -> None:
+    """From now on the skill is an ordinary package: new revisions and annotations propose nothing."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        row = s.get(Skill, skill.id)
+        assert row is not None
+        row.detached = True

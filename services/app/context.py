@@ -1,0 +1,61 @@
+"""One bootstrap: settings → record store, blob store, clock and (when configured) a model client."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
+from services.platform.records import RecordStore
+from services.platform.settings import Settings
+
+if TYPE_CHECKING:
+    from services.platform.llm import ChatClient
+
+__all__ = ["AppContext", "blob_store", "open_app", "utc_now"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class AppContext:
+    """What every use-case and worker step runs against."""
+
+    settings: Settings
+    records: RecordStore
+    blobs: BlobStore
+    clock: Callable[[], datetime] = field(default=utc_now)
+
+    def chat(self) -> ChatClient | None:
+        """The configured chat-completions client, or None when no model is configured."""
+        from services.platform.llm import chat_client
+
+        return chat_client(self.settings)
+
+    def close(self) -> None:
+        self.records.close()
+
+
+def blob_store(settings: Settings) -> BlobStore:
+    if settings.s3_endpoint:
+        return S3BlobStore.from_env(
+            settings.s3_endpoint,
+            settings.s3_access_key_env,
+            settings.s3_secret_key_env,
+            settings.s3_bucket,
+            secure=settings.s3_secure,
+        )
+    return LocalBlobStore(settings.blob_dir)
+
+
+def open_app(settings: Settings | None = None, *, migrate: bool = True) -> AppContext:
+    """The context for `settings` (default: from the environment), its schema brought up to date."""
+    settings = settings or Settings()
+    records = RecordStore(settings.records_url)
+    if migrate:
+        records.migrate()
+    return AppContext(settings=settings, records=records, blobs=blob_store(settings))

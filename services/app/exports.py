@@ -1,0 +1,76 @@
+"""Exports for other tooling: a skill's annotations as an OpenAPI Overlay 1.0 document, and the
+files a runtime serves (a package directory, or a skill's live version)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import col, select
+
+from schemas.records import AnnotationRecord
+from services.app.context import AppContext, open_app
+from services.app.package_dir import read_package_dir
+from services.app.versions import find_skill, live_files, newest_manifest
+
+__all__ = ["overlay", "skill_files"]
+
+
+def overlay(ctx: AppContext, slug: str) -> dict[str, Any]:
+    """The skill's active annotations as Overlay actions on the operations of its newest version
+    (orphaned ones have nowhere in the document to go, and are left out)."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        rows = s.exec(
+            select(AnnotationRecord)
+            .where(
+                AnnotationRecord.skill_id == skill.id,
+                col(AnnotationRecord.retired_at).is_(None),
+            )
+            .order_by(col(AnnotationRecord.created_at))
+        ).all()
+    newest, manifest = newest_manifest(ctx, skill)
+    index = manifest.by_name() if manifest is not None else {}
+    updates: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        body = json.loads(r.body_json)
+        if r.kind == "skill_note":
+            updates.setdefault("$.info", {}).setdefault("x-skillpress-conventions", []).append(
+                body["text"]
+            )
+            continue
+        op = index.get(r.target.split(":", 1)[1])
+        if op is None:
+            continue  # orphaned: nowhere in the document to put it
+        target = f"$.paths['{op.path}'].{op.method.lower()}"
+        key = f"x-skillpress-{r.kind.replace('_', '-')}"
+        entry = updates.setdefault(target, {})
+        if r.kind in ("note", "example", "fixed"):
+            entry.setdefault(key + ("s" if not key.endswith("s") else ""), []).append(body)
+        else:
+            entry[key] = body if body else True
+    return {
+        "overlay": "1.0.0",
+        "info": {
+            "title": f"skillpress annotations of {slug}",
+            "version": newest.id[:12] if newest else "0",
+        },
+        "actions": [{"target": t, "update": u} for t, u in sorted(updates.items())],
+    }
+
+
+def skill_files(
+    target: str, open_ctx: Callable[[], AppContext] = open_app
+) -> tuple[dict[str, bytes], str | None]:
+    """A package directory's files (and its folder name, the slug of a hand-written skill), or the
+    live version's files of the skill named `target` (slug None: the package names itself)."""
+    path = Path(target)
+    if path.is_dir():
+        return read_package_dir(path, hand_written=True), path.resolve().name
+    ctx = open_ctx()
+    try:
+        return live_files(ctx, target), None
+    finally:
+        ctx.close()

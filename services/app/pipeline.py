@@ -1,0 +1,343 @@
+"""Talking to the pipeline: where NATS is, sending a message and following its story to the end.
+
+With `SKILLPRESS_NATS_URL` set, workers run elsewhere (`skillpress worker NAME`). Without it, a
+`skillpress up` on the same home is found through `<home>/up.json`; failing that, the use-case
+starts the embedded nats-server and runs every worker in-process for its duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from schemas.subjects import COMMANDS, EVENTS
+from services.app.context import AppContext
+from services.errors import Retryable
+from services.platform.settings import Settings
+
+__all__ = [
+    "Event",
+    "OnEvent",
+    "Pipeline",
+    "StackError",
+    "describe_event",
+    "follow",
+    "propose_change",
+    "request_publish",
+    "run_workers",
+    "running_up",
+    "submit_spec",
+    "with_pipeline",
+    "worker_names",
+    "write_up_marker",
+]
+
+T = TypeVar("T")
+Event = tuple[str, dict[str, Any]]  # (subject, body)
+OnEvent = Callable[[str, dict[str, Any]], None]
+
+
+class StackError(Retryable):
+    """No NATS to talk to, or it did not answer in time; the message says what to do."""
+
+
+@dataclass
+class Pipeline:
+    ctx: AppContext
+    nats_url: str
+    mode: str  # configured | up | embedded
+
+
+def _marker(settings: Settings) -> Path:
+    return settings.home / "up.json"
+
+
+def write_up_marker(settings: Settings, nats_url: str) -> Path:
+    path = _marker(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"nats_url": nats_url, "pid": os.getpid()}))
+    return path
+
+
+def running_up(settings: Settings) -> str | None:
+    """The NATS URL of a live `skillpress up` on this home, if one is running."""
+    path = _marker(settings)
+    try:
+        info = json.loads(path.read_text())
+        os.kill(int(info["pid"]), 0)
+        return str(info["nats_url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def worker_names() -> tuple[str, ...]:
+    from services.workers.app import WORKERS
+
+    return tuple(WORKERS)
+
+
+async def run_workers(
+    ctx: AppContext,
+    nats_url: str,
+    names: list[str],
+    stop: asyncio.Event,
+    ready: asyncio.Event | None = None,
+    schedule: bool = False,
+) -> None:
+    """Run the named workers against `nats_url` until `stop` is set (the workers' composition root)."""
+    from services.workers.app import serve_workers
+
+    await serve_workers(ctx, nats_url, names, stop, ready, schedule=schedule)
+
+
+@contextlib.asynccontextmanager
+async def _in_process_workers(ctx: AppContext, url: str) -> AsyncIterator[None]:
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(run_workers(ctx, url, list(worker_names()), stop, ready))
+    waiter = asyncio.create_task(ready.wait())
+    done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        waiter.cancel()
+        task.result()  # raises what stopped the workers
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
+def with_pipeline(ctx: AppContext, work: Callable[[Pipeline], Coroutine[Any, Any, T]]) -> T:
+    """Run `work` against the pipeline, starting an embedded one when none is configured or up."""
+    from services.platform.embedded_nats import LocalServerError, NatsServer
+
+    settings = ctx.settings
+    if settings.nats_url:
+        return asyncio.run(work(Pipeline(ctx, settings.nats_url, "configured")))
+    url = running_up(settings)
+    if url:
+        return asyncio.run(work(Pipeline(ctx, url, "up")))
+    try:
+        server = NatsServer(settings.nats_dir).start()
+    except LocalServerError as exc:
+        raise StackError(str(exc)) from None
+    try:
+
+        async def embedded() -> T:
+            async with _in_process_workers(ctx, server.url):
+                return await work(Pipeline(ctx, server.url, "embedded"))
+
+        return asyncio.run(embedded())
+    finally:
+        server.stop()
+
+
+def describe_event(subject: str, body: dict[str, Any]) -> tuple[str, str | None]:
+    """A stage's outcome in words, and what is awaited next (None at the end)."""
+    if subject.endswith("revision.stored"):
+        return (
+            f"stored revision {body['revision_id'][:12]} (spec {body['spec_sha256'][:12]})",
+            "parsing…",
+        )
+    if subject.endswith("revision.parsed"):
+        return f"parsed: {body['operations']} operations", "categorizing and guessing approvals…"
+    if subject.endswith("revision.categorized"):
+        how = (
+            "flat manifest"
+            if body["categories"] == 0
+            else f"{body['categories']} categories from {body['source']}"
+        )
+        why = (
+            f" ({body['note']})"
+            if body.get("note")
+            else (f" (tags failed: {body['tag_failure']})" if body.get("tag_failure") else "")
+        )
+        return how + why, "rendering…"
+    if subject.endswith("suggestions.made"):
+        rules = f"{body['approvals']} approval rule{'' if body['approvals'] == 1 else 's'}"
+        ids = f"{body['identities']} identit{'y' if body['identities'] == 1 else 'ies'}"
+        return f"suggested {rules} and {ids} (for review; none applied)", None
+    if subject.endswith("version.proposed"):
+        s = body.get("summary", {})
+        fresh = "" if body.get("created", True) else " (identical to a version already stored)"
+        return (
+            f"proposed version {body['version_id'][:12]}{fresh}: {s.get('added', 0)} added, {s.get('removed', 0)} removed,"
+            f" {s.get('changed', 0)} changed"
+        ), None
+    return subject, None
+
+
+async def follow(
+    pipeline: Pipeline,
+    subject: str,
+    payload: BaseModel,
+    msg_id: str,
+    done: Callable[[str, dict[str, Any]], bool],
+    timeout: float,
+    on_event: OnEvent | None = None,
+) -> list[Event]:
+    """Publish one message, then collect events until `done(subject, body)` says the story ended;
+    `on_event` hears each one as it arrives."""
+    from schemas.subjects import STREAM
+    from services.platform.broker import connect, ensure_stream
+
+    nc = await connect(pipeline.nats_url, name="skillpress-cli")
+    seen: list[Event] = []
+    queue: asyncio.Queue[Event] = asyncio.Queue()
+
+    async def on_message(msg: Any) -> None:
+        try:
+            await queue.put((msg.subject, json.loads(msg.data)))
+        except ValueError:
+            pass
+
+    try:
+        await ensure_stream(nc)
+        await nc.subscribe("skillpress.>", cb=on_message)
+        await nc.flush()
+        await nc.jetstream().publish(
+            subject,
+            payload.model_dump_json().encode(),
+            headers={"Nats-Msg-Id": msg_id},
+            stream=STREAM,
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                where = {
+                    "configured": f"workers on {pipeline.nats_url} (skillpress worker NAME)",
+                    "up": "the running `skillpress up`",
+                    "embedded": "the in-process workers",
+                }[pipeline.mode]
+                raise StackError(
+                    f"no answer from {where} within {timeout:g} s; see `skillpress dead-letters`"
+                )
+            try:
+                subj, body = await asyncio.wait_for(queue.get(), timeout=left)
+            except TimeoutError:
+                continue
+            seen.append((subj, body))
+            if on_event is not None:
+                on_event(subj, body)
+            if done(subj, body):
+                return seen
+    finally:
+        await nc.close()
+
+
+def submit_spec(
+    ctx: AppContext,
+    slug: str,
+    data: bytes | None,
+    url: str | None,
+    base_url: str | None,
+    timeout: float,
+    on_event: OnEvent | None = None,
+    created_by: str = "cli",
+) -> tuple[str, list[Event]]:
+    """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's events)."""
+    from schemas.events import SpecSubmitted
+
+    submission = uuid.uuid4().hex
+    endings = (
+        EVENTS["version_proposed"],
+        EVENTS["revision_rejected"],
+        EVENTS["revision_unchanged"],
+    )
+
+    def ours(subject: str, body: dict[str, Any]) -> None:
+        if on_event is not None and body.get("submission") == submission:
+            on_event(subject, body)
+
+    async def work(pipeline: Pipeline) -> list[Event]:
+        blob = await asyncio.to_thread(ctx.blobs.put, data) if data is not None else None
+        event = SpecSubmitted(
+            submission=submission,
+            skill=slug,
+            blob=blob,
+            url=url,
+            base_url=base_url,
+            created_by=created_by,
+        )
+        return await follow(
+            pipeline,
+            EVENTS["spec_submitted"],
+            event,
+            f"submitted:{submission}",
+            lambda subj, body: body.get("submission") == submission and subj in endings,
+            timeout,
+            ours,
+        )
+
+    seen = with_pipeline(ctx, work)
+    return submission, [(s, b) for s, b in seen if b.get("submission") == submission]
+
+
+def request_publish(
+    ctx: AppContext,
+    slug: str,
+    version_id: str,
+    remove_gates: bool,
+    timeout: float,
+    requested_by: str = "cli",
+) -> dict[str, Any]:
+    """Send the publish command and wait for its `version.published`; returns that event."""
+    from schemas.events import PublishVersion
+
+    command = PublishVersion(
+        skill=slug, version_id=version_id, remove_gates=remove_gates, requested_by=requested_by
+    )
+
+    async def work(pipeline: Pipeline) -> list[Event]:
+        return await follow(
+            pipeline,
+            COMMANDS["publish_version"],
+            command,
+            f"publish:{version_id}:{uuid.uuid4().hex}",
+            lambda subj, body: (
+                subj == EVENTS["version_published"] and body.get("version_id") == version_id
+            ),
+            timeout,
+        )
+
+    return with_pipeline(ctx, work)[-1][1]
+
+
+def propose_change(
+    ctx: AppContext, slug: str, ids: list[str], change: str, as_of: datetime, timeout: float
+) -> Event:
+    """Announce changed annotations and wait for the version they propose (or the refusal)."""
+    from schemas.events import AnnotationChanged
+
+    submission = uuid.uuid4().hex
+    event = AnnotationChanged(
+        skill=slug,
+        annotation_ids=ids,
+        change=change,
+        as_of=as_of.isoformat(),
+        submission=submission,
+    )
+    endings = (EVENTS["version_proposed"], EVENTS["revision_rejected"])
+
+    async def work(pipeline: Pipeline) -> list[Event]:
+        return await follow(
+            pipeline,
+            EVENTS["annotation_changed"],
+            event,
+            f"annotation:{submission}",
+            lambda subj, body: body.get("submission") == submission and subj in endings,
+            timeout,
+        )
+
+    return with_pipeline(ctx, work)[-1]

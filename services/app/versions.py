@@ -1,0 +1,215 @@
+"""Versions: reading them back from records and blobs (their files, the live one, the newest), the
+publish check, and the queries the faces make (lists, diffs, live files)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from schemas.records import Skill, Version
+from services.app.context import AppContext
+from services.derive.diff import diff_packages, gates
+from services.derive.manifest import Manifest
+from services.errors import NotFound, Refused
+from services.platform.blobs import BlobStore
+from services.platform.ids import derived_id
+
+__all__ = [
+    "PublishRefused",
+    "check_publish",
+    "check_publish_request",
+    "diff_versions",
+    "find_skill",
+    "find_version",
+    "list_versions",
+    "live_files",
+    "newest_manifest",
+    "newest_version",
+    "pick_version",
+    "version_files",
+    "version_for_outcome",
+]
+
+
+class PublishRefused(Refused):
+    """The version cannot be published as asked; the message says what to do instead."""
+
+
+def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
+    keys: dict[str, str] = json.loads(version.files_json)
+    return {path: blobs.get(key) for path, key in keys.items()}
+
+
+def newest_version(s: Session, skill_id: str) -> Version | None:
+    """The skill's most recently made version, live or not."""
+    return s.exec(
+        select(Version).where(Version.skill_id == skill_id).order_by(col(Version.created_at).desc())
+    ).first()
+
+
+def find_version(s: Session, skill: Skill, ref: str) -> Version:
+    """A version of `skill` by id or unique id prefix (at least 6 characters)."""
+    exact = s.get(Version, ref)
+    if exact is not None and exact.skill_id == skill.id:
+        return exact
+    if len(ref) < 6:
+        raise PublishRefused(
+            f"{ref!r}: give at least 6 characters of a version id (skillpress versions {skill.slug})"
+        )
+    found = s.exec(
+        select(Version).where(Version.skill_id == skill.id, col(Version.id).startswith(ref))
+    ).all()
+    if not found:
+        raise PublishRefused(
+            f"{skill.slug} has no version {ref!r} (skillpress versions {skill.slug})"
+        )
+    if len(found) > 1:
+        raise PublishRefused(
+            f"{ref!r} matches {len(found)} versions of {skill.slug}; give more of the id"
+        )
+    return found[0]
+
+
+def check_publish(
+    s: Session, blobs: BlobStore, skill: Skill, version: Version, remove_gates: bool
+) -> list[str]:
+    """The gates publishing `version` would drop (refused unless `remove_gates`)."""
+    if not skill.live_version_id or skill.live_version_id == version.id:
+        return []
+    live = s.get(Version, skill.live_version_id)
+    if live is None:
+        return []
+    dropped = sorted(
+        set(gates(version_files(blobs, live))) - set(gates(version_files(blobs, version)))
+    )
+    if dropped and not remove_gates:
+        raise PublishRefused(
+            f"publishing {version.id[:12]} would drop the live version's gate{'s' if len(dropped) > 1 else ''}"
+            f" {', '.join(dropped)}; publish with --remove-gates if that is meant"
+        )
+    return dropped
+
+
+# use-cases: what the faces ask of versions
+
+
+def find_skill(ctx: AppContext, slug: str) -> Skill:
+    """The skill named `slug` (detached from its session), or NotFound saying how to make one."""
+    with ctx.records.session() as s:
+        skill = s.get(Skill, derived_id("skill", slug))
+        if skill is None:
+            raise NotFound(f"no skill {slug!r} (import one: skillpress import SPEC --skill {slug})")
+        s.expunge(skill)
+    return skill
+
+
+def pick_version(ctx: AppContext, skill: Skill, ref: str | None) -> Version:
+    """A version by id or prefix; by default the live one, else the newest proposal."""
+    with ctx.records.session() as s:
+        if ref:
+            v: Version | None = find_version(s, skill, ref)
+        elif skill.live_version_id:
+            v = s.get(Version, skill.live_version_id)
+        else:
+            v = newest_version(s, skill.id)
+        if v is None:
+            raise NotFound(f"{skill.slug} has no versions yet")
+        s.expunge(v)
+    return v
+
+
+def list_versions(ctx: AppContext, slug: str) -> list[dict[str, Any]]:
+    """A skill's versions, newest first: status, whether live, what each changed."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        rows = s.exec(
+            select(Version)
+            .where(Version.skill_id == skill.id)
+            .order_by(col(Version.created_at).desc())
+        ).all()
+        return [
+            {
+                "version_id": v.id,
+                "status": v.status,
+                "live": v.id == skill.live_version_id,
+                "revision_id": v.revision_id,
+                "created_at": v.created_at.isoformat(),
+                "diff": json.loads(v.diff_json).get("summary", {}),
+                "base_version_id": v.base_version_id,
+            }
+            for v in rows
+        ]
+
+
+def diff_versions(ctx: AppContext, slug: str, a: str | None, b: str | None) -> dict[str, Any]:
+    """What changed from `a` (default: live) to `b` (default: newest), with orphaned annotations."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        newest = newest_version(s, skill.id)
+    to_v = pick_version(ctx, skill, b) if b else newest
+    if to_v is None:
+        raise NotFound(f"{slug} has no versions yet")
+    from_v = (
+        pick_version(ctx, skill, a)
+        if a
+        else (pick_version(ctx, skill, None) if skill.live_version_id else None)
+    )
+    result = diff_packages(
+        version_files(ctx.blobs, from_v) if from_v else None, version_files(ctx.blobs, to_v)
+    )
+    return {
+        "from": from_v.id if from_v else None,
+        "to": to_v.id,
+        **result,
+        "orphaned": json.loads(to_v.diff_json).get("orphaned", []),
+    }
+
+
+def check_publish_request(ctx: AppContext, slug: str, ref: str, remove_gates: bool) -> str:
+    """The id of the version `ref` names, once publishing it is allowed (PublishRefused if not)."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        version = find_version(s, skill, ref)
+        check_publish(s, ctx.blobs, skill, version, remove_gates)
+        return version.id
+
+
+def live_files(ctx: AppContext, slug: str) -> dict[str, bytes]:
+    """The files of a skill's live version (NotFound when nothing is published)."""
+    skill = find_skill(ctx, slug)
+    if not skill.live_version_id:
+        raise NotFound(
+            f"{slug} has no live version: publish one first (skillpress versions {slug})"
+        )
+    return version_files(ctx.blobs, pick_version(ctx, skill, skill.live_version_id))
+
+
+def newest_manifest(ctx: AppContext, skill: Skill) -> tuple[Version | None, Manifest | None]:
+    """The skill's newest version and its `skill.json`, or (None, None) before the first."""
+    with ctx.records.session() as s:
+        newest = newest_version(s, skill.id)
+        if newest is not None:
+            s.expunge(newest)
+    if newest is None:
+        return None, None
+    keys: dict[str, str] = json.loads(newest.files_json)
+    return newest, Manifest.from_json(ctx.blobs.get(keys["skill.json"]))
+
+
+def version_for_outcome(ctx: AppContext, skill: Skill, outcome: dict[str, Any]) -> Version:
+    """The version a submission ended in: the one proposed, or for bytes already seen (unchanged)
+    the version their revision made before."""
+    with ctx.records.session() as s:
+        version = s.get(Version, outcome["version_id"]) if "version_id" in outcome else None
+        if version is None and "revision_id" in outcome:
+            version = s.exec(
+                select(Version).where(
+                    Version.skill_id == skill.id, Version.revision_id == outcome["revision_id"]
+                )
+            ).first()
+        if version is None:
+            raise NotFound("the pipeline proposed no version; see `skillpress dead-letters`")
+        s.expunge(version)
+    return version

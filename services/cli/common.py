@@ -1,0 +1,131 @@
+"""What every command shares: the one-line failure, common options, opening the application."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from services.app.context import AppContext
+    from services.platform.settings import Settings
+    from services.runtime.skill import Skill
+
+__all__ = [
+    "AsJson",
+    "By",
+    "Progress",
+    "Timeout",
+    "fail",
+    "failures",
+    "load_target",
+    "open_ctx",
+    "quiet_logs",
+    "settings",
+]
+
+AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+Timeout = Annotated[float, typer.Option("--timeout", help="seconds to wait for the pipeline")]
+By = Annotated[str, typer.Option("--by", help="who is making the change (recorded with it)")]
+
+
+def fail(reason: str, code: int = 2) -> NoReturn:
+    """One line on stderr, `error: <reason>`, and a non-zero exit. Never a traceback."""
+    first = " ".join(str(reason).split())
+    typer.echo(f"error: {first}", err=True)
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def failures() -> Iterator[None]:
+    """A use-case's refusal (exit 2) or an unreachable pipeline (exit 1) as one line."""
+    from services.app.pipeline import StackError
+    from services.errors import Permanent
+    from services.platform.records import RecordStoreUnavailable
+
+    try:
+        yield
+    except (Permanent, RecordStoreUnavailable) as exc:
+        fail(str(exc))
+    except StackError as exc:
+        fail(str(exc), 1)
+
+
+def settings() -> Settings:
+    from services.platform.settings import Settings
+
+    return Settings()
+
+
+def quiet_logs(settings: Settings) -> None:
+    from services.platform.logging import configure_logging
+
+    level = "warning" if settings.log_level == "info" else settings.log_level
+    configure_logging(settings.log_format, level)
+
+
+def open_ctx(given: Settings | None = None) -> AppContext:
+    """The application context for this command (logs quiet unless asked for)."""
+    from services.app.context import open_app
+
+    chosen = given or settings()
+    quiet_logs(chosen)
+    with failures():
+        return open_app(chosen)
+
+
+def load_target(
+    target: str, auth_header: str | None, auth_kind: str, base_url: str | None
+) -> tuple[Skill, dict[str, bytes]]:
+    """A package directory, or a skill's live version from the records and blob store, loaded."""
+    from services.app.exports import skill_files
+    from services.app.package_dir import OutputDirError
+    from services.runtime.skill import AuthHeader, PackageError, load_skill
+
+    override = AuthHeader(auth_header, auth_kind) if auth_header else None
+    try:
+        with failures():
+            files, slug = skill_files(target, open_ctx)
+        return load_skill(files, slug=slug, auth=override, base_url=base_url), files
+    except (OutputDirError, PackageError) as exc:
+        fail(str(exc))
+
+
+class Progress:
+    """Stage lines on stderr as the events arrive (a spinner on a terminal)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.started = time.monotonic()
+        self.status: Any = None
+        if enabled and sys.stderr.isatty():
+            from rich.console import Console
+
+            self.status = Console(stderr=True).status("submitted; waiting for the fetch worker…")
+            self.status.start()
+
+    def on_event(self, subject: str, body: dict[str, Any]) -> None:
+        from services.app.pipeline import describe_event
+
+        text, next_wait = describe_event(subject, body)
+        if text != subject:
+            self.line(text, next_wait)
+
+    def line(self, text: str, next_wait: str | None = None) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.started
+        if self.status is not None:
+            self.status.console.print(f"  [green]✓[/green] {text} [dim]({elapsed:.2f} s)[/dim]")
+            if next_wait:
+                self.status.update(next_wait)
+        else:
+            typer.echo(f"  ✓ {text} ({elapsed:.2f} s)", err=True)
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()

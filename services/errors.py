@@ -1,0 +1,27 @@
+"""The two reactions an error can need, shared by every layer (no imports: the pure core uses it too).
+
+A failure is either worth trying again (`Retryable`: a network blip, a server restarting, a
+replica racing for the same row) or not (`Permanent`: the input is wrong, or what it names does
+not exist). Adapter and use-case errors subclass one of them; the delivery shell maps them once:
+a permanent one becomes a dead letter at once, anything else is retried with spaced delays.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NotFound", "Permanent", "Refused", "Retryable"]
+
+
+class Retryable(Exception):
+    """Trying again later may succeed."""
+
+
+class Permanent(Exception):
+    """Trying again cannot help; the message says what is wrong."""
+
+
+class NotFound(Permanent):
+    """Something a request names does not exist (a skill, a version, a revision, a blob)."""
+
+
+class Refused(Permanent):
+    """A request that cannot be done as asked; the message says what to do instead."""
