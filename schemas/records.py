@@ -137,7 +137,7 @@ class Suggestion(SQLModel, table=True):
     kind: str = Field(max_length=16)  # approval | identity
     group: str = Field(max_length=16)  # money | deletes | changes | reads
     body_json: str = Field(sa_column=Column(Text, nullable=False))
-    status: str = Field(default="open", max_length=16)  # open | confirmed | changed | dismissed
+    status: str = Field(default="open", max_length=16)  # open | confirmed
     created_at: datetime
 
 

@@ -30,6 +30,30 @@ def server_pool(request: pytest.FixtureRequest) -> Iterator[ServerPool]:
 
 _USED: list[str] = []
 
+# a test needs real servers (and is marked `integration`) when it asks for one of these fixtures,
+# runs a parameter on one, or sits in a module that starts them itself (CLI stacks, Prism)
+_SERVER_FIXTURES = {"server_pool", "nats_url", "postgres_url", "s3_server", "nats_server"}
+_SERVER_PARAMS = {"postgresql", "s3"}
+_SERVER_MODULES = {
+    "test_nats.py",
+    "test_pipeline_cli.py",
+    "test_prism_conformance.py",
+    "test_up.py",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        params = set(map(str, callspec.params.values())) if callspec is not None else set()
+        if (
+            fixtures & _SERVER_FIXTURES
+            or params & _SERVER_PARAMS
+            or item.path.name in _SERVER_MODULES
+        ):
+            item.add_marker(pytest.mark.integration)
+
 
 def _announce(request: pytest.FixtureRequest, running: Running) -> None:
     _USED.append(f"{running.name} at {running.address}")

@@ -34,7 +34,6 @@ _PARAM_KEYS_2 = (
     "multipleOf",
     "x-nullable",
 )
-_MAX_FIELDS = 25
 _MAX_ERRORS = 8
 
 

@@ -17,8 +17,7 @@ import psycopg
 import pytest
 
 from schemas.subjects import STREAM
-from services.app.context import AppContext
-from services.app.context import open_app
+from services.app.context import AppContext, open_app
 from services.platform.broker import connect, ensure_stream
 from services.platform.embedded_nats import NatsServer
 from services.platform.settings import Settings

@@ -1,0 +1,404 @@
+"""Every use-case of the application layer and every worker step, on SQLite and a local blob
+folder: the chain submit → fetch → parse → categorize/guess → render → publish, and what the faces
+ask of it (versions, diffs, publish checks, annotations, review, exports, queries)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from schemas.events import AnnotationChanged, PublishVersion, RefreshSources, SpecSubmitted
+from schemas.records import DeadLetter, Source
+from schemas.subjects import COMMANDS, EVENTS
+from services.app import annotations, exports, queries, review, versions
+from services.app.annotations import Stored
+from services.app.context import AppContext, open_app
+from services.app.offline import SpecUnreadable, derive_with_model, read_spec_file
+from services.app.package_dir import write_package_dir
+from services.derive import DeriveOptions, derive_package
+from services.derive.annotations import AnnotationRefused
+from services.derive.model_grouping import ChatFailed
+from services.errors import NotFound, Permanent, Refused
+from services.platform.settings import Settings
+from tests.app import bus
+
+HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
+DISCORD = Path(__file__).parents[1] / "fixtures" / "specs" / "discord.json"
+
+
+def variant(rename: str | None = None, summary: str | None = None) -> bytes:
+    doc = yaml.safe_load(HOLLOWBROOK.read_text())
+    if rename:
+        doc["paths"]["/bookings"]["post"]["operationId"] = rename
+    if summary:
+        doc["paths"]["/rooms"]["get"]["summary"] = summary
+    return yaml.safe_dump(doc, sort_keys=False).encode()
+
+
+def submit(ctx: AppContext, data: bytes, name: str, slug: str = "hollowbrook") -> list[bus.Event]:
+    blob = ctx.blobs.put(data)
+    event = SpecSubmitted(submission=name, skill=slug, blob=blob, created_by="test")
+    return bus.run(ctx, EVENTS["spec_submitted"], event)
+
+
+def last(events: list[bus.Event], subject: str) -> dict[str, Any]:
+    found = [body for subj, body in events if subj == subject]
+    assert found, f"no {subject} in {[s for s, _ in events]}"
+    return found[-1]
+
+
+def propose(ctx: AppContext, stored: Stored, change: str) -> dict[str, Any]:
+    event = AnnotationChanged(
+        skill=stored.skill.slug,
+        annotation_ids=stored.ids,
+        change=change,
+        as_of=stored.at.isoformat(),
+        submission=f"s-{change}-{stored.ids[0]}",
+    )
+    return last(bus.run(ctx, EVENTS["annotation_changed"], event), EVENTS["version_proposed"])
+
+
+def publish(ctx: AppContext, version_id: str, remove_gates: bool = False) -> dict[str, Any]:
+    checked = versions.check_publish_request(ctx, "hollowbrook", version_id, remove_gates)
+    command = PublishVersion(
+        skill="hollowbrook", version_id=checked, remove_gates=remove_gates, requested_by="test"
+    )
+    return last(bus.run(ctx, COMMANDS["publish_version"], command), EVENTS["version_published"])
+
+
+def test_the_chain_proposes_one_version_and_the_same_bytes_make_nothing_new(
+    ctx: AppContext,
+) -> None:
+    events = submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    assert [s.rsplit(".", 2)[-2] + "." + s.rsplit(".", 1)[-1] for s, _ in events] == [
+        "spec.submitted",
+        "revision.stored",
+        "revision.parsed",
+        "revision.categorized",
+        "suggestions.made",
+        "version.proposed",
+    ]
+    proposed = last(events, EVENTS["version_proposed"])
+    assert proposed["created"] is True and proposed["summary"]["added"] == 5
+    again = submit(ctx, HOLLOWBROOK.read_bytes(), "two")
+    assert [s for s, _ in again][-1] == EVENTS["revision_unchanged"]
+    listed = versions.list_versions(ctx, "hollowbrook")
+    assert [(v["version_id"], v["status"], v["live"]) for v in listed] == [
+        (proposed["version_id"], "proposed", False)
+    ]
+    skill = versions.find_skill(ctx, "hollowbrook")
+    unchanged = last(again, EVENTS["revision_unchanged"])
+    assert versions.version_for_outcome(ctx, skill, unchanged).id == proposed["version_id"]
+
+
+def test_same_inputs_make_the_same_version_id_in_another_home(
+    ctx: AppContext, tmp_path: Path
+) -> None:
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "a"), EVENTS["version_proposed"])
+    other = open_app(Settings(home=tmp_path / "elsewhere", refresh_interval=0))
+    try:
+        second = last(submit(other, HOLLOWBROOK.read_bytes(), "b"), EVENTS["version_proposed"])
+    finally:
+        other.close()
+    assert first["version_id"] == second["version_id"]
+
+
+def test_a_refused_spec_is_recorded_and_touches_nothing_earlier(ctx: AppContext) -> None:
+    good = last(submit(ctx, HOLLOWBROOK.read_bytes(), "good"), EVENTS["version_proposed"])
+    events = submit(ctx, b"openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths: {}\n", "bad")
+    rejected = last(events, EVENTS["revision_rejected"])
+    assert (
+        rejected["reason"]
+        == "the document has no operations under 'paths'; there is nothing to call"
+    )
+    assert [v["version_id"] for v in versions.list_versions(ctx, "hollowbrook")] == [
+        good["version_id"]
+    ]
+
+
+def test_publish_makes_one_version_live_and_refuses_to_drop_a_gate_silently(
+    ctx: AppContext,
+) -> None:
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    published = publish(ctx, first["version_id"][:12])
+    assert (
+        published["version_id"] == first["version_id"] and published["previous_version_id"] is None
+    )
+    assert set(versions.live_files(ctx, "hollowbrook")) == set(published["files"])
+    gate = annotations.add_annotation(
+        ctx,
+        "hollowbrook",
+        "approval",
+        "operation:cancel_booking",
+        {"matches": "DELETE /bookings/{booking_id}", "risk": "high"},
+        "tester",
+    )
+    gated = propose(ctx, gate, "added")
+    publish(ctx, gated["version_id"])
+    retired = annotations.retire(ctx, gate.ids[0], "tester")
+    ungated = propose(ctx, retired, "retired")
+    with pytest.raises(
+        versions.PublishRefused, match="would drop the live version's gate DELETE /bookings/"
+    ):
+        versions.check_publish_request(ctx, "hollowbrook", ungated["version_id"], False)
+    assert (
+        publish(ctx, ungated["version_id"], remove_gates=True)["previous_version_id"]
+        == gated["version_id"]
+    )
+    listed = versions.list_versions(ctx, "hollowbrook")
+    # without the gate the files are the first version's again: that version is live once more
+    assert ungated["version_id"] == first["version_id"] and ungated["created"] is False
+    assert [(v["version_id"], v["status"], v["live"]) for v in listed] == [
+        (gated["version_id"], "superseded", False),
+        (first["version_id"], "published", True),
+    ]
+
+
+def test_lookups_refuse_with_what_to_do(ctx: AppContext) -> None:
+    with pytest.raises(
+        NotFound, match=r"no skill 'nope' \(import one: skillpress import SPEC --skill nope\)"
+    ):
+        versions.find_skill(ctx, "nope")
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    skill = versions.find_skill(ctx, "hollowbrook")
+    with pytest.raises(Refused, match="give at least 6 characters"):
+        versions.pick_version(ctx, skill, "abc")
+    with pytest.raises(NotFound, match="hollowbrook has no live version: publish one first"):
+        versions.live_files(ctx, "hollowbrook")
+
+
+def test_a_note_applies_and_a_rename_orphans_it_until_it_is_rekeyed(ctx: AppContext) -> None:
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    publish(ctx, first["version_id"])
+    note = annotations.add_annotation(
+        ctx, "hollowbrook", "note", "operation:create_booking", {"text": "Ask for dates."}, "ann"
+    )
+    noted = propose(ctx, note, "added")
+    assert [a["status"] for a in annotations.list_annotations(ctx, "hollowbrook")] == ["applied"]
+    assert (
+        b"Ask for dates."
+        in versions.version_files(
+            ctx.blobs, versions.pick_version(ctx, note.skill, noted["version_id"])
+        )["create_booking.md"]
+    )
+    renamed = last(submit(ctx, variant(rename="bookRoom"), "two"), EVENTS["version_proposed"])
+    assert renamed["summary"]["orphaned"] == 1
+    diff = versions.diff_versions(ctx, "hollowbrook", None, None)
+    assert diff["added"] == ["book_room"] and diff["removed"] == ["create_booking"]
+    assert diff["orphaned"] == [
+        {"id": note.ids[0], "kind": "note", "operation": "create_booking", "rekey_to": "book_room"}
+    ]
+    assert [a["status"] for a in annotations.list_annotations(ctx, "hollowbrook")] == ["orphaned"]
+    moved = annotations.rekey(ctx, note.ids[0], "book_room", "ann")
+    propose(ctx, moved, "rekeyed")
+    states = annotations.list_annotations(ctx, "hollowbrook", include_retired=True)
+    assert [(a["id"], a["status"]) for a in states] == [
+        (note.ids[0], "retired"),
+        (moved.ids[1], "applied"),
+    ]
+
+
+def test_annotations_that_cannot_be_meant_are_refused_before_anything_is_stored(
+    ctx: AppContext,
+) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    with pytest.raises(AnnotationRefused, match="a gate must match its operation"):
+        annotations.add_annotation(
+            ctx,
+            "hollowbrook",
+            "approval",
+            "operation:cancel_booking",
+            {"matches": "GET /rooms"},
+            "x",
+        )
+    with pytest.raises(AnnotationRefused, match="the skill has no operation 'nope'"):
+        annotations.add_annotation(ctx, "hollowbrook", "note", "operation:nope", {"text": "t"}, "x")
+    with pytest.raises(NotFound, match="no active annotation 'missing'"):
+        annotations.retire(ctx, "missing", "x")
+    assert annotations.list_annotations(ctx, "hollowbrook", include_retired=True) == []
+
+
+def test_a_flagged_turn_takes_its_examples_down(ctx: AppContext) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    example = {"arguments": {"room_id": "r1"}, "turn": "t-9"}
+    added = annotations.add_annotation(
+        ctx, "hollowbrook", "example", "operation:check_availability", example, "x"
+    )
+    assert annotations.retract_turn(ctx, "hollowbrook", "t-other", "x") is None
+    retracted = annotations.retract_turn(ctx, "hollowbrook", "t-9", "x")
+    assert retracted is not None and retracted.ids == added.ids
+    assert annotations.list_annotations(ctx, "hollowbrook") == []
+
+
+def test_review_confirms_in_order_and_cannot_gate_what_binds_nothing(ctx: AppContext) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    skill = versions.find_skill(ctx, "hollowbrook")
+    pending = review.open_suggestions(ctx, skill)
+    assert [(p.group, p.operation, p.kind) for p in pending] == [
+        ("deletes", "cancel_booking", "approval"),
+        ("changes", "create_booking", "approval"),
+        ("changes", "create_booking", "identity"),
+        ("reads", "check_availability", "approval"),
+        ("reads", "get_booking", "approval"),
+        ("reads", "list_rooms", "approval"),
+    ]
+    aid = review.confirm(ctx, skill, pending[0], "reviewer")
+    with pytest.raises(Refused, match="nothing to bind, so no gate can be confirmed"):
+        review.confirm(ctx, skill, pending[-1], "reviewer")
+    assert len(review.open_suggestions(ctx, skill)) == 5
+    proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
+    files = versions.version_files(
+        ctx.blobs, versions.pick_version(ctx, skill, proposal["version_id"])
+    )
+    assert b'approval: {"matches": "DELETE /bookings/{booking_id}"' in files["cancel_booking.md"]
+
+
+def test_overlay_and_skill_files_export_what_is_stored(ctx: AppContext, tmp_path: Path) -> None:
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    stored = annotations.add_annotation(
+        ctx, "hollowbrook", "skill_note", "skill", {"text": "Dates are ISO."}, "x"
+    )
+    annotations.add_annotation(
+        ctx, "hollowbrook", "identity", "operation:create_booking", {"fields": ["room_id"]}, "x"
+    )
+    propose(ctx, stored, "added")
+    doc = exports.overlay(ctx, "hollowbrook")
+    assert doc["actions"] == [
+        {"target": "$.info", "update": {"x-skillpress-conventions": ["Dates are ISO."]}},
+        {
+            "target": "$.paths['/bookings'].post",
+            "update": {"x-skillpress-identity": {"fields": ["room_id"]}},
+        },
+    ]
+    publish(ctx, first["version_id"])
+    files, slug = exports.skill_files("hollowbrook", lambda: ctx)
+    assert slug is None and set(files) == set(versions.live_files(ctx, "hollowbrook"))
+    write_package_dir(files, tmp_path / "pkg")
+    again, folder = exports.skill_files(str(tmp_path / "pkg"))
+    assert again == files and folder == "pkg"
+
+
+def test_a_detached_skill_regenerates_no_more(ctx: AppContext) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    annotations.detach(ctx, "hollowbrook")
+    events = submit(ctx, variant(summary="Rooms, all of them"), "two")
+    assert last(events, EVENTS["revision_rejected"])["reason"].startswith(
+        "hollowbrook is detached from its source"
+    )
+    assert len(versions.list_versions(ctx, "hollowbrook")) == 1
+
+
+def test_a_scheduled_refresh_proposal_raises_an_action_item(ctx: AppContext) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    blob = ctx.blobs.put(variant(summary="Every room"))
+    event = SpecSubmitted(submission="sched", skill="hollowbrook", blob=blob, created_by="schedule")
+    proposed = last(bus.run(ctx, EVENTS["spec_submitted"], event), EVENTS["version_proposed"])
+    items = queries.open_actions(ctx)
+    assert [(a["kind"], a["version_id"]) for a in items] == [
+        ("refresh_proposal", proposed["version_id"])
+    ]
+    assert f"skillpress publish hollowbrook {proposed['version_id'][:12]}" in items[0]["message"]
+
+
+def test_refresh_resubmits_url_sources_that_are_due(ctx: AppContext) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    with ctx.records.session() as s:
+        source = s.exec(__import__("sqlmodel").select(Source)).one()
+        source.kind, source.fetched_from = "url", "https://example.invalid/spec.yaml"
+        source.last_checked_at = datetime.now(UTC) - timedelta(days=1)
+    steps = bus._steps()[COMMANDS["refresh_sources"]]
+    out = steps[0].run(ctx, RefreshSources())
+    assert [(o.subject, o.payload.url) for o in out] == [  # type: ignore[attr-defined]
+        (EVENTS["spec_submitted"], "https://example.invalid/spec.yaml")
+    ]
+
+
+def test_dead_letters_are_listed_oldest_first(ctx: AppContext) -> None:
+    assert queries.dead_letters(ctx) == []
+    with ctx.records.session() as s:
+        s.add(
+            DeadLetter(
+                subject="s",
+                worker="w",
+                msg_id="m",
+                error="E: x",
+                payload="{}",
+                created_at=datetime.now(UTC),
+            )
+        )
+    assert [(d["worker"], d["error"]) for d in queries.dead_letters(ctx)] == [("w", "E: x")]
+
+
+def test_steps_refuse_permanently_what_no_retry_can_fix(ctx: AppContext) -> None:
+    steps = bus._steps()
+    with pytest.raises(NotFound, match="no skill 'nope'"):
+        steps[COMMANDS["publish_version"]][0].run(
+            ctx, PublishVersion(skill="nope", version_id="x", requested_by="t")
+        )
+    with pytest.raises(Permanent, match="exactly one of blob or url"):
+        steps[EVENTS["spec_submitted"]][0].run(
+            ctx, SpecSubmitted(submission="s", skill="x", created_by="t")
+        )
+
+
+def test_reading_a_spec_file_is_bounded(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"x" * 100)
+    with pytest.raises(SpecUnreadable, match=r"big.yaml is 100 bytes, over the 10-byte limit"):
+        read_spec_file(big, 10)
+    with pytest.raises(SpecUnreadable, match="cannot read .*missing.yaml: No such file"):
+        read_spec_file(tmp_path / "missing.yaml", 10)
+    assert read_spec_file(big, 100) == b"x" * 100
+
+
+def test_derive_with_model_keeps_the_offline_grouping_when_the_model_fails() -> None:
+    data = DISCORD.read_bytes()
+    said: list[str] = []
+
+    def unavailable(messages: list[dict[str, str]]) -> str:
+        raise ChatFailed("the model did not answer within 1 s")
+
+    package = derive_with_model(data, DeriveOptions(), unavailable, "m", 50_000, said.append)
+    assert package.files == derive_package(data).files
+    assert said == [
+        "--llm: tags failed (no_tags); asking m to group 242 operations…",
+        "--llm: tags failed (no_tags); the model did not answer within 1 s; grouped offline by path;"
+        " kept the offline grouping",
+    ]
+    flat: list[str] = []
+    derive_with_model(HOLLOWBROOK.read_bytes(), DeriveOptions(), unavailable, "m", 1, flat.append)
+    assert flat == ["--llm: the tags work (or the flat manifest fits); no model needed"]
+
+
+def test_derive_with_model_uses_a_valid_answer() -> None:
+    data = DISCORD.read_bytes()
+    names = [op.name for op in derive_package(data).manifest.operations]
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        listed = [n for n in names if n in messages[-1]["content"]]
+        half = len(listed) // 2
+        return json.dumps(
+            {
+                "categories": [
+                    {
+                        "name": "first_half",
+                        "description": "The first half.",
+                        "operations": listed[:half],
+                    },
+                    {
+                        "name": "second_half",
+                        "description": "The rest.",
+                        "operations": listed[half:],
+                    },
+                ]
+            }
+        )
+
+    package = derive_with_model(data, DeriveOptions(), answer, "m", 500_000, lambda line: None)
+    assert package.manifest.source == "model"
+    assert {c.name for c in package.manifest.categories} >= {"first_half", "second_half"}
