@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 from services.app.package_dir import write_package_dir
-from services.derive import DeriveOptions, derive_package
+from services.derive import derive_package
 from services.runtime.contracts import ContractError, agent_skills_folder, verify_folder
 from services.runtime.profiles import adapt
 from services.runtime.skill import load_skill
 from services.runtime.translate import build_request
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
+from tests.derived import derived
 
 ROOT = Path(__file__).parents[2]
 SPECS = ROOT / "tests" / "fixtures" / "specs"
@@ -162,9 +163,7 @@ def _walk(node: Any, path: str = "$") -> Any:
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
 )
 def test_provider_profiles_hold_their_rules_on_every_tool(spec: Path) -> None:
-    skill = load_skill(
-        derive_package(spec.read_bytes(), DeriveOptions(base_url="https://api.example.test")).files
-    )
+    skill = load_skill(derived(spec, "https://api.example.test").files)
     for tool in skill.tools:
         strict, _ = adapt(tool.schema, "openai-strict")
         for where, node in _walk(strict):

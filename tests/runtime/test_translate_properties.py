@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from services.derive import DeriveOptions, derive_package
 from services.runtime.skill import Skill, Tool, load_skill
 from services.runtime.translate import CallRefused, build_request, static_prefix
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
+from tests.derived import derived
 from tests.runtime.schema_strategy import valid_values
 
 TEMPLATE = (
@@ -61,8 +61,7 @@ def test_no_path_value_leaves_the_host_or_the_path(org: str, item: str, q: str) 
 
 
 def _skill_of(spec: Path) -> Skill:
-    package = derive_package(spec.read_bytes(), DeriveOptions(base_url="https://api.example.test"))
-    return load_skill(package.files)
+    return load_skill(derived(spec, "https://api.example.test").files)
 
 
 def _assert_translates(tool: Tool, skill: Skill) -> None:
