@@ -7,7 +7,7 @@ from typing import Any
 from services.derive.errors import SpecRefused
 from services.derive.model import Body, Operation, Param, Response
 from services.derive.refs import Resolver
-from services.derive.schema import SchemaTranslator, named_ref
+from services.derive.schema import SchemaTranslator, named_ref, type_label
 from services.derive.servers import override_server
 from services.derive.shapes import as_list, as_str
 from services.derive.text import short_text
@@ -144,23 +144,7 @@ class _Extractor:
         return list(props.items()) if props else None
 
     def _label(self, s: Any) -> str:
-        if not isinstance(s, dict):
-            return "any"
-        ref = s.get("$ref")
-        if isinstance(ref, str):
-            return self.t.type_name(ref) or (named_ref(ref) or "object")
-        typ = s.get("type")
-        if isinstance(typ, list):
-            return " or ".join(str(t) for t in typ)
-        if typ == "array":
-            return f"array of {self._label(s.get('items'))}"
-        if isinstance(typ, str):
-            return typ
-        for key in ("oneOf", "anyOf", "allOf"):
-            if isinstance(s.get(key), list) and s[key]:
-                labels = list(dict.fromkeys(self._label(a) for a in s[key]))
-                return " or ".join(labels[:3]) if key != "allOf" else labels[0]
-        return "object" if "properties" in s else "any"
+        return type_label(s, lambda ref: self.t.type_name(ref) or named_ref(ref) or "object")
 
     def _responses(self, raw: Any, where: str, produces: list[str]) -> list[Response]:
         if not isinstance(raw, dict):

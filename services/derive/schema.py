@@ -8,6 +8,7 @@ are followed; `allOf` is merged; `nullable` becomes a type list; what a request 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from services.derive.errors import SpecRefused
@@ -344,32 +345,39 @@ def refs_in(schema: Any) -> list[str]:
     return found
 
 
-def type_label(schema: Any) -> str:
-    """A short human label for a translated schema: `string`, `array of Pet`, `integer or null`."""
+def _types_ref(ref: str) -> str:
+    return ref[8:] if ref.startswith("#/types/") else (named_ref(ref) or "object")
+
+
+def type_label(schema: Any, ref_label: Callable[[str], str] = _types_ref) -> str:
+    """The one short human label of a schema, translated or as the spec wrote it: `string`,
+    `array of Pet`, `integer or null`, `string (date-time)`. `ref_label` names a `$ref`."""
     if not isinstance(schema, dict):
         return "any"
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/types/"):
-        return ref[8:]
-    if "allOf" in schema and len(schema["allOf"]) == 1:
-        return type_label(schema["allOf"][0])
+    if isinstance(ref, str):
+        return ref_label(ref)
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        return type_label(all_of[0], ref_label)
     typ = schema.get("type")
     if isinstance(typ, list):
-        return " or ".join(_one_label(schema, t) for t in typ)
+        return " or ".join(_one_label(schema, str(t), ref_label) for t in typ)
     if isinstance(typ, str):
-        return _one_label(schema, typ)
+        return _one_label(schema, typ, ref_label)
     for key in ("oneOf", "anyOf"):
-        if key in schema:
-            labels = list(dict.fromkeys(type_label(a) for a in schema[key]))
+        alts = schema.get(key)
+        if isinstance(alts, list) and alts:
+            labels = list(dict.fromkeys(type_label(a, ref_label) for a in alts))
             return " or ".join(labels[:4]) + (" or …" if len(labels) > 4 else "")
     if "enum" in schema:
         return "enum"
-    return "any"
+    return "object" if "properties" in schema else "any"
 
 
-def _one_label(schema: dict[str, Any], typ: str) -> str:
+def _one_label(schema: dict[str, Any], typ: str, ref_label: Callable[[str], str]) -> str:
     if typ == "array":
-        return f"array of {type_label(schema.get('items'))}"
+        return f"array of {type_label(schema.get('items'), ref_label)}"
     fmt = schema.get("format")
     if typ in ("string", "integer", "number") and isinstance(fmt, str):
         return f"{typ} ({fmt})"

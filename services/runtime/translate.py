@@ -18,6 +18,7 @@ from urllib.parse import quote, urlsplit
 from jsonschema.exceptions import ValidationError, best_match
 
 from services.derive.frontmatter import NO_BODY, PATH_TEMPLATE, Declaration
+from services.derive.schema import type_label
 from services.runtime.skill import Tool
 
 __all__ = [
@@ -63,27 +64,12 @@ class PreparedRequest:
         return {"method": self.method, "url": self.url, "headers": headers, "body": body}
 
 
-def _type_label(schema: Any) -> str:
-    if not isinstance(schema, dict):
-        return "any"
-    typ = schema.get("type")
-    if isinstance(typ, list):
-        typ = " or ".join(str(t) for t in typ)
-    if typ == "array":
-        return f"list of {_type_label(schema.get('items'))}"
-    if typ:
-        return str(typ)
-    if "enum" in schema:
-        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"][:5])
-    return "any"
-
-
 def describe_arguments(tool: Tool) -> str:
     """`a (string, required), b (integer)`: what a model needs to correct a call."""
     props = tool.schema.get("properties", {})
     required = set(tool.declaration.required)
     parts = [
-        f"{n} ({_type_label(s)}{', required' if n in required else ''})" for n, s in props.items()
+        f"{n} ({type_label(s)}{', required' if n in required else ''})" for n, s in props.items()
     ]
     return ", ".join(parts) if parts else "no arguments"
 
@@ -126,7 +112,7 @@ def _check(tool: Tool, args: Any) -> dict[str, Any]:
         )
     missing = [r for r in tool.declaration.required if r not in args]
     if missing:
-        need = ", ".join(f"{m} ({_type_label(props.get(m))})" for m in missing)
+        need = ", ".join(f"{m} ({type_label(props.get(m))})" for m in missing)
         raise CallRefused(
             op,
             _short(
