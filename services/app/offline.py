@@ -3,19 +3,38 @@ and (asked to) let the configured model group its operations when the tags fail.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from services.derive import DeriveOptions, SkillPackage, derive_package
+from services.derive.load import MAX_SPEC_BYTES
 from services.derive.model_grouping import Chat, choose_grouping
 from services.errors import Refused
 
-__all__ = ["SpecUnreadable", "derive_with_model", "read_spec_file"]
+__all__ = ["SpecUnreadable", "derive_with_model", "max_spec_bytes", "read_spec_file"]
 
 
 class SpecUnreadable(Refused):
     """The spec file cannot be read, or is over the size bound."""
+
+
+def max_spec_bytes(environ: Mapping[str, str] = os.environ) -> int:
+    """`SKILLPRESS_MAX_SPEC_BYTES`, read the way the settings read it, without loading them: an
+    offline derivation needs nothing else from the settings."""
+    raw = environ.get("SKILLPRESS_MAX_SPEC_BYTES")
+    if raw is None or not raw.strip():
+        return MAX_SPEC_BYTES
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise SpecUnreadable(
+            f"SKILLPRESS_MAX_SPEC_BYTES={raw!r} is not a whole number of bytes"
+        ) from None
+    if value <= 0:
+        raise SpecUnreadable(f"SKILLPRESS_MAX_SPEC_BYTES={raw!r} must be positive")
+    return value
 
 
 def read_spec_file(spec: Path, max_bytes: int) -> bytes:

@@ -42,16 +42,14 @@ def fail(reason: str, code: int = 2) -> NoReturn:
 
 @contextlib.contextmanager
 def failures() -> Iterator[None]:
-    """A use-case's refusal (exit 2) or an unreachable pipeline (exit 1) as one line."""
-    from services.app.pipeline import StackError
-    from services.errors import Permanent
-    from services.platform.records import RecordStoreUnavailable
+    """A use-case's refusal (exit 2), or a store or pipeline that cannot be reached (exit 1), as one line."""
+    from services.errors import Permanent, Retryable
 
     try:
         yield
-    except (Permanent, RecordStoreUnavailable) as exc:
+    except Permanent as exc:
         fail(str(exc))
-    except StackError as exc:
+    except Retryable as exc:
         fail(str(exc), 1)
 
 

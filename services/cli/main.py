@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from services.app.package_dir import OutputDirError, read_package_dir, write_package_dir
 from services.cli.common import fail, failures
-from services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
+
+if TYPE_CHECKING:
+    from services.derive import DeriveOptions, SkillPackage
 
 app = typer.Typer(
     name="skillpress",
@@ -19,13 +21,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: rendering it with rich costs more than the rest of --help
 )
-
-
-def _max_spec_bytes() -> int:
-    from services.platform.settings import Settings
-
-    return Settings().max_spec_bytes
 
 
 def _model_grouped(data: bytes, options: DeriveOptions) -> SkillPackage:
@@ -98,11 +95,12 @@ def derive(
     ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
-    from services.app.offline import read_spec_file
+    from services.app.offline import max_spec_bytes, read_spec_file
+    from services.derive import DeriveOptions, LoadLimits, derive_package
 
-    limits = LoadLimits(max_bytes=_max_spec_bytes())
-    options = DeriveOptions(slug=slug, base_url=base_url, limits=limits)
     with failures():
+        limits = LoadLimits(max_bytes=max_spec_bytes())
+        options = DeriveOptions(slug=slug, base_url=base_url, limits=limits)
         data = read_spec_file(spec, limits.max_bytes)
         package = _model_grouped(data, options) if llm else derive_package(data, options)
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Annotated
@@ -258,6 +257,7 @@ def worker(
     ],
 ) -> None:
     """Run workers against SKILLPRESS_NATS_URL (or a running `skillpress up`); start several to share work."""
+    import asyncio
     import signal
 
     from services.app.context import open_app

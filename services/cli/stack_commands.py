@@ -3,7 +3,6 @@ SQLite records, a local blob directory) with nothing to configure."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 from importlib import resources
@@ -35,6 +34,8 @@ def _nats(settings: Settings) -> tuple[NatsServer | None, str]:
 
 def up() -> None:
     """Start the embedded stack and every worker in the foreground (Ctrl-C stops it cleanly)."""
+    import asyncio
+
     from services.app.context import open_app
     from services.app.pipeline import run_workers, worker_names, write_up_marker
     from services.platform.logging import configure_logging, get_logger

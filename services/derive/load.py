@@ -20,11 +20,14 @@ from services.derive.errors import SpecRefused
 __all__ = ["LoadLimits", "load_document", "parse_bytes"]
 
 
+MAX_SPEC_BYTES = 32 * 1024 * 1024  # the default of SKILLPRESS_MAX_SPEC_BYTES
+
+
 @dataclass(frozen=True)
 class LoadLimits:
     """Bounds applied while loading. The defaults admit every real spec we know of."""
 
-    max_bytes: int = 32 * 1024 * 1024
+    max_bytes: int = MAX_SPEC_BYTES
     max_yaml_aliases: int = 10_000
     max_expanded_nodes: int = 5_000_000
 

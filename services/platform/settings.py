@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.derive.load import MAX_SPEC_BYTES
+
 __all__ = ["Settings"]
 
 
@@ -17,7 +19,7 @@ class Settings(BaseSettings):
     home: Path = Field(
         default_factory=lambda: Path.home() / ".skillpress", description="embedded state lives here"
     )
-    max_spec_bytes: int = 32 * 1024 * 1024
+    max_spec_bytes: int = MAX_SPEC_BYTES
     log_format: str = "auto"  # auto | json | console
     log_level: str = "info"
 

@@ -162,3 +162,34 @@ def test_help_lists_the_commands() -> None:
     assert result.returncode == 0
     for command in ("derive", "tools", "up", "demo"):
         assert command in result.stdout
+
+
+def test_an_offline_derive_loads_no_database_broker_or_settings_module(tmp_path: Path) -> None:
+    spec = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
+    probe = (
+        "import sys\n"
+        "from services.cli.main import main\n"
+        f"sys.argv = ['skillpress', 'derive', {str(spec)!r}, '--out', {str(tmp_path / 'out')!r}]\n"
+        "try:\n    main()\n"
+        "except SystemExit:\n    pass\n"
+        "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    loaded = set(done.stderr.split())
+    assert (tmp_path / "out" / "skill.json").is_file(), done.stdout + done.stderr
+    unneeded = {
+        "sqlalchemy",
+        "sqlmodel",
+        "alembic",
+        "psycopg",
+        "nats",
+        "faststream",
+        "minio",
+        "pydantic_settings",
+        "httpx",
+        "services.platform.settings",
+        "services.platform.records",
+        "services.app.context",
+        "rich.markdown",
+    }
+    assert sorted(unneeded & loaded) == []
