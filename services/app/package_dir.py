@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 __all__ = ["write_package_dir", "read_package_dir", "OutputDirError"]
 
@@ -28,12 +28,23 @@ def write_package_dir(files: dict[str, bytes], out: Path, marker: str = "skill.j
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        made = {tmp}
         for name, data in files.items():
-            target = (tmp / name).resolve()
-            if tmp.resolve() not in target.parents:
+            # `tmp` is ours and fresh, so a lexical check is enough: no absolute names, no `..`
+            parts = PurePosixPath(name).parts
+            if not parts or name.startswith("/") or any(p in ("..", ".") for p in parts):
                 raise OutputDirError(f"{name!r} would be written outside {out}")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            target = tmp.joinpath(*parts)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             out.rename(old)

@@ -100,7 +100,8 @@ def derive(
 
     with failures():
         limits = LoadLimits(max_bytes=max_spec_bytes())
-        options = DeriveOptions(slug=slug, base_url=base_url, limits=limits)
+        # a command line is single-threaded: a forked child may render a share of a large API
+        options = DeriveOptions(slug=slug, base_url=base_url, limits=limits, processes=2)
         data = read_spec_file(spec, limits.max_bytes)
         package = _model_grouped(data, options) if llm else derive_package(data, options)
     try:

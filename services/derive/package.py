@@ -48,6 +48,7 @@ from services.derive.render import (
 from services.derive.schema import SchemaTranslator, refs_in
 from services.derive.servers import host_of, server_from_list, swagger2_server
 from services.derive.shapes import as_dict, as_list
+from services.derive.split import fork_map
 from services.derive.text import short_text
 from services.derive.tools import declare_tool
 
@@ -75,6 +76,7 @@ class DeriveOptions:
     strict_annotations: bool = (
         False  # refuse (AnnotationRefused) rather than degrade: checking a new one
     )
+    processes: int = 1  # >1: a forked child renders a share of a large API's files (single-threaded callers only)
 
 
 @dataclass
@@ -219,7 +221,8 @@ def declare_tools(
                 f"{op.name}: path parameter {missing!r} is not in the URL {op.path}; it is not sent"
             )
         params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
-        op = replace(op, params=params)
+        if len(params) != len(op.params):
+            op = replace(op, params=params)
         tool, reason = declare_tool(op, types)
         out.append(
             replace(
@@ -301,15 +304,22 @@ def choose_layout(
 
 
 def render_files(
-    api: ApiSource, ops: list[Operation], layout: Layout, warnings: list[str]
+    api: ApiSource,
+    ops: list[Operation],
+    layout: Layout,
+    warnings: list[str],
+    rendered: list[str] | None = None,
 ) -> dict[str, str]:
-    """The Markdown files: the body, a file per listed category, a file per operation."""
+    """The Markdown files: the body, a file per listed category, a file per operation (`rendered`:
+    the operation files already rendered, in order)."""
     files: dict[str, str] = {"body.md": layout.body}
     for cat in layout.categories:
         children = [c for c in layout.categories if c.parent == cat.name]
         files[f"{cat.name}.md"] = render_category(cat, api.slug, children)
-    for op in ops:
-        files[f"{op.name}.md"] = render_operation(op, api.url_base)
+    if rendered is None:
+        rendered = [render_operation(op, api.url_base) for op in ops]
+    for op, text in zip(ops, rendered, strict=True):
+        files[f"{op.name}.md"] = text
     for path, text in files.items():
         if not fits_one_read(text):
             warnings.append(f"{path} does not fit one read ({len(text.encode()):,} bytes)")
@@ -422,9 +432,15 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     ops = declare_tools(api.ops, api.translator.types, warnings)
     ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
     warnings += applied.warnings
+    # operation files depend on their operation alone: a forked child may render the later share
+    # while this process decides the layout and renders the rest
+    url_base = api.url_base
+    cut = len(ops) * 2 // 5
+    later = fork_map(lambda op: render_operation(op, url_base), ops[cut:], options.processes)
     auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
     layout = choose_layout(api, ops, auth, applied, options, warnings)
-    files = render_files(api, ops, layout, warnings)
+    rendered = [render_operation(op, url_base) for op in ops[:cut]] + later.results()
+    files = render_files(api, ops, layout, warnings, rendered)
     types = render_types(api.translator, ops)
     manifest = build_manifest(
         api, ops, auth, layout, applied, files, types, spec_sha256, options, warnings

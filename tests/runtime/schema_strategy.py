@@ -46,7 +46,7 @@ def _string(schema: dict[str, Any], alphabet: st.SearchStrategy[str]) -> st.Sear
     elif isinstance(schema.get("pattern"), str):
         try:
             re.compile(schema["pattern"])
-            base = st.from_regex(schema["pattern"], fullmatch=False, alphabet=alphabet)
+            base = st.from_regex(schema["pattern"], fullmatch=True, alphabet=alphabet)
         except re.error:
             base = st.text(alphabet, min_size=lo, max_size=hi)
     else:
