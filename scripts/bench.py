@@ -1,7 +1,11 @@
-"""`just bench`: derive the largest corpus specs and synthetic specs of 1k, 5k and 10k operations.
+"""`just bench`: derive the largest corpus specs and synthetic specs of 1k, 5k and 10k operations,
+then (when `../shared/bench-peers` is set up: `bash setup.sh` there) GitHub's description side by
+side with the peers, and the start-up of `skillpress --help`.
 
 Each derivation runs in its own process (load, parse, derive, render; no writing), several
-times; the median wall time and the peak RSS are printed, so scaling with size is visible.
+times; the median wall time and the peak RSS are printed, so scaling with size is visible. The
+peer comparison alternates whole processes (skillpress writing its package, each peer as
+`run_peer.py` runs it) and prints medians and ratios from the same run.
 """
 
 from __future__ import annotations
@@ -198,6 +202,54 @@ def main() -> None:
             )
     (ROOT / "bench-out").mkdir(exist_ok=True)
     (ROOT / "bench-out" / "derive.json").write_text(json.dumps(rows, indent=2))
+    peers(max(runs, 5))
+
+
+PEERS_DIR = ROOT.parent / "shared" / "bench-peers"
+GITHUB = (
+    Path(__import__("os").environ.get("PEERS_NPM", "/tmp/peers-npm"))
+    / "node_modules/@octokit/openapi/generated/api.github.com.json"
+)
+
+
+def _wall(argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, capture_output=True, check=True, cwd=ROOT)
+    return time.perf_counter() - t0
+
+
+def peers(runs: int) -> None:
+    """Whole processes, alternated: skillpress derive vs the peers on GitHub's description."""
+    skillpress = str(Path(sys.executable).with_name("skillpress"))
+    starts = {
+        "skillpress --help": [skillpress, "--help"],
+        "skillpress derive --help": [skillpress, "derive", "--help"],
+    }
+    for name, argv in starts.items():
+        print(f"{name:28s} median {statistics.median(_wall(argv) for _ in range(runs)):.3f}s")
+    run_peer = PEERS_DIR / "run_peer.py"
+    if not (run_peer.exists() and GITHUB.exists()):
+        print(f"peers: not set up (bash {PEERS_DIR / 'setup.sh'}); skipped")
+        return
+    with tempfile.TemporaryDirectory(dir=ROOT) as out:
+        commands = {
+            "skillpress": [skillpress, "derive", str(GITHUB), "--out", f"{out}/github"],
+            "ivotoby": ["python3", str(run_peer), "ivotoby", str(GITHUB)],
+            "fastmcp": ["python3", str(run_peer), "fastmcp", str(GITHUB)],
+        }
+        times: dict[str, list[float]] = {k: [] for k in commands}
+        for _ in range(runs):
+            for name, argv in commands.items():
+                times[name].append(_wall(argv))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for name, values in times.items():
+        print(
+            f"github {name:12s} median {med[name]:.2f}s  runs {' '.join(f'{v:.2f}' for v in values)}"
+        )
+    print(
+        f"github skillpress / ivotoby {med['skillpress'] / med['ivotoby']:.2f}x,"
+        f" / fastmcp {med['skillpress'] / med['fastmcp']:.2f}x"
+    )
 
 
 if __name__ == "__main__":
