@@ -41,7 +41,24 @@ RISKS = ("low", "medium", "high")  # the one risk catalogue: gates, guesses, ann
 WRITE_RISKS = ("medium", "high")  # an operation of these risks is a write for an agent
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 FLAT_KEYS = ("body", "query", "path", "optional", "integer", "number", "boolean", "list")
-OPERATION_KEYS = ("method", "url", "schema", "identity", "fixed", "headers", *FLAT_KEYS)
+OPERATION_KEYS = (
+    "method",
+    "url",
+    "schema",
+    "identity",
+    "fixed",
+    "headers",
+    "content_type",
+    "style",
+    "body_arg",
+    *FLAT_KEYS,
+)
+JSON_BODY = "application/json"
+FORM_BODY = "application/x-www-form-urlencoded"
+# how a list or object argument is written into the query or a form body (OpenAPI style/explode,
+# Swagger 2.0 collectionFormat): form = repeated or exploded (the default), csv/ssv/tsv/pipes = one
+# value joined by , space tab |, deepObject = name[key]=value (and name[0]=value for lists)
+STYLES = ("form", "csv", "ssv", "tsv", "pipes", "deepObject")
 APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
 # the one reading of a path template: `{name}` within a segment (an empty name is caught as an error)
 PATH_TEMPLATE = re.compile(r"\{([^{}/]*)\}")
@@ -117,6 +134,18 @@ class Declaration:
     form: str = "schema"
     fixed: tuple[tuple[str, Any], ...] = ()  # (argument, value): sent on every call, never offered
     headers: tuple[tuple[str, str], ...] = ()  # sent on every call
+    content_type: str = JSON_BODY  # a JSON media type, or FORM_BODY
+    styles: tuple[tuple[str, str], ...] = ()  # (argument, style) where it is not "form"
+    body_arg: str | None = (
+        None  # the argument whose value is the whole body (not an object's fields)
+    )
+
+    def style_of(self, name: str) -> str:
+        return dict(self.styles).get(name, "form")
+
+    @property
+    def is_form(self) -> bool:
+        return self.content_type == FORM_BODY
 
     @property
     def sent(self) -> tuple[str, ...]:
@@ -599,6 +628,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         form = "flat"
     sent = path_params + query + body
     headers = _headers(file, raw)
+    content_type, styles, body_arg = _encoding(file, raw, schema, query, body)
     if "identity" in raw and "identity" in front:
         raise DeclarationError(
             file,
@@ -637,7 +667,64 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         form=form,
         fixed=tuple(fixed.items()),
         headers=tuple(headers.items()),
+        content_type=content_type,
+        styles=styles,
+        body_arg=body_arg,
     )
+
+
+def _encoding(
+    file: str,
+    raw: dict[str, Any],
+    schema: dict[str, Any],
+    query: tuple[str, ...],
+    body: tuple[str, ...],
+) -> tuple[str, tuple[tuple[str, str], ...], str | None]:
+    """How the request is written: the body's media type, the styles, the whole-body argument."""
+    content_type = raw.get("content_type", JSON_BODY)
+    media = content_type.split(";", 1)[0].strip().lower() if isinstance(content_type, str) else ""
+    if not (media in (JSON_BODY, FORM_BODY) or media.endswith("+json")):
+        raise DeclarationError(
+            file,
+            "operation.content_type",
+            f"{content_type!r} is not one skillpress writes: {JSON_BODY}, a */*+json type or {FORM_BODY}",
+        )
+    body_arg_given = raw.get("body_arg") is not None  # a form body's fields are inside it
+    styles = raw.get("style", {})
+    if not isinstance(styles, dict):
+        raise DeclarationError(file, "operation.style", "must map argument names to styles")
+    for name, style in styles.items():
+        if style not in STYLES:
+            raise DeclarationError(
+                file, "operation.style", f"{style!r} is not one of {', '.join(STYLES)}"
+            )
+        in_form = media == FORM_BODY and (name in body or body_arg_given)
+        if name not in query and not in_form:
+            raise DeclarationError(
+                file,
+                "operation.style",
+                f"names {name!r}, which is not a query parameter or a form body field",
+            )
+    body_arg = raw.get("body_arg")
+    if body_arg is not None:
+        if not isinstance(body_arg, str) or body_arg not in schema.get("properties", {}):
+            raise DeclarationError(
+                file, "operation.body_arg", f"{body_arg!r} is not an argument in schema.properties"
+            )
+        if body != (body_arg,):
+            others = ", ".join(repr(b) for b in body if b != body_arg) or "nothing"
+            raise DeclarationError(
+                file,
+                "operation.body_arg",
+                f"the body is {body_arg!r} whole, so every other argument must be a path or query"
+                f" parameter; {others} would be sent in the body too",
+            )
+        sub = schema.get("properties", {}).get(body_arg)
+        if media == FORM_BODY and not (isinstance(sub, dict) and sub.get("type") == "object"):
+            raise DeclarationError(
+                file, "operation.body_arg", "a form body's argument is an object of its fields"
+            )
+    return content_type, tuple(sorted(styles.items())), body_arg
 
 
 def parse_operation_file(file: str, text: str) -> tuple[OperationFile, Declaration | None]:
@@ -688,6 +775,14 @@ def declaration_block(op: Operation, url: str) -> str:
             lines.append(
                 "  headers: " + json.dumps(op.tool.headers, ensure_ascii=False, sort_keys=True)
             )
+        if op.tool.content_type != JSON_BODY:
+            lines.append(f"  content_type: {json.dumps(op.tool.content_type)}")
+        if op.tool.styles:
+            lines.append(
+                "  style: " + json.dumps(op.tool.styles, ensure_ascii=False, sort_keys=True)
+            )
+        if op.tool.body_arg:
+            lines.append(f"  body_arg: {_y(op.tool.body_arg)}")
         pretty = readable_json(op.tool.schema)
         if pretty.count("\n") > 300:
             pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)

@@ -16,7 +16,7 @@ class Param:
     schema: Any  # translated JSON Schema
     description: str = ""
     deprecated: bool = False
-    explode_list: bool = True  # a list in the query is sent repeated (tags=a&tags=b)
+    style: str = "form"  # how a list or object is written in the query (frontmatter.STYLES)
 
 
 @dataclass
@@ -27,6 +27,9 @@ class Body:
     required: bool
     description: str = ""
     other_types: list[str] = field(default_factory=list)
+    styles: dict[str, str] = field(
+        default_factory=dict
+    )  # a form body's field → style, where not "form"
 
 
 @dataclass
@@ -47,6 +50,9 @@ class ToolDecl:
         default_factory=dict
     )  # arguments the skill fixes: sent, never offered
     headers: dict[str, str] = field(default_factory=dict)  # headers the skill sends on every call
+    content_type: str = "application/json"  # the body's media type (a JSON one, or a form)
+    styles: dict[str, str] = field(default_factory=dict)  # argument → style, where not "form"
+    body_arg: str | None = None  # the argument whose value is the whole body
 
 
 @dataclass

@@ -55,6 +55,26 @@ def _pick_media(content: dict[str, Any]) -> tuple[str | None, Any]:
     return None, None
 
 
+_COLLECTION_FORMATS = {"multi": "form", "csv": "csv", "ssv": "ssv", "tsv": "tsv", "pipes": "pipes"}
+
+
+def _style(p: dict[str, Any], swagger2: bool) -> str:
+    """How a list or object parameter is written (frontmatter.STYLES), as the spec says."""
+    if swagger2:  # collectionFormat, csv by default
+        return _COLLECTION_FORMATS.get(str(p.get("collectionFormat") or "csv"), "csv")
+    style = p.get("style") or "form"
+    explode = p.get("explode")
+    if style == "form":
+        return "csv" if explode is False else "form"
+    if style == "spaceDelimited":
+        return "form" if explode is True else "ssv"
+    if style == "pipeDelimited":
+        return "form" if explode is True else "pipes"
+    if style == "deepObject":
+        return "deepObject"
+    return "form"
+
+
 class _Extractor:
     def __init__(
         self,
@@ -193,6 +213,13 @@ class _Extractor:
         schema = None
         if isinstance(m, dict) and "schema" in m:
             schema = self.t.translate(m["schema"], f"{where}/requestBody", inline_top=True)
+        styles: dict[str, str] = {}
+        encoding = m.get("encoding") if isinstance(m, dict) else None
+        if isinstance(encoding, dict):
+            for field_name, enc in encoding.items():
+                style = _style(enc, False) if isinstance(enc, dict) else "form"
+                if style != "form":
+                    styles[str(field_name)] = style
         return Body(
             content_type=media,
             is_json=bool(media and is_json_media(media)),
@@ -200,6 +227,7 @@ class _Extractor:
             required=bool(rb.get("required")),
             description=short_text(rb.get("description") or "", 300),
             other_types=others,
+            styles=styles,
         )
 
     def _body2(self, params: list[dict[str, Any]], consumes: list[str], where: str) -> Body | None:
@@ -238,7 +266,16 @@ class _Extractor:
             form_schema: dict[str, Any] = {"type": "object", "properties": props}
             if required:
                 form_schema["required"] = required
-            return Body(media, False, form_schema, bool(required), "", [])
+            styles = {str(p["name"]): _style(p, True) for p in form}
+            return Body(
+                media,
+                False,
+                form_schema,
+                bool(required),
+                "",
+                [],
+                {k: v for k, v in styles.items() if v != "form"},
+            )
         return None
 
     # ---------------------------------------------------------------- operations
@@ -301,11 +338,7 @@ class _Extractor:
                 continue
             if loc not in ("path", "query", "header", "cookie"):
                 continue
-            explode = True
-            if self.swagger2:
-                explode = p.get("collectionFormat") == "multi"
-            elif p.get("explode") is False or p.get("style") not in (None, "form"):
-                explode = p.get("style") in (None, "form") and p.get("explode") is not False
+            style = _style(p, self.swagger2)
             schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
             if (
                 loc in ("query", "path")
@@ -326,7 +359,7 @@ class _Extractor:
                     schema=schema,
                     description=short_text(p.get("description") or "", 300),
                     deprecated=bool(p.get("deprecated")),
-                    explode_list=explode,
+                    style=style,
                 )
             )
         if self.swagger2:

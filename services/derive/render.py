@@ -213,7 +213,14 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
     lines.append(head)
     if body.other_types:
         lines.append("Also accepted: " + ", ".join(f"`{t}`" for t in body.other_types[:6]) + ".")
-    if op.tool is not None:
+    if op.tool is not None and op.tool.body_arg:
+        what = (
+            "its fields" if op.tool.content_type.endswith("form-urlencoded") else "the whole body"
+        )
+        lines.append(f"The argument `{op.tool.body_arg}` is {what}.")
+        if isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
+            lines.append(f"Shape: {type_label(body.schema)}.")
+    elif op.tool is not None:
         if op.tool.body_fields:
             lines.append("Its fields are the tool's arguments beside the parameters:")
     elif isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):

@@ -39,29 +39,76 @@ def _is_plain_object(schema: Any) -> bool:
     return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
 
+_FORM = "application/x-www-form-urlencoded"
+_PLAIN_JSON = ("application/json", "*/*", "application/*")
+_NO_BODY = ("GET", "HEAD")
+
+
+def _styled(schema: Any) -> bool:
+    """Whether a style changes how the value is written: a list or an object (or untyped)."""
+    if not isinstance(schema, dict):
+        return True
+    typ = schema.get("type")
+    kinds = typ if isinstance(typ, list) else [typ]
+    return typ is None or "array" in kinds or "object" in kinds
+
+
+def _whole_body_name(taken: dict[str, Any]) -> str:
+    for name in ("body", "request_body", "body_"):
+        if name not in taken:
+            return name
+    return "body__"
+
+
 def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None, str | None]:
-    """The operation's tool declaration, or None and the reason it stays prose for fetch_url."""
+    """The operation's tool declaration, or None and the reason no call can be declared for it.
+
+    Path and query parameters are arguments; a JSON or form body's fields are arguments too, unless
+    the body is not an object of fields (an array, alternatives, a free-form object) or its fields
+    clash with a parameter's name: then the whole body is one argument (`body`)."""
     body = op.body
     body_props: dict[str, Any] = {}
     body_required: list[str] = []
+    whole_body: dict[str, Any] | None = None  # the body's schema, when it is one argument
+    content_type = "application/json"
+    form = False
     if body is not None:
-        if not body.is_json:
+        media = (body.content_type or "").split(";", 1)[0].strip().lower()
+        form = media == _FORM
+        if not body.is_json and not form:
             return (
                 None,
                 f"its request body is {body.content_type or 'of no declared type'}, not JSON",
             )
+        if body.is_json and media not in _PLAIN_JSON:
+            content_type = media  # application/merge-patch+json and the like: JSON, its own type
+        if form:
+            content_type = _FORM
         schema = body.schema
-        if schema is None or schema == {} or schema == {"type": "object"}:
-            body_props = {}
-        elif not _is_plain_object(schema):
-            return None, "its request body is not a plain JSON object"
-        else:
+        if _is_plain_object(schema):
             body_props = dict(schema["properties"])
             body_required = [r for r in schema.get("required", []) if r in body_props]
+        elif schema is None or schema == {} or schema == {"type": "object"}:
+            if not form and op.method not in _NO_BODY:
+                whole_body = {"type": "object"}
+        elif (
+            isinstance(schema, dict)
+            and schema.get("type") == "object"
+            and not schema.get("properties")
+        ):
+            if not form and op.method not in _NO_BODY:
+                whole_body = schema  # a free-form object (a patch document, a map)
+        elif form:
+            return None, "its form body is not an object of fields"
+        else:
+            whole_body = schema
+        if op.method in _NO_BODY and (body_props or whole_body is not None):
+            return None, f"it is a {op.method} that declares a body, which HTTP does not send"
     props: dict[str, Any] = {}
     required: list[str] = []
     path_names = path_template_names(op.path)
     query: list[str] = []
+    styles: dict[str, str] = {}
     for name in path_names:
         param = next((p for p in op.params if p.location == "path" and p.name == name), None)
         sub = (
@@ -88,14 +135,36 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
             sub = {**sub, "description": p.description}
         props[p.name] = sub
         query.append(p.name)
+        if p.style != "form" and _styled(sub):
+            styles[p.name] = p.style
         if p.required:
             required.append(p.name)
+    form_styles: dict[str, str] = {}
+    if whole_body is None and any(name in props for name in body_props):
+        # a field named like a parameter: the body goes whole, under its own argument
+        whole_body = body.schema if body is not None else None
+        if form and body is not None:
+            form_styles = {
+                k: v for k, v in body.styles.items() if v != "form" and _styled(body_props.get(k))
+            }
+        body_props, body_required = {}, []
+    body_arg = None
+    if whole_body is not None and body is not None:
+        body_arg = _whole_body_name(props)
+        sub = dict(whole_body)
+        if body.description and "description" not in sub:
+            sub["description"] = body.description
+        props[body_arg] = sub
+        if body.required:
+            required.append(body_arg)
     for name, sub in body_props.items():
-        if name in props:
-            return None, f"its body field {name!r} has the same name as a parameter"
         props[name] = sub
         if name in body_required:
             required.append(name)
+        style = body.styles.get(name) if body is not None else None
+        if form and style and style != "form" and _styled(sub):
+            styles[name] = style
+    styles.update(form_styles)
     schema_out: dict[str, Any] = {"type": "object", "properties": props}
     if required:
         schema_out["required"] = required
@@ -108,5 +177,11 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
             f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB tool budget",
         )
     return ToolDecl(
-        schema=schema_out, query=query, path_params=path_names, body_fields=list(body_props)
+        schema=schema_out,
+        query=query,
+        path_params=path_names,
+        body_fields=[body_arg] if body_arg else list(body_props),
+        content_type=content_type,
+        styles=styles,
+        body_arg=body_arg,
     ), None

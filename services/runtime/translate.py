@@ -164,29 +164,57 @@ def _segment(op: str, name: str, value: Any) -> str:
         raise CallRefused(op, f"argument {name} is not valid Unicode text") from None
 
 
-def _query_pairs(decl: Declaration, args: dict[str, Any]) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    for name in decl.query:
-        if name not in args or args[name] is None:
-            continue
-        value = args[name]
-        if isinstance(value, list):
-            pairs.extend((name, _scalar(v)) for v in value)
-        elif isinstance(value, dict):
-            # OpenAPI's default for an object in the query: style form, exploded.
-            pairs.extend((str(k), _scalar(v)) for k, v in value.items() if v is not None)
-        else:
-            pairs.append((name, _scalar(value)))
-    return pairs
+_DELIMITERS = {"csv": ",", "ssv": "%20", "tsv": "%09", "pipes": "%7C"}
 
 
-def _encode_query(op: str, pairs: list[tuple[str, str]]) -> str:
+def _q(op: str, text: str) -> str:
     try:
-        return "&".join(
-            f"{quote(k, safe=_QUERY_SAFE)}={quote(v, safe=_QUERY_SAFE)}" for k, v in pairs
-        )
+        return quote(text, safe=_QUERY_SAFE)
     except UnicodeEncodeError:
-        raise CallRefused(op, "a query argument is not valid Unicode text") from None
+        raise CallRefused(op, "an argument is not valid Unicode text") from None
+
+
+def _deep(op: str, key: str, value: Any) -> list[str]:
+    """`name[key]=value`, nested objects and lists (`name[0]=value`) in brackets."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _deep(op, f"{key}[{k}]", v)]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _deep(op, f"{key}[{i}]", v)]
+    if value is None:
+        return []
+    return [f"{_q(op, key)}={_q(op, _scalar(value))}"]
+
+
+def styled_pairs(op: str, name: str, value: Any, style: str) -> list[str]:
+    """One argument as encoded `key=value` pairs of a query string or a form body, written as its
+    style says (OpenAPI style/explode, Swagger 2.0 collectionFormat; frontmatter.STYLES)."""
+    if value is None:
+        return []
+    if style == "deepObject" and isinstance(value, (dict, list)):
+        return _deep(op, name, value)
+    key = _q(op, name)
+    if isinstance(value, list):
+        if style in _DELIMITERS:
+            joined = _DELIMITERS[style].join(_q(op, _scalar(v)) for v in value)
+            return [f"{key}={joined}"]
+        return [f"{key}={_q(op, _scalar(v))}" for v in value]
+    if isinstance(value, dict):
+        items = [(str(k), v) for k, v in value.items() if v is not None]
+        if style in _DELIMITERS:  # explode false: name=k1,v1,k2,v2
+            flat = [_q(op, s) for k, v in items for s in (k, _scalar(v))]
+            return [f"{key}={_DELIMITERS[style].join(flat)}"]
+        # OpenAPI's default for an object: style form, exploded into its properties
+        return [f"{_q(op, k)}={_q(op, _scalar(v))}" for k, v in items]
+    return [f"{key}={_q(op, _scalar(value))}"]
+
+
+def _encode_query(op: str, decl: Declaration, args: dict[str, Any]) -> str:
+    return "&".join(
+        pair
+        for name in decl.query
+        if name in args
+        for pair in styled_pairs(op, name, args[name], decl.style_of(name))
+    )
 
 
 def static_prefix(url_template: str) -> str:
@@ -224,6 +252,15 @@ def idempotency_key(decl: Declaration, args: dict[str, Any]) -> str | None:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _json_body(op: str, value: Any) -> bytes:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+            "utf-8"
+        )
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise CallRefused(op, f"the body cannot be written as JSON: {exc}") from None
+
+
 def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedRequest:
     """Translate a call into its request, or raise CallRefused before anything exists to send."""
     decl = tool.declaration
@@ -240,7 +277,7 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
     head = urlsplit(decl.url)
     path = PATH_TEMPLATE.sub(lambda m: _segment(op, m.group(1), args[m.group(1)]), head.path)
     url = f"{head.scheme}://{head.netloc}{path}"
-    query = _encode_query(op, _query_pairs(decl, args))
+    query = _encode_query(op, decl, args)
     if query:
         url += "?" + query
     _assert_contained(op, decl, url, hosts)
@@ -248,14 +285,24 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
     body: bytes | None = None
     if decl.method not in NO_BODY and decl.body:
         fields = {name: args[name] for name in decl.body if name in args}
-        if fields or decl.method in ("POST", "PUT", "PATCH"):
-            try:
-                body = json.dumps(
-                    fields, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-                ).encode("utf-8")
-            except (ValueError, UnicodeEncodeError) as exc:
-                raise CallRefused(op, f"the body cannot be written as JSON: {exc}") from None
-            headers.append(("Content-Type", "application/json"))
+        if decl.is_form:
+            if decl.body_arg is not None:  # the form's fields, under their own argument
+                whole = fields.get(decl.body_arg)
+                fields = dict(whole) if isinstance(whole, dict) else {}
+            if fields or decl.method in ("POST", "PUT", "PATCH"):
+                body = "&".join(
+                    pair
+                    for name, value in fields.items()
+                    for pair in styled_pairs(op, name, value, decl.style_of(name))
+                ).encode("ascii")
+                headers.append(("Content-Type", decl.content_type))
+        elif decl.body_arg is not None:
+            if decl.body_arg in fields:
+                body = _json_body(op, fields[decl.body_arg])
+                headers.append(("Content-Type", decl.content_type))
+        elif fields or decl.method in ("POST", "PUT", "PATCH"):
+            body = _json_body(op, fields)
+            headers.append(("Content-Type", decl.content_type))
     headers.extend(decl.headers)
     key = idempotency_key(decl, args)
     if key:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from services.derive import DeriveOptions, derive_package
-from services.runtime.skill import package_tools
+from services.runtime.skill import load_skill, package_tools
+from services.runtime.translate import build_request
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
@@ -155,13 +156,17 @@ def test_operations_that_stay_prose_and_why() -> None:
     reasons = {op["name"]: op["not_tool_reason"] for op in package.manifest.to_dict()["operations"]}
     assert reasons == {
         "upload": "its request body is multipart/form-data, not JSON",
-        "put_list": "its request body is not a plain JSON object",
+        "put_list": None,  # an array body: one argument, `body`
         "big": "its expanded argument schema is over the 24 KB tool budget",
         "ok": None,
     }
-    assert package.manifest.to_dict()["stats"]["tools_share"] == "some"
+    assert package.manifest.to_dict()["stats"]["tools_share"] == "most"
     body = package.files["body.md"].decode()
-    assert "Some of them (1) are tools" in body
+    assert "Most of them (2) are tools" in body
+    put_list = load_skill(package.files).tool("put_list")
+    assert put_list.schema["properties"]["body"] == {"type": "array", "items": {"type": "string"}}
+    sent = build_request(put_list, {"body": ["a", "b"]}, frozenset({"rules.example"}))
+    assert (sent.body, sent.headers) == (b'["a","b"]', (("Content-Type", "application/json"),))
     assert "- `upload` — Upload. (fetch_url) Detail: skill/rules/upload.md" in body
     upload = package.files["upload.md"].decode()
     assert "Not a tool: call it with fetch_url. `POST https://rules.example/v1/upload`" in upload

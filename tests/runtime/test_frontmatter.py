@@ -142,7 +142,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
-        "op.md: operation: unknown field 'bdoy'; it takes method, url, schema, identity, fixed, headers, body, query, path, optional, integer, number, boolean, list",
+        "op.md: operation: unknown field 'bdoy'; it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, body, query, path, optional, integer, number, boolean, list",
     ),
     (
         "operation:\n  method: FETCH\n  url: http://a.test/x",

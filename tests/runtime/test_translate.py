@@ -155,13 +155,12 @@ def test_tools_load_by_tool_name_and_by_manifest_name() -> None:
         match=r"^hollowbrook has no operation or tool named 'create_bookings'; did you mean create_booking",
     ):
         skill.tool("create_bookings")
-    twilio = derived("twilio-api-v2010.json")
-    prose_only = next(o for o in twilio.operations if not o.tool)
+    readme = derived("readme-api.json")
     with pytest.raises(
         UnknownOperation,
-        match=rf"^{prose_only.name} is not a tool: its request body is application/x-www-form-urlencoded, not JSON; read {prose_only.name}.md and compose the request yourself$",
+        match=r"^create_api is not a tool: its request body is multipart/form-data, not JSON; read create_api.md and compose the request yourself$",
     ):
-        twilio.tool(prose_only.name)
+        readme.tool("create_api")
 
 
 def test_requests_go_only_to_declared_hosts() -> None:

@@ -60,6 +60,12 @@ def test_no_path_value_leaves_the_host_or_the_path(org: str, item: str, q: str) 
     assert url.fragment == ""
 
 
+def _form_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _skill_of(spec: Path) -> Skill:
     return load_skill(derived(spec, "https://api.example.test").files)
 
@@ -90,14 +96,27 @@ def _assert_translates(tool: Tool, skill: Skill) -> None:
         sent_query = {k for k, _ in parse_qsl(url.query, keep_blank_values=True)}
         for name in decl.query:
             value = args.get(name)
-            if value not in (None, [], {}) and not isinstance(value, dict):
+            if value in (None, [], {}) or isinstance(value, dict):
+                continue
+            if decl.style_of(name) == "deepObject" and isinstance(value, list):
+                assert any(k.startswith(f"{name}[") for k in sent_query), name
+            else:
                 assert name in sent_query, name
         body_args = {k: args[k] for k in decl.body if k in args}
-        if request.body is not None:
-            assert json.loads(request.body) == body_args
-            assert ("Content-Type", "application/json") in request.headers
+        if request.body is None:
+            assert not body_args or decl.body_arg is not None and decl.body_arg not in args
+            return
+        assert ("Content-Type", decl.content_type) in request.headers
+        if decl.is_form:
+            sent = parse_qsl(request.body.decode(), keep_blank_values=True)
+            fields = args.get(decl.body_arg, {}) if decl.body_arg else body_args
+            for name, value in fields.items():
+                if isinstance(value, (str, int, bool)) and not isinstance(value, float):
+                    assert (name, _form_scalar(value)) in sent, (name, value, sent)
+        elif decl.body_arg is not None:
+            assert json.loads(request.body) == args[decl.body_arg]
         else:
-            assert not body_args
+            assert json.loads(request.body) == body_args
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
