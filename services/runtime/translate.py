@@ -59,8 +59,9 @@ class PreparedRequest:
     def as_dict(self, extra_headers: dict[str, str] | None = None) -> dict[str, Any]:
         headers = dict(self.headers) | (extra_headers or {})
         body: Any = None
-        if self.body is not None:
-            body = json.loads(self.body)
+        if self.body is not None:  # JSON as its value; a form as the text sent
+            is_json = "json" in dict(self.headers).get("Content-Type", "application/json")
+            body = json.loads(self.body) if is_json else self.body.decode("ascii")
         return {"method": self.method, "url": self.url, "headers": headers, "body": body}
 
 

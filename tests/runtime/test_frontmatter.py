@@ -294,3 +294,66 @@ def test_a_tool_refers_only_to_types_the_package_has() -> None:
     other = op.replace(b"#/types/Pet", b"#/components/schemas/Pet")
     with pytest.raises(PackageError, match=r"has a \$ref that is not #/types/Name"):
         load_skill({"add.md": other}, slug="pets")
+
+
+_SCHEMA = '{"type": "object", "properties": {"q": {"type": "array"}, "body": {"type": "object"}, "x": {"type": "string"}}}'
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            "content_type: text/plain",
+            "op.md: operation.content_type: 'text/plain' is not one skillpress writes: application/json, a */*+json type or application/x-www-form-urlencoded",
+        ),
+        (
+            'style: {"q": "matrix"}',
+            "op.md: operation.style: 'matrix' is not one of form, csv, ssv, tsv, pipes, deepObject",
+        ),
+        (
+            'style: {"x": "csv"}',
+            "op.md: operation.style: names 'x', which is not a query parameter or a form body field",
+        ),
+        (
+            "body_arg: nope",
+            "op.md: operation.body_arg: 'nope' is not an argument in schema.properties",
+        ),
+        (
+            "body_arg: body",
+            "op.md: operation.body_arg: the body is 'body' whole, so every other argument must be a path or query parameter; 'x' would be sent in the body too",
+        ),
+    ],
+)
+def test_how_a_request_is_written_is_checked_at_publish(extra: str, message: str) -> None:
+    front = f"""
+operation:
+  method: POST
+  url: https://api.example.test/things
+  query: [q]
+  {extra}
+  schema: '{_SCHEMA}'
+"""
+    with pytest.raises(DeclarationError) as refused:
+        parse(front)
+    assert str(refused.value) == message
+
+
+def test_a_declared_style_content_type_and_whole_body_are_read_back() -> None:
+    decl = parse(
+        """
+operation:
+  method: PATCH
+  url: https://api.example.test/things
+  query: [q]
+  content_type: application/merge-patch+json
+  style: {"q": "csv"}
+  body_arg: body
+  schema: '{"type": "object", "properties": {"q": {"type": "array"}, "body": {"type": "object"}}}'
+"""
+    )
+    assert (decl.content_type, decl.style_of("q"), decl.style_of("other"), decl.body_arg) == (
+        "application/merge-patch+json",
+        "csv",
+        "form",
+        "body",
+    )

@@ -255,3 +255,194 @@ def test_slash_parsing() -> None:
     assert "  /create_booking      POST /bookings" in listing
     one = help_text(skill, "get_booking")
     assert json.loads(one.split("schema     ", 1)[1]) == skill.tool("get_booking").schema
+
+
+def _spec_skill(paths: dict[str, object], swagger2: bool = False) -> Skill:
+    if swagger2:
+        doc: dict[str, object] = {
+            "swagger": "2.0",
+            "info": {"title": "Styles", "version": "1"},
+            "host": "api.example.test",
+            "schemes": ["https"],
+            "paths": paths,
+        }
+    else:
+        doc = {
+            "openapi": "3.0.3",
+            "info": {"title": "Styles", "version": "1"},
+            "servers": [{"url": "https://api.example.test"}],
+            "paths": paths,
+        }
+    return load_skill(derive_package(json.dumps(doc).encode()).files)
+
+
+def _q(name: str, schema: dict[str, object], **how: object) -> dict[str, object]:
+    return {"name": name, "in": "query", "schema": schema, **how}
+
+
+def test_every_query_style_is_written_as_the_spec_says() -> None:
+    arr = {"type": "array", "items": {"type": "string"}}
+    obj = {"type": "object", "properties": {"status": {"type": "string"}, "n": {"type": "integer"}}}
+    skill = _spec_skill(
+        {
+            "/things": {
+                "get": {
+                    "operationId": "list",
+                    "parameters": [
+                        _q("$select", arr, style="form", explode=False),
+                        _q("tags", arr),
+                        _q("ids", arr, style="spaceDelimited"),
+                        _q("codes", arr, style="pipeDelimited"),
+                        _q("filter", obj, style="deepObject", explode=True),
+                        _q("expand", arr, style="deepObject", explode=True),
+                        _q("point", obj, style="form", explode=False),
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        }
+    )
+    args = {
+        "$select": ["id", "displayName"],
+        "tags": ["a", "b c"],
+        "ids": ["1", "2"],
+        "codes": ["x", "y"],
+        "filter": {"status": "active", "n": 2},
+        "expand": ["customer", "invoice"],
+        "point": {"status": "s", "n": 1},
+    }
+    assert request_of(skill, "list", args)["url"] == (
+        "https://api.example.test/things?%24select=id,displayName&tags=a&tags=b%20c&ids=1%202"
+        "&codes=x%7Cy&filter%5Bstatus%5D=active&filter%5Bn%5D=2&expand%5B0%5D=customer"
+        "&expand%5B1%5D=invoice&point=status,s,n,1"
+    )
+
+
+def test_swagger2_collection_formats_default_to_csv() -> None:
+    arr = {"type": "array", "items": {"type": "string"}}
+    skill = _spec_skill(
+        {
+            "/things": {
+                "get": {
+                    "operationId": "list",
+                    "parameters": [
+                        {"name": "a", "in": "query", **arr},
+                        {"name": "m", "in": "query", "collectionFormat": "multi", **arr},
+                        {"name": "t", "in": "query", "collectionFormat": "tsv", **arr},
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+        swagger2=True,
+    )
+    url = request_of(skill, "list", {"a": ["1", "2"], "m": ["3", "4"], "t": ["5", "6"]})["url"]
+    assert url == "https://api.example.test/things?a=1,2&m=3&m=4&t=5%096"
+
+
+def _form_op(schema: dict[str, object], encoding: dict[str, object]) -> dict[str, object]:
+    media = {"schema": schema, "encoding": encoding}
+    return {
+        "post": {
+            "operationId": "create",
+            "requestBody": {"content": {"application/x-www-form-urlencoded": media}},
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+
+
+def test_form_bodies_flat_nested_and_lists() -> None:
+    schema = {
+        "type": "object",
+        "required": ["email"],
+        "properties": {
+            "email": {"type": "string"},
+            "balance": {"type": "integer"},
+            "address": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "lines": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+            "expand": {"type": "array", "items": {"type": "string"}},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+    deep = {"style": "deepObject", "explode": True}
+    skill = _spec_skill({"/v1/customers": _form_op(schema, {"address": deep, "expand": deep})})
+    sent = request_of(
+        skill,
+        "create",
+        {
+            "email": "a+b@example.test",
+            "balance": 10,
+            "address": {"city": "Köln", "lines": ["1 Main", "Apt 2"]},
+            "expand": ["sources"],
+            "tags": ["x", "y"],
+        },
+    )
+    assert sent["headers"] == {"Content-Type": "application/x-www-form-urlencoded"}
+    assert sent["body"] == (
+        "email=a%2Bb%40example.test&balance=10&address%5Bcity%5D=K%C3%B6ln"
+        "&address%5Blines%5D%5B0%5D=1%20Main&address%5Blines%5D%5B1%5D=Apt%202"
+        "&expand%5B0%5D=sources&tags=x&tags=y"
+    )
+    from urllib.parse import parse_qsl
+
+    assert parse_qsl(str(sent["body"])) == [
+        ("email", "a+b@example.test"),
+        ("balance", "10"),
+        ("address[city]", "Köln"),
+        ("address[lines][0]", "1 Main"),
+        ("address[lines][1]", "Apt 2"),
+        ("expand[0]", "sources"),
+        ("tags", "x"),
+        ("tags", "y"),
+    ]
+
+
+def test_an_empty_form_body_on_a_get_is_no_body_and_merge_patch_keeps_its_type() -> None:
+    empty = {"type": "object", "properties": {}, "additionalProperties": False}
+    get = _form_op(empty, {})
+    get["get"] = get.pop("post")
+    get["get"]["operationId"] = "list"  # type: ignore[index]
+    patch = {
+        "patch": {
+            "operationId": "patch",
+            "requestBody": {
+                "content": {
+                    "application/merge-patch+json": {
+                        "schema": {"type": "object", "description": "A patch."}
+                    }
+                }
+            },
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    skill = _spec_skill({"/things": get, "/things/{id}": patch})
+    assert request_of(skill, "list", {})["body"] is None
+    sent = request_of(skill, "patch", {"id": "7", "body": {"spec": {"replicas": 2}}})
+    assert sent["headers"] == {"Content-Type": "application/merge-patch+json"}
+    assert sent["body"] == {"spec": {"replicas": 2}}
+
+
+def test_a_body_field_named_like_a_parameter_makes_the_body_one_argument() -> None:
+    body = {
+        "type": "object",
+        "properties": {"dryRun": {"type": "string"}, "name": {"type": "string"}},
+    }
+    op = {
+        "delete": {
+            "operationId": "delete",
+            "parameters": [_q("dryRun", {"type": "string"})],
+            "requestBody": {"content": {"application/json": {"schema": body}}},
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    skill = _spec_skill({"/things/{id}": op})
+    tool = skill.tool("delete")
+    assert sorted(tool.schema["properties"]) == ["body", "dryRun", "id"]
+    sent = request_of(skill, "delete", {"id": "1", "dryRun": "All", "body": {"dryRun": "x"}})
+    assert sent["url"] == "https://api.example.test/things/1?dryRun=All"
+    assert sent["body"] == {"dryRun": "x"}
