@@ -6,26 +6,38 @@ import json
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
+from services.derive.text import short_text
 
-__all__ = ["expand_types", "MAX_TOOL_SCHEMA_BYTES", "compact_json"]
+__all__ = ["expand_types", "reduce_to_budget", "MAX_TOOL_SCHEMA_BYTES", "compact_json"]
 
 MAX_TOOL_SCHEMA_BYTES = 24 * 1024
+_NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
 def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
 
 
-def expand_types(schema: Any, types: dict[str, Any], budget: int = MAX_TOOL_SCHEMA_BYTES) -> Any:
+def expand_types(
+    schema: Any,
+    types: dict[str, Any],
+    budget: int = MAX_TOOL_SCHEMA_BYTES,
+    max_depth: int | None = None,
+    descriptions: bool = True,
+    description_chars: int | None = None,
+) -> Any:
     """The schema with every `#/types/` reference replaced by the type itself.
 
     A type that contains itself stops at `{"type": "object"}` the second time it is met on a
     path. Raises `SchemaTooLarge` as soon as the expansion certainly passes `budget` bytes
-    (each key or item costs at least two bytes), and after the fact if it does.
+    (each key or item costs at least two bytes), and after the fact if it does. A reduction:
+    `max_depth` leaves types nested deeper than that many references undetailed (any value),
+    `descriptions=False` drops every description below the arguments themselves, and
+    `description_chars` shortens those kept.
     """
     counter = [budget // 2]
 
-    def walk(node: Any, stack: tuple[str, ...]) -> Any:
+    def walk(node: Any, stack: tuple[str, ...], level: int, names: bool = False) -> Any:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/types/"):
@@ -33,19 +45,63 @@ def expand_types(schema: Any, types: dict[str, Any], budget: int = MAX_TOOL_SCHE
                 if name in stack or name not in types:
                     counter[0] -= 1
                     return {"type": "object"}
-                return walk(types[name], stack + (name,))
+                if max_depth is not None and len(stack) >= max_depth:
+                    counter[0] -= 1
+                    return {
+                        "description": f"a {name} (not detailed here: see the operation's file)"
+                    }
+                return walk(types[name], stack + (name,), level + 1)
             counter[0] -= len(node)
             if counter[0] < 0:
                 raise SchemaTooLarge()
-            return {k: walk(v, stack) for k, v in node.items()}
+            keep_all = descriptions or names or level <= 2  # `names`: keys are field names
+            out = {
+                k: walk(v, stack, level + 1, k in _NAME_MAPS and not names)
+                for k, v in node.items()
+                if keep_all or k != "description"
+            }
+            text = out.get("description")
+            if description_chars and not names and isinstance(text, str):
+                out["description"] = short_text(text, description_chars)
+            return out
         if isinstance(node, list):
             counter[0] -= len(node)
             if counter[0] < 0:
                 raise SchemaTooLarge()
-            return [walk(v, stack) for v in node]
+            return [walk(v, stack, level + 1) for v in node]
         return node
 
-    out = walk(schema, ())
+    out = walk(schema, (), 0)
     if len(compact_json(out).encode()) > budget:
         raise SchemaTooLarge()
     return out
+
+
+# reductions tried in turn when a tool's schema is over budget, fewest first:
+# (types detailed to this depth, descriptions inside the arguments kept, what it says)
+REDUCTIONS: tuple[tuple[int | None, bool, str], ...] = (
+    (None, True, "descriptions shortened"),
+    (None, False, "descriptions inside the arguments left out, the arguments' own shortened"),
+    *(
+        (
+            depth,
+            False,
+            f"descriptions left out, types nested deeper than {depth} levels not detailed",
+        )
+        for depth in (6, 5, 4, 3, 2, 1)
+    ),
+)
+
+
+def reduce_to_budget(schema: Any, types: dict[str, Any]) -> tuple[Any, str]:
+    """The expanded schema made to fit the budget (fewest reductions first), and what was reduced;
+    raises SchemaTooLarge when even the strongest reduction does not fit."""
+    for depth, nested, said in REDUCTIONS:
+        try:
+            reduced = expand_types(
+                schema, types, max_depth=depth, descriptions=nested, description_chars=120
+            )
+            return reduced, said
+        except SchemaTooLarge:
+            continue
+    raise SchemaTooLarge()

@@ -53,6 +53,7 @@ class ToolDecl:
     content_type: str = "application/json"  # the body's media type (a JSON one, or a form)
     styles: dict[str, str] = field(default_factory=dict)  # argument → style, where not "form"
     body_arg: str | None = None  # the argument whose value is the whole body
+    reduced: str | None = None  # what was left out of the schema to fit the tool budget
 
 
 @dataclass

@@ -312,6 +312,11 @@ def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
         parts.append(
             f"\nTool: `{op.tool_name}` (load it by this file's name with load_tools; the request is built for you)."
         )
+        if op.tool.reduced:
+            parts.append(
+                f"Its argument schema is shortened to fit the tool budget ({op.tool.reduced});"
+                " this file describes every field."
+            )
     lines = "\n".join(parts).split("\n")
     lines += _additions_section(op)
     if op.tool is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
-from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types
+from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types, reduce_to_budget
 from services.derive.frontmatter import path_template_names
 from services.derive.model import Operation, ToolDecl
 
@@ -169,13 +169,18 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     if required:
         schema_out["required"] = required
     schema_out["additionalProperties"] = False
+    reduced = None
     try:
         expand_types(schema_out, types)
     except SchemaTooLarge:
-        return (
-            None,
-            f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB tool budget",
-        )
+        try:  # reduced, and said so, before it is refused
+            schema_out, reduced = reduce_to_budget(schema_out, types)
+        except SchemaTooLarge:
+            return (
+                None,
+                f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB tool"
+                " budget even with descriptions left out and nested types not detailed",
+            )
     return ToolDecl(
         schema=schema_out,
         query=query,
@@ -184,4 +189,5 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
         content_type=content_type,
         styles=styles,
         body_arg=body_arg,
+        reduced=reduced,
     ), None

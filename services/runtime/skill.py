@@ -176,6 +176,23 @@ def _parse(files: dict[str, bytes], path: str) -> tuple[OperationFile, Declarati
         raise PackageError(str(exc)) from None
 
 
+_NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def _has_ref_keyword(schema: Any) -> bool:
+    """Whether a `$ref` keyword is left (a field named `$ref` inside `properties` is not one)."""
+    stack: list[tuple[Any, bool]] = [(schema, False)]
+    while stack:
+        node, names = stack.pop()
+        if isinstance(node, dict):
+            if not names and isinstance(node.get("$ref"), str):
+                return True
+            stack.extend((v, k in _NAME_MAPS and not names) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, False) for v in node)
+    return False
+
+
 def _tool(name: str, decl: Declaration, types: dict[str, Any]) -> Tool:
     if not _TOOL_NAME.match(name):
         raise PackageError(
@@ -192,7 +209,7 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any]) -> Tool:
         raise PackageError(
             f"{decl.file}: operation.schema expands past the {MAX_TOOL_SCHEMA_BYTES // 1024} KB a tool's schema may be"
         ) from None
-    if '"$ref"' in json.dumps(schema):
+    if _has_ref_keyword(schema):
         raise PackageError(
             f"{decl.file}: operation.schema has a $ref that is not #/types/Name; write the schema inline or in types.json"
         )

@@ -122,6 +122,7 @@ def test_operations_that_stay_prose_and_why() -> None:
         "type": "object",
         "properties": {f"f{i}": {"type": "string", "description": "d" * 300} for i in range(100)},
     }
+    huge = {"type": "object", "properties": {f"field_{i}": {"type": "integer"} for i in range(2000)}}
     paths = {
         "/upload": {
             "post": {
@@ -150,6 +151,13 @@ def test_operations_that_stay_prose_and_why() -> None:
                 "responses": {},
             }
         },
+        "/huge": {
+            "post": {
+                "operationId": "huge",
+                "requestBody": {"content": {"application/json": {"schema": huge}}},
+                "responses": {},
+            }
+        },
         "/ok": {"get": {"operationId": "ok", "responses": {}}},
     }
     package = derive_package(doc(paths))
@@ -157,12 +165,21 @@ def test_operations_that_stay_prose_and_why() -> None:
     assert reasons == {
         "upload": "its request body is multipart/form-data, not JSON",
         "put_list": None,  # an array body: one argument, `body`
-        "big": "its expanded argument schema is over the 24 KB tool budget",
+        "big": None,  # shortened to fit, and the file says so
+        "huge": "its expanded argument schema is over the 24 KB tool budget even with descriptions left out and nested types not detailed",
         "ok": None,
     }
+    big = package.files["big.md"].decode()
+    assert (
+        "Its argument schema is shortened to fit the tool budget (descriptions shortened);"
+        " this file describes every field." in big
+    )
+    big_tool = load_skill(package.files).tool("big")
+    assert len(json.dumps(big_tool.schema, separators=(",", ":"))) <= 24 * 1024
+    assert all(len(s["description"]) <= 120 for s in big_tool.schema["properties"].values())
     assert package.manifest.to_dict()["stats"]["tools_share"] == "most"
     body = package.files["body.md"].decode()
-    assert "Most of them (2) are tools" in body
+    assert "Most of them (3) are tools" in body
     put_list = load_skill(package.files).tool("put_list")
     assert put_list.schema["properties"]["body"] == {"type": "array", "items": {"type": "string"}}
     sent = build_request(put_list, {"body": ["a", "b"]}, frozenset({"rules.example"}))
