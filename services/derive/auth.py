@@ -2,7 +2,8 @@
 
 Only *names* are recorded: the header the API reads and, later, the environment variable an
 operator sets. An egress header can serve an API key in a header, a bearer token or basic
-credentials; OAuth, OpenID Connect, mutual TLS and keys in a query or cookie it cannot.
+credentials, and the access token of OAuth 2 or OpenID Connect (obtained outside, sent as a bearer
+token); mutual TLS and keys in a query or cookie it cannot.
 """
 
 from __future__ import annotations
@@ -36,12 +37,11 @@ def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
         if where == "header" and isinstance(name, str) and name:
             return "apiKey", name, True
         return f"apiKey_{where or 'unknown'}", None, False
-    if typ in ("oauth2", "openidconnect", "mutualtls"):
-        return (
-            {"oauth2": "oauth2", "openidconnect": "openIdConnect", "mutualtls": "mutualTLS"}[typ],
-            None,
-            False,
-        )
+    if typ in ("oauth2", "openidconnect"):
+        # the token is obtained outside (a flow the operator runs); presented, it is a bearer token
+        return ("oauth2" if typ == "oauth2" else "openIdConnect"), "Authorization", True
+    if typ == "mutualtls":
+        return "mutualTLS", None, False
     return typ or "unknown", None, False
 
 
@@ -85,6 +85,8 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
         servable = sorted(n for n, k in schemes.items() if k[2])
         chosen = servable[0] if servable else None
     kind, header = (schemes[chosen][0], schemes[chosen][1]) if chosen else (None, None)
+    if kind in ("oauth2", "openIdConnect"):
+        kind = "bearer"  # how the runtime attaches it: `Authorization: Bearer <token>`
     return {
         "header": header,
         "scheme": chosen,

@@ -243,8 +243,13 @@ def test_auth_header_comes_from_the_scheme_most_operations_use() -> None:
     security = derive_package(
         (SPECS / "oai-security-schemes.yaml").read_bytes()
     ).manifest.to_dict()["auth"]
-    assert security["header"] is None and security["operations_unservable"] == 1
-    assert "mutualTLS" in security["unservable_kinds"] or "oauth2" in security["unservable_kinds"]
+    # OAuth 2 serves it: the access token, obtained outside, goes in Authorization as a bearer token
+    assert (security["header"], security["kind"], security["scheme"]) == (
+        "Authorization",
+        "bearer",
+        "OAuth2",
+    )
+    assert security["operations_unservable"] == 0 and security["unservable_kinds"] == ["mutualTLS"]
 
 
 def test_swagger2_is_normalised() -> None:
