@@ -88,6 +88,9 @@ class Operation:
     not_tool_reason: str | None = None
     category: str | None = None
     additions: Additions = field(default_factory=Additions)
+    credential_fields: tuple[
+        str, ...
+    ] = ()  # query parameters / body fields carrying the credential
 
     @property
     def key(self) -> str:

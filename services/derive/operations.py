@@ -9,7 +9,7 @@ from services.derive.model import Body, Operation, Param, Response
 from services.derive.refs import Resolver
 from services.derive.schema import SchemaTranslator, named_ref, type_label
 from services.derive.servers import override_server
-from services.derive.shapes import as_list, as_str
+from services.derive.shapes import as_dict, as_list, as_str
 from services.derive.text import short_text
 
 __all__ = ["METHODS", "extract_operations", "is_json_media"]
@@ -75,6 +75,33 @@ def _style(p: dict[str, Any], swagger2: bool) -> str:
     return "form"
 
 
+# names a credential goes by when an API with security schemes also takes it as a parameter
+_CREDENTIAL_NAMES = frozenset({"token", "access_token", "api_key", "apikey", "auth_token"})
+
+
+def _secret_names(doc: dict[str, Any], resolver: Resolver) -> frozenset[str]:
+    """Lower-case names of parameters that carry a credential: those an apiKey scheme names, and
+    the usual credential names once the document declares any security scheme."""
+    raw = (
+        doc.get("securityDefinitions")
+        if "swagger" in doc
+        else as_dict(doc.get("components")).get("securitySchemes")
+    )
+    if not isinstance(raw, dict) or not raw:
+        return frozenset()
+    named = set(_CREDENTIAL_NAMES)
+    for key, scheme in raw.items():
+        scheme = resolver.deref(scheme, f"security scheme {key}")
+        if (
+            isinstance(scheme, dict)
+            and str(scheme.get("type", "")).lower() == "apikey"
+            and isinstance(scheme.get("name"), str)
+            and scheme.get("in") in ("query", "cookie")
+        ):
+            named.add(scheme["name"].lower())
+    return frozenset(named)
+
+
 class _Extractor:
     def __init__(
         self,
@@ -89,6 +116,7 @@ class _Extractor:
         self.base_url = base_url
         self.swagger2 = "swagger" in doc
         self.warnings: list[str] = []
+        self.secret_names = _secret_names(doc, resolver)
 
     # ---------------------------------------------------------------- parameters
 
@@ -399,7 +427,18 @@ class _Extractor:
             security=[s for s in security if isinstance(s, dict)] if security is not None else None,
             server_url=server,
             extensions={k: op[k] for k in ("x-risk",) if k in op},
+            credential_fields=self._credential_fields(params, body),
         )
+
+    def _credential_fields(self, params: list[Param], body: Body | None) -> tuple[str, ...]:
+        """Query parameters and body fields that carry the credential: never a model's argument."""
+        if not self.secret_names:
+            return ()
+        names = {p.name for p in params if p.location == "query"}
+        if body is not None and isinstance(body.schema, dict):
+            props = body.schema.get("properties")
+            names |= set(props) if isinstance(props, dict) else set()
+        return tuple(sorted(n for n in names if n.lower() in self.secret_names))
 
 
 def extract_operations(

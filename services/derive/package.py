@@ -269,7 +269,7 @@ def choose_layout(
     grouping = grouped(failure is None)
     if len(body.encode()) > options.body_budget:
         if failure is None:
-            body = render_body(meta_base, ops, grouping)
+            body = render_body(meta_base, ops, grouping, options.body_budget)
             if len(body.encode()) > options.body_budget:
                 failure = "too_many_tags"
                 grouping = grouped(False)
@@ -277,7 +277,7 @@ def choose_layout(
                 categories, source = grouping, "tags"
         if failure is not None:
             categories, source = grouping, "paths"
-            body = render_body(meta_base, ops, categories)
+            body = render_body(meta_base, ops, categories, options.body_budget)
         if len(body.encode()) > options.body_budget:
             warnings.append(
                 f"the body is {len(body.encode()):,} bytes with {len(categories)} categories,"
@@ -292,12 +292,12 @@ def choose_layout(
         else:
             grouping, source, failure = given, options.grouping.source, options.grouping.tag_failure
             categories = given if options.grouping.mode == "categories" else []
-            body = render_body(meta_base, ops, categories or None)
+            body = render_body(meta_base, ops, categories or None, options.body_budget)
     if applied.category_changes:
         grouping = regroup(grouping, applied.category_changes, op_names, warnings)
         if categories:
             categories = grouping
-            body = render_body(meta_base, ops, categories)
+            body = render_body(meta_base, ops, categories, options.body_budget)
     if applied.category_notes:
         place_category_notes(grouping, applied.category_notes, applied)
     return Layout(body, categories, grouping, source, failure)

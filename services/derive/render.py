@@ -112,7 +112,11 @@ def _param_line(
 
 def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
     lines: list[str] = []
-    sent = [p for p in op.params if p.location in ("path", "query")]
+    sent = [
+        p
+        for p in op.params
+        if p.location in ("path", "query") and p.name not in op.credential_fields
+    ]
     required = [p for p in sent if p.required]
     optional = [p for p in sent if not p.required]
     described = [p for p in optional if p.description]
@@ -134,7 +138,9 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
         rest = undescribed + ([] if level["optional"] else described)
         names = ", ".join(f"`{p.name}`" for p in rest[:20]) + (", …" if len(rest) > 20 else "")
         lines.append(f"- Also optional, effect not described: {names}.")
-    hidden: list[Param] = [p for p in op.params if p.location in ("header", "cookie")]
+    hidden: list[Param] = [
+        p for p in op.params if p.location in ("header", "cookie") or p.name in op.credential_fields
+    ]
     if hidden:
         lines += [
             "",
@@ -384,8 +390,14 @@ def tool_share(tools: int, total: int) -> str:
 
 
 def render_body(
-    meta: dict[str, Any], ops: list[Operation], categories: list[Category] | None
+    meta: dict[str, Any],
+    ops: list[Operation],
+    categories: list[Category] | None,
+    budget: int | None = None,
+    examples: int = 3,
+    desc_chars: int = 100,
 ) -> str:
+    """The manifest. A list of categories that would pass `budget` bytes is written tighter."""
     slug = meta["slug"]
     title = meta["title"]
     total = len(ops)
@@ -431,12 +443,23 @@ def render_body(
         for cat in categories:
             if cat.parent is not None:
                 continue
-            members = cat.ops or [op for c in categories if c.parent == cat.name for op in c.ops]
-            desc = first_sentence(without_urls(cat.description), 100) if cat.description else ""
-            names = ", ".join(op.name for op in members[:3])
-            tail = f" {desc.rstrip('.')}." if desc else ""
-            lines.append(f"- `{cat.name}` — {_count(len(members))}.{tail} For example {names}.")
+            lines.append(_category_line(cat, categories, examples, desc_chars))
     else:
         lines.append("## Operations")
         lines += [op_line(op, slug) for op in ops]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if categories and budget is not None and len(text.encode()) > budget and examples > 0:
+        # over the budget: fewer examples and shorter descriptions per category, then none
+        fewer = {3: (2, 80), 2: (1, 60), 1: (0, 0)}[examples]
+        return render_body(meta, ops, categories, budget, *fewer)
+    return text
+
+
+def _category_line(cat: Category, categories: list[Category], examples: int, chars: int) -> str:
+    members = cat.ops or [op for c in categories if c.parent == cat.name for op in c.ops]
+    desc = first_sentence(without_urls(cat.description), chars) if cat.description and chars else ""
+    tail = f" {desc.rstrip('.')}." if desc else ""
+    names = ", ".join(op.name for op in members[:examples])
+    return f"- `{cat.name}` — {_count(len(members))}.{tail}" + (
+        f" For example {names}." if names else ""
+    )

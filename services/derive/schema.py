@@ -288,6 +288,10 @@ class SchemaTranslator:
             names = [r for r in req if isinstance(r, str)]
             if isinstance(props, dict):
                 names = [r for r in names if r in out.get("properties", {}) or r not in props]
+                if s.get("additionalProperties") is False and not s.get("patternProperties"):
+                    # a required field the object may not have: no value could be valid (a spec
+                    # slip, as Jira's screen schemes require `defaultScreen` beside `default`)
+                    names = [r for r in names if r in props]
             if names:
                 out["required"] = list(dict.fromkeys(names))
         addl = s.get("additionalProperties")

@@ -86,7 +86,9 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
             content_type = _FORM
         schema = body.schema
         if _is_plain_object(schema):
-            body_props = dict(schema["properties"])
+            body_props = {
+                k: v for k, v in schema["properties"].items() if k not in op.credential_fields
+            }
             body_required = [r for r in schema.get("required", []) if r in body_props]
         elif schema is None or schema == {} or schema == {"type": "object"}:
             if not form and op.method not in _NO_BODY:
@@ -126,7 +128,7 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
         props[name] = sub
         required.append(name)
     for p in op.params:
-        if p.location != "query":
+        if p.location != "query" or p.name in op.credential_fields:
             continue
         if p.name in props:
             return None, f"its query parameter {p.name!r} has the same name as a path parameter"

@@ -179,7 +179,7 @@ def _parse(files: dict[str, bytes], path: str) -> tuple[OperationFile, Declarati
 _NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
-def _has_ref_keyword(schema: Any) -> bool:
+def has_ref_keyword(schema: Any) -> bool:
     """Whether a `$ref` keyword is left (a field named `$ref` inside `properties` is not one)."""
     stack: list[tuple[Any, bool]] = [(schema, False)]
     while stack:
@@ -209,7 +209,7 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any]) -> Tool:
         raise PackageError(
             f"{decl.file}: operation.schema expands past the {MAX_TOOL_SCHEMA_BYTES // 1024} KB a tool's schema may be"
         ) from None
-    if _has_ref_keyword(schema):
+    if has_ref_keyword(schema):
         raise PackageError(
             f"{decl.file}: operation.schema has a $ref that is not #/types/Name; write the schema inline or in types.json"
         )

@@ -10,8 +10,8 @@ from jsonschema import Draft202012Validator
 
 from services.derive import SpecRefused, derive_package
 from services.derive.render import MAX_FILE_BYTES, MAX_FILE_LINES
-from services.runtime.skill import package_tools
-from tests.conftest import corpus
+from services.runtime.skill import has_ref_keyword, package_tools
+from tests.conftest import SPECS, corpus
 from tests.derived import derived
 
 REFUSED = {
@@ -54,8 +54,7 @@ def test_spec_derives_within_budgets_or_is_refused_clearly(spec: Path) -> None:
         seen.add(tool["name"])
         schema = tool["input_schema"]
         Draft202012Validator.check_schema(schema)
-        dumped = json.dumps(schema)
-        assert '"$ref"' not in dumped
+        assert not has_ref_keyword(schema)
         assert len(json.dumps(schema, separators=(",", ":")).encode()) <= 24 * 1024
         assert schema["type"] == "object"
 
@@ -74,3 +73,26 @@ def test_a_changed_spec_gives_a_different_version_id() -> None:
     spec = (Path(__file__).parents[1] / "fixtures/specs/oai-petstore-expanded.yaml").read_bytes()
     changed = spec.replace(b"Creates a new pet in the store.", b"Adds a pet to the store.")
     assert derive_package(spec).version_id != derive_package(changed).version_id
+
+
+@pytest.mark.parametrize(
+    ("name", "share"),
+    [("stripe.json", 0.95), ("kubernetes.json", 0.95), ("slack.json", 0.95), ("jira.json", 0.95)],
+)
+def test_the_apis_people_bring_are_callable(name: str, share: float) -> None:
+    package = derived(SPECS / name)
+    stats = package.manifest.stats
+    assert stats.tools / stats.operations >= share, dict(stats.not_tools)
+
+
+def test_a_credential_the_api_takes_as_a_parameter_is_never_an_argument() -> None:
+    package = derived(SPECS / "slack.json")
+    offered = [
+        t["name"]
+        for t in package_tools(package.files, "anthropic")
+        if "token" in t["input_schema"]["properties"]
+    ]
+    assert offered == []
+    assert (
+        package.manifest.auth.header == "Authorization" and package.manifest.auth.kind == "bearer"
+    )

@@ -122,7 +122,10 @@ def test_operations_that_stay_prose_and_why() -> None:
         "type": "object",
         "properties": {f"f{i}": {"type": "string", "description": "d" * 300} for i in range(100)},
     }
-    huge = {"type": "object", "properties": {f"field_{i}": {"type": "integer"} for i in range(2000)}}
+    huge = {
+        "type": "object",
+        "properties": {f"field_{i}": {"type": "integer"} for i in range(2000)},
+    }
     paths = {
         "/upload": {
             "post": {
@@ -305,3 +308,29 @@ def test_tags_failures_are_detected_and_reported() -> None:
     }
     for cat in harbor.manifest.to_dict()["categories"]:
         assert f"- `{cat['name']}` — " in harbor.files["body.md"].decode()
+
+
+def test_a_required_field_the_object_may_not_have_is_not_required() -> None:
+    screens = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["defaultScreen"],
+        "properties": {"default": {"type": "integer"}},
+    }
+    body = {"type": "object", "required": ["screens"], "properties": {"screens": screens}}
+    paths = {
+        "/screens": {
+            "post": {
+                "operationId": "createScreens",
+                "requestBody": {"content": {"application/json": {"schema": body}}},
+                "responses": {},
+            }
+        }
+    }
+    tool = load_skill(derive_package(doc(paths)).files).tool("create_screens")
+    assert tool.schema["properties"]["screens"] == {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"default": {"type": "integer"}},
+    }
+    assert tool.validator.is_valid({"screens": {"default": 3}})
