@@ -72,18 +72,30 @@ def find_version(s: Session, skill: Skill, ref: str) -> Version:
     return found[0]
 
 
+def _loads(version: Version, files: dict[str, bytes]) -> None:
+    from services.runtime.skill import PackageError, load_skill
+
+    try:
+        load_skill(files)
+    except PackageError as exc:
+        raise PublishRefused(
+            f"version {version.id[:12]} cannot be published: the runtime would not load it ({exc})"
+        ) from None
+
+
 def check_publish(
     s: Session, blobs: BlobStore, skill: Skill, version: Version, remove_gates: bool
 ) -> list[str]:
-    """The gates publishing `version` would drop (refused unless `remove_gates`)."""
+    """The gates publishing `version` would drop (refused unless `remove_gates`). A version the
+    runtime would not load is refused first: whatever publish accepts, agents can call."""
+    files = version_files(blobs, version)
+    _loads(version, files)
     if not skill.live_version_id or skill.live_version_id == version.id:
         return []
     live = s.get(Version, skill.live_version_id)
     if live is None:
         return []
-    dropped = sorted(
-        set(gates(version_files(blobs, live))) - set(gates(version_files(blobs, version)))
-    )
+    dropped = sorted(set(gates(version_files(blobs, live))) - set(gates(files)))
     if dropped and not remove_gates:
         raise PublishRefused(
             f"publishing {version.id[:12]} would drop the live version's gate{'s' if len(dropped) > 1 else ''}"

@@ -163,7 +163,7 @@ def _sent_fields(op: Operation) -> list[str]:
 def _bindable(op: Operation) -> list[str]:
     if op.tool is None:
         return [p.name for p in op.params if p.location == "path"]
-    return [*op.tool.path_params, *op.tool.body_fields]
+    return [*op.tool.path_params, *op.tool.body_fields] or list(op.tool.query)
 
 
 def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[str, Any] | None:

@@ -171,7 +171,7 @@ def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
                 decl = None
         words = _words(name, path, entry.operation_id or "")
         risk, group, why = _risk(method, words, entry.x_risk)
-        binds = list(decl.path_params + decl.body) if decl else []
+        binds = list(decl.path_params + decl.body or decl.query) if decl else []
         amount, currency = _amount_fields(decl, types) if group == "money" else (None, None)
         body: dict[str, Any] = {
             "matches": f"{method} {path}",

@@ -533,8 +533,9 @@ def _approval(
             "approval",
             "this operation sends no path parameter or body field, so a gate has nothing to bind",
         )
-    binds = _names(file, "approval.binds", raw.get("binds")) or tuple(
-        n for n in (*path_params, *body)
+    # what a gate binds by default: the call's target and payload, else (a DELETE /user?id=…) its query
+    binds = _names(file, "approval.binds", raw.get("binds")) or (
+        tuple((*path_params, *body)) or tuple(n for n in sent if n not in path_params + body)
     )
     for name in binds:
         if name not in sent:
@@ -544,7 +545,8 @@ def _approval(
     amount = raw.get("amount")
     currency = raw.get("currency")
     for key, value in (("amount", amount), ("currency", currency)):
-        if value is not None and (not isinstance(value, str) or value not in body):
+        # a body field, or a field inside one (`amount.value`)
+        if value is not None and (not isinstance(value, str) or value.split(".")[0] not in body):
             raise DeclarationError(
                 file, f"approval.{key}", f"{value!r} is not a body field of this operation"
             )

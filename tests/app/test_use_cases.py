@@ -402,3 +402,125 @@ def test_derive_with_model_uses_a_valid_answer() -> None:
     package = derive_with_model(data, DeriveOptions(), answer, "m", 500_000, lambda line: None)
     assert package.manifest.source == "model"
     assert {c.name for c in package.manifest.categories} >= {"first_half", "second_half"}
+
+
+def test_a_version_the_runtime_would_not_load_is_never_published(ctx: AppContext) -> None:
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    skill = versions.find_skill(ctx, "hollowbrook")
+    good = versions.pick_version(ctx, skill, first["version_id"])
+    keys = json.loads(good.files_json)
+    broken = ctx.blobs.get(keys["get_booking.md"]).replace(b"method: GET", b"method: FETCH", 1)
+    keys["get_booking.md"] = ctx.blobs.put(broken)
+    from schemas.records import Version
+
+    with ctx.records.session() as s:
+        s.add(
+            Version(
+                id="broken-version-1",
+                skill_id=skill.id,
+                revision_id=good.revision_id,
+                content_hash="broken",
+                renderer=good.renderer,
+                files_json=json.dumps(keys),
+                hosts_json=good.hosts_json,
+                diff_json="{}",
+                created_at=datetime.now(UTC),
+            )
+        )
+    with pytest.raises(
+        versions.PublishRefused,
+        match=r"version broken-versi cannot be published: the runtime would not load it"
+        r" \(get_booking.md: operation.method: 'FETCH' is not one of",
+    ):
+        versions.check_publish_request(ctx, "hollowbrook", "broken-version-1", False)
+
+
+def test_a_money_gate_confirmed_in_review_publishes_and_loads(ctx: AppContext) -> None:
+    money = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pay", "version": "1"},
+        "servers": [{"url": "https://pay.example.test"}],
+        "paths": {
+            "/payments": {
+                "post": {
+                    "operationId": "createPayment",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["amount"],
+                                    "properties": {
+                                        "amount": {
+                                            "type": "object",
+                                            "properties": {
+                                                "value": {"type": "integer"},
+                                                "currency": {"type": "string"},
+                                            },
+                                        },
+                                        "reference": {"type": "string"},
+                                    },
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"201": {"description": "made"}},
+                }
+            }
+        },
+    }
+    submit(ctx, json.dumps(money).encode(), "pay", slug="pay")
+    skill = versions.find_skill(ctx, "pay")
+    gate = next(
+        p
+        for p in review.open_suggestions(ctx, skill)
+        if p.group == "money" and p.kind == "approval"
+    )
+    assert (gate.annotation["amount"], gate.annotation["currency"]) == (
+        "amount.value",
+        "amount.currency",
+    )
+    aid = review.confirm(ctx, skill, gate, "reviewer")
+    proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
+    version_id = versions.check_publish_request(ctx, "pay", proposal["version_id"], False)
+    from services.runtime.skill import load_skill
+
+    loaded = load_skill(
+        versions.version_files(ctx.blobs, versions.pick_version(ctx, skill, version_id))
+    )
+    approval = loaded.tool("create_payment").declaration.approval
+    assert approval is not None and (approval.amount, approval.currency) == (
+        "amount.value",
+        "amount.currency",
+    )
+
+
+def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Users", "version": "1"},
+        "servers": [{"url": "https://users.example.test"}],
+        "paths": {
+            "/rest/api/3/user": {
+                "delete": {
+                    "operationId": "removeUser",
+                    "parameters": [
+                        {
+                            "name": "accountId",
+                            "in": "query",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {"204": {"description": "gone"}},
+                }
+            }
+        },
+    }
+    submit(ctx, json.dumps(spec).encode(), "u", slug="users")
+    skill = versions.find_skill(ctx, "users")
+    [gate] = [p for p in review.open_suggestions(ctx, skill) if p.kind == "approval"]
+    assert gate.bindable and gate.annotation["binds"] == ["accountId"]
+    aid = review.confirm(ctx, skill, gate, "reviewer")
+    proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
+    versions.check_publish_request(ctx, "users", proposal["version_id"], False)
