@@ -46,7 +46,7 @@ from services.derive.render import (
     tool_share,
 )
 from services.derive.schema import SchemaTranslator, refs_in
-from services.derive.servers import host_of, server_from_list, swagger2_server
+from services.derive.servers import host_of, placeholder_host, server_from_list, swagger2_server
 from services.derive.shapes import as_dict, as_list
 from services.derive.split import fork_map
 from services.derive.text import short_text
@@ -141,7 +141,13 @@ def _base_url(
             return resolved, resolved
         return given.rstrip("/"), given.rstrip("/")
     if resolved is None:
-        if raw:
+        stand_in = placeholder_host(raw) if raw else None
+        if stand_in:
+            warnings.append(
+                f"server URL {raw!r} is a placeholder ({stand_in}): operations are declared as paths;"
+                " give the real base URL with --base-url (here, or when the skill is called)"
+            )
+        elif raw:
             warnings.append(
                 f"server URL {raw!r} is relative or templated: pass --base-url to resolve it"
             )

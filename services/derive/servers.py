@@ -6,7 +6,7 @@ import re
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-__all__ = ["server_from_list", "swagger2_server", "host_of", "join_url"]
+__all__ = ["server_from_list", "swagger2_server", "host_of", "join_url", "placeholder_host"]
 
 _VAR = re.compile(r"\{([^{}]+)\}")
 
@@ -27,17 +27,29 @@ def _substitute(url: str, variables: Any) -> str:
     return _VAR.sub(one, url)
 
 
+def placeholder_host(url: str) -> str | None:
+    """The host of `url` when it is a stand-in for the operator's own (`your-domain.atlassian.net`,
+    `kubernetes.local`), which no call should go to until the real one is given."""
+    host = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+    if host.endswith((".local", ".localdomain", ".invalid")) or any(
+        label.startswith(("your", "my-", "my_")) for label in host.split(".")
+    ):
+        return host
+    return None
+
+
 def _absolute(url: str, base: str | None) -> str | None:
-    """An absolute http(s) URL for `url`, resolved against `base` (RFC 3986) when relative."""
+    """An absolute http(s) URL for `url`, resolved against `base` (RFC 3986) when relative; None
+    when there is none, or its host is a placeholder."""
     parts = urlsplit(url)
     if parts.scheme in ("http", "https") and parts.netloc and "{" not in parts.netloc:
-        return url.rstrip("/")
+        return None if placeholder_host(url) else url.rstrip("/")
     if parts.scheme or not base:
         return None
     joined = urljoin(base, url)
     jp = urlsplit(joined)
     if jp.scheme in ("http", "https") and jp.netloc and "{" not in jp.netloc:
-        return joined.rstrip("/")
+        return None if placeholder_host(joined) else joined.rstrip("/")
     return None
 
 

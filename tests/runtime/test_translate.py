@@ -446,3 +446,24 @@ def test_a_body_field_named_like_a_parameter_makes_the_body_one_argument() -> No
     sent = request_of(skill, "delete", {"id": "1", "dryRun": "All", "body": {"dryRun": "x"}})
     assert sent["url"] == "https://api.example.test/things/1?dryRun=All"
     assert sent["body"] == {"dryRun": "x"}
+
+
+def test_a_placeholder_host_is_never_called_until_the_real_one_is_given() -> None:
+    package = derive_package((SPECS / "jira.json").read_bytes())
+    assert package.manifest.hosts == () and package.manifest.base_url is None
+    assert any("is a placeholder (your-domain.atlassian.net)" in w for w in package.warnings)
+    bare = load_skill(package.files)
+    with pytest.raises(
+        CallRefused, match="the skill declares no host: its URL is the path /rest/api/3/user"
+    ):
+        build_request(bare.tool("remove_user"), {"accountId": "5b10"}, bare.hosts)
+    real = load_skill(package.files, base_url="https://acme.atlassian.net")
+    sent = build_request(real.tool("remove_user"), {"accountId": "5b10"}, real.hosts)
+    assert (sent.method, sent.url) == (
+        "DELETE",
+        "https://acme.atlassian.net/rest/api/3/user?accountId=5b10",
+    )
+    given = derive_package(
+        (SPECS / "jira.json").read_bytes(), DeriveOptions(base_url="https://acme.atlassian.net")
+    )
+    assert given.manifest.hosts == ("acme.atlassian.net",)
