@@ -86,6 +86,47 @@ _IRREVERSIBLE = {
     "reset",
     "expire",
 }
+# a POST makes something only when its name says so; many POSTs only look things up, and an
+# identity on those would give two different questions the same Idempotency-Key
+_CREATES = {
+    "create",
+    "add",
+    "new",
+    "insert",
+    "register",
+    "book",
+    "make",
+    "open",
+    "issue",
+    "send",
+    "submit",
+    "upload",
+    "place",
+    "start",
+    "invite",
+    "generate",
+    "import",
+}
+_LOOKUPS = {
+    "search",
+    "query",
+    "list",
+    "get",
+    "find",
+    "lookup",
+    "validate",
+    "check",
+    "calculate",
+    "estimate",
+    "preview",
+    "count",
+    "verify",
+    "test",
+    "evaluate",
+    "match",
+    "filter",
+    "batch",
+}
 _AMOUNT = re.compile(r"(^|_)(amount|price|total|cost|fee|sum|value)(_|$)|amount$", re.IGNORECASE)
 _CURRENCY = re.compile(r"currency", re.IGNORECASE)
 
@@ -186,7 +227,12 @@ def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
         if currency:
             body["currency"] = currency
         out.append(Suggestion(name, "approval", group, body))
-        is_create = method == "POST" and not path.rstrip("/").endswith("}")
+        is_create = (
+            method == "POST"
+            and not path.rstrip("/").endswith("}")
+            and bool(words & _CREATES)
+            and not words & _LOOKUPS
+        )
         if is_create and decl is not None:
             identity = [r for r in decl.required if r in decl.body or r in decl.path_params]
             if identity:

@@ -136,3 +136,42 @@ def test_gates_are_read_from_frontmatter() -> None:
         "POST /bookings": "create_booking.md",
         "DELETE /bookings/{booking_id}": "cancel_booking.md",
     }
+
+
+def test_an_identity_is_guessed_for_creates_only_never_for_a_post_that_looks_things_up() -> None:
+    import json
+
+    body = {
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["merchantAccount"],
+                    "properties": {
+                        "merchantAccount": {"type": "string"},
+                        "country": {"type": "string"},
+                    },
+                }
+            }
+        }
+    }
+    ok = {"200": {"description": "ok"}}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Shop", "version": "1"},
+        "servers": [{"url": "https://shop.example.test"}],
+        "paths": {
+            "/paymentMethods": {
+                "post": {"operationId": "post-paymentMethods", "requestBody": body, "responses": ok}
+            },
+            "/orders/search": {
+                "post": {"operationId": "searchOrders", "requestBody": body, "responses": ok}
+            },
+            "/orders": {
+                "post": {"operationId": "createOrder", "requestBody": body, "responses": ok}
+            },
+        },
+    }
+    guesses = guess_suggestions(derive_package(json.dumps(doc).encode()).files)
+    identities = {g.operation: g.body["fields"] for g in guesses if g.kind == "identity"}
+    assert identities == {"create_order": ["merchantAccount"]}
