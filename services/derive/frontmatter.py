@@ -51,6 +51,7 @@ OPERATION_KEYS = (
     "content_type",
     "style",
     "body_arg",
+    "sent_as",
     *FLAT_KEYS,
 )
 JSON_BODY = "application/json"
@@ -136,12 +137,16 @@ class Declaration:
     headers: tuple[tuple[str, str], ...] = ()  # sent on every call
     content_type: str = JSON_BODY  # a JSON media type, or FORM_BODY
     styles: tuple[tuple[str, str], ...] = ()  # (argument, style) where it is not "form"
-    body_arg: str | None = (
-        None  # the argument whose value is the whole body (not an object's fields)
-    )
+    # the argument whose value is the whole body (a form: its fields)
+    body_arg: str | None = None
+    # (query argument, the name the API reads) where they differ
+    sent_as: tuple[tuple[str, str], ...] = ()
 
     def style_of(self, name: str) -> str:
         return dict(self.styles).get(name, "form")
+
+    def wire_name(self, name: str) -> str:
+        return dict(self.sent_as).get(name, name)
 
     @property
     def is_form(self) -> bool:
@@ -631,6 +636,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     sent = path_params + query + body
     headers = _headers(file, raw)
     content_type, styles, body_arg = _encoding(file, raw, schema, query, body)
+    sent_as = _sent_as(file, raw, query)
     if "identity" in raw and "identity" in front:
         raise DeclarationError(
             file,
@@ -672,7 +678,25 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         content_type=content_type,
         styles=styles,
         body_arg=body_arg,
+        sent_as=sent_as,
     )
+
+
+def _sent_as(file: str, raw: dict[str, Any], query: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Query arguments the API reads under another name (one a path parameter already has)."""
+    given = raw.get("sent_as", {})
+    if not isinstance(given, dict):
+        raise DeclarationError(
+            file, "operation.sent_as", "must map query arguments to the names sent"
+        )
+    for arg, name in given.items():
+        if arg not in query:
+            raise DeclarationError(
+                file, "operation.sent_as", f"names {arg!r}, which is not in `query`"
+            )
+        if not isinstance(name, str) or not _FIELD.match(name):
+            raise DeclarationError(file, "operation.sent_as", f"{name!r} is not a parameter name")
+    return tuple(sorted(given.items()))
 
 
 def _encoding(
@@ -785,6 +809,10 @@ def declaration_block(op: Operation, url: str) -> str:
             )
         if op.tool.body_arg:
             lines.append(f"  body_arg: {_y(op.tool.body_arg)}")
+        if op.tool.sent_as:
+            lines.append(
+                "  sent_as: " + json.dumps(op.tool.sent_as, ensure_ascii=False, sort_keys=True)
+            )
         pretty = readable_json(op.tool.schema)
         if pretty.count("\n") > 300:
             pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)

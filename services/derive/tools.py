@@ -111,6 +111,7 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     path_names = path_template_names(op.path)
     query: list[str] = []
     styles: dict[str, str] = {}
+    sent_as: dict[str, str] = {}
     for name in path_names:
         param = next((p for p in op.params if p.location == "path" and p.name == name), None)
         sub = (
@@ -130,17 +131,21 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     for p in op.params:
         if p.location != "query" or p.name in op.credential_fields:
             continue
-        if p.name in props:
-            return None, f"its query parameter {p.name!r} has the same name as a path parameter"
+        arg = p.name
+        if arg in props:  # named like a path parameter: offered under another name, sent as its own
+            arg = next(
+                n for n in (f"{p.name}_query", f"query_{p.name}", f"{p.name}__q") if n not in props
+            )
+            sent_as[arg] = p.name
         sub = p.schema if isinstance(p.schema, dict) else {}
         if p.description and "description" not in sub:
             sub = {**sub, "description": p.description}
-        props[p.name] = sub
-        query.append(p.name)
+        props[arg] = sub
+        query.append(arg)
         if p.style != "form" and _styled(sub):
-            styles[p.name] = p.style
+            styles[arg] = p.style
         if p.required:
-            required.append(p.name)
+            required.append(arg)
     form_styles: dict[str, str] = {}
     if whole_body is None and any(name in props for name in body_props):
         # a field named like a parameter: the body goes whole, under its own argument
@@ -192,4 +197,5 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
         styles=styles,
         body_arg=body_arg,
         reduced=reduced,
+        sent_as=sent_as,
     ), None

@@ -214,7 +214,7 @@ def _encode_query(op: str, decl: Declaration, args: dict[str, Any]) -> str:
         pair
         for name in decl.query
         if name in args
-        for pair in styled_pairs(op, name, args[name], decl.style_of(name))
+        for pair in styled_pairs(op, decl.wire_name(name), args[name], decl.style_of(name))
     )
 
 

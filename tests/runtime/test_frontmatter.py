@@ -142,7 +142,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
-        "op.md: operation: unknown field 'bdoy'; it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, body, query, path, optional, integer, number, boolean, list",
+        "op.md: operation: unknown field 'bdoy'; it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, body, query, path, optional, integer, number, boolean, list",
     ),
     (
         "operation:\n  method: FETCH\n  url: http://a.test/x",
@@ -313,6 +313,10 @@ _SCHEMA = '{"type": "object", "properties": {"q": {"type": "array"}, "body": {"t
         (
             'style: {"x": "csv"}',
             "op.md: operation.style: names 'x', which is not a query parameter or a form body field",
+        ),
+        (
+            'sent_as: {"x": "path"}',
+            "op.md: operation.sent_as: names 'x', which is not in `query`",
         ),
         (
             "body_arg: nope",

@@ -467,3 +467,34 @@ def test_a_placeholder_host_is_never_called_until_the_real_one_is_given() -> Non
         (SPECS / "jira.json").read_bytes(), DeriveOptions(base_url="https://acme.atlassian.net")
     )
     assert given.manifest.hosts == ("acme.atlassian.net",)
+
+
+def test_a_query_parameter_named_like_a_path_parameter_is_offered_under_another_name() -> None:
+    skill = _spec_skill(
+        {
+            "/pods/{name}/proxy/{path}": {
+                "get": {
+                    "operationId": "proxy",
+                    "parameters": [
+                        {
+                            "name": "name",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                        {
+                            "name": "path",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                        _q("path", {"type": "string"}),
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        }
+    )
+    assert sorted(skill.tool("proxy").schema["properties"]) == ["name", "path", "path_query"]
+    url = request_of(skill, "proxy", {"name": "p1", "path": "healthz", "path_query": "/x"})["url"]
+    assert url == "https://api.example.test/pods/p1/proxy/healthz?path=%2Fx"
