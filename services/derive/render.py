@@ -236,7 +236,12 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
 
 
 def _call_section(op: Operation, url: str) -> list[str]:
-    lines = ["", "## The call", f"Not a tool: call it with fetch_url. `{op.method} {url}`"]
+    lines = [
+        "",
+        "## The call",
+        "Not a tool: skillpress cannot send this request, so there is nothing to load or call here."
+        f" Whoever has an HTTP client can: `{op.method} {url}`",
+    ]
     if "{" in op.path:
         lines.append("Fill each `{name}` in the URL with the path parameter, percent-encoded.")
     if any(p.location == "query" for p in op.params):
@@ -347,7 +352,7 @@ def op_line(op: Operation, slug: str) -> str:
     what = first_sentence(without_urls(what), 120).rstrip(".") or _humanize(op.name)
     marks = []
     if op.tool is None:
-        marks.append("fetch_url")
+        marks.append("not callable here")
     if op.deprecated:
         marks.append("deprecated")
     mark = f" ({', '.join(marks)})" if marks else ""
@@ -418,7 +423,8 @@ def render_body(
     )
     if share != "all":
         lines.append(
-            "An operation marked (fetch_url) is not a tool: its file spells out the call for fetch_url."
+            "An operation marked (not callable here) is not a tool: skillpress cannot send it; its file"
+            " spells out the request for an HTTP client of your own."
         )
     lines.append(f"Read an operation's file before you first call it: skill/{slug}/<name>.md.")
     auth = meta.get("auth") or {}

@@ -144,7 +144,7 @@ class Skill:
         if entry is not None:
             raise UnknownOperation(
                 f"{name} is not a tool: {entry.not_tool_reason or 'it declares no operation block'};"
-                f" read {name}.md and compose the request yourself"
+                f" skillpress cannot send it (its file, {name}.md, spells out the request for an HTTP client of your own)"
             )
         names = sorted({t.operation for t in self.tools})
         close = difflib.get_close_matches(name, names + [t.name for t in self.tools], n=3)

@@ -187,9 +187,12 @@ def test_operations_that_stay_prose_and_why() -> None:
     assert put_list.schema["properties"]["body"] == {"type": "array", "items": {"type": "string"}}
     sent = build_request(put_list, {"body": ["a", "b"]}, frozenset({"rules.example"}))
     assert (sent.body, sent.headers) == (b'["a","b"]', (("Content-Type", "application/json"),))
-    assert "- `upload` — Upload. (fetch_url) Detail: skill/rules/upload.md" in body
+    assert "- `upload` — Upload. (not callable here) Detail: skill/rules/upload.md" in body
     upload = package.files["upload.md"].decode()
-    assert "Not a tool: call it with fetch_url. `POST https://rules.example/v1/upload`" in upload
+    assert (
+        "Not a tool: skillpress cannot send this request, so there is nothing to load or call here."
+        " Whoever has an HTTP client can: `POST https://rules.example/v1/upload`" in upload
+    )
     assert not upload.startswith("---"), "an undeclared operation has no operation block"
 
 

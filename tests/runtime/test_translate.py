@@ -158,7 +158,7 @@ def test_tools_load_by_tool_name_and_by_manifest_name() -> None:
     readme = derived("readme-api.json")
     with pytest.raises(
         UnknownOperation,
-        match=r"^create_api is not a tool: its request body is multipart/form-data, not JSON; read create_api.md and compose the request yourself$",
+        match=r"^create_api is not a tool: its request body is multipart/form-data, not JSON; skillpress cannot send it \(its file, create_api.md, spells out the request for an HTTP client of your own\)$",
     ):
         readme.tool("create_api")
 
