@@ -92,6 +92,7 @@ class SuggestionsMade(BaseModel):
     skill: str
     approvals: int
     identities: int
+    headers: int = 0  # operations whose required headers need a value from the operator
     submission: str | None = _SUBMISSION
 
 

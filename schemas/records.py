@@ -134,7 +134,7 @@ class Suggestion(SQLModel, table=True):
     skill_id: str = Field(foreign_key="skills.id", index=True, max_length=64)
     revision_id: str = Field(foreign_key="source_revisions.id", index=True, max_length=64)
     operation: str = Field(max_length=128)
-    kind: str = Field(max_length=16)  # approval | identity
+    kind: str = Field(max_length=16)  # approval | identity | header
     group: str = Field(max_length=16)  # money | deletes | changes | reads
     body_json: str = Field(sa_column=Column(Text, nullable=False))
     status: str = Field(default="open", max_length=16)  # open | confirmed

@@ -166,7 +166,13 @@ def describe_event(subject: str, body: dict[str, Any]) -> tuple[str, str | None]
     if subject.endswith("suggestions.made"):
         rules = f"{body['approvals']} approval rule{'' if body['approvals'] == 1 else 's'}"
         ids = f"{body['identities']} identit{'y' if body['identities'] == 1 else 'ies'}"
-        return f"suggested {rules} and {ids} (for review; none applied)", None
+        asks = body.get("headers") or 0
+        ask = (
+            f"; {asks} operation{'' if asks == 1 else 's'} need a header value from you"
+            if asks
+            else ""
+        )
+        return f"suggested {rules} and {ids} (for review; none applied){ask}", None
     if subject.endswith("version.proposed"):
         s = body.get("summary", {})
         fresh = "" if body.get("created", True) else " (identical to a version already stored)"

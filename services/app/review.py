@@ -49,6 +49,8 @@ def open_suggestions(ctx: AppContext, skill: Skill) -> list[Pending]:
             keep = ("matches", "risk", "binds", "amount", "currency")
             ann = {k: v for k, v in body.items() if k in keep}
             bindable = bool(body.get("bindable"))
+        elif r.kind == "header":
+            ann, bindable = {"names": body["names"]}, True
         else:
             ann, bindable = {"fields": body["fields"]}, True
         out.append(Pending(r.id, r.operation, r.group, r.kind, ann, body.get("why", ""), bindable))
@@ -60,6 +62,11 @@ def confirm(ctx: AppContext, skill: Skill, pending: Pending, by: str) -> str:
     Raises Refused (AnnotationRefused among them) for one that cannot be confirmed."""
     if not pending.bindable:
         raise Refused("nothing to bind, so no gate can be confirmed")
+    if pending.kind == "header":
+        raise Refused(
+            f"only you know the value of {', '.join(pending.annotation['names'])}: skillpress annotate"
+            f" {skill.slug} -o {pending.operation} --fixed-header NAME=VALUE"
+        )
     target = f"operation:{pending.operation}"
     check_annotation(ctx, skill, [Annotation("(new)", pending.kind, target, pending.annotation)])
     aid = store_annotation(ctx, skill, pending.kind, target, pending.annotation, by, ctx.clock())

@@ -134,7 +134,7 @@ _CURRENCY = re.compile(r"currency", re.IGNORECASE)
 @dataclass(frozen=True)
 class Suggestion:
     operation: str
-    kind: str  # approval | identity
+    kind: str  # approval | identity | header (a value only the operator can give)
     group: str  # money | deletes | changes | reads
     body: dict[str, Any]
 
@@ -227,6 +227,10 @@ def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
         if currency:
             body["currency"] = currency
         out.append(Suggestion(name, "approval", group, body))
+        if entry.required_headers:  # a question only the operator can answer: the values
+            why = "required headers the tool does not send; give their values"
+            body_h = {"names": list(entry.required_headers), "why": why}
+            out.append(Suggestion(name, "header", group, body_h))
         is_create = (
             method == "POST"
             and not path.rstrip("/").endswith("}")

@@ -133,9 +133,12 @@ class OperationEntry:
     tags: tuple[str, ...] = ()
     deprecated: bool = False
     x_risk: str | None = None
+    # required headers the tool does not send (not the credential): a value the operator fixes
+    required_headers: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        asked = {"required_headers": list(self.required_headers)} if self.required_headers else {}
+        return asked | {
             "name": self.name,
             "file": self.file,
             "category": self.category,
@@ -168,6 +171,7 @@ class OperationEntry:
             tags=_strs(raw.get("tags")),
             deprecated=raw.get("deprecated") is True,
             x_risk=_opt_str(raw.get("x_risk")),
+            required_headers=_strs(raw.get("required_headers")),
         )
 
 

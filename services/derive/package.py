@@ -368,6 +368,13 @@ def build_manifest(
     warnings: list[str],
 ) -> Manifest:
     category_of = {op.name: cat.name for cat in layout.grouping for op in cat.ops}
+    asked = {op.name: _headers_to_fix(op, auth) for op in ops}
+    for name, headers in asked.items():
+        for header in headers:
+            warnings.append(
+                f"{name}: the API requires header {header}, which the tool does not send; give its"
+                f" value once: skillpress annotate {api.slug} -o {name} --fixed-header {header}=VALUE"
+            )
     declared = sum(1 for op in ops if op.tool is not None)
     not_tools: dict[str, int] = {}
     for op in ops:
@@ -396,6 +403,7 @@ def build_manifest(
                 tags=tuple(op.tags),
                 deprecated=op.deprecated,
                 x_risk=risk if isinstance(risk, str) else None,
+                required_headers=asked[op.name],
             )
             for op, risk in zip(ops, x_risk, strict=True)
         ),
@@ -428,6 +436,23 @@ def build_manifest(
         )
         if options.annotations
         else None,
+    )
+
+
+def _headers_to_fix(op: Operation, auth: AuthInfo) -> tuple[str, ...]:
+    """Required headers a tool does not send and the credential is not: without a fixed value
+    (annotate --fixed-header) every call would be refused by the API."""
+    if op.tool is None:
+        return ()
+    credential = (auth.header or "").lower()
+    fixed = {h.lower() for h in op.tool.headers}
+    return tuple(
+        p.name
+        for p in op.params
+        if p.location == "header"
+        and p.required
+        and p.name.lower() not in (credential, "authorization", *fixed)
+        and p.name.lower() not in op.credential_fields
     )
 
 

@@ -524,3 +524,66 @@ def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> No
     aid = review.confirm(ctx, skill, gate, "reviewer")
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
     versions.check_publish_request(ctx, "users", proposal["version_id"], False)
+
+
+def test_a_required_header_is_a_question_for_the_operator_until_it_is_fixed(
+    ctx: AppContext,
+) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Box", "version": "1"},
+        "servers": [{"url": "https://box.example.test"}],
+        "paths": {
+            "/files/{id}": {
+                "get": {
+                    "operationId": "getFile",
+                    "parameters": [
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                        {
+                            "name": "BoxApi",
+                            "in": "header",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    events = submit(ctx, json.dumps(spec).encode(), "box", slug="box")
+    assert last(events, EVENTS["suggestions_made"])["headers"] == 1
+    proposed = last(events, EVENTS["version_proposed"])
+    skill = versions.find_skill(ctx, "box")
+    files = versions.version_files(
+        ctx.blobs, versions.pick_version(ctx, skill, proposed["version_id"])
+    )
+    from services.derive.manifest import Manifest
+
+    assert Manifest.from_json(files["skill.json"]).by_name()["get_file"].required_headers == (
+        "BoxApi",
+    )
+    [question] = [p for p in review.open_suggestions(ctx, skill) if p.kind == "header"]
+    with pytest.raises(
+        Refused,
+        match="only you know the value of BoxApi: skillpress annotate box -o get_file --fixed-header NAME=VALUE",
+    ):
+        review.confirm(ctx, skill, question, "reviewer")
+    fixed = annotations.add_annotation(
+        ctx,
+        "box",
+        "fixed",
+        "operation:get_file",
+        {"name": "BoxApi", "value": "shared_link=x", "in": "header"},
+        "op",
+    )
+    again = propose(ctx, fixed, "added")
+    files = versions.version_files(
+        ctx.blobs, versions.pick_version(ctx, skill, again["version_id"])
+    )
+    assert Manifest.from_json(files["skill.json"]).by_name()["get_file"].required_headers == ()
