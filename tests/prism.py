@@ -137,7 +137,12 @@ def request_violations(status: int, headers: dict[str, str], body: bytes) -> lis
         found = [v for v in json.loads(raw) if isinstance(v, dict)]
     elif 400 <= status < 500 and "problem+json" in headers.get("content-type", ""):
         problem = json.loads(body)
-        found = [v for v in problem.get("validation", []) if isinstance(v, dict)]
+        # a 422's validation locates each finding in the request without saying "request"
+        found = [
+            {**v, "location": ["request", *v.get("location", [])]}
+            for v in problem.get("validation", [])
+            if isinstance(v, dict)
+        ]
         if not found:
             found = [
                 {
@@ -145,4 +150,6 @@ def request_violations(status: int, headers: dict[str, str], body: bytes) -> lis
                     "message": f"{problem.get('status')} {problem.get('title')}",
                 }
             ]
+    elif 400 <= status < 500:  # Prism's own refusal of what it could not even read (bad JSON)
+        found = [{"location": ["request"], "message": f"{status} {body[:200]!r}"}]
     return [v for v in found if (v.get("location") or [""])[0] == "request"]

@@ -37,6 +37,9 @@ CONFORMANCE = [
     "readme-api.json",
     "jupyter-server.swagger2.yaml",
     "harbor.swagger2.yaml",
+    # written for skillpress: every query style, form bodies (flat, nested, lists), merge-patch,
+    # a body that clashes with a parameter, a query parameter named like a path parameter
+    "../conformance/styles-forms.yaml",
 ]
 EXAMPLES_PER_TOOL = 2
 
@@ -100,7 +103,7 @@ def _exercise(
         conforms()
 
 
-@pytest.mark.parametrize("spec_name", CONFORMANCE)
+@pytest.mark.parametrize("spec_name", CONFORMANCE, ids=lambda n: Path(n).name)
 def test_prism_finds_no_request_violations(spec_name: str, tmp_path: Path) -> None:
     spec = SPECS / spec_name
     found = _Findings()
