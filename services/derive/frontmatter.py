@@ -694,7 +694,11 @@ def _sent_as(file: str, raw: dict[str, Any], query: tuple[str, ...]) -> tuple[tu
             raise DeclarationError(
                 file, "operation.sent_as", f"names {arg!r}, which is not in `query`"
             )
-        if not isinstance(name, str) or not _FIELD.match(name):
+        if (
+            not isinstance(name, str)
+            or not name
+            or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name)
+        ):
             raise DeclarationError(file, "operation.sent_as", f"{name!r} is not a parameter name")
     return tuple(sorted(given.items()))
 

@@ -89,9 +89,10 @@ class Operation:
     not_tool_reason: str | None = None
     category: str | None = None
     additions: Additions = field(default_factory=Additions)
-    credential_fields: tuple[
-        str, ...
-    ] = ()  # query parameters / body fields carrying the credential
+    # query parameters and body fields that carry the credential
+    credential_fields: tuple[str, ...] = ()
+    # pairs the spec wrote into the path itself (`/?Action=List`): sent on every call
+    literal_query: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+from urllib.parse import parse_qsl
 
 from services.derive.errors import SpecRefused
 from services.derive.model import Body, Operation, Param, Response
@@ -100,6 +102,16 @@ def _secret_names(doc: dict[str, Any], resolver: Resolver) -> frozenset[str]:
         ):
             named.add(scheme["name"].lower())
     return frozenset(named)
+
+
+def _without_literal_query(op: Operation) -> Operation:
+    """A path that carries a query string or a fragment (`/?Action=List`, `/tags/{arn}#keys`, as
+    AWS writes them): the fragment is never sent, and the query's pairs are sent on every call."""
+    if "?" not in op.path and "#" not in op.path:
+        return op
+    path, _, query = op.path.split("#", 1)[0].partition("?")
+    literal = tuple(parse_qsl(query, keep_blank_values=True))
+    return replace(op, path=path or "/", literal_query=literal)
 
 
 class _Extractor:
@@ -335,11 +347,10 @@ class _Extractor:
                 raw_op = item.get(method)
                 if not isinstance(raw_op, dict):
                     continue
-                ops.append(
-                    self._operation(
-                        path, method, raw_op, path_params, path_server, doc_consumes, doc_produces
-                    )
+                made = self._operation(
+                    path, method, raw_op, path_params, path_server, doc_consumes, doc_produces
                 )
+                ops.append(_without_literal_query(made))
         return ops
 
     def _operation(

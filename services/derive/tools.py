@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
 from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types, reduce_to_budget
-from services.derive.frontmatter import path_template_names
+from services.derive.frontmatter import METHODS, path_template_names
 from services.derive.model import Operation, ToolDecl
 
 __all__ = ["declare_tool"]
@@ -40,6 +41,7 @@ def _is_plain_object(schema: Any) -> bool:
 
 
 _FORM = "application/x-www-form-urlencoded"
+_ARG_NAME = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")  # what the declaration reader accepts
 _PLAIN_JSON = ("application/json", "*/*", "application/*")
 _NO_BODY = ("GET", "HEAD")
 
@@ -66,6 +68,8 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
     Path and query parameters are arguments; a JSON or form body's fields are arguments too, unless
     the body is not an object of fields (an array, alternatives, a free-form object) or its fields
     clash with a parameter's name: then the whole body is one argument (`body`)."""
+    if op.method not in METHODS:
+        return None, f"{op.method} is not a method skillpress sends"
     body = op.body
     body_props: dict[str, Any] = {}
     body_required: list[str] = []
@@ -137,6 +141,12 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
                 n for n in (f"{p.name}_query", f"query_{p.name}", f"{p.name}__q") if n not in props
             )
             sent_as[arg] = p.name
+        elif not _ARG_NAME.match(
+            arg
+        ):  # `ip address`, `{field_name}`: an argument name a model can use
+            base = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", arg).strip("_") or "param"
+            arg = next(n for n in (base, f"{base}_q", f"{base}__q") if n not in props)
+            sent_as[arg] = p.name
         sub = p.schema if isinstance(p.schema, dict) else {}
         if p.description and "description" not in sub:
             sub = {**sub, "description": p.description}
@@ -171,6 +181,11 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
         style = body.styles.get(name) if body is not None else None
         if form and style and style != "form" and _styled(sub):
             styles[name] = style
+    fixed: dict[str, Any] = {}
+    for key, value in op.literal_query:  # written into the path by the spec: sent on every call
+        if key not in props and key not in fixed:
+            query.append(key)
+            fixed[key] = value
     styles.update(form_styles)
     schema_out: dict[str, Any] = {"type": "object", "properties": props}
     if required:
@@ -198,4 +213,5 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
         body_arg=body_arg,
         reduced=reduced,
         sent_as=sent_as,
+        fixed=fixed,
     ), None

@@ -498,3 +498,63 @@ def test_a_query_parameter_named_like_a_path_parameter_is_offered_under_another_
     assert sorted(skill.tool("proxy").schema["properties"]) == ["name", "path", "path_query"]
     url = request_of(skill, "proxy", {"name": "p1", "path": "healthz", "path_query": "/x"})["url"]
     assert url == "https://api.example.test/pods/p1/proxy/healthz?path=%2Fx"
+
+
+def test_what_aws_style_specs_write_into_paths_and_names_still_loads_and_calls() -> None:
+    ok = {"200": {"description": "ok"}}
+    path_arn = {"name": "arn", "in": "path", "required": True, "schema": {"type": "string"}}
+    skill = _spec_skill(
+        {
+            "/?Action=ListThings": {
+                "get": {
+                    "operationId": "listThings",
+                    "parameters": [_q("MaxItems", {"type": "string"})],
+                    "responses": ok,
+                }
+            },
+            "/tags/{arn}#tagKeys": {
+                "delete": {
+                    "operationId": "untag",
+                    "parameters": [path_arn, _q("tagKeys", {"type": "string"})],
+                    "responses": ok,
+                }
+            },
+            "/odd": {
+                "get": {
+                    "operationId": "odd",
+                    "parameters": [
+                        _q(n, {"type": "string"})
+                        for n in ("ip address", "{field_name}", "filter[name]")
+                    ],
+                    "responses": ok,
+                }
+            },
+        }
+    )
+    assert request_of(skill, "list_things", {"MaxItems": "5"})["url"] == (
+        "https://api.example.test/?MaxItems=5&Action=ListThings"
+    )
+    assert request_of(skill, "untag", {"arn": "a:b", "tagKeys": "k"})["url"] == (
+        "https://api.example.test/tags/a%3Ab?tagKeys=k"
+    )
+    assert sorted(skill.tool("odd").schema["properties"]) == [
+        "field_name",
+        "filter[name]",
+        "ip_address",
+    ]
+    url = request_of(
+        skill, "odd", {"ip_address": "1.2.3.4", "field_name": "x", "filter[name]": "y"}
+    )["url"]
+    assert (
+        url
+        == "https://api.example.test/odd?ip%20address=1.2.3.4&%7Bfield_name%7D=x&filter%5Bname%5D=y"
+    )
+    with pytest.raises(
+        UnknownOperation, match="is not a tool: TRACE is not a method skillpress sends"
+    ):
+        _spec_skill(
+            {
+                "/t": {"trace": {"operationId": "traceIt", "responses": ok}},
+                "/ok": {"get": {"operationId": "ok", "responses": ok}},
+            }
+        ).tool("trace_it")
