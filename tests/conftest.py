@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from tests.servers import Running, ServerPool
+
+# CI explores the same examples every run (a red CI is never a roll of the dice); a developer's
+# run explores new ones each time
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPECS = FIXTURES / "specs"
