@@ -5,12 +5,28 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from services.derive import DeriveOptions, SkillPackage, derive_package
 
-__all__ = ["derived"]
+__all__ = ["derived", "spread"]
+
+T = TypeVar("T")
 
 
 @lru_cache(maxsize=64)
 def derived(spec: Path, base_url: str | None = None) -> SkillPackage:
     return derive_package(spec.read_bytes(), DeriveOptions(base_url=base_url))
+
+
+SAMPLE = (
+    200  # tools per spec a sweep exercises: all of a mid-size API, an even spread of a huge one
+)
+
+
+def spread(items: tuple[T, ...] | list[T], most: int = SAMPLE) -> list[T]:
+    """At most `most` items, evenly spread over `items` (deterministic: the same every run)."""
+    if len(items) <= most:
+        return list(items)
+    step = len(items) / most
+    return [items[int(i * step)] for i in range(most)]

@@ -20,7 +20,7 @@ from services.runtime.skill import load_skill
 from services.runtime.translate import build_request
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
-from tests.derived import derived
+from tests.derived import derived, spread
 
 ROOT = Path(__file__).parents[2]
 SPECS = ROOT / "tests" / "fixtures" / "specs"
@@ -164,7 +164,7 @@ def _walk(node: Any, path: str = "$") -> Any:
 )
 def test_provider_profiles_hold_their_rules_on_every_tool(spec: Path) -> None:
     skill = load_skill(derived(spec, "https://api.example.test").files)
-    for tool in skill.tools:
+    for tool in spread(skill.tools):
         strict, _ = adapt(tool.schema, "openai-strict")
         for where, node in _walk(strict):
             if where.endswith(".properties"):  # a map of names to schemas, not a schema

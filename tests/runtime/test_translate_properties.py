@@ -17,7 +17,7 @@ from services.runtime.skill import Skill, Tool, load_skill
 from services.runtime.translate import CallRefused, build_request, static_prefix
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
-from tests.derived import derived
+from tests.derived import derived, spread
 from tests.runtime.schema_strategy import valid_values
 
 TEMPLATE = (
@@ -139,5 +139,5 @@ def _assert_translates(tool: Tool, skill: Skill) -> None:
 def test_arguments_generated_from_every_tool_schema_translate(spec: Path) -> None:
     skill = _skill_of(spec)
     assert skill.tools
-    for tool in skill.tools:
+    for tool in spread(skill.tools):
         _assert_translates(tool, skill)
