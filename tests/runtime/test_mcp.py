@@ -168,3 +168,118 @@ async def test_the_same_server_over_streamable_http() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
+    tmp_path: Path,
+) -> None:
+    """review → publish → mcp on a spec with money fields: the published files load and call."""
+    from schemas.events import PublishVersion, SpecSubmitted
+    from schemas.subjects import COMMANDS, EVENTS
+    from services.app import review, versions
+    from services.app.context import open_app
+    from services.app.exports import skill_files
+    from services.platform.settings import Settings
+    from tests.app import bus
+
+    seen: list[tuple[str, str, bytes]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            seen.append(
+                (self.command, self.path, self.rfile.read(int(self.headers["Content-Length"])))
+            )
+            self.send_response(201)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
+    amount = {
+        "type": "object",
+        "properties": {"value": {"type": "integer"}, "currency": {"type": "string"}},
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pay", "version": "1"},
+        "servers": [{"url": f"http://127.0.0.1:{httpd.server_address[1]}"}],
+        "paths": {
+            "/payments": {
+                "post": {
+                    "operationId": "createPayment",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["amount"],
+                                    "properties": {"amount": amount},
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"201": {"description": "made"}},
+                }
+            }
+        },
+    }
+    ctx = open_app(Settings(home=tmp_path / "home", refresh_interval=0))
+    try:
+        blob = ctx.blobs.put(json.dumps(spec).encode())
+        bus.run(
+            ctx,
+            EVENTS["spec_submitted"],
+            SpecSubmitted(submission="s", skill="pay", blob=blob, created_by="t"),
+        )
+        skill = versions.find_skill(ctx, "pay")
+        gate = next(
+            p
+            for p in review.open_suggestions(ctx, skill)
+            if p.group == "money" and p.kind == "approval"
+        )
+        review.confirm(ctx, skill, gate, "reviewer")
+        from schemas.events import AnnotationChanged
+
+        proposed = bus.run(
+            ctx,
+            EVENTS["annotation_changed"],
+            AnnotationChanged(
+                skill="pay",
+                annotation_ids=[],
+                change="reviewed",
+                as_of=ctx.clock().isoformat(),
+                submission="r",
+            ),
+        )[-1][1]
+        version_id = versions.check_publish_request(ctx, "pay", proposed["version_id"], False)
+        bus.run(
+            ctx,
+            COMMANDS["publish_version"],
+            PublishVersion(skill="pay", version_id=version_id, requested_by="t"),
+        )
+        files, _ = skill_files("pay", lambda: ctx)
+    finally:
+        ctx.close()
+    assert b'"amount": "amount.value"' in files["create_payment.md"]
+    out = tmp_path / "pay"
+    write_package_dir(files, out)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "services.cli.main", "mcp", str(out), "--eager"],
+        cwd=str(ROOT),
+    )
+    try:
+        async with Client(params) as client:
+            called = await client.call_tool(
+                "pay_create_payment", {"amount": {"value": 500, "currency": "EUR"}}
+            )
+            assert not called.is_error, called.content[0].text
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert seen == [("POST", "/payments", b'{"amount":{"value":500,"currency":"EUR"}}')]
