@@ -8,10 +8,17 @@ from typing import Any
 from services.derive.errors import SchemaTooLarge
 from services.derive.text import short_text
 
-__all__ = ["expand_types", "reduce_to_budget", "MAX_TOOL_SCHEMA_BYTES", "compact_json"]
+__all__ = [
+    "expand_types",
+    "has_ref_keyword",
+    "reduce_to_budget",
+    "MAX_TOOL_SCHEMA_BYTES",
+    "compact_json",
+]
 
 MAX_TOOL_SCHEMA_BYTES = 24 * 1024
-_NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+# keywords whose keys are field names, not schema keywords (a field may be called `$ref`)
+NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
 def compact_json(value: Any) -> str:
@@ -56,7 +63,7 @@ def expand_types(
                 raise SchemaTooLarge()
             keep_all = descriptions or names or level <= 2  # `names`: keys are field names
             out = {
-                k: walk(v, stack, level + 1, k in _NAME_MAPS and not names)
+                k: walk(v, stack, level + 1, k in NAME_MAPS and not names)
                 for k, v in node.items()
                 if keep_all or k != "description"
             }
@@ -105,3 +112,17 @@ def reduce_to_budget(schema: Any, types: dict[str, Any]) -> tuple[Any, str]:
         except SchemaTooLarge:
             continue
     raise SchemaTooLarge()
+
+
+def has_ref_keyword(schema: Any) -> bool:
+    """Whether a `$ref` keyword is left (a field named `$ref` inside `properties` is not one)."""
+    stack: list[tuple[Any, bool]] = [(schema, False)]
+    while stack:
+        node, names = stack.pop()
+        if isinstance(node, dict):
+            if not names and isinstance(node.get("$ref"), str):
+                return True
+            stack.extend((v, k in NAME_MAPS and not names) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, False) for v in node)
+    return False

@@ -63,7 +63,8 @@ STYLES = ("form", "csv", "ssv", "tsv", "pipes", "deepObject")
 APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
 # the one reading of a path template: `{name}` within a segment (an empty name is caught as an error)
 PATH_TEMPLATE = re.compile(r"\{([^{}/]*)\}")
-_FIELD = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")
+# what a field (argument) name may be: no spaces, braces, slashes or control characters
+FIELD_NAME = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")
 _FRONTMATTER_LIMITS = LoadLimits(
     max_bytes=MAX_OPERATION_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000
 )
@@ -239,7 +240,7 @@ def _names(file: str, where: str, value: Any) -> tuple[str, ...]:
         )
     out: list[str] = []
     for item in value:
-        if not isinstance(item, str) or not _FIELD.match(item):
+        if not isinstance(item, str) or not FIELD_NAME.match(item):
             raise DeclarationError(file, where, f"{item!r} is not a field name")
         if item in out:
             raise DeclarationError(file, where, f"names {item!r} twice")
@@ -292,7 +293,7 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
                 file, "operation.url", f"segment {segment!r} has an unbalanced brace"
             )
         for name in names:
-            if not _FIELD.match(name):
+            if not FIELD_NAME.match(name):
                 raise DeclarationError(file, "operation.url", f"{{{name}}} is not a parameter name")
             if name in params:
                 raise DeclarationError(
@@ -463,7 +464,9 @@ def _flat_form(
 
 def _fixed(file: str, op: dict[str, Any]) -> dict[str, Any]:
     raw = op.get("fixed", {})
-    if not isinstance(raw, dict) or not all(isinstance(k, str) and _FIELD.match(k) for k in raw):
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and FIELD_NAME.match(k) for k in raw
+    ):
         raise DeclarationError(
             file, "operation.fixed", "must map argument names to the values sent on every call"
         )

@@ -7,7 +7,7 @@ from typing import Any
 
 from services.derive.errors import SchemaTooLarge
 from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types, reduce_to_budget
-from services.derive.frontmatter import METHODS, path_template_names
+from services.derive.frontmatter import FIELD_NAME, METHODS, path_template_names
 from services.derive.model import Operation, ToolDecl
 
 __all__ = ["declare_tool"]
@@ -41,7 +41,6 @@ def _is_plain_object(schema: Any) -> bool:
 
 
 _FORM = "application/x-www-form-urlencoded"
-_ARG_NAME = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")  # what the declaration reader accepts
 _PLAIN_JSON = ("application/json", "*/*", "application/*")
 _NO_BODY = ("GET", "HEAD")
 
@@ -141,7 +140,7 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
                 n for n in (f"{p.name}_query", f"query_{p.name}", f"{p.name}__q") if n not in props
             )
             sent_as[arg] = p.name
-        elif not _ARG_NAME.match(
+        elif not FIELD_NAME.match(
             arg
         ):  # `ip address`, `{field_name}`: an argument name a model can use
             base = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", arg).strip("_") or "param"

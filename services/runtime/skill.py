@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from services.derive.errors import SchemaTooLarge
-from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types
+from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types, has_ref_keyword
 from services.derive.frontmatter import (
     Declaration,
     DeclarationError,
@@ -174,23 +174,6 @@ def _parse(files: dict[str, bytes], path: str) -> tuple[OperationFile, Declarati
         return parse_operation_file(path, text)
     except DeclarationError as exc:
         raise PackageError(str(exc)) from None
-
-
-_NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-
-
-def has_ref_keyword(schema: Any) -> bool:
-    """Whether a `$ref` keyword is left (a field named `$ref` inside `properties` is not one)."""
-    stack: list[tuple[Any, bool]] = [(schema, False)]
-    while stack:
-        node, names = stack.pop()
-        if isinstance(node, dict):
-            if not names and isinstance(node.get("$ref"), str):
-                return True
-            stack.extend((v, k in _NAME_MAPS and not names) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((v, False) for v in node)
-    return False
 
 
 def _tool(name: str, decl: Declaration, types: dict[str, Any]) -> Tool:

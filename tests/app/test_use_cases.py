@@ -26,6 +26,7 @@ from services.derive.model_grouping import ChatFailed
 from services.errors import NotFound, Permanent, Refused
 from services.platform.settings import Settings
 from tests.app import bus
+from tests.app.specs import money_spec
 
 HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
 DISCORD = Path(__file__).parents[1] / "fixtures" / "specs" / "discord.json"
@@ -436,39 +437,7 @@ def test_a_version_the_runtime_would_not_load_is_never_published(ctx: AppContext
 
 
 def test_a_money_gate_confirmed_in_review_publishes_and_loads(ctx: AppContext) -> None:
-    money = {
-        "openapi": "3.0.3",
-        "info": {"title": "Pay", "version": "1"},
-        "servers": [{"url": "https://pay.example.test"}],
-        "paths": {
-            "/payments": {
-                "post": {
-                    "operationId": "createPayment",
-                    "requestBody": {
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object",
-                                    "required": ["amount"],
-                                    "properties": {
-                                        "amount": {
-                                            "type": "object",
-                                            "properties": {
-                                                "value": {"type": "integer"},
-                                                "currency": {"type": "string"},
-                                            },
-                                        },
-                                        "reference": {"type": "string"},
-                                    },
-                                }
-                            }
-                        }
-                    },
-                    "responses": {"201": {"description": "made"}},
-                }
-            }
-        },
-    }
+    money = money_spec("https://pay.example.test")
     submit(ctx, json.dumps(money).encode(), "pay", slug="pay")
     skill = versions.find_skill(ctx, "pay")
     gate = next(

@@ -9,8 +9,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from services.derive import SpecRefused, derive_package
+from services.derive.expand import has_ref_keyword
 from services.derive.render import MAX_FILE_BYTES, MAX_FILE_LINES
-from services.runtime.skill import has_ref_keyword, package_tools
+from services.runtime.skill import package_tools
 from tests.conftest import SPECS, corpus
 from tests.derived import derived
 

@@ -181,6 +181,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     from services.app.exports import skill_files
     from services.platform.settings import Settings
     from tests.app import bus
+    from tests.app.specs import money_spec
 
     seen: list[tuple[str, str, bytes]] = []
 
@@ -200,34 +201,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     threading.Thread(
         target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     ).start()
-    amount = {
-        "type": "object",
-        "properties": {"value": {"type": "integer"}, "currency": {"type": "string"}},
-    }
-    spec = {
-        "openapi": "3.0.3",
-        "info": {"title": "Pay", "version": "1"},
-        "servers": [{"url": f"http://127.0.0.1:{httpd.server_address[1]}"}],
-        "paths": {
-            "/payments": {
-                "post": {
-                    "operationId": "createPayment",
-                    "requestBody": {
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object",
-                                    "required": ["amount"],
-                                    "properties": {"amount": amount},
-                                }
-                            }
-                        }
-                    },
-                    "responses": {"201": {"description": "made"}},
-                }
-            }
-        },
-    }
+    spec = money_spec(f"http://127.0.0.1:{httpd.server_address[1]}")
     ctx = open_app(Settings(home=tmp_path / "home", refresh_interval=0))
     try:
         blob = ctx.blobs.put(json.dumps(spec).encode())
