@@ -4,7 +4,7 @@ files a runtime serves (a package directory, or a skill's live version)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ def overlay(ctx: AppContext, slug: str) -> dict[str, Any]:
 
 def skill_files(
     target: str, open_ctx: Callable[[], AppContext] = open_app
-) -> tuple[dict[str, bytes], str | None]:
+) -> tuple[Mapping[str, bytes], str | None]:
     """A package directory's files (and its folder name, the slug of a hand-written skill), or the
     live version's files of the skill named `target` (slug None: the package names itself)."""
     path = Path(target)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
-__all__ = ["write_package_dir", "read_package_dir", "OutputDirError"]
+__all__ = ["write_package_dir", "read_package_dir", "OutputDirError", "LazyFiles"]
 
 _MAX_PACKAGE_FILES = 50_000
 
@@ -57,9 +58,37 @@ def write_package_dir(files: dict[str, bytes], out: Path, marker: str = "skill.j
         raise
 
 
-def read_package_dir(path: Path, *, hand_written: bool = False) -> dict[str, bytes]:
-    """A package directory's files by name. `hand_written` admits a directory of operation
-    files without `skill.json` (a skill written by a person rather than derived)."""
+class LazyFiles(Mapping[str, bytes]):
+    """A package's files by name, each read when first asked for: loading a skill to call one
+    operation reads `skill.json` and that operation's file, not the other ten thousand."""
+
+    def __init__(self, names: list[str], read: Callable[[str], bytes]) -> None:
+        self._names = names
+        self._known = frozenset(names)
+        self._read = read
+        self._cache: dict[str, bytes] = {}
+
+    def __getitem__(self, name: str) -> bytes:
+        if name not in self._known:
+            raise KeyError(name)
+        data = self._cache.get(name)
+        if data is None:
+            data = self._cache[name] = self._read(name)
+        return data
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def read_package_dir(path: Path, *, hand_written: bool = False) -> Mapping[str, bytes]:
+    """A package directory's files by name, read on first use. `hand_written` admits a directory
+    of operation files without `skill.json` (a skill written by a person rather than derived)."""
     if not path.is_dir():
         raise OutputDirError(f"{path} is not a directory")
     if hand_written and not (path / "skill.json").is_file():
@@ -71,10 +100,18 @@ def read_package_dir(path: Path, *, hand_written: bool = False) -> dict[str, byt
         raise OutputDirError(
             f"{path} holds no skill.json: not a skill package (make one with `skillpress derive`)"
         )
-    files: dict[str, bytes] = {}
-    for entry in sorted(path.iterdir()):
-        if entry.is_file() and not entry.name.startswith("."):
-            files[entry.name] = entry.read_bytes()
-            if len(files) > _MAX_PACKAGE_FILES:
-                raise OutputDirError(f"{path} holds more than {_MAX_PACKAGE_FILES} files")
-    return files
+    names: list[str] = []
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_file() and not entry.name.startswith("."):
+                names.append(entry.name)
+                if len(names) > _MAX_PACKAGE_FILES:
+                    raise OutputDirError(f"{path} holds more than {_MAX_PACKAGE_FILES} files")
+
+    def read(name: str) -> bytes:
+        try:
+            return (path / name).read_bytes()
+        except OSError as exc:
+            raise OutputDirError(f"{path / name}: cannot be read ({exc.strerror})") from None
+
+    return LazyFiles(sorted(names), read)

@@ -4,12 +4,14 @@ publish check, and the queries the faces make (lists, diffs, live files)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from sqlmodel import Session, col, select
 
 from schemas.records import Skill, Version
 from services.app.context import AppContext
+from services.app.package_dir import LazyFiles
 from services.derive.diff import diff_packages, gates
 from services.derive.manifest import Manifest
 from services.errors import NotFound, Refused
@@ -188,14 +190,16 @@ def check_publish_request(ctx: AppContext, slug: str, ref: str, remove_gates: bo
         return version.id
 
 
-def live_files(ctx: AppContext, slug: str) -> dict[str, bytes]:
-    """The files of a skill's live version (NotFound when nothing is published)."""
+def live_files(ctx: AppContext, slug: str) -> Mapping[str, bytes]:
+    """The files of a skill's live version, each fetched when first read (NotFound when nothing
+    is published)."""
     skill = find_skill(ctx, slug)
     if not skill.live_version_id:
         raise NotFound(
             f"{slug} has no live version: publish one first (skillpress versions {slug})"
         )
-    return version_files(ctx.blobs, pick_version(ctx, skill, skill.live_version_id))
+    keys: dict[str, str] = json.loads(pick_version(ctx, skill, skill.live_version_id).files_json)
+    return LazyFiles(sorted(keys), lambda path: ctx.blobs.get(keys[path]))
 
 
 def newest_manifest(ctx: AppContext, skill: Skill) -> tuple[Version | None, Manifest | None]:

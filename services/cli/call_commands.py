@@ -76,7 +76,9 @@ def _load(
     override = AuthHeader(auth_header, auth_kind) if auth_header else None
     try:
         files = read_package_dir(package_dir, hand_written=True)
-        return load_skill(files, slug=package_dir.resolve().name, auth=override, base_url=base_url)
+        return load_skill(
+            files, slug=package_dir.resolve().name, auth=override, base_url=base_url, lazy=True
+        )
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
 
@@ -157,7 +159,7 @@ def call(
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong."""
     from services.runtime.execute import CallLimits
-    from services.runtime.skill import UnknownOperation
+    from services.runtime.skill import PackageError, UnknownOperation
     from services.runtime.translate import CallRefused, build_request
 
     skill = _load(package_dir, auth_header, auth_kind, base_url)
@@ -168,7 +170,7 @@ def call(
     try:
         tool = skill.tool(operation)
         request = build_request(tool, parsed, skill.hosts)
-    except (UnknownOperation, CallRefused) as exc:
+    except (UnknownOperation, CallRefused, PackageError) as exc:
         fail(str(exc))
     _perform(
         skill,
@@ -199,7 +201,7 @@ def run(
 ) -> None:
     """Direct use in the slash form: `/create_booking {"room_id": "r1", ...}` or `/help create_booking`."""
     from services.runtime.execute import CallLimits
-    from services.runtime.skill import UnknownOperation
+    from services.runtime.skill import PackageError, UnknownOperation
     from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
     from services.runtime.translate import CallRefused, build_request
 
@@ -211,7 +213,7 @@ def run(
             return
         tool = skill.tool(command.name)
         request = build_request(tool, slash_arguments(tool, command.raw_args), skill.hosts)
-    except (SlashError, UnknownOperation, CallRefused) as exc:
+    except (SlashError, UnknownOperation, CallRefused, PackageError) as exc:
         fail(str(exc))
     _perform(
         skill,
@@ -250,7 +252,7 @@ def mcp(
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
-    skill, files = load_target(target, auth_header, auth_kind, base_url)
+    skill, files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
     server = build_mcp_server(
         skill,
         files,

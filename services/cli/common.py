@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -77,9 +77,15 @@ def open_ctx(given: Settings | None = None) -> AppContext:
 
 
 def load_target(
-    target: str, auth_header: str | None, auth_kind: str, base_url: str | None
-) -> tuple[Skill, dict[str, bytes]]:
-    """A package directory, or a skill's live version from the records and blob store, loaded."""
+    target: str,
+    auth_header: str | None,
+    auth_kind: str,
+    base_url: str | None,
+    *,
+    lazy: bool = False,
+) -> tuple[Skill, Mapping[str, bytes]]:
+    """A package directory, or a skill's live version from the records and blob store, loaded
+    (`lazy`: each tool built when first asked for)."""
     from services.app.exports import skill_files
     from services.app.package_dir import OutputDirError
     from services.runtime.skill import AuthHeader, PackageError, load_skill
@@ -88,7 +94,7 @@ def load_target(
     try:
         with failures():
             files, slug = skill_files(target, open_ctx)
-        return load_skill(files, slug=slug, auth=override, base_url=base_url), files
+        return load_skill(files, slug=slug, auth=override, base_url=base_url, lazy=lazy), files
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
 

@@ -127,17 +127,23 @@ def tools(
             "--report", help="say on stderr what the provider's profile changed, per tool"
         ),
     ] = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only", help="just this operation (repeat for more); reads only their files"
+        ),
+    ] = None,
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
-    from services.runtime.skill import PROVIDERS, PackageError, package_tools
+    from services.runtime.skill import PROVIDERS, PackageError, UnknownOperation, package_tools
 
     if format not in PROVIDERS:
         fail(f"unknown format {format!r}: choose one of {', '.join(PROVIDERS)}")
     notes: dict[str, list[str]] = {}
     try:
         files = read_package_dir(package_dir, hand_written=True)
-        result = package_tools(files, format, notes)
-    except (OutputDirError, PackageError) as exc:
+        result = package_tools(files, format, notes, tuple(only or ()))
+    except (OutputDirError, PackageError, UnknownOperation) as exc:
         fail(str(exc))
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     if report:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,7 +195,7 @@ def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
     return risk, group, why
 
 
-def guess_suggestions(files: dict[str, bytes]) -> list[Suggestion]:
+def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
     """One approval suggestion per operation and an identity suggestion per create, in index order."""
     manifest = Manifest.from_json(files["skill.json"])
     types = json.loads(files.get("types.json", b"{}"))

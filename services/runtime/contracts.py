@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from services.derive.approvals import guess_suggestions
@@ -34,7 +35,7 @@ def _agent_name(slug: str) -> str:
     return _NAME.sub("-", slug.lower()).strip("-")[:64] or "skill"
 
 
-def _types(skill: Skill, files: dict[str, bytes]) -> dict[str, str]:
+def _types(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
     """read | write per operation: the approval annotations where a person set them, else the guesses."""
     out: dict[str, str] = {}
     if "skill.json" in files:
@@ -50,7 +51,7 @@ def _types(skill: Skill, files: dict[str, bytes]) -> dict[str, str]:
     return out
 
 
-def tool_contract(skill: Skill, files: dict[str, bytes]) -> list[dict[str, Any]]:
+def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
     """The tools.json entries: typed, with the obligations written into each schema."""
     kinds = _types(skill, files)
     out = []
@@ -170,7 +171,7 @@ def _with_call(text: str, tool: Tool, credential_header: str | None) -> str:
     )
 
 
-def agent_skills_folder(skill: Skill, files: dict[str, bytes]) -> dict[str, bytes]:
+def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, bytes]:
     """SKILL.md, tools.json and references/* for an Agent Skills runtime."""
     contract = tool_contract(skill, files)
     described = Manifest.from_json(files["skill.json"]).description if "skill.json" in files else ""

@@ -12,12 +12,13 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from services.runtime.skill import AuthHeader
 from services.runtime.translate import PreparedRequest
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["CallLimits", "CallResult", "Credential", "ExecutionFailed", "send"]
 
@@ -97,6 +98,8 @@ def send(
     transport: httpx.BaseTransport | None = None,
 ) -> CallResult:
     """Send `request`; the response is read up to `limits.max_response_bytes` and `limits.timeout` in all."""
+    import httpx  # on the sending path only: a dry run or a refusal never pays for it
+
     env = os.environ if environ is None else environ
     headers = {"User-Agent": USER_AGENT, **dict(request.headers)}
     if credential is not None:

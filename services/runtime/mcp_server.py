@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
 from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from services.runtime.skill import Skill, Tool, UnknownOperation
+from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from services.runtime.translate import CallRefused, build_request
 
 __all__ = ["BASE_TOOLS", "build_mcp_server", "serve_http", "serve_stdio"]
@@ -75,7 +76,7 @@ def _as_mcp(tool: Tool) -> types.Tool:
 
 def build_mcp_server(
     skill: Skill,
-    files: dict[str, bytes],
+    files: Mapping[str, bytes],
     *,
     eager: bool = False,
     credential: Credential | None = None,
@@ -83,7 +84,6 @@ def build_mcp_server(
 ) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return)."""
     limits = limits or CallLimits()
-    readable = {p: d for p, d in files.items() if p.endswith(".md")}
     # What a client loaded is its own where the transport says who the client is (a streamable-HTTP
     # session id); over stdio the process serves one client. mcp 2.x makes a session per request.
     loaded_by_client: dict[str, dict[str, Tool]] = {}
@@ -105,12 +105,12 @@ def build_mcp_server(
         loaded = loaded_for(ctx)
         if name == "read_skill_file":
             path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
-            if path not in readable:
+            if not path.endswith(".md") or path not in files:
                 return _text(
                     f"{skill.slug} has no file {path!r}; the instructions name its files",
                     error=True,
                 )
-            return _text(readable[path].decode("utf-8", "replace"))
+            return _text(files[path].decode("utf-8", "replace"))
         if name == "load_tools":
             names = args.get("names")
             if not isinstance(names, list) or not names:
@@ -121,7 +121,7 @@ def build_mcp_server(
             for raw in names[:20]:
                 try:
                     tool = skill.tool(str(raw))
-                except UnknownOperation as exc:
+                except (UnknownOperation, PackageError) as exc:
                     problems.append(str(exc))
                     continue
                 if tool.name not in loaded:
@@ -146,7 +146,7 @@ def build_mcp_server(
         if chosen is None:
             hint = (
                 " (load it first with load_tools)"
-                if any(t.name == name or t.operation == name for t in skill.tools)
+                if any(e.tool == name or e.name == name for e in skill.operations if e.tool)
                 else ""
             )
             return _text(f"no tool {name!r} is loaded{hint}", error=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
@@ -115,39 +116,62 @@ class OperationEntry:
     name: str
     method: str
     path: str
-    summary: str
     tool: str | None
     not_tool_reason: str | None
+    file: str = ""
 
 
 @dataclass(frozen=True)
 class Skill:
+    """A loaded skill. Its tools are built when first asked for: one call parses one operation's
+    file (`tool`), while `tools` (the publish check, a full listing) builds them all."""
+
     slug: str
     title: str
     hosts: frozenset[str]
-    tools: tuple[Tool, ...]
     operations: tuple[OperationEntry, ...]
     auth: AuthHeader | None
+    build: Callable[[OperationEntry], Tool] = field(repr=False, compare=False)
 
     @cached_property
-    def _index(self) -> dict[str, Tool]:
-        index = {t.operation: t for t in self.tools}
-        index.update({t.name: t for t in self.tools})
+    def _entries(self) -> dict[str, OperationEntry]:
+        index = {e.name: e for e in self.operations if e.tool}
+        index.update({e.tool: e for e in self.operations if e.tool})
         return index
+
+    @cached_property
+    def _built(self) -> dict[str, Tool]:
+        return {}
+
+    @property
+    def tool_count(self) -> int:
+        return sum(1 for e in self.operations if e.tool)
+
+    @cached_property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(self._build(e) for e in self.operations if e.tool)
+
+    def _build(self, entry: OperationEntry) -> Tool:
+        built = self._built.get(entry.name)
+        if built is None:
+            built = self._built[entry.name] = self.build(entry)
+        return built
 
     def tool(self, name: str) -> Tool:
         """A tool by its tool name (`hollowbrook_create_booking`) or its manifest name (`create_booking`)."""
-        found = self._index.get(name)
+        found = self._entries.get(name)
         if found is not None:
-            return found
+            return self._build(found)
         entry = next((o for o in self.operations if o.name == name), None)
         if entry is not None:
             raise UnknownOperation(
                 f"{name} is not a tool: {entry.not_tool_reason or 'it declares no operation block'};"
                 f" skillpress cannot send it (its file, {name}.md, spells out the request for an HTTP client of your own)"
             )
-        names = sorted({t.operation for t in self.tools})
-        close = difflib.get_close_matches(name, names + [t.name for t in self.tools], n=3)
+        names = sorted(e.name for e in self.operations if e.tool)
+        close = difflib.get_close_matches(
+            name, names + [str(e.tool) for e in self.operations if e.tool], n=3
+        )
         hint = (
             f"; did you mean {', '.join(close)}?"
             if close
@@ -156,7 +180,7 @@ class Skill:
         raise UnknownOperation(f"{self.slug} has no operation or tool named {name!r}{hint}")
 
 
-def _json_file(files: dict[str, bytes], path: str, default: Any) -> Any:
+def _json_file(files: Mapping[str, bytes], path: str, default: Any) -> Any:
     if path not in files:
         return default
     try:
@@ -165,7 +189,7 @@ def _json_file(files: dict[str, bytes], path: str, default: Any) -> Any:
         raise PackageError(f"{path}: not valid JSON: {exc}") from None
 
 
-def _parse(files: dict[str, bytes], path: str) -> tuple[OperationFile, Declaration | None]:
+def _parse(files: Mapping[str, bytes], path: str) -> tuple[OperationFile, Declaration | None]:
     try:
         text = files[path].decode("utf-8")
     except UnicodeDecodeError:
@@ -213,44 +237,73 @@ def _auth(meta: Manifest, override: AuthHeader | None) -> AuthHeader | None:
     return None
 
 
+def _base(base_url: str) -> tuple[str, str]:
+    """(the root path-only URLs are resolved against, its host) for a `--base-url`."""
+    parts = urlsplit(base_url)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or parts.username
+    ):
+        raise PackageError(
+            f"base URL {base_url!r} is not an absolute http(s) URL without query or credentials"
+        )
+    return base_url.rstrip("/"), parts.netloc.lower()
+
+
+def _rooted(decl: Declaration, root: str | None) -> Declaration:
+    """A path-only URL resolved against `root`; an absolute URL keeps the host it declares (a base
+    URL never redirects a declared request)."""
+    if root is None or decl.origin:
+        return decl
+    return replace(decl, url=root + decl.url)
+
+
 def _derived(
-    files: dict[str, bytes], meta: Manifest, types: dict[str, Any], auth: AuthHeader | None
+    files: Mapping[str, bytes],
+    meta: Manifest,
+    auth: AuthHeader | None,
+    base_url: str | None,
 ) -> Skill:
     hosts = frozenset(h.lower() for h in meta.hosts)
-    tools: list[Tool] = []
-    entries: list[OperationEntry] = []
+    root = None
+    if base_url:
+        root, host = _base(base_url)
+        if not (meta.base_url or "").startswith(("http://", "https://")):
+            hosts |= {host}
     for entry in meta.operations:
-        path = entry.file
-        if path not in files:
-            raise PackageError(f"{path}: listed in skill.json but missing from the package")
-        op_file, decl = _parse(files, path)
-        entries.append(
-            OperationEntry(
-                entry.name,
-                entry.method,
-                entry.path,
-                op_file.description(),
-                entry.tool,
-                entry.not_tool_reason,
-            )
-        )
-        if not entry.tool:
-            continue
+        if entry.file not in files:
+            raise PackageError(f"{entry.file}: listed in skill.json but missing from the package")
+    types: list[dict[str, Any]] = []
+
+    def build(entry: OperationEntry) -> Tool:
+        _, decl = _parse(files, entry.file)
         if decl is None:
             raise PackageError(
-                f"{path}: skill.json lists it as tool {entry.tool} but the file declares no operation"
+                f"{entry.file}: skill.json lists it as tool {entry.tool} but the file declares no operation"
             )
+        decl = _rooted(decl, root)
         if decl.origin and decl.origin not in hosts:
             raise PackageError(
-                f"{path}: operation.url goes to {decl.origin}, which is not one of the skill's hosts ({', '.join(sorted(hosts)) or 'none'})"
+                f"{entry.file}: operation.url goes to {decl.origin}, which is not one of the skill's hosts ({', '.join(sorted(hosts)) or 'none'})"
             )
-        tools.append(_tool(entry.tool, decl, types))
-    return Skill(meta.slug, meta.title, hosts, tuple(tools), tuple(entries), auth)
+        if not types:
+            types.append(_types(files))
+        return _tool(str(entry.tool), decl, types[0])
+
+    entries = tuple(
+        OperationEntry(e.name, e.method, e.path, e.tool, e.not_tool_reason, e.file)
+        for e in meta.operations
+    )
+    return Skill(meta.slug, meta.title, hosts, entries, auth, build)
 
 
 def _hand_written(
-    files: dict[str, bytes], slug: str | None, types: dict[str, Any], auth: AuthHeader | None
+    files: Mapping[str, bytes], slug: str | None, auth: AuthHeader | None, base_url: str | None
 ) -> Skill:
+    types = _types(files)
     title = slug or ""
     if "body.md" in files:
         body, _ = _parse(files, "body.md")
@@ -282,21 +335,15 @@ def _hand_written(
             "no skill.json, and no slug given: name the skill (body.md frontmatter `name:`) or pass one"
         )
     slug = slugify(slug) or slug
+    root, base_host = _base(base_url) if base_url else (None, None)
     tools: list[Tool] = []
-    entries: list[OperationEntry] = []
     for path in sorted(files):
         if not path.endswith(".md") or path.rsplit("/", 1)[-1] in _NOT_OPERATIONS:
             continue
-        op_file, decl = _parse(files, path)
+        _, decl = _parse(files, path)
         if decl is None:
             continue
-        tool = _tool(tool_name(slug, decl.name), decl, types)
-        tools.append(tool)
-        entries.append(
-            OperationEntry(
-                decl.name, decl.method, decl.url_path, op_file.description(), tool.name, None
-            )
-        )
+        tools.append(_tool(tool_name(slug, decl.name), decl, types))
     if not tools:
         raise PackageError(
             "no operation file declares an operation (an `operation:` block in its frontmatter)"
@@ -306,72 +353,80 @@ def _hand_written(
     if dup:
         raise PackageError(f"two operation files reduce to the same tool name {dup[0]}; rename one")
     hosts = frozenset(t.declaration.origin for t in tools if t.declaration.origin)
-    return Skill(slug, title or slug, hosts, tuple(tools), tuple(entries), auth)
-
-
-def _with_base_url(skill: Skill, base_url: str) -> Skill:
-    """Resolve path-only operation URLs against `base_url`, whose host joins the skill's hosts.
-    Absolute URLs keep the hosts they declare: a base URL never redirects a declared request."""
-    parts = urlsplit(base_url)
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.query
-        or parts.fragment
-        or parts.username
-    ):
-        raise PackageError(
-            f"base URL {base_url!r} is not an absolute http(s) URL without query or credentials"
+    if base_host and any(not t.declaration.origin for t in tools):
+        hosts |= {base_host}
+    tools = [replace(t, declaration=_rooted(t.declaration, root)) for t in tools]
+    by_name = {t.operation: t for t in tools}
+    entries = tuple(
+        OperationEntry(
+            t.operation,
+            t.declaration.method,
+            t.declaration.url_path,
+            t.name,
+            None,
+            t.declaration.file,
         )
-    relative = [t for t in skill.tools if not t.declaration.origin]
-    if not relative:
-        return skill
-    root = base_url.rstrip("/")
-    tools = tuple(
-        replace(t, declaration=replace(t.declaration, url=root + t.declaration.url))
-        if not t.declaration.origin
-        else t
-        for t in skill.tools
+        for t in tools
     )
-    return replace(skill, tools=tools, hosts=skill.hosts | {parts.netloc.lower()})
+    return Skill(slug, title or slug, hosts, entries, auth, lambda e: by_name[e.name])
+
+
+def _types(files: Mapping[str, bytes]) -> dict[str, Any]:
+    types = _json_file(files, "types.json", {})
+    if not isinstance(types, dict):
+        raise PackageError("types.json: not a mapping of type names to schemas")
+    return types
 
 
 def load_skill(
-    files: dict[str, bytes],
+    files: Mapping[str, bytes],
     *,
     slug: str | None = None,
     auth: AuthHeader | None = None,
     base_url: str | None = None,
+    lazy: bool = False,
 ) -> Skill:
     """Load a package: a derived one (with `skill.json`) or a hand-written directory of operation files.
 
     `slug` names a hand-written skill that does not name itself; `auth` sets or overrides the
     credential header; `base_url` gives path-only operation URLs (a spec with relative servers,
     derived without `--base-url`) their host. Raises PackageError naming the file and field.
+
+    Loading checks the whole package (every file parsed, every tool built: the publish check)
+    unless `lazy`: then a derived package reads only `skill.json` here, and each tool's file when
+    that tool is first asked for, so one call costs the same for ten operations or ten thousand.
     """
-    types = _json_file(files, "types.json", {})
-    if not isinstance(types, dict):
-        raise PackageError("types.json: not a mapping of type names to schemas")
-    if "skill.json" in files:
-        try:
-            meta = Manifest.from_json(files["skill.json"])
-        except ManifestError as exc:
-            raise PackageError(str(exc)) from None
-        skill = _derived(files, meta, types, _auth(meta, auth))
-    else:
-        skill = _hand_written(files, slug, types, auth)
-    return _with_base_url(skill, base_url) if base_url else skill
+    if "skill.json" not in files:
+        return _hand_written(files, slug, auth, base_url)
+    try:
+        meta = Manifest.from_json(files["skill.json"])
+    except ManifestError as exc:
+        raise PackageError(str(exc)) from None
+    skill = _derived(files, meta, _auth(meta, auth), base_url)
+    if not lazy:
+        _types(files)
+        for entry in skill.operations:
+            if not entry.tool:
+                _parse(files, entry.file)
+        skill.tools  # noqa: B018 (builds and checks every tool)
+    return skill
 
 
 def package_tools(
-    files: dict[str, bytes], provider: str, notes: dict[str, list[str]] | None = None
+    files: Mapping[str, bytes],
+    provider: str,
+    notes: dict[str, list[str]] | None = None,
+    only: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
-    """Every declared operation of a package as a tool in `provider`'s shape; `notes` collects, per
-    tool, what the provider's profile changed in its schema."""
+    """Every declared operation of a package (or those named in `only`, reading only their files)
+    as a tool in `provider`'s shape; `notes` collects, per tool, what the provider's profile
+    changed in its schema. An unknown name in `only` raises UnknownOperation."""
     if provider not in PROVIDERS:
         raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+    skill = load_skill(files, lazy=bool(only))
+    chosen = [skill.tool(name) for name in only] if only else skill.tools
     out = []
-    for tool in load_skill(files).tools:
+    for tool in chosen:
         shaped, changed = tool.adapted(provider)
         out.append(shaped)
         if notes is not None and changed:

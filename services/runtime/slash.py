@@ -86,7 +86,7 @@ def help_text(skill: Skill, name: str | None = None) -> str:
         return "\n".join(lines)
     width = max((len(o.name) for o in skill.operations), default=0)
     lines = [
-        f"{skill.title} ({skill.slug}): {len(skill.tools)} of {len(skill.operations)} operations are tools"
+        f"{skill.title} ({skill.slug}): {skill.tool_count} of {len(skill.operations)} operations are tools"
     ]
     for entry in skill.operations:
         mark = "" if entry.tool else "  (not a tool: read its file)"

@@ -270,6 +270,29 @@ def test_a_derived_package_refuses_an_operation_off_its_hosts() -> None:
     )
 
 
+def test_a_lazy_load_reads_only_the_manifest_and_the_file_of_the_tool_asked_for(
+    tmp_path: Path,
+) -> None:
+    from services.app.package_dir import read_package_dir, write_package_dir
+
+    spec = (Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml").read_bytes()
+    files = dict(derive_package(spec).files)
+    files["list_rooms.md"] = b"---\noperation: [not a mapping\n---\n"  # broken, never asked for
+    write_package_dir(files, tmp_path / "pkg")
+    on_disk = read_package_dir(tmp_path / "pkg")
+    read: list[str] = []
+    original = on_disk._read  # type: ignore[attr-defined]
+    on_disk._read = lambda name: read.append(name) or original(name)  # type: ignore[attr-defined]
+    skill = load_skill(on_disk, lazy=True)
+    assert read == ["skill.json"]
+    assert skill.tool("get_booking").declaration.method == "GET"
+    assert read == ["skill.json", "get_booking.md", "types.json"]
+    with pytest.raises(PackageError, match=r"^list_rooms.md: "):
+        skill.tool("list_rooms")
+    with pytest.raises(PackageError, match=r"^list_rooms.md: "):
+        load_skill(on_disk)  # the full load is the publish check: refused whole
+
+
 def test_a_tool_refers_only_to_types_the_package_has() -> None:
     op = (
         b"---\noperation:\n  method: POST\n  url: http://a.test/pets\n  schema: |\n"
