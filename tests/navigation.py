@@ -26,10 +26,11 @@ def reads_to_operations(files: Mapping[str, bytes]) -> dict[str, int | None]:
     manifest = Manifest.from_json(files["skill.json"])
     depth = {"body.md": 0}
     frontier = ["body.md"]
+    op_files = {op.file for op in manifest.operations}
     while frontier:
         nxt = []
         for path in frontier:
-            if path != "body.md" and path in {op.file for op in manifest.operations}:
+            if path in op_files:
                 continue  # an operation's file is where a search ends
             for found in named_files(files[path].decode(), files):
                 if found not in depth:

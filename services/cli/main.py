@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -101,7 +103,9 @@ def derive(
     with failures():
         limits = LoadLimits(max_bytes=max_spec_bytes())
         # a command line is single-threaded: a forked child may render a share of a large API
-        options = DeriveOptions(slug=slug, base_url=base_url, limits=limits, processes=2)
+        options = DeriveOptions(
+            slug=slug, base_url=base_url, limits=limits, processes=2, on_stage=_stage_printer()
+        )
         data = read_spec_file(spec, limits.max_bytes)
         package = _model_grouped(data, options) if llm else derive_package(data, options)
     try:
@@ -112,6 +116,18 @@ def derive(
         typer.echo(json.dumps(package.summary(), indent=2, sort_keys=True))
     else:
         print_summary(package.summary(), out)
+
+
+def _stage_printer() -> Callable[[str], None] | None:
+    """Progress lines on a terminal's stderr (nothing when piped): a large API takes seconds."""
+    if not sys.stderr.isatty():
+        return None
+    started = time.monotonic()
+
+    def said(stage: str) -> None:
+        typer.echo(f"  {stage} ({time.monotonic() - started:.1f} s)", err=True)
+
+    return said
 
 
 @app.command()

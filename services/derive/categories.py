@@ -131,15 +131,17 @@ def _unique(base: str, taken: set[str]) -> str:
     name, n = base, 2
     while name in taken:
         name, n = f"{base}_{n}", n + 1
-    taken.add(name)
     return name
 
 
 def _category_name(raw: str, op_names: set[str], taken: set[str]) -> str:
-    base = snake(raw)[:48] or "other"
+    """A file-safe name no operation and no other category has (recorded in `taken`)."""
+    base = snake(raw)[:48].rstrip("_") or "other"
     if base in op_names:
         base = f"{base}_ops"
-    return _unique(base, taken | op_names)
+    name = _unique(base, taken | op_names)
+    taken.add(name)
+    return name
 
 
 def group_by_tags(ops: list[Operation], tag_docs: dict[str, str]) -> list[Category]:
@@ -206,62 +208,68 @@ def group_by_paths(ops: list[Operation]) -> list[Category]:
 
 
 def split_oversize(
-    cats: list[Category], fits: Callable[[Category], bool], ops_names: set[str]
+    cats: list[Category],
+    fits: Callable[[Category], bool],
+    ops_names: set[str],
+    size_of: Callable[[Operation], int],
+    room: int,
 ) -> list[Category]:
-    """Split any category whose file would not fit one read: by the next path segment, then in chunks."""
+    """Every category whose file would not fit one read, split into parts that do, each a
+    category of its own (so the body lists it and any operation stays two reads away): the
+    operations grouped by their next path segment, groups packed in order into as few parts as
+    fit `room` bytes of lines (`size_of` an operation's), a group larger than a part cut in order.
+    Empty categories are dropped."""
     taken = {c.name for c in cats}
     out: list[Category] = []
     for cat in cats:
+        if not cat.ops:
+            continue
         if fits(cat):
             out.append(cat)
             continue
         taken.discard(cat.name)
-        sub: dict[str, list[Operation]] = {}
+        groups: dict[str, list[Operation]] = {}
         for op in cat.ops:
             key = _path_key(op.path, 1) or _path_key(op.path, 0) or "root"
-            sub.setdefault(key, []).append(op)
-        # too large for one read: the category keeps its place and lists subcategories instead
-        taken.add(cat.name)
-        out.append(Category(cat.name, cat.title, cat.description, []))
-        parts: list[Category] = []
-        if len(sub) > 1:
-            for key, members in sub.items():
-                name = _category_name(f"{cat.name}_{key}", ops_names, taken)
-                parts.append(
-                    Category(name, f"{cat.title}: {key}", cat.description, members, cat.name)
-                )
-        else:
-            parts = [
-                Category(
-                    _category_name(f"{cat.name}_all", ops_names, taken),
-                    cat.title,
-                    cat.description,
-                    cat.ops,
-                    cat.name,
-                )
-            ]
-        for part in parts:
-            if fits(part):
-                out.append(part)
-                taken.add(part.name)
-                continue
-            size = max(1, len(part.ops) // 2)
-            chunks = [part.ops[i : i + size] for i in range(0, len(part.ops), size)]
-            while (
-                any(not fits(Category(part.name, part.title, part.description, c)) for c in chunks)
-                and size > 1
-            ):
-                size = max(1, size // 2)
-                chunks = [part.ops[i : i + size] for i in range(0, len(part.ops), size)]
-            for n, chunk in enumerate(chunks, 1):
-                name = _category_name(f"{part.name}_{n}", ops_names, taken)
-                out.append(
-                    Category(
-                        name,
-                        f"{part.title} ({n} of {len(chunks)})",
-                        part.description,
-                        chunk,
-                        cat.name,
-                    )
-                )
+            groups.setdefault(key, []).append(op)
+        bins: list[tuple[list[str], list[Operation]]] = []
+        used = room + 1
+        for key, members in groups.items():
+            for op in members:
+                size = size_of(op)
+                if used + size > room or len(bins[-1][1]) >= _MAX_PART_OPS:
+                    bins.append(([], []))
+                    used = 0
+                keys, part = bins[-1]
+                if not keys or keys[-1] != key:
+                    keys.append(key)
+                part.append(op)
+                used += size
+        for n, (keys, part) in enumerate(bins, 1):
+            span = keys[0] if len(keys) == 1 else f"{keys[0]} … {keys[-1]}"
+            name = _category_name(
+                f"{cat.name}_{keys[0]}" if len(keys) == 1 else f"{cat.name}_{n}", ops_names, taken
+            )
+            title = f"{cat.title} ({span}; part {n} of {len(bins)})"
+            out.append(Category(name, title, cat.description, part, cat.name, list(cat.notes)))
+    return out
+
+
+_MAX_PART_OPS = 400  # lines in a part's file stay well under a read's 2,000
+
+
+def make_sections(
+    cats: list[Category], count: int, op_names: set[str]
+) -> list[tuple[Category, list[Category]]]:
+    """`cats` in order, in `count` sections of consecutive categories (the second level of a
+    very large API): each a file listing its categories, named after the first and last."""
+    taken = {c.name for c in cats}
+    size = -(-len(cats) // max(count, 1))
+    out: list[tuple[Category, list[Category]]] = []
+    for start in range(0, len(cats), size):
+        members = cats[start : start + size]
+        first, last = members[0].name, members[-1].name
+        name = _category_name(f"section_{len(out) + 1}", op_names, taken)
+        title = first if first == last else f"{first} … {last}"
+        out.append((Category(name, title, "", [op for c in members for op in c.ops]), members))
     return out

@@ -276,6 +276,7 @@ class Manifest:
     auth: AuthInfo = field(default_factory=AuthInfo)
     operations: tuple[OperationEntry, ...] = ()
     categories: tuple[CategoryEntry, ...] = ()
+    sections: tuple[CategoryEntry, ...] = ()  # the second level of a very large API
     mode: str = "flat"  # flat | categories
     source: str = "flat"  # flat | tags | paths | model
     tag_failure: str | None = None
@@ -318,6 +319,8 @@ class Manifest:
         }
         if self.annotations is not None:
             out["annotations"] = self.annotations.to_dict()
+        if self.sections:
+            out["sections"] = [c.to_dict() for c in self.sections]
         return out
 
     def to_json(self) -> bytes:
@@ -336,7 +339,12 @@ class Manifest:
         slug = _str(raw, "slug", "")
         ops = raw.get("operations", [])
         cats = raw.get("categories", [])
-        if not isinstance(ops, list) or not isinstance(cats, list):
+        sections = raw.get("sections", [])
+        if (
+            not isinstance(ops, list)
+            or not isinstance(cats, list)
+            or not isinstance(sections, list)
+        ):
             raise ManifestError("skill.json: operations and categories are lists")
         cat = _map(raw.get("categorization"))
         derived = _map(raw.get("derived_from"))
@@ -349,6 +357,7 @@ class Manifest:
             auth=AuthInfo.from_dict(raw.get("auth")),
             operations=tuple(OperationEntry.from_dict(o) for o in ops),
             categories=tuple(CategoryEntry.from_dict(c) for c in cats),
+            sections=tuple(CategoryEntry.from_dict(c) for c in sections),
             mode=str(cat.get("mode") or "flat"),
             source=str(cat.get("source") or "flat"),
             tag_failure=_opt_str(cat.get("tag_failure")),

@@ -17,6 +17,8 @@ class Param:
     description: str = ""
     deprecated: bool = False
     style: str = "form"  # how a list or object is written in the query (frontmatter.STYLES)
+    long_description: str = ""  # the spec's whole text (`description` is its first paragraph)
+    example: Any = None  # the spec's own example value, if it gives one
 
 
 @dataclass
@@ -30,6 +32,8 @@ class Body:
     styles: dict[str, str] = field(
         default_factory=dict
     )  # a form body's field → style, where not "form"
+    long_description: str = ""
+    example: Any = None  # the spec's own example of a body, if it gives one
 
 
 @dataclass
@@ -38,6 +42,7 @@ class Response:
     description: str
     shape: list[tuple[str, str]] | None  # (field, label) at one level, or None
     shape_note: str = ""  # "a list of Pet", "Pet", "text/plain" …
+    long_description: str = ""
 
 
 @dataclass

@@ -216,13 +216,17 @@ class _Extractor:
             resp = self.r.deref(raw[status], f"{where}/responses/{code}")
             if not isinstance(resp, dict):
                 continue
-            desc = short_text(resp.get("description") or "", 200)
+            raw_desc = as_str(resp.get("description"))
+            desc = short_text(raw_desc, 200)
             success = code.startswith("2")
+            if code.startswith("3"):
+                out.append(Response(code, desc, None, long_description=raw_desc))
+                continue
             if not success:
                 if errors >= _MAX_ERRORS:
                     continue
                 errors += 1
-                out.append(Response(code, desc, None))
+                out.append(Response(code, desc, None, long_description=raw_desc))
                 continue
             schema, media = None, None
             if self.swagger2:
@@ -243,6 +247,23 @@ class _Extractor:
         return out
 
     # ---------------------------------------------------------------- bodies
+
+    def _example(self, holder: Any, where: str) -> Any:
+        """The spec's own example on a parameter or media type (`example`, the first of
+        `examples`, or its schema's `example`), or None."""
+        if not isinstance(holder, dict):
+            return None
+        if "example" in holder:
+            return holder["example"]
+        examples = holder.get("examples")
+        if isinstance(examples, dict) and examples:
+            first = self.r.deref(next(iter(examples.values())), f"{where}/examples")
+            if isinstance(first, dict) and "value" in first:
+                return first["value"]
+        schema = holder.get("schema")
+        if isinstance(schema, dict) and "$ref" not in schema and "example" in schema:
+            return schema["example"]
+        return None
 
     def _body3(self, raw: Any, where: str) -> Body | None:
         rb = self.r.deref(raw, f"{where}/requestBody")
@@ -268,6 +289,8 @@ class _Extractor:
             description=short_text(rb.get("description") or "", 300),
             other_types=others,
             styles=styles,
+            long_description=as_str(rb.get("description")),
+            example=self._example(m, where),
         )
 
     def _body2(self, params: list[dict[str, Any]], consumes: list[str], where: str) -> Body | None:
@@ -399,6 +422,8 @@ class _Extractor:
                     description=short_text(p.get("description") or "", 300),
                     deprecated=bool(p.get("deprecated")),
                     style=style,
+                    long_description=as_str(p.get("description")),
+                    example=self._example(p, where),
                 )
             )
         if self.swagger2:

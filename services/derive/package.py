@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,10 +21,12 @@ from services.derive.categories import (
     Grouping,
     group_by_paths,
     group_by_tags,
+    make_sections,
     split_oversize,
     tag_failure,
 )
 from services.derive.errors import SpecRefused
+from services.derive.expand import ExpandedSizes
 from services.derive.frontmatter import path_template_names
 from services.derive.load import LoadLimits, load_document
 from services.derive.manifest import (
@@ -35,14 +38,17 @@ from services.derive.manifest import (
     Stats,
 )
 from services.derive.model import Operation
-from services.derive.naming import assign_names, slugify
+from services.derive.naming import api_slug, assign_names
 from services.derive.operations import extract_operations
 from services.derive.refs import Resolver
 from services.derive.render import (
+    MAX_FILE_BYTES,
     fits_one_read,
+    op_line,
     render_body,
     render_category,
     render_operation,
+    render_section,
     tool_share,
 )
 from services.derive.schema import SchemaTranslator, refs_in
@@ -77,6 +83,8 @@ class DeriveOptions:
         False  # refuse (AnnotationRefused) rather than degrade: checking a new one
     )
     processes: int = 1  # >1: a forked child renders a share of a large API's files (single-threaded callers only)
+    # told each stage as it ends (a terminal's progress lines); never changes the package
+    on_stage: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -124,6 +132,8 @@ def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPa
     """Bytes of an OpenAPI document → a skill package. Raises `SpecRefused` for refused input."""
     options = options or DeriveOptions()
     doc = load_document(data, options.limits)
+    if options.on_stage:
+        options.on_stage(f"read the document ({len(data):,} bytes)")
     return derive_document(doc, hashlib.sha256(data).hexdigest(), options)
 
 
@@ -177,13 +187,15 @@ class ApiSource:
 
 @dataclass(frozen=True)
 class Layout:
-    """How the body presents the operations: flat, or by categories (and which grouping, from where)."""
+    """How the body presents the operations: flat, or by categories (and which grouping, from
+    where), or past what the body holds by sections of categories."""
 
     body: str
-    categories: list[Category]  # what the body lists ([] for a flat manifest)
+    categories: list[Category]  # what has a file of operations ([] for a flat manifest)
     grouping: list[Category]  # every operation's category, listed or not
     source: str
     tag_failure: str | None
+    sections: list[tuple[Category, list[Category]]] = field(default_factory=list)
 
 
 def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -> ApiSource:
@@ -192,8 +204,8 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
     translator = SchemaTranslator(resolver, swagger2="swagger" in doc)
     info = as_dict(doc.get("info"))
     title = short_text(str(info.get("title") or "API"), 120) or "API"
-    slug = options.slug or slugify(title)
     base_url, url_base = _base_url(doc, options.base_url, warnings)
+    slug = options.slug or api_slug(title, base_url, info)
     ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url)
     warnings += op_warnings
     if not ops:
@@ -219,6 +231,7 @@ def declare_tools(
 ) -> list[Operation]:
     """Each operation with its tool declaration, or the reason it has none."""
     out = []
+    sizes = ExpandedSizes(types)
     for op in ops:
         declared_path = {p.name for p in op.params if p.location == "path"}
         template = set(path_template_names(op.path))
@@ -229,7 +242,7 @@ def declare_tools(
         params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
         if len(params) != len(op.params):
             op = replace(op, params=params)
-        tool, reason = declare_tool(op, types)
+        tool, reason = declare_tool(op, types, sizes)
         out.append(
             replace(
                 op,
@@ -250,7 +263,10 @@ def choose_layout(
     warnings: list[str],
 ) -> Layout:
     """The body and its categories: flat when it fits, else tags, else paths (or the grouping the
-    categorize stage decided), then people's renames, merges and category notes."""
+    categorize stage decided), then people's renames, merges and category notes. Every category
+    file fits one read (a large category is cut into parts the body lists), so any operation is
+    two reads from the body; only when the categories overflow the body even as a paragraph of
+    names does a level of sections come between (three reads)."""
     slug = api.slug
     meta_base = {
         "slug": slug,
@@ -261,34 +277,39 @@ def choose_layout(
     }
     op_names = {op.name for op in ops}
     failure = tag_failure(ops)
+    line_bytes = {op.name: len(op_line(op).encode()) + 1 for op in ops}
+    room = MAX_FILE_BYTES - 2048  # the heading, description and notes of a category file
 
-    def fits(cat: Category) -> bool:
-        return fits_one_read(render_category(cat, slug))
+    def leaves(cats: list[Category]) -> list[Category]:
+        return split_oversize(
+            cats,
+            lambda cat: fits_one_read(render_category(cat, slug)),
+            op_names,
+            lambda op: line_bytes[op.name],
+            room,
+        )
 
     def grouped(by_tags: bool) -> list[Category]:
-        raw = group_by_tags(ops, api.tag_docs) if by_tags else group_by_paths(ops)
-        return split_oversize(raw, fits, op_names)
+        return leaves(group_by_tags(ops, api.tag_docs) if by_tags else group_by_paths(ops))
+
+    def fits(text: str) -> bool:
+        return len(text.encode()) <= options.body_budget
 
     body = render_body(meta_base, ops, None)
     categories: list[Category] = []
     source = "flat"
     grouping = grouped(failure is None)
-    if len(body.encode()) > options.body_budget:
+    if not fits(body):
         if failure is None:
             body = render_body(meta_base, ops, grouping, options.body_budget)
-            if len(body.encode()) > options.body_budget:
+            if fits(body):
+                categories, source = grouping, "tags"
+            else:
                 failure = "too_many_tags"
                 grouping = grouped(False)
-            else:
-                categories, source = grouping, "tags"
         if failure is not None:
             categories, source = grouping, "paths"
             body = render_body(meta_base, ops, categories, options.body_budget)
-        if len(body.encode()) > options.body_budget:
-            warnings.append(
-                f"the body is {len(body.encode()):,} bytes with {len(categories)} categories,"
-                f" over the {options.body_budget:,}-byte budget"
-            )
     if options.grouping is not None:
         given = options.grouping.apply(ops, op_names)
         if given is None:
@@ -296,17 +317,38 @@ def choose_layout(
                 "the categorize stage's grouping does not place every operation exactly once; grouped here instead"
             )
         else:
-            grouping, source, failure = given, options.grouping.source, options.grouping.tag_failure
-            categories = given if options.grouping.mode == "categories" else []
+            grouping, source, failure = (
+                leaves(given),
+                options.grouping.source,
+                options.grouping.tag_failure,
+            )
+            categories = grouping if options.grouping.mode == "categories" else []
             body = render_body(meta_base, ops, categories or None, options.body_budget)
     if applied.category_changes:
-        grouping = regroup(grouping, applied.category_changes, op_names, warnings)
+        grouping = leaves(regroup(grouping, applied.category_changes, op_names, warnings))
         if categories:
             categories = grouping
             body = render_body(meta_base, ops, categories, options.body_budget)
     if applied.category_notes:
         place_category_notes(grouping, applied.category_notes, applied)
-    return Layout(body, categories, grouping, source, failure)
+    sections: list[tuple[Category, list[Category]]] = []
+    if categories and not fits(body):
+        for count in range(2, len(categories) + 1):
+            sections = make_sections(categories, count, op_names)
+            body = render_body(meta_base, ops, categories, options.body_budget, sections)
+            if fits(body) and all(
+                fits_one_read(render_section(sec, members, slug)) for sec, members in sections
+            ):
+                break
+        warnings.append(
+            f"{len(categories)} categories do not fit the body even by name: it lists"
+            f" {len(sections)} sections of them (three reads to an operation)"
+        )
+    if not fits(body):
+        warnings.append(
+            f"the body is {len(body.encode()):,} bytes, over the {options.body_budget:,}-byte budget"
+        )
+    return Layout(body, categories, grouping, source, failure, sections)
 
 
 def render_files(
@@ -316,12 +358,13 @@ def render_files(
     warnings: list[str],
     rendered: list[str] | None = None,
 ) -> dict[str, str]:
-    """The Markdown files: the body, a file per listed category, a file per operation (`rendered`:
-    the operation files already rendered, in order)."""
+    """The Markdown files: the body, a file per section and category, a file per operation
+    (`rendered`: the operation files already rendered, in order)."""
     files: dict[str, str] = {"body.md": layout.body}
+    for section, members in layout.sections:
+        files[f"{section.name}.md"] = render_section(section, members, api.slug)
     for cat in layout.categories:
-        children = [c for c in layout.categories if c.parent == cat.name]
-        files[f"{cat.name}.md"] = render_category(cat, api.slug, children)
+        files[f"{cat.name}.md"] = render_category(cat, api.slug)
     if rendered is None:
         rendered = [render_operation(op, api.url_base) for op in ops]
     for op, text in zip(ops, rendered, strict=True):
@@ -411,6 +454,9 @@ def build_manifest(
             CategoryEntry(c.name, f"{c.name}.md", c.title, len(c.ops), c.parent)
             for c in layout.categories
         ),
+        sections=tuple(
+            CategoryEntry(s.name, f"{s.name}.md", s.title, len(s.ops)) for s, _ in layout.sections
+        ),
         mode="categories" if layout.categories else "flat",
         source=layout.source,
         tag_failure=layout.tag_failure,
@@ -459,8 +505,11 @@ def _headers_to_fix(op: Operation, auth: AuthInfo) -> tuple[str, ...]:
 def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
     """read_api → declare_tools → apply_annotations → choose_layout → render_files → build_manifest."""
     warnings: list[str] = []
+    said = options.on_stage or (lambda _: None)
     api = read_api(doc, options, warnings)
+    said(f"found {len(api.ops):,} operations")
     ops = declare_tools(api.ops, api.translator.types, warnings)
+    said(f"declared {sum(1 for op in ops if op.tool is not None):,} tools")
     ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
     warnings += applied.warnings
     # operation files depend on their operation alone: a forked child may render the later share
@@ -470,8 +519,14 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     later = fork_map(lambda op: render_operation(op, url_base), ops[cut:], options.processes)
     auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
     layout = choose_layout(api, ops, auth, applied, options, warnings)
+    said(
+        f"laid out {len(layout.categories)} categories"
+        if layout.categories
+        else "laid out a flat body"
+    )
     rendered = [render_operation(op, url_base) for op in ops[:cut]] + later.results()
     files = render_files(api, ops, layout, warnings, rendered)
+    said(f"rendered {len(files):,} files")
     types = render_types(api.translator, ops)
     manifest = build_manifest(
         api, ops, auth, layout, applied, files, types, spec_sha256, options, warnings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from services.derive.categories import Category
@@ -10,7 +11,7 @@ from services.derive.frontmatter import declaration_block, path_template_names
 from services.derive.model import Operation, Param
 from services.derive.schema import type_label
 from services.derive.servers import join_url
-from services.derive.text import first_sentence, short_text, without_urls
+from services.derive.text import first_sentence, full_text, short_text, without_urls
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -20,11 +21,14 @@ __all__ = [
     "render_category",
     "render_body",
     "op_line",
+    "render_section",
 ]
 
 MAX_FILE_BYTES = 32 * 1024
 MAX_FILE_LINES = 2000
 _LEVELS = (
+    # descriptions whole (Markdown kept) first; shortened only when the file would not fit a read
+    {"desc": 300, "full": True, "fields": 25, "errors": 8, "enum": 12, "optional": True},
     {"desc": 300, "fields": 25, "errors": 8, "enum": 12, "optional": True},
     {"desc": 140, "fields": 12, "errors": 5, "enum": 6, "optional": True},
     {"desc": 80, "fields": 6, "errors": 3, "enum": 4, "optional": False},
@@ -39,6 +43,19 @@ def fits_one_read(text: str) -> bool:
 def _additions_section(op: Operation) -> list[str]:
     add = op.additions
     lines: list[str] = []
+    if add.approval is not None:
+        binds = add.approval.get("binds") or []
+        bound = f", bound to the values of {', '.join(f'`{b}`' for b in binds)}" if binds else ""
+        lines += [
+            "",
+            f"Gated: a person approves each call before it is sent (risk {add.approval.get('risk', 'high')}{bound}).",
+        ]
+    if add.identity and op.tool is not None:
+        fields = ", ".join(f"`{f}`" for f in add.identity)
+        lines += [
+            "",
+            f"The tool sends an `Idempotency-Key` header derived from {fields}: the same call retried is done once.",
+        ]
     if add.prefer:
         lines += ["", f"Prefer `{add.prefer}` instead: a person who knows this API says so."]
     if op.tool is not None and op.tool.headers:
@@ -79,12 +96,17 @@ def _constraints(schema: Any, level: dict[str, Any]) -> str:
     ):
         if key in schema:
             bits.append(f"{word} {schema[key]}")
-    if (
-        "maxLength" in schema or schema.get("minLength", 0) > 1
-    ):  # non-empty (1–∞) goes without saying
-        bits.append(f"length {schema.get('minLength', 0)}–{schema.get('maxLength', '∞')}")
-    if "maxItems" in schema or "minItems" in schema:
-        bits.append(f"{schema.get('minItems', 0)}–{schema.get('maxItems', '∞')} items")
+    # as stated: a bound the spec does not set is not invented (non-empty goes without saying)
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if high is not None:
+        bits.append(f"length {low}–{high}" if low and low > 1 else f"length ≤ {high}")
+    elif isinstance(low, int) and low > 1:
+        bits.append(f"length ≥ {low}")
+    low, high = schema.get("minItems"), schema.get("maxItems")
+    if high is not None:
+        bits.append(f"{low}–{high} items" if low else f"at most {high} items")
+    elif low:
+        bits.append(f"at least {low} items")
     if isinstance(schema.get("pattern"), str) and len(schema["pattern"]) <= 80:
         bits.append(f"pattern `{schema['pattern']}`")
     if (
@@ -96,17 +118,37 @@ def _constraints(schema: Any, level: dict[str, Any]) -> str:
     return "; ".join(bits)
 
 
+def _described(text: str, level: dict[str, Any], limit: int, whole: int = 1500) -> str:
+    """A description as the level allows: whole (its lines indented to stay inside a list
+    item) or its first paragraph, shortened."""
+    if not text or not level["desc"]:
+        return ""
+    if level.get("full"):
+        return re.sub(r"\n(?=.)", "\n  ", full_text(text, whole))
+    return short_text(text, limit)
+
+
 def _param_line(
-    name: str, schema: Any, required: bool, where: str, desc: str, level: dict[str, Any]
+    name: str,
+    schema: Any,
+    required: bool,
+    where: str,
+    desc: str,
+    level: dict[str, Any],
+    example: Any = None,
 ) -> str:
     label = type_label(schema)
     text = f"- `{name}` ({label}, {'required' if required else 'optional'}{', ' + where if where else ''})"
-    d = short_text(desc, level["desc"]) if desc and level["desc"] else ""
+    d = _described(desc, level, level["desc"])
     c = _constraints(schema, level)
     if d:
         text += f" — {d}"
     if c:
         text += f" [{c}]"
+    if example is not None and level["desc"]:
+        shown = json.dumps(example, ensure_ascii=False, default=str)
+        if len(shown) <= 120:
+            text += f" (the spec's example: `{shown}`)"
     return text
 
 
@@ -119,8 +161,13 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
     ]
     required = [p for p in sent if p.required]
     optional = [p for p in sent if not p.required]
-    described = [p for p in optional if p.description]
-    undescribed = [p for p in optional if not p.description]
+    # a parameter with a constraint or an example is worth its own line, described or not
+    described = [
+        p
+        for p in optional
+        if p.description or p.example is not None or _constraints(p.schema, level)
+    ]
+    undescribed = [p for p in optional if p not in described]
     declared_path = {p.name for p in op.params if p.location == "path"}
     implicit = [n for n in path_template_names(op.path) if n not in declared_path]
     if required or described or implicit or undescribed:
@@ -129,17 +176,33 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
         lines.append(_param_line(name, {"type": "string"}, True, "path", "", level))
     for p in required:
         lines.append(
-            _param_line(p.name, p.schema, True, p.location, p.description or _desc(p), level)
+            _param_line(
+                p.name,
+                p.schema,
+                True,
+                p.location,
+                p.long_description or _desc(p),
+                level,
+                p.example,
+            )
         )
     if level["optional"]:
         for p in described:
-            lines.append(_param_line(p.name, p.schema, False, p.location, p.description, level))
+            lines.append(
+                _param_line(
+                    p.name, p.schema, False, p.location, p.long_description, level, p.example
+                )
+            )
     if undescribed or (described and not level["optional"]):
         rest = undescribed + ([] if level["optional"] else described)
         names = ", ".join(f"`{p.name}`" for p in rest[:20]) + (", …" if len(rest) > 20 else "")
         lines.append(f"- Also optional, effect not described: {names}.")
+    keyed = bool(op.additions.identity) and op.tool is not None
     hidden: list[Param] = [
-        p for p in op.params if p.location in ("header", "cookie") or p.name in op.credential_fields
+        p
+        for p in op.params
+        if (p.location in ("header", "cookie") or p.name in op.credential_fields)
+        and not (keyed and p.name.lower() == "idempotency-key")
     ]
     if hidden:
         lines += [
@@ -150,7 +213,7 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
         ]
         for p in hidden:
             lines.append(
-                _param_line(p.name, p.schema, p.required, p.location, p.description, level)
+                _param_line(p.name, p.schema, p.required, p.location, p.long_description, level)
             )
     return _mark_fixed(op, lines)
 
@@ -215,7 +278,7 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
     if body.required:
         head += ", required"
     if body.description and level["desc"]:
-        head += f" — {short_text(body.description, level['desc'])}"
+        head += f" — {_described(body.long_description or body.description, level, level['desc'])}"
     lines.append(head)
     if body.other_types:
         lines.append("Also accepted: " + ", ".join(f"`{t}`" for t in body.other_types[:6]) + ".")
@@ -225,14 +288,59 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
         )
         lines.append(f"The argument `{op.tool.body_arg}` is {what}.")
         if isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
-            lines.append(f"Shape: {type_label(body.schema)}.")
+            lines += _shape_lines(body.schema)
     elif op.tool is not None:
         if op.tool.body_fields:
             lines.append("Its fields are the tool's arguments beside the parameters:")
     elif isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
         lines.append(f"Shape: {type_label(body.schema)}.")
     lines += _mark_fixed(op, _fields_text(body.schema, level))
+    lines += _spec_example("The spec's example of this body:", body.example, level)
     return lines
+
+
+def _shape_lines(schema: Any) -> list[str]:
+    """A body that is not an object of fields: its type, or each of its alternatives."""
+    if isinstance(schema, dict):
+        for key, word in (("oneOf", "exactly one"), ("anyOf", "any")):
+            options = schema.get(key)
+            if isinstance(options, list) and len(options) == 1:
+                return [f"Shape: {_one_form(options[0])}."]
+            if isinstance(options, list) and options:
+                lines = [f"Shape: {word} of these {len(options)} forms:"]
+                lines += [f"- {_one_form(o)}" for o in options[:12]]
+                return lines
+    return [f"Shape: {type_label(schema)}."]
+
+
+def _one_form(schema: Any) -> str:
+    label = type_label(schema)
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        required = set(schema.get("required") or [])
+        fields = [
+            f"`{k}` ({type_label(v)}{', required' if k in required else ''})"
+            for k, v in list(schema["properties"].items())[:10]
+        ]
+        more = ", …" if len(schema["properties"]) > 10 else ""
+        return f"{label} with " + ", ".join(fields) + more
+    if isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+        inner = schema["items"]
+        if isinstance(inner.get("properties"), dict):
+            return f"array of: {_one_form(inner)}"
+    return label
+
+
+def _spec_example(label: str, value: Any, level: dict[str, Any]) -> list[str]:
+    """The spec's own example, labelled as the spec's (never an invented call), while it fits."""
+    if value is None or not level["desc"]:
+        return []
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    limit = 3000 if level.get("full") else 800
+    if len(text) > limit:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+        if len(text) > limit:
+            return []
+    return ["", label, "```json", text, "```"]
 
 
 def _call_section(op: Operation, url: str) -> list[str]:
@@ -258,7 +366,8 @@ def _call_section(op: Operation, url: str) -> list[str]:
 def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     success = [r for r in op.responses if r.status.startswith("2")]
-    errors = [r for r in op.responses if not r.status.startswith("2")]
+    redirects = [r for r in op.responses if r.status.startswith("3")]
+    errors = [r for r in op.responses if not r.status.startswith(("2", "3"))]
     if success:
         r = success[0]
         lines += ["", "## Response"]
@@ -266,7 +375,11 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
             f" — {short_text(r.description, level['desc'] or 60)}" if r.description else ""
         )
         lines.append(head)
-        if r.shape_note:
+        if r.status in ("204", "205"):
+            pass  # no content, by definition
+        elif r.shape_note == "any" and not r.shape:
+            lines.append("The body's shape is not declared.")
+        elif r.shape_note:
             lines.append(f"Returns {r.shape_note}" + (" with:" if r.shape else "."))
         elif r.shape:
             lines.append("Returns an object with:")
@@ -282,13 +395,19 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
                 + (f" — {short_text(other.description, 80)}" if other.description else "")
                 + "."
             )
+    for r in redirects[:3]:
+        lines.append(
+            f"Redirect {r.status}"
+            + (f" — {short_text(r.description, 80)}" if r.description else "")
+            + " (not followed: the Location header says where)."
+        )
     if errors and level["errors"]:
         lines += ["", "## Errors"]
         for r in errors[: level["errors"]]:
             lines.append(
                 f"- {r.status}"
                 + (
-                    f" — {short_text(r.description, min(level['desc'], 160) or 60)}"
+                    f" — {_described(r.long_description or r.description, level, min(level['desc'], 160) or 60, 600)}"
                     if r.description
                     else ""
                 )
@@ -314,11 +433,19 @@ def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
     parts.append(f"# {op.name}\n")
     what = op.summary or first_sentence(op.description) or _humanize(op.name)
     parts.append(what.rstrip(".") + ".")
-    desc = short_text(op.description, level["desc"] * 2) if level["desc"] else ""
-    if desc and desc.rstrip(".") != what.rstrip(".") and not desc.startswith(what.rstrip(".…")):
+    if level.get("full"):
+        desc = full_text(op.description, 6000)
+    else:
+        desc = short_text(op.description, level["desc"] * 2) if level["desc"] else ""
+    said = what.rstrip(".…")
+    if desc.startswith(said):  # the description opens with the summary: the rest is news
+        desc = desc[len(said) :].lstrip(".").strip()
+    if desc and len(desc) > 3:
         parts.append(f"\n{desc}")
     if op.deprecated:
         parts.append("\nDeprecated: prefer another operation where one exists.")
+    if not level.get("full"):
+        parts.append("\nDescriptions here are shortened to fit one read; the spec's are longer.")
     if op.tool is not None:
         parts.append(
             f"\nTool: `{op.tool_name}` (load it by this file's name with load_tools; the request is built for you)."
@@ -347,7 +474,9 @@ def _humanize(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
-def op_line(op: Operation, slug: str) -> str:
+def op_line(op: Operation) -> str:
+    """An operation's line in a listing: its name, what it does, and marks (never its address:
+    the listing says once where operation files are)."""
     what = op.summary or first_sentence(op.description, 120) or _humanize(op.name)
     what = first_sentence(without_urls(what), 120).rstrip(".") or _humanize(op.name)
     marks = []
@@ -357,30 +486,33 @@ def op_line(op: Operation, slug: str) -> str:
         marks.append("deprecated")
     mark = f" ({', '.join(marks)})" if marks else ""
     prefer = f" Prefer `{op.additions.prefer}`." if op.additions.prefer else ""
-    return f"- `{op.name}` — {what}.{mark}{prefer} Detail: skill/{slug}/{op.name}.md"
+    return f"- `{op.name}` — {what}.{mark}{prefer}"
 
 
-def render_category(cat: Category, slug: str, children: list[Category] | None = None) -> str:
+def render_category(cat: Category, slug: str) -> str:
     lines = [f"# {cat.title}", ""]
     if cat.description:
         lines += [short_text(cat.description, 400), ""]
     if cat.notes:
         lines += ["## Notes", ""] + [f"{n}\n" for n in cat.notes]
-    if children:
-        total = sum(len(c.ops) for c in children)
-        lines.append(
-            f"{_count(total)} in {len(children)} subcategories: read a subcategory's file to see its operations."
-        )
-        lines.append("")
-        for child in children:
-            names = ", ".join(op.name for op in child.ops[:3])
-            lines.append(
-                f"- `{child.name}` — {_count(len(child.ops))}. For example {names}. Detail: skill/{slug}/{child.name}.md"
-            )
-        return "\n".join(lines) + "\n"
-    lines.append(f"{_count(len(cat.ops))}. Read an operation's file before calling it.")
+    lines.append(
+        f"{_count(len(cat.ops))}. Read an operation's file before calling it: skill/{slug}/<name>.md."
+    )
     lines.append("")
-    lines += [op_line(op, slug) for op in cat.ops]
+    lines += [op_line(op) for op in cat.ops]
+    return "\n".join(lines) + "\n"
+
+
+def render_section(section: Category, members: list[Category], slug: str) -> str:
+    """A file of the second level: the categories of one section, for an API whose categories
+    do not fit the body even one line each."""
+    lines = [f"# {section.title}", ""]
+    lines.append(
+        f"{_count(sum(len(c.ops) for c in members))} in {len(members)} categories."
+        f" Read a category's file to see its operations: skill/{slug}/<category>.md"
+    )
+    lines.append("")
+    lines += [_category_line(cat, 3, 100) for cat in members]
     return "\n".join(lines) + "\n"
 
 
@@ -394,34 +526,67 @@ def tool_share(tools: int, total: int) -> str:
     return "some"
 
 
+# how a body lists its categories, tightest last: (examples, description characters); None: a
+# paragraph of names and counts
+_BODY_LEVELS: tuple[tuple[int, int] | None, ...] = ((3, 100), (2, 80), (1, 60), (0, 0), None)
+
+
 def render_body(
     meta: dict[str, Any],
     ops: list[Operation],
     categories: list[Category] | None,
     budget: int | None = None,
-    examples: int = 3,
-    desc_chars: int = 100,
+    sections: list[tuple[Category, list[Category]]] | None = None,
 ) -> str:
-    """The manifest. A list of categories that would pass `budget` bytes is written tighter."""
+    """The manifest: the operations, or their categories, or (past what the body holds even a
+    name each) sections of categories. A list that would pass `budget` bytes is written tighter."""
     slug = meta["slug"]
-    title = meta["title"]
+    head = _body_head(meta, ops)
+    if sections:
+        lines = [
+            "## Sections",
+            f"Read a section's file to see its categories: skill/{slug}/<section>.md",
+            *(
+                f"- `{sec.name}` — {_count(len(sec.ops))} in {len(members)} categories: {sec.title}."
+                for sec, members in sections
+            ),
+        ]
+        return head + "\n".join(lines) + "\n"
+    if not categories:
+        return head + "\n".join(["## Operations", *(op_line(op) for op in ops)]) + "\n"
+    text = ""
+    for level in _BODY_LEVELS:
+        lines = [
+            "## Categories",
+            f"Read a category's file to see its operations: skill/{slug}/<category>.md",
+        ]
+        if level is None:
+            lines += _name_paragraph(categories)
+        else:
+            lines += [_category_line(cat, *level) for cat in categories]
+        text = head + "\n".join(lines) + "\n"
+        if budget is None or len(text.encode()) <= budget:
+            return text
+    return text
+
+
+def _body_head(meta: dict[str, Any], ops: list[Operation]) -> str:
+    slug = meta["slug"]
     total = len(ops)
     tools = sum(1 for op in ops if op.tool is not None)
     share = tool_share(tools, total)
-    lines = [f"# {title}", ""]
+    lines = [f"# {meta['title']}", ""]
     intro = without_urls(short_text(meta.get("description") or "", 400))
     if intro:
         lines += [intro, ""]
     share_text = {
-        "all": "All of them are tools",
-        "most": f"Most of them ({tools}) are tools",
-        "some": f"Some of them ({tools}) are tools",
-        "none": "None is a tool",
+        "all": "All of them are tools: load one by its name with load_tools and call it; the request is built for you.",
+        "most": f"Most of them ({tools}) are tools: load one by its name with load_tools and call it; the request is built for you.",
+        "some": f"Some of them ({tools}) are tools: load one by its name with load_tools and call it; the request is built for you.",
+        "none": "None of them is a tool: skillpress cannot send their requests, and each file spells its request out for an HTTP client of your own.",
     }[share]
-    lines.append(
-        f"{_count(total)}. {share_text}: load one by its name with load_tools and call it; the request is built for you."
-    )
-    if share != "all":
+    lines.append(f"{_count(total)}. {share_text}")
+    if share in ("most", "some"):
         lines.append(
             "An operation marked (not callable here) is not a tool: skillpress cannot send it; its file"
             " spells out the request for an HTTP client of your own."
@@ -443,29 +608,30 @@ def render_body(
         lines.append("## Conventions")
         lines += [f"- {n}" for n in notes]
         lines.append("")
-    if categories:
-        lines.append("## Categories")
-        lines.append(f"Read a category's file to see its operations: skill/{slug}/<category>.md")
-        for cat in categories:
-            if cat.parent is not None:
-                continue
-            lines.append(_category_line(cat, categories, examples, desc_chars))
-    else:
-        lines.append("## Operations")
-        lines += [op_line(op, slug) for op in ops]
-    text = "\n".join(lines) + "\n"
-    if categories and budget is not None and len(text.encode()) > budget and examples > 0:
-        # over the budget: fewer examples and shorter descriptions per category, then none
-        fewer = {3: (2, 80), 2: (1, 60), 1: (0, 0)}[examples]
-        return render_body(meta, ops, categories, budget, *fewer)
-    return text
+    return "\n".join(lines) + "\n"
 
 
-def _category_line(cat: Category, categories: list[Category], examples: int, chars: int) -> str:
-    members = cat.ops or [op for c in categories if c.parent == cat.name for op in c.ops]
+def _name_paragraph(categories: list[Category]) -> list[str]:
+    """Every category as `name` (count), wrapped: the tightest listing that still names each."""
+    lines: list[str] = []
+    line = ""
+    for cat in categories:
+        item = f"`{cat.name}` ({len(cat.ops)})"
+        if line and len(line) + len(item) + 2 > 100:
+            lines.append(line + ",")
+            line = ""
+        line = f"{line}, {item}" if line else item
+    if line:
+        lines.append(line + ".")
+    return lines
+
+
+def _category_line(cat: Category, examples: int, chars: int) -> str:
     desc = first_sentence(without_urls(cat.description), chars) if cat.description and chars else ""
     tail = f" {desc.rstrip('.')}." if desc else ""
-    names = ", ".join(op.name for op in members[:examples])
-    return f"- `{cat.name}` — {_count(len(members))}.{tail}" + (
+    if cat.parent is not None and cat.title != cat.name:
+        tail = f" {cat.title}.{tail}"
+    names = ", ".join(op.name for op in cat.ops[:examples])
+    return f"- `{cat.name}` — {_count(len(cat.ops))}.{tail}" + (
         f" For example {names}." if names else ""
     )

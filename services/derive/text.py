@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["short_text", "first_sentence", "one_line", "without_urls"]
+__all__ = ["short_text", "first_sentence", "one_line", "without_urls", "full_text"]
 
 _WS = re.compile(r"\s+")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _HTML = re.compile(r"<[^>]{1,200}>")
-_URL = re.compile(r"\(?\b(?:https?|wss?|ftp)://[^\s)>\]]*\)?", re.IGNORECASE)
+_URL = re.compile(r"\(?\b(?:https?|wss?|ftp)://[^\s)>\]]*[^\s)>\].,;:!?'\"]\)?", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`(])")
 
 
@@ -54,9 +54,59 @@ def first_sentence(text: str, limit: int = 160) -> str:
     return short_text(parts[0] if parts else line, limit)
 
 
+_POINTING = re.compile(r"\b(see|at|visit|from|in|on|to|via|consult|check|read)\s*:?\s*$", re.I)
+_NAMED_PAGE = re.compile(
+    r"\b(docs|documentation|page|guide|reference|here|website|site)\s+(?:at|in|on)\s*:?\s*$", re.I
+)
+
+
 def without_urls(text: str) -> str:
-    """`text` with every URL removed: manifest lines name operations, never addresses."""
-    cleaned = _URL.sub("", text)
+    """`text` with every URL taken out and the sentence still reading: manifest lines name
+    operations, never addresses. A URL a sentence points to ("see https://…", "specs from
+    https://… with") becomes "the API's documentation"; any other is dropped."""
+    if "](" in text:
+        text = _MD_LINK.sub(r"\1", text)
+    out: list[str] = []
+    last = 0
+    for m in _URL.finditer(text):
+        before = text[last : m.start()]
+        named = _NAMED_PAGE.search(before)
+        pointed = _POINTING.search(before)
+        if named:
+            before = before[: named.start()] + named.group(1)
+        elif pointed:
+            before = before[: pointed.start()] + pointed.group(1) + " the API's documentation"
+        out.append(before)
+        last = m.end()
+    cleaned = "".join(out) + text[last:]
     cleaned = re.sub(r"\s+([.,;:])", r"\1", cleaned)
-    cleaned = re.sub(r"\b(See|see|at|visit|Visit)( the)?[.:]?\s*(?=[.]|$)", "", cleaned)
+    cleaned = re.sub(r"\(\s*\)", "", cleaned)
     return _WS.sub(" ", cleaned).strip()
+
+
+_BLOCK_TAGS = re.compile(r"</?(p|div|ul|ol|table|tr|h[1-6]|pre|blockquote)\b[^>]{0,200}>", re.I)
+_ITEM_TAG = re.compile(r"<li\b[^>]{0,200}>", re.I)
+_BREAK_TAG = re.compile(r"<br\s*/?>", re.I)
+_BLANKS = re.compile(r"\n[ \t]*\n(\s*\n)+")
+
+
+def full_text(text: str, limit: int = 4000) -> str:
+    """`text` whole, as Markdown: paragraphs and lists kept (HTML lists and breaks written as
+    Markdown), link targets dropped, at most `limit` characters (cut at a paragraph or line,
+    marked with …)."""
+    if not isinstance(text, str):
+        return ""
+    if "<" in text:
+        text = _BREAK_TAG.sub("\n", text)
+        text = _ITEM_TAG.sub("\n- ", text)
+        text = _BLOCK_TAGS.sub("\n\n", text)
+        text = _HTML.sub(" ", text)
+    if "](" in text:
+        text = _MD_LINK.sub(r"\1", text)
+    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    text = _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    at = max(cut.rfind("\n"), cut.rfind(". "))
+    return (cut[: at + 1] if at > limit // 2 else cut).rstrip() + " …"

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
-from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types, reduce_to_budget
+from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, ExpandedSizes, reduce_to_budget
 from services.derive.frontmatter import FIELD_NAME, METHODS, path_template_names
 from services.derive.model import Operation, ToolDecl
 
@@ -61,7 +61,9 @@ def _whole_body_name(taken: dict[str, Any]) -> str:
     return "body__"
 
 
-def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None, str | None]:
+def declare_tool(
+    op: Operation, types: dict[str, Any], sizes: ExpandedSizes | None = None
+) -> tuple[ToolDecl | None, str | None]:
     """The operation's tool declaration, or None and the reason no call can be declared for it.
 
     Path and query parameters are arguments; a JSON or form body's fields are arguments too, unless
@@ -191,9 +193,7 @@ def declare_tool(op: Operation, types: dict[str, Any]) -> tuple[ToolDecl | None,
         schema_out["required"] = required
     schema_out["additionalProperties"] = False
     reduced = None
-    try:
-        expand_types(schema_out, types)
-    except SchemaTooLarge:
+    if not (sizes or ExpandedSizes(types)).fits(schema_out):
         try:  # reduced, and said so, before it is refused
             schema_out, reduced = reduce_to_budget(schema_out, types)
         except SchemaTooLarge:

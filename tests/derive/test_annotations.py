@@ -57,7 +57,7 @@ def test_prefer_is_shown_in_the_manifest_line_and_the_file() -> None:
         Annotation("p1", "prefer", "operation:find_pet_by_id", {"operation": "find_pets"})
     )
     assert changed(files) == ["body.md", "find_pet_by_id.md"]
-    assert "Prefer `find_pets`. Detail: skill/petstore/find_pet_by_id.md" in text(files, "body.md")
+    assert "Prefer `find_pets`." in text(files, "body.md")
     assert "Prefer `find_pets` instead" in text(files, "find_pet_by_id.md")
 
 

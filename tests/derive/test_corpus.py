@@ -14,6 +14,8 @@ from services.derive.render import MAX_FILE_BYTES, MAX_FILE_LINES
 from services.runtime.skill import package_tools
 from tests.conftest import SPECS, corpus
 from tests.derived import derived
+from tests.navigation import listing_files, reads_to_operations
+from tests.synthetic import synthetic_spec
 
 REFUSED = {
     "adyen-management-notification-v3.json": "only webhooks",
@@ -44,6 +46,7 @@ def test_spec_derives_within_budgets_or_is_refused_clearly(spec: Path) -> None:
     assert "http://" not in body and "https://" not in body, "the manifest never shows a URL"
     names = [op["name"] for op in meta["operations"]]
     assert len(set(names)) == len(names)
+    _navigable(package.files)
     for op in meta["operations"]:
         assert f"{op['name']}.md" in package.files
     tools = package_tools(package.files, "anthropic")
@@ -58,6 +61,19 @@ def test_spec_derives_within_budgets_or_is_refused_clearly(spec: Path) -> None:
         assert not has_ref_keyword(schema)
         assert len(json.dumps(schema, separators=(",", ":")).encode()) <= 24 * 1024
         assert schema["type"] == "object"
+
+
+def _navigable(files: dict[str, bytes]) -> None:
+    """Every operation two reads from the body (three past 3,000 operations), listed in exactly one
+    file, and no two files with names a case-insensitive file system would take for one."""
+    reads = reads_to_operations(files)
+    most = 2 if len(reads) <= 3000 else 3
+    far = {name: n for name, n in reads.items() if n is None or n > most}
+    assert not far, f"{len(far)} operations further than {most} reads, e.g. {sorted(far)[:3]}"
+    listed = {name: where for name, where in listing_files(files).items() if len(where) != 1}
+    assert not listed, f"operations not listed exactly once: {sorted(listed.items())[:3]}"
+    lowered = [p.lower() for p in files]
+    assert len(set(lowered)) == len(lowered)
 
 
 @pytest.mark.parametrize(
@@ -97,3 +113,25 @@ def test_a_credential_the_api_takes_as_a_parameter_is_never_an_argument() -> Non
     assert (
         package.manifest.auth.header == "Authorization" and package.manifest.auth.kind == "bearer"
     )
+
+
+@pytest.mark.parametrize(
+    ("operations", "roots", "reads", "sections"),
+    [(3000, False, 2, 0), (10000, False, 2, 0), (20000, True, 3, 6)],
+    ids=["3k", "10k", "20k-flat-roots"],
+)
+def test_navigation_holds_at_any_size(
+    operations: int, roots: bool, reads: int, sections: int
+) -> None:
+    package = derive_package(synthetic_spec(operations, roots=roots))
+    files = package.files
+    assert len(files["body.md"]) <= 8 * 1024
+    assert set(reads_to_operations(files).values()) == {reads}
+    assert len(package.manifest.sections) == sections
+    _navigable(files)
+    for path, content in files.items():
+        if path.endswith(".md"):
+            assert len(content) <= MAX_FILE_BYTES and content.count(b"\n") < MAX_FILE_LINES, path
+    if sections:
+        body = files["body.md"].decode()
+        assert "- `section_1` — 3345 operations in 223 categories: res0 … res222." in body

@@ -187,7 +187,7 @@ def test_operations_that_stay_prose_and_why() -> None:
     assert put_list.schema["properties"]["body"] == {"type": "array", "items": {"type": "string"}}
     sent = build_request(put_list, {"body": ["a", "b"]}, frozenset({"rules.example"}))
     assert (sent.body, sent.headers) == (b'["a","b"]', (("Content-Type", "application/json"),))
-    assert "- `upload` — Upload. (not callable here) Detail: skill/rules/upload.md" in body
+    assert "- `upload` — Upload. (not callable here)\n" in body
     upload = package.files["upload.md"].decode()
     assert (
         "Not a tool: skillpress cannot send this request, so there is nothing to load or call here."

@@ -14,6 +14,7 @@ from services.derive.model_grouping import propose_grouping, summaries_of
 from services.derive.render import fits_one_read
 from services.platform.llm import ChatClient
 from tests.chat_server import ChatServer
+from tests.navigation import reads_to_operations
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 BODY_BUDGET = 8 * 1024
@@ -200,7 +201,7 @@ def test_ten_thousand_operations_derive_within_budgets() -> None:
     )
 
 
-def test_subcategories_only_where_a_category_is_too_large_for_one_read() -> None:
+def test_a_category_too_large_for_one_read_is_cut_into_parts_the_body_lists() -> None:
     paths: dict[str, dict] = {}
     for i in range(600):  # one prefix far too large for one file, in six families
         paths[f"/big/family{i % 6}/item{i}"] = {
@@ -229,21 +230,20 @@ def test_subcategories_only_where_a_category_is_too_large_for_one_read() -> None
     cats = meta["categories"]
     parents = {c["parent"] for c in cats if "parent" in c}
     assert parents == {"big"}
-    assert [c["name"] for c in cats if c.get("parent") == "big"] == [
-        f"big_family{n}" for n in range(6)
+    # the families packed in order into as few parts as fit a read, each listed by the body
+    assert [(c["name"], c["title"], c["operations"]) for c in cats if c.get("parent")] == [
+        ("big_1", "big (family0 … family3; part 1 of 2)", 346),
+        ("big_2", "big (family3 … family5; part 2 of 2)", 254),
     ]
-    assert next(c for c in cats if c["name"] == "big")["operations"] == 0
+    assert "big.md" not in package.files
     body = package.files["body.md"].decode()
-    assert "- `big` — 600 operations." in body and "`big_family0`" not in body
-    listing = package.files["big.md"].decode()
-    assert (
-        "600 operations in 6 subcategories" in listing
-        and "Detail: skill/uneven/big_family3.md" in listing
-    )
+    assert "- `big_1` — 346 operations. big (family0 … family3; part 1 of 2)." in body
+    assert "skill/uneven/<name>.md" in package.files["big_2.md"].decode()
+    assert set(reads_to_operations(package.files).values()) == {2}
     assert all(c.get("parent") is None for c in cats if c["name"].startswith("small"))
     _within_budgets(package.files)
     assert sum(c["operations"] for c in cats) == 700
     again = derive_package(json.dumps(spec).encode(), DeriveOptions(grouping=package.grouping))
     assert again.version_id == package.version_id, (
-        "the grouping, subcategories included, round-trips through the categorize stage"
+        "the grouping, parts included, round-trips through the categorize stage"
     )

@@ -57,12 +57,9 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
     assert text.lstrip().startswith(body.split("\n", 1)[0]) and "## Categories" in text
     categories = re.findall(r"^- `([a-z0-9_]+)` — ", text.split("## Tool Use Rules")[0], re.M)
     assert categories and all((out / "references" / f"{c}.md").is_file() for c in categories)
-    details = set(
-        re.findall(
-            r"references/([a-z0-9_]+\.md)",
-            "".join((out / "references" / f"{c}.md").read_text() for c in categories),
-        )
-    )
+    listings = "".join((out / "references" / f"{c}.md").read_text() for c in categories)
+    assert "references/<name>.md" in listings
+    details = {f"{n}.md" for n in re.findall(r"^- `([a-z0-9_]+)` — ", listings, re.M)}
     assert len(details) == len(package.manifest.to_dict()["operations"]) and all(
         (out / "references" / d).is_file() for d in details
     )

@@ -83,23 +83,23 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         )
         assert "`get_gateway`" in read.content[0].text
         loaded = await client.call_tool("load_tools", {"names": ["get_gateway"]})
-        assert json.loads(loaded.content[0].text)["loaded"] == ["discord-preview_get_gateway"]
+        assert json.loads(loaded.content[0].text)["loaded"] == ["discord_get_gateway"]
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == {
             "read_skill_file",
             "load_tools",
             "loaded_tools",
-            "discord-preview_get_gateway",
+            "discord_get_gateway",
         }
-        called = await client.call_tool("discord-preview_get_gateway", {})
+        called = await client.call_tool("discord_get_gateway", {})
         assert not called.is_error
         response = json.loads(called.content[0].text)
         assert (response["status"], response["body"]) == (200, {"url": "wss://gateway.discord.gg"})
-        refused = await client.call_tool("discord-preview_get_gateway", {"shard": 1})
+        refused = await client.call_tool("discord_get_gateway", {"shard": 1})
         assert refused.is_error and refused.content[0].text.startswith(
             "get_gateway: does not take 'shard'"
         )
-        unloaded = await client.call_tool("discord-preview_get_guild", {"guild_id": "1"})
+        unloaded = await client.call_tool("discord_get_guild", {"guild_id": "1"})
         assert unloaded.is_error and "load it first with load_tools" in unloaded.content[0].text
     assert [(m, p) for m, p, _ in discord_api.seen] == [("GET", "/gateway")]
     assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"

@@ -1,0 +1,308 @@
+"""Files an agent can trust: what the spec says survives into the files, prose still reads where
+a URL was taken out, and names are the ones a person would choose. Each test is one finding,
+on the spec where it was seen (or, where that spec cannot ship here, its shape rebuilt inline)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from services.derive import DeriveOptions, derive_package
+from services.derive.annotations import Annotation
+from services.derive.naming import api_slug, shorter_forms
+from services.derive.text import without_urls
+from tests.conftest import SPECS
+from tests.derived import derived
+
+
+def _spec(paths: dict[str, Any], **info: Any) -> bytes:
+    return json.dumps(
+        {
+            "openapi": "3.0.3",
+            "info": {"title": "Shapes", "version": "1", **info},
+            "servers": [{"url": "https://shapes.test"}],
+            "paths": paths,
+        }
+    ).encode()
+
+
+def _file(files: dict[str, bytes], name: str) -> str:
+    return files[f"{name}.md"].decode()
+
+
+def test_option_lists_in_jira_descriptions_survive() -> None:
+    files = derived(SPECS / "jira.json").files
+    dangling = []
+    for path, data in files.items():
+        if not path.endswith(".md") or path == "body.md":
+            continue
+        lines = data.decode().split("\n")
+        for i, line in enumerate(lines[:-1]):
+            parameter = re.match(r"- `[^`]+` \([^)]*, (query|path)\)", line)
+            if parameter and line.rstrip().endswith(("include:", "Allowed values:")):
+                following = next((ln for ln in lines[i + 1 :] if ln.strip()), "")
+                if not following.startswith("  "):
+                    dangling.append(f"{path}: {line[:60]}")
+    assert not dangling, dangling[:3]
+    errors = _file(files, "create_issue").split("## Errors", 1)[1]
+    assert "- 400 — Returned if the request:\n" in errors
+    assert "is missing required fields." in errors
+
+
+def test_the_specs_own_example_is_shown_as_the_specs() -> None:
+    text = _file(derived(SPECS / "jira.json").files, "create_issue")
+    example = text.split("The spec's example of this body:\n```json\n", 1)[1].split("\n```", 1)[0]
+    assert json.loads(example)["fields"]["customfield_10000"] == "09/Jun/19"
+
+
+def test_alternative_bodies_are_rendered_as_their_forms() -> None:
+    # GitHub's issues/add-labels (its description ships in an npm package, not here)
+    labels = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+    named = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        },
+    }
+    body = {
+        "oneOf": [
+            {"type": "object", "properties": {"labels": labels}},
+            labels,
+            {"type": "object", "properties": {"labels": named}},
+            named,
+        ]
+    }
+    spec = _spec(
+        {
+            "/repos/{owner}/{repo}/issues/{issue_number}/labels": {
+                "post": {
+                    "operationId": "issues/add-labels",
+                    "parameters": [
+                        {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                        for n in ("owner", "repo", "issue_number")
+                    ],
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        }
+    )
+    text = _file(derive_package(spec).files, "issues_add_labels")
+    assert "Shape: object." not in text
+    assert (
+        "Shape: exactly one of these 4 forms:\n"
+        "- object with `labels` (array of string)\n"
+        "- array of string\n"
+        "- object with `labels` (array of object)\n"
+        "- array of: object with `name` (string, required)\n"
+    ) in text
+
+
+def test_constraints_are_shown_as_stated_and_statuses_where_they_belong() -> None:
+    spec = _spec(
+        {
+            "/things/{id}": {
+                "get": {
+                    "operationId": "getThing",
+                    "parameters": [
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "maxLength": 512},
+                        },
+                        {
+                            "name": "tags",
+                            "in": "query",
+                            "schema": {"type": "array", "maxItems": 5, "items": {"type": "string"}},
+                        },
+                        {
+                            "name": "code",
+                            "in": "query",
+                            "schema": {"type": "string", "minLength": 3},
+                        },
+                    ],
+                    "responses": {
+                        "200": {"description": "ok"},
+                        "301": {"description": "Moved permanently"},
+                        "404": {"description": "not found"},
+                    },
+                },
+                "delete": {
+                    "operationId": "deleteThing",
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "responses": {
+                        "204": {
+                            "description": "Deleted",
+                            "content": {"application/json": {"schema": {}}},
+                        }
+                    },
+                },
+            }
+        }
+    )
+    files = derive_package(spec).files
+    get = _file(files, "get_thing")
+    assert "- `id` (string, required, path) [length ≤ 512]" in get
+    assert "[at most 5 items]" in get and "[length ≥ 3]" in get
+    assert "Redirect 301 — Moved permanently (not followed" in get
+    assert get.split("## Errors", 1)[1].strip() == "- 404 — not found"
+    delete = _file(files, "delete_thing")
+    assert "204 — Deleted" in delete and "Returns any" not in delete
+
+
+def test_prose_reads_where_a_url_was_taken_out() -> None:
+    body = derived(SPECS / "stripe.json").files["body.md"].decode()
+    assert "The Stripe REST API. Please see the API's documentation for more details." in body
+    assert (
+        without_urls(
+            "OpenAPI specs from https://github.com/github/rest-api-description with the 'x-octokit' extension"
+        )
+        == "OpenAPI specs from the API's documentation with the 'x-octokit' extension"
+    )
+    assert without_urls("Read [the guide](https://x.test/guide).") == "Read the guide."
+
+
+def test_the_body_says_rightly_when_no_operation_is_a_tool() -> None:
+    spec = _spec(
+        {
+            "/upload": {
+                "post": {
+                    "operationId": "upload",
+                    "requestBody": {
+                        "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        }
+    )
+    body = derive_package(spec).files["body.md"].decode()
+    assert "None of them is a tool: skillpress cannot send their requests" in body
+    assert "load one by its name" not in body
+
+
+def test_a_file_says_when_its_operation_is_gated_and_that_the_key_is_sent() -> None:
+    spec = _spec(
+        {
+            "/payments": {
+                "post": {
+                    "operationId": "createPayment",
+                    "parameters": [
+                        {"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}
+                    ],
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "amount": {"type": "integer"},
+                                        "ref": {"type": "string"},
+                                    },
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"201": {"description": "created"}},
+                }
+            }
+        }
+    )
+    before = _file(derive_package(spec).files, "create_payment")
+    assert "- `Idempotency-Key` (string, optional, header)" in before
+    annotated = derive_package(
+        spec,
+        DeriveOptions(
+            annotations=(
+                Annotation("i1", "identity", "operation:create_payment", {"fields": ["ref"]}),
+                Annotation(
+                    "a1",
+                    "approval",
+                    "operation:create_payment",
+                    {"matches": "POST /payments", "risk": "high", "binds": ["amount"]},
+                ),
+            )
+        ),
+    )
+    text = _file(annotated.files, "create_payment")
+    assert (
+        "Gated: a person approves each call before it is sent (risk high, bound to the values of `amount`)."
+        in text
+    )
+    assert "The tool sends an `Idempotency-Key` header derived from `ref`" in text
+    assert "`Idempotency-Key` (string, optional, header)" not in text
+
+
+def test_slugs_are_the_apis_own_short_names() -> None:
+    assert (
+        api_slug("GitHub's official OpenAPI spec + Octokit extension", "https://api.github.com", {})
+        == "github"
+    )
+    assert (
+        api_slug(
+            "OData Service for namespace microsoft.graph", "https://graph.microsoft.com/v1.0", {}
+        )
+        == "microsoft-graph"
+    )
+    assert (
+        api_slug("x", None, {"x-providerName": "microsoft.com", "x-serviceName": "graph"})
+        == "microsoft-graph"
+    )
+    assert api_slug("Box Platform API", "https://api.box.com/2.0", {}) == "box"
+    assert api_slug("The Jira Cloud platform REST API", None, {}) == "jira-cloud"
+    assert (
+        api_slug("Fund API", "https://cal-test.adyen.com/cal/services/Fund/v6", {}) == "adyen-fund"
+    )
+    assert (
+        api_slug("Sample/reference Twilio API.", "https://insights.twilio.com", {})
+        == "twilio-insights"
+    )
+    assert api_slug("Swagger Petstore", "http://petstore.swagger.io/api", {}) == "petstore"
+    assert derived(SPECS / "stripe.json").manifest.slug == "stripe"
+
+
+def test_long_operation_ids_are_shortened_by_meaning_before_any_hash() -> None:
+    ids = [
+        "deviceManagement.windowsInformationProtectionAppLearningSummaries.GetWindowsInformationProtectionAppLearningSummary",
+        "drives.items.workbook.worksheets.charts.axes.seriesAxis.title.GetFormat",
+        "drives.items.workbook.worksheets.charts.axes.categoryAxis.title.GetFormat",
+    ]
+    paths = {
+        f"/op{i}": {"get": {"operationId": op_id, "responses": {"200": {"description": "ok"}}}}
+        for i, op_id in enumerate(ids)
+    }
+    names = [op.name for op in derive_package(_spec(paths)).manifest.operations]
+    assert names == [
+        "get_windows_information_protection_app_learning_summary",
+        "drives_items_worksheets_charts_axes_series_axis_title_get_format",
+        "drives_items_workbook_charts_axes_category_axis_title_get_format",
+    ]
+    assert shorter_forms("a.b.c")[-1] == "c"
+
+
+def test_categories_whose_names_truncate_alike_get_files_of_their_own() -> None:
+    long = "Windows information protection network learning summaries"
+    paths = {}
+    for i in range(60):
+        tag = f"{long} {'alpha' if i % 2 else 'beta'}"
+        paths[f"/x{i}"] = {
+            "get": {
+                "operationId": f"get{i}",
+                "tags": [tag],
+                "summary": "Read " + "x" * 200,
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    files = derive_package(_spec(paths)).files
+    cats = json.loads(files["skill.json"])["categories"]
+    assert len({c["file"] for c in cats}) == len(cats) == 2
+    assert sum(c["operations"] for c in cats) == 60
+    assert re.search(
+        r"`windows_information_protection_network_learning_2`", files["body.md"].decode()
+    )
