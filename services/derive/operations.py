@@ -172,7 +172,12 @@ class _Extractor:
             s = item
         fields = self._fields(s, where, 0)
         if not note and fields is None and isinstance(s, dict):
-            note = self._label(s)
+            options = s.get("anyOf") or s.get("oneOf")
+            if isinstance(options, list) and 1 < len(options) <= 4:
+                # alternatives, each named with its own fields
+                note = " or ".join(f"({self._described_label(o, where)})" for o in options)
+            else:
+                note = self._label(s)
         return note, fields
 
     def _deref_named(self, raw: Any, where: str) -> tuple[str | None, Any]:
@@ -200,8 +205,37 @@ class _Extractor:
             for key, value in s["properties"].items():
                 if isinstance(value, dict) and value.get("writeOnly") is True:
                     continue
-                props[str(key)] = self._label(value)
+                props[str(key)] = self._described_label(value, where)
         return list(props.items()) if props else None
+
+    def _described_label(self, value: Any, where: str) -> str:
+        """A field's type, and for a named type its own fields (one level): a name alone says
+        nothing to an agent that cannot read the spec's components."""
+        label = self._label(value)
+        target = value
+        if isinstance(value, dict) and value.get("type") == "array":
+            target = value.get("items")
+        for key in ("allOf", "anyOf", "oneOf"):  # a reference wrapped to carry a description
+            wrapped = target.get(key) if isinstance(target, dict) else None
+            if isinstance(wrapped, list) and len(wrapped) == 1:
+                target = wrapped[0]
+        if not (isinstance(target, dict) and isinstance(target.get("$ref"), str)):
+            return label
+        _, resolved = self._deref_named(target, where)
+        if not isinstance(resolved, dict):
+            return label
+        if not isinstance(resolved.get("properties"), dict):
+            # a name for a plain value (Slack's `defs_channel_id`): say the value's type
+            plain = self._label(resolved)
+            if (
+                resolved.get("type") in ("string", "integer", "number", "boolean")
+                and target is value
+            ):
+                return plain
+            return label
+        names = [str(k) for k in resolved["properties"]][:8]
+        more = ", …" if len(resolved["properties"]) > 8 else ""
+        return f"{label}: object with " + ", ".join(names) + more
 
     def _label(self, s: Any) -> str:
         return type_label(s, lambda ref: self.t.type_name(ref) or named_ref(ref) or "object")

@@ -306,3 +306,19 @@ def test_categories_whose_names_truncate_alike_get_files_of_their_own() -> None:
     assert re.search(
         r"`windows_information_protection_network_learning_2`", files["body.md"].decode()
     )
+
+
+def test_types_a_file_names_are_described_where_the_agent_reads_them() -> None:
+    stripe = _file(derived(SPECS / "stripe.json").files, "get_customers_customer")
+    assert (
+        "Returns (customer: object with address, balance, cash_balance, created, currency,"
+        " default_source, delinquent, description, …) or (deleted_customer: object with deleted, id, object)."
+    ) in stripe
+    jira = _file(derived(SPECS / "jira.json").files, "create_issue")
+    assert (
+        "- `transition` (NestedResponse: object with errorCollection, status, warningCollection)"
+        in jira
+    )
+    slack = derived(SPECS / "slack.json").files
+    named = [p for p, d in slack.items() if p.endswith(".md") and b"(defs_" in d]
+    assert not named, f"Slack's value names shown as types: {named[:3]}"
