@@ -197,7 +197,7 @@ async def follow(
     from schemas.subjects import STREAM
     from services.platform.broker import connect, ensure_stream
 
-    nc = await connect(pipeline.nats_url, name="skillpress-cli")
+    nc = await connect(pipeline.nats_url, name="skillpress-cli", attempts=2)
     seen: list[Event] = []
     queue: asyncio.Queue[Event] = asyncio.Queue()
 

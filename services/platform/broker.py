@@ -17,15 +17,40 @@ class BrokerUnavailable(Retryable):
     """NATS cannot be reached."""
 
 
-async def connect(url: str, name: str = "skillpress") -> Client:
+async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> Client:
+    """A connection to NATS, its troubles logged as one structured event each (never the
+    library's tracebacks); BrokerUnavailable when it cannot be reached after `attempts` tries
+    half a second apart (a command line gives up in a few seconds)."""
+    from services.platform.logging import get_logger
+
+    log = get_logger("broker").bind(nats=url, client=name)
+    last: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        last[:] = [f"{type(exc).__name__}: {exc}"]
+        log.info("nats.error", error=last[0])
+
+    async def on_disconnected() -> None:
+        log.info("nats.disconnected")
+
+    async def on_reconnected() -> None:
+        log.info("nats.reconnected")
+
     try:
         return await nats.connect(
-            url, name=name, connect_timeout=3, max_reconnect_attempts=3, allow_reconnect=True
+            url,
+            name=name,
+            connect_timeout=2,
+            reconnect_time_wait=0.5,
+            max_reconnect_attempts=attempts,
+            allow_reconnect=True,
+            error_cb=on_error,
+            disconnected_cb=on_disconnected,
+            reconnected_cb=on_reconnected,
         )
     except Exception as exc:  # nats-py raises several unrelated types for a refused connection
-        raise BrokerUnavailable(
-            f"cannot reach NATS at {url}: {type(exc).__name__}: {exc}"
-        ) from None
+        why = last[0] if last else f"{type(exc).__name__}: {exc}"
+        raise BrokerUnavailable(f"cannot reach NATS at {url} ({why})") from None
 
 
 async def ensure_stream(nc: Client) -> StreamConfig:

@@ -46,17 +46,51 @@ class RecordStore:
             event.listen(self.engine, "connect", _sqlite_pragmas)
 
     def migrate(self) -> None:
-        """Bring the schema to the newest migration (idempotent)."""
+        """Bring the schema to the newest migration (idempotent). A store already there costs
+        one query; otherwise one process migrates while any other started at the same moment
+        waits for it (a file lock beside a SQLite database, an advisory lock in PostgreSQL)."""
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
         cfg = Config()
         cfg.set_main_option("script_location", str(_MIGRATIONS))
+        head = ScriptDirectory.from_config(cfg).get_current_head()
         try:
-            with self.engine.begin() as conn:
+            with self.engine.connect() as conn:
+                if MigrationContext.configure(conn).get_current_revision() == head:
+                    return
+            with self._migration_lock(), self.engine.begin() as conn:
+                if MigrationContext.configure(conn).get_current_revision() == head:
+                    return  # another process migrated while this one waited
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except OperationalError as exc:
             raise RecordStoreUnavailable(
                 f"cannot open the record store at {self.safe_url}: {exc.orig}"
             ) from None
+
+    @contextmanager
+    def _migration_lock(self) -> Iterator[None]:
+        if self.url.startswith("sqlite:///"):
+            import fcntl
+
+            with open(self.url[len("sqlite:///") :] + ".migrate-lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+        elif self.engine.dialect.name == "postgresql":
+            from sqlalchemy import text
+
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT pg_advisory_lock(7421001)"))
+                try:
+                    yield
+                finally:
+                    conn.execute(text("SELECT pg_advisory_unlock(7421001)"))
+        else:
+            yield
 
     @property
     def safe_url(self) -> str:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.cli.test_up import _start, _stop
@@ -118,3 +119,54 @@ def test_the_demo_runs_the_pipeline_and_publishes_twice_the_same(tmp_path: Path)
         f"published hollowbrook version {made['version_id'][:12]}: 5 operations, 5 tools"
     )
     assert "# Hollowbrook Guesthouse" in text.stdout
+
+
+def test_an_unreachable_nats_is_one_line_within_seconds(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
+    env |= {"SKILLPRESS_HOME": str(tmp_path / "home"), "SKILLPRESS_NATS_URL": "nats://127.0.0.1:1"}
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.cli.main",
+            "import",
+            str(SPECS / "oai-petstore-expanded.yaml"),
+            "--skill",
+            "pets",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 1, "retryable: NATS may come back (exit 2 is for refusals)"
+    assert (
+        done.stderr.startswith(
+            "error: cannot reach NATS at nats://127.0.0.1:1 (ConnectionRefusedError:"
+        )
+        and done.stderr.count("\n") == 1
+    ), done.stderr
+    assert took < 8, f"took {took:.1f} s"
+
+
+def test_processes_started_at_once_on_a_fresh_home_share_one_migration(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
+    env["SKILLPRESS_HOME"] = str(tmp_path / "home")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "services.cli.main", "versions", "nothing"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(8)
+    ]
+    outcomes = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    for code, err in outcomes:
+        assert (code, err.strip()) == (
+            2,
+            "error: no skill 'nothing' (import one: skillpress import SPEC --skill nothing)",
+        ), err
