@@ -121,6 +121,8 @@ class DeadLetter(SQLModel, table=True):
     error: str = Field(sa_column=Column(Text, nullable=False))
     payload: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime
+    replayed_at: datetime | None = None  # re-published by `dead-letters --replay`
+    replayed_as: str | None = Field(default=None, max_length=256)  # under this message id
 
 
 class Suggestion(SQLModel, table=True):

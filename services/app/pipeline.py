@@ -320,6 +320,59 @@ def request_publish(
     return with_pipeline(ctx, work)[-1][1]
 
 
+def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[dict[str, Any]]:
+    """Re-publish dead letters' original messages (those numbered `ids`, or every one not yet
+    replayed) under fresh message ids, and record when and as what; NotFound for an unknown id."""
+    from sqlmodel import col, select
+
+    from schemas.records import DeadLetter
+    from schemas.subjects import STREAM
+    from services.errors import NotFound
+    from services.platform.broker import connect, ensure_stream
+
+    with ctx.records.session() as s:
+        if ids is None:
+            query = select(DeadLetter).where(col(DeadLetter.replayed_at).is_(None))
+        else:
+            query = select(DeadLetter).where(col(DeadLetter.id).in_(ids))
+        rows = list(s.exec(query.order_by(col(DeadLetter.id))).all())
+        for row in rows:
+            s.expunge(row)
+    missing = sorted(set(ids or []) - {r.id for r in rows if r.id is not None})
+    if missing:
+        raise NotFound(f"no dead letter #{missing[0]} (skillpress dead-letters lists them)")
+
+    async def work(pipeline: Pipeline) -> list[str]:
+        nc = await connect(pipeline.nats_url, name="skillpress-cli", attempts=2)
+        try:
+            await ensure_stream(nc)
+            js = nc.jetstream()
+            sent = []
+            for row in rows:
+                msg_id = f"replay:{row.id}:{uuid.uuid4().hex}"
+                await js.publish(
+                    row.subject,
+                    row.payload.encode(),
+                    headers={"Nats-Msg-Id": msg_id},
+                    stream=STREAM,
+                )
+                sent.append(msg_id)
+            return sent
+        finally:
+            await nc.close()
+
+    sent = with_pipeline(ctx, work) if rows else []
+    now = ctx.clock()
+    out = []
+    with ctx.records.session() as s:
+        for row, msg_id in zip(rows, sent, strict=True):
+            stored = s.get(DeadLetter, row.id)
+            assert stored is not None
+            stored.replayed_at, stored.replayed_as = now, msg_id
+            out.append({"id": row.id, "subject": row.subject, "replayed_as": msg_id})
+    return out
+
+
 def propose_change(
     ctx: AppContext, slug: str, ids: list[str], change: str, as_of: datetime, timeout: float
 ) -> Event:

@@ -45,6 +45,8 @@ def dead_letters(ctx: AppContext) -> list[dict[str, Any]]:
                 "error": d.error,
                 "created_at": d.created_at.isoformat(),
                 "payload": d.payload,
+                "replayed_at": d.replayed_at.isoformat() if d.replayed_at else None,
+                "replayed_as": d.replayed_as,
             }
             for d in rows
         ]

@@ -234,19 +234,46 @@ def actions(as_json: AsJson = False) -> None:
         typer.echo(f"#{a['id']} {a['created_at'][:19]} {a['kind']}: {a['message']}")
 
 
-def dead_letters(as_json: AsJson = False) -> None:
-    """Messages no worker could handle, with their error."""
+def dead_letters(
+    as_json: AsJson = False,
+    replay: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--replay", help="re-publish this dead letter's message (repeat for more), recorded"
+        ),
+    ] = None,
+    replay_all: Annotated[
+        bool, typer.Option("--replay-all", help="re-publish every dead letter not yet replayed")
+    ] = False,
+) -> None:
+    """Messages no worker could handle, with their error; --replay sends one again once its
+    cause is fixed (a fresh message id, so JetStream does not take it for a duplicate)."""
     from services.app.queries import dead_letters as listed
 
-    out = listed(open_ctx())
+    ctx = open_ctx()
+    if replay or replay_all:
+        from services.app.pipeline import replay_dead_letters
+
+        with failures():
+            done = replay_dead_letters(ctx, None if replay_all else list(replay or []))
+        if as_json:
+            typer.echo(json.dumps(done, indent=2))
+            return
+        if not done:
+            typer.echo("nothing to replay")
+        for d in done:
+            typer.echo(f"replayed #{d['id']} on {d['subject']} as {d['replayed_as']}")
+        return
+    out = listed(ctx)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
     if not out:
         typer.echo("no dead letters")
     for d in out:
+        again = f" (replayed {d['replayed_at'][:19]})" if d["replayed_at"] else ""
         typer.echo(
-            f"#{d['id']} {d['created_at'][:19]} {d['worker']} on {d['subject']}: {d['error'].splitlines()[0][:300]}"
+            f"#{d['id']} {d['created_at'][:19]} {d['worker']} on {d['subject']}{again}: {d['error'].splitlines()[0][:300]}"
         )
 
 

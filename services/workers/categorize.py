@@ -81,7 +81,7 @@ def categorize(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
                 note=note,
                 submission=event.submission,
             ),
-            f"categorized:{event.revision_id}",
+            f"categorized:{event.revision_id}:{event.submission}",
         )
     ]
 

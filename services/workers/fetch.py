@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from sqlmodel import select
+
 from schemas.events import RevisionRejected, RevisionStored, RevisionUnchanged, SpecSubmitted
-from schemas.records import Skill, Source, SourceRevision
+from schemas.records import Skill, Source, SourceRevision, Version
 from schemas.subjects import EVENTS
 from services.app.context import AppContext
 from services.errors import Permanent
@@ -104,8 +106,18 @@ def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
                 )
             )
             created = True
-        else:  # this submission's own redelivery re-announces; another submission of the same bytes is unchanged
-            created = existing.submission == event.submission[:128]
+        elif existing.submission == event.submission[:128]:
+            created = True  # this submission's own redelivery re-announces
+        else:
+            # the same bytes again: unchanged once they made a version (or were refused); a
+            # revision that never got that far (its messages dead-lettered) goes through again
+            done = existing.status == "refused" or (
+                s.exec(select(Version.id).where(Version.revision_id == revision_id)).first()
+                is not None
+            )
+            created = not done
+            if created:
+                existing.submission = event.submission[:128]
     if created:
         return [
             Outgoing(
@@ -116,7 +128,7 @@ def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
                     spec_sha256=sha,
                     submission=event.submission,
                 ),
-                f"stored:{revision_id}",
+                f"stored:{revision_id}:{event.submission}",
             )
         ]
     return [

@@ -55,7 +55,7 @@ def guess_approvals(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
                 headers=sum(1 for g in guesses if g.kind == "header"),
                 submission=event.submission,
             ),
-            f"suggestions:{event.revision_id}",
+            f"suggestions:{event.revision_id}:{event.submission}",
         )
     ]
 

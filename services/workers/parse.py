@@ -53,7 +53,7 @@ def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
                     reason=rev.refusal_reason or "refused",
                     submission=event.submission,
                 ),
-                f"rejected:{rev.id}",
+                f"rejected:{rev.id}:{event.submission}",
             )
         ]
     return [
@@ -65,7 +65,7 @@ def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
                 operations=rev.operations or 0,
                 submission=event.submission,
             ),
-            f"parsed:{rev.id}",
+            f"parsed:{rev.id}:{event.submission}",
         )
     ]
 

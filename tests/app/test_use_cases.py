@@ -556,3 +556,22 @@ def test_a_required_header_is_a_question_for_the_operator_until_it_is_fixed(
         ctx.blobs, versions.pick_version(ctx, skill, again["version_id"])
     )
     assert Manifest.from_json(files["skill.json"]).by_name()["get_file"].required_headers == ()
+
+
+def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
+    ctx: AppContext,
+) -> None:
+    from services.workers import fetch
+
+    data = HOLLOWBROOK.read_bytes()
+    blob = ctx.blobs.put(data)
+    # the first submission stored its revision, then its messages were lost (dead-lettered)
+    fetch.fetch(
+        ctx, SpecSubmitted(submission="lost", skill="hollowbrook", blob=blob, created_by="t")
+    )
+    again = submit(ctx, data, "again")
+    assert EVENTS["revision_unchanged"] not in [s for s, _ in again]
+    made = last(again, EVENTS["version_proposed"])
+    # once it made a version, the same bytes are unchanged
+    third = submit(ctx, data, "third")
+    assert last(third, EVENTS["revision_unchanged"])["revision_id"] == made["revision_id"]

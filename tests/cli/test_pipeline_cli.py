@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.cli.test_up import _start, _stop
@@ -170,3 +171,48 @@ def test_processes_started_at_once_on_a_fresh_home_share_one_migration(tmp_path:
             2,
             "error: no skill 'nothing' (import one: skillpress import SPEC --skill nothing)",
         ), err
+
+
+def test_a_dead_lettered_submission_replays_and_reaches_a_version(tmp_path: Path) -> None:
+    from schemas.events import SpecSubmitted
+    from schemas.records import DeadLetter
+    from schemas.subjects import EVENTS
+    from services.app.context import open_app
+    from services.platform.settings import Settings
+
+    home = tmp_path / "home"
+    ctx = open_app(Settings(home=home))
+    blob = ctx.blobs.put((SPECS / "oai-petstore-expanded.yaml").read_bytes())
+    lost = SpecSubmitted(submission="lost", skill="petstore", blob=blob, created_by="test")
+    with ctx.records.session() as s:  # as the delivery shell writes one for an exhausted message
+        s.add(
+            DeadLetter(
+                subject=EVENTS["spec_submitted"],
+                worker="fetch",
+                msg_id="submitted:lost",
+                error="FetchFailed: the network was down",
+                payload=lost.model_dump_json(),
+                created_at=datetime.now(UTC),
+            )
+        )
+    ctx.close()
+    up, _ = _start(home)
+    try:
+        assert run(home, "dead-letters", "--replay", "7").stderr.strip() == (
+            "error: no dead letter #7 (skillpress dead-letters lists them)"
+        )
+        replayed = run(home, "dead-letters", "--replay", "1")
+        assert replayed.returncode == 0, replayed.stderr
+        assert replayed.stdout.startswith("replayed #1 on skillpress.spec.submitted as replay:1:")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            listed = run(home, "versions", "petstore", "--json")
+            if listed.returncode == 0 and json.loads(listed.stdout):
+                break
+            time.sleep(0.5)
+        assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 1, listed.stderr
+        again = run(home, "dead-letters", "--json")
+        assert json.loads(again.stdout)[0]["replayed_as"].startswith("replay:1:")
+        assert run(home, "dead-letters", "--replay-all").stdout.strip() == "nothing to replay"
+    finally:
+        _stop(up)

@@ -174,7 +174,7 @@ async def test_identical_bytes_make_nothing_new_and_rerunning_any_handler_change
     ]
     assert _snapshot(ctx) == before
     again = [[(o.subject, o.msg_id, o.payload.model_dump()) for o in outs] for outs in rerun]
-    assert again[0][0][0] == EVENTS["revision_stored"] and again[0][0][1] == f"stored:{rid}"
+    assert again[0][0][0] == EVENTS["revision_stored"] and again[0][0][1] == f"stored:{rid}:a"
     assert (
         again[4][0][2]["version_id"] == proposed["version_id"]
         and again[4][0][2]["created"] is False
