@@ -82,6 +82,17 @@ def _dead_letter(ctx: AppContext, step: Step, msg: NatsMessage, error: str) -> N
         )
 
 
+async def _in_progress(msg: NatsMessage, every: float) -> None:
+    """Tell JetStream the message is being worked on, every `every` seconds, so a handler slower
+    than `ack_wait` (a 20 MB spec, a slow model) is not handed to another replica meanwhile."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await msg.raw_message.in_progress()
+        except Exception:  # noqa: BLE001 (the connection is gone: redelivery takes over)
+            return
+
+
 def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
     """Register `step` on `broker`: a durable pull consumer named for the worker, shared by replicas."""
     settings = ctx.settings
@@ -120,6 +131,7 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
             if k in ("revision_id", "version_id", "skill", "submission")
         }
         bound = bound.bind(**ids)
+        working = asyncio.create_task(_in_progress(msg, max(settings.ack_wait / 3, 0.2)))
         try:
             if settings.handler_delay:
                 await asyncio.sleep(settings.handler_delay)
@@ -144,4 +156,6 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
             )
             bound.warning(f"{step.worker}.retrying", error=error, delay=delay)
             raise NackMessage(delay=delay) from exc
+        finally:
+            working.cancel()
         bound.info(f"{step.worker}.done", published=[o.subject for o in outgoing])

@@ -260,3 +260,26 @@ async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(
         == f"services.platform.fetcher.FetchFailed: {spec_server.url} answered 503 (after 3 deliveries)"
     )
     assert spec_server.requests == settings.max_deliver == 3
+
+
+async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(settings: Settings) -> None:
+    from services.app.context import open_app
+
+    slow = settings.model_copy(update={"ack_wait": 1.5, "handler_delay": 4.0})
+    ctx = open_app(slow)
+    blob = ctx.blobs.put((SPECS / "twilio-insights-v2.json").read_bytes())
+    event = SpecSubmitted(submission="slow", skill="insights", blob=blob, created_by="test")
+    assert slow.nats_url
+    async with (
+        watching(slow.nats_url) as (watcher, nc),
+        workers(ctx, slow.nats_url, ["fetch"]),
+        workers(ctx, slow.nats_url, ["fetch"]),  # a replica, pulling while the first works
+    ):
+        await submit(nc, event, "submitted:slow")
+        await watcher.wait_for(EVENTS["revision_stored"], submission="slow")
+        await asyncio.sleep(2)  # a redelivery, were there one, would be under way by now
+        info = await nc.jetstream().consumer_info(STREAM, "fetch")
+    ctx.records.close()
+    assert info.delivered.consumer_seq == 1, "the handler said it was in progress: delivered once"
+    stored = [b for s, b in watcher.seen if s == EVENTS["revision_stored"]]
+    assert len(stored) == 1
