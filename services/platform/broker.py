@@ -10,7 +10,18 @@ from nats.js.errors import NotFoundError
 from schemas.subjects import STREAM, STREAM_SUBJECTS
 from services.errors import Retryable
 
-__all__ = ["connect", "ensure_stream", "BrokerUnavailable"]
+__all__ = [
+    "connect",
+    "ensure_stream",
+    "BrokerUnavailable",
+    "EXHAUSTED_STREAM",
+    "EXHAUSTED_SUBJECTS",
+]
+
+# JetStream's advisory for a message whose deliveries ran out unacknowledged (its last holder died
+# or ran past ack_wait), kept in a stream of its own so no advisory is missed while no worker runs
+EXHAUSTED_STREAM = f"{STREAM}_EXHAUSTED"
+EXHAUSTED_SUBJECTS = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{STREAM}.*"
 
 
 class BrokerUnavailable(Retryable):
@@ -56,6 +67,14 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
 async def ensure_stream(nc: Client) -> StreamConfig:
     """Create the stream, or bring its subjects up to date; returns its configuration."""
     js = nc.jetstream()
+    try:
+        await js.stream_info(EXHAUSTED_STREAM)
+    except NotFoundError:
+        await js.add_stream(
+            StreamConfig(
+                name=EXHAUSTED_STREAM, subjects=[EXHAUSTED_SUBJECTS], max_age=30 * 24 * 3600.0
+            )
+        )
     config = StreamConfig(name=STREAM, subjects=list(STREAM_SUBJECTS), duplicate_window=120.0)
     try:
         info = await js.stream_info(STREAM)

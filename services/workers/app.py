@@ -7,14 +7,21 @@ import time
 from collections.abc import Iterable
 
 from faststream.nats import NatsBroker
+from nats.aio.client import Client
 
 from schemas.events import RefreshSources
-from schemas.subjects import COMMANDS
+from schemas.subjects import COMMANDS, STREAM
 from services.app.context import AppContext
 from services.platform.broker import connect, ensure_stream
 from services.platform.logging import get_logger
 from services.workers import categorize, fetch, guess_approvals, parse, publish, refresh, render
-from services.workers.delivery import Outgoing, Step, publish_all, subscribe
+from services.workers.delivery import (
+    Outgoing,
+    Step,
+    publish_all,
+    subscribe,
+    subscribe_exhausted,
+)
 
 __all__ = ["WORKERS", "serve_workers"]
 
@@ -59,13 +66,32 @@ async def serve_workers(
         raise ValueError(f"unknown worker {unknown[0]!r}: choose from {', '.join(WORKERS)}")
     nc = await connect(nats_url)
     try:
-        await ensure_stream(nc)
+        await _serve(ctx, nc, nats_url, names, stop, ready, schedule)
     finally:
         await nc.close()
+
+
+async def _serve(
+    ctx: AppContext,
+    nc: Client,
+    nats_url: str,
+    names: list[str],
+    stop: asyncio.Event,
+    ready: asyncio.Event | None,
+    schedule: bool,
+) -> None:
+    await ensure_stream(nc)
+    js = nc.jetstream()
+
+    async def original(seq: int) -> tuple[str, bytes, dict[str, str]]:
+        raw = await js.get_msg(STREAM, seq)
+        return raw.subject or "", raw.data or b"", dict(raw.headers or {})
+
     broker = NatsBroker(nats_url, logger=None, connect_timeout=5)
     for name in names:
         for step in WORKERS[name]:
             subscribe(broker, ctx, step)
+    subscribe_exhausted(broker, ctx, original)
     log = get_logger("workers", workers=names, nats=nats_url)
     await broker.start()
     scheduler = None

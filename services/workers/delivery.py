@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,14 +26,16 @@ from faststream import AckPolicy
 from faststream.exceptions import NackMessage
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, NatsMessage, PullSub
 from pydantic import BaseModel, ValidationError
+from sqlmodel import col, select
 
 from schemas.records import DeadLetter
 from schemas.subjects import STREAM
 from services.app.context import AppContext
 from services.errors import Permanent
+from services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from services.platform.logging import get_logger
 
-__all__ = ["Outgoing", "Step", "publish_all", "subscribe"]
+__all__ = ["Outgoing", "Step", "publish_all", "subscribe", "subscribe_exhausted"]
 
 
 @dataclass(frozen=True)
@@ -159,3 +161,83 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
         finally:
             working.cancel()
         bound.info(f"{step.worker}.done", published=[o.subject for o in outgoing])
+
+
+class _Exhausted(BaseModel):
+    """JetStream's max-deliveries advisory (the fields skillpress reads)."""
+
+    stream: str
+    consumer: str
+    stream_seq: int
+    deliveries: int
+
+
+Original = Callable[[int], Awaitable[tuple[str, bytes, dict[str, str]]]]
+
+
+def _exhausted_letter(
+    ctx: AppContext, advisory: _Exhausted, subject: str, data: bytes, headers: dict[str, str]
+) -> bool:
+    """The dead letter of a message whose deliveries ran out unacknowledged; False when a
+    redelivered advisory finds it written already."""
+    msg_id = headers.get("Nats-Msg-Id")
+    with ctx.records.session() as s:
+        exists = s.exec(
+            select(DeadLetter.id).where(
+                DeadLetter.subject == subject,
+                DeadLetter.worker == advisory.consumer,
+                DeadLetter.msg_id == msg_id,
+                col(DeadLetter.error).startswith("exhausted:"),
+            )
+        ).first()
+        if exists is not None:
+            return False
+        s.add(
+            DeadLetter(
+                subject=subject,
+                worker=advisory.consumer,
+                msg_id=msg_id,
+                error=f"exhausted: {advisory.deliveries} deliveries, none acknowledged (the worker"
+                " holding the last one died or ran past ack_wait; stream sequence"
+                f" {advisory.stream_seq})",
+                payload=data.decode("utf-8", "replace")[:200_000],
+                created_at=datetime.now(UTC),
+            )
+        )
+    return True
+
+
+def subscribe_exhausted(broker: NatsBroker, ctx: AppContext, original: Original) -> None:
+    """Turn every max-deliveries advisory into a dead letter with the message's subject and
+    payload (`original` fetches them by stream sequence): a message whose last delivery died
+    with its worker is recorded, never silently gone. Every worker process shares the consumer."""
+    log = get_logger("exhausted")
+
+    @broker.subscriber(
+        EXHAUSTED_SUBJECTS,
+        stream=JStream(EXHAUSTED_STREAM, declare=False),
+        durable="exhausted",
+        pull_sub=PullSub(batch_size=1, timeout=1.0),
+        config=ConsumerConfig(max_deliver=20, ack_wait=ctx.settings.ack_wait),
+        ack_policy=AckPolicy.NACK_ON_ERROR,
+        title="exhausted",
+    )
+    async def handle(body: Any, msg: NatsMessage) -> None:
+        try:
+            advisory = _Exhausted.model_validate(
+                body if isinstance(body, dict) else json.loads(msg.body)
+            )
+        except (ValidationError, ValueError) as exc:
+            log.error("exhausted.malformed_advisory", error=str(exc)[:500])
+            return
+        if advisory.stream != STREAM:
+            return
+        subject, data, headers = await original(advisory.stream_seq)
+        written = await asyncio.to_thread(_exhausted_letter, ctx, advisory, subject, data, headers)
+        log.error(
+            "exhausted.dead_lettered" if written else "exhausted.already_recorded",
+            subject=subject,
+            worker=advisory.consumer,
+            stream_seq=advisory.stream_seq,
+            deliveries=advisory.deliveries,
+        )

@@ -283,3 +283,46 @@ async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(settings: 
     assert info.delivered.consumer_seq == 1, "the handler said it was in progress: delivered once"
     stored = [b for s, b in watcher.seen if s == EVENTS["revision_stored"]]
     assert len(stored) == 1
+
+
+async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_letter(
+    settings: Settings,
+) -> None:
+    from services.app.context import open_app
+
+    tight = settings.model_copy(update={"max_deliver": 2, "ack_wait": 2.0})
+    assert tight.nats_url
+    url = tight.nats_url
+    ctx = open_app(tight)
+    blob = ctx.blobs.put((SPECS / "oai-petstore-expanded.yaml").read_bytes())
+    doomed = SpecSubmitted(submission="doomed", skill="petstore", blob=blob, created_by="test")
+    try:
+        async with watching(url) as (watcher, nc):
+            await submit(nc, doomed, "submitted:doomed")
+            for _ in range(2):  # each delivery dies with the worker holding it
+                slow, _ = _worker_process(tight, "fetch", SKILLPRESS_HANDLER_DELAY="30")
+                for _ in range(100):
+                    if await _ack_pending(url, "fetch") == 1:
+                        break
+                    await asyncio.sleep(0.1)
+                else:
+                    raise AssertionError("the message never reached the slow fetch worker")
+                slow.send_signal(signal.SIGKILL)
+                slow.wait(10)
+                await asyncio.sleep(tight.ack_wait + 0.5)
+            letters: list[DeadLetter] = []
+            async with workers(ctx, url, ["fetch"]):  # its next pull finds the deliveries spent
+                for _ in range(200):
+                    with ctx.records.session() as s:
+                        letters = list(s.exec(select(DeadLetter)).all())
+                    if letters:
+                        break
+                    await asyncio.sleep(0.1)
+        assert [(d.subject, d.worker, d.msg_id) for d in letters] == [
+            (EVENTS["spec_submitted"], "fetch", "submitted:doomed")
+        ]
+        assert letters[0].error.startswith("exhausted: 2 deliveries, none acknowledged")
+        assert json.loads(letters[0].payload)["submission"] == "doomed"
+        assert EVENTS["revision_stored"] not in [s for s, _ in watcher.seen]
+    finally:
+        ctx.records.close()
