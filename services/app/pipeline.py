@@ -191,9 +191,12 @@ async def follow(
     done: Callable[[str, dict[str, Any]], bool],
     timeout: float,
     on_event: OnEvent | None = None,
+    recover: Callable[[], Event | None] | None = None,
 ) -> list[Event]:
     """Publish one message, then collect events until `done(subject, body)` says the story ended;
-    `on_event` hears each one as it arrives."""
+    `on_event` hears each one as it arrives. `recover` looks for the ending in the record store
+    (every few seconds while nothing arrives): an event published while this client was
+    reconnecting is lost to it, but the outcome it announced is stored."""
     from schemas.subjects import STREAM
     from services.platform.broker import connect, ensure_stream
 
@@ -220,6 +223,13 @@ async def follow(
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
+            if recover is not None and (left <= 0 or queue.empty()):
+                found = await asyncio.to_thread(recover)
+                if found is not None:
+                    seen.append(found)
+                    if on_event is not None:
+                        on_event(*found)
+                    return seen
             if left <= 0:
                 where = {
                     "configured": f"workers on {pipeline.nats_url} (skillpress worker NAME)",
@@ -230,7 +240,8 @@ async def follow(
                     f"no answer from {where} within {timeout:g} s; see `skillpress dead-letters`"
                 )
             try:
-                subj, body = await asyncio.wait_for(queue.get(), timeout=left)
+                wait = left if recover is None else min(left, 3.0)
+                subj, body = await asyncio.wait_for(queue.get(), timeout=wait)
             except TimeoutError:
                 continue
             seen.append((subj, body))
@@ -284,10 +295,48 @@ def submit_spec(
             lambda subj, body: body.get("submission") == submission and subj in endings,
             timeout,
             ours,
+            lambda: stored_outcome(ctx, slug, submission),
         )
 
     seen = with_pipeline(ctx, work)
     return submission, [(s, b) for s, b in seen if b.get("submission") == submission]
+
+
+def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
+    """A submission's ending as the record store has it (its revision refused, or the version
+    its revision made), or None while it has none."""
+    from sqlmodel import col, select
+
+    from schemas.events import RevisionRejected, VersionProposed
+    from schemas.records import SourceRevision, Version
+
+    with ctx.records.session() as s:
+        rev = s.exec(
+            select(SourceRevision).where(SourceRevision.submission == submission[:128])
+        ).first()
+        if rev is None:
+            return None
+        if rev.status == "refused":
+            rejected = RevisionRejected(
+                revision_id=rev.id,
+                skill=slug,
+                reason=rev.refusal_reason or "refused",
+                submission=submission,
+            )
+            return EVENTS["revision_rejected"], rejected.model_dump(mode="json")
+        version = s.exec(
+            select(Version).where(Version.revision_id == rev.id).order_by(col(Version.created_at))
+        ).first()
+        if version is None:
+            return None
+        proposed = VersionProposed(
+            version_id=version.id,
+            skill=slug,
+            revision_id=rev.id,
+            summary=json.loads(version.diff_json).get("summary", {}),
+            submission=submission,
+        )
+        return EVENTS["version_proposed"], proposed.model_dump(mode="json")
 
 
 def request_publish(

@@ -575,3 +575,23 @@ def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
     # once it made a version, the same bytes are unchanged
     third = submit(ctx, data, "third")
     assert last(third, EVENTS["revision_unchanged"])["revision_id"] == made["revision_id"]
+
+
+def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
+    ctx: AppContext,
+) -> None:
+    from services.app.pipeline import stored_outcome
+
+    events = submit(ctx, HOLLOWBROOK.read_bytes(), "s1")
+    proposed = last(events, EVENTS["version_proposed"])
+    subject, body = stored_outcome(ctx, "hollowbrook", "s1") or ("", {})
+    assert subject == EVENTS["version_proposed"]
+    assert (body["version_id"], body["revision_id"], body["submission"]) == (
+        proposed["version_id"],
+        proposed["revision_id"],
+        "s1",
+    )
+    submit(ctx, b"openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\n", "s2")
+    subject, body = stored_outcome(ctx, "hollowbrook", "s2") or ("", {})
+    assert subject == EVENTS["revision_rejected"] and "no operations" in body["reason"]
+    assert stored_outcome(ctx, "hollowbrook", "never") is None
