@@ -15,7 +15,7 @@ from services.cli.common import fail, load_target
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
     from services.runtime.execute import CallLimits, CallResult, Credential
-    from services.runtime.skill import Skill
+    from services.runtime.skill import Skill, Tool
     from services.runtime.translate import PreparedRequest
 
 __all__ = ["register"]
@@ -45,6 +45,13 @@ AuthKind = Annotated[
 ]
 DryRun = Annotated[
     bool, typer.Option("--dry-run", help="print the request as JSON instead of sending it")
+]
+Approve = Annotated[
+    bool,
+    typer.Option(
+        "--approve",
+        help="you approve this exact call to a gated operation (said on stderr before it is sent)",
+    ),
 ]
 Timeout = Annotated[float, typer.Option("--timeout", help="seconds for the whole exchange")]
 BaseUrl = Annotated[
@@ -114,6 +121,26 @@ def _print_result(result: CallResult, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
+def _gate(tool: Tool, args: Any, approve: bool, dry_run: bool) -> None:
+    """A gated call goes only with a person's approval (or under the gate's `auto_below`)."""
+    from services.runtime.gates import check_gate
+
+    gate = check_gate(tool, args if isinstance(args, dict) else {})
+    if gate is None:
+        return
+    if gate.auto:
+        typer.echo(f"approved by its gate: amount {gate.amount} is under auto_below", err=True)
+    elif approve:
+        typer.echo(f"approved at this terminal: {gate.describe()}", err=True)
+    elif dry_run:
+        typer.echo(f"gated: sending it needs --approve ({gate.describe()})", err=True)
+    else:
+        fail(
+            f"not sent: {gate.describe()}; a person approves each such call: give --approve"
+            " to approve this one yourself"
+        )
+
+
 def _perform(
     skill: Skill,
     request: PreparedRequest,
@@ -149,6 +176,7 @@ def call(
         str, typer.Option("--args", help="the call's arguments as a JSON object")
     ] = "{}",
     dry_run: DryRun = False,
+    approve: Approve = False,
     auth_env: AuthEnv = None,
     auth_header: AuthHeaderOpt = None,
     auth_kind: AuthKind = "apiKey",
@@ -157,7 +185,8 @@ def call(
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
     as_json: AsJson = False,
 ) -> None:
-    """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong."""
+    """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
+    or when the operation is gated and nobody approved the call."""
     from services.runtime.execute import CallLimits
     from services.runtime.skill import PackageError, UnknownOperation
     from services.runtime.translate import CallRefused, build_request
@@ -172,6 +201,7 @@ def call(
         request = build_request(tool, parsed, skill.hosts)
     except (UnknownOperation, CallRefused, PackageError) as exc:
         fail(str(exc))
+    _gate(tool, parsed, approve, dry_run)
     _perform(
         skill,
         request,
@@ -191,6 +221,7 @@ def run(
         ),
     ],
     dry_run: DryRun = False,
+    approve: Approve = False,
     auth_env: AuthEnv = None,
     auth_header: AuthHeaderOpt = None,
     auth_kind: AuthKind = "apiKey",
@@ -212,9 +243,11 @@ def run(
             typer.echo(help_text(skill, command.raw_args or None))
             return
         tool = skill.tool(command.name)
-        request = build_request(tool, slash_arguments(tool, command.raw_args), skill.hosts)
+        arguments = slash_arguments(tool, command.raw_args)
+        request = build_request(tool, arguments, skill.hosts)
     except (SlashError, UnknownOperation, CallRefused, PackageError) as exc:
         fail(str(exc))
+    _gate(tool, arguments, approve, dry_run)
     _perform(
         skill,
         request,

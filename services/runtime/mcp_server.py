@@ -18,12 +18,19 @@ import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
 from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
+from services.runtime.gates import check_gate
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from services.runtime.translate import CallRefused, build_request
 
 __all__ = ["BASE_TOOLS", "build_mcp_server", "serve_http", "serve_stdio"]
 
-BASE_TOOLS = ("read_skill_file", "load_tools", "loaded_tools")
+BASE_TOOLS = (
+    "read_skill_file",
+    "describe_operation",
+    "call_operation",
+    "load_tools",
+    "loaded_tools",
+)
 
 
 def _text(value: Any, error: bool = False) -> types.CallToolResult:
@@ -41,6 +48,34 @@ def _base_tools(skill: Skill) -> list[types.Tool]:
                 "type": "object",
                 "properties": {"path": {"type": "string", "description": "e.g. create_booking.md"}},
                 "required": ["path"],
+                "additionalProperties": False,
+            },
+        ),
+        types.Tool(
+            name="describe_operation",
+            description=f"An operation of the {skill.slug} skill as a tool: its description and the JSON Schema of"
+            " its arguments (what call_operation checks them against).",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "its name in the instructions"}
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+        ),
+        types.Tool(
+            name="call_operation",
+            description=f"Call an operation of the {skill.slug} skill by the name the instructions list it under;"
+            " the request is built from `arguments` and checked exactly as the operation's own tool would"
+            " (a wrong argument is refused before anything is sent). Works without loading anything.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "the operation's name"},
+                    "arguments": {"type": "object", "description": "its arguments"},
+                },
+                "required": ["name"],
                 "additionalProperties": False,
             },
         ),
@@ -142,6 +177,26 @@ def build_mcp_server(
             )
         if name == "loaded_tools":
             return _text(sorted(loaded))
+        if name == "describe_operation":
+            try:
+                tool = skill.tool(str(args.get("name", "")))
+            except (UnknownOperation, PackageError) as exc:
+                return _text(str(exc), error=True)
+            return _text(
+                {
+                    "name": tool.operation,
+                    "tool": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.schema,
+                    "gated": tool.declaration.approval is not None,
+                }
+            )
+        if name == "call_operation":
+            try:
+                tool = skill.tool(str(args.get("name", "")))
+            except (UnknownOperation, PackageError) as exc:
+                return _text(str(exc), error=True)
+            return await _call(tool, args.get("arguments") or {})
         chosen = loaded.get(name)
         if chosen is None:
             hint = (
@@ -150,10 +205,20 @@ def build_mcp_server(
                 else ""
             )
             return _text(f"no tool {name!r} is loaded{hint}", error=True)
+        return await _call(chosen, args)
+
+    async def _call(tool: Tool, args: Any) -> types.CallToolResult:
         try:
-            request = build_request(chosen, args, skill.hosts)
+            request = build_request(tool, args, skill.hosts)
         except CallRefused as exc:
             return _text(str(exc), error=True)
+        gate = check_gate(tool, args if isinstance(args, dict) else {})
+        if gate is not None and not gate.auto:
+            return _text(
+                f"not sent: {gate.describe()}. A person approves each such call; tell the user"
+                " what you would send and why, and leave the sending to them.",
+                error=True,
+            )
         try:
             result = await asyncio.to_thread(send, request, credential=credential, limits=limits)
         except ExecutionFailed as exc:

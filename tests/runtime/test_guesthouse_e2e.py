@@ -138,10 +138,21 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
         "available": True,
         "total_pence": 28500,
     }
+    unapproved = _cli("run", str(skill_dir), "/create_booking " + json.dumps(BOOKING), env=env)
+    assert unapproved.returncode == 2 and unapproved.stderr.startswith(
+        "error: not sent: create_booking is gated (risk medium); this call binds"
+    ), unapproved.stderr
+    assert not server.house.bookings, "a gated call waits for a person: nothing was sent"
     booked = _cli(
-        "run", str(skill_dir), "/create_booking " + json.dumps(BOOKING), "--json", env=env
+        "run",
+        str(skill_dir),
+        "/create_booking " + json.dumps(BOOKING),
+        "--json",
+        "--approve",
+        env=env,
     )
     assert booked.returncode == 0, booked.stderr
+    assert booked.stderr.startswith("approved at this terminal: create_booking is gated")
     assert json.loads(booked.stdout)["status"] == 201
     assert list(server.house.bookings) == ["bk-1"]
     refused = _cli("run", str(skill_dir), '/create_booking {"room_id": "oak"}', env=env)

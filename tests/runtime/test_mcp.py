@@ -74,8 +74,25 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
     async with Client(params) as client:
         assert client.instructions == package.files["body.md"].decode()
         listed = [t.name for t in (await client.list_tools()).tools]
-        assert listed == ["read_skill_file", "load_tools", "loaded_tools"], (
-            "deferred: no operation is offered up front"
+        assert listed == [
+            "read_skill_file",
+            "describe_operation",
+            "call_operation",
+            "load_tools",
+            "loaded_tools",
+        ], "deferred: no operation is offered up front"
+        # a client that lists tools once and never again still calls any operation
+        described = json.loads(
+            (await client.call_tool("describe_operation", {"name": "get_gateway"})).content[0].text
+        )
+        assert (described["tool"], described["gated"]) == ("discord_get_gateway", False)
+        direct = await client.call_tool("call_operation", {"name": "get_gateway", "arguments": {}})
+        assert not direct.is_error and json.loads(direct.content[0].text)["status"] == 200
+        wrong = await client.call_tool(
+            "call_operation", {"name": "get_gateway", "arguments": {"shard": 1}}
+        )
+        assert wrong.is_error and wrong.content[0].text.startswith(
+            "get_gateway: does not take 'shard'"
         )
         read = await client.call_tool("read_skill_file", {"path": category["file"]})
         assert (
@@ -87,6 +104,8 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == {
             "read_skill_file",
+            "describe_operation",
+            "call_operation",
             "load_tools",
             "loaded_tools",
             "discord_get_gateway",
@@ -101,7 +120,7 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         )
         unloaded = await client.call_tool("discord_get_guild", {"guild_id": "1"})
         assert unloaded.is_error and "load it first with load_tools" in unloaded.content[0].text
-    assert [(m, p) for m, p, _ in discord_api.seen] == [("GET", "/gateway")]
+    assert [(m, p) for m, p, _ in discord_api.seen] == [("GET", "/gateway")] * 2
     assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"
 
 
@@ -115,6 +134,8 @@ async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> No
     async with Client(params) as client:
         names = sorted(t.name for t in (await client.list_tools()).tools)
     assert names == [
+        "call_operation",
+        "describe_operation",
         "hollowbrook_cancel_booking",
         "hollowbrook_check_availability",
         "hollowbrook_create_booking",
@@ -160,6 +181,8 @@ async def test_the_same_server_over_streamable_http() -> None:
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             assert [t.name for t in (await client.list_tools()).tools] == [
                 "read_skill_file",
+                "describe_operation",
+                "call_operation",
                 "load_tools",
                 "loaded_tools",
             ]
@@ -252,8 +275,12 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
             called = await client.call_tool(
                 "pay_create_payment", {"amount": {"value": 500, "currency": "EUR"}}
             )
-            assert not called.is_error, called.content[0].text
+            # the gate holds at call time: an agent cannot send it, a person must
+            assert called.is_error and called.content[0].text.startswith(
+                "not sent: create_payment is gated (risk "
+            ), called.content[0].text
+            assert '"amount": {"currency": "EUR", "value": 500}' in called.content[0].text
     finally:
         httpd.shutdown()
         httpd.server_close()
-    assert seen == [("POST", "/payments", b'{"amount":{"value":500,"currency":"EUR"}}')]
+    assert seen == [], "nothing reached the API"

@@ -1,0 +1,55 @@
+"""Gates at call time: a call to an operation whose file declares `approval:` is sent only when a
+person approved that exact call, or when its amount is under the gate's `auto_below`.
+
+Pure: given a tool and a call's arguments, what the gate binds and whether it lets the call
+through on its own. The faces decide who approves (`skillpress call --approve`: the person at the
+terminal); an agent over MCP is told the call waits for a person, never sent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from services.runtime.skill import Tool
+
+__all__ = ["GateCheck", "check_gate"]
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    operation: str
+    risk: str
+    bound: dict[str, Any]  # the values of the fields the gate binds, as the call gives them
+    auto: bool  # under `auto_below`: approved by the gate itself
+    amount: Any = None
+
+    def describe(self) -> str:
+        values = json.dumps(self.bound, ensure_ascii=False, sort_keys=True)
+        return f"{self.operation} is gated (risk {self.risk}); this call binds {values}"
+
+
+def _dig(args: dict[str, Any], dotted: str) -> Any:
+    value: Any = args
+    for part in dotted.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def check_gate(tool: Tool, args: dict[str, Any]) -> GateCheck | None:
+    """The gate on this call, or None when the operation has none."""
+    gate = tool.declaration.approval
+    if gate is None:
+        return None
+    amount = _dig(args, gate.amount) if gate.amount else None
+    auto = (
+        gate.auto_below is not None
+        and isinstance(amount, (int, float))
+        and not isinstance(amount, bool)
+        and amount < gate.auto_below
+    )
+    bound = {name: args.get(name) for name in gate.binds}
+    return GateCheck(tool.operation, gate.risk, bound, auto, amount)
