@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -224,14 +225,25 @@ def actions(as_json: AsJson = False) -> None:
     """Open action items: proposals a scheduled refresh made, waiting for a person."""
     from services.app.queries import open_actions
 
-    out = open_actions(open_ctx())
+    _listing(
+        open_actions(open_ctx()),
+        as_json,
+        "no open action items",
+        lambda a: f"#{a['id']} {a['created_at'][:19]} {a['kind']}: {a['message']}",
+    )
+
+
+def _listing(
+    rows: list[dict[str, Any]], as_json: bool, empty: str, line: Callable[[dict[str, Any]], str]
+) -> None:
+    """A list as JSON, or a line per row (`empty` when there is none)."""
     if as_json:
-        typer.echo(json.dumps(out, indent=2))
+        typer.echo(json.dumps(rows, indent=2))
         return
-    if not out:
-        typer.echo("no open action items")
-    for a in out:
-        typer.echo(f"#{a['id']} {a['created_at'][:19]} {a['kind']}: {a['message']}")
+    if not rows:
+        typer.echo(empty)
+    for row in rows:
+        typer.echo(line(row))
 
 
 def dead_letters(
@@ -256,25 +268,23 @@ def dead_letters(
 
         with failures():
             done = replay_dead_letters(ctx, None if replay_all else list(replay or []))
-        if as_json:
-            typer.echo(json.dumps(done, indent=2))
-            return
-        if not done:
-            typer.echo("nothing to replay")
-        for d in done:
-            typer.echo(f"replayed #{d['id']} on {d['subject']} as {d['replayed_as']}")
-        return
-    out = listed(ctx)
-    if as_json:
-        typer.echo(json.dumps(out, indent=2))
-        return
-    if not out:
-        typer.echo("no dead letters")
-    for d in out:
-        again = f" (replayed {d['replayed_at'][:19]})" if d["replayed_at"] else ""
-        typer.echo(
-            f"#{d['id']} {d['created_at'][:19]} {d['worker']} on {d['subject']}{again}: {d['error'].splitlines()[0][:300]}"
+        _listing(
+            done,
+            as_json,
+            "nothing to replay",
+            lambda d: f"replayed #{d['id']} on {d['subject']} as {d['replayed_as']}",
         )
+        return
+    _listing(
+        listed(ctx),
+        as_json,
+        "no dead letters",
+        lambda d: (
+            f"#{d['id']} {d['created_at'][:19]} {d['worker']} on {d['subject']}"
+            + (f" (replayed {d['replayed_at'][:19]})" if d["replayed_at"] else "")
+            + f": {d['error'].splitlines()[0][:300]}"
+        ),
+    )
 
 
 def worker(

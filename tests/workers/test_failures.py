@@ -68,6 +68,15 @@ async def _ack_pending(url: str, durable: str) -> int:
         await nc.close()
 
 
+async def _until_held(url: str, durable: str) -> None:
+    """Wait until one message is delivered to `durable` and not acknowledged (a worker holds it)."""
+    for _ in range(100):
+        if await _ack_pending(url, durable) == 1:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no message reached the slow {durable} worker")
+
+
 async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
     ctx: AppContext, settings: Settings
 ) -> None:
@@ -87,12 +96,7 @@ async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
                 "submitted:k",
             )
             await watcher.wait_for(EVENTS["revision_categorized"], submission="k")
-            for _ in range(100):  # the slow replica holds the message, unacked
-                if await _ack_pending(url, "render") == 1:
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError("the render message never reached the slow replica")
+            await _until_held(url, "render")  # the slow replica holds the message, unacked
             slow.send_signal(signal.SIGKILL)
             slow.wait(10)
             replica, lines = _worker_process(settings, "render")
@@ -301,12 +305,7 @@ async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_lett
             await submit(nc, doomed, "submitted:doomed")
             for _ in range(2):  # each delivery dies with the worker holding it
                 slow, _ = _worker_process(tight, "fetch", SKILLPRESS_HANDLER_DELAY="30")
-                for _ in range(100):
-                    if await _ack_pending(url, "fetch") == 1:
-                        break
-                    await asyncio.sleep(0.1)
-                else:
-                    raise AssertionError("the message never reached the slow fetch worker")
+                await _until_held(url, "fetch")
                 slow.send_signal(signal.SIGKILL)
                 slow.wait(10)
                 await asyncio.sleep(tight.ack_wait + 0.5)
