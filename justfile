@@ -33,7 +33,7 @@ lint: install
 
 # the fast layer: everything but the tests that start real servers (about a quarter of the suite)
 test-fast *args: install
-    {{py}} -m pytest -m "not integration" {{args}}
+    {{py}} -m pytest -m "not integration and not corpus" {{args}}
 
 fmt: install
     {{venv}}/bin/ruff format services schemas tests scripts

@@ -50,11 +50,22 @@ _SERVER_MODULES = {
 }
 
 
+def _real_spec(value: object) -> bool:
+    """A parameter naming one of the real specs (a path into the fixtures, or a spec's file name)."""
+    if isinstance(value, Path):
+        return FIXTURES in value.parents
+    return isinstance(value, str) and (SPECS / value).is_file()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         callspec = getattr(item, "callspec", None)
-        params = set(map(str, callspec.params.values())) if callspec is not None else set()
+        values = list(callspec.params.values()) if callspec is not None else []
+        params = set(map(str, values))
+        # a sweep over the real specs (or sizes like theirs): its own layer, beside the fast one
+        if any(_real_spec(v) for v in values):
+            item.add_marker(pytest.mark.corpus)
         if (
             fixtures & _SERVER_FIXTURES
             or params & _SERVER_PARAMS

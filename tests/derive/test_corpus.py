@@ -115,6 +115,7 @@ def test_a_credential_the_api_takes_as_a_parameter_is_never_an_argument() -> Non
     )
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("operations", "roots", "reads", "sections"),
     [(3000, False, 2, 0), (10000, False, 2, 0), (20000, True, 3, 6)],

@@ -177,6 +177,7 @@ def test_derive_llm_uses_the_model_and_says_so(chat: ChatServer, tmp_path: Path)
     )
 
 
+@pytest.mark.corpus
 def test_ten_thousand_operations_derive_within_budgets() -> None:
     import sys
 
