@@ -94,11 +94,14 @@ async def run_workers(
     stop: asyncio.Event,
     ready: asyncio.Event | None = None,
     schedule: bool = False,
+    wait_for_nats: bool = False,
 ) -> None:
     """Run the named workers against `nats_url` until `stop` is set (the workers' composition root)."""
     from services.workers.app import serve_workers
 
-    await serve_workers(ctx, nats_url, names, stop, ready, schedule=schedule)
+    await serve_workers(
+        ctx, nats_url, names, stop, ready, schedule=schedule, wait_for_nats=wait_for_nats
+    )
 
 
 @contextlib.asynccontextmanager

@@ -318,7 +318,7 @@ def worker(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await run_workers(ctx, nats_url, names, stop)
+        await run_workers(ctx, nats_url, names, stop, wait_for_nats=True)
 
     try:
         asyncio.run(main(url))

@@ -235,7 +235,7 @@ class NatsServer:
         self.url = ""
         self.monitor_url = ""
 
-    def start(self, timeout: float = 15.0) -> NatsServer:
+    def start(self, timeout: float = 15.0, port: int = -1) -> NatsServer:
         binary = find_binary("nats-server")
         self.home.mkdir(parents=True, exist_ok=True)
         for stale in self.home.glob("nats-server_*.ports"):
@@ -254,7 +254,7 @@ class NatsServer:
             "-a",
             "127.0.0.1",
             "-p",
-            "-1",
+            str(port),
             "-m",
             "-1",
             "--ports_file_dir",

@@ -12,7 +12,7 @@ from nats.aio.client import Client
 from schemas.events import RefreshSources
 from schemas.subjects import COMMANDS, STREAM
 from services.app.context import AppContext
-from services.platform.broker import connect, ensure_stream
+from services.platform.broker import BrokerUnavailable, connect, ensure_stream
 from services.platform.logging import get_logger
 from services.workers import categorize, fetch, guess_approvals, parse, publish, refresh, render
 from services.workers.delivery import (
@@ -58,13 +58,31 @@ async def serve_workers(
     stop: asyncio.Event,
     ready: asyncio.Event | None = None,
     schedule: bool = False,
+    wait_for_nats: bool = False,
 ) -> None:
-    """Run the named workers until `stop` is set; each is a durable consumer shared with replicas."""
+    """Run the named workers until `stop` is set; each is a durable consumer shared with replicas.
+    `wait_for_nats`: a NATS that cannot be reached yet is waited for (with backoff, a log line
+    each try) rather than fatal, and a stop while waiting ends cleanly."""
     names = list(names)
     unknown = [n for n in names if n not in WORKERS]
     if unknown:
         raise ValueError(f"unknown worker {unknown[0]!r}: choose from {', '.join(WORKERS)}")
-    nc = await connect(nats_url)
+    log = get_logger("workers", workers=names, nats=nats_url)
+    delay = 0.5
+    while True:
+        try:
+            nc = await connect(nats_url)
+            break
+        except BrokerUnavailable as exc:
+            if not wait_for_nats:
+                raise
+            log.warning("workers.waiting_for_nats", error=str(exc), retry_in=delay)
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=delay)
+                log.info("workers.stopped")
+                return
+            except TimeoutError:
+                delay = min(delay * 2, 10.0)
     try:
         await _serve(ctx, nc, nats_url, names, stop, ready, schedule)
     finally:
@@ -107,5 +125,8 @@ async def _serve(
     finally:
         if scheduler is not None:
             scheduler.cancel()
-        await broker.stop()
+        try:
+            await broker.stop()
+        except Exception as exc:  # noqa: BLE001 (NATS gone: nothing left to drain)
+            log.warning("workers.stopped_without_drain", error=f"{type(exc).__name__}: {exc}")
         log.info("workers.stopped")

@@ -85,3 +85,50 @@ def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> 
     import shutil
 
     shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: Path) -> None:
+    from services.platform.embedded_nats import NatsServer, free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
+    env |= {
+        "SKILLPRESS_HOME": str(tmp_path / "home"),
+        "SKILLPRESS_NATS_URL": f"nats://127.0.0.1:{port}",
+        "SKILLPRESS_LOG_FORMAT": "json",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "worker", "fetch"],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    seen: list[str] = []
+
+    def until(event: str) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline() if proc.stderr else ""
+            if not line:
+                break
+            seen.append(line)
+            if f'"event": "{event}"' in line:
+                return
+        raise AssertionError(f"no {event} in {seen[-5:]}")
+
+    server = None
+    try:
+        until("workers.waiting_for_nats")
+        assert proc.poll() is None, "still running, waiting"
+        server = NatsServer(tmp_path / "nats").start(port=port)
+        until("workers.started")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0
+        assert not any("Traceback" in line for line in seen)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if server is not None:
+            server.stop()
