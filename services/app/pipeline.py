@@ -265,11 +265,13 @@ def submit_spec(
     timeout: float,
     on_event: OnEvent | None = None,
     created_by: str = "cli",
+    submission: str | None = None,
 ) -> tuple[str, list[Event]]:
-    """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's events)."""
+    """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's
+    events). `submission`: the id to submit under (a fresh one when not given)."""
     from schemas.events import SpecSubmitted
 
-    submission = uuid.uuid4().hex
+    submission = submission or uuid.uuid4().hex
     endings = (
         EVENTS["version_proposed"],
         EVENTS["revision_rejected"],

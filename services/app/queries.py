@@ -1,4 +1,4 @@
-"""Lists the operators read: open action items and dead letters."""
+"""What operators read: open action items, dead letters, a skill's revisions, a submission's fate."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from schemas.records import ActionItem, DeadLetter
+from schemas.records import ActionItem, DeadLetter, Source, SourceRevision, Version
 from services.app.context import AppContext
+from services.app.versions import find_skill
+from services.errors import NotFound
 
-__all__ = ["dead_letters", "open_actions"]
+__all__ = ["dead_letters", "open_actions", "revisions", "submission_status"]
 
 
 def open_actions(ctx: AppContext) -> list[dict[str, Any]]:
@@ -50,3 +52,94 @@ def dead_letters(ctx: AppContext) -> list[dict[str, Any]]:
             }
             for d in rows
         ]
+
+
+def _revision_row(rev: SourceRevision, source: Source, made: list[str]) -> dict[str, Any]:
+    return {
+        "revision_id": rev.id,
+        "spec_sha256": rev.spec_sha256,
+        "fetched_at": rev.fetched_at.isoformat(),
+        "from": source.fetched_from or source.kind,
+        "status": rev.status,
+        "refusal_reason": rev.refusal_reason,
+        "operations": rev.operations,
+        "submission": rev.submission,
+        "versions": made,
+    }
+
+
+def revisions(ctx: AppContext, slug: str) -> list[dict[str, Any]]:
+    """A skill's revisions, newest first: when, from where, parsed or refused (and why), the
+    versions each made."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        rows = s.exec(
+            select(SourceRevision, Source)
+            .where(SourceRevision.source_id == Source.id, Source.skill_id == skill.id)
+            .order_by(col(SourceRevision.fetched_at).desc())
+        ).all()
+        out = []
+        for rev, source in rows:
+            made = s.exec(
+                select(Version.id)
+                .where(Version.revision_id == rev.id)
+                .order_by(col(Version.created_at))
+            ).all()
+            out.append(_revision_row(rev, source, list(made)))
+        return out
+
+
+def submission_status(ctx: AppContext, submission: str) -> dict[str, Any]:
+    """Where a submission is now, stage by stage, from what the records hold (NotFound when no
+    stage has recorded it: it is queued, or its first message was dead-lettered — both listed)."""
+    with ctx.records.session() as s:
+        found = s.exec(
+            select(SourceRevision, Source).where(
+                SourceRevision.submission == submission[:128],
+                SourceRevision.source_id == Source.id,
+            )
+        ).first()
+        letters = [
+            {"id": d.id, "worker": d.worker, "subject": d.subject, "error": d.error.splitlines()[0]}
+            for d in s.exec(select(DeadLetter).order_by(col(DeadLetter.id))).all()
+            if f'"{submission}"' in d.payload
+        ]
+        if found is None:
+            if not letters:
+                raise NotFound(
+                    f"no stage has recorded submission {submission!r} yet (queued, or unknown)"
+                )
+            return {"submission": submission, "stages": [], "dead_letters": letters}
+        rev, source = found
+        made = s.exec(
+            select(Version).where(Version.revision_id == rev.id).order_by(col(Version.created_at))
+        ).all()
+        stages: list[dict[str, Any]] = [
+            {
+                "stage": "fetched",
+                "at": rev.fetched_at.isoformat(),
+                "from": source.fetched_from or source.kind,
+            }
+        ]
+        if rev.status == "refused":
+            stages.append({"stage": "refused", "reason": rev.refusal_reason})
+        elif rev.status == "parsed":
+            stages.append({"stage": "parsed", "operations": rev.operations})
+            if rev.grouping_blob:
+                stages.append({"stage": "categorized", "source": rev.grouping_source})
+        for version in made:
+            stages.append(
+                {
+                    "stage": "proposed",
+                    "version_id": version.id,
+                    "at": version.created_at.isoformat(),
+                }
+            )
+            if version.status in ("published", "superseded"):
+                stages.append({"stage": "published", "version_id": version.id})
+        return {
+            "submission": submission,
+            "revision_id": rev.id,
+            "stages": stages,
+            "dead_letters": letters,
+        }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,7 +34,7 @@ def import_(
     """Submit a spec and follow it through the pipeline to a proposed version (or its refusal)."""
     from schemas.subjects import EVENTS
     from services.app.offline import read_spec_file
-    from services.app.pipeline import submit_spec
+    from services.app.pipeline import StackError, submit_spec
     from services.derive.naming import slugify
 
     slug = slugify(skill)
@@ -44,12 +45,27 @@ def import_(
     ctx = open_ctx()
     is_url = spec.startswith(("http://", "https://"))
     shown = Progress(not as_json)
+    submission = uuid.uuid4().hex
     try:
         with failures():
             data = None if is_url else read_spec_file(Path(spec), ctx.settings.max_spec_bytes)
-            _, mine = submit_spec(
-                ctx, slug, data, spec if is_url else None, base_url, timeout, shown.on_event
-            )
+            try:
+                _, mine = submit_spec(
+                    ctx,
+                    slug,
+                    data,
+                    spec if is_url else None,
+                    base_url,
+                    timeout,
+                    shown.on_event,
+                    submission=submission,
+                )
+            except StackError as exc:  # no ending seen: say which submission to look for
+                if as_json:
+                    typer.echo(
+                        json.dumps({"submission": submission, "outcome": None, "error": str(exc)})
+                    )
+                fail(f"{exc} (submission {submission}: skillpress status {submission})", 1)
     finally:
         shown.stop()
         ctx.close()
@@ -58,7 +74,11 @@ def import_(
     if as_json:
         typer.echo(
             json.dumps(
-                {"outcome": outcome, "events": [{"subject": s, **b} for s, b in mine]},
+                {
+                    "submission": submission,
+                    "outcome": outcome,
+                    "events": [{"subject": s, **b} for s, b in mine],
+                },
                 indent=2,
                 sort_keys=True,
             )
@@ -221,6 +241,49 @@ def publish(
         )
 
 
+def revisions(
+    slug: Annotated[str, typer.Argument(help="the skill's slug")], as_json: AsJson = False
+) -> None:
+    """A skill's revisions, newest first: when, from where, parsed or refused, what each made."""
+    from services.app.queries import revisions as listed
+
+    with failures():
+        rows = listed(open_ctx(), slug)
+    _listing(
+        rows,
+        as_json,
+        f"{slug} has no revisions yet",
+        lambda r: (
+            f"{r['revision_id'][:12]} {r['fetched_at'][:19]} from {r['from']}: "
+            + (
+                f"refused: {r['refusal_reason']}"
+                if r["status"] == "refused"
+                else f"{r['status']}, {r['operations'] or 0} operations"
+            )
+            + (f"; versions {', '.join(v[:12] for v in r['versions'])}" if r["versions"] else "")
+        ),
+    )
+
+
+def status(
+    submission: Annotated[str, typer.Argument(help="a submission id (import prints it)")],
+    as_json: AsJson = False,
+) -> None:
+    """Where a submission is now, stage by stage (and any dead letter it left)."""
+    from services.app.queries import submission_status
+
+    with failures():
+        found = submission_status(open_ctx(), submission)
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    for stage in found["stages"]:
+        detail = ", ".join(f"{k} {v}" for k, v in stage.items() if k != "stage" and v is not None)
+        typer.echo(f"  ✓ {stage['stage']}" + (f": {detail}" if detail else ""))
+    for d in found["dead_letters"]:
+        typer.echo(f"  ✗ dead letter #{d['id']} ({d['worker']}): {d['error'][:200]}")
+
+
 def actions(as_json: AsJson = False) -> None:
     """Open action items: proposals a scheduled refresh made, waiting for a person."""
     from services.app.queries import open_actions
@@ -332,6 +395,8 @@ def register(app: typer.Typer) -> None:
     app.command()(show)
     app.command()(diff)
     app.command()(publish)
+    app.command()(revisions)
+    app.command()(status)
     app.command()(actions)
     app.command("dead-letters")(dead_letters)
     app.command()(worker)

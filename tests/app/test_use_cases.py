@@ -595,3 +595,23 @@ def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
     subject, body = stored_outcome(ctx, "hollowbrook", "s2") or ("", {})
     assert subject == EVENTS["revision_rejected"] and "no operations" in body["reason"]
     assert stored_outcome(ctx, "hollowbrook", "never") is None
+
+
+def test_revisions_and_a_submissions_stages_are_read_from_the_records(ctx: AppContext) -> None:
+    made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "ok"), EVENTS["version_proposed"])
+    submit(ctx, b"openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\n", "bad")
+    rows = queries.revisions(ctx, "hollowbrook")
+    assert [(r["submission"], r["status"]) for r in rows] == [("bad", "refused"), ("ok", "parsed")]
+    assert rows[1]["versions"] == [made["version_id"]] and rows[1]["operations"] == 5
+    assert "no operations" in rows[0]["refusal_reason"]
+    ok = queries.submission_status(ctx, "ok")
+    assert [s["stage"] for s in ok["stages"]] == ["fetched", "parsed", "categorized", "proposed"]
+    assert ok["stages"][-1]["version_id"] == made["version_id"]
+    assert [s["stage"] for s in queries.submission_status(ctx, "bad")["stages"]] == [
+        "fetched",
+        "refused",
+    ]
+    with pytest.raises(NotFound, match="no stage has recorded submission 'nope'"):
+        queries.submission_status(ctx, "nope")
+    with pytest.raises(NotFound):
+        queries.revisions(ctx, "nothing")
