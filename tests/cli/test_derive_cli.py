@@ -123,6 +123,12 @@ def test_tools_in_each_provider_shape(tmp_path: Path) -> None:
         "petstore_find_pet_by_id",
         "petstore_delete_pet",
     ]
+    only = json.loads(run("tools", str(out), "--only", "add_pet", "--only", "find_pets").stdout)
+    assert [t["name"] for t in only] == ["petstore_add_pet", "petstore_find_pets"]
+    unknown = run("tools", str(out), "--only", "add_pets")
+    assert unknown.returncode == 2 and unknown.stderr.strip() == (
+        "error: petstore has no operation or tool named 'add_pets'; did you mean add_pet, find_pets?"
+    ), unknown.stderr
     add = anthropic[1]
     assert add == {
         "name": "petstore_add_pet",
