@@ -322,3 +322,18 @@ def test_types_a_file_names_are_described_where_the_agent_reads_them() -> None:
     slack = derived(SPECS / "slack.json").files
     named = [p for p, d in slack.items() if p.endswith(".md") and b"(defs_" in d]
     assert not named, f"Slack's value names shown as types: {named[:3]}"
+
+
+def test_derive_tells_each_stage_as_it_ends_and_the_package_does_not_change() -> None:
+    spec = (SPECS / "harbor.swagger2.yaml").read_bytes()
+    stages: list[str] = []
+    told = derive_package(spec, DeriveOptions(on_stage=stages.append))
+    assert [s.split(" ", 1)[0] for s in stages] == [
+        "read",
+        "found",
+        "declared",
+        "laid",
+        "rendered",
+    ]
+    assert stages[1] == "found 203 operations"
+    assert told.version_id == derive_package(spec).version_id
