@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
@@ -25,6 +26,17 @@ NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions", "depende
 
 def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
+
+
+@lru_cache(maxsize=262144)  # keys and enum values recur across a spec's schemas
+def _str_bytes(text: str) -> int:
+    return len(compact_json(text).encode())
+
+
+def _scalar_bytes(value: Any) -> int:
+    if isinstance(value, str):
+        return _str_bytes(value)
+    return len(compact_json(value).encode())
 
 
 def expand_types(
@@ -97,23 +109,46 @@ def expand_types(
 
 
 class ExpandedSizes:
-    """Whether `expand_types(schema, types)` fits the budget, answered without building it: the
-    byte size of each type's expansion is computed once and reused wherever its expansion cannot
-    differ (none of the types it reaches is on the path it is met on, so no cycle is cut
-    differently). The same bytes `compact_json` would write, counted."""
+    """Whether `expand_types(schema, types, …)` fits the budget, answered without building it:
+    the byte size of each type's expansion is computed once and reused wherever its expansion
+    cannot differ (none of the types it reaches is on the path it is met on, so no cycle is cut
+    differently; the same depth left, and the same level where that matters). The same bytes
+    `compact_json` would write, counted. `max_depth`, `descriptions` and `description_chars` are
+    `expand_types`' reductions; `reduced` gives the sizes under one of them."""
 
-    def __init__(self, types: dict[str, Any], budget: int = MAX_TOOL_SCHEMA_BYTES) -> None:
+    def __init__(
+        self,
+        types: dict[str, Any],
+        budget: int = MAX_TOOL_SCHEMA_BYTES,
+        max_depth: int | None = None,
+        descriptions: bool = True,
+        description_chars: int | None = None,
+    ) -> None:
         self.types = types
         self.budget = budget
-        self._sizes: dict[str, int] = {}
+        self.max_depth = max_depth
+        self.descriptions = descriptions
+        self.description_chars = description_chars
+        self._sizes: dict[tuple[str, int, int], int] = {}
         self._reach: dict[str, frozenset[str]] = {}
+        self._reduced: dict[tuple[int | None, bool], ExpandedSizes] = {}
+
+    def reduced(self, max_depth: int | None, descriptions: bool, chars: int) -> ExpandedSizes:
+        key = (max_depth, descriptions)
+        got = self._reduced.get(key)
+        if got is None:
+            got = self._reduced[key] = ExpandedSizes(
+                self.types, self.budget, max_depth, descriptions, chars
+            )
+            got._reach = self._reach  # what a type reaches does not depend on the reduction
+        return got
 
     def fits(self, schema: Any) -> bool:
         return self.size(schema) <= self.budget
 
     def size(self, schema: Any) -> int:
         """The expansion's bytes, or budget + 1 for any size past the budget."""
-        return self._size(schema, ())
+        return self._size(schema, (), 0, False)
 
     def _reaches(self, name: str) -> frozenset[str]:
         got = self._reach.get(name)
@@ -128,34 +163,58 @@ class ExpandedSizes:
             got = self._reach[name] = frozenset(seen)
         return got
 
-    def _size(self, node: Any, stack: tuple[str, ...]) -> int:
+    def _ref(self, name: str, stack: tuple[str, ...], level: int) -> int:
+        if name in stack or name not in self.types:
+            return 17  # {"type":"object"}
+        if self.max_depth is not None and len(stack) >= self.max_depth:
+            cut = {"description": f"a {name} (not detailed here: see the operation's file)"}
+            return len(compact_json(cut).encode())
+        inner = stack + (name,)
+        if stack and not self._reaches(name).isdisjoint(stack):
+            return self._size(self.types[name], inner, level + 1, False)
+        key = (
+            name,
+            0 if self.descriptions else min(level + 1, 3),  # past level 2 the level is moot
+            -1 if self.max_depth is None else self.max_depth - len(stack),
+        )
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = self._size(self.types[name], inner, level + 1, False)
+        return size
+
+    def _size(self, node: Any, stack: tuple[str, ...], level: int, names: bool) -> int:
         over = self.budget + 1
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/types/"):
-                name = ref[8:]
-                if name in stack or name not in self.types:
-                    return 17  # {"type":"object"}
-                if stack and not self._reaches(name).isdisjoint(stack):
-                    return self._size(self.types[name], stack + (name,))
-                size = self._sizes.get(name)
-                if size is None:
-                    size = self._sizes[name] = self._size(self.types[name], (name,))
-                return size
-            total = 1 + max(len(node), 1)  # braces and commas
+                return self._ref(ref[8:], stack, level)
+            keep_all = self.descriptions or names or level <= 2
+            total, count = 2, 0
             for k, v in node.items():
-                total += len(compact_json(k).encode()) + 1 + self._size(v, stack)
+                if not keep_all and k == "description":
+                    continue
+                count += 1
+                if (
+                    k == "description"
+                    and self.description_chars
+                    and not names
+                    and isinstance(v, str)
+                ):
+                    value = _str_bytes(short_text(v, self.description_chars))
+                else:
+                    value = self._size(v, stack, level + 1, k in NAME_MAPS and not names)
+                total += _str_bytes(k) + 1 + value
                 if total > self.budget:
                     return over
-            return total
+            return total + max(count - 1, 0)
         if isinstance(node, list):
             total = 1 + max(len(node), 1)
             for v in node:
-                total += self._size(v, stack)
+                total += self._size(v, stack, level + 1, False)
                 if total > self.budget:
                     return over
             return total
-        return len(compact_json(node).encode())
+        return _scalar_bytes(node)
 
 
 # reductions tried in turn when a tool's schema is over budget, fewest first:
@@ -174,10 +233,15 @@ REDUCTIONS: tuple[tuple[int | None, bool, str], ...] = (
 )
 
 
-def reduce_to_budget(schema: Any, types: dict[str, Any]) -> tuple[Any, str]:
+def reduce_to_budget(
+    schema: Any, types: dict[str, Any], sizes: ExpandedSizes | None = None
+) -> tuple[Any, str]:
     """The expanded schema made to fit the budget (fewest reductions first), and what was reduced;
-    raises SchemaTooLarge when even the strongest reduction does not fit."""
+    raises SchemaTooLarge when even the strongest reduction does not fit. `sizes` (over the same
+    types) answers which reduction fits without building the ones that do not."""
     for depth, nested, said in REDUCTIONS:
+        if sizes is not None and not sizes.reduced(depth, nested, 120).fits(schema):
+            continue
         try:
             reduced = expand_types(
                 schema, types, max_depth=depth, descriptions=nested, description_chars=120

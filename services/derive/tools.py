@@ -193,9 +193,10 @@ def declare_tool(
         schema_out["required"] = required
     schema_out["additionalProperties"] = False
     reduced = None
-    if not (sizes or ExpandedSizes(types)).fits(schema_out):
+    sizes = sizes or ExpandedSizes(types)
+    if not sizes.fits(schema_out):
         try:  # reduced, and said so, before it is refused
-            schema_out, reduced = reduce_to_budget(schema_out, types)
+            schema_out, reduced = reduce_to_budget(schema_out, types, sizes)
         except SchemaTooLarge:
             return (
                 None,
