@@ -112,6 +112,25 @@ class ActionItem(SQLModel, table=True):
     resolved_at: datetime | None = None
 
 
+class ApprovalRequest(SQLModel, table=True):
+    """A call to a gated operation, waiting for a person (or decided): the values it binds, who
+    decided, and whether the grant was used (a grant lets exactly one call through)."""
+
+    __tablename__ = "approval_requests"
+    id: int | None = Field(default=None, primary_key=True)
+    skill: str = Field(max_length=128, index=True)  # the skill's slug
+    operation: str = Field(max_length=128)
+    risk: str = Field(max_length=16)
+    bound_json: str = Field(sa_column=Column(Text, nullable=False))  # canonical JSON
+    status: str = Field(
+        default="pending", max_length=16
+    )  # pending | granted | denied | used | auto
+    requested_by: str = Field(max_length=128)
+    decided_by: str | None = Field(default=None, max_length=128)
+    created_at: datetime
+    decided_at: datetime | None = None
+
+
 class DeadLetter(SQLModel, table=True):
     __tablename__ = "dead_letters"
     id: int | None = Field(default=None, primary_key=True)

@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from services.app.package_dir import OutputDirError, read_package_dir
-from services.cli.common import fail, load_target
+from services.cli.common import fail, failures, load_target, open_ctx
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
     from services.runtime.execute import CallLimits, CallResult, Credential
+    from services.runtime.gates import GateCheck
     from services.runtime.skill import Skill, Tool
     from services.runtime.translate import PreparedRequest
 
@@ -50,7 +53,14 @@ Approve = Annotated[
     bool,
     typer.Option(
         "--approve",
-        help="you approve this exact call to a gated operation (said on stderr before it is sent)",
+        help="you approve this exact call to a gated operation (recorded, said on stderr)",
+    ),
+]
+ApprovalWait = Annotated[
+    float,
+    typer.Option(
+        "--approval-timeout",
+        help="seconds to wait for a person to approve a gated call (skillpress approve ID)",
     ),
 ]
 Timeout = Annotated[float, typer.Option("--timeout", help="seconds for the whole exchange")]
@@ -121,24 +131,59 @@ def _print_result(result: CallResult, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
-def _gate(tool: Tool, args: Any, approve: bool, dry_run: bool) -> None:
-    """A gated call goes only with a person's approval (or under the gate's `auto_below`)."""
+def _gate(skill: Skill, tool: Tool, args: Any, approve: bool, dry_run: bool, wait: float) -> None:
+    """A gated call goes only with a person's approval (or under the gate's `auto_below`), and
+    every decision is recorded: `--approve` here, or a request another person grants (waited for
+    up to `wait` seconds)."""
     from services.runtime.gates import check_gate
 
     gate = check_gate(tool, args if isinstance(args, dict) else {})
     if gate is None:
         return
-    if gate.auto:
-        typer.echo(f"approved by its gate: amount {gate.amount} is under auto_below", err=True)
-    elif approve:
-        typer.echo(f"approved at this terminal: {gate.describe()}", err=True)
-    elif dry_run:
-        typer.echo(f"gated: sending it needs --approve ({gate.describe()})", err=True)
-    else:
-        fail(
-            f"not sent: {gate.describe()}; a person approves each such call: give --approve"
-            " to approve this one yourself"
-        )
+    if dry_run:
+        typer.echo(f"gated: sending it needs an approval ({gate.describe()})", err=True)
+        return
+    from services.app import approvals
+
+    who = os.environ.get("USER") or "someone"
+    ctx = open_ctx()
+    try:
+        with failures():
+            if gate.auto or approve:
+                status, by = (
+                    ("auto", "its gate (auto_below)")
+                    if gate.auto
+                    else ("used", f"{who} at the terminal")
+                )
+                row = approvals.record(
+                    ctx, skill.slug, gate.operation, gate.risk, gate.bound, status, by
+                )
+                typer.echo(f"approved by {by} (#{row.id}): {gate.describe()}", err=True)
+                return
+            asked = approvals.ask(ctx, skill.slug, gate.operation, gate.risk, gate.bound, who)
+            typer.echo(
+                f"waiting for approval #{asked.id} of {gate.describe()}:"
+                f" skillpress approve {asked.id} (or deny {asked.id})",
+                err=True,
+            )
+            deadline = time.monotonic() + wait
+            assert asked.id is not None
+            while True:
+                row = approvals.consume(ctx, asked.id)
+                if row.status == "used":
+                    typer.echo(f"approved by {row.decided_by} (#{row.id})", err=True)
+                    return
+                if row.status == "denied":
+                    fail(f"not sent: approval #{row.id} was denied by {row.decided_by}")
+                if time.monotonic() >= deadline:
+                    fail(
+                        f"not sent: approval #{row.id} is still pending; the same call once it is"
+                        " approved goes through",
+                        1,
+                    )
+                time.sleep(0.5)
+    finally:
+        ctx.close()
 
 
 def _perform(
@@ -177,6 +222,7 @@ def call(
     ] = "{}",
     dry_run: DryRun = False,
     approve: Approve = False,
+    approval_timeout: ApprovalWait = 300.0,
     auth_env: AuthEnv = None,
     auth_header: AuthHeaderOpt = None,
     auth_kind: AuthKind = "apiKey",
@@ -201,7 +247,7 @@ def call(
         request = build_request(tool, parsed, skill.hosts)
     except (UnknownOperation, CallRefused, PackageError) as exc:
         fail(str(exc))
-    _gate(tool, parsed, approve, dry_run)
+    _gate(skill, tool, parsed, approve, dry_run, approval_timeout)
     _perform(
         skill,
         request,
@@ -222,6 +268,7 @@ def run(
     ],
     dry_run: DryRun = False,
     approve: Approve = False,
+    approval_timeout: ApprovalWait = 300.0,
     auth_env: AuthEnv = None,
     auth_header: AuthHeaderOpt = None,
     auth_kind: AuthKind = "apiKey",
@@ -247,7 +294,7 @@ def run(
         request = build_request(tool, arguments, skill.hosts)
     except (SlashError, UnknownOperation, CallRefused, PackageError) as exc:
         fail(str(exc))
-    _gate(tool, arguments, approve, dry_run)
+    _gate(skill, tool, arguments, approve, dry_run, approval_timeout)
     _perform(
         skill,
         request,
@@ -256,6 +303,41 @@ def run(
         CallLimits(timeout, max_response_bytes),
         as_json,
     )
+
+
+def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
+    """An agent's gated call over MCP: sent under `auto_below`, or when a person granted exactly
+    that call (used once); otherwise recorded as a request the agent is told to wait on."""
+    from services.app import approvals
+
+    def decide(gate: GateCheck) -> tuple[bool, str]:
+        ctx = open_ctx()
+        try:
+            if gate.auto:
+                approvals.record(
+                    ctx,
+                    slug,
+                    gate.operation,
+                    gate.risk,
+                    gate.bound,
+                    "auto",
+                    "its gate (auto_below)",
+                )
+                return True, ""
+            asked = approvals.ask(ctx, slug, gate.operation, gate.risk, gate.bound, "an MCP agent")
+            assert asked.id is not None
+            row = approvals.consume(ctx, asked.id)
+        finally:
+            ctx.close()
+        if row.status == "used":
+            return True, ""
+        return False, (
+            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}:"
+            f" skillpress approve {row.id}); tell the user, and call again with the same arguments"
+            " once it is approved."
+        )
+
+    return decide
 
 
 def mcp(
@@ -292,6 +374,7 @@ def mcp(
         eager=eager,
         credential=_credential(skill, auth_env),
         limits=CallLimits(timeout, max_response_bytes),
+        gatekeeper=_gatekeeper(skill.slug),
     )
     if transport == "stdio":
         asyncio.run(serve_stdio(server))

@@ -284,6 +284,57 @@ def status(
         typer.echo(f"  ✗ dead letter #{d['id']} ({d['worker']}): {d['error'][:200]}")
 
 
+def approvals(
+    everything: Annotated[bool, typer.Option("--all", help="decided requests too")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Calls to gated operations waiting for a person (oldest first), with the values they bind."""
+    from services.app.approvals import list_requests
+
+    _listing(
+        list_requests(open_ctx(), everything),
+        as_json,
+        "no approval requests" if everything else "no call is waiting for approval",
+        lambda r: (
+            f"#{r['id']} {r['created_at'][:19]} {r['skill']} {r['operation']} (risk {r['risk']})"
+            f" {json.dumps(r['bound'], ensure_ascii=False, sort_keys=True)}: {r['status']}"
+            + (f" by {r['decided_by']}" if r["decided_by"] else "")
+        ),
+    )
+
+
+By = Annotated[str | None, typer.Option("--by", help="who decides (default: $USER)")]
+
+
+def _decide(request_id: int, grant: bool, by: str | None) -> None:
+    import os
+
+    from services.app.approvals import decide
+
+    who = by or os.environ.get("USER") or "someone"
+    with failures():
+        row = decide(open_ctx(), request_id, grant, who)
+    typer.echo(
+        f"{row.status} #{row.id}: {row.skill} {row.operation} {row.bound_json} (by {row.decided_by})"
+    )
+
+
+def approve(
+    request_id: Annotated[int, typer.Argument(help="the request's number (skillpress approvals)")],
+    by: By = None,
+) -> None:
+    """Grant a waiting call: exactly that call (its bound values) goes through, once."""
+    _decide(request_id, True, by)
+
+
+def deny(
+    request_id: Annotated[int, typer.Argument(help="the request's number (skillpress approvals)")],
+    by: By = None,
+) -> None:
+    """Refuse a waiting call: it is not sent."""
+    _decide(request_id, False, by)
+
+
 def actions(as_json: AsJson = False) -> None:
     """Open action items: proposals a scheduled refresh made, waiting for a person."""
     from services.app.queries import open_actions
@@ -397,6 +448,9 @@ def register(app: typer.Typer) -> None:
     app.command()(publish)
     app.command()(revisions)
     app.command()(status)
+    app.command()(approvals)
+    app.command()(approve)
+    app.command()(deny)
     app.command()(actions)
     app.command("dead-letters")(dead_letters)
     app.command()(worker)

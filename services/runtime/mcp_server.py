@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
 from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from services.runtime.gates import check_gate
+from services.runtime.gates import GateCheck, check_gate
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from services.runtime.translate import CallRefused, build_request
 
@@ -116,8 +116,11 @@ def build_mcp_server(
     eager: bool = False,
     credential: Credential | None = None,
     limits: CallLimits | None = None,
+    gatekeeper: Callable[[GateCheck], tuple[bool, str]] | None = None,
 ) -> Server[Any]:
-    """The MCP server for one skill; `files` are the package's (what read_skill_file may return)."""
+    """The MCP server for one skill; `files` are the package's (what read_skill_file may return).
+    `gatekeeper` decides a gated call (True to send, else the message the agent gets): the
+    operator's approvals; without one a gated call is never sent."""
     limits = limits or CallLimits()
     # What a client loaded is its own where the transport says who the client is (a streamable-HTTP
     # session id); over stdio the process serves one client. mcp 2.x makes a session per request.
@@ -213,7 +216,11 @@ def build_mcp_server(
         except CallRefused as exc:
             return _text(str(exc), error=True)
         gate = check_gate(tool, args if isinstance(args, dict) else {})
-        if gate is not None and not gate.auto:
+        if gate is not None and gatekeeper is not None:
+            allowed, said = await asyncio.to_thread(gatekeeper, gate)
+            if not allowed:
+                return _text(said, error=True)
+        elif gate is not None and not gate.auto:
             return _text(
                 f"not sent: {gate.describe()}. A person approves each such call; tell the user"
                 " what you would send and why, and leave the sending to them.",

@@ -615,3 +615,32 @@ def test_revisions_and_a_submissions_stages_are_read_from_the_records(ctx: AppCo
         queries.submission_status(ctx, "nope")
     with pytest.raises(NotFound):
         queries.revisions(ctx, "nothing")
+
+
+def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None:
+    from services.app import approvals
+
+    bound = {"booking_id": "bk-1"}
+    asked = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "agent")
+    assert asked.id is not None
+    assert (
+        approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "agent").id == asked.id
+    )
+    other = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", {"booking_id": "bk-2"}, "a")
+    assert approvals.consume(ctx, asked.id).status == "pending"
+    approvals.decide(ctx, asked.id, True, "ops")
+    with pytest.raises(Refused, match="is granted already"):
+        approvals.decide(ctx, asked.id, False, "ops")
+    assert approvals.consume(ctx, asked.id).status == "used"
+    assert other.id is not None and approvals.consume(ctx, other.id).status == "pending"
+    approvals.decide(ctx, other.id, False, "ops")
+    auto = approvals.record(ctx, "pay", "create_payment", "high", {"amount": 5}, "auto", "its gate")
+    rows = approvals.list_requests(ctx, everything=True)
+    assert [(r["id"], r["status"], r["decided_by"]) for r in rows] == [
+        (asked.id, "used", "ops"),
+        (other.id, "denied", "ops"),
+        (auto.id, "auto", "its gate"),
+    ]
+    assert approvals.list_requests(ctx) == []
+    with pytest.raises(NotFound, match="no approval request #99"):
+        approvals.decide(ctx, 99, True, "ops")

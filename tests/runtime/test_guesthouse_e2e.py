@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,9 +123,9 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 def test_the_slash_form_books_and_refuses_from_the_command_line(
-    skill_dir: Path, server: GuesthouseServer
+    skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
-    env = {"HOLLOWBROOK_API_KEY": KEY}
+    env = {"HOLLOWBROOK_API_KEY": KEY, "SKILLPRESS_HOME": str(tmp_path / "home")}
     avail = _cli(
         "run",
         str(skill_dir),
@@ -138,21 +139,54 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
         "available": True,
         "total_pence": 28500,
     }
-    unapproved = _cli("run", str(skill_dir), "/create_booking " + json.dumps(BOOKING), env=env)
-    assert unapproved.returncode == 2 and unapproved.stderr.startswith(
-        "error: not sent: create_booking is gated (risk medium); this call binds"
+    book = ("run", str(skill_dir), "/create_booking " + json.dumps(BOOKING))
+    unapproved = _cli(*book, "--approval-timeout", "0", env=env)
+    assert unapproved.returncode == 1, unapproved.stderr
+    assert unapproved.stderr.startswith(
+        "waiting for approval #1 of create_booking is gated (risk medium); this call binds"
+    ) and unapproved.stderr.strip().endswith(
+        "error: not sent: approval #1 is still pending; the same call once it is approved goes through"
     ), unapproved.stderr
     assert not server.house.bookings, "a gated call waits for a person: nothing was sent"
-    booked = _cli(
-        "run",
-        str(skill_dir),
-        "/create_booking " + json.dumps(BOOKING),
-        "--json",
-        "--approve",
-        env=env,
+    waiting = json.loads(_cli("approvals", "--json", env=env).stdout)
+    assert [(r["id"], r["operation"], r["status"]) for r in waiting] == [
+        (1, "create_booking", "pending")
+    ]
+    assert waiting[0]["bound"]["room_id"] == "oak"
+    # a call waiting for its decision is refused when a person denies it
+    other = dict(BOOKING, room_id="elm")
+    waiting_call = subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "run", str(skill_dir)]
+        + ["/create_booking " + json.dumps(other), "--approval-timeout", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
     )
+    for _ in range(100):
+        pending = json.loads(_cli("approvals", "--json", env=env).stdout)
+        if len(pending) == 2:
+            break
+        time.sleep(0.2)
+    assert _cli("deny", "2", "--by", "ops", env=env).returncode == 0
+    _, err = waiting_call.communicate(timeout=30)
+    assert waiting_call.returncode == 2 and err.strip().endswith(
+        "error: not sent: approval #2 was denied by ops"
+    ), err
+    # a grant releases exactly the call it binds, once
+    assert _cli("approve", "1", "--by", "ops", env=env).returncode == 0
+    assert not server.house.bookings
+    booked = _cli(*book, "--json", env=env)
     assert booked.returncode == 0, booked.stderr
-    assert booked.stderr.startswith("approved at this terminal: create_booking is gated")
+    assert "approved by ops (#1)" in booked.stderr
+    again = _cli(*book, "--approval-timeout", "0", env=env)
+    assert again.returncode == 1 and "approval #3 is still pending" in again.stderr, "used once"
+    decided = json.loads(_cli("approvals", "--all", "--json", env=env).stdout)
+    assert [(r["id"], r["status"], r["decided_by"]) for r in decided] == [
+        (1, "used", "ops"),
+        (2, "denied", "ops"),
+        (3, "pending", None),
+    ]
     assert json.loads(booked.stdout)["status"] == 201
     assert list(server.house.bookings) == ["bk-1"]
     refused = _cli("run", str(skill_dir), '/create_booking {"room_id": "oak"}', env=env)

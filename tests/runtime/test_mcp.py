@@ -196,10 +196,11 @@ async def test_the_same_server_over_streamable_http() -> None:
 async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     tmp_path: Path,
 ) -> None:
-    """review → publish → mcp on a spec with money fields: the published files load and call."""
+    """review → publish → mcp on a spec with money fields: the gate holds the call until a person
+    grants it, then exactly that call goes, once."""
     from schemas.events import PublishVersion, SpecSubmitted
     from schemas.subjects import COMMANDS, EVENTS
-    from services.app import review, versions
+    from services.app import approvals, review, versions
     from services.app.context import open_app
     from services.app.exports import skill_files
     from services.platform.settings import Settings
@@ -265,22 +266,35 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     assert b'"amount": "amount.value"' in files["create_payment.md"]
     out = tmp_path / "pay"
     write_package_dir(files, out)
+    home = tmp_path / "operator"
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "services.cli.main", "mcp", str(out), "--eager"],
         cwd=str(ROOT),
+        env={**os.environ, "SKILLPRESS_HOME": str(home)},
     )
+    pay = {"amount": {"value": 500, "currency": "EUR"}}
     try:
         async with Client(params) as client:
-            called = await client.call_tool(
-                "pay_create_payment", {"amount": {"value": 500, "currency": "EUR"}}
-            )
-            # the gate holds at call time: an agent cannot send it, a person must
+            called = await client.call_tool("pay_create_payment", pay)
+            # the gate holds at call time: the agent is told it waits for a person
             assert called.is_error and called.content[0].text.startswith(
                 "not sent: create_payment is gated (risk "
             ), called.content[0].text
-            assert '"amount": {"currency": "EUR", "value": 500}' in called.content[0].text
+            assert "request #1: skillpress approve 1" in called.content[0].text
+            assert seen == [], "nothing reached the API"
+            operator = open_app(Settings(home=home))
+            try:
+                approvals.decide(operator, 1, True, "ops")
+            finally:
+                operator.close()
+            granted = await client.call_tool(
+                "call_operation", {"name": "create_payment", "arguments": pay}
+            )
+            assert not granted.is_error, granted.content[0].text
+            once = await client.call_tool("pay_create_payment", pay)
+            assert once.is_error and "request #2" in once.content[0].text, "a grant is used once"
     finally:
         httpd.shutdown()
         httpd.server_close()
-    assert seen == [], "nothing reached the API"
+    assert seen == [("POST", "/payments", b'{"amount":{"value":500,"currency":"EUR"}}')]

@@ -1,0 +1,132 @@
+"""Approvals of gated calls: a call to a gated operation asks, a person grants or denies, and
+a grant whose bound values equal a call's lets exactly that call through, once. Every decision
+is recorded with who made it (a gate's own `auto_below` included)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlmodel import col, select
+
+from schemas.records import ApprovalRequest
+from services.app.context import AppContext
+from services.errors import NotFound, Refused
+
+__all__ = ["ask", "consume", "decide", "list_requests", "record", "as_dict"]
+
+
+def _bound(bound: dict[str, Any]) -> str:
+    return json.dumps(bound, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def as_dict(r: ApprovalRequest) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "skill": r.skill,
+        "operation": r.operation,
+        "risk": r.risk,
+        "bound": json.loads(r.bound_json),
+        "status": r.status,
+        "requested_by": r.requested_by,
+        "decided_by": r.decided_by,
+        "created_at": r.created_at.isoformat(),
+        "decided_at": r.decided_at.isoformat() if r.decided_at else None,
+    }
+
+
+def ask(
+    ctx: AppContext, skill: str, operation: str, risk: str, bound: dict[str, Any], by: str
+) -> ApprovalRequest:
+    """The open request for this exact call (the same one when asked again), or a new one."""
+    key = _bound(bound)
+    with ctx.records.session() as s:
+        found = s.exec(
+            select(ApprovalRequest).where(
+                ApprovalRequest.skill == skill,
+                ApprovalRequest.operation == operation,
+                ApprovalRequest.bound_json == key,
+                col(ApprovalRequest.status).in_(("pending", "granted")),
+            )
+        ).first()
+        if found is None:
+            found = ApprovalRequest(
+                skill=skill,
+                operation=operation,
+                risk=risk,
+                bound_json=key,
+                requested_by=by[:128],
+                created_at=ctx.clock(),
+            )
+            s.add(found)
+            s.flush()
+        s.expunge(found)
+        return found
+
+
+def record(
+    ctx: AppContext,
+    skill: str,
+    operation: str,
+    risk: str,
+    bound: dict[str, Any],
+    status: str,
+    by: str,
+) -> ApprovalRequest:
+    """A decision made where the call is made (`auto` by the gate's threshold, `used` by the
+    person at a terminal approving it), recorded as any other."""
+    now = ctx.clock()
+    with ctx.records.session() as s:
+        row = ApprovalRequest(
+            skill=skill,
+            operation=operation,
+            risk=risk,
+            bound_json=_bound(bound),
+            status=status,
+            requested_by=by[:128],
+            decided_by=by[:128],
+            created_at=now,
+            decided_at=now,
+        )
+        s.add(row)
+        s.flush()
+        s.expunge(row)
+        return row
+
+
+def decide(ctx: AppContext, request_id: int, grant: bool, by: str) -> ApprovalRequest:
+    """Grant or deny a pending request (Refused when it is decided already)."""
+    with ctx.records.session() as s:
+        row = s.get(ApprovalRequest, request_id)
+        if row is None:
+            raise NotFound(f"no approval request #{request_id} (skillpress approvals lists them)")
+        if row.status != "pending":
+            raise Refused(f"approval request #{request_id} is {row.status} already")
+        row.status = "granted" if grant else "denied"
+        row.decided_by, row.decided_at = by[:128], ctx.clock()
+        s.flush()
+        s.expunge(row)
+        return row
+
+
+def consume(ctx: AppContext, request_id: int) -> ApprovalRequest:
+    """The request's decision for the call waiting on it: a grant is used up (one call), a
+    denial or a pending request is returned as it is."""
+    with ctx.records.session() as s:
+        row = s.get(ApprovalRequest, request_id)
+        if row is None:
+            raise NotFound(f"no approval request #{request_id}")
+        if row.status == "granted":
+            row.status = "used"
+            s.flush()
+        s.expunge(row)
+        return row
+
+
+def list_requests(ctx: AppContext, everything: bool = False) -> list[dict[str, Any]]:
+    """Pending requests, oldest first (`everything`: decided ones too)."""
+    with ctx.records.session() as s:
+        query = select(ApprovalRequest).order_by(col(ApprovalRequest.id))
+        if not everything:
+            query = query.where(ApprovalRequest.status == "pending")
+        return [as_dict(r) for r in s.exec(query).all()]
