@@ -7,6 +7,8 @@ the same message again and JetStream's `Nats-Msg-Id` de-duplication drops the re
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from schemas.subjects import COMMANDS, EVENTS
@@ -145,6 +147,17 @@ class RefreshSources(BaseModel):
     )
 
 
+class ApprovalRequested(BaseModel):
+    """A call to a gated operation waits for a person: `skillpress approve ID` or `deny ID`."""
+
+    request_id: int
+    skill: str
+    operation: str
+    risk: str
+    bound: dict[str, Any] = Field(description="the values of the fields the gate binds")
+    requested_by: str
+
+
 MESSAGES: dict[str, type[BaseModel]] = {
     EVENTS["spec_submitted"]: SpecSubmitted,
     EVENTS["revision_stored"]: RevisionStored,
@@ -156,6 +169,7 @@ MESSAGES: dict[str, type[BaseModel]] = {
     EVENTS["annotation_changed"]: AnnotationChanged,
     EVENTS["version_proposed"]: VersionProposed,
     EVENTS["version_published"]: VersionPublished,
+    EVENTS["approval_requested"]: ApprovalRequested,
     COMMANDS["publish_version"]: PublishVersion,
     COMMANDS["refresh_sources"]: RefreshSources,
 }

@@ -18,6 +18,7 @@ EVENTS = {
     "annotation_changed": "skillpress.annotation.changed",
     "version_proposed": "skillpress.version.proposed",
     "version_published": "skillpress.version.published",
+    "approval_requested": "skillpress.approval.requested",
 }
 COMMANDS = {
     "publish_version": "skillpress.cmd.publish_version",

@@ -13,7 +13,7 @@ from schemas.records import ApprovalRequest
 from services.app.context import AppContext
 from services.errors import NotFound, Refused
 
-__all__ = ["ask", "consume", "decide", "list_requests", "record", "as_dict"]
+__all__ = ["announce", "ask", "consume", "decide", "list_requests", "record", "as_dict"]
 
 
 def _bound(bound: dict[str, Any]) -> str:
@@ -130,3 +130,46 @@ def list_requests(ctx: AppContext, everything: bool = False) -> list[dict[str, A
         if not everything:
             query = query.where(ApprovalRequest.status == "pending")
         return [as_dict(r) for r in s.exec(query).all()]
+
+
+def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
+    """Publish `skillpress.approval.requested` when a pipeline is running (configured NATS or
+    `skillpress up`), so a console or a chat bot can ask the operator; best effort, never waited
+    on: the request is recorded either way. True when announced."""
+    import asyncio
+
+    from schemas.events import ApprovalRequested
+    from schemas.subjects import EVENTS, STREAM
+    from services.app.pipeline import running_up
+    from services.platform.broker import BrokerUnavailable, connect
+
+    url = ctx.settings.nats_url or running_up(ctx.settings)
+    if not url or request.id is None:
+        return False
+    event = ApprovalRequested(
+        request_id=request.id,
+        skill=request.skill,
+        operation=request.operation,
+        risk=request.risk,
+        bound=json.loads(request.bound_json),
+        requested_by=request.requested_by,
+    )
+
+    async def send() -> None:
+        nc = await connect(url, name="skillpress-approvals", attempts=1)
+        try:
+            await nc.jetstream().publish(
+                EVENTS["approval_requested"],
+                event.model_dump_json().encode(),
+                headers={"Nats-Msg-Id": f"approval:{request.id}:{request.created_at.isoformat()}"},
+                stream=STREAM,
+                timeout=3.0,
+            )
+        finally:
+            await nc.close()
+
+    try:
+        asyncio.run(send())
+    except (BrokerUnavailable, OSError, TimeoutError):
+        return False
+    return True

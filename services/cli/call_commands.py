@@ -161,6 +161,7 @@ def _gate(skill: Skill, tool: Tool, args: Any, approve: bool, dry_run: bool, wai
                 typer.echo(f"approved by {by} (#{row.id}): {gate.describe()}", err=True)
                 return
             asked = approvals.ask(ctx, skill.slug, gate.operation, gate.risk, gate.bound, who)
+            approvals.announce(ctx, asked)
             typer.echo(
                 f"waiting for approval #{asked.id} of {gate.describe()}:"
                 f" skillpress approve {asked.id} (or deny {asked.id})",
@@ -326,6 +327,8 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
                 return True, ""
             asked = approvals.ask(ctx, slug, gate.operation, gate.risk, gate.bound, "an MCP agent")
             assert asked.id is not None
+            if asked.status == "pending":
+                approvals.announce(ctx, asked)
             row = approvals.consume(ctx, asked.id)
         finally:
             ctx.close()

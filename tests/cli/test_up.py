@@ -132,3 +132,40 @@ def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: P
             proc.kill()
         if server is not None:
             server.stop()
+
+
+def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    skill = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+    up, url = _start(home)
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
+        env["SKILLPRESS_HOME"] = str(home)
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "call", str(skill), "cancel_booking"]
+            + ["--args", '{"booking_id": "bk-9"}', "--approval-timeout", "0"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 1 and "approval #1 is still pending" in done.stderr, done.stderr
+
+        async def last() -> dict[str, object]:
+            nc = await connect(url)
+            try:
+                msg = await nc.jetstream().get_last_msg(STREAM, EVENTS["approval_requested"])
+                return dict(json.loads(msg.data or b"{}"))
+            finally:
+                await nc.close()
+
+        assert asyncio.run(last()) == {
+            "request_id": 1,
+            "skill": "hollowbrook",
+            "operation": "cancel_booking",
+            "risk": "high",
+            "bound": {"booking_id": "bk-9"},
+            "requested_by": os.environ.get("USER") or "someone",
+        }
+    finally:
+        _stop(up)
