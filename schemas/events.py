@@ -147,6 +147,16 @@ class RefreshSources(BaseModel):
     )
 
 
+class LiveVersion(BaseModel):
+    """A skill's live version, the value under its slug in the `SKILLPRESS_LIVE` key-value bucket."""
+
+    skill: str
+    version_id: str
+    files: dict[str, str] = Field(description="path → sha256 of the file in the blob store")
+    hosts: list[str]
+    auth_header: str | None = None
+
+
 class ApprovalRequested(BaseModel):
     """A call to a gated operation waits for a person: `skillpress approve ID` or `deny ID`."""
 

@@ -401,6 +401,60 @@ def dead_letters(
     )
 
 
+def follow(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="where DIR/<slug> is kept live")],
+    skill: Annotated[
+        list[str] | None, typer.Option("--skill", help="only this skill (repeat for more)")
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", help="package | agent-skills (an Agent Skills folder)")
+    ] = "package",
+    pin: Annotated[
+        list[str] | None, typer.Option("--pin", help="SLUG=VERSION: hold this skill at a version")
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="catch up, then stop")] = False,
+) -> None:
+    """Keep DIR/<slug> equal to each skill's live version: catch up on start, then follow
+    publications; each swap is atomic (a reader sees the old version or the new, never a mix)."""
+    import asyncio
+    import signal
+
+    from services.app.follow import follow_live
+    from services.app.pipeline import running_up
+
+    pins = {}
+    for item in pin or []:
+        slug, sep, ref = item.partition("=")
+        if not sep or not slug or not ref:
+            fail(f"--pin {item!r}: write SLUG=VERSION")
+        pins[slug] = ref
+    ctx = open_ctx()
+    url = ctx.settings.nats_url or running_up(ctx.settings)
+    if not url:
+        fail("no NATS: set SKILLPRESS_NATS_URL, or start `skillpress up` first")
+
+    def swapped(live: Any) -> None:
+        typer.echo(
+            f"{live.skill}: live version {live.version_id[:12]} → {folder / live.skill}", err=True
+        )
+
+    async def main() -> None:
+        stop = None if once else asyncio.Event()
+        if stop is not None:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+        await follow_live(
+            ctx, url, folder, set(skill) if skill else None, format, pins, stop, swapped
+        )
+
+    try:
+        with failures():
+            asyncio.run(main())
+    finally:
+        ctx.close()
+
+
 def worker(
     names: Annotated[
         list[str],
@@ -448,6 +502,7 @@ def register(app: typer.Typer) -> None:
     app.command()(publish)
     app.command()(revisions)
     app.command()(status)
+    app.command()(follow)
     app.command()(approvals)
     app.command()(approve)
     app.command()(deny)

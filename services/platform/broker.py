@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import nats
 from nats.aio.client import Client
-from nats.js.api import StreamConfig
-from nats.js.errors import NotFoundError
+from nats.js.api import KeyValueConfig, StreamConfig
+from nats.js.errors import BucketNotFoundError, NotFoundError
 
 from schemas.subjects import STREAM, STREAM_SUBJECTS
 from services.errors import Retryable
@@ -16,7 +16,18 @@ __all__ = [
     "BrokerUnavailable",
     "EXHAUSTED_STREAM",
     "EXHAUSTED_SUBJECTS",
+    "LIVE_BUCKET",
+    "live_subject",
 ]
+
+# the live version of each skill, a key-value bucket: one watch gives a runtime the current state
+# and every change, with catch-up for free (a KV put is a publish to `$KV.<bucket>.<key>`)
+LIVE_BUCKET = "SKILLPRESS_LIVE"
+
+
+def live_subject(slug: str) -> str:
+    return f"$KV.{LIVE_BUCKET}.{slug}"
+
 
 # JetStream's advisory for a message whose deliveries ran out unacknowledged (its last holder died
 # or ran past ack_wait), kept in a stream of its own so no advisory is missed while no worker runs
@@ -75,6 +86,10 @@ async def ensure_stream(nc: Client) -> StreamConfig:
                 name=EXHAUSTED_STREAM, subjects=[EXHAUSTED_SUBJECTS], max_age=30 * 24 * 3600.0
             )
         )
+    try:
+        await js.key_value(LIVE_BUCKET)
+    except (NotFoundError, BucketNotFoundError):
+        await js.create_key_value(KeyValueConfig(bucket=LIVE_BUCKET, history=5))
     config = StreamConfig(name=STREAM, subjects=list(STREAM_SUBJECTS), duplicate_window=120.0)
     try:
         info = await js.stream_info(STREAM)

@@ -60,11 +60,13 @@ class Step:
 
 async def publish_all(broker: NatsBroker, outgoing: list[Outgoing]) -> None:
     for out in outgoing:
+        # a key-value put is a publish to `$KV.<bucket>.<key>`, into the bucket's own stream
+        kv = out.subject.split(".")[1] if out.subject.startswith("$KV.") else None
         await broker.publish(
             out.payload.model_dump(mode="json"),
             out.subject,
             headers={"Nats-Msg-Id": out.msg_id},
-            stream=STREAM,
+            stream=f"KV_{kv}" if kv else STREAM,
             timeout=10.0,
         )
 

@@ -7,13 +7,14 @@ import json
 
 from sqlmodel import col, select
 
-from schemas.events import PublishVersion, VersionPublished
+from schemas.events import LiveVersion, PublishVersion, VersionPublished
 from schemas.records import Publication, Skill, Version
 from schemas.subjects import COMMANDS, EVENTS
 from services.app.context import AppContext
 from services.app.versions import check_publish, find_version
 from services.derive.manifest import Manifest
 from services.errors import NotFound
+from services.platform.broker import live_subject
 from services.platform.ids import derived_id
 from services.workers.delivery import Outgoing, Step
 
@@ -72,8 +73,12 @@ def publish(ctx: AppContext, cmd: PublishVersion) -> list[Outgoing]:
             auth_header=auth_header,
             previous_version_id=previous,
         )
+    live = LiveVersion(
+        skill=skill.slug, version_id=version.id, files=keys, hosts=hosts, auth_header=auth_header
+    )
     return [
-        Outgoing(EVENTS["version_published"], event, f"published:{version.id}:{publication_id}")
+        Outgoing(live_subject(skill.slug), live, f"live:{version.id}:{publication_id}"),
+        Outgoing(EVENTS["version_published"], event, f"published:{version.id}:{publication_id}"),
     ]
 
 

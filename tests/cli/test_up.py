@@ -169,3 +169,90 @@ def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> No
         }
     finally:
         _stop(up)
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
+    env["SKILLPRESS_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+async def _live(url: str, slug: str) -> dict[str, str]:
+    from services.platform.broker import LIVE_BUCKET
+
+    nc = await connect(url)
+    try:
+        kv = await nc.jetstream().key_value(LIVE_BUCKET)
+        return dict(json.loads((await kv.get(slug)).value or b"{}")["files"])
+    finally:
+        await nc.close()
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+
+
+def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spec = tmp_path / "petstore.yaml"
+    text = (
+        Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
+    ).read_text()
+    spec.write_text(text)
+    up, url = _start(home)
+    follower = None
+    try:
+        versions = []
+        for variant in (text, text.replace("Returns all pets", "Lists every pet")):
+            spec.write_text(variant)
+            made = _cli(home, "import", str(spec), "--skill", "petstore", "--json")
+            assert made.returncode == 0, made.stderr
+            versions.append(json.loads(made.stdout)["events"][-1]["version_id"])
+            assert _cli(home, "publish", "petstore", versions[-1]).returncode == 0
+        # two publications while no follower ran: it catches up to the last
+        out = tmp_path / "live"
+        caught = _cli(home, "follow", str(out), "--once")
+        assert caught.returncode == 0, caught.stderr
+        assert os.readlink(out / "petstore") == f".versions/petstore@{versions[1][:16]}"
+        assert _digests(out / "petstore") == asyncio.run(_live(url, "petstore"))
+        # following: a publication swaps the folder whole
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
+        env["SKILLPRESS_HOME"] = str(home)
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "services.cli.main", "follow", str(out)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.5)
+        assert _cli(home, "publish", "petstore", versions[0]).returncode == 0
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if os.readlink(out / "petstore") == f".versions/petstore@{versions[0][:16]}":
+                break
+            time.sleep(0.2)
+        assert _digests(out / "petstore") == asyncio.run(_live(url, "petstore"))
+        assert [p.name for p in (out / ".versions").iterdir()] == [
+            f"petstore@{versions[0][:16]}"
+        ], "the old version goes once the swap is done"
+        follower.send_signal(signal.SIGINT)
+        assert follower.wait(20) == 0
+        # as an Agent Skills folder at a stable path, which verify accepts
+        skills = tmp_path / "agent"
+        assert (
+            _cli(home, "follow", str(skills), "--once", "--format", "agent-skills").returncode == 0
+        )
+        checked = _cli(home, "verify", str(skills / "petstore"))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    finally:
+        if follower is not None and follower.poll() is None:
+            follower.kill()
+        _stop(up)

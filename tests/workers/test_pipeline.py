@@ -19,6 +19,7 @@ from schemas.records import DeadLetter, Publication, Skill, SourceRevision, Sugg
 from schemas.subjects import COMMANDS, EVENTS
 from services.app.context import AppContext
 from services.platform.blobs import S3BlobStore
+from services.platform.broker import live_subject
 from services.platform.settings import Settings
 from services.runtime.skill import load_skill
 from services.workers import categorize, fetch, guess_approvals, parse, publish, render
@@ -179,7 +180,7 @@ async def test_identical_bytes_make_nothing_new_and_rerunning_any_handler_change
         again[4][0][2]["version_id"] == proposed["version_id"]
         and again[4][0][2]["created"] is False
     )
-    assert again[5][0][0] == EVENTS["version_published"]
+    assert [s for s, *_ in again[5]] == [live_subject("insights"), EVENTS["version_published"]]
     published_ids = {o.msg_id for o in rerun[5]}
     assert published_ids == {
         o.msg_id
