@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,10 +78,6 @@ AsJson = Annotated[
 ]
 
 
-def default_env_var(slug: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
-
-
 def _load(
     package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
 ) -> Skill:
@@ -105,6 +100,8 @@ def _credential(skill: Skill, auth_env: str | None) -> Credential | None:
 
     if skill.auth is None:
         return None
+    from services.runtime.execute import default_env_var
+
     return Credential(skill.auth, auth_env or default_env_var(skill.slug))
 
 

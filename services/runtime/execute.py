@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,9 +21,14 @@ from services.runtime.translate import PreparedRequest
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["CallLimits", "CallResult", "Credential", "ExecutionFailed", "send"]
+__all__ = ["CallLimits", "CallResult", "Credential", "ExecutionFailed", "default_env_var", "send"]
 
 USER_AGENT = "skillpress"
+
+
+def default_env_var(slug: str) -> str:
+    """The variable a skill's credential is read from unless another is named: `<SLUG>_API_KEY`."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
 
 
 class ExecutionFailed(RuntimeError):

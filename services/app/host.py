@@ -1,0 +1,99 @@
+"""The runtime API for agent hosts: skills bound from a folder (of package folders, or the one
+`skillpress follow` keeps live), their tools in a provider's shape, and a call by tool name that
+goes through the same translation, checks and gates as `skillpress call`.
+
+A skill is reloaded when its folder changes (a follower swapping `DIR/<slug>` to a new version),
+so a host always serves what is live, without restarting.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from services.app.package_dir import read_package_dir
+from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var, send
+from services.runtime.gates import check_gate
+from services.runtime.skill import Skill, Tool, UnknownOperation, load_skill
+from services.runtime.translate import PreparedRequest, build_request
+
+__all__ = ["SkillHost", "GateClosed"]
+
+
+class GateClosed(PermissionError):
+    """A gated operation's call, not sent: a person approves it (skillpress approvals)."""
+
+
+@dataclass
+class _Bound:
+    skill: Skill
+    stamp: str  # the folder's identity when loaded (a follower's link target, or the path)
+
+
+@dataclass
+class SkillHost:
+    """Skills bound from `folder`: every subfolder that is a package (or `skills` only)."""
+
+    folder: Path | str
+    skills: tuple[str, ...] = ()
+    credentials: dict[str, str] = field(default_factory=dict)  # slug → env var NAME
+    limits: CallLimits = field(default_factory=CallLimits)
+    _bound: dict[str, _Bound] = field(default_factory=dict, init=False, repr=False)
+
+    def _stamp(self, path: Path) -> str:
+        return os.readlink(path) if path.is_symlink() else str(path.resolve())
+
+    def bound(self) -> list[Skill]:
+        """The bound skills, each reloaded if its folder now holds another version (PackageError
+        for a folder that is not a loadable package)."""
+        root = Path(self.folder)
+        names = self.skills or tuple(
+            sorted(p.name for p in root.iterdir() if not p.name.startswith(".") and p.is_dir())
+        )
+        out = []
+        for name in names:
+            path = root / name
+            stamp = self._stamp(path)
+            held = self._bound.get(name)
+            if held is None or held.stamp != stamp:
+                skill = load_skill(read_package_dir(path, hand_written=True), slug=name, lazy=True)
+                held = self._bound[name] = _Bound(skill, stamp)
+            out.append(held.skill)
+        return out
+
+    def tools(self, provider: str = "anthropic") -> list[dict[str, Any]]:
+        """Every bound skill's tools in `provider`'s shape (anthropic, openai, openai-strict,
+        gemini, mcp)."""
+        return [t.adapted(provider)[0] for skill in self.bound() for t in skill.tools]
+
+    def _find(self, name: str) -> tuple[Skill, Tool]:
+        skills = self.bound()
+        for skill in skills:
+            try:
+                return skill, skill.tool(name)
+            except UnknownOperation:
+                continue
+        raise UnknownOperation(
+            f"no bound skill ({', '.join(s.slug for s in skills) or 'none'}) has a tool {name!r}"
+        )
+
+    def prepare(self, name: str, args: dict[str, Any]) -> PreparedRequest:
+        """The request a call would send (CallRefused when its arguments are wrong)."""
+        skill, tool = self._find(name)
+        return build_request(tool, args, skill.hosts)
+
+    def call(self, name: str, args: dict[str, Any]) -> CallResult:
+        """Call a tool by name. A gated operation is not sent (GateClosed) unless its amount is
+        under the gate's `auto_below`: approvals are a person's, through skillpress call or MCP."""
+        skill, tool = self._find(name)
+        request = build_request(tool, args, skill.hosts)
+        gate = check_gate(tool, args)
+        if gate is not None and not gate.auto:
+            raise GateClosed(f"not sent: {gate.describe()}; a person approves each such call")
+        credential = None
+        if skill.auth is not None:
+            env = self.credentials.get(skill.slug) or default_env_var(skill.slug)
+            credential = Credential(skill.auth, env)
+        return send(request, credential=credential, limits=self.limits)
