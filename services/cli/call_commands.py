@@ -17,6 +17,7 @@ from services.cli.common import fail, failures, load_target, open_ctx
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
     from services.runtime.execute import CallLimits, CallResult, Credential
     from services.runtime.gates import GateCheck
+    from services.runtime.mcp_server import Loaded
     from services.runtime.skill import Skill, Tool
     from services.runtime.translate import PreparedRequest
 
@@ -303,6 +304,26 @@ def run(
     )
 
 
+def _stamp(target: str) -> str:
+    """What identifies the version in a package folder: the link `skillpress follow` swaps, or
+    the folder and its skill.json's modification time."""
+    path = Path(target)
+    if path.is_symlink():
+        return os.readlink(path)
+    manifest = path / "skill.json"
+    return f"{path.resolve()}:{manifest.stat().st_mtime_ns if manifest.exists() else 0}"
+
+
+def _version_of(target: str) -> str | None:
+    """The version id prefix of a followed folder (`DIR/<slug>` → `.versions/<slug>@<id>`)."""
+    path = Path(target)
+    return (
+        os.readlink(path).rsplit("@", 1)[-1]
+        if path.is_symlink() and "@" in os.readlink(path)
+        else None
+    )
+
+
 def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
     """An agent's gated call over MCP: sent under `auto_below`, or when a person granted exactly
     that call (used once); otherwise recorded as a request the agent is told to wait on."""
@@ -368,6 +389,20 @@ def mcp(
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
     skill, files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
+    stamp = [_stamp(target)]
+
+    def reload() -> Loaded | None:
+        """The skill anew when `skillpress follow` swapped its folder to another version."""
+        now = _stamp(target)
+        if now == stamp[0]:
+            return None
+        try:
+            fresh, fresh_files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
+        except (SystemExit, Exception):  # noqa: BLE001 (a half-swapped folder: keep serving the old)
+            return None
+        stamp[0] = now
+        return fresh, fresh_files, _version_of(target)
+
     server = build_mcp_server(
         skill,
         files,
@@ -375,6 +410,8 @@ def mcp(
         credential=_credential(skill, auth_env),
         limits=CallLimits(timeout, max_response_bytes),
         gatekeeper=_gatekeeper(skill.slug),
+        reload=reload if Path(target).is_dir() else None,
+        version=_version_of(target),
     )
     if transport == "stdio":
         asyncio.run(serve_stdio(server))

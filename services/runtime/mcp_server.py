@@ -22,7 +22,9 @@ from services.runtime.gates import GateCheck, check_gate
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from services.runtime.translate import CallRefused, build_request
 
-__all__ = ["BASE_TOOLS", "build_mcp_server", "serve_http", "serve_stdio"]
+__all__ = ["BASE_TOOLS", "Loaded", "build_mcp_server", "serve_http", "serve_stdio"]
+
+Loaded = tuple[Skill, Mapping[str, bytes], str | None]  # a skill, its files, its version
 
 BASE_TOOLS = (
     "read_skill_file",
@@ -117,29 +119,59 @@ def build_mcp_server(
     credential: Credential | None = None,
     limits: CallLimits | None = None,
     gatekeeper: Callable[[GateCheck], tuple[bool, str]] | None = None,
+    reload: Callable[[], Loaded | None] | None = None,
+    version: str | None = None,
 ) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return).
     `gatekeeper` decides a gated call (True to send, else the message the agent gets): the
-    operator's approvals; without one a gated call is never sent."""
+    operator's approvals; without one a gated call is never sent. `reload` gives the skill anew
+    when its version changed (None when not): the next request after a publication uses the new
+    version, and results name the version they came from (`version`)."""
     limits = limits or CallLimits()
+    state: dict[str, Any] = {"skill": skill, "files": files, "version": version}
+
+    def current() -> tuple[Skill, Mapping[str, bytes]]:
+        if reload is not None:
+            fresh = reload()
+            if fresh is not None:
+                state["skill"], state["files"], state["version"] = fresh
+        return state["skill"], state["files"]
+
+    def versioned(value: Any) -> Any:
+        if state["version"] and isinstance(value, dict):
+            return {"version": state["version"], **value}
+        return value
+
     # What a client loaded is its own where the transport says who the client is (a streamable-HTTP
     # session id); over stdio the process serves one client. mcp 2.x makes a session per request.
-    loaded_by_client: dict[str, dict[str, Tool]] = {}
+    loaded_by_client: dict[str, list[str]] = {}  # tool names, resolved in the current version
 
-    def loaded_for(ctx: Any) -> dict[str, Tool]:
+    def loaded_for(ctx: Any) -> list[str]:
         connection = getattr(getattr(ctx, "session", None), "_connection", None)
         key = getattr(connection, "session_id", None) or "-"
         if key not in loaded_by_client:
-            loaded_by_client[key] = {t.name: t for t in skill.tools} if eager else {}
+            loaded_by_client[key] = [t.name for t in state["skill"].tools] if eager else []
         return loaded_by_client[key]
 
+    def loaded_tools(ctx: Any) -> list[Tool]:
+        skill = state["skill"]
+        out = []
+        for name in loaded_for(ctx):
+            try:
+                out.append(skill.tool(name))
+            except (UnknownOperation, PackageError):
+                continue  # gone in this version
+        return out
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        skill, _ = await asyncio.to_thread(current)
         return types.ListToolsResult(
-            tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded_for(ctx).values())]
+            tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded_tools(ctx))]
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
+        skill, files = await asyncio.to_thread(current)
         loaded = loaded_for(ctx)
         if name == "read_skill_file":
             path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
@@ -163,7 +195,7 @@ def build_mcp_server(
                     problems.append(str(exc))
                     continue
                 if tool.name not in loaded:
-                    loaded[tool.name] = tool
+                    loaded.append(tool.name)
                     added.append(tool.name)
             if added:
                 try:
@@ -186,13 +218,15 @@ def build_mcp_server(
             except (UnknownOperation, PackageError) as exc:
                 return _text(str(exc), error=True)
             return _text(
-                {
-                    "name": tool.operation,
-                    "tool": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.schema,
-                    "gated": tool.declaration.approval is not None,
-                }
+                versioned(
+                    {
+                        "name": tool.operation,
+                        "tool": tool.name,
+                        "description": tool.description,
+                        "input_schema": tool.schema,
+                        "gated": tool.declaration.approval is not None,
+                    }
+                )
             )
         if name == "call_operation":
             try:
@@ -200,7 +234,7 @@ def build_mcp_server(
             except (UnknownOperation, PackageError) as exc:
                 return _text(str(exc), error=True)
             return await _call(tool, args.get("arguments") or {})
-        chosen = loaded.get(name)
+        chosen = next((t for t in loaded_tools(ctx) if t.name == name), None)
         if chosen is None:
             hint = (
                 " (load it first with load_tools)"
@@ -212,14 +246,14 @@ def build_mcp_server(
 
     async def _call(tool: Tool, args: Any) -> types.CallToolResult:
         try:
-            request = build_request(tool, args, skill.hosts)
+            request = build_request(tool, args, state["skill"].hosts)
         except CallRefused as exc:
             return _text(str(exc), error=True)
         gate = check_gate(tool, args if isinstance(args, dict) else {})
         if gate is not None and gatekeeper is not None:
-            allowed, said = await asyncio.to_thread(gatekeeper, gate)
+            allowed, message = await asyncio.to_thread(gatekeeper, gate)
             if not allowed:
-                return _text(said, error=True)
+                return _text(message, error=True)
         elif gate is not None and not gate.auto:
             return _text(
                 f"not sent: {gate.describe()}. A person approves each such call; tell the user"
@@ -230,7 +264,7 @@ def build_mcp_server(
             result = await asyncio.to_thread(send, request, credential=credential, limits=limits)
         except ExecutionFailed as exc:
             return _text(str(exc), error=True)
-        return _text(result.as_dict(), error=result.status >= 400)
+        return _text(versioned(result.as_dict()), error=result.status >= 400)
 
     server: Server[Any] = Server(
         f"skillpress-{skill.slug}",

@@ -298,3 +298,33 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
         httpd.shutdown()
         httpd.server_close()
     assert seen == [("POST", "/payments", b'{"amount":{"value":500,"currency":"EUR"}}')]
+
+
+async def test_a_followed_folder_swapped_mid_session_serves_the_new_version(tmp_path: Path) -> None:
+    spec = (ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml").read_text()
+    live = tmp_path / "live"
+    for version, text in (
+        ("1111111111111111", spec),
+        ("2222222222222222", spec.replace("operationId: addPet", "operationId: adoptPet")),
+    ):
+        write_package_dir(
+            derive_package(text.encode()).files, live / ".versions" / f"petstore@{version}"
+        )
+    os.symlink(".versions/petstore@1111111111111111", live / "petstore")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "services.cli.main", "mcp", str(live / "petstore")],
+        cwd=str(ROOT),
+        env={**os.environ, "SKILLPRESS_HOME": str(tmp_path / "home")},
+    )
+    async with Client(params) as client:
+        first = await client.call_tool("describe_operation", {"name": "add_pet"})
+        assert json.loads(first.content[0].text)["version"] == "1111111111111111"
+        os.symlink(".versions/petstore@2222222222222222", live / ".swap")
+        os.replace(live / ".swap", live / "petstore")  # what `skillpress follow` does
+        gone = await client.call_tool("describe_operation", {"name": "add_pet"})
+        assert gone.is_error
+        now = json.loads(
+            (await client.call_tool("describe_operation", {"name": "adopt_pet"})).content[0].text
+        )
+        assert (now["version"], now["tool"]) == ("2222222222222222", "petstore_adopt_pet")
