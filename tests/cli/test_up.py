@@ -245,6 +245,20 @@ def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Pat
         ], "the old version goes once the swap is done"
         follower.send_signal(signal.SIGINT)
         assert follower.wait(20) == 0
+        # SIGKILLed at any moment of a swap, the folder is one version whole, never a mix
+        whole = {versions[0]: _digests(out / "petstore")}
+        for n, version in enumerate([versions[1], versions[0], versions[1]]):
+            killed = subprocess.Popen(
+                [sys.executable, "-m", "services.cli.main", "follow", str(out)],
+                env=env,
+                stderr=subprocess.DEVNULL,
+            )
+            assert _cli(home, "publish", "petstore", version).returncode == 0
+            time.sleep(1.0 + 0.35 * n)
+            killed.send_signal(signal.SIGKILL)
+            killed.wait(10)
+            whole.setdefault(version, asyncio.run(_live(url, "petstore")))
+            assert _digests(out / "petstore") in list(whole.values())
         # as an Agent Skills folder at a stable path, which verify accepts
         skills = tmp_path / "agent"
         assert (
