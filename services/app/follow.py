@@ -56,6 +56,8 @@ def materialize(ctx: AppContext, out: Path, live: LiveVersion, fmt: str) -> bool
     if link.is_symlink() and os.readlink(link) == f".versions/{name}":
         return False
     target = store / name
+    for stale in store.glob(f".{live.skill}@*"):  # a write a SIGKILL cut short: never swapped to
+        shutil.rmtree(stale, ignore_errors=True)
     if not target.exists():
         marker = "skill.json" if fmt == "package" else "SKILL.md"
         write_package_dir(_files(ctx, live, fmt), target, marker=marker)
