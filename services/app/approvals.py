@@ -12,8 +12,18 @@ from sqlmodel import col, select
 from schemas.records import ApprovalRequest
 from services.app.context import AppContext
 from services.errors import NotFound, Refused
+from services.runtime.gates import GateCheck
 
-__all__ = ["announce", "ask", "consume", "decide", "list_requests", "record", "as_dict"]
+__all__ = [
+    "announce",
+    "ask",
+    "consume",
+    "decide",
+    "list_requests",
+    "record",
+    "as_dict",
+    "settle",
+]
 
 
 def _bound(bound: dict[str, Any]) -> str:
@@ -92,6 +102,22 @@ def record(
         s.flush()
         s.expunge(row)
         return row
+
+
+def settle(
+    ctx: AppContext, skill: str, gate: GateCheck, asked_by: str, approved_by: str | None = None
+) -> ApprovalRequest:
+    """A gated call's decision as it stands: `auto` under the gate's threshold, `used` when
+    `approved_by` (a person where the call is made) approves it or a grant for exactly these
+    values was waiting (used up now), else the `pending` request it waits on (announced)."""
+    if gate.auto or approved_by:
+        status, by = ("auto", "its gate (auto_below)") if gate.auto else ("used", str(approved_by))
+        return record(ctx, skill, gate.operation, gate.risk, gate.bound, status, by)
+    asked = ask(ctx, skill, gate.operation, gate.risk, gate.bound, asked_by)
+    assert asked.id is not None
+    if asked.status == "pending":
+        announce(ctx, asked)
+    return consume(ctx, asked.id)
 
 
 def decide(ctx: AppContext, request_id: int, grant: bool, by: str) -> ApprovalRequest:

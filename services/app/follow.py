@@ -23,13 +23,37 @@ from services.app.package_dir import write_package_dir
 from services.app.versions import find_skill, find_version
 from services.errors import Refused
 
-__all__ = ["FORMATS", "FollowRefused", "follow_live", "materialize"]
+__all__ = [
+    "FORMATS",
+    "FollowRefused",
+    "folder_stamp",
+    "follow_live",
+    "followed_version",
+    "materialize",
+]
 
 FORMATS = ("package", "agent-skills")
 
 
 class FollowRefused(Refused):
     """The folder cannot be kept (a real directory where a skill's link goes, an unknown format)."""
+
+
+def folder_stamp(path: Path) -> str:
+    """What identifies the version a package folder holds: the link a follower swaps, or the
+    folder and its skill.json's modification time (a folder rewritten in place)."""
+    if path.is_symlink():
+        return os.readlink(path)
+    manifest = path / "skill.json"
+    return f"{path.resolve()}:{manifest.stat().st_mtime_ns if manifest.exists() else 0}"
+
+
+def followed_version(path: Path) -> str | None:
+    """The version id prefix of a followed folder (`DIR/<slug>` → `.versions/<slug>@<id>`)."""
+    if not path.is_symlink():
+        return None
+    target = os.readlink(path)
+    return target.rsplit("@", 1)[-1] if "@" in target else None
 
 
 def _files(ctx: AppContext, live: LiveVersion, fmt: str) -> dict[str, bytes]:

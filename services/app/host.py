@@ -8,11 +8,11 @@ so a host always serves what is live, without restarting.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.app.follow import folder_stamp
 from services.app.package_dir import read_package_dir
 from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var, send
 from services.runtime.gates import check_gate
@@ -42,9 +42,6 @@ class SkillHost:
     limits: CallLimits = field(default_factory=CallLimits)
     _bound: dict[str, _Bound] = field(default_factory=dict, init=False, repr=False)
 
-    def _stamp(self, path: Path) -> str:
-        return os.readlink(path) if path.is_symlink() else str(path.resolve())
-
     def bound(self) -> list[Skill]:
         """The bound skills, each reloaded if its folder now holds another version (PackageError
         for a folder that is not a loadable package)."""
@@ -55,7 +52,7 @@ class SkillHost:
         out = []
         for name in names:
             path = root / name
-            stamp = self._stamp(path)
+            stamp = folder_stamp(path)
             held = self._bound.get(name)
             if held is None or held.stamp != stamp:
                 skill = load_skill(read_package_dir(path, hand_written=True), slug=name, lazy=True)

@@ -101,8 +101,11 @@ def submission_status(ctx: AppContext, submission: str) -> dict[str, Any]:
         ).first()
         letters = [
             {"id": d.id, "worker": d.worker, "subject": d.subject, "error": d.error.splitlines()[0]}
-            for d in s.exec(select(DeadLetter).order_by(col(DeadLetter.id))).all()
-            if f'"{submission}"' in d.payload
+            for d in s.exec(
+                select(DeadLetter)
+                .where(col(DeadLetter.payload).contains(f'"{submission}"'))
+                .order_by(col(DeadLetter.id))
+            ).all()
         ]
         if found is None:
             if not letters:

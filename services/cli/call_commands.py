@@ -147,28 +147,21 @@ def _gate(skill: Skill, tool: Tool, args: Any, approve: bool, dry_run: bool, wai
     ctx = open_ctx()
     try:
         with failures():
-            if gate.auto or approve:
-                status, by = (
-                    ("auto", "its gate (auto_below)")
-                    if gate.auto
-                    else ("used", f"{who} at the terminal")
-                )
-                row = approvals.record(
-                    ctx, skill.slug, gate.operation, gate.risk, gate.bound, status, by
-                )
-                typer.echo(f"approved by {by} (#{row.id}): {gate.describe()}", err=True)
+            row = approvals.settle(
+                ctx, skill.slug, gate, who, f"{who} at the terminal" if approve else None
+            )
+            if row.status != "pending":
+                typer.echo(f"approved by {row.decided_by} (#{row.id}): {gate.describe()}", err=True)
                 return
-            asked = approvals.ask(ctx, skill.slug, gate.operation, gate.risk, gate.bound, who)
-            approvals.announce(ctx, asked)
             typer.echo(
-                f"waiting for approval #{asked.id} of {gate.describe()}:"
-                f" skillpress approve {asked.id} (or deny {asked.id})",
+                f"waiting for approval #{row.id} of {gate.describe()}:"
+                f" skillpress approve {row.id} (or deny {row.id})",
                 err=True,
             )
             deadline = time.monotonic() + wait
-            assert asked.id is not None
+            assert row.id is not None
             while True:
-                row = approvals.consume(ctx, asked.id)
+                row = approvals.consume(ctx, row.id)
                 if row.status == "used":
                     typer.echo(f"approved by {row.decided_by} (#{row.id})", err=True)
                     return
@@ -304,26 +297,6 @@ def run(
     )
 
 
-def _stamp(target: str) -> str:
-    """What identifies the version in a package folder: the link `skillpress follow` swaps, or
-    the folder and its skill.json's modification time."""
-    path = Path(target)
-    if path.is_symlink():
-        return os.readlink(path)
-    manifest = path / "skill.json"
-    return f"{path.resolve()}:{manifest.stat().st_mtime_ns if manifest.exists() else 0}"
-
-
-def _version_of(target: str) -> str | None:
-    """The version id prefix of a followed folder (`DIR/<slug>` → `.versions/<slug>@<id>`)."""
-    path = Path(target)
-    return (
-        os.readlink(path).rsplit("@", 1)[-1]
-        if path.is_symlink() and "@" in os.readlink(path)
-        else None
-    )
-
-
 def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
     """An agent's gated call over MCP: sent under `auto_below`, or when a person granted exactly
     that call (used once); otherwise recorded as a request the agent is told to wait on."""
@@ -332,25 +305,10 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
     def decide(gate: GateCheck) -> tuple[bool, str]:
         ctx = open_ctx()
         try:
-            if gate.auto:
-                approvals.record(
-                    ctx,
-                    slug,
-                    gate.operation,
-                    gate.risk,
-                    gate.bound,
-                    "auto",
-                    "its gate (auto_below)",
-                )
-                return True, ""
-            asked = approvals.ask(ctx, slug, gate.operation, gate.risk, gate.bound, "an MCP agent")
-            assert asked.id is not None
-            if asked.status == "pending":
-                approvals.announce(ctx, asked)
-            row = approvals.consume(ctx, asked.id)
+            row = approvals.settle(ctx, slug, gate, "an MCP agent")
         finally:
             ctx.close()
-        if row.status == "used":
+        if row.status != "pending":
             return True, ""
         return False, (
             f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}:"
@@ -389,11 +347,13 @@ def mcp(
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
     skill, files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
-    stamp = [_stamp(target)]
+    from services.app.follow import folder_stamp, followed_version
+
+    stamp = [folder_stamp(Path(target))]
 
     def reload() -> Loaded | None:
         """The skill anew when `skillpress follow` swapped its folder to another version."""
-        now = _stamp(target)
+        now = folder_stamp(Path(target))
         if now == stamp[0]:
             return None
         try:
@@ -401,7 +361,7 @@ def mcp(
         except (SystemExit, Exception):  # noqa: BLE001 (a half-swapped folder: keep serving the old)
             return None
         stamp[0] = now
-        return fresh, fresh_files, _version_of(target)
+        return fresh, fresh_files, followed_version(Path(target))
 
     server = build_mcp_server(
         skill,
@@ -411,7 +371,7 @@ def mcp(
         limits=CallLimits(timeout, max_response_bytes),
         gatekeeper=_gatekeeper(skill.slug),
         reload=reload if Path(target).is_dir() else None,
-        version=_version_of(target),
+        version=followed_version(Path(target)),
     )
     if transport == "stdio":
         asyncio.run(serve_stdio(server))

@@ -130,9 +130,9 @@ def build_mcp_server(
     limits = limits or CallLimits()
     state: dict[str, Any] = {"skill": skill, "files": files, "version": version}
 
-    def current() -> tuple[Skill, Mapping[str, bytes]]:
-        if reload is not None:
-            fresh = reload()
+    async def current() -> tuple[Skill, Mapping[str, bytes]]:
+        if reload is not None:  # a stat or readlink, off the event loop
+            fresh = await asyncio.to_thread(reload)
             if fresh is not None:
                 state["skill"], state["files"], state["version"] = fresh
         return state["skill"], state["files"]
@@ -164,14 +164,14 @@ def build_mcp_server(
         return out
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        skill, _ = await asyncio.to_thread(current)
+        skill, _ = await current()
         return types.ListToolsResult(
             tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded_tools(ctx))]
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
-        skill, files = await asyncio.to_thread(current)
+        skill, files = await current()
         loaded = loaded_for(ctx)
         if name == "read_skill_file":
             path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")

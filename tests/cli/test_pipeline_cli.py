@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.cli.test_up import _start, _stop
+from tests.cli.test_up import _cli as run
+from tests.cli.test_up import _start, _stop, home_env
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
-
-
-def run(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
-    env["SKILLPRESS_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
 
 
 def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Path) -> None:
@@ -123,8 +111,7 @@ def test_the_demo_runs_the_pipeline_and_publishes_twice_the_same(tmp_path: Path)
 
 
 def test_an_unreachable_nats_is_one_line_within_seconds(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
-    env |= {"SKILLPRESS_HOME": str(tmp_path / "home"), "SKILLPRESS_NATS_URL": "nats://127.0.0.1:1"}
+    env = home_env(tmp_path / "home", nats_url="nats://127.0.0.1:1")
     started = time.monotonic()
     done = subprocess.run(
         [
@@ -153,8 +140,7 @@ def test_an_unreachable_nats_is_one_line_within_seconds(tmp_path: Path) -> None:
 
 
 def test_processes_started_at_once_on_a_fresh_home_share_one_migration(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
-    env["SKILLPRESS_HOME"] = str(tmp_path / "home")
+    env = home_env(tmp_path / "home")
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "services.cli.main", "versions", "nothing"],

@@ -41,6 +41,25 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     assert proc.wait(20) == 0
 
 
+def home_env(home: Path, **settings: str) -> dict[str, str]:
+    """This environment without any SKILLPRESS_ setting of its own: `home`, and `settings` as
+    SKILLPRESS_<NAME> variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
+    env["SKILLPRESS_HOME"] = str(home)
+    return env | {f"SKILLPRESS_{name.upper()}": value for name, value in settings.items()}
+
+
+def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`skillpress ARGS` on `home`, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=home_env(home),
+        timeout=timeout,
+    )
+
+
 def _nats_pids(home: Path) -> list[int]:
     out = []
     for d in Path("/proc").iterdir():
@@ -91,12 +110,7 @@ def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: P
     from services.platform.embedded_nats import NatsServer, free_port
 
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
-    env |= {
-        "SKILLPRESS_HOME": str(tmp_path / "home"),
-        "SKILLPRESS_NATS_URL": f"nats://127.0.0.1:{port}",
-        "SKILLPRESS_LOG_FORMAT": "json",
-    }
+    env = home_env(tmp_path / "home", nats_url=f"nats://127.0.0.1:{port}", log_format="json")
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.cli.main", "worker", "fetch"],
         env=env,
@@ -139,15 +153,10 @@ def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> No
     skill = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
     up, url = _start(home)
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
-        env["SKILLPRESS_HOME"] = str(home)
-        done = subprocess.run(
-            [sys.executable, "-m", "services.cli.main", "call", str(skill), "cancel_booking"]
-            + ["--args", '{"booking_id": "bk-9"}', "--approval-timeout", "0"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
+        done = _cli(
+            home,
+            *("call", str(skill), "cancel_booking", "--args", '{"booking_id": "bk-9"}'),
+            *("--approval-timeout", "0"),
         )
         assert done.returncode == 1 and "approval #1 is still pending" in done.stderr, done.stderr
 
@@ -169,18 +178,6 @@ def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> No
         }
     finally:
         _stop(up)
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
-    env["SKILLPRESS_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
 
 
 async def _live(url: str, slug: str) -> dict[str, str]:
@@ -224,8 +221,7 @@ def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Pat
         assert os.readlink(out / "petstore") == f".versions/petstore@{versions[1][:16]}"
         assert _digests(out / "petstore") == asyncio.run(_live(url, "petstore"))
         # following: a publication swaps the folder whole
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}
-        env["SKILLPRESS_HOME"] = str(home)
+        env = home_env(home)
         follower = subprocess.Popen(
             [sys.executable, "-m", "services.cli.main", "follow", str(out)],
             env=env,
