@@ -321,9 +321,19 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
 
 def mcp(
     target: Annotated[
-        str,
-        typer.Argument(metavar="SLUG|DIR", help="a published skill's slug, or a package directory"),
-    ],
+        str | None,
+        typer.Argument(
+            metavar="SLUG|DIR",
+            help="a published skill's slug or a package directory; with --all, a folder of packages",
+        ),
+    ] = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="serve several skills: every live one (or every package folder under DIR, like the one skillpress follow keeps)",
+        ),
+    ] = False,
     eager: Annotated[
         bool, typer.Option("--eager", help="offer every operation as a tool up front (small APIs)")
     ] = False,
@@ -339,13 +349,17 @@ def mcp(
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
 ) -> None:
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
-    import asyncio
-
     from services.runtime.execute import CallLimits
-    from services.runtime.mcp_server import build_mcp_server, serve_http, serve_stdio
+    from services.runtime.mcp_server import build_mcp_server
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
+    if every:
+        server = _catalog_server(target, eager, CallLimits(timeout, max_response_bytes))
+        _serve_mcp(server, "every skill", transport, port)
+        return
+    if target is None:
+        fail("name a skill (its slug, or a package directory), or give --all")
     skill, files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
     from services.app.follow import folder_stamp, followed_version
 
@@ -373,12 +387,48 @@ def mcp(
         reload=reload if Path(target).is_dir() else None,
         version=followed_version(Path(target)),
     )
+    _serve_mcp(server, skill.slug, transport, port)
+
+
+def _catalog_server(target: str | None, eager: bool, limits: CallLimits) -> Any:
+    """Several skills behind one MCP server, each with its own credential variable and gate."""
+    from services.app.catalog import folder_catalog, live_catalog
+    from services.app.package_dir import OutputDirError
+    from services.runtime.mcp_server import build_catalog_server
+    from services.runtime.skill import PackageError
+
+    try:
+        with failures():
+            catalog = folder_catalog(Path(target)) if target else live_catalog(open_ctx())
+            skills = catalog.current()
+    except (OutputDirError, PackageError) as exc:
+        fail(str(exc))
+    if not skills:
+        fail(
+            f"no skill package under {target}"
+            if target
+            else "no skill is live yet: publish one first (skillpress versions SLUG)"
+        )
+    return build_catalog_server(
+        skills,
+        eager=eager,
+        credentials=lambda slug, sk: _credential(sk, None),
+        limits=limits,
+        gatekeepers=_gatekeeper,
+        refresh=catalog.changed,
+    )
+
+
+def _serve_mcp(server: Any, what: str, transport: str, port: int) -> None:
+    import asyncio
+
+    from services.runtime.mcp_server import serve_http, serve_stdio
+
     if transport == "stdio":
         asyncio.run(serve_stdio(server))
     elif transport == "http":
         typer.echo(
-            f"serving {skill.slug} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp",
-            err=True,
+            f"serving {what} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp", err=True
         )
         serve_http(server, "127.0.0.1", port)
     else:

@@ -22,7 +22,14 @@ from services.runtime.gates import GateCheck, check_gate
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from services.runtime.translate import CallRefused, build_request
 
-__all__ = ["BASE_TOOLS", "Loaded", "build_mcp_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "BASE_TOOLS",
+    "Loaded",
+    "build_catalog_server",
+    "build_mcp_server",
+    "serve_http",
+    "serve_stdio",
+]
 
 Loaded = tuple[Skill, Mapping[str, bytes], str | None]  # a skill, its files, its version
 
@@ -40,11 +47,34 @@ def _text(value: Any, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
 
 
-def _base_tools(skill: Skill) -> list[types.Tool]:
+def _which(slugs: list[str]) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "description": f"which skill: one of {', '.join(slugs)} (the instructions list them)",
+    }
+
+
+def _base_tools(skill: Skill, several: list[str] | None = None) -> list[types.Tool]:
+    """The fixed tools; with `several` (the slugs served), those that name an operation or a file
+    take the skill it belongs to."""
+    tools = _one_skill_tools(skill if several is None else None)
+    if several is None:
+        return tools
+    for tool in tools:
+        if tool.name in ("read_skill_file", "describe_operation", "call_operation", "load_tools"):
+            schema = dict(tool.input_schema)
+            schema["properties"] = {"skill": _which(several), **schema["properties"]}
+            schema["required"] = ["skill", *schema.get("required", [])]
+            tool.input_schema = schema
+    return tools
+
+
+def _one_skill_tools(skill: Skill | None) -> list[types.Tool]:
+    named = f"the {skill.slug} skill" if skill is not None else "a skill"
     return [
         types.Tool(
             name="read_skill_file",
-            description=f"Read a file of the {skill.slug} skill: a category's list of operations (<category>.md) or an"
+            description=f"Read a file of {named}: a category's list of operations (<category>.md) or an"
             " operation's detail (<operation>.md). The instructions name the files.",
             input_schema={
                 "type": "object",
@@ -55,7 +85,7 @@ def _base_tools(skill: Skill) -> list[types.Tool]:
         ),
         types.Tool(
             name="describe_operation",
-            description=f"An operation of the {skill.slug} skill as a tool: its description and the JSON Schema of"
+            description=f"An operation of {named} as a tool: its description and the JSON Schema of"
             " its arguments (what call_operation checks them against).",
             input_schema={
                 "type": "object",
@@ -68,7 +98,7 @@ def _base_tools(skill: Skill) -> list[types.Tool]:
         ),
         types.Tool(
             name="call_operation",
-            description=f"Call an operation of the {skill.slug} skill by the name the instructions list it under;"
+            description=f"Call an operation of {named} by the name the instructions list it under;"
             " the request is built from `arguments` and checked exactly as the operation's own tool would"
             " (a wrong argument is refused before anything is sent). Works without loading anything.",
             input_schema={
@@ -127,52 +157,137 @@ def build_mcp_server(
     operator's approvals; without one a gated call is never sent. `reload` gives the skill anew
     when its version changed (None when not): the next request after a publication uses the new
     version, and results name the version they came from (`version`)."""
+
+    def refresh() -> dict[str, Loaded] | None:
+        fresh = reload() if reload is not None else None
+        return {skill.slug: fresh} if fresh is not None else None
+
+    return build_catalog_server(
+        {skill.slug: (skill, files, version)},
+        eager=eager,
+        credentials=lambda slug, sk: credential,
+        limits=limits,
+        gatekeepers=(lambda slug: gatekeeper) if gatekeeper else None,
+        refresh=refresh if reload is not None else None,
+        several=False,
+    )
+
+
+def _index(skills: Mapping[str, Loaded]) -> str:
+    """The instructions of a server of several skills: each skill's name and what it is for,
+    and where its body is read (bodies are read on demand, like every other file)."""
+    lines = [
+        f"{len(skills)} skills. Read a skill's body before its first use:"
+        " read_skill_file with its `skill` and path `body.md`; every tool that names an operation"
+        " or a file takes the skill it belongs to.",
+        "",
+    ]
+    for slug, (skill, files, _) in sorted(skills.items()):
+        body = files.get("body.md", b"").decode("utf-8", "replace").splitlines()
+        title = next((ln[2:].strip() for ln in body if ln.startswith("# ")), slug)
+        about = next((ln.strip() for ln in body[1:] if ln.strip() and not ln.startswith("#")), "")
+        lines.append(f"- `{slug}` — {title}: {about} ({len(skill.operations)} operations)")
+    return "\n".join(lines) + "\n"
+
+
+def build_catalog_server(
+    skills: Mapping[str, Loaded],
+    *,
+    eager: bool = False,
+    credentials: Callable[[str, Skill], Credential | None] | None = None,
+    limits: CallLimits | None = None,
+    gatekeepers: Callable[[str], Callable[[GateCheck], tuple[bool, str]]] | None = None,
+    refresh: Callable[[], Mapping[str, Loaded] | None] | None = None,
+    several: bool = True,
+) -> Server[Any]:
+    """The MCP server for a set of skills by slug (`several`: the fixed tools take a `skill`).
+    `refresh` gives the skills anew when one changed (None when none did): skills it names are
+    replaced, so a publication is what the next request sees. `credentials` and `gatekeepers`
+    give a skill's credential and approvals by its slug (a skill published later included)."""
     limits = limits or CallLimits()
-    state: dict[str, Any] = {"skill": skill, "files": files, "version": version}
+    state: dict[str, Loaded] = dict(skills)
+    slugs = sorted(state)
 
-    async def current() -> tuple[Skill, Mapping[str, bytes]]:
-        if reload is not None:  # a stat or readlink, off the event loop
-            fresh = await asyncio.to_thread(reload)
-            if fresh is not None:
-                state["skill"], state["files"], state["version"] = fresh
-        return state["skill"], state["files"]
+    async def current() -> dict[str, Loaded]:
+        if refresh is not None:  # a stat, a readlink or a query, off the event loop
+            fresh = await asyncio.to_thread(refresh)
+            if fresh:
+                state.update(fresh)
+        return state
 
-    def versioned(value: Any) -> Any:
-        if state["version"] and isinstance(value, dict):
-            return {"version": state["version"], **value}
+    def versioned(slug: str, value: Any) -> Any:
+        version = state[slug][2] if slug in state else None
+        if isinstance(value, dict) and (version or several):
+            return {
+                **({"skill": slug} if several else {}),
+                **({"version": version} if version else {}),
+                **value,
+            }
         return value
 
     # What a client loaded is its own where the transport says who the client is (a streamable-HTTP
     # session id); over stdio the process serves one client. mcp 2.x makes a session per request.
-    loaded_by_client: dict[str, list[str]] = {}  # tool names, resolved in the current version
+    loaded_by_client: dict[str, list[str]] = {}  # tool names, resolved in the current versions
 
     def loaded_for(ctx: Any) -> list[str]:
         connection = getattr(getattr(ctx, "session", None), "_connection", None)
         key = getattr(connection, "session_id", None) or "-"
         if key not in loaded_by_client:
-            loaded_by_client[key] = [t.name for t in state["skill"].tools] if eager else []
+            everything = [t.name for sk, _, _ in state.values() for t in sk.tools]
+            loaded_by_client[key] = everything if eager else []
         return loaded_by_client[key]
 
-    def loaded_tools(ctx: Any) -> list[Tool]:
-        skill = state["skill"]
-        out = []
-        for name in loaded_for(ctx):
+    def owner(tool_name: str) -> tuple[str, Tool] | None:
+        for slug, (sk, _, _) in state.items():
             try:
-                out.append(skill.tool(name))
+                return slug, sk.tool(tool_name)
             except (UnknownOperation, PackageError):
-                continue  # gone in this version
-        return out
+                continue  # not this skill's, or gone in this version
+        return None
+
+    def loaded_tools(ctx: Any) -> list[tuple[str, Tool]]:
+        return [found for n in loaded_for(ctx) if (found := owner(n)) is not None]
+
+    def chosen(args: dict[str, Any]) -> tuple[str, Skill, Mapping[str, bytes]] | str:
+        """The skill a fixed tool's call names (the only one, when one is served), or why not."""
+        slug = str(args.get("skill", "")) if several else slugs[0]
+        if slug not in state:
+            return f"no skill {slug!r} here: one of {', '.join(sorted(state))}"
+        sk, files, _ = state[slug]
+        return slug, sk, files
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        skill, _ = await current()
-        return types.ListToolsResult(
-            tools=[*_base_tools(skill), *(_as_mcp(t) for t in loaded_tools(ctx))]
-        )
+        now = await current()
+        first = next(iter(now.values()))[0]
+        fixed = _base_tools(first, sorted(now) if several else None)
+        return types.ListToolsResult(tools=[*fixed, *(_as_mcp(t) for _, t in loaded_tools(ctx))])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
-        skill, files = await current()
+        await current()
         loaded = loaded_for(ctx)
+        if name == "loaded_tools":
+            return _text(sorted(loaded))
+        if name in ("read_skill_file", "load_tools", "describe_operation", "call_operation"):
+            picked = chosen(args)
+            if isinstance(picked, str):
+                return _text(picked, error=True)
+            slug, skill, files = picked
+        else:
+            found = next(((sl, t) for sl, t in loaded_tools(ctx) if t.name == name), None)
+            if found is None:
+                hint = (
+                    " (load it first with load_tools)"
+                    if any(
+                        e.tool == name or e.name == name
+                        for sk, _, _ in state.values()
+                        for e in sk.operations
+                        if e.tool
+                    )
+                    else ""
+                )
+                return _text(f"no tool {name!r} is loaded{hint}", error=True)
+            return await _call(found[0], found[1], args)
         if name == "read_skill_file":
             path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
             if not path.endswith(".md") or path not in files:
@@ -210,46 +325,32 @@ def build_mcp_server(
                 },
                 error=bool(problems) and not added,
             )
-        if name == "loaded_tools":
-            return _text(sorted(loaded))
+        try:
+            tool = skill.tool(str(args.get("name", "")))
+        except (UnknownOperation, PackageError) as exc:
+            return _text(str(exc), error=True)
         if name == "describe_operation":
-            try:
-                tool = skill.tool(str(args.get("name", "")))
-            except (UnknownOperation, PackageError) as exc:
-                return _text(str(exc), error=True)
             return _text(
                 versioned(
+                    slug,
                     {
                         "name": tool.operation,
                         "tool": tool.name,
                         "description": tool.description,
                         "input_schema": tool.schema,
                         "gated": tool.declaration.approval is not None,
-                    }
+                    },
                 )
             )
-        if name == "call_operation":
-            try:
-                tool = skill.tool(str(args.get("name", "")))
-            except (UnknownOperation, PackageError) as exc:
-                return _text(str(exc), error=True)
-            return await _call(tool, args.get("arguments") or {})
-        chosen = next((t for t in loaded_tools(ctx) if t.name == name), None)
-        if chosen is None:
-            hint = (
-                " (load it first with load_tools)"
-                if any(e.tool == name or e.name == name for e in skill.operations if e.tool)
-                else ""
-            )
-            return _text(f"no tool {name!r} is loaded{hint}", error=True)
-        return await _call(chosen, args)
+        return await _call(slug, tool, args.get("arguments") or {})
 
-    async def _call(tool: Tool, args: Any) -> types.CallToolResult:
+    async def _call(slug: str, tool: Tool, args: Any) -> types.CallToolResult:
         try:
-            request = build_request(tool, args, state["skill"].hosts)
+            request = build_request(tool, args, state[slug][0].hosts)
         except CallRefused as exc:
             return _text(str(exc), error=True)
         gate = check_gate(tool, args if isinstance(args, dict) else {})
+        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
         if gate is not None and gatekeeper is not None:
             allowed, message = await asyncio.to_thread(gatekeeper, gate)
             if not allowed:
@@ -261,15 +362,25 @@ def build_mcp_server(
                 error=True,
             )
         try:
-            result = await asyncio.to_thread(send, request, credential=credential, limits=limits)
+            result = await asyncio.to_thread(
+                send,
+                request,
+                credential=credentials(slug, state[slug][0]) if credentials else None,
+                limits=limits,
+            )
         except ExecutionFailed as exc:
             return _text(str(exc), error=True)
-        return _text(versioned(result.as_dict()), error=result.status >= 400)
+        return _text(versioned(slug, result.as_dict()), error=result.status >= 400)
 
+    only = state[slugs[0]] if not several else None
     server: Server[Any] = Server(
-        f"skillpress-{skill.slug}",
+        f"skillpress-{slugs[0]}" if only is not None else "skillpress",
         version="1",
-        instructions=files.get("body.md", b"").decode("utf-8", "replace"),
+        instructions=(
+            only[1].get("body.md", b"").decode("utf-8", "replace")
+            if only is not None
+            else _index(state)
+        ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -328,3 +328,65 @@ async def test_a_followed_folder_swapped_mid_session_serves_the_new_version(tmp_
             (await client.call_tool("describe_operation", {"name": "adopt_pet"})).content[0].text
         )
         assert (now["version"], now["tool"]) == ("2222222222222222", "petstore_adopt_pet")
+
+
+async def test_several_skills_behind_one_server_and_one_published_later(
+    tmp_path: Path, discord_api: _Discord
+) -> None:
+    """`mcp --all DIR`: the fixed tools take the skill, each skill sends its own credential, and
+    a skill that appears in the folder mid-session is served from the next request on, with a
+    client that listed tools once."""
+    folder = tmp_path / "skills"
+    discord = derive_package(SPEC.read_bytes(), DeriveOptions(base_url=discord_api.url))
+    write_package_dir(discord.files, folder / "discord")
+    pets_spec = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
+    pets = derive_package(pets_spec.read_bytes())
+    write_package_dir(pets.files, folder / "petstore")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "services.cli.main", "mcp", "--all", str(folder)],
+        cwd=str(ROOT),
+        env={**os.environ, "DISCORD_API_KEY": "Bot test-token"},
+    )
+    async with Client(params) as client:
+        assert client.instructions is not None
+        assert client.instructions.startswith("2 skills.")
+        assert "- `discord` — " in client.instructions and "- `petstore` — " in client.instructions
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert list(tools) == list(
+            (
+                "read_skill_file",
+                "describe_operation",
+                "call_operation",
+                "load_tools",
+                "loaded_tools",
+            )
+        )
+        assert tools["call_operation"].input_schema["required"] == ["skill", "name"]
+        body = await client.call_tool("read_skill_file", {"skill": "petstore", "path": "body.md"})
+        assert body.content[0].text == pets.files["body.md"].decode()
+        called = await client.call_tool(
+            "call_operation", {"skill": "discord", "name": "get_gateway", "arguments": {}}
+        )
+        answer = json.loads(called.content[0].text)
+        assert (answer["skill"], answer["status"]) == ("discord", 200)
+        nowhere = await client.call_tool(
+            "describe_operation", {"skill": "stripe", "name": "get_gateway"}
+        )
+        assert nowhere.is_error
+        assert nowhere.content[0].text == "no skill 'stripe' here: one of discord, petstore"
+        mixed = await client.call_tool(
+            "describe_operation", {"skill": "petstore", "name": "get_gateway"}
+        )
+        assert mixed.is_error and "get_gateway" in mixed.content[0].text
+
+        # published while the client is connected: served from the next request on
+        swagger = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore.swagger2.yaml"
+        later_files = derive_package(swagger.read_bytes(), DeriveOptions(slug="swagger-pets")).files
+        write_package_dir(later_files, folder / "swagger-pets")
+        later = await client.call_tool(
+            "describe_operation", {"skill": "swagger-pets", "name": "list_pets"}
+        )
+        assert not later.is_error, later.content[0].text
+        assert json.loads(later.content[0].text)["skill"] == "swagger-pets"
+    assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"
