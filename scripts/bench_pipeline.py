@@ -1,4 +1,6 @@
-"""`just bench` (pipeline part): submit-to-proposed latency and throughput with 1 and 2 replicas.
+"""`just bench` (pipeline part): submit-to-proposed latency and throughput with 1, 2 and 4
+replicas of every worker, then 2 replicas on a 3-node JetStream cluster with every stream on all
+three nodes (what replication costs), and how busy the machine's cores were.
 
 Real parts: nats-server and PostgreSQL from their wheels, a local blob directory, and worker
 processes (`skillpress worker ...`), each process one replica of every worker. Latency is the
@@ -29,12 +31,18 @@ from schemas.events import SpecSubmitted  # noqa: E402
 from schemas.subjects import EVENTS, STREAM  # noqa: E402
 from services.platform.blobs import LocalBlobStore  # noqa: E402
 from services.platform.broker import connect, ensure_stream  # noqa: E402
-from services.platform.embedded_nats import NatsServer  # noqa: E402
+from services.platform.embedded_nats import NatsCluster, NatsServer  # noqa: E402
 from tests.local_servers import PostgresServer  # noqa: E402
 
 SPECS = ROOT / "tests" / "fixtures" / "specs"
 WORKERS = ["fetch", "parse", "categorize", "guess-approvals", "render", "publish"]
 ENDINGS = (EVENTS["version_proposed"], EVENTS["revision_rejected"], EVENTS["revision_unchanged"])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_replicas(n: int, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
@@ -103,54 +111,70 @@ def main() -> None:
             nats.start()
             pg.start()
             results = []
-            for replicas in (1, 2):
-                db = f"bench{replicas}"
+            cluster = NatsCluster(home / "cluster", 3)
+            runs = [(n, False) for n in (1, 2, 4)] + [(2, True)]
+            for replicas, clustered in runs:
+                db = f"bench{replicas}{'c' if clustered else ''}"
                 with psycopg.connect(
                     pg.url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
                 ) as conn:
                     conn.execute(f'CREATE DATABASE "{db}"')
+                if clustered:
+                    cluster.start()
+                url = cluster.url if clustered else nats.url
                 env = {
                     **os.environ,
-                    "SKILLPRESS_HOME": str(home / f"home{replicas}"),
-                    "SKILLPRESS_NATS_URL": nats.url,
+                    "SKILLPRESS_HOME": str(home / f"home-{db}"),
+                    "SKILLPRESS_NATS_URL": url,
+                    "SKILLPRESS_STREAM_REPLICAS": "3" if clustered else "1",
                     "SKILLPRESS_DATABASE_URL": pg.url.rsplit("/", 1)[0] + f"/{db}",
                     "SKILLPRESS_LOG_LEVEL": "warning",
                 }
-                blobs = LocalBlobStore(home / f"home{replicas}" / "blobs")
+                blobs = LocalBlobStore(home / f"home-{db}" / "blobs")
                 procs = start_replicas(replicas, env)
                 try:
-                    time.sleep(3.0)  # the replicas connect and create their durable consumers
+                    time.sleep(3.0 + replicas)  # the replicas connect and create their consumers
                     small = [SPECS / "oai-petstore-expanded.yaml"] * 7
-                    lat, _ = asyncio.run(
-                        run_batch(nats.url, blobs, small, f"lat{replicas}", sequential=True)
-                    )
+                    lat, _ = asyncio.run(run_batch(url, blobs, small, f"lat{db}", sequential=True))
+                    before = sum(cpu_seconds(p.pid) for p in procs)
                     _, elapsed = asyncio.run(
-                        run_batch(nats.url, blobs, corpus, f"tp{replicas}", sequential=False)
+                        run_batch(url, blobs, corpus, f"tp{db}", sequential=False)
                     )
+                    busy = sum(cpu_seconds(p.pid) for p in procs) - before
                 finally:
                     for p in procs:
                         p.terminate()
                     for p in procs:
                         p.wait(20)
+                    if clustered:
+                        cluster.stop()
                 row = {
                     "replicas": replicas,
+                    "cluster": "3 nodes, R3" if clustered else "1 server, R1",
                     "latency_median_s": statistics.median(lat[1:]),
                     "latency_max_s": max(lat[1:]),
                     "batch_specs": len(corpus),
                     "batch_s": elapsed,
                     "revisions_per_minute": len(corpus) / elapsed * 60,
+                    "worker_cpu_s": busy,
+                    "cores_busy": busy / elapsed,
                 }
                 results.append(row)
                 print(
-                    f"pipeline, {replicas} replica(s) of each worker: submit→proposed median {row['latency_median_s'] * 1e3:.0f} ms"
-                    f" (max {row['latency_max_s'] * 1e3:.0f} ms, small spec); {len(corpus)} real specs in {elapsed:.1f} s"
-                    f" = {row['revisions_per_minute']:.0f} revisions/minute",
+                    f"pipeline, {replicas} replica(s) of each worker on {row['cluster']}: submit→proposed median"
+                    f" {row['latency_median_s'] * 1e3:.0f} ms (max {row['latency_max_s'] * 1e3:.0f} ms, small spec);"
+                    f" {len(corpus)} real specs in {elapsed:.1f} s = {row['revisions_per_minute']:.0f} revisions/minute;"
+                    f" workers used {busy:.1f} CPU-s = {row['cores_busy']:.2f} of {os.cpu_count()} cores",
                     flush=True,
                 )
-            if len(results) == 2:
-                print(
-                    f"two replicas vs one: throughput ×{results[1]['revisions_per_minute'] / results[0]['revisions_per_minute']:.2f}"
+            base = results[0]["revisions_per_minute"]
+            print(
+                "throughput against one replica: "
+                + ", ".join(
+                    f"{r['replicas']}{' (cluster)' if r['cluster'].startswith('3') else ''} ×{r['revisions_per_minute'] / base:.2f}"
+                    for r in results
                 )
+            )
             (ROOT / "bench-out").mkdir(exist_ok=True)
             (ROOT / "bench-out" / "pipeline.json").write_text(json.dumps(results, indent=2))
         finally:

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import nats
 from nats.aio.client import Client
 from nats.js.api import KeyValueConfig, StreamConfig
 from nats.js.errors import BucketNotFoundError, NotFoundError
 
 from schemas.subjects import STREAM, STREAM_SUBJECTS
-from services.errors import Retryable
+from services.errors import Permanent, Retryable
 
 __all__ = [
     "connect",
     "ensure_stream",
     "BrokerUnavailable",
+    "StreamReplicasRefused",
     "EXHAUSTED_STREAM",
     "EXHAUSTED_SUBJECTS",
     "LIVE_BUCKET",
     "live_subject",
+    "server_list",
 ]
 
 # the live version of each skill, a key-value bucket: one watch gives a runtime the current state
@@ -35,8 +39,17 @@ EXHAUSTED_STREAM = f"{STREAM}_EXHAUSTED"
 EXHAUSTED_SUBJECTS = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{STREAM}.*"
 
 
+def server_list(url: str) -> list[str]:
+    """The servers a NATS URL names: one, or a cluster's comma-separated (any node will do)."""
+    return [u.strip() for u in url.split(",") if u.strip()]
+
+
 class BrokerUnavailable(Retryable):
     """NATS cannot be reached."""
+
+
+class StreamReplicasRefused(Permanent):
+    """A stream's replica count differs from the one configured and the server would not change it."""
 
 
 async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> Client:
@@ -58,9 +71,10 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
     async def on_reconnected() -> None:
         log.info("nats.reconnected")
 
+    servers = server_list(url)
     try:
         return await nats.connect(
-            url,
+            servers,
             name=name,
             connect_timeout=2,
             reconnect_time_wait=0.5,
@@ -75,27 +89,89 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
         raise BrokerUnavailable(f"cannot reach NATS at {url} ({why})") from None
 
 
-async def ensure_stream(nc: Client) -> StreamConfig:
-    """Create the stream, or bring its subjects up to date; returns its configuration."""
+async def ensure_stream(nc: Client, replicas: int = 1, patience: float = 30.0) -> StreamConfig:
+    """Create the streams and the live bucket with `replicas` copies each, or bring an existing
+    stream's subjects and replica count up to date (StreamReplicasRefused, saying what to do, when
+    the server will not: a single server holds one copy); returns the main stream's configuration.
+    A JetStream API that does not answer (a cluster electing a leader) is asked again for up to
+    `patience` seconds."""
+    import asyncio
+    import time
+
+    from nats.errors import NoRespondersError
+    from nats.errors import TimeoutError as NatsTimeout
+
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return await _ensure_all(nc, replicas)
+        except (NatsTimeout, NoRespondersError, TimeoutError):
+            if time.monotonic() > deadline:
+                raise BrokerUnavailable(
+                    f"JetStream did not answer for {patience:g} s (a cluster without a leader?)"
+                ) from None
+            await asyncio.sleep(0.5)
+
+
+async def _ensure_all(nc: Client, replicas: int) -> StreamConfig:
     js = nc.jetstream()
-    try:
-        await js.stream_info(EXHAUSTED_STREAM)
-    except NotFoundError:
-        await js.add_stream(
-            StreamConfig(
-                name=EXHAUSTED_STREAM, subjects=[EXHAUSTED_SUBJECTS], max_age=30 * 24 * 3600.0
-            )
-        )
+    await _ensure(
+        js,
+        StreamConfig(
+            name=EXHAUSTED_STREAM,
+            subjects=[EXHAUSTED_SUBJECTS],
+            max_age=30 * 24 * 3600.0,
+            num_replicas=replicas,
+        ),
+    )
     try:
         await js.key_value(LIVE_BUCKET)
     except (NotFoundError, BucketNotFoundError):
-        await js.create_key_value(KeyValueConfig(bucket=LIVE_BUCKET, history=5))
-    config = StreamConfig(name=STREAM, subjects=list(STREAM_SUBJECTS), duplicate_window=120.0)
+        await js.create_key_value(KeyValueConfig(bucket=LIVE_BUCKET, history=5, replicas=replicas))
+    else:
+        await _ensure(js, None, f"KV_{LIVE_BUCKET}", replicas)
+    return await _ensure(
+        js,
+        StreamConfig(
+            name=STREAM,
+            subjects=list(STREAM_SUBJECTS),
+            duplicate_window=120.0,
+            num_replicas=replicas,
+        ),
+    )
+
+
+async def _ensure(
+    js: Any, config: StreamConfig | None, name: str | None = None, replicas: int | None = None
+) -> StreamConfig:
+    """The stream `config` names (created when missing), its subjects and replicas made as given."""
+    name = name or (config.name if config is not None else None)
+    want: int = replicas or (config.num_replicas if config is not None else None) or 1
     try:
-        info = await js.stream_info(STREAM)
-        if sorted(info.config.subjects or []) != sorted(STREAM_SUBJECTS):
-            info = await js.update_stream(config)
-        return info.config
+        info = await js.stream_info(name)
     except NotFoundError:
-        info = await js.add_stream(config)
-        return info.config
+        assert config is not None
+        return (await _refusing(js.add_stream(config), name, 0, want)).config
+    current = info.config
+    had: int = current.num_replicas or 1
+    subjects = config.subjects if config is not None else current.subjects
+    if sorted(current.subjects or []) == sorted(subjects or []) and had == want:
+        return current
+    current.subjects, current.num_replicas = subjects, want
+    return (await _refusing(js.update_stream(current), name, had, want)).config
+
+
+async def _refusing(call: Any, name: str | None, had: int, want: int) -> Any:
+    from nats.js.errors import APIError
+
+    try:
+        return await call
+    except APIError as exc:
+        if want == had:
+            raise
+        held = f"has {had} replica{'s' if had != 1 else ''}" if had else "does not exist yet"
+        raise StreamReplicasRefused(
+            f"stream {name} {held} and SKILLPRESS_STREAM_REPLICAS asks for {want}; NATS refused"
+            f" ({exc.description or exc}). A single server holds 1: run a cluster of at least {want}"
+            f" nodes, or set SKILLPRESS_STREAM_REPLICAS={had or 1}"
+        ) from None

@@ -21,6 +21,7 @@ from pathlib import Path
 __all__ = [
     "LocalServerError",
     "ManagedProcess",
+    "NatsCluster",
     "NatsServer",
     "free_port",
     "reap_stale",
@@ -288,3 +289,108 @@ class NatsServer:
     def kill(self) -> None:
         if self.proc:
             self.proc.kill()
+
+
+class NatsCluster:
+    """`size` nats-servers with JetStream clustered on loopback (each its own `server_name`,
+    store, client, cluster and monitoring port; routes to the others): what `skillpress up
+    --cluster N` and the cluster tests run. Quorum is a majority: 3 nodes serve with one down."""
+
+    def __init__(self, home: Path, size: int = 3) -> None:
+        if size < 3 or size % 2 == 0:
+            raise LocalServerError(f"a JetStream cluster of {size}: use an odd number, 3 or more")
+        self.home = home
+        self.size = size
+        self.nodes: list[ManagedProcess] = []
+        self.ports: list[tuple[int, int, int]] = []  # (client, cluster, monitoring)
+
+    @property
+    def urls(self) -> list[str]:
+        return [f"nats://127.0.0.1:{client}" for client, _, _ in self.ports]
+
+    @property
+    def url(self) -> str:
+        """Every node's client URL, comma-separated (what SKILLPRESS_NATS_URL takes)."""
+        return ",".join(self.urls)
+
+    def _config(self, i: int) -> Path:
+        client, cluster, monitor = self.ports[i]
+        routes = [f"nats://127.0.0.1:{c}" for j, (_, c, _) in enumerate(self.ports) if j != i]
+        node = self.home / f"n{i + 1}"
+        node.mkdir(parents=True, exist_ok=True)
+        config = node / "nats.conf"
+        config.write_text(
+            f"server_name: n{i + 1}\n"
+            f"listen: 127.0.0.1:{client}\n"
+            f"http: 127.0.0.1:{monitor}\n"
+            "jetstream {\n  store_dir: "
+            + json.dumps(str(node / "js"))
+            + "\n  sync_interval: always\n}\n"
+            "cluster {\n  name: skillpress\n"
+            f"  listen: 127.0.0.1:{cluster}\n"
+            f"  routes: [{', '.join(json.dumps(r) for r in routes)}]\n"
+            "}\n"
+        )
+        return config
+
+    def _process(self, i: int) -> ManagedProcess:
+        binary = find_binary("nats-server")
+        node = self.home / f"n{i + 1}"
+        argv = [str(binary), "-c", str(self._config(i)), "-l", str(node / "nats.log")]
+        return ManagedProcess(f"nats-n{i + 1}", argv, node)
+
+    def start(self, timeout: float = 30.0) -> NatsCluster:
+        self.home.mkdir(parents=True, exist_ok=True)
+        reap_stale_nodes(self.home)
+        taken: set[int] = set()
+        while len(self.ports) < self.size:
+            trio = tuple(free_port() for _ in range(3))
+            if len(set(trio) | taken) == len(taken) + 3:
+                taken |= set(trio)
+                self.ports.append(trio)  # type: ignore[arg-type]
+        self.nodes = [self._process(i) for i in range(self.size)]
+        for node in self.nodes:
+            node.start()
+        for i in range(self.size):
+            self.wait_ready(i, timeout)
+        return self
+
+    def wait_ready(self, i: int, timeout: float = 30.0) -> None:
+        """Until node `i` has JetStream on and knows the cluster's meta leader."""
+        monitor = self.ports[i][2]
+        wait_http(
+            f"http://127.0.0.1:{monitor}/healthz?js-enabled-only=true", self.nodes[i], timeout
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                url = f"http://127.0.0.1:{monitor}/jsz"
+                with urllib.request.urlopen(url, timeout=1) as r:  # noqa: S310 (loopback only)
+                    if (json.loads(r.read()).get("meta_cluster") or {}).get("leader"):
+                        return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise LocalServerError(f"nats node n{i + 1} saw no cluster leader in {timeout}s")
+
+    def kill(self, i: int) -> None:
+        """SIGKILL node `i` (a crash, not a shutdown)."""
+        self.nodes[i].kill()
+
+    def restart(self, i: int, timeout: float = 30.0) -> None:
+        """Start node `i` again on its ports and store; it rejoins and catches up."""
+        self.nodes[i] = self._process(i)
+        self.nodes[i].start()
+        self.wait_ready(i, timeout)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+def reap_stale_nodes(home: Path) -> list[int]:
+    """Kill what a crashed earlier cluster run left in `home`'s node folders."""
+    killed: list[int] = []
+    for node in sorted(home.glob("n*")):
+        killed += reap_stale(node)
+    return killed

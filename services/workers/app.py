@@ -12,7 +12,7 @@ from nats.aio.client import Client
 from schemas.events import RefreshSources
 from schemas.subjects import COMMANDS, STREAM
 from services.app.context import AppContext
-from services.platform.broker import BrokerUnavailable, connect, ensure_stream
+from services.platform.broker import BrokerUnavailable, connect, ensure_stream, server_list
 from services.platform.logging import get_logger
 from services.workers import categorize, fetch, guess_approvals, parse, publish, refresh, render
 from services.workers.delivery import (
@@ -98,14 +98,14 @@ async def _serve(
     ready: asyncio.Event | None,
     schedule: bool,
 ) -> None:
-    await ensure_stream(nc)
+    await ensure_stream(nc, ctx.settings.stream_replicas)
     js = nc.jetstream()
 
     async def original(seq: int) -> tuple[str, bytes, dict[str, str]]:
         raw = await js.get_msg(STREAM, seq)
         return raw.subject or "", raw.data or b"", dict(raw.headers or {})
 
-    broker = NatsBroker(nats_url, logger=None, connect_timeout=5)
+    broker = NatsBroker(server_list(nats_url), logger=None, connect_timeout=5)
     for name in names:
         for step in WORKERS[name]:
             subscribe(broker, ctx, step)

@@ -1,0 +1,204 @@
+"""The pipeline on a 3-node JetStream cluster with replicated streams, PostgreSQL and S3: a dozen
+shared specs submitted while the stream leader's node is SIGKILLed. Every submission reaches
+exactly one end state, no version is made twice, work goes on under the new leader, and the
+killed node rejoins and catches up."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlmodel import col, func, select
+
+from schemas.events import SpecSubmitted
+from schemas.records import SourceRevision, Version
+from schemas.subjects import EVENTS, STREAM
+from services.app.context import open_app
+from services.app.pipeline import send, stored_outcome
+from services.platform.broker import StreamReplicasRefused, connect, ensure_stream
+from services.platform.embedded_nats import NatsCluster, NatsServer
+from services.platform.settings import Settings
+from services.workers.app import WORKERS
+from tests.workers.conftest import S3_ACCESS_ENV, S3_SECRET_ENV, SPECS, settings_env
+
+# the twelve smallest shared specs (every worker stage, a few seconds each on two cores)
+DOZEN = sorted(
+    (p for p in SPECS.iterdir() if p.suffix in (".json", ".yaml")), key=lambda p: p.stat().st_size
+)[:12]
+
+
+async def _publish(nc: object, event: SpecSubmitted) -> int:
+    """Publish, retrying (same message id: deduplicated) while a new leader is elected."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return await send(nc, EVENTS["spec_submitted"], event, f"submitted:{event.submission}")  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 (no leader for a moment: try again)
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+async def _leader(nc: object) -> str:
+    info = await nc.jetstream().stream_info(STREAM)  # type: ignore[attr-defined]
+    assert info.cluster is not None and info.cluster.leader
+    return str(info.cluster.leader)
+
+
+def test_a_replicated_pipeline_loses_nothing_when_the_stream_leader_dies(
+    tmp_path: Path,
+    database_url: str,
+    s3_server: tuple[str, str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    endpoint, access, secret = s3_server
+    monkeypatch.setenv(S3_ACCESS_ENV, access)
+    monkeypatch.setenv(S3_SECRET_ENV, secret)
+    cluster = NatsCluster(tmp_path / "cluster", 3).start()
+    settings = Settings(
+        home=tmp_path / "home",
+        nats_url=cluster.url,
+        stream_replicas=3,
+        database_url=database_url,
+        s3_endpoint=endpoint,
+        s3_bucket=f"c-{uuid.uuid4().hex[:16]}",
+        s3_access_key_env=S3_ACCESS_ENV,
+        s3_secret_key_env=S3_SECRET_ENV,
+        ack_wait=10.0,
+        max_deliver=5,
+        retry_delays=(0.5, 1.0, 2.0),
+        refresh_interval=0,
+    )
+    env = settings_env(settings) | {"SKILLPRESS_STREAM_REPLICAS": "3"}
+    ctx = open_app(settings)
+    replicas: list[subprocess.Popen[bytes]] = []
+    try:
+        # two replicas of every worker: two processes, each running all of them
+        logs = [tmp_path / f"worker-{n}.log" for n in range(2)]
+        for log in logs:
+            with log.open("wb") as out:
+                replicas.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "services.cli.main", "worker", *WORKERS],
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=out,
+                    )
+                )
+
+        async def run() -> tuple[list[str], str, str]:
+            nc = await connect(cluster.url, attempts=10)
+            config = await ensure_stream(nc, 3)
+            assert config.num_replicas == 3
+            # the workers are up: every durable consumer exists
+            js = nc.jetstream()
+            consumers = {step.consumer for steps in WORKERS.values() for step in steps}
+            for _ in range(120):
+                found = {c.name for c in await js.consumers_info(STREAM)}
+                if consumers <= found:
+                    break
+                await asyncio.sleep(0.5)
+            assert consumers <= found, f"workers never subscribed: {sorted(consumers - found)}"
+            submissions = []
+            killed = ""
+            for n, spec in enumerate(DOZEN):
+                event = SpecSubmitted(
+                    submission=uuid.uuid4().hex,
+                    skill=f"c{n:02d}",
+                    blob=await asyncio.to_thread(ctx.blobs.put, spec.read_bytes()),
+                    created_by="cluster-test",
+                )
+                await _publish(nc, event)
+                submissions.append(event.submission)
+                if n == 3:  # a third of the way in, the stream leader's node dies
+                    killed = await _leader(nc)
+                    cluster.kill(int(killed.removeprefix("n")) - 1)
+            new_leader = await _leader(nc)
+            await nc.close()
+            return submissions, killed, new_leader
+
+        submissions, killed, new_leader = asyncio.run(run())
+        assert new_leader != killed
+
+        deadline = time.monotonic() + 240
+        pending = set(submissions)
+        while pending and time.monotonic() < deadline:
+            for sub in sorted(pending):
+                if stored_outcome(ctx, f"c{submissions.index(sub):02d}", sub) is not None:
+                    pending.discard(sub)
+            time.sleep(1)
+        tails = "\n".join(log.read_text()[-3000:] for log in logs)
+        assert not pending, f"{len(pending)} submissions reached no end state; workers:\n{tails}"
+
+        with ctx.records.session() as s:
+            per_submission = dict(
+                s.exec(
+                    select(SourceRevision.submission, func.count())
+                    .where(col(SourceRevision.submission).in_(submissions))
+                    .group_by(SourceRevision.submission)
+                ).all()
+            )
+            versions = s.exec(
+                select(Version.skill_id, func.count()).group_by(Version.skill_id)
+            ).all()
+        assert per_submission == dict.fromkeys(submissions, 1), "one revision per submission"
+        assert all(count == 1 for _, count in versions), f"a version made twice: {versions}"
+
+        # the killed node comes back, rejoins and catches up with the stream
+        cluster.restart(int(killed.removeprefix("n")) - 1)
+
+        async def caught_up() -> None:
+            nc = await connect(cluster.url, attempts=10)
+            try:
+                for _ in range(120):
+                    info = await nc.jetstream().stream_info(STREAM)
+                    peers = info.cluster.replicas if info.cluster else []
+                    if len(peers) == 2 and all(p.current and not p.offline for p in peers):
+                        return
+                    await asyncio.sleep(0.5)
+                raise AssertionError(f"{killed} never caught up: {info.cluster}")
+            finally:
+                await nc.close()
+
+        asyncio.run(caught_up())
+    finally:
+        for proc in replicas:
+            proc.send_signal(signal.SIGTERM)
+        for proc in replicas:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        ctx.close()
+        cluster.stop()
+
+
+def test_a_stream_asked_for_more_replicas_than_one_server_holds_is_refused_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    server = NatsServer(tmp_path / "nats").start()
+
+    async def run() -> str:
+        nc = await connect(server.url)
+        try:
+            await ensure_stream(nc, 1)
+            with pytest.raises(StreamReplicasRefused) as refused:
+                await ensure_stream(nc, 3)
+            return str(refused.value)
+        finally:
+            await nc.close()
+
+    try:
+        message = asyncio.run(run())
+    finally:
+        server.kill()
+    assert message.startswith(
+        "stream SKILLPRESS_EXHAUSTED has 1 replica and SKILLPRESS_STREAM_REPLICAS asks for 3"
+    )
+    assert message.endswith("or set SKILLPRESS_STREAM_REPLICAS=1")
