@@ -41,3 +41,7 @@ fmt: install
 # AsyncAPI for non-Python subscribers (checked in; a test keeps it in sync)
 asyncapi: install
     {{py}} -m schemas.asyncapi schemas/asyncapi.json
+
+# the HTTP API's OpenAPI document, checked in (a test keeps it in sync)
+openapi: install
+    {{py}} -m services.api.app schemas/openapi.json

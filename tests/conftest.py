@@ -47,6 +47,9 @@ _SERVER_MODULES = {
     "test_pipeline_cli.py",
     "test_prism_conformance.py",
     "test_up.py",
+    "test_api.py",
+    "test_console_browser.py",
+    "test_dogfood.py",
 }
 
 

@@ -8,9 +8,10 @@ Each change is stored first and then proposes a version through the pipeline
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlmodel import col, select
 
@@ -30,9 +31,12 @@ from services.errors import NotFound, Refused
 from services.platform.ids import derived_id
 
 __all__ = [
+    "KINDS",
+    "Kind",
     "Stored",
     "add_annotation",
     "check_annotation",
+    "compose_annotation",
     "detach",
     "list_annotations",
     "rekey",
@@ -49,6 +53,96 @@ class Stored:
     ids: list[str]
     skill: Skill
     at: datetime
+
+
+# what a person can add, by the words they give it: the CLI's flags, the API and the console's form
+Kind = Literal[
+    "note",
+    "skill_note",
+    "prefer",
+    "hidden",
+    "approval",
+    "identity",
+    "example",
+    "fixed",
+    "fixed_header",
+    "rename_category",
+    "merge_categories",
+]
+KINDS: tuple[str, ...] = get_args(Kind)
+
+
+def _pair(text: str, what: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise Refused(f"{what} takes NAME=VALUE")
+    name, raw = text.split("=", 1)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return name.strip(), value
+
+
+def _listed(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def compose_annotation(
+    kind: str, operation: str | None, category: str | None, values: Mapping[str, str | None]
+) -> tuple[str, str, dict[str, Any]]:
+    """(stored kind, target, body) of an annotation from the words a person gave: `values[kind]`
+    is its main value (a note's text, a gate's `matches`, `NAME=VALUE`…), with `risk`, `binds`,
+    `amount`, `currency`, `auto_below` for a gate and `turn` for an example. Refused with what to
+    give instead; the body's own rules are checked by `check_shape` when it is added."""
+    if kind not in KINDS:
+        raise Refused(f"no annotation kind {kind!r}: one of {', '.join(KINDS)}")
+    main = (values.get(kind) or "").strip() if kind != "hidden" else ""
+    if kind != "hidden" and not main:
+        raise Refused(f"a {kind.replace('_', ' ')} needs its value")
+    target = f"operation:{operation or ''}"
+    if category:
+        if kind != "note" or operation:
+            raise Refused("a category takes a note (and no operation)")
+        target = f"category:{category}"
+    body: dict[str, Any]
+    if kind in ("note", "skill_note"):
+        body = {"text": main}
+    elif kind == "prefer":
+        body = {"operation": main}
+    elif kind == "hidden":
+        body = {}
+    elif kind == "approval":
+        body = {"matches": " ".join(main.split()), "risk": values.get("risk") or "high"}
+        if values.get("binds"):
+            body["binds"] = _listed(values["binds"] or "")
+        for key in ("amount", "currency"):
+            if values.get(key):
+                body[key] = values[key]
+        if values.get("auto_below"):
+            try:
+                body["auto_below"] = float(values["auto_below"] or "")
+            except ValueError:
+                raise Refused(f"auto below {values['auto_below']!r} is not a number") from None
+    elif kind == "example":
+        try:
+            body = {"arguments": json.loads(main), "turn": values.get("turn") or ""}
+        except json.JSONDecodeError as exc:
+            raise Refused(f"the example is not valid JSON ({exc.msg})") from None
+    elif kind == "identity":
+        body = {"fields": _listed(main)}
+    elif kind in ("rename_category", "merge_categories"):
+        old, new = _pair(main, kind.replace("_", " "))
+        body = (
+            {"rename": old, "to": str(new)}
+            if kind == "rename_category"
+            else {"merge": _listed(old), "to": str(new)}
+        )
+        return "category", "skill", body
+    else:
+        name, value = _pair(main, kind.replace("_", " "))
+        body = {"name": name, "value": value} | ({"in": "header"} if kind == "fixed_header" else {})
+        return "fixed", target, body
+    return kind, "skill" if kind == "skill_note" else target, body
 
 
 def check_annotation(

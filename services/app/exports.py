@@ -74,3 +74,23 @@ def skill_files(
         return live_files(ctx, target), None
     finally:
         ctx.close()
+
+
+def agent_skills_zip(ctx: AppContext, slug: str) -> bytes:
+    """The live version as an Agent Skills folder (SKILL.md, tools.json, references/), zipped
+    with fixed timestamps: the same version gives the same bytes."""
+    import io
+    import zipfile
+
+    from services.runtime.contracts import agent_skills_folder
+    from services.runtime.skill import load_skill
+
+    files = live_files(ctx, slug)
+    folder = agent_skills_folder(load_skill(files, lazy=True), files)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(folder):
+            info = zipfile.ZipInfo(f"{slug}/{path}", date_time=(2000, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            z.writestr(info, folder[path], zipfile.ZIP_DEFLATED)
+    return out.getvalue()

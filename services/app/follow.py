@@ -16,6 +16,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from schemas.events import LiveVersion
 from services.app.context import AppContext
@@ -25,11 +26,14 @@ from services.errors import Refused
 
 __all__ = [
     "FORMATS",
+    "ApiFollower",
     "FollowRefused",
+    "follow_api",
     "folder_stamp",
     "follow_live",
     "followed_version",
     "materialize",
+    "store_reader",
 ]
 
 FORMATS = ("package", "agent-skills")
@@ -56,8 +60,16 @@ def followed_version(path: Path) -> str | None:
     return target.rsplit("@", 1)[-1] if "@" in target else None
 
 
-def _files(ctx: AppContext, live: LiveVersion, fmt: str) -> dict[str, bytes]:
-    files = {path: ctx.blobs.get(key) for path, key in sorted(live.files.items())}
+Read = Callable[[LiveVersion, str, str], bytes]  # (version, path, sha256) → the checked bytes
+
+
+def store_reader(ctx: AppContext) -> Read:
+    """Files from the blob store (which checks each against its sha256 as it reads it)."""
+    return lambda live, path, digest: ctx.blobs.get(digest)
+
+
+def _files(read: Read, live: LiveVersion, fmt: str) -> dict[str, bytes]:
+    files = {path: read(live, path, digest) for path, digest in sorted(live.files.items())}
     if fmt == "agent-skills":
         from services.runtime.contracts import agent_skills_folder
         from services.runtime.skill import load_skill
@@ -66,8 +78,8 @@ def _files(ctx: AppContext, live: LiveVersion, fmt: str) -> dict[str, bytes]:
     return files
 
 
-def materialize(ctx: AppContext, out: Path, live: LiveVersion, fmt: str) -> bool:
-    """Make `out/<slug>` the live version (False when it is already)."""
+def materialize(read: Read, out: Path, live: LiveVersion, fmt: str) -> bool:
+    """Make `out/<slug>` the live version, its files from `read` (False when it is already)."""
     if fmt not in FORMATS:
         raise FollowRefused(f"--format {fmt!r}: choose {' or '.join(FORMATS)}")
     link = out / live.skill
@@ -84,7 +96,7 @@ def materialize(ctx: AppContext, out: Path, live: LiveVersion, fmt: str) -> bool
         shutil.rmtree(stale, ignore_errors=True)
     if not target.exists():
         marker = "skill.json" if fmt == "package" else "SKILL.md"
-        write_package_dir(_files(ctx, live, fmt), target, marker=marker)
+        write_package_dir(_files(read, live, fmt), target, marker=marker)
     swap = out / f".{live.skill}.swap-{os.getpid()}"
     swap.unlink(missing_ok=True)
     os.symlink(f".versions/{name}", swap)
@@ -107,6 +119,22 @@ def _pinned(ctx: AppContext, slug: str, version_ref: str) -> LiveVersion:
         )
 
 
+async def _hold_pins(
+    read: Read,
+    pinned: Callable[[str, str], LiveVersion],
+    out: Path,
+    fmt: str,
+    pins: dict[str, str],
+    on_swap: Callable[[LiveVersion], None],
+) -> None:
+    """Make `out` exist and each pinned skill its pinned version."""
+    out.mkdir(parents=True, exist_ok=True)
+    for slug, ref in sorted(pins.items()):
+        live = await asyncio.to_thread(pinned, slug, ref)
+        if await asyncio.to_thread(materialize, read, out, live, fmt):
+            on_swap(live)
+
+
 async def follow_live(
     ctx: AppContext,
     nats_url: str,
@@ -124,11 +152,8 @@ async def follow_live(
 
     from services.platform.broker import LIVE_BUCKET, connect, ensure_stream
 
-    out.mkdir(parents=True, exist_ok=True)
-    for slug, ref in sorted(pins.items()):
-        live = await asyncio.to_thread(_pinned, ctx, slug, ref)
-        if await asyncio.to_thread(materialize, ctx, out, live, fmt):
-            on_swap(live)
+    read = store_reader(ctx)
+    await _hold_pins(read, lambda slug, ref: _pinned(ctx, slug, ref), out, fmt, pins, on_swap)
 
     def wanted(slug: str) -> bool:
         return slug not in pins and (skills is None or slug in skills)
@@ -137,12 +162,12 @@ async def follow_live(
         if not raw:
             return
         live = LiveVersion.model_validate_json(raw)
-        if wanted(live.skill) and await asyncio.to_thread(materialize, ctx, out, live, fmt):
+        if wanted(live.skill) and await asyncio.to_thread(materialize, read, out, live, fmt):
             on_swap(live)
 
     nc = await connect(nats_url, name="skillpress-follow")
     try:
-        await ensure_stream(nc)
+        await ensure_stream(nc, ctx.settings.stream_replicas)
         kv = await nc.jetstream().key_value(LIVE_BUCKET)
         try:
             keys = await kv.keys()
@@ -164,3 +189,87 @@ async def follow_live(
         await watcher.stop()
     finally:
         await nc.close()
+
+
+class ApiFollower:
+    """The same following over skillpress's HTTP API, for a runtime with no access to the store
+    or the broker: the live versions polled from `/v1/live`, each file fetched from
+    `/v1/skills/<slug>/versions/<id>/files/<path>` and refused unless its sha256 is the one the
+    live pointer names."""
+
+    def __init__(self, base_url: str, token: str, timeout: float = 30.0) -> None:
+        import httpx
+
+        self.client = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+            follow_redirects=False,
+        )
+
+    def _get(self, path: str) -> Any:
+        import httpx
+
+        from services.app.pipeline import StackError
+
+        try:
+            response = self.client.get(path)
+        except httpx.HTTPError as exc:
+            raise StackError(f"{self.client.base_url}{path}: {type(exc).__name__}: {exc}") from None
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("detail", response.text)
+            except ValueError:
+                detail = response.text[:300]
+            if response.status_code in (401, 403, 404, 422):
+                raise FollowRefused(f"{path}: {response.status_code} {detail}")
+            raise StackError(f"{path}: {response.status_code} {detail}")
+        return response
+
+    def live(self) -> list[LiveVersion]:
+        return [LiveVersion.model_validate(v) for v in self._get("/v1/live").json()]
+
+    def pinned(self, slug: str, ref: str) -> LiveVersion:
+        return LiveVersion.model_validate(self._get(f"/v1/skills/{slug}/versions/{ref}").json())
+
+    def read(self, live: LiveVersion, path: str, digest: str) -> bytes:
+        import hashlib
+
+        data: bytes = self._get(
+            f"/v1/skills/{live.skill}/versions/{live.version_id}/files/{path}"
+        ).content
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise FollowRefused(
+                f"{live.skill} {live.version_id[:12]} {path}: the bytes served are not the ones"
+                " the live pointer names (sha256 differs); nothing was swapped"
+            )
+        return data
+
+    def close(self) -> None:
+        self.client.close()
+
+
+async def follow_api(
+    follower: ApiFollower,
+    out: Path,
+    skills: set[str] | None,
+    fmt: str,
+    pins: dict[str, str],
+    stop: asyncio.Event | None,
+    on_swap: Callable[[LiveVersion], None],
+    interval: float = 2.0,
+) -> None:
+    """`follow_live` over the HTTP API: catch up, then poll every `interval` seconds until `stop`."""
+    await _hold_pins(follower.read, follower.pinned, out, fmt, pins, on_swap)
+    while True:
+        for live in await asyncio.to_thread(follower.live):
+            wanted = live.skill not in pins and (skills is None or live.skill in skills)
+            if wanted and await asyncio.to_thread(materialize, follower.read, out, live, fmt):
+                on_swap(live)
+        if stop is None:
+            return
+        try:
+            await asyncio.wait_for(stop.wait(), interval)
+            return
+        except TimeoutError:
+            continue

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -26,7 +26,13 @@ from services.app.context import AppContext
 from services.errors import Retryable
 from services.platform.settings import Settings
 
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NATS
+
+    from schemas.events import SpecSubmitted
+
 __all__ = [
+    "ENDINGS",
     "Event",
     "OnEvent",
     "Pipeline",
@@ -35,8 +41,12 @@ __all__ = [
     "follow",
     "propose_change",
     "request_publish",
+    "request_refresh",
     "run_workers",
     "running_up",
+    "send",
+    "spec_submitted",
+    "submission_events",
     "submit_spec",
     "with_pipeline",
     "worker_names",
@@ -214,7 +224,7 @@ async def follow(
             pass
 
     try:
-        await ensure_stream(nc)
+        await ensure_stream(nc, pipeline.ctx.settings.stream_replicas)
         await nc.subscribe("skillpress.>", cb=on_message)
         await nc.flush()
         await nc.jetstream().publish(
@@ -269,28 +279,16 @@ def submit_spec(
 ) -> tuple[str, list[Event]]:
     """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's
     events). `submission`: the id to submit under (a fresh one when not given)."""
-    from schemas.events import SpecSubmitted
-
     submission = submission or uuid.uuid4().hex
-    endings = (
-        EVENTS["version_proposed"],
-        EVENTS["revision_rejected"],
-        EVENTS["revision_unchanged"],
-    )
+    endings = ENDINGS
 
     def ours(subject: str, body: dict[str, Any]) -> None:
         if on_event is not None and body.get("submission") == submission:
             on_event(subject, body)
 
     async def work(pipeline: Pipeline) -> list[Event]:
-        blob = await asyncio.to_thread(ctx.blobs.put, data) if data is not None else None
-        event = SpecSubmitted(
-            submission=submission,
-            skill=slug,
-            blob=blob,
-            url=url,
-            base_url=base_url,
-            created_by=created_by,
+        event = await asyncio.to_thread(
+            spec_submitted, ctx, slug, data, url, base_url, created_by, submission
         )
         return await follow(
             pipeline,
@@ -305,6 +303,94 @@ def submit_spec(
 
     seen = with_pipeline(ctx, work)
     return submission, [(s, b) for s, b in seen if b.get("submission") == submission]
+
+
+ENDINGS = (
+    EVENTS["version_proposed"],
+    EVENTS["revision_rejected"],
+    EVENTS["revision_unchanged"],
+)
+
+
+def spec_submitted(
+    ctx: AppContext,
+    slug: str,
+    data: bytes | None,
+    url: str | None,
+    base_url: str | None,
+    created_by: str,
+    submission: str,
+) -> SpecSubmitted:
+    """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch)."""
+    from schemas.events import SpecSubmitted
+
+    blob = ctx.blobs.put(data) if data is not None else None
+    return SpecSubmitted(
+        submission=submission,
+        skill=slug,
+        blob=blob,
+        url=url,
+        base_url=base_url,
+        created_by=created_by,
+    )
+
+
+async def send(nc: NATS, subject: str, payload: BaseModel, msg_id: str) -> int:
+    """Publish one message into the stream (deduplicated by `msg_id`); its stream sequence."""
+    from schemas.subjects import STREAM
+
+    ack = await nc.jetstream().publish(
+        subject, payload.model_dump_json().encode(), headers={"Nats-Msg-Id": msg_id}, stream=STREAM
+    )
+    return int(ack.seq)
+
+
+async def submission_events(
+    nc: NATS,
+    ctx: AppContext,
+    slug: str,
+    submission: str,
+    after: int | None,
+    heartbeat: float = 3.0,
+) -> AsyncIterator[Event | None]:
+    """A submission's events as the pipeline publishes them, replayed from stream sequence
+    `after` (the sequence its submission was given; None: from now), ending with its outcome.
+    Yields None every `heartbeat` seconds of quiet, and looks for the outcome in the records then
+    (an event can be missed across a reconnect; the outcome is stored)."""
+    from nats.js.api import ConsumerConfig, DeliverPolicy
+
+    from schemas.subjects import STREAM
+
+    config = (
+        ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after)
+        if after
+        else ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
+    )
+    sub = await nc.jetstream().subscribe(
+        "skillpress.>", stream=STREAM, ordered_consumer=True, config=config
+    )
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=heartbeat)
+            except TimeoutError:
+                found = await asyncio.to_thread(stored_outcome, ctx, slug, submission)
+                if found is not None:
+                    yield found
+                    return
+                yield None
+                continue
+            try:
+                body = json.loads(msg.data)
+            except ValueError:
+                continue
+            if not isinstance(body, dict) or body.get("submission") != submission:
+                continue
+            yield msg.subject, body
+            if msg.subject in ENDINGS:
+                return
+    finally:
+        await sub.unsubscribe()
 
 
 def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
@@ -399,7 +485,7 @@ def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[dict[str
     async def work(pipeline: Pipeline) -> list[str]:
         nc = await connect(pipeline.nats_url, name="skillpress-cli", attempts=2)
         try:
-            await ensure_stream(nc)
+            await ensure_stream(nc, ctx.settings.stream_replicas)
             js = nc.jetstream()
             sent = []
             for row in rows:
@@ -454,3 +540,28 @@ def propose_change(
         )
 
     return with_pipeline(ctx, work)[-1]
+
+
+def request_refresh(ctx: AppContext, interval: float | None = None) -> str:
+    """Ask the refresh worker to re-fetch the URL sources that are due, once per slot of
+    `interval` seconds (default: the refresh interval) however many schedulers ask: the message
+    id names the slot. Returns that id."""
+    import time
+
+    from schemas.events import RefreshSources
+
+    every = interval or ctx.settings.refresh_interval or 3600.0
+    msg_id = f"refresh-slot:{int(time.time() // every)}"
+
+    async def work(pipeline: Pipeline) -> None:
+        from services.platform.broker import connect, ensure_stream
+
+        nc = await connect(pipeline.nats_url, name="skillpress-cli", attempts=2)
+        try:
+            await ensure_stream(nc, ctx.settings.stream_replicas)
+            await send(nc, COMMANDS["refresh_sources"], RefreshSources(), msg_id)
+        finally:
+            await nc.close()
+
+    with_pipeline(ctx, work)
+    return msg_id

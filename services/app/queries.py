@@ -6,12 +6,20 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from schemas.records import ActionItem, DeadLetter, Source, SourceRevision, Version
+from schemas.records import ActionItem, DeadLetter, Skill, Source, SourceRevision, Version
 from services.app.context import AppContext
+from services.app.derivations import as_utc
 from services.app.versions import find_skill
 from services.errors import NotFound
 
-__all__ = ["dead_letters", "open_actions", "revisions", "submission_status"]
+__all__ = [
+    "dead_letters",
+    "open_actions",
+    "resolve_action",
+    "revisions",
+    "skills_overview",
+    "submission_status",
+]
 
 
 def open_actions(ctx: AppContext) -> list[dict[str, Any]]:
@@ -22,9 +30,11 @@ def open_actions(ctx: AppContext) -> list[dict[str, Any]]:
             .where(col(ActionItem.resolved_at).is_(None))
             .order_by(col(ActionItem.id))
         ).all()
+        slugs = {k.id: k.slug for k in s.exec(select(Skill)).all()}
         return [
             {
                 "id": a.id,
+                "skill": slugs.get(a.skill_id),
                 "kind": a.kind,
                 "version_id": a.version_id,
                 "created_at": a.created_at.isoformat(),
@@ -146,3 +156,47 @@ def submission_status(ctx: AppContext, submission: str) -> dict[str, Any]:
             "stages": stages,
             "dead_letters": letters,
         }
+
+
+def resolve_action(ctx: AppContext, action_id: int) -> dict[str, Any]:
+    """Mark an action item handled (it stays on record); NotFound for one that is not open."""
+    with ctx.records.session() as s:
+        row = s.get(ActionItem, action_id)
+        if row is None or row.resolved_at is not None:
+            raise NotFound(f"no open action item #{action_id} (skillpress actions lists them)")
+        row.resolved_at = ctx.clock()
+        return {"id": row.id, "resolved_at": row.resolved_at.isoformat()}
+
+
+def skills_overview(ctx: AppContext) -> list[dict[str, Any]]:
+    """Every skill by slug: its live version, the proposals waiting, its open action items."""
+    with ctx.records.session() as s:
+        skills = s.exec(select(Skill).order_by(col(Skill.slug))).all()
+        # proposals waiting: those made after the live version (older ones were passed over)
+        live_at = {
+            v.skill_id: v.created_at
+            for v in s.exec(
+                select(Version).where(
+                    col(Version.id).in_([k.live_version_id for k in skills if k.live_version_id])
+                )
+            ).all()
+        }
+        proposed: dict[str, int] = {}
+        for v in s.exec(select(Version).where(Version.status == "proposed")).all():
+            since = live_at.get(v.skill_id)
+            if since is None or as_utc(v.created_at) > as_utc(since):
+                proposed[v.skill_id] = proposed.get(v.skill_id, 0) + 1
+        actions: dict[str, int] = {}
+        for a in s.exec(select(ActionItem).where(col(ActionItem.resolved_at).is_(None))).all():
+            actions[a.skill_id] = actions.get(a.skill_id, 0) + 1
+        return [
+            {
+                "slug": k.slug,
+                "title": k.title,
+                "live_version_id": k.live_version_id,
+                "proposals": proposed.get(k.id, 0),
+                "open_actions": actions.get(k.id, 0),
+                "detached": k.detached,
+            }
+            for k in skills
+        ]

@@ -4,6 +4,7 @@ order (money, deletes, changes, reads), and confirming one, each confirmation an
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,9 +16,9 @@ from services.app.context import AppContext
 from services.app.derivations import latest_revision_id
 from services.derive.annotations import Annotation
 from services.derive.approvals import GROUPS
-from services.errors import Refused
+from services.errors import NotFound, Refused
 
-__all__ = ["GROUPS", "Pending", "confirm", "open_suggestions"]
+__all__ = ["GROUPS", "Confirmed", "Pending", "confirm", "confirm_suggestions", "open_suggestions"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +76,42 @@ def confirm(ctx: AppContext, skill: Skill, pending: Pending, by: str) -> str:
         if row is not None:
             row.status = "confirmed"
     return aid
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """What one confirmation pass did: annotations stored, suggestions skipped with why, and
+    how many stay open."""
+
+    annotation_ids: list[str]
+    skipped: list[dict[str, str]]
+    remaining: int
+
+
+def confirm_suggestions(
+    ctx: AppContext,
+    skill: Skill,
+    *,
+    ids: Sequence[str] = (),
+    groups: Sequence[str] = (),
+    by: str,
+) -> Confirmed:
+    """Confirm the open suggestions named by `ids` and every one in `groups` (review order); one
+    that cannot be confirmed is skipped with its reason. NotFound for an id that is not open,
+    Refused for a group that does not exist."""
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise Refused(f"no group {unknown[0]!r}: one of {', '.join(GROUPS)}")
+    pending = open_suggestions(ctx, skill)
+    missing = set(ids) - {p.id for p in pending}
+    if missing:
+        raise NotFound(f"no open suggestion {sorted(missing)[0]!r} for {skill.slug}")
+    chosen = [p for p in pending if p.id in ids or p.group in groups]
+    confirmed: list[str] = []
+    skipped: list[dict[str, str]] = []
+    for sug in chosen:
+        try:
+            confirmed.append(confirm(ctx, skill, sug, by))
+        except Refused as exc:
+            skipped.append({"suggestion": sug.id, "operation": sug.operation, "reason": str(exc)})
+    return Confirmed(confirmed, skipped, len(pending) - len(confirmed))

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from schemas.events import LiveVersion
 from schemas.records import Skill, Version
 from services.app.context import AppContext
 from services.app.package_dir import LazyFiles
@@ -25,13 +26,16 @@ __all__ = [
     "diff_versions",
     "find_skill",
     "find_version",
+    "gates_dropped",
     "list_versions",
+    "live_versions",
     "live_files",
     "newest_manifest",
     "newest_version",
     "pick_version",
     "version_files",
     "version_for_outcome",
+    "version_pointer",
 ]
 
 
@@ -229,3 +233,42 @@ def version_for_outcome(ctx: AppContext, skill: Skill, outcome: dict[str, Any]) 
             raise NotFound("the pipeline proposed no version; see `skillpress dead-letters`")
         s.expunge(version)
     return version
+
+
+def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[str]]:
+    """(the id of the version `ref` names, the live gates publishing it would drop), after the
+    same load check publish makes: what a person confirms before a gate stops applying."""
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        version = find_version(s, skill, ref)
+        return version.id, check_publish(s, ctx.blobs, skill, version, True)
+
+
+def version_pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
+    """A version as a follower needs it: its id, files by sha256, hosts (`ref`: id or prefix)."""
+    skill = find_skill(ctx, slug)
+    version = pick_version(ctx, skill, ref)
+    return _pointer(skill, version)
+
+
+def _pointer(skill: Skill, version: Version) -> LiveVersion:
+    return LiveVersion(
+        skill=skill.slug,
+        version_id=version.id,
+        files=json.loads(version.files_json),
+        hosts=json.loads(version.hosts_json),
+    )
+
+
+def live_versions(ctx: AppContext) -> list[LiveVersion]:
+    """Every skill's live version, by slug (what the `SKILLPRESS_LIVE` bucket holds)."""
+    with ctx.records.session() as s:
+        skills = s.exec(
+            select(Skill).where(col(Skill.live_version_id).is_not(None)).order_by(col(Skill.slug))
+        ).all()
+        out = []
+        for skill in skills:
+            version = s.get(Version, skill.live_version_id)
+            if version is not None:
+                out.append(_pointer(skill, version))
+        return out

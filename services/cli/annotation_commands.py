@@ -54,17 +54,6 @@ def _report(
     )
 
 
-def _kv(text: str, flag: str) -> tuple[str, Any]:
-    if "=" not in text:
-        fail(f"{flag} takes NAME=VALUE")
-    name, raw = text.split("=", 1)
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return name.strip(), value
-
-
 def annotate(
     slug: Annotated[str, typer.Argument(help="the skill's slug")],
     operation: Annotated[
@@ -139,20 +128,22 @@ def annotate(
     timeout: Timeout = 120.0,
 ) -> None:
     """Add one annotation (a note, a gate, an identity…) and propose the version it makes."""
-    from services.app.annotations import add_annotation
+    from services.app.annotations import add_annotation, compose_annotation
 
     given = {
         k: v
         for k, v in {
             "note": note,
             "prefer": prefer,
-            "hidden": hidden or None,
+            "hidden": "" if hidden else None,
             "approval": approval,
             "example": example,
             "identity": identity,
-            "fixed": fixed or fixed_header,
+            "fixed": fixed,
+            "fixed_header": fixed_header,
             "skill_note": skill_note,
-            "category": rename_category or merge_categories,
+            "rename_category": rename_category,
+            "merge_categories": merge_categories,
         }.items()
         if v is not None
     }
@@ -161,48 +152,20 @@ def annotate(
             "give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
             " --skill-note, --rename-category, --merge-categories"
         )
-    kind = next(iter(given))
-    target = "skill" if kind in ("skill_note", "category") else f"operation:{operation or ''}"
-    if category is not None:
-        if kind != "note" or operation:
-            fail("--category takes a --note (and no --operation)")
-        target = f"category:{category}"
-    body: dict[str, Any]
-    if kind in ("note", "skill_note"):
-        body = {"text": note if kind == "note" else skill_note}
-    elif kind == "prefer":
-        body = {"operation": prefer}
-    elif kind == "hidden":
-        body = {}
-    elif kind == "approval":
-        body = {"matches": " ".join((approval or "").split()), "risk": risk}
-        if binds:
-            body["binds"] = [b.strip() for b in binds.split(",") if b.strip()]
-        for key, value in (("amount", amount), ("currency", currency), ("auto_below", auto_below)):
-            if value is not None:
-                body[key] = value
-    elif kind == "example":
-        try:
-            body = {"arguments": json.loads(example or ""), "turn": turn or ""}
-        except json.JSONDecodeError as exc:
-            fail(f"--example is not valid JSON ({exc.msg})")
-    elif kind == "identity":
-        body = {"fields": [f.strip() for f in (identity or "").split(",") if f.strip()]}
-    elif kind == "category":
-        old, new = _kv(
-            rename_category or merge_categories or "",
-            "--rename-category" if rename_category else "--merge-categories",
+    if category is not None and ("note" not in given or operation):
+        fail("--category takes a --note (and no --operation)")
+    extra = {
+        "risk": risk,
+        "binds": binds,
+        "amount": amount,
+        "currency": currency,
+        "auto_below": None if auto_below is None else str(auto_below),
+        "turn": turn,
+    }
+    with failures():
+        kind, target, body = compose_annotation(
+            next(iter(given)), operation, category, given | extra
         )
-        body = (
-            {"rename": old, "to": str(new)}
-            if rename_category
-            else {"merge": [x.strip() for x in old.split(",") if x.strip()], "to": str(new)}
-        )
-    else:
-        name, value = _kv(
-            fixed or fixed_header or "", "--fixed-header" if fixed_header else "--fixed"
-        )
-        body = {"name": name, "value": value} | ({"in": "header"} if fixed_header else {})
     ctx = open_ctx()
     with failures():
         stored = add_annotation(ctx, slug, kind, target, body, by)
@@ -313,38 +276,40 @@ def review(
 ) -> None:
     """Walk the approval and identity suggestions: money, deletes, changes, then reads; each confirmation becomes an annotation."""
     from services.app.annotations import Stored
-    from services.app.review import GROUPS, confirm, open_suggestions
+    from services.app.review import confirm, confirm_suggestions, open_suggestions
     from services.app.versions import find_skill
     from services.errors import Refused
 
     groups = accept_group or []
-    unknown = [g for g in groups if g not in GROUPS]
-    if unknown:
-        fail(f"--accept-group {unknown[0]!r}: one of {', '.join(GROUPS)}")
     interactive = not groups and sys.stdin.isatty()
     if not groups and not interactive:
         fail(
             "not a terminal: name the groups to confirm with --accept-group money|deletes|changes|reads"
         )
     ctx = open_ctx()
-    with failures():
-        skill = find_skill(ctx, slug)
-        pending = open_suggestions(ctx, skill)
     confirmed: list[str] = []
     skipped: list[str] = []
-    remaining = len(pending)
-    for sug in pending:
-        if groups and sug.group not in groups:
+    with failures():
+        skill = find_skill(ctx, slug)
+        if groups:
+            done = confirm_suggestions(ctx, skill, groups=groups, by=by)
+            confirmed = done.annotation_ids
+            skipped = [f"{x['operation']}: {x['reason']}" for x in done.skipped]
+            remaining = done.remaining
+            if not as_json:
+                typer.echo(f"  confirmed {len(confirmed)} in {', '.join(groups)}")
+        else:
+            pending = open_suggestions(ctx, skill)
+            remaining = len(pending)
+    for sug in [] if groups else pending:
+        answer = typer.prompt(
+            f"[{sug.group}] {sug.operation} {sug.kind} {json.dumps(sug.annotation)} — ({sug.why}) confirm? [y/n/q]",
+            default="y",
+        )
+        if answer.lower().startswith("q"):
+            break
+        if not answer.lower().startswith("y"):
             continue
-        if interactive:
-            answer = typer.prompt(
-                f"[{sug.group}] {sug.operation} {sug.kind} {json.dumps(sug.annotation)} — ({sug.why}) confirm? [y/n/q]",
-                default="y",
-            )
-            if answer.lower().startswith("q"):
-                break
-            if not answer.lower().startswith("y"):
-                continue
         try:
             aid = confirm(ctx, skill, sug, by)
         except Refused as exc:

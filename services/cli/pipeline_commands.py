@@ -335,10 +335,20 @@ def deny(
     _decide(request_id, False, by)
 
 
-def actions(as_json: AsJson = False) -> None:
+def actions(
+    as_json: AsJson = False,
+    resolve: Annotated[
+        int | None, typer.Option("--resolve", help="mark action item ID handled")
+    ] = None,
+) -> None:
     """Open action items: proposals a scheduled refresh made, waiting for a person."""
-    from services.app.queries import open_actions
+    from services.app.queries import open_actions, resolve_action
 
+    if resolve is not None:
+        with failures():
+            done = resolve_action(open_ctx(), resolve)
+        typer.echo(json.dumps(done) if as_json else f"action item #{resolve} resolved")
+        return
     _listing(
         open_actions(open_ctx()),
         as_json,
@@ -413,13 +423,28 @@ def follow(
         list[str] | None, typer.Option("--pin", help="SLUG=VERSION: hold this skill at a version")
     ] = None,
     once: Annotated[bool, typer.Option("--once", help="catch up, then stop")] = False,
+    api: Annotated[
+        str | None,
+        typer.Option(
+            "--api",
+            help="follow over a skillpress HTTP API (http://host:8787) instead of NATS and the store",
+        ),
+    ] = None,
+    token_env: Annotated[
+        str,
+        typer.Option("--token-env", help="with --api: the variable holding an operator token"),
+    ] = "SKILLPRESS_OPERATOR_TOKEN",
+    interval: Annotated[
+        float, typer.Option("--interval", help="with --api: seconds between looks")
+    ] = 2.0,
 ) -> None:
     """Keep DIR/<slug> equal to each skill's live version: catch up on start, then follow
     publications; each swap is atomic (a reader sees the old version or the new, never a mix)."""
     import asyncio
+    import os
     import signal
 
-    from services.app.follow import follow_live
+    from services.app.follow import ApiFollower, follow_api, follow_live
     from services.app.pipeline import running_up
 
     pins = {}
@@ -428,10 +453,15 @@ def follow(
         if not sep or not slug or not ref:
             fail(f"--pin {item!r}: write SLUG=VERSION")
         pins[slug] = ref
-    ctx = open_ctx()
-    url = ctx.settings.nats_url or running_up(ctx.settings)
-    if not url:
-        fail("no NATS: set SKILLPRESS_NATS_URL, or start `skillpress up` first")
+    token = os.environ.get(token_env, "") if api else ""
+    if api and not token:
+        fail(f"--api needs an operator token in ${token_env} (skillpress token add NAME makes one)")
+    ctx = None if api else open_ctx()
+    url = None if ctx is None else (ctx.settings.nats_url or running_up(ctx.settings))
+    if ctx is not None and not url:
+        fail(
+            "no NATS: set SKILLPRESS_NATS_URL, or start `skillpress up` first (or follow --api URL)"
+        )
 
     def swapped(live: Any) -> None:
         typer.echo(
@@ -444,15 +474,37 @@ def follow(
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
-        await follow_live(
-            ctx, url, folder, set(skill) if skill else None, format, pins, stop, swapped
-        )
+        wanted = set(skill) if skill else None
+        if api:
+            follower = ApiFollower(api, token)
+            try:
+                await follow_api(follower, folder, wanted, format, pins, stop, swapped, interval)
+            finally:
+                follower.close()
+            return
+        assert ctx is not None and url is not None
+        await follow_live(ctx, url, folder, wanted, format, pins, stop, swapped)
 
     try:
         with failures():
             asyncio.run(main())
     finally:
+        if ctx is not None:
+            ctx.close()
+
+
+def refresh() -> None:
+    """Ask for the scheduled re-fetch of URL sources now (once per refresh interval, however many
+    ask: what a cron job runs)."""
+    from services.app.pipeline import request_refresh
+
+    ctx = open_ctx()
+    try:
+        with failures():
+            msg_id = request_refresh(ctx)
+    finally:
         ctx.close()
+    typer.echo(f"asked for a refresh ({msg_id}; asked again in the same slot, it is sent once)")
 
 
 def worker(
@@ -460,6 +512,13 @@ def worker(
         list[str],
         typer.Argument(help="fetch, parse, categorize, guess-approvals, render, publish, refresh"),
     ],
+    schedule: Annotated[
+        bool,
+        typer.Option(
+            "--schedule",
+            help="also ask for a refresh every SKILLPRESS_REFRESH_INTERVAL seconds (once per slot across replicas)",
+        ),
+    ] = False,
 ) -> None:
     """Run workers against SKILLPRESS_NATS_URL (or a running `skillpress up`); start several to share work."""
     import asyncio
@@ -486,7 +545,7 @@ def worker(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await run_workers(ctx, nats_url, names, stop, wait_for_nats=True)
+        await run_workers(ctx, nats_url, names, stop, schedule=schedule, wait_for_nats=True)
 
     try:
         asyncio.run(main(url))
@@ -509,3 +568,4 @@ def register(app: typer.Typer) -> None:
     app.command()(actions)
     app.command("dead-letters")(dead_letters)
     app.command()(worker)
+    app.command()(refresh)

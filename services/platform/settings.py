@@ -23,7 +23,18 @@ class Settings(BaseSettings):
     log_format: str = "auto"  # auto | json | console
     log_level: str = "info"
 
-    nats_url: str | None = None  # None: the embedded nats-server
+    nats_url: str | None = (
+        None  # None: the embedded nats-server; several: comma-separated (a cluster)
+    )
+    stream_replicas: int = Field(
+        default=1,
+        ge=1,
+        le=5,
+        description="replicas of each JetStream stream and bucket (3 in a cluster)",
+    )
+    worker_concurrency: int = Field(
+        default=1, ge=1, le=64, description="messages a worker process handles at once, per step"
+    )
     database_url: str | None = None  # None: SQLite file under home
     s3_endpoint: str | None = None  # host:port; None: a local blob directory under home
     s3_bucket: str = "skillpress"
@@ -49,6 +60,11 @@ class Settings(BaseSettings):
     refresh_interval: float = (
         3600.0  # seconds between scheduled re-fetches of URL sources (0: never)
     )
+
+    # the HTTP API and console (skillpress serve, skillpress up)
+    api_host: str = "127.0.0.1"
+    api_port: int = 8787
+    operator_tokens_file: Path | None = None  # default: <home>/operator-tokens (mode 0600)
 
     # categories from a model when tags fail: any OpenAI-compatible chat-completions endpoint (off when unset)
     llm_base_url: str | None = None  # e.g. https://api.openai.com/v1

@@ -644,3 +644,29 @@ def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None
     assert approvals.list_requests(ctx) == []
     with pytest.raises(NotFound, match="no approval request #99"):
         approvals.decide(ctx, 99, True, "ops")
+
+
+def test_the_live_catalog_serves_each_published_skill_and_says_which_changed(
+    ctx: AppContext,
+) -> None:
+    from services.app.catalog import live_catalog
+
+    catalog = live_catalog(ctx)
+    assert catalog.current() == {}
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    publish(ctx, first["version_id"])
+    now = catalog.current()
+    assert list(now) == ["hollowbrook"] and now["hollowbrook"][2] == first["version_id"][:12]
+    assert catalog.changed() is None
+    renamed = last(
+        submit(ctx, variant(summary="Bookings, renamed."), "two"), EVENTS["version_proposed"]
+    )
+    assert catalog.changed() is None  # proposed is not live
+    publish(ctx, renamed["version_id"])
+    changed = catalog.changed()
+    assert changed is not None and changed["hollowbrook"][2] == renamed["version_id"][:12]
+    assert catalog.changed() is None
+    overview = queries.skills_overview(ctx)  # the same records the console lists
+    assert [(o["slug"], o["live_version_id"], o["proposals"]) for o in overview] == [
+        ("hollowbrook", renamed["version_id"], 0)
+    ]

@@ -11,27 +11,40 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
+
 from schemas.subjects import EVENTS, STREAM
 from services.platform.broker import connect
 
+SERVING: dict[int, str] = {}  # up's pid → where its API and console listen
 
-def _start(home: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "SKILLPRESS_HOME": str(home), "SKILLPRESS_LOG_FORMAT": "json"}
+
+def _start(home: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    env = {
+        **os.environ,
+        "SKILLPRESS_HOME": str(home),
+        "SKILLPRESS_LOG_FORMAT": "json",
+        "SKILLPRESS_API_PORT": "0",
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli.main", "up"],
+        [sys.executable, "-m", "services.cli.main", "up", *args],
         env=env,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
     )
     deadline = time.monotonic() + 30
+    nats = ""
     assert proc.stderr is not None
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line:
             break
         if '"event": "up.ready"' in line:
-            return proc, json.loads(line)["nats"]
+            nats = json.loads(line)["nats"]
+        if '"event": "up.serving"' in line:
+            SERVING[proc.pid] = json.loads(line)["url"]
+            return proc, nats
     proc.kill()
     raise AssertionError("skillpress up never became ready")
 
@@ -92,6 +105,11 @@ def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> 
     proc, url = _start(home)
     try:
         seq = asyncio.run(_publish(url))
+        # up serves the API and console too, behind the token it generated
+        token = (home / "operator-tokens").read_text().split()[1]
+        api = f"{SERVING[proc.pid]}/v1/skills"
+        assert httpx.get(api, headers={"Authorization": f"Bearer {token}"}).json() == []
+        assert httpx.get(api).status_code == 401
     finally:
         _stop(proc)
     assert _nats_pids(home) == [], "nats-server outlived skillpress up"
@@ -266,3 +284,27 @@ def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Pat
         if follower is not None and follower.poll() is None:
             follower.kill()
         _stop(up)
+
+
+def test_up_cluster_runs_three_nodes_with_every_stream_on_each(tmp_path: Path) -> None:
+    home = Path("/tmp") / f"skillpress-cluster-{tmp_path.name}"
+    proc, url = _start(home, "--cluster", "3")
+    try:
+        assert len(url.split(",")) == 3 and len(_nats_pids(home)) == 3
+
+        async def replicas() -> tuple[int, int]:
+            nc = await connect(url)
+            try:
+                info = await nc.jetstream().stream_info(STREAM)
+                assert info.cluster is not None
+                return info.config.num_replicas or 1, len(info.cluster.replicas or []) + 1
+            finally:
+                await nc.close()
+
+        assert asyncio.run(replicas()) == (3, 3)
+    finally:
+        _stop(proc)
+    assert _nats_pids(home) == [], "a cluster node outlived skillpress up"
+    import shutil
+
+    shutil.rmtree(home, ignore_errors=True)

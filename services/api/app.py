@@ -1,0 +1,135 @@
+"""The ASGI application: the JSON API, the console, their static files, problems and the body cap,
+and one NATS connection (a FastStream broker's) shared by every request that talks to the stream."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from services.api import console, problems, v1
+from services.api.auth import Operators
+from services.api.deps import ServerState
+from services.api.limits import BodyCap
+from services.app.context import AppContext
+
+__all__ = ["API_VERSION", "create_app", "openapi_document"]
+
+API_VERSION = "1.0.0"
+_FORM_OVERHEAD = 256 * 1024  # multipart boundaries and the small fields beside a spec
+
+
+def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> FastAPI:
+    """The API and console over `ctx`; with `nats_url`, submissions and their live stages go
+    through one connection opened at start-up (use-cases that wait for the pipeline reach it
+    through `ctx.settings.nats_url`)."""
+    st = ServerState(ctx, operators)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        broker: Any = None
+        if nats_url:
+            from faststream.nats import NatsBroker
+
+            from services.platform.broker import ensure_stream, server_list
+
+            broker = NatsBroker(server_list(nats_url), logger=None, connect_timeout=5)
+            await broker.connect()
+            st.nc = broker.connection
+            await ensure_stream(st.nc, ctx.settings.stream_replicas)
+        try:
+            yield
+        finally:
+            st.nc = None
+            if broker is not None:
+                await broker.stop()
+
+    app = FastAPI(
+        title="skillpress",
+        version=API_VERSION,
+        summary="Turn an OpenAPI document into an agent skill, and keep it.",
+        description=(
+            "Operators import specs, review what the pipeline proposes, annotate and publish."
+            " Every request needs an operator token: `Authorization: Bearer TOKEN`."
+        ),
+        lifespan=lifespan,
+        openapi_url="/v1/openapi.json",
+        docs_url="/v1/docs",
+        redoc_url=None,
+        servers=[{"url": "http://127.0.0.1:8787", "description": "skillpress serve (default)"}],
+        generate_unique_id_function=lambda route: route.name,
+    )
+    app.state.skillpress = st
+    problems.install(app)
+    console.install(app)
+    app.include_router(v1.router)
+    app.include_router(console.router)
+    app.mount("/static", StaticFiles(packages=[("services.api", "static")]), name="static")
+    app.add_middleware(BodyCap, max_bytes=ctx.settings.max_spec_bytes + _FORM_OVERHEAD)
+    plain_openapi = app.openapi
+    cached: dict[str, Any] = {}
+
+    def openapi() -> dict[str, Any]:
+        if not cached:
+            cached.update(openapi_document(plain_openapi()))
+        return cached
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def openapi_document(generated: dict[str, Any]) -> dict[str, Any]:
+    """The API's OpenAPI document (what FastAPI generates, /v1 only) with the bearer scheme
+    every operation requires."""
+    doc = dict(generated)
+    doc["paths"] = {p: v for p, v in doc["paths"].items() if p.startswith("/v1/")}
+    for item in doc["paths"].values():
+        for op in item.values():
+            content = op.get("requestBody", {}).get("content", {})
+            if "application/x-www-form-urlencoded" in content:  # the form any client can send first
+                op["requestBody"]["content"] = dict(
+                    sorted(
+                        content.items(), key=lambda kv: kv[0] != "application/x-www-form-urlencoded"
+                    )
+                )
+    components = dict(doc.get("components") or {})
+    components["securitySchemes"] = {
+        "operatorToken": {"type": "http", "scheme": "bearer", "description": "an operator token"}
+    }
+    doc["components"] = components
+    doc["security"] = [{"operatorToken": []}]
+    return doc
+
+
+def api_document() -> dict[str, Any]:
+    """The API's OpenAPI document as served (built without a store or a broker)."""
+    from pathlib import Path
+
+    from services.app.context import AppContext
+    from services.platform.blobs import LocalBlobStore
+    from services.platform.settings import Settings
+
+    settings = Settings(home=Path("/nonexistent"))
+    ctx = AppContext(settings=settings, records=None, blobs=LocalBlobStore(settings.blob_dir))  # type: ignore[arg-type]
+    return create_app(ctx, Operators({}, b""), None).openapi()
+
+
+def main() -> None:
+    import json
+    import sys
+    from pathlib import Path
+
+    out = (
+        Path(sys.argv[1])
+        if len(sys.argv) > 1
+        else Path(__file__).parents[2] / "schemas" / "openapi.json"
+    )
+    out.write_text(json.dumps(api_document(), indent=2, sort_keys=True) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

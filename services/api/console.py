@@ -1,0 +1,583 @@
+"""The operator console: server-rendered pages over the same use-cases as the API and the CLI.
+Every form carries a CSRF token; a refusal comes back on the page it was made from, in words."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Form, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException
+
+from services.api.auth import SESSION_COOKIE
+from services.api.deps import read_spec_input, state
+from services.api.v1 import (
+    AnnotationIn,
+    ConfirmIn,
+    add_annotation,
+    confirm,
+    grouped_suggestions,
+    preview,
+    submit,
+)
+from services.app.context import AppContext
+from services.errors import NotFound, Permanent, Retryable
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+RISKS = ("high", "medium", "low")
+
+
+class _SignIn(Exception):
+    def __init__(self, next_url: str) -> None:
+        self.next_url = next_url
+
+
+def _operator(request: Request) -> tuple[str, str]:
+    """(operator, session cookie), or off to the sign-in page."""
+    cookie = request.cookies.get(SESSION_COOKIE) or ""
+    name = state(request).operators.session_operator(cookie)
+    if name is None:
+        raise _SignIn(str(request.url.path))
+    return name, cookie
+
+
+def _render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    cookie = request.cookies.get(SESSION_COOKIE) or ""
+    operators = state(request).operators
+    who = operators.session_operator(cookie)
+    context.setdefault("notice", request.query_params.get("notice"))
+    context.setdefault("error", request.query_params.get("error"))
+    return templates.TemplateResponse(
+        request,
+        template,
+        {"operator": who, "csrf": operators.csrf(cookie) if who else "", **context},
+        status_code=status,
+    )
+
+
+def _back(url: str, **params: str) -> RedirectResponse:
+    query = urlencode({k: v for k, v in params.items() if v})
+    return RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
+
+
+def _checked(request: Request, csrf: str) -> str:
+    who, cookie = _operator(request)
+    if not state(request).operators.csrf_ok(cookie, csrf):
+        raise HTTPException(403, "this form's CSRF token is missing or stale: reload the page")
+    return who
+
+
+async def _attempt(work: Callable[[], Any]) -> tuple[Any, str | None]:
+    """(what the use-case returned, None), or (None, why it was refused) in words."""
+    try:
+        return await run_in_threadpool(work), None
+    except NotFound as exc:
+        return None, str(exc)
+    except Permanent as exc:
+        return None, str(exc)
+    except Retryable as exc:
+        return None, f"{exc} (the pipeline did not answer; try again)"
+
+
+def install(app: Any) -> None:
+    """A console page asked for without a session goes to the sign-in page, then back."""
+
+    async def to_sign_in(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, _SignIn)
+        return RedirectResponse(f"/sign-in?{urlencode({'next': exc.next_url})}", status_code=303)
+
+    app.add_exception_handler(_SignIn, to_sign_in)
+
+
+# --- signing in ---------------------------------------------------------------------------
+
+
+def _signed_in(request: Request, name: str, next_url: str) -> RedirectResponse:
+    target = next_url if next_url.startswith("/") and not next_url.startswith("//") else "/skills"
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        state(request).operators.session(name),
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+    return response
+
+
+@router.get("/sign-in", response_class=HTMLResponse)
+def sign_in_page(request: Request, token: str = "", next: str = "/skills") -> Response:
+    if token:
+        name = state(request).operators.who(token)
+        if name is not None:
+            return _signed_in(request, name, next)
+        return _render(
+            request, "sign_in.html", 401, next=next, error="that token is not known here"
+        )
+    return _render(request, "sign_in.html", next=next)
+
+
+@router.post("/sign-in", response_class=HTMLResponse)
+def sign_in(
+    request: Request, token: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "/skills"
+) -> Response:
+    name = state(request).operators.who(token.strip())
+    if name is None:
+        return _render(
+            request, "sign_in.html", 401, next=next, error="that token is not known here"
+        )
+    return _signed_in(request, name, next)
+
+
+@router.post("/sign-out")
+def sign_out(request: Request, csrf: Annotated[str, Form()] = "") -> Response:
+    _checked(request, csrf)
+    response = RedirectResponse("/sign-in", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/")
+def home() -> RedirectResponse:
+    return RedirectResponse("/skills", status_code=303)
+
+
+# --- skills -------------------------------------------------------------------------------
+
+
+@router.get("/skills", response_class=HTMLResponse)
+def skills(request: Request) -> Response:
+    from services.app.queries import skills_overview
+
+    _operator(request)
+    return _render(request, "skills.html", skills=skills_overview(state(request).ctx))
+
+
+@router.get("/skills/import", response_class=HTMLResponse)
+def import_page(request: Request) -> Response:
+    _operator(request)
+    return _render(request, "import.html", shown=None, given={})
+
+
+@router.post("/skills/import", response_class=HTMLResponse)
+async def import_preview(
+    request: Request,
+    csrf: Annotated[str, Form()] = "",
+    file: UploadFile | None = None,
+    spec: Annotated[str | None, Form()] = None,
+    url: Annotated[str | None, Form()] = None,
+    blob: Annotated[str | None, Form()] = None,
+    slug: Annotated[str | None, Form()] = None,
+    base_url: Annotated[str | None, Form()] = None,
+) -> Response:
+    """The preview: every prefilled field editable, anything the spec did not say asked for."""
+    _checked(request, csrf)
+    ctx = state(request).ctx
+    given = {"url": url or "", "spec": spec or "", "slug": slug or "", "base_url": base_url or ""}
+    try:
+        spec_in = await read_spec_input(ctx, file, spec, url, blob)
+        shown = await preview(ctx, spec_in, slug, base_url)
+    except (Permanent, Retryable) as exc:
+        return _render(request, "import.html", 422, shown=None, given=given, error=str(exc))
+    return _render(request, "import.html", shown=shown, given=given)
+
+
+@router.post("/skills/import/create")
+async def import_create(
+    request: Request,
+    csrf: Annotated[str, Form()] = "",
+    blob: Annotated[str, Form()] = "",
+    slug: Annotated[str, Form()] = "",
+    base_url: Annotated[str | None, Form()] = None,
+    credential_env: Annotated[str | None, Form()] = None,
+) -> Response:
+    who = _checked(request, csrf)
+    ctx = state(request).ctx
+    try:
+        spec_in = await read_spec_input(ctx, None, None, None, blob)
+        done = await submit(request, spec_in, slug, base_url, who)
+    except (Permanent, Retryable) as exc:
+        return _render(
+            request,
+            "import.html",
+            422,
+            shown=None,
+            given={"slug": slug, "base_url": base_url or ""},
+            error=str(exc),
+        )
+    query = {"after": str(done.seq)}
+    if credential_env:
+        query["env"] = credential_env
+    return _back(f"/skills/{done.skill}/submissions/{done.submission}", **query)
+
+
+@router.get("/skills/{slug}/submissions/{submission}", response_class=HTMLResponse)
+def submission_page(
+    request: Request, slug: str, submission: str, after: int | None = None, env: str = ""
+) -> Response:
+    """The pipeline's stages live; at the end, the proposed version and what it still needs."""
+    from services.app.pipeline import stored_outcome
+    from services.app.versions import find_skill, version_files, version_for_outcome
+    from services.derive.manifest import Manifest
+    from services.runtime.execute import default_env_var
+
+    _operator(request)
+    ctx = state(request).ctx
+    outcome = stored_outcome(ctx, slug, submission)
+    if outcome is None:
+        events = f"/v1/skills/{quote(slug)}/submissions/{quote(submission)}/events" + (
+            f"?after={after}" if after else ""
+        )
+        return _render(request, "submission.html", slug=slug, events=events, outcome=None)
+    subject, body = outcome
+    if subject.endswith("rejected"):
+        return _render(
+            request,
+            "submission.html",
+            slug=slug,
+            events=None,
+            outcome="refused",
+            reason=body["reason"],
+        )
+    version = version_for_outcome(ctx, find_skill(ctx, slug), body)
+    manifest = Manifest.from_json(version_files(ctx.blobs, version)["skill.json"])
+    needs = {
+        "hosts": list(manifest.hosts),
+        "header": manifest.auth.header,
+        "env": env or default_env_var(slug),
+        "base_url": manifest.base_url,
+        "unservable": manifest.auth.operations_unservable,
+        "headers_to_fix": sorted({h for o in manifest.operations for h in o.required_headers}),
+    }
+    return _render(
+        request,
+        "submission.html",
+        slug=slug,
+        events=None,
+        outcome="proposed",
+        version=version,
+        summary=json.loads(version.diff_json).get("summary", {}),
+        manifest=manifest,
+        needs=needs,
+    )
+
+
+def _skill_view(ctx: AppContext, slug: str, file: str | None, ref: str | None) -> dict[str, Any]:
+    from services.app.annotations import list_annotations
+    from services.app.versions import (
+        diff_versions,
+        find_skill,
+        gates_dropped,
+        list_versions,
+        pick_version,
+        version_files,
+    )
+    from services.derive.manifest import Manifest
+
+    skill = find_skill(ctx, slug)
+    versions = list_versions(ctx, slug)
+    live = next((v for v in versions if v["live"]), None)
+    proposal = next(
+        (
+            v
+            for v in versions
+            if v["status"] == "proposed" and (live is None or v["created_at"] > live["created_at"])
+        ),
+        None,
+    )
+    diff = diff_versions(ctx, slug, None, proposal["version_id"]) if proposal else None
+    drops: list[str] = []
+    if proposal:
+        _, drops = gates_dropped(ctx, slug, proposal["version_id"])
+    shown = pick_version(ctx, skill, ref or versions[0]["version_id"]) if versions else None
+    files = version_files(ctx.blobs, shown) if shown else {}
+    manifest = Manifest.from_json(files["skill.json"]) if "skill.json" in files else None
+    annotations = list_annotations(ctx, slug)
+    by_target: dict[str, list[dict[str, Any]]] = {}
+    for a in annotations:
+        by_target.setdefault(a["target"], []).append(a)
+    chosen = file if file in files else ("body.md" if "body.md" in files else None)
+    entry = None
+    if manifest is not None and chosen:
+        entry = next((o for o in manifest.operations if o.file == chosen), None)
+    beside: list[dict[str, Any]] = []
+    if entry is not None:
+        beside = by_target.get(f"operation:{entry.name}", [])
+    elif manifest is not None and chosen:
+        cat = next((c for c in manifest.categories if c.file == chosen), None)
+        beside = by_target.get(f"category:{cat.name}", []) if cat else by_target.get("skill", [])
+    return {
+        "skill": skill,
+        "versions": versions,
+        "live": live,
+        "proposal": proposal,
+        "diff": diff,
+        "drops": drops,
+        "shown": shown,
+        "files": sorted(files),
+        "file": chosen,
+        "content": files[chosen].decode("utf-8", "replace") if chosen else "",
+        "entry": entry,
+        "beside": beside,
+        "annotations": annotations,
+        "counts": {t: len(v) for t, v in by_target.items()},
+        "operations": [o.name for o in manifest.operations] if manifest else [],
+        "categories": [c.name for c in manifest.categories] if manifest else [],
+        "kinds": [
+            ("note", "note (on the operation's file)"),
+            ("approval", "approval gate"),
+            ("identity", "identity (idempotency fields)"),
+            ("prefer", "prefer another operation"),
+            ("hidden", "hide the operation"),
+            ("example", "example arguments (JSON)"),
+            ("fixed", "fixed argument NAME=VALUE"),
+            ("fixed_header", "fixed header NAME=VALUE"),
+            ("skill_note", "skill note (in the body)"),
+            ("rename_category", "rename category OLD=NEW"),
+            ("merge_categories", "merge categories A,B=NEW"),
+        ],
+        "risks": RISKS,
+    }
+
+
+@router.get("/skills/{slug}", response_class=HTMLResponse)
+def skill_page(
+    request: Request, slug: str, file: str | None = None, v: str | None = None
+) -> Response:
+    _operator(request)
+    try:
+        view = _skill_view(state(request).ctx, slug, file, v)
+    except NotFound as exc:
+        return _render(request, "skills.html", 404, skills=[], error=str(exc))
+    return _render(request, "skill.html", **view)
+
+
+@router.post("/skills/{slug}/annotations")
+async def add_annotation_form(
+    request: Request,
+    slug: str,
+    csrf: Annotated[str, Form()] = "",
+    kind: Annotated[str, Form()] = "note",
+    operation: Annotated[str, Form()] = "",
+    category: Annotated[str, Form()] = "",
+    value: Annotated[str, Form()] = "",
+    risk: Annotated[str, Form()] = "high",
+    binds: Annotated[str, Form()] = "",
+    amount: Annotated[str, Form()] = "",
+    currency: Annotated[str, Form()] = "",
+    auto_below: Annotated[str, Form()] = "",
+    turn: Annotated[str, Form()] = "",
+    back: Annotated[str, Form()] = "",
+) -> Response:
+    who = _checked(request, csrf)
+    ctx = state(request).ctx
+    here = f"/skills/{slug}"
+    try:
+        given = AnnotationIn.model_validate(
+            {
+                "kind": kind,
+                "operation": operation or None,
+                "category": category or None,
+                "value": value,
+                "risk": risk,
+                "binds": binds or None,
+                "amount": amount or None,
+                "currency": currency or None,
+                "auto_below": auto_below or None,
+                "turn": turn or None,
+            }
+        )
+    except ValueError as exc:
+        return _back(here, error=str(exc).splitlines()[0])
+    done, error = await _attempt(lambda: add_annotation(ctx, slug, given, who))
+    query = {"file": back} if back else {}
+    if error:
+        return _back(here, error=error, **query)
+    return _back(
+        here,
+        notice=f"annotation {done['annotation_id']} added; proposed version {done['proposal']['version_id'][:12]}",
+        **query,
+    )
+
+
+@router.post("/skills/{slug}/annotations/{annotation_id}/retire")
+async def retire_form(
+    request: Request, slug: str, annotation_id: str, csrf: Annotated[str, Form()] = ""
+) -> Response:
+    from services.api.v1 import retire
+
+    who = _checked(request, csrf)
+    ctx = state(request).ctx
+    done, error = await _attempt(lambda: retire(ctx, who, annotation_id))
+    if error:
+        return _back(f"/skills/{slug}", error=error)
+    return _back(
+        f"/skills/{slug}",
+        notice=f"retired {annotation_id}; proposed version {done['proposal']['version_id'][:12]}",
+    )
+
+
+@router.post("/skills/{slug}/annotations/{annotation_id}/rekey")
+async def rekey_form(
+    request: Request,
+    slug: str,
+    annotation_id: str,
+    csrf: Annotated[str, Form()] = "",
+    operation: Annotated[str, Form()] = "",
+) -> Response:
+    from services.api.v1 import RekeyIn, rekey
+
+    who = _checked(request, csrf)
+    ctx = state(request).ctx
+    done, error = await _attempt(
+        lambda: rekey(ctx, who, annotation_id, RekeyIn(operation=operation))
+    )
+    if error:
+        return _back(f"/skills/{slug}", error=error)
+    return _back(
+        f"/skills/{slug}",
+        notice=f"re-keyed {annotation_id} to {operation}; proposed version {done['proposal']['version_id'][:12]}",
+    )
+
+
+@router.post("/skills/{slug}/publish")
+async def publish_form(
+    request: Request,
+    slug: str,
+    csrf: Annotated[str, Form()] = "",
+    version: Annotated[str, Form()] = "",
+    remove_gates: Annotated[str, Form()] = "",
+) -> Response:
+    from services.api.v1 import PublishIn, publish
+
+    who = _checked(request, csrf)
+    ctx = state(request).ctx
+    body = PublishIn(remove_gates=remove_gates == "yes")
+    done, error = await _attempt(lambda: publish(ctx, who, slug, version, body))
+    if error:
+        return _back(f"/skills/{slug}", error=error)
+    return _back(f"/skills/{slug}", notice=f"published {done['version_id'][:12]}: it is live")
+
+
+# --- review -------------------------------------------------------------------------------
+
+
+@router.get("/skills/{slug}/review", response_class=HTMLResponse)
+def review_page(request: Request, slug: str) -> Response:
+    _operator(request)
+    try:
+        review = grouped_suggestions(state(request).ctx, slug)
+    except NotFound as exc:
+        return _render(request, "skills.html", 404, skills=[], error=str(exc))
+    return _render(request, "review.html", slug=slug, review=review)
+
+
+@router.post("/skills/{slug}/review", response_class=HTMLResponse)
+async def review_confirm(
+    request: Request,
+    slug: str,
+    csrf: Annotated[str, Form()] = "",
+    suggestion: Annotated[str, Form()] = "",
+    group: Annotated[str, Form()] = "",
+) -> Response:
+    who = _checked(request, csrf)
+    ctx = state(request).ctx
+    given = ConfirmIn(ids=[suggestion] if suggestion else [], groups=[group] if group else [])
+    done, error = await _attempt(lambda: confirm(ctx, slug, given, who))
+    notice = None
+    if done is not None:
+        notice = f"confirmed {len(done['confirmed'])}; {done['remaining']} left" + (
+            f"; proposed version {done['proposal']['version_id'][:12]}" if done["proposal"] else ""
+        )
+        if done["skipped"]:
+            notice += "; skipped " + "; ".join(
+                f"{s['operation']} ({s['reason']})" for s in done["skipped"]
+            )
+    if request.headers.get("hx-request"):
+        review = await run_in_threadpool(grouped_suggestions, ctx, slug)
+        return _render(
+            request, "review_list.html", slug=slug, review=review, notice=notice, error=error
+        )
+    return _back(f"/skills/{slug}/review", notice=notice or "", error=error or "")
+
+
+# --- action items and dead letters ---------------------------------------------------------
+
+
+@router.get("/operations", response_class=HTMLResponse)
+def operations_page(request: Request) -> Response:
+    from services.app.queries import dead_letters, open_actions
+
+    _operator(request)
+    ctx = state(request).ctx
+    from services.app.approvals import list_requests
+
+    return _render(
+        request,
+        "operations.html",
+        actions=open_actions(ctx),
+        letters=dead_letters(ctx),
+        approvals=list_requests(ctx),
+    )
+
+
+@router.post("/operations/approvals/{request_id}")
+async def decide_form(
+    request: Request,
+    request_id: int,
+    csrf: Annotated[str, Form()] = "",
+    decision: Annotated[str, Form()] = "",
+) -> Response:
+    from services.app.approvals import decide
+
+    who = _checked(request, csrf)
+    ctx = state(request).ctx
+    grant = decision == "grant"
+    _, error = await _attempt(lambda: decide(ctx, request_id, grant, who))
+    said = "granted (once, for exactly these values)" if grant else "denied"
+    return _back(
+        "/operations",
+        notice="" if error else f"approval request #{request_id} {said}",
+        error=error or "",
+    )
+
+
+@router.post("/operations/actions/{action_id}/resolve")
+async def resolve_form(
+    request: Request, action_id: int, csrf: Annotated[str, Form()] = ""
+) -> Response:
+    from services.app.queries import resolve_action
+
+    _checked(request, csrf)
+    ctx = state(request).ctx
+    _, error = await _attempt(lambda: resolve_action(ctx, action_id))
+    return _back(
+        "/operations",
+        notice="" if error else f"action item #{action_id} resolved",
+        error=error or "",
+    )
+
+
+@router.post("/operations/dead-letters/replay")
+async def replay_form(
+    request: Request, csrf: Annotated[str, Form()] = "", letter: Annotated[str, Form()] = ""
+) -> Response:
+    from services.app.pipeline import replay_dead_letters
+
+    _checked(request, csrf)
+    ctx = state(request).ctx
+    ids = [int(letter)] if letter.isdigit() else None
+    done, error = await _attempt(lambda: replay_dead_letters(ctx, ids))
+    return _back(
+        "/operations", notice="" if error else f"replayed {len(done)} message(s)", error=error or ""
+    )

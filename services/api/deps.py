@@ -1,0 +1,123 @@
+"""What every route is given: the application context, the operator making the request, and
+the spec a form carries (an upload, a paste or a URL) read within the size cap."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+
+from services.api.auth import SESSION_COOKIE, Operators
+from services.app.context import AppContext
+from services.errors import Refused
+
+__all__ = [
+    "Ctx",
+    "Operator",
+    "SpecInput",
+    "current_operator",
+    "read_spec_input",
+    "state",
+]
+
+_BLOB = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class ServerState:
+    ctx: AppContext
+    operators: Operators
+    nc: Any = None  # the shared NATS connection (nats.aio.client.Client) once started
+    base_path: str = ""
+
+
+def state(request: Request) -> ServerState:
+    found: ServerState = request.app.state.skillpress
+    return found
+
+
+def _ctx(request: Request) -> AppContext:
+    return state(request).ctx
+
+
+def current_operator(request: Request) -> str:
+    """The operator's name: from `Authorization: Bearer TOKEN`, or from the console's session
+    cookie (a change then needs the CSRF token in `X-CSRF-Token` or the form's `csrf` field,
+    checked by the route that reads the form)."""
+    operators = state(request).operators
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        name = operators.who(header[7:].strip())
+        if name is None:
+            raise HTTPException(401, "that operator token is not known here")
+        return name
+    cookie = request.cookies.get(SESSION_COOKIE)
+    name = operators.session_operator(cookie)
+    if name is None:
+        raise HTTPException(
+            401, "sign in: send `Authorization: Bearer TOKEN` (the token skillpress serve printed)"
+        )
+    if request.method not in ("GET", "HEAD") and not operators.csrf_ok(
+        cookie, request.headers.get("x-csrf-token")
+    ):
+        raise HTTPException(403, "a change from the console needs its CSRF token")
+    return name
+
+
+Ctx = Annotated[AppContext, Depends(_ctx)]
+Operator = Annotated[str, Depends(current_operator)]
+
+
+@dataclass(frozen=True)
+class SpecInput:
+    data: bytes | None
+    url: str | None
+
+
+async def read_spec_input(
+    ctx: AppContext, file: UploadFile | None, spec: str | None, url: str | None, blob: str | None
+) -> SpecInput:
+    """Exactly one of an upload, pasted text, a URL (fetched later through the fetch guard) or a
+    blob an earlier preview stored; Refused otherwise, and for more bytes than the cap."""
+    given = [
+        n
+        for n, v in (
+            ("file", file is not None and bool(file.filename)),
+            ("spec", bool(spec and spec.strip())),
+            ("url", bool(url and url.strip())),
+            ("blob", bool(blob)),
+        )
+        if v
+    ]
+    if len(given) != 1:
+        raise Refused(
+            "give exactly one spec: a file upload (`file`), pasted text (`spec`) or a URL (`url`)"
+            + (f"; got {', '.join(given)}" if given else "")
+        )
+    cap = ctx.settings.max_spec_bytes
+    if given[0] == "file":
+        assert file is not None
+        data = await file.read(cap + 1)
+    elif given[0] == "spec":
+        data = (spec or "").encode()
+    elif given[0] == "blob":
+        if not _BLOB.match(blob or ""):
+            raise Refused("blob is the sha256 a preview returned")
+        from services.platform.blobs import BlobNotFound
+
+        try:
+            data = ctx.blobs.get(blob or "")
+        except BlobNotFound:
+            raise Refused("that preview's spec is no longer stored: upload it again") from None
+    else:
+        u = (url or "").strip()
+        if not u.startswith(("http://", "https://")):
+            raise Refused(f"{u!r} is not an http(s) URL")
+        return SpecInput(None, u)
+    if len(data) > cap:
+        raise HTTPException(413, f"the spec is over the {cap:,}-byte limit")
+    return SpecInput(data, None)

@@ -1,0 +1,100 @@
+"""Serving the API and console: on a configured NATS, beside a running `skillpress up`, or on the
+embedded stack (nats-server from its wheel and every worker in this process)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from services.api.auth import Operators, is_loopback, load_operators
+from services.app.context import AppContext
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["DEFAULT_PORT", "Listening", "console_url", "serve_http", "server_operators"]
+
+DEFAULT_PORT = 8787
+
+
+@dataclass(frozen=True)
+class Listening:
+    host: str
+    port: int
+
+    @property
+    def base(self) -> str:
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{shown}:{self.port}"
+
+
+def server_operators(ctx: AppContext, host: str) -> Operators:
+    """The operators for a server on `host` (TokenRefused: a non-loopback address with no token)."""
+    return load_operators(ctx.settings.home, ctx.settings.operator_tokens_file, host)
+
+
+def console_url(where: Listening, operators: Operators) -> str:
+    """Where an operator signs in: with the token in the URL on loopback (as notebook servers
+    print it), else the plain sign-in page."""
+    token = operators.generated or operators.tokens.get("operator")
+    if token and is_loopback(where.host):
+        return f"{where.base}/sign-in?token={token}"
+    return f"{where.base}/sign-in"
+
+
+class _Server:
+    """uvicorn's server without its own signal handling: the caller's stop event ends it."""
+
+    def __init__(self, app: FastAPI, where: Listening) -> None:
+        self.where = where
+        import uvicorn
+
+        class Quiet(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield
+
+        config = uvicorn.Config(
+            app, host=where.host, port=where.port, log_level="warning", access_log=False
+        )
+        self.server: Any = Quiet(config)
+
+    def bound(self) -> Listening:
+        """Where it listens (the port the system chose when asked for port 0)."""
+        for server in getattr(self.server, "servers", []):
+            for sock in server.sockets:
+                return Listening(self.where.host, int(sock.getsockname()[1]))
+        return self.where
+
+    async def run(self, stop: asyncio.Event, ready: Callable[[Listening], None] | None) -> None:
+        task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            if task.done():
+                task.result()  # raises what stopped it (the port is taken, …)
+                raise OSError("the HTTP server stopped before it started")
+            await asyncio.sleep(0.02)
+        if ready is not None:
+            ready(self.bound())
+        waiter = asyncio.create_task(stop.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        self.server.should_exit = True
+        waiter.cancel()
+        await task
+
+
+async def serve_http(
+    ctx: AppContext,
+    operators: Operators,
+    nats_url: str | None,
+    where: Listening,
+    stop: asyncio.Event,
+    ready: Callable[[Listening], None] | None = None,
+) -> None:
+    """Serve the API and console on `where` until `stop` is set; `ready` is told where it
+    listens once it does."""
+    from services.api.app import create_app
+
+    await _Server(create_app(ctx, operators, nats_url), where).run(stop, ready)

@@ -1,0 +1,624 @@
+"""The JSON API under /v1: each route parses its input, calls one use-case of the application
+layer and returns what it gives (the CLI calls the same ones)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response, StreamingResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, Field
+
+from services.api.deps import Ctx, Operator, SpecInput, read_spec_input, state
+from services.app.annotations import Kind
+from services.app.context import AppContext
+from services.errors import NotFound, Refused
+
+__all__ = ["router", "submit", "submission_stream"]
+
+router = APIRouter(prefix="/v1")
+
+
+# the same fields without the upload, so a client that cannot send multipart (an agent calling
+# through skillpress's own skill) pastes the spec or names its URL
+def _paste_form(required: list[str]) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "content": {
+                "application/x-www-form-urlencoded": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "string",
+                                "description": "the OpenAPI document, pasted",
+                            },
+                            "url": {
+                                "type": "string",
+                                "description": "an http(s) URL to fetch it from",
+                            },
+                            "blob": {
+                                "type": "string",
+                                "description": "the `blob` a preview returned",
+                            },
+                            "slug": {"type": "string", "description": "the skill's slug"},
+                            "base_url": {
+                                "type": "string",
+                                "description": "where the API lives, when the spec does not say",
+                            },
+                        },
+                        "required": required,
+                    }
+                }
+            }
+        }
+    }
+
+
+SpecFile = Annotated[UploadFile | None, File(description="the OpenAPI document, uploaded")]
+SpecText = Annotated[str | None, Form(description="the OpenAPI document, pasted")]
+SpecUrl = Annotated[str | None, Form(description="an http(s) URL to fetch it from")]
+SpecBlob = Annotated[str | None, Form(description="the `blob` a preview returned")]
+SlugForm = Annotated[str | None, Form(description="the skill's slug (default: from the title)")]
+BaseUrlForm = Annotated[
+    str | None, Form(description="where the API lives, when the spec does not say")
+]
+
+
+def _slug(given: str | None) -> str | None:
+    from services.derive.naming import slugify
+
+    if not given:
+        return None
+    slug = slugify(given)
+    if not slug or slug != given:
+        raise Refused(
+            f"slug {given!r}: lowercase letters, digits and '-' (try {slug or 'my-api'!r})"
+        )
+    return slug
+
+
+async def _spec_bytes(ctx: AppContext, spec: SpecInput) -> bytes:
+    if spec.data is not None:
+        return spec.data
+    from services.app.offline import fetch_url
+
+    assert spec.url is not None
+    return await run_in_threadpool(fetch_url, ctx.settings, spec.url)
+
+
+class PreviewOut(BaseModel):
+    title: str
+    slug: str
+    description: str
+    base_url: str | None
+    base_url_question: str | None = Field(
+        description="asked when the spec names no absolute server"
+    )
+    auth_header: str | None
+    auth_kind: str | None
+    credential_env: str = Field(description="the environment variable the credential goes in")
+    operations_needing_auth: int
+    operations_unservable: int = Field(description="operations needing auth a header cannot serve")
+    unservable_kinds: list[str]
+    hosts: list[str]
+    operations: int
+    tools: int
+    categories: int
+    body: str = Field(description="the body exactly as agents will carry it")
+    body_bytes: int
+    warnings: list[str]
+    blob: str | None = Field(description="pass as `blob` to create the skill from the same bytes")
+
+
+async def preview(
+    ctx: AppContext, spec: SpecInput, slug: str | None, base_url: str | None
+) -> PreviewOut:
+    from services.app.preview import preview_spec
+
+    data = await _spec_bytes(ctx, spec)
+    shown = await run_in_threadpool(preview_spec, data, _slug(slug), base_url)
+    blob = await run_in_threadpool(ctx.blobs.put, data)
+    return PreviewOut(**shown.to_dict(), blob=blob)
+
+
+@router.post(
+    "/skills/preview",
+    name="preview_skill",
+    response_model=PreviewOut,
+    tags=["skills"],
+    openapi_extra=_paste_form([]),
+)
+async def preview_skill(
+    ctx: Ctx,
+    who: Operator,
+    file: SpecFile = None,
+    spec: SpecText = None,
+    url: SpecUrl = None,
+    blob: SpecBlob = None,
+    slug: SlugForm = None,
+    base_url: BaseUrlForm = None,
+) -> PreviewOut:
+    """What the spec already answers, and what is still to ask; nothing is stored but its bytes."""
+    return await preview(ctx, await read_spec_input(ctx, file, spec, url, blob), slug, base_url)
+
+
+class Submitted(BaseModel):
+    submission: str
+    skill: str
+    seq: int = Field(description="the stream sequence of the submission: replay events from it")
+    events: str = Field(description="the submission's stages as Server-Sent Events")
+    status: str
+
+
+async def submit(
+    request: Request, spec: SpecInput, slug: str, base_url: str | None, who: str
+) -> Submitted:
+    """Submit a spec to the pipeline (its first check done here, so a refused document is a 422
+    at once) and return where to follow it."""
+    from schemas.subjects import EVENTS
+    from services.app.pipeline import send, spec_submitted
+    from services.derive.load import LoadLimits, load_document
+
+    ctx = state(request).ctx
+    checked = _slug(slug)
+    if checked is None:
+        raise Refused("a skill needs a slug")
+    if spec.data is not None:
+        await run_in_threadpool(load_document, spec.data, LoadLimits())
+    submission = uuid.uuid4().hex
+    event = await run_in_threadpool(
+        spec_submitted, ctx, checked, spec.data, spec.url, base_url or None, who, submission
+    )
+    nc = state(request).nc
+    from services.app.pipeline import StackError
+
+    if nc is None:
+        raise StackError("this server has no pipeline connection")
+    seq = await send(nc, EVENTS["spec_submitted"], event, f"submitted:{submission}")
+    base = f"/v1/skills/{checked}/submissions/{submission}"
+    return Submitted(
+        submission=submission,
+        skill=checked,
+        seq=seq,
+        events=f"{base}/events?after={seq}",
+        status=f"/v1/submissions/{submission}",
+    )
+
+
+@router.post(
+    "/skills",
+    name="create_skill",
+    status_code=202,
+    response_model=Submitted,
+    tags=["skills"],
+    openapi_extra=_paste_form(["slug"]),
+)
+async def create_skill(
+    request: Request,
+    ctx: Ctx,
+    who: Operator,
+    slug: Annotated[str, Form(description="the skill's slug")],
+    file: SpecFile = None,
+    spec: SpecText = None,
+    url: SpecUrl = None,
+    blob: SpecBlob = None,
+    base_url: BaseUrlForm = None,
+) -> Submitted:
+    """Create = submit: the spec goes through the pipeline to a proposed version."""
+    given = await read_spec_input(ctx, file, spec, url, blob)
+    return await submit(request, given, slug, base_url, who)
+
+
+@router.get("/skills", name="list_skills", tags=["skills"])
+def list_skills(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+    """Every skill: its live version, proposals waiting, open action items."""
+    from services.app.queries import skills_overview
+
+    return skills_overview(ctx)
+
+
+@router.get("/submissions/{submission}", name="get_submission", tags=["pipeline"])
+def submission_status(ctx: Ctx, who: Operator, submission: str) -> dict[str, Any]:
+    """Where a submission is, stage by stage, from the records."""
+    from services.app.queries import submission_status as status
+
+    return status(ctx, submission)
+
+
+async def submission_stream(
+    request: Request, slug: str, submission: str, after: int | None
+) -> AsyncIterator[str]:
+    """Server-Sent Events: `stage` per event (its words and body), `end` with the outcome."""
+    from services.app.pipeline import describe_event, submission_events
+
+    st = state(request)
+    yield "retry: 2000\n\n"
+    async for item in submission_events(st.nc, st.ctx, slug, submission, after):
+        if item is None:
+            yield ": waiting\n\n"
+            if await request.is_disconnected():
+                return
+            continue
+        subject, body = item
+        text, awaiting = describe_event(subject, body)
+        if text == subject:
+            text = subject.split(".", 1)[-1].replace(".", " ")  # spec submitted
+        data = json.dumps({"subject": subject, "text": text, "next": awaiting, "body": body})
+        name = (
+            "end"
+            if subject.rsplit(".", 1)[-1] in ("proposed", "rejected", "unchanged")
+            else "stage"
+        )
+        yield f"event: {name}\ndata: {data}\n\n"
+
+
+@router.get(
+    "/skills/{slug}/submissions/{submission}/events",
+    name="follow_submission",
+    tags=["pipeline"],
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def submission_events_stream(
+    request: Request,
+    who: Operator,
+    slug: str,
+    submission: str,
+    after: Annotated[
+        int | None, Query(ge=1, description="replay from this stream sequence")
+    ] = None,
+) -> StreamingResponse:
+    """A submission's stages as they happen (replayed from `after`), ending with its outcome."""
+    if state(request).nc is None:
+        from services.app.pipeline import StackError
+
+        raise StackError("this server has no pipeline connection")
+    return StreamingResponse(
+        submission_stream(request, slug, submission, after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.get("/skills/{slug}/versions", name="list_versions", tags=["versions"])
+def versions(ctx: Ctx, who: Operator, slug: str) -> list[dict[str, Any]]:
+    """The skill's versions, newest first."""
+    from services.app.versions import list_versions
+
+    return list_versions(ctx, slug)
+
+
+def _resolve(ctx: AppContext, slug: str, ref: str) -> str:
+    """The version id `ref` names: an id or prefix, `live` or `newest`."""
+    from services.app.versions import find_skill, newest_version
+
+    skill = find_skill(ctx, slug)
+    if ref == "live":
+        if not skill.live_version_id:
+            raise NotFound(f"{slug} has no live version yet")
+        return skill.live_version_id
+    if ref == "newest":
+        with ctx.records.session() as s:
+            found = newest_version(s, skill.id)
+            if found is None:
+                raise NotFound(f"{slug} has no versions yet")
+            return found.id
+    return ref
+
+
+@router.get("/live", name="list_live_versions", tags=["versions"])
+def live(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+    """Every skill's live version: its id, each file's sha256, its hosts (what followers keep)."""
+    from services.app.versions import live_versions
+
+    return [v.model_dump() for v in live_versions(ctx)]
+
+
+@router.get("/skills/{slug}/versions/{ref}", name="get_version", tags=["versions"])
+def version(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str, Any]:
+    """One version's id, files by sha256 and hosts (`ref`: an id or prefix, `live` or `newest`)."""
+    from services.app.versions import version_pointer
+
+    return version_pointer(ctx, slug, _resolve(ctx, slug, ref)).model_dump()
+
+
+def _files(ctx: AppContext, slug: str, ref: str) -> dict[str, bytes]:
+    from services.app.versions import find_skill, pick_version, version_files
+
+    version = pick_version(ctx, find_skill(ctx, slug), _resolve(ctx, slug, ref))
+    return version_files(ctx.blobs, version)
+
+
+@router.get("/skills/{slug}/versions/{ref}/files", name="list_version_files", tags=["versions"])
+def version_file_list(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str, int]:
+    """A version's files and their sizes (`ref`: a version id or prefix, `live` or `newest`)."""
+    return {path: len(data) for path, data in sorted(_files(ctx, slug, ref).items())}
+
+
+@router.get(
+    "/skills/{slug}/versions/{ref}/files/{path:path}", name="get_version_file", tags=["versions"]
+)
+def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Response:
+    """One file of a version, as stored."""
+    files = _files(ctx, slug, ref)
+    if path not in files:
+        raise NotFound(f"{slug} {ref} has no file {path!r}")
+    kind = "application/json" if path.endswith(".json") else "text/markdown; charset=utf-8"
+    return Response(files[path], media_type=kind)
+
+
+@router.get("/skills/{slug}/diff", name="diff_versions", tags=["versions"])
+def diff(
+    ctx: Ctx,
+    who: Operator,
+    slug: str,
+    from_: Annotated[str | None, Query(alias="from", description="default: live")] = None,
+    to: Annotated[str | None, Query(description="default: newest")] = None,
+) -> dict[str, Any]:
+    """What changed between two versions, with the annotations the newer one orphans."""
+    from services.app.versions import diff_versions
+
+    return diff_versions(ctx, slug, from_, to)
+
+
+class PublishIn(BaseModel):
+    remove_gates: bool = Field(
+        default=False, description="publish even though live gates would be dropped"
+    )
+    timeout: float = Field(default=60.0, gt=0, le=600)
+
+
+@router.post("/skills/{slug}/versions/{ref}/publish", name="publish_version", tags=["versions"])
+def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> dict[str, Any]:
+    """Make a version live (refused with the gates it would drop unless `remove_gates`)."""
+    from services.app.pipeline import request_publish
+    from services.app.versions import check_publish_request
+
+    version_id = check_publish_request(ctx, slug, _resolve(ctx, slug, ref), body.remove_gates)
+    return request_publish(ctx, slug, version_id, body.remove_gates, body.timeout, who)
+
+
+@router.get("/skills/{slug}/annotations", name="list_annotations", tags=["annotations"])
+def annotations_list(
+    ctx: Ctx, who: Operator, slug: str, include_retired: bool = False
+) -> list[dict[str, Any]]:
+    """Annotations, each applied, orphaned, pending or retired."""
+    from services.app.annotations import list_annotations
+
+    return list_annotations(ctx, slug, include_retired)
+
+
+class AnnotationIn(BaseModel):
+    kind: Kind
+    operation: str | None = Field(
+        default=None, description="the operation, by the name the skill shows"
+    )
+    category: str | None = Field(default=None, description="with a note: a category, by its tag")
+    value: str = Field(
+        "",
+        description="the note's text, the gate's `matches`, the identity's fields, NAME=VALUE…",
+    )
+    risk: Literal["low", "medium", "high"] = "high"
+    binds: str | None = Field(default=None, description="a gate's bound fields, comma-separated")
+    amount: str | None = None
+    currency: str | None = None
+    auto_below: str | None = None
+    turn: str | None = None
+    timeout: float = Field(default=120.0, gt=0, le=600)
+
+
+def _proposal(ctx: AppContext, stored: Any, change: str, timeout: float) -> dict[str, Any]:
+    from schemas.subjects import EVENTS
+    from services.app.pipeline import propose_change
+
+    subject, body = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
+    if subject == EVENTS["revision_rejected"]:
+        raise Refused(f"refused: {body['reason']}")
+    return body
+
+
+def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) -> dict[str, Any]:
+    from services.app.annotations import add_annotation as add
+    from services.app.annotations import compose_annotation
+
+    values = given.model_dump()
+    values[given.kind] = given.value
+    kind, target, body = compose_annotation(given.kind, given.operation, given.category, values)
+    stored = add(ctx, slug, kind, target, body, who)
+    return {
+        "annotation_id": stored.ids[0],
+        "proposal": _proposal(ctx, stored, "added", given.timeout),
+    }
+
+
+@router.post(
+    "/skills/{slug}/annotations", name="add_annotation", status_code=201, tags=["annotations"]
+)
+def annotate(ctx: Ctx, who: Operator, slug: str, body: AnnotationIn) -> dict[str, Any]:
+    """Add one annotation (checked against the latest revision) and propose the version it makes."""
+    return add_annotation(ctx, slug, body, who)
+
+
+@router.post("/annotations/{annotation_id}/retire", name="retire_annotation", tags=["annotations"])
+def retire(ctx: Ctx, who: Operator, annotation_id: str) -> dict[str, Any]:
+    """Retire an annotation (it stays on record) and propose the version without it."""
+    from services.app.annotations import retire as retired
+
+    stored = retired(ctx, annotation_id, who)
+    return {"retired": annotation_id, "proposal": _proposal(ctx, stored, "retired", 120.0)}
+
+
+class RekeyIn(BaseModel):
+    operation: str = Field(description="the operation it belongs to now")
+
+
+@router.post("/annotations/{annotation_id}/rekey", name="rekey_annotation", tags=["annotations"])
+def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> dict[str, Any]:
+    """Move an orphaned annotation to an operation's new name."""
+    from services.app.annotations import rekey as rekeyed
+
+    stored = rekeyed(ctx, annotation_id, body.operation, who)
+    return {"annotation_id": stored.ids[1], "proposal": _proposal(ctx, stored, "rekeyed", 120.0)}
+
+
+def grouped_suggestions(ctx: AppContext, slug: str) -> dict[str, Any]:
+    from services.app.review import GROUPS, open_suggestions
+    from services.app.versions import find_skill
+
+    pending = open_suggestions(ctx, find_skill(ctx, slug))
+    groups: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
+    for p in pending:
+        groups[p.group].append(
+            {
+                "id": p.id,
+                "operation": p.operation,
+                "kind": p.kind,
+                "annotation": p.annotation,
+                "why": p.why,
+                "bindable": p.bindable and p.kind != "header",
+            }
+        )
+    return {"remaining": len(pending), "groups": groups}
+
+
+@router.get("/skills/{slug}/suggestions", name="list_suggestions", tags=["review"])
+def suggestions(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
+    """Open suggestions grouped money, deletes, changes, reads."""
+    return grouped_suggestions(ctx, slug)
+
+
+class ConfirmIn(BaseModel):
+    ids: list[str] = Field(default_factory=list, description="suggestions to confirm")
+    groups: list[str] = Field(default_factory=list, description="whole groups to confirm")
+
+
+def confirm(ctx: AppContext, slug: str, given: ConfirmIn, who: str) -> dict[str, Any]:
+    from services.app.annotations import Stored
+    from services.app.review import confirm_suggestions
+    from services.app.versions import find_skill
+
+    if not given.ids and not given.groups:
+        raise Refused("name suggestions (`ids`) or groups (`groups`) to confirm")
+    skill = find_skill(ctx, slug)
+    done = confirm_suggestions(ctx, skill, ids=given.ids, groups=given.groups, by=who)
+    out: dict[str, Any] = {
+        "confirmed": done.annotation_ids,
+        "skipped": done.skipped,
+        "remaining": done.remaining,
+        "proposal": None,
+    }
+    if done.annotation_ids:
+        stored = Stored(done.annotation_ids, skill, ctx.clock())
+        out["proposal"] = _proposal(ctx, stored, "reviewed", 120.0)
+    return out
+
+
+@router.post("/skills/{slug}/suggestions/confirm", name="confirm_suggestions", tags=["review"])
+def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> dict[str, Any]:
+    """Confirm suggestions one at a time or a group at once; each becomes an annotation."""
+    return confirm(ctx, slug, body, who)
+
+
+@router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])
+def detach(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
+    """From now on the skill is an ordinary package: new revisions propose nothing."""
+    from services.app.annotations import detach as detached
+
+    detached(ctx, slug)
+    return {"skill": slug, "detached": True}
+
+
+@router.get("/skills/{slug}/export/overlay", name="export_overlay", tags=["exports"])
+def export_overlay(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
+    """The annotations as an OpenAPI Overlay 1.0 document."""
+    from services.app.exports import overlay
+
+    return overlay(ctx, slug)
+
+
+@router.get(
+    "/skills/{slug}/export/agent-skills",
+    name="export_agent_skills",
+    tags=["exports"],
+    response_class=Response,
+    responses={200: {"content": {"application/zip": {}}}},
+)
+def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
+    """The live version as an Agent Skills folder, zipped."""
+    from services.app.exports import agent_skills_zip
+
+    return Response(
+        agent_skills_zip(ctx, slug),
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{slug}-agent-skill.zip"'},
+    )
+
+
+@router.get("/actions", name="list_action_items", tags=["operations"])
+def actions(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+    """Open action items."""
+    from services.app.queries import open_actions
+
+    return open_actions(ctx)
+
+
+@router.post("/actions/{action_id}/resolve", name="resolve_action_item", tags=["operations"])
+def resolve(ctx: Ctx, who: Operator, action_id: int) -> dict[str, Any]:
+    """Mark an action item handled."""
+    from services.app.queries import resolve_action
+
+    return resolve_action(ctx, action_id)
+
+
+@router.get("/dead-letters", name="list_dead_letters", tags=["operations"])
+def dead_letters(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+    """Messages no worker could handle, oldest first."""
+    from services.app.queries import dead_letters as letters
+
+    return letters(ctx)
+
+
+class ReplayIn(BaseModel):
+    ids: list[int] | None = Field(
+        None, description="dead letters to replay (default: every one not yet replayed)"
+    )
+
+
+@router.post("/dead-letters/replay", name="replay_dead_letters", tags=["operations"])
+def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[dict[str, Any]]:
+    """Re-publish dead letters' original messages under fresh message ids."""
+    from services.app.pipeline import replay_dead_letters
+
+    return replay_dead_letters(ctx, body.ids)
+
+
+@router.get("/approvals", name="list_approvals", tags=["approvals"])
+def approvals(ctx: Ctx, who: Operator, everything: bool = False) -> list[dict[str, Any]]:
+    """Calls to gated operations waiting for a person, oldest first (`everything`: decided ones too)."""
+    from services.app.approvals import list_requests
+
+    return list_requests(ctx, everything)
+
+
+class DecisionIn(BaseModel):
+    grant: bool = Field(description="true grants the call (once, for exactly its bound values)")
+
+
+@router.post("/approvals/{request_id}/decide", name="decide_approval", tags=["approvals"])
+def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> dict[str, Any]:
+    """Grant or deny a waiting call; the operator's name is recorded with the decision."""
+    from services.app.approvals import as_dict
+    from services.app.approvals import decide as decided
+
+    return as_dict(decided(ctx, request_id, body.grant, who))
+
+
+for _route in router.routes:  # each operation's summary: its docstring's first line
+    if isinstance(_route, APIRoute) and _route.description and not _route.summary:
+        _route.summary = _route.description.strip().splitlines()[0].rstrip(".")

@@ -1,0 +1,493 @@
+"""The HTTP API on the embedded stack: every endpoint, as a client would call it, refusals included."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from services.api.app import api_document
+from services.derive.package import derive_package
+from tests.api.conftest import MAX_SPEC_BYTES, PETSTORE, Served
+
+CHECKED_IN = Path(__file__).parents[2] / "schemas" / "openapi.json"
+
+
+def _problem(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body: dict[str, Any] = response.json()
+    assert body["status"] == status and body["title"] and body["detail"]
+    return body
+
+
+def _events(client: httpx.Client, url: str) -> list[dict[str, Any]]:
+    """The submission's Server-Sent Events up to its end."""
+    seen = []
+    with client.stream("GET", url) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        name = None
+        for line in stream.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                seen.append({"event": name, **json.loads(line[6:])})
+                if name == "end":
+                    break
+    return seen
+
+
+def _create(
+    client: httpx.Client, slug: str, data: bytes, name: str = "spec.yaml"
+) -> list[dict[str, Any]]:
+    made = client.post("/v1/skills", data={"slug": slug}, files={"file": (name, data)})
+    assert made.status_code == 202, made.text
+    body = made.json()
+    assert body["skill"] == slug and body["events"].endswith(f"?after={body['seq']}")
+    return _events(client, body["events"])
+
+
+def _renamed(data: bytes, old: str, new: str) -> bytes:
+    doc = yaml.safe_load(data)
+    for item in doc["paths"].values():
+        for op in item.values():
+            if isinstance(op, dict) and op.get("operationId") == old:
+                op["operationId"] = new
+    return yaml.safe_dump(doc, sort_keys=False).encode()
+
+
+def _routes() -> list[tuple[str, str]]:
+    doc = api_document()
+    return [
+        (method.upper(), re.sub(r"\{[^}]+\}", "x", path))
+        for path, item in doc["paths"].items()
+        for method in item
+    ]
+
+
+def test_the_served_openapi_document_is_the_checked_in_one(served: Served) -> None:
+    with served.client() as c:
+        served_doc = c.get("/v1/openapi.json").json()
+    checked_in = json.loads(CHECKED_IN.read_text())
+    assert served_doc == checked_in == json.loads(json.dumps(api_document())), (
+        "run `just openapi` and commit schemas/openapi.json"
+    )
+    assert served_doc["security"] == [{"operatorToken": []}]
+
+
+@pytest.mark.parametrize(("method", "path"), _routes())
+def test_every_endpoint_needs_an_operator_token(served: Served, method: str, path: str) -> None:
+    with served.client(token=None) as anonymous, served.client(token="not-a-token") as stranger:
+        body = _problem(anonymous.request(method, path), 401)
+        assert "Bearer" in body["detail"]
+        assert _problem(stranger.request(method, path), 401)["detail"] == (
+            "that operator token is not known here"
+        )
+
+
+def test_preview_says_what_the_spec_answers_and_stores_nothing_else(served: Served) -> None:
+    data = PETSTORE.read_bytes()
+    expected = derive_package(data)
+    with served.client() as c:
+        uploaded = c.post("/v1/skills/preview", files={"file": ("petstore.yaml", data)})
+        pasted = c.post("/v1/skills/preview", data={"spec": data.decode(), "slug": "pets"})
+        skills = c.get("/v1/skills").json()
+    assert uploaded.status_code == 200, uploaded.text
+    shown = uploaded.json()
+    assert {k: shown[k] for k in ("title", "slug", "base_url", "hosts", "operations", "tools")} == {
+        "title": "Swagger Petstore",
+        "slug": "petstore",
+        "base_url": "http://petstore.swagger.io/api",
+        "hosts": ["petstore.swagger.io"],
+        "operations": 4,
+        "tools": 4,
+    }
+    assert shown["body"].encode() == expected.files["body.md"]
+    assert shown["body_bytes"] == len(expected.files["body.md"])
+    assert shown["base_url_question"] is None and shown["credential_env"] == "PETSTORE_API_KEY"
+    assert pasted.json()["slug"] == "pets" and pasted.json()["credential_env"] == "PETS_API_KEY"
+    assert skills == [] or all(s["slug"] != "petstore" for s in skills)
+
+
+def test_preview_asks_where_the_api_lives_and_which_auth_a_header_cannot_serve(
+    served: Served,
+) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Relay", "version": "1"},
+        "servers": [{"url": "/api/v1"}],
+        "components": {
+            "securitySchemes": {
+                "key": {"type": "apiKey", "in": "header", "name": "X-Relay-Key"},
+                "cookie": {"type": "apiKey", "in": "cookie", "name": "sid"},
+            }
+        },
+        "security": [{"key": []}],
+        "paths": {
+            "/a": {"get": {"operationId": "getA", "responses": {"200": {"description": "ok"}}}},
+            "/b": {
+                "get": {
+                    "operationId": "getB",
+                    "security": [{"cookie": []}],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+        },
+    }
+    with served.client() as c:
+        shown = c.post("/v1/skills/preview", data={"spec": json.dumps(spec)}).json()
+    assert shown["base_url"] is None
+    assert shown["base_url_question"].startswith("Where does this API live?")
+    assert "'/api/v1'" in shown["base_url_question"]
+    assert shown["auth_header"] == "X-Relay-Key"
+    assert shown["operations_unservable"] == 1
+
+
+def test_a_refused_spec_is_a_422_with_its_reason_and_nothing_is_created(served: Served) -> None:
+    with served.client() as c:
+        previewed = c.post("/v1/skills/preview", data={"spec": '{"nope": 1}'})
+        created = c.post("/v1/skills", data={"slug": "nope", "spec": '{"nope": 1}'})
+        broken = c.post("/v1/skills/preview", data={"spec": "a: [unclosed"})
+        none_given = c.post("/v1/skills/preview", data={"slug": "x"})
+        two_given = c.post("/v1/skills/preview", data={"spec": "{}", "url": "https://example.com/"})
+        bad_slug = c.post("/v1/skills", data={"slug": "Not A Slug", "spec": "{}"})
+        skills = c.get("/v1/skills").json()
+    reason = "not an OpenAPI document: no 'openapi' or 'swagger' field at the top level"
+    assert _problem(previewed, 422)["detail"] == reason
+    assert _problem(created, 422)["detail"] == reason
+    assert _problem(broken, 422)["type"] == "urn:skillpress:problem:spec-refused"
+    assert _problem(none_given, 422)["detail"].startswith("give exactly one spec")
+    assert _problem(two_given, 422)["detail"].endswith("got spec, url")
+    assert "lowercase letters" in _problem(bad_slug, 422)["detail"]
+    assert all(s["slug"] != "nope" for s in skills)
+
+
+def test_an_oversize_upload_is_a_413_before_it_is_parsed_or_stored(served: Served) -> None:
+    blobs = served.home / "blobs"
+    before = sorted(p.name for p in blobs.rglob("*")) if blobs.exists() else []
+    big = b'{"openapi": "3.0.0", "x": "' + b"a" * (MAX_SPEC_BYTES + 300_000) + b'"}'
+    with served.client() as c:
+        refused = c.post("/v1/skills/preview", files={"file": ("big.json", big)})
+        # no declared length: counted as it arrives
+        form = (
+            b'--x\r\nContent-Disposition: form-data; name="slug"\r\n\r\nbig\r\n'
+            b'--x\r\nContent-Disposition: form-data; name="file"; filename="big.json"\r\n\r\n'
+            + big
+            + b"\r\n--x--\r\n"
+        )
+        chunked = c.post(
+            "/v1/skills",
+            content=iter([form[i : i + 65536] for i in range(0, len(form), 65536)]),
+            headers={"Content-Type": "multipart/form-data; boundary=x"},
+        )
+    assert "limit" in _problem(refused, 413)["detail"]
+    _problem(chunked, 413)
+    after = sorted(p.name for p in blobs.rglob("*")) if blobs.exists() else []
+    assert after == before
+
+
+def test_a_url_import_goes_through_the_fetch_guard(served: Served) -> None:
+    with served.client() as c:
+        refused = c.post("/v1/skills/preview", data={"url": f"{served.base}/v1/openapi.json"})
+        not_http = c.post("/v1/skills/preview", data={"url": "file:///etc/passwd"})
+    assert "127.0.0.1" in _problem(refused, 422)["detail"]
+    assert _problem(not_http, 422)["detail"] == "'file:///etc/passwd' is not an http(s) URL"
+
+
+def test_a_skill_from_creation_to_its_second_revision(served: Served) -> None:
+    """Create (stages as events), read versions and files, review, annotate, publish, then a
+    revision that renames an operation: orphans, re-key, the gate-drop refusal, exports."""
+    data = PETSTORE.read_bytes()
+    with served.client() as c:
+        events = _create(c, "pets", data)
+        subjects = [
+            e["subject"].rsplit(".", 2)[-2] + "." + e["subject"].rsplit(".", 1)[-1] for e in events
+        ]
+        assert subjects[0] == "spec.submitted" and subjects[-1] == "version.proposed"
+        assert "revision.parsed" in subjects and events[-1]["event"] == "end"
+        assert events[-1]["text"].startswith("proposed version ")
+        first = events[-1]["body"]["version_id"]
+
+        status = c.get(f"/v1/submissions/{events[0]['body']['submission']}").json()
+        assert [s["stage"] for s in status["stages"]][-1] == "proposed"
+        versions = c.get("/v1/skills/pets/versions").json()
+        assert [(v["version_id"], v["status"], v["live"]) for v in versions] == [
+            (first, "proposed", False)
+        ]
+        listed = c.get(f"/v1/skills/pets/versions/{first[:8]}/files").json()
+        assert set(listed) == {
+            "body.md",
+            "skill.json",
+            "types.json",
+            "add_pet.md",
+            "delete_pet.md",
+            "find_pet_by_id.md",
+            "find_pets.md",
+        }
+        body = c.get("/v1/skills/pets/versions/newest/files/body.md")
+        assert body.status_code == 200 and len(body.content) == listed["body.md"]
+        assert _problem(c.get("/v1/skills/pets/versions/live/files"), 404)["detail"] == (
+            "pets has no live version yet"
+        )
+        _problem(c.get("/v1/skills/pets/versions/newest/files/nope.md"), 404)
+        assert c.get("/v1/skills/pets/diff").json()["added"] == [
+            "add_pet",
+            "delete_pet",
+            "find_pet_by_id",
+            "find_pets",
+        ]
+
+        review = c.get("/v1/skills/pets/suggestions").json()
+        assert review["remaining"] == 5 and list(review["groups"]) == [
+            "money",
+            "deletes",
+            "changes",
+            "reads",
+        ]
+        confirmed = c.post(
+            "/v1/skills/pets/suggestions/confirm", json={"groups": ["deletes"]}
+        ).json()
+        assert len(confirmed["confirmed"]) == 1 and confirmed["remaining"] == 4
+        assert confirmed["proposal"]["skill"] == "pets"
+        identity = review["groups"]["changes"][1]
+        assert identity["kind"] == "identity"
+        one = c.post("/v1/skills/pets/suggestions/confirm", json={"ids": [identity["id"]]}).json()
+        assert one["remaining"] == 3
+        _problem(c.post("/v1/skills/pets/suggestions/confirm", json={"ids": [identity["id"]]}), 404)
+        _problem(c.post("/v1/skills/pets/suggestions/confirm", json={"groups": ["fun"]}), 422)
+
+        noted = c.post(
+            "/v1/skills/pets/annotations",
+            json={"kind": "note", "operation": "delete_pet", "value": "Only for pets that left."},
+        )
+        assert noted.status_code == 201, noted.text
+        note_id = noted.json()["annotation_id"]
+        refused = c.post(
+            "/v1/skills/pets/annotations", json={"kind": "note", "operation": "nope", "value": "x"}
+        )
+        assert "nope" in _problem(refused, 422)["detail"]
+        _problem(c.post("/v1/skills/pets/annotations", json={"kind": "poem", "value": "x"}), 422)
+        states = {a["id"]: a["status"] for a in c.get("/v1/skills/pets/annotations").json()}
+        assert states[note_id] == "applied" and set(states.values()) == {"applied"}
+
+        published = c.post("/v1/skills/pets/versions/newest/publish", json={})
+        assert published.status_code == 200, published.text
+        live = published.json()["version_id"]
+        assert c.get("/v1/skills").json() == [
+            {
+                "slug": "pets",
+                "title": "Swagger Petstore",
+                "live_version_id": live,
+                "proposals": 0,
+                "open_actions": 0,
+                "detached": False,
+            }
+        ]
+
+        # a revision renames deletePet: the note and the gate on delete_pet are orphaned
+        events = _create(c, "pets", _renamed(data, "deletePet", "removePet"))
+        assert events[-1]["subject"].endswith("version.proposed")
+        diff = c.get("/v1/skills/pets/diff").json()
+        assert diff["removed"] == ["delete_pet"] and diff["added"] == ["remove_pet"]
+        orphaned = {o["id"]: o for o in diff["orphaned"]}
+        assert orphaned[note_id]["rekey_to"] == "remove_pet"
+        rekeyed = c.post(f"/v1/annotations/{note_id}/rekey", json={"operation": "remove_pet"})
+        assert rekeyed.status_code == 200, rekeyed.text
+        refused = c.post("/v1/skills/pets/versions/newest/publish", json={})
+        assert "DELETE /pets/{id}" in _problem(refused, 422)["detail"]
+        dropped = c.post("/v1/skills/pets/versions/newest/publish", json={"remove_gates": True})
+        assert dropped.status_code == 200, dropped.text
+
+        overlay = c.get("/v1/skills/pets/export/overlay").json()
+        assert overlay["overlay"].startswith("1.") and overlay["actions"]
+        zipped = c.get("/v1/skills/pets/export/agent-skills")
+        assert zipped.headers["content-type"] == "application/zip"
+        names = zipfile.ZipFile(io.BytesIO(zipped.content)).namelist()
+        assert "pets/SKILL.md" in names and "pets/tools.json" in names
+        assert zipped.content == c.get("/v1/skills/pets/export/agent-skills").content
+
+        retired = c.post(f"/v1/annotations/{rekeyed.json()['annotation_id']}/retire")
+        assert retired.status_code == 200, retired.text
+        _problem(c.post(f"/v1/annotations/{note_id}/retire"), 404)
+        assert c.post("/v1/skills/pets/detach").json() == {"skill": "pets", "detached": True}
+        _problem(c.get("/v1/skills/nope/versions"), 404)
+
+
+def test_action_items_and_dead_letters(served: Served) -> None:
+    from schemas.records import ActionItem, Skill
+    from services.app.context import open_app
+    from services.platform.settings import Settings
+
+    with served.client() as c:
+        _create(c, "actions-demo", PETSTORE.read_bytes())
+    ctx = open_app(Settings(home=served.home))
+    try:
+        with ctx.records.session() as s:
+            skill = next(
+                k
+                for k in s.exec(__import__("sqlmodel").select(Skill)).all()
+                if k.slug == "actions-demo"
+            )
+            item = ActionItem(
+                skill_id=skill.id,
+                kind="refresh",
+                message="a refresh proposed x",
+                created_at=ctx.clock(),
+            )
+            s.add(item)
+            s.flush()
+            item_id = item.id
+    finally:
+        ctx.close()
+    with served.client() as c:
+        listed = c.get("/v1/actions").json()
+        assert [(a["id"], a["skill"], a["message"]) for a in listed] == [
+            (item_id, "actions-demo", "a refresh proposed x")
+        ]
+        assert c.post(f"/v1/actions/{item_id}/resolve").json()["id"] == item_id
+        assert c.get("/v1/actions").json() == []
+        _problem(c.post(f"/v1/actions/{item_id}/resolve"), 404)
+        assert c.get("/v1/dead-letters").json() == []
+        assert (
+            "#999"
+            in _problem(c.post("/v1/dead-letters/replay", json={"ids": [999]}), 404)["detail"]
+        )
+        assert c.post("/v1/dead-letters/replay", json={}).json() == []
+
+
+def test_the_console_signs_in_with_a_strict_cookie_and_checks_csrf(served: Served) -> None:
+    with httpx.Client(base_url=served.base, follow_redirects=False) as browser:
+        away = browser.get("/skills")
+        assert away.status_code == 303 and away.headers["location"] == "/sign-in?next=%2Fskills"
+        wrong = browser.post("/sign-in", data={"token": "nope"})
+        assert wrong.status_code == 401 and "not known" in wrong.text
+        signed = browser.get(f"/sign-in?token={served.token}")
+        assert signed.status_code == 303
+        cookie = signed.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+        page = browser.get("/skills/import")
+        assert page.status_code == 200 and 'name="csrf"' in page.text
+        forged = browser.post("/skills/import", data={"csrf": "forged", "spec": "{}"})
+        assert _problem(forged, 403)["detail"].startswith("this form's CSRF token")
+        api_without_csrf = browser.post("/v1/skills/preview", data={"spec": "{}"})
+        assert (
+            _problem(api_without_csrf, 403)["detail"]
+            == "a change from the console needs its CSRF token"
+        )
+        assert browser.get("/v1/skills").status_code == 200
+
+
+def test_calls_waiting_for_approval_are_granted_or_denied_by_name(served: Served) -> None:
+    from services.app.approvals import ask
+    from services.app.context import open_app
+    from services.platform.settings import Settings
+
+    ctx = open_app(Settings(home=served.home))
+    try:
+        first = ask(ctx, "pets", "delete_pet", "high", {"id": 7}, "agent-1")
+        second = ask(ctx, "pets", "delete_pet", "high", {"id": 8}, "agent-1")
+    finally:
+        ctx.close()
+    with served.client() as c:
+        waiting = c.get("/v1/approvals").json()
+        assert [(a["id"], a["bound"], a["status"]) for a in waiting] == [
+            (first.id, {"id": 7}, "pending"),
+            (second.id, {"id": 8}, "pending"),
+        ]
+        granted = c.post(f"/v1/approvals/{first.id}/decide", json={"grant": True}).json()
+        assert (granted["status"], granted["decided_by"]) == ("granted", "operator")
+        denied = c.post(f"/v1/approvals/{second.id}/decide", json={"grant": False}).json()
+        assert denied["status"] == "denied"
+        again = c.post(f"/v1/approvals/{second.id}/decide", json={"grant": True})
+        assert _problem(again, 422)["detail"] == f"approval request #{second.id} is denied already"
+        _problem(c.post("/v1/approvals/999/decide", json={"grant": True}), 404)
+        assert c.get("/v1/approvals").json() == []
+        assert len(c.get("/v1/approvals", params={"everything": True}).json()) == 2
+
+
+def test_a_runtime_without_store_access_follows_over_the_api(
+    served: Served, tmp_path: Path
+) -> None:
+    import hashlib
+    import subprocess
+    import sys
+
+    from tests.cli.test_up import home_env
+
+    with served.client() as c:
+        _create(c, "followed", PETSTORE.read_bytes())
+        first = c.post("/v1/skills/followed/versions/newest/publish", json={}).json()["version_id"]
+        pointers = {v["skill"]: v for v in c.get("/v1/live").json()}
+        assert pointers["followed"]["version_id"] == first
+        assert c.get(f"/v1/skills/followed/versions/{first[:10]}").json() == pointers["followed"]
+    out = tmp_path / "runtime"
+    env = home_env(tmp_path / "runtime-home") | {"FOLLOW_TOKEN": served.token}
+
+    def follow(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "services.cli.main",
+                "follow",
+                str(out),
+                "--api",
+                served.base,
+                "--token-env",
+                "FOLLOW_TOKEN",
+                "--skill",
+                "followed",
+                "--once",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+
+    done = follow()
+    assert done.returncode == 0, done.stderr
+    assert f"followed: live version {first[:12]}" in done.stderr
+    for path, digest in pointers["followed"]["files"].items():
+        assert hashlib.sha256((out / "followed" / path).read_bytes()).hexdigest() == digest
+    assert not (tmp_path / "runtime-home").exists() or not any(
+        (tmp_path / "runtime-home").iterdir()
+    )
+    with served.client() as c:
+        c.post(
+            "/v1/skills/followed/annotations", json={"kind": "skill_note", "value": "Pets are ids."}
+        )
+        second = c.post("/v1/skills/followed/versions/newest/publish", json={}).json()["version_id"]
+    assert follow().returncode == 0
+    assert "Pets are ids." in (out / "followed" / "body.md").read_text()
+    pinned = follow("--pin", f"followed={first[:12]}")
+    assert pinned.returncode == 0 and second != first
+    assert "Pets are ids." not in (out / "followed" / "body.md").read_text()
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.cli.main",
+            "follow",
+            str(out),
+            "--api",
+            served.base,
+            "--once",
+        ],
+        capture_output=True,
+        text=True,
+        env=home_env(tmp_path / "h2"),
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(
+        "error: --api needs an operator token in $SKILLPRESS_OPERATOR_TOKEN"
+    )

@@ -1,0 +1,62 @@
+"""Who gets in: named operator tokens in a private file, signed sessions, CSRF tokens, and no
+listening beyond loopback without a token made first."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from services.api.auth import TokenRefused, add_token, load_operators
+from tests.cli.test_up import home_env
+
+
+def test_the_first_loopback_start_generates_a_private_token(tmp_path: Path) -> None:
+    operators = load_operators(tmp_path, None, "127.0.0.1")
+    path = tmp_path / "operator-tokens"
+    assert operators.generated and operators.who(operators.generated) == "operator"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "session-key").stat().st_mode) == 0o600
+    again = load_operators(tmp_path, None, "127.0.0.1")
+    assert again.generated is None and again.tokens == operators.tokens
+
+
+def test_no_token_no_listening_beyond_loopback(tmp_path: Path) -> None:
+    with pytest.raises(TokenRefused, match=r"skillpress token add NAME"):
+        load_operators(tmp_path, None, "0.0.0.0")
+    assert not (tmp_path / "operator-tokens").exists()
+    secret = add_token(tmp_path / "operator-tokens", "ops-alice")
+    operators = load_operators(tmp_path, None, "0.0.0.0")
+    assert operators.who(secret) == "ops-alice" and operators.who(secret + "x") is None
+    with pytest.raises(TokenRefused, match="already has a token"):
+        add_token(tmp_path / "operator-tokens", "ops-alice")
+    with pytest.raises(TokenRefused, match="token name"):
+        add_token(tmp_path / "operator-tokens", "Bad Name")
+
+
+def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "serve", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        env=home_env(tmp_path / "home"),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: refusing to listen on 0.0.0.0 with no operator token")
+
+
+def test_sessions_and_csrf_tokens_are_signed_and_expire(tmp_path: Path) -> None:
+    operators = load_operators(tmp_path, None, "127.0.0.1")
+    cookie = operators.session("operator", now=1000.0)
+    assert operators.session_operator(cookie, now=1001.0) == "operator"
+    assert operators.session_operator(cookie, now=1000.0 + 13 * 3600) is None  # expired
+    name, expires, mac = cookie.split(":")
+    assert operators.session_operator(f"admin:{expires}:{mac}", now=1001.0) is None
+    assert operators.session_operator(f"{name}:{int(expires) + 9999}:{mac}", now=1001.0) is None
+    assert operators.csrf_ok(cookie, operators.csrf(cookie))
+    assert not operators.csrf_ok(cookie, operators.csrf(cookie + "x"))
+    assert not operators.csrf_ok(None, operators.csrf(cookie))

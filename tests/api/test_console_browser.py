@@ -1,0 +1,210 @@
+"""The console in real headless Chromium, as an operator uses it: sign in, import a shared spec by
+upload, preview, create, watch the stages, annotate, review, publish, import a changed revision,
+re-key the orphaned note from the diff and publish through the gate-drop confirmation.
+Screenshots of each page go to test-artifacts/console/ (SKILLPRESS_TEST_ARTIFACTS overrides)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.api.conftest import PETSTORE, Served, chromium_path
+
+ARTIFACTS = Path(
+    os.environ.get("SKILLPRESS_TEST_ARTIFACTS")
+    or Path(__file__).parents[2] / "test-artifacts" / "console"
+)
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=executable, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _renamed(tmp: Path) -> Path:
+    doc = yaml.safe_load(PETSTORE.read_bytes())
+    doc["paths"]["/pets/{id}"]["delete"]["operationId"] = "removePet"
+    out = tmp / "petstore-v2.yaml"
+    out.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return out
+
+
+def _import(page: Any, served: Served, spec: Path, slug: str, shot: str) -> None:
+    page.goto(f"{served.base}/skills/import")
+    page.get_by_label("Upload a file (JSON or YAML)").set_input_files(str(spec))
+    page.get_by_role("button", name="Preview").click()
+    page.wait_for_selector("#body")
+    _shot(page, f"{shot}-preview")
+    page.get_by_label("Slug").fill(slug)
+    page.get_by_role("button", name="Create the skill").click()
+    page.wait_for_selector("#needs", timeout=60_000)
+
+
+def test_an_operator_imports_reviews_annotates_and_publishes(
+    browser: Any, served: Served, tmp_path: Path
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    # sign in with the printed URL; the token never stays in the address bar
+    page.goto(served.sign_in)
+    assert page.url == f"{served.base}/skills"
+    _shot(page, "01-skills-empty")
+
+    # import by upload: the preview answers what the spec says, the slug is editable
+    page.goto(f"{served.base}/skills/import")
+    _shot(page, "02-import")
+    page.get_by_label("Upload a file (JSON or YAML)").set_input_files(str(PETSTORE))
+    page.get_by_role("button", name="Preview").click()
+    assert "Preview: Swagger Petstore" in page.inner_text("h2")
+    assert "find_pets" in page.inner_text("#body")
+    assert page.get_by_label("Slug").input_value() == "petstore"
+    assert page.get_by_label("Environment variable the credential goes in").input_value() == (
+        "PETSTORE_API_KEY"
+    )
+    _shot(page, "03-preview")
+    page.get_by_label("Slug").fill("pets")
+    page.get_by_label("Environment variable the credential goes in").fill("PETS_TOKEN")
+    page.get_by_role("button", name="Create the skill").click()
+
+    # the stages arrive live, then the proposed version and what it still needs
+    page.wait_for_selector("#stages li", timeout=60_000)
+    page.wait_for_selector("#needs", timeout=60_000)
+    needs = page.inner_text("#needs")
+    assert "petstore.swagger.io" in needs and "Review the guessed approvals" in needs
+    _shot(page, "04-proposed")
+
+    # the skill page: a note on delete_pet beside its file, and a gate on add_pet
+    page.get_by_role("link", name="Open pets").click()
+    page.get_by_role("link", name="delete_pet.md").click()
+    assert "# delete_pet" in page.inner_text("#file-content")
+    assert page.get_by_label("Operation").input_value() == "delete_pet"
+    page.get_by_label("Value").fill("Only for pets that have left the store.")
+    page.get_by_role("button", name="Add and propose").click()
+    assert re.search(r"annotation \w+ added; proposed version", page.inner_text(".notice"))
+    assert "Only for pets that have left the store." in page.inner_text("#beside")
+    page.get_by_label("Kind").select_option("approval")
+    page.get_by_label("Operation").select_option("add_pet")
+    page.get_by_label("Value").fill("POST /pets")
+    page.get_by_text("Gate details").click()
+    page.get_by_label("Risk").select_option("medium")
+    page.get_by_role("button", name="Add and propose").click()
+    assert "added; proposed version" in page.inner_text(".notice")
+    assert "POST /pets" in page.inner_text("#annotations")
+    _shot(page, "05-skill-annotated")
+
+    # review: confirming the deletes group moves the count, in place
+    page.goto(f"{served.base}/skills/pets/review")
+    before = int(page.inner_text("#remaining strong"))
+    _shot(page, "06-review")
+    page.get_by_role("button", name="Confirm all 1 deletes").click()
+    page.wait_for_function(
+        f"document.querySelector('#remaining strong').textContent !== '{before}'"
+    )
+    assert int(page.inner_text("#remaining strong")) == before - 1
+    assert "confirmed 1" in page.inner_text("#review .notice")
+    _shot(page, "07-review-confirmed")
+
+    # publish the proposal
+    page.goto(f"{served.base}/skills/pets")
+    page.locator("#publish button").click()
+    assert "it is live" in page.inner_text(".notice")
+    assert "live" in page.inner_text("#versions")
+
+    # a changed revision renames deletePet: the note and the gate are orphaned
+    _import(page, served, _renamed(tmp_path), "pets", "08-revision")
+    page.get_by_role("link", name="Open pets").click()
+    orphaned = page.inner_text("#orphaned")
+    assert "delete_pet" in orphaned
+    _shot(page, "09-diff-orphaned")
+    note_row = page.locator("#orphaned li", has_text="note")
+    assert note_row.locator("select").input_value() == "remove_pet"
+    note_row.get_by_role("button", name="Re-key").click()
+    assert "re-keyed" in page.inner_text(".notice")
+
+    # publishing now drops the delete gate: the page says so and asks first
+    assert "stops gating: DELETE /pets/{id}" in page.inner_text("#publish")
+    _shot(page, "10-publish-drops-gate")
+    page.locator("#publish button").click()  # the confirmation is required: nothing happens
+    assert page.url.startswith(f"{served.base}/skills/pets")
+    assert page.locator(".notice").count() == 0 or "it is live" not in page.inner_text(".notice")
+    page.get_by_label("Yes, stop gating DELETE /pets/{id}").check()
+    page.locator("#publish button").click()
+    assert "it is live" in page.inner_text(".notice")
+    _shot(page, "11-published")
+
+    # the list shows it live with nothing waiting
+    page.goto(f"{served.base}/skills")
+    row = page.locator("tr", has_text="pets")
+    assert "0" in row.locator("td").nth(2).inner_text()
+    # a call waiting for approval is granted from the operations page, by name
+    from services.app.approvals import ask
+    from services.app.context import open_app
+    from services.platform.settings import Settings
+
+    ctx = open_app(Settings(home=served.home))
+    try:
+        waiting = ask(ctx, "pets", "remove_pet", "high", {"id": 9}, "agent-1")
+    finally:
+        ctx.close()
+    page.goto(f"{served.base}/operations")
+    assert '{"id": 9}' in page.inner_text("#approvals")
+    _shot(page, "12-operations")
+    page.get_by_role("button", name=f"grant request {waiting.id}").click()
+    assert f"approval request #{waiting.id} granted" in page.inner_text(".notice")
+    assert "none waiting" in page.inner_text("#approvals")
+    assert errors == []
+    context.close()
+
+
+def test_the_console_works_at_a_phone_width_and_from_the_keyboard(
+    browser: Any, served: Served
+) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    page.goto(f"{served.base}/skills")
+    assert page.url.startswith(f"{served.base}/sign-in")
+    # the token field has the focus: type and press Enter
+    assert page.evaluate("document.activeElement.id") == "token"
+    page.keyboard.type(served.token)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{served.base}/skills")
+    page.goto(f"{served.base}/skills/import")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the import page scrolls sideways at a phone width ({width}px)"
+    for field in page.locator("input:not([type=hidden]), textarea, select").all():
+        label = field.evaluate(
+            "f => f.labels && f.labels.length ? f.labels[0].textContent.trim() : ''"
+        )
+        assert label, f"a field without a label: {field.evaluate('f => f.outerHTML')}"
+    _shot(page, "13-import-phone")
+    context.close()
