@@ -268,8 +268,16 @@ def run(
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
     as_json: AsJson = False,
+    unsafe: Annotated[
+        bool,
+        typer.Option(
+            "--unsafe",
+            help="let a workflow from a package you did not publish call operations that write",
+        ),
+    ] = False,
 ) -> None:
-    """Direct use in the slash form: `/create_booking {"room_id": "r1", ...}` or `/help create_booking`."""
+    """Direct use in the slash form: `/create_booking {"room_id": "r1", ...}`, `/help create_booking`,
+    or a hardened workflow: `/book_room {"room_id": "oak", ...}` (its steps run as written, no model)."""
     from services.runtime.execute import CallLimits
     from services.runtime.skill import PackageError, UnknownOperation
     from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
@@ -280,6 +288,23 @@ def run(
         command = parse_slash(line)
         if command.is_help:
             typer.echo(help_text(skill, command.raw_args or None))
+            return
+        workflows = _workflows(package_dir, skill)
+        if command.name in workflows:
+            _run_workflow(
+                skill,
+                package_dir,
+                workflows,
+                command.name,
+                command.raw_args,
+                dry_run=dry_run,
+                approve=approve,
+                wait=approval_timeout,
+                credential=_credential(skill, auth_env),
+                limits=CallLimits(timeout, max_response_bytes),
+                unsafe=unsafe,
+                as_json=as_json,
+            )
             return
         tool = skill.tool(command.name)
         arguments = slash_arguments(tool, command.raw_args)
@@ -295,6 +320,100 @@ def run(
         CallLimits(timeout, max_response_bytes),
         as_json,
     )
+
+
+def _workflows(package_dir: Path, skill: Skill) -> dict[str, Any]:
+    from services.app.package_dir import read_package_dir
+    from services.runtime.workflows import WorkflowRefused, load_workflows
+
+    try:
+        return load_workflows(read_package_dir(package_dir, hand_written=True), skill)
+    except WorkflowRefused as exc:
+        fail(str(exc))
+
+
+def _run_workflow(
+    skill: Skill,
+    package_dir: Path,
+    workflows: dict[str, Any],
+    name: str,
+    raw_args: str,
+    *,
+    dry_run: bool,
+    approve: bool,
+    wait: float,
+    credential: Credential | None,
+    limits: CallLimits,
+    unsafe: bool,
+    as_json: bool,
+) -> None:
+    """A hardened workflow, step by step: each call translated and checked like any other, gated
+    calls approved first, destructive ones refused in the sandbox (a package directory from
+    elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
+    from services.app.package_dir import read_package_dir
+    from services.runtime.contracts import operation_kinds
+    from services.runtime.execute import ExecutionFailed, send
+    from services.runtime.translate import CallRefused, build_request
+    from services.runtime.workflows import Pending, StepFailed, WorkflowRefused, run_workflow
+
+    try:
+        given = json.loads(raw_args) if raw_args else {}
+    except json.JSONDecodeError as exc:
+        fail(f"/{name}: arguments are not valid JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(given, dict):
+        fail(f"/{name}: arguments are a JSON object")
+    kinds = operation_kinds(skill, read_package_dir(package_dir, hand_written=True))
+
+    def shown(value: Any) -> Any:
+        return json.loads(json.dumps(value, default=str))
+
+    def call(step: str, tool: Tool, args: dict[str, Any]) -> Any:
+        if kinds.get(tool.operation) == "write" and not unsafe:
+            raise StepFailed(
+                "",
+                step,
+                f"{tool.operation} writes, and a workflow from a package you did not publish runs"
+                " sandboxed: nothing that writes is sent unless you give --unsafe",
+            )
+        pending = "<" in json.dumps(shown(args))
+        try:
+            request = build_request(tool, shown(args) if pending else args, skill.hosts)
+        except CallRefused as exc:
+            if not (dry_run and pending):
+                raise StepFailed("", step, str(exc)) from None
+            typer.echo(
+                f"# step {step}: {tool.operation} {json.dumps(shown(args))} (built when run)"
+            )
+            return Pending(step, "answer")
+        if dry_run:
+            typer.echo(f"# step {step}: {tool.operation}")
+            _gate(skill, tool, args, approve, True, wait)
+            extra = credential.placeholder() if credential else {}
+            typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
+            return Pending(step, "answer")
+        _gate(skill, tool, args, approve, False, wait)
+        try:
+            result = send(request, credential=credential, limits=limits)
+        except ExecutionFailed as exc:
+            raise StepFailed("", step, str(exc)) from None
+        if result.status >= 400:
+            raise StepFailed(
+                "",
+                step,
+                f"{tool.operation} answered {result.status}: {json.dumps(result.body_value())[:300]}",
+            )
+        if not as_json:
+            typer.echo(f"  ✓ step {step}: {tool.operation} → {result.status}", err=True)
+        return result.body_value()
+
+    try:
+        done = run_workflow(workflows, name, given, skill, call, dry_run=dry_run)
+    except (StepFailed, WorkflowRefused) as exc:
+        fail(str(exc), 1 if isinstance(exc, StepFailed) and exc.step != "arguments" else 2)
+    if dry_run:
+        typer.echo("# dry run: nothing was sent", err=True)
+        return
+    typer.echo(json.dumps(shown(done.result), indent=None if as_json else 2, ensure_ascii=False))
 
 
 def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:

@@ -35,7 +35,7 @@ def _agent_name(slug: str) -> str:
     return _NAME.sub("-", slug.lower()).strip("-")[:64] or "skill"
 
 
-def _types(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
+def operation_kinds(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
     """read | write per operation: the approval annotations where a person set them, else the guesses."""
     out: dict[str, str] = {}
     if "skill.json" in files:
@@ -53,7 +53,7 @@ def _types(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
 
 def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
     """The tools.json entries: typed, with the obligations written into each schema."""
-    kinds = _types(skill, files)
+    kinds = operation_kinds(skill, files)
     out = []
     for tool in skill.tools:
         kind = kinds.get(tool.operation, "write")

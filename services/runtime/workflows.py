@@ -1,0 +1,464 @@
+"""Workflows a skill carries (`workflows.yaml`): a name, a tool schema for its parameters, an
+execution level (draft, guided, hardened) and, for hardened ones, steps that run exactly as
+written with no model — each an operation of the skill called through the same translation,
+gates and identity keys as any call.
+
+Steps: `tool` (an operation, `args` templated, `save_as` its answer), `workflow` (another
+workflow of the skill, with `args`), `if` / `then` / `else` on the truthiness of a saved value,
+`return` (a template), `fail` (a message). Templates are `{{name}}` (a parameter or a saved
+answer) and `{{name.field.0}}` (a path into it): whole-value templates keep the value's type,
+others are written into the string. Nothing is evaluated. Everything a run could trip over is
+refused when the workflow is loaded, with the workflow and step named.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+
+__all__ = [
+    "MAX_STEPS",
+    "WORKFLOWS_FILE",
+    "Pending",
+    "Step",
+    "StepFailed",
+    "Workflow",
+    "WorkflowRefused",
+    "load_workflows",
+    "run_workflow",
+]
+
+WORKFLOWS_FILE = "workflows.yaml"
+MAX_STEPS = 50
+MAX_FILE_BYTES = 256 * 1024
+EXECUTIONS = ("draft", "guided", "hardened")
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
+_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
+
+
+class WorkflowRefused(PackageError):
+    """A workflow that cannot run as written; the message names the workflow, the step and the fix."""
+
+
+class StepFailed(RuntimeError):
+    """A run stopped at a step (its call refused or answered with an error, or a `fail` step);
+    a `call` raises it with workflow "" and the run names the workflow."""
+
+    def __init__(self, workflow: str, step: str, message: str) -> None:
+        super().__init__(f"{workflow}: step {step} failed: {message}")
+        self.workflow, self.step, self.message = workflow, step, message
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    kind: str  # tool | workflow | if | return | fail
+    target: str | None = None  # the operation, or the workflow
+    args: Any = None
+    save_as: str | None = None
+    on_error: str | None = None
+    condition: str | None = None
+    then: tuple[Step, ...] = ()
+    otherwise: tuple[Step, ...] = ()
+    value: Any = None  # what `return` gives, or `fail`'s message
+
+
+@dataclass(frozen=True)
+class Workflow:
+    name: str
+    description: str
+    execution: str
+    parameters: dict[str, Any]
+    steps: tuple[Step, ...] = ()
+    tool_name: str = ""
+
+    def to_tool_schema(self) -> dict[str, Any]:
+        return copy.deepcopy(self.parameters)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A value a dry run cannot know: the answer of a step that was not sent."""
+
+    step: str
+    path: str
+
+    def __str__(self) -> str:
+        return f"<{self.path} from step {self.step}>"
+
+
+# --- loading and checking --------------------------------------------------------------------
+
+
+def _refuse(where: str, why: str) -> WorkflowRefused:
+    return WorkflowRefused(f"{WORKFLOWS_FILE}: {where}: {why}")
+
+
+def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
+    if not isinstance(raw, list):
+        raise _refuse(wf, "steps is a list")
+    out = []
+    for n, item in enumerate(raw, 1):
+        if not isinstance(item, dict):
+            raise _refuse(f"{wf} step {n}", "a step is a mapping")
+        sid = str(item["id"]) if "id" in item else f"step{len(seen_ids) + 1}"
+        if "id" in item and not _NAME.match(sid):
+            raise _refuse(f"{wf} step {n}", f"id {sid!r}: lowercase letters, digits and '_'")
+        where = f"{wf} step {sid}"
+        if sid in seen_ids:
+            raise _refuse(where, "two steps have this id")
+        seen_ids.add(sid)
+        kinds = [k for k in ("tool", "workflow", "if", "return", "fail") if k in item]
+        if len(kinds) != 1:
+            raise _refuse(where, "a step is exactly one of tool, workflow, if, return, fail")
+        kind = kinds[0]
+        known = {
+            "tool": {"id", "tool", "args", "save_as", "on_error"},
+            "workflow": {"id", "workflow", "args", "save_as", "on_error"},
+            "if": {"id", "if", "then", "else"},
+            "return": {"id", "return"},
+            "fail": {"id", "fail"},
+        }[kind]
+        extra = sorted(set(item) - known)
+        if extra:
+            raise _refuse(where, f"a {kind} step does not take {', '.join(extra)}")
+        if kind in ("tool", "workflow"):
+            args = item.get("args", {})
+            if not isinstance(args, dict):
+                raise _refuse(where, "args is a mapping of argument → value or template")
+            save_as = item.get("save_as")
+            if save_as is not None and not _NAME.match(str(save_as)):
+                raise _refuse(where, f"save_as {save_as!r}: lowercase letters, digits and '_'")
+            out.append(Step(sid, kind, str(item[kind]), args, save_as, _opt(item.get("on_error"))))
+        elif kind == "if":
+            cond = str(item["if"]).strip()
+            if not _PATH.match(cond):
+                raise _refuse(
+                    where, f"if {cond!r}: name a saved value, like availability.available"
+                )
+            then = _steps(item.get("then", []), wf, seen_ids)
+            otherwise = _steps(item.get("else", []), wf, seen_ids)
+            if not then and not otherwise:
+                raise _refuse(where, "an if needs then or else steps")
+            out.append(Step(sid, "if", condition=cond, then=then, otherwise=otherwise))
+        else:
+            out.append(Step(sid, kind, value=item[kind]))
+    return tuple(out)
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _count(steps: tuple[Step, ...]) -> int:
+    return sum(1 + _count(s.then) + _count(s.otherwise) for s in steps)
+
+
+def _walk(steps: tuple[Step, ...]) -> Iterator[Step]:
+    for s in steps:
+        yield s
+        yield from _walk(s.then)
+        yield from _walk(s.otherwise)
+
+
+def _refs(value: Any) -> Iterator[str]:
+    """The names a template value refers to (the head of each `{{name.path}}`)."""
+    if isinstance(value, str):
+        for m in _TEMPLATE.finditer(value):
+            yield m.group(1)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _refs(v)
+
+
+def _parameters(raw: Any, where: str) -> dict[str, Any]:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    schema = raw if raw is not None else {"type": "object", "properties": {}}
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        raise _refuse(where, "parameters is a JSON Schema object (type: object, properties)")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise _refuse(where, f"parameters is not a JSON Schema ({exc.message})") from None
+    props = schema.get("properties") or {}
+    for name, prop in props.items():
+        enum = prop.get("enum") if isinstance(prop, dict) else None
+        if enum is not None and "default" in prop and prop["default"] not in enum:
+            raise _refuse(
+                f"{where} parameter {name}",
+                f"default {prop['default']!r} is not one of its enum {prop['enum']!r}",
+            )
+    missing = [r for r in schema.get("required", []) if r not in props]
+    if missing:
+        raise _refuse(where, f"required names {missing[0]!r}, which is not a parameter")
+    return {"type": "object", "additionalProperties": False, **schema}
+
+
+def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
+    """Walk the steps in order: every template and condition names a parameter or a value saved
+    before it, every save_as is new, every tool is an operation of the skill, every workflow
+    step names a workflow of the skill with the parameters it declares."""
+    params = set((wf.parameters.get("properties") or {}).keys())
+    saved_anywhere: set[str] = set()
+
+    def walk(steps: tuple[Step, ...], scope: set[str]) -> None:
+        scope = set(scope)
+        for s in steps:
+            where = f"{wf.name} step {s.id}"
+            for ref in _refs(s.args) if s.kind in ("tool", "workflow") else _refs(s.value):
+                if ref not in scope:
+                    why = (
+                        "a value saved only by a later step"
+                        if ref in saved_anywhere or ref in _later_saves(wf, s)
+                        else "no parameter or saved value"
+                    )
+                    raise _refuse(where, f"{{{{{ref}}}}} names {why}; declare it or save it first")
+            if s.kind == "tool":
+                try:
+                    skill.tool(s.target or "")
+                except (UnknownOperation, PackageError):
+                    raise _refuse(
+                        where, f"{s.target!r} is not an operation of {skill.slug}"
+                    ) from None
+            if s.kind == "workflow" and s.target not in names:
+                raise _refuse(where, f"{s.target!r} is not a workflow of {skill.slug}")
+            if s.kind == "if":
+                head = _PATH.match(s.condition or "")
+                assert head is not None
+                if head.group(1) not in scope:
+                    raise _refuse(
+                        where, f"if {s.condition!r}: {head.group(1)!r} is never saved before it"
+                    )
+                walk(s.then, scope)
+                walk(s.otherwise, scope)
+            if s.save_as:
+                if s.save_as in saved_anywhere or s.save_as in params:
+                    raise _refuse(where, f"save_as {s.save_as!r} is used already; name it anew")
+                saved_anywhere.add(s.save_as)
+                scope.add(s.save_as)
+
+    walk(wf.steps, params)
+
+
+def _later_saves(wf: Workflow, step: Step) -> set[str]:
+    return {s.save_as for s in _walk(wf.steps) if s.save_as}
+
+
+def _cycles(workflows: Mapping[str, Workflow]) -> None:
+    calls = {
+        name: [s.target for s in _walk(wf.steps) if s.kind == "workflow" and s.target]
+        for name, wf in workflows.items()
+    }
+    state: dict[str, int] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 1:
+            loop = path[path.index(name) :] + [name]
+            raise _refuse(name, f"workflows call each other in a cycle: {' → '.join(loop)}")
+        if state.get(name) == 2:
+            return
+        state[name] = 1
+        for callee in calls.get(name, []):
+            visit(callee, [*path, name])
+        state[name] = 2
+
+    for name in sorted(workflows):
+        visit(name, [])
+
+
+def load_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Workflow]:
+    """The skill's workflows by name ({} without `workflows.yaml`), each checked; WorkflowRefused
+    for anything a run could trip over."""
+    raw_bytes = files.get(WORKFLOWS_FILE)
+    if raw_bytes is None:
+        return {}
+    if len(raw_bytes) > MAX_FILE_BYTES:
+        raise _refuse("the file", f"over {MAX_FILE_BYTES:,} bytes")
+    try:
+        doc = yaml.safe_load(raw_bytes.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise _refuse("the file", f"not YAML ({type(exc).__name__})") from None
+    items = doc.get("workflows") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise _refuse("the file", "holds `workflows:`, a list")
+    out: dict[str, Workflow] = {}
+    for n, item in enumerate(items, 1):
+        if not isinstance(item, dict) or not _NAME.match(str(item.get("name", ""))):
+            raise _refuse(f"workflow {n}", "name: lowercase letters, digits and '_'")
+        name = str(item["name"])
+        if name in out:
+            raise _refuse(name, "two workflows have this name")
+        if any(t.operation == name for t in skill.tools):
+            raise _refuse(name, "an operation of the skill has this name; name the workflow anew")
+        execution = str(item.get("execution", "draft"))
+        if execution not in EXECUTIONS:
+            raise _refuse(name, f"execution {execution!r}: one of {', '.join(EXECUTIONS)}")
+        steps = _steps(item.get("steps", []), name, set())
+        if execution == "hardened" and not steps:
+            raise _refuse(name, "a hardened workflow runs its steps: give it steps")
+        if _count(steps) > MAX_STEPS:
+            raise _refuse(name, f"{_count(steps)} steps, over the cap of {MAX_STEPS}")
+        out[name] = Workflow(
+            name=name,
+            description=str(item.get("description", "")).strip(),
+            execution=execution,
+            parameters=_parameters(item.get("parameters"), name),
+            steps=steps,
+            tool_name=f"{skill.slug.replace('-', '_')}_{name}"[:64],
+        )
+    for wf in out.values():
+        _check_scope(wf, skill, set(out))
+        for s in _walk(wf.steps):
+            if s.kind == "workflow":
+                callee = out[s.target or ""]
+                declared = set((callee.parameters.get("properties") or {}).keys())
+                extra = sorted(set(s.args) - declared)
+                if extra:
+                    raise _refuse(
+                        f"{wf.name} step {s.id}", f"{callee.name} does not take {', '.join(extra)}"
+                    )
+    _cycles(out)
+    return out
+
+
+# --- running ---------------------------------------------------------------------------------
+
+
+def _lookup(env: Mapping[str, Any], head: str, rest: str) -> Any:
+    value = env[head]
+    for part in [p for p in rest.split(".") if p]:
+        if isinstance(value, Pending):
+            return Pending(value.step, f"{value.path}.{part}")
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            raise KeyError(f"{head}{rest}")
+    return value
+
+
+def render(value: Any, env: Mapping[str, Any]) -> Any:
+    """`value` with its templates filled from `env` (KeyError naming a path that is not there)."""
+    if isinstance(value, str):
+        whole = _TEMPLATE.fullmatch(value.strip())
+        if whole:
+            return _lookup(env, whole.group(1), whole.group(2))
+        return _TEMPLATE.sub(lambda m: _text(_lookup(env, m.group(1), m.group(2))), value)
+    if isinstance(value, dict):
+        return {k: render(v, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render(v, env) for v in value]
+    return value
+
+
+def _text(value: Any) -> str:
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value)
+        if not isinstance(value, Pending)
+        else str(value)
+    )
+
+
+Call = Callable[[str, Tool, dict[str, Any]], Any]  # (step id, tool, arguments) → the answer
+
+
+@dataclass
+class Run:
+    """What a run did: its result (a `return`'s value, else the last answer) and, for a dry run,
+    each step's request in order."""
+
+    result: Any = None
+    trace: list[str] = field(default_factory=list)
+
+
+def run_workflow(
+    workflows: Mapping[str, Workflow],
+    name: str,
+    arguments: Mapping[str, Any],
+    skill: Skill,
+    call: Call,
+    dry_run: bool = False,
+) -> Run:
+    """Run a hardened workflow: arguments checked against its parameters (defaults filled in),
+    then each step in order through `call`; StepFailed names the step that stopped it. A dry run
+    (`call` records instead of sending) walks both branches of an `if` it cannot decide."""
+    from jsonschema import Draft202012Validator
+
+    wf = workflows[name]
+    if wf.execution != "hardened":
+        raise WorkflowRefused(
+            f"{name} is {wf.execution}: only hardened workflows run without a model"
+        )
+    args = dict(arguments)
+    for pname, prop in (wf.parameters.get("properties") or {}).items():
+        if pname not in args and isinstance(prop, dict) and "default" in prop:
+            args[pname] = copy.deepcopy(prop["default"])
+    errors = sorted(Draft202012Validator(wf.parameters).iter_errors(args), key=str)
+    if errors:
+        where = ".".join(str(p) for p in errors[0].absolute_path) or "arguments"
+        raise StepFailed(name, "arguments", f"{where}: {errors[0].message}")
+    outcome = Run()
+
+    class _Returned(Exception):
+        def __init__(self, value: Any) -> None:
+            self.value = value
+
+    def steps(seq: tuple[Step, ...], env: dict[str, Any], label: str = "") -> None:
+        for s in seq:
+            try:
+                if s.kind in ("tool", "workflow"):
+                    given = render(s.args, env)
+                    if s.kind == "workflow":
+                        sub = run_workflow(workflows, s.target or "", given, skill, call, dry_run)
+                        answer = sub.result
+                        outcome.trace.extend(sub.trace)
+                    else:
+                        tool = skill.tool(s.target or "")
+                        answer = call(s.id, tool, given)
+                        outcome.trace.append(f"{label}{s.id}: {tool.operation}")
+                    outcome.result = answer
+                    if s.save_as:
+                        env[s.save_as] = answer
+                elif s.kind == "if":
+                    test = render(f"{{{{{s.condition}}}}}", env)
+                    if isinstance(test, Pending) and dry_run:  # unknown until run: both ways
+                        steps(s.then, dict(env), f"{label}if {s.condition} → ")
+                        steps(s.otherwise, dict(env), f"{label}if not {s.condition} → ")
+                        continue
+                    steps(s.then if test else s.otherwise, env, label)
+                elif s.kind == "return":
+                    if dry_run and label:
+                        continue
+                    raise _Returned(render(s.value, env))
+                elif not (dry_run and label):  # fail
+                    raise StepFailed(name, s.id, _text(render(s.value, env)))
+            except KeyError as exc:
+                raise StepFailed(name, s.id, f"{exc.args[0]} is not in the answer") from None
+            except StepFailed as exc:
+                if exc.step != s.id or exc.workflow not in ("", name):
+                    raise  # a called workflow's own step: named as it is
+                said = f"{s.on_error} ({exc.message})" if s.on_error else exc.message
+                raise StepFailed(name, s.id, said) from None
+
+    try:
+        steps(wf.steps, args)
+    except _Returned as done:
+        outcome.result = done.value
+    return outcome

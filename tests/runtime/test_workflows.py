@@ -1,0 +1,232 @@
+"""Workflows: refused at load with the remedy, and a hardened one run with no model against the
+guesthouse test server — exactly the expected requests in order, nothing sent on a dry run, the
+failing step named, destructive steps held back in the sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from services.runtime.skill import load_skill
+from services.runtime.workflows import WorkflowRefused, load_workflows
+from tests.runtime.guesthouse import KEY, GuesthouseServer
+
+EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+DECLARED = "http://hollowbrook.localhost:8084"
+STAY = {
+    "room_id": "oak",
+    "guest_name": "Ada Lovelace",
+    "arrival": "2026-12-24",
+    "departure": "2026-12-27",
+}
+
+
+def _files(workflows: str | None = None) -> dict[str, bytes]:
+    files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
+    if workflows is not None:
+        files["workflows.yaml"] = workflows.encode()
+    return files
+
+
+def _one(steps: list[dict], **extra: object) -> str:
+    return yaml.safe_dump(
+        {
+            "workflows": [
+                {
+                    "name": "flow",
+                    "execution": "hardened",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"room_id": {"type": "string"}},
+                    },
+                    "steps": steps,
+                    **extra,
+                }
+            ]
+        }
+    )
+
+
+CHECK = {
+    "id": "check",
+    "tool": "check_availability",
+    "args": {"room_id": "{{room_id}}", "arrival": "2026-01-01", "departure": "2026-01-02"},
+    "save_as": "availability",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            _one([{"id": "a", "tool": "book_a_spa"}]),
+            "workflows.yaml: flow step a: 'book_a_spa' is not an operation of hollowbrook",
+        ),
+        (
+            _one([{"id": "a", "tool": "get_booking", "args": {"booking_id": "{{booking}}"}}]),
+            "workflows.yaml: flow step a: {{booking}} names no parameter or saved value; declare it or save it first",
+        ),
+        (
+            _one(
+                [
+                    {"id": "a", "tool": "get_booking", "args": {"booking_id": "{{later.id}}"}},
+                    {"id": "b", "tool": "list_rooms", "save_as": "later"},
+                ]
+            ),
+            "workflows.yaml: flow step a: {{later}} names a value saved only by a later step; declare it or save it first",
+        ),
+        (
+            _one([CHECK, {**CHECK, "id": "again"}]),
+            "workflows.yaml: flow step again: save_as 'availability' is used already; name it anew",
+        ),
+        (
+            _one([{"id": "a", "if": "rooms.0", "then": [{"return": "x"}]}]),
+            "workflows.yaml: flow step a: if 'rooms.0': 'rooms' is never saved before it",
+        ),
+        (
+            _one([]),
+            "workflows.yaml: flow: a hardened workflow runs its steps: give it steps",
+        ),
+        (
+            _one(
+                [CHECK],
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "room_id": {"type": "string", "enum": ["oak"], "default": "elm"}
+                    },
+                },
+            ),
+            "workflows.yaml: flow parameter room_id: default 'elm' is not one of its enum ['oak']",
+        ),
+        (
+            _one([{"id": f"s{n}", "tool": "list_rooms"} for n in range(51)]),
+            "workflows.yaml: flow: 51 steps, over the cap of 50",
+        ),
+        (
+            yaml.safe_dump(
+                {
+                    "workflows": [
+                        {"name": "one", "execution": "hardened", "steps": [{"workflow": "two"}]},
+                        {"name": "two", "execution": "hardened", "steps": [{"workflow": "one"}]},
+                    ]
+                }
+            ),
+            "workflows.yaml: one: workflows call each other in a cycle: one → two → one",
+        ),
+        (
+            _one([CHECK], execution="sometimes"),
+            "workflows.yaml: flow: execution 'sometimes': one of draft, guided, hardened",
+        ),
+    ],
+    ids=[
+        "unknown operation",
+        "undeclared parameter",
+        "step not yet run",
+        "save_as reused",
+        "if on something never saved",
+        "hardened without steps",
+        "default outside enum",
+        "step cap",
+        "cycle",
+        "unknown execution",
+    ],
+)
+def test_what_cannot_run_is_refused_at_load_with_the_remedy(text: str, message: str) -> None:
+    files = _files(text)
+    with pytest.raises(WorkflowRefused) as refused:
+        load_workflows(files, load_skill(files))
+    assert str(refused.value) == message
+
+
+def test_the_example_workflow_loads_as_written() -> None:
+    files = _files()
+    flows = load_workflows(files, load_skill(files))
+    assert list(flows) == ["book_room"] and flows["book_room"].execution == "hardened"
+    assert flows["book_room"].parameters["required"] == [
+        "room_id",
+        "guest_name",
+        "arrival",
+        "departure",
+    ]
+
+
+@pytest.fixture
+def server() -> Iterator[GuesthouseServer]:
+    with GuesthouseServer() as running:
+        yield running
+
+
+@pytest.fixture
+def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
+    out = tmp_path / "hollowbrook"
+    out.mkdir()
+    for path in EXAMPLE.iterdir():
+        (out / path.name).write_text(path.read_text().replace(DECLARED, server.url))
+    return out
+
+
+def _run(skill_dir: Path, line: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "run", str(skill_dir), line, *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOLLOWBROOK_API_KEY": KEY},
+    )
+
+
+def test_a_hardened_booking_runs_with_no_model_and_sends_exactly_its_requests(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    line = f"/book_room {json.dumps(STAY)}"
+    dry = _run(skill_dir, line, "--dry-run", "--unsafe")
+    assert dry.returncode == 0, dry.stderr
+    assert server.house.seen == [], "a dry run sends nothing"
+    assert [ln for ln in dry.stdout.splitlines() if ln.startswith("# step")] == [
+        "# step check: check_availability",
+        "# step book: create_booking",
+    ]
+
+    sandboxed = _run(skill_dir, line, "--approve")
+    assert sandboxed.returncode == 1
+    assert sandboxed.stderr.strip().splitlines()[-1] == (
+        "error: book_room: step book failed: the booking was not made (create_booking writes,"
+        " and a workflow from a package you did not publish runs sandboxed: nothing that writes"
+        " is sent unless you give --unsafe)"
+    )
+    assert [(s.method, s.path) for s in server.house.seen] == [("GET", "/rooms/oak/availability")]
+    server.house.seen.clear()
+
+    done = _run(skill_dir, line, "--approve", "--unsafe", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"booking_id": "bk-1", "total_pence": 28500}
+    assert [(s.method, s.path) for s in server.house.seen] == [
+        ("GET", "/rooms/oak/availability"),
+        ("POST", "/bookings"),
+    ]
+    posted = server.house.seen[1]
+    assert json.loads(posted.body) == {
+        **STAY,
+        "guests": 2,
+        "notes": "Booked by the book_room workflow for Ada Lovelace",
+    }
+    assert posted.headers["Idempotency-Key"] and posted.headers["X-Hollowbrook-Key"] == KEY
+    server.house.seen.clear()
+
+    taken = _run(skill_dir, line, "--approve", "--unsafe")
+    assert taken.returncode == 1
+    assert taken.stderr.strip().splitlines()[-1] == (
+        "error: book_room: step taken failed: oak is taken from 2026-12-24 to 2026-12-27"
+    )
+    assert [(s.method, s.path) for s in server.house.seen] == [("GET", "/rooms/oak/availability")]
+
+    wrong = _run(skill_dir, '/book_room {"room_id": "elm"}', "--unsafe")
+    assert wrong.returncode == 2 and "arguments" in wrong.stderr
