@@ -466,6 +466,13 @@ def mcp(
     base_url: BaseUrl = None,
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    unsafe: Annotated[
+        bool,
+        typer.Option(
+            "--unsafe",
+            help="let workflows of packages you did not publish call operations that write",
+        ),
+    ] = False,
 ) -> None:
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
     from services.runtime.execute import CallLimits
@@ -474,7 +481,7 @@ def mcp(
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
     if every:
-        server = _catalog_server(target, eager, CallLimits(timeout, max_response_bytes))
+        server = _catalog_server(target, eager, CallLimits(timeout, max_response_bytes), unsafe)
         _serve_mcp(server, "every skill", transport, port)
         return
     if target is None:
@@ -505,11 +512,12 @@ def mcp(
         gatekeeper=_gatekeeper(skill.slug),
         reload=reload if Path(target).is_dir() else None,
         version=followed_version(Path(target)),
+        sandboxed=Path(target).is_dir() and not unsafe,
     )
     _serve_mcp(server, skill.slug, transport, port)
 
 
-def _catalog_server(target: str | None, eager: bool, limits: CallLimits) -> Any:
+def _catalog_server(target: str | None, eager: bool, limits: CallLimits, unsafe: bool) -> Any:
     """Several skills behind one MCP server, each with its own credential variable and gate."""
     from services.app.catalog import folder_catalog, live_catalog
     from services.app.package_dir import OutputDirError
@@ -535,6 +543,7 @@ def _catalog_server(target: str | None, eager: bool, limits: CallLimits) -> Any:
         limits=limits,
         gatekeepers=_gatekeeper,
         refresh=catalog.changed,
+        sandboxed=target is not None and not unsafe,
     )
 
 

@@ -151,6 +151,7 @@ def build_mcp_server(
     gatekeeper: Callable[[GateCheck], tuple[bool, str]] | None = None,
     reload: Callable[[], Loaded | None] | None = None,
     version: str | None = None,
+    sandboxed: bool = False,
 ) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return).
     `gatekeeper` decides a gated call (True to send, else the message the agent gets): the
@@ -170,6 +171,7 @@ def build_mcp_server(
         gatekeepers=(lambda slug: gatekeeper) if gatekeeper else None,
         refresh=refresh if reload is not None else None,
         several=False,
+        sandboxed=sandboxed,
     )
 
 
@@ -199,11 +201,13 @@ def build_catalog_server(
     gatekeepers: Callable[[str], Callable[[GateCheck], tuple[bool, str]]] | None = None,
     refresh: Callable[[], Mapping[str, Loaded] | None] | None = None,
     several: bool = True,
+    sandboxed: bool = False,
 ) -> Server[Any]:
     """The MCP server for a set of skills by slug (`several`: the fixed tools take a `skill`).
     `refresh` gives the skills anew when one changed (None when none did): skills it names are
     replaced, so a publication is what the next request sees. `credentials` and `gatekeepers`
-    give a skill's credential and approvals by its slug (a skill published later included)."""
+    give a skill's credential and approvals by its slug (a skill published later included).
+    `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent."""
     limits = limits or CallLimits()
     state: dict[str, Loaded] = dict(skills)
     slugs = sorted(state)
@@ -328,7 +332,23 @@ def build_catalog_server(
         try:
             tool = skill.tool(str(args.get("name", "")))
         except (UnknownOperation, PackageError) as exc:
-            return _text(str(exc), error=True)
+            flow = _workflow(skill, files, str(args.get("name", "")))
+            if flow is None:
+                return _text(str(exc), error=True)
+            if name == "describe_operation":
+                return _text(
+                    versioned(
+                        slug,
+                        {
+                            "name": flow.name,
+                            "tool": flow.tool_name,
+                            "description": flow.description,
+                            "input_schema": flow.to_tool_schema(),
+                            "workflow": flow.execution,
+                        },
+                    )
+                )
+            return await _run(slug, skill, files, flow.name, args.get("arguments") or {})
         if name == "describe_operation":
             return _text(
                 versioned(
@@ -343,6 +363,63 @@ def build_catalog_server(
                 )
             )
         return await _call(slug, tool, args.get("arguments") or {})
+
+    def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
+        from services.runtime.workflows import WorkflowRefused, load_workflows
+
+        try:
+            flows = load_workflows(files, skill)
+        except WorkflowRefused:
+            return None
+        return next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
+
+    async def _run(
+        slug: str, skill: Skill, files: Mapping[str, bytes], flow: str, args: Any
+    ) -> types.CallToolResult:
+        """A hardened workflow, one step after another through the same checks as any call;
+        sandboxed (a package from elsewhere) nothing that writes is sent."""
+        from services.runtime.contracts import operation_kinds
+        from services.runtime.workflows import (
+            StepFailed,
+            WorkflowRefused,
+            load_workflows,
+            run_workflow,
+        )
+
+        kinds = operation_kinds(skill, files)
+        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
+
+        def call(step: str, tool: Tool, given: dict[str, Any]) -> Any:
+            if sandboxed and kinds.get(tool.operation) == "write":
+                raise StepFailed(
+                    "", step, f"{tool.operation} writes, and this skill runs sandboxed: not sent"
+                )
+            try:
+                request = build_request(tool, given, skill.hosts)
+            except CallRefused as exc:
+                raise StepFailed("", step, str(exc)) from None
+            gate = check_gate(tool, given)
+            if gate is not None:
+                allowed, message = gatekeeper(gate) if gatekeeper else (gate.auto, "")
+                if not allowed:
+                    raise StepFailed("", step, message or f"not sent: {gate.describe()}")
+            result = send(
+                request,
+                credential=credentials(slug, skill) if credentials else None,
+                limits=limits,
+            )
+            if result.status >= 400:
+                raise StepFailed("", step, f"{tool.operation} answered {result.status}")
+            return result.body_value()
+
+        try:
+            flows = load_workflows(files, skill)
+            done = await asyncio.to_thread(
+                run_workflow, flows, flow, args if isinstance(args, dict) else {}, skill, call
+            )
+        except (StepFailed, WorkflowRefused, ExecutionFailed) as exc:
+            return _text(str(exc), error=True)
+        return _text(versioned(slug, {"workflow": flow, "result": done.result}))
 
     async def _call(slug: str, tool: Tool, args: Any) -> types.CallToolResult:
         try:

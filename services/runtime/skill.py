@@ -40,6 +40,7 @@ __all__ = [
     "UnknownOperation",
     "load_skill",
     "package_tools",
+    "shaped_tool",
 ]
 
 PROVIDERS = ("anthropic", "openai", "mcp", "openai-strict", "gemini")
@@ -82,31 +83,29 @@ class Tool:
 
     def adapted(self, provider: str) -> tuple[dict[str, Any], list[str]]:
         """The tool in `provider`'s shape, its schema adapted to what that provider accepts, and what changed."""
-        from services.runtime.profiles import adapt
+        return shaped_tool(self.name, self.description, self.schema, provider)
 
-        if provider not in PROVIDERS:
-            raise PackageError(
-                f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}"
-            )
-        schema, notes = adapt(self.schema, provider)
-        if provider == "anthropic":
-            return {
-                "name": self.name,
-                "description": self.description,
-                "input_schema": schema,
-            }, notes
-        if provider in ("openai", "openai-strict"):
-            fn: dict[str, Any] = {
-                "name": self.name,
-                "description": self.description,
-                "parameters": schema,
-            }
-            if provider == "openai-strict":
-                fn["strict"] = True
-            return {"type": "function", "function": fn}, notes
-        if provider == "gemini":
-            return {"name": self.name, "description": self.description, "parameters": schema}, notes
-        return {"name": self.name, "description": self.description, "inputSchema": schema}, notes
+
+def shaped_tool(
+    name: str, description: str, schema: dict[str, Any], provider: str
+) -> tuple[dict[str, Any], list[str]]:
+    """A tool (an operation's, or a workflow's) in `provider`'s shape, its schema adapted to what
+    that provider accepts, and what changed."""
+    from services.runtime.profiles import adapt
+
+    if provider not in PROVIDERS:
+        raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+    adapted, notes = adapt(schema, provider)
+    if provider == "anthropic":
+        return {"name": name, "description": description, "input_schema": adapted}, notes
+    if provider in ("openai", "openai-strict"):
+        fn: dict[str, Any] = {"name": name, "description": description, "parameters": adapted}
+        if provider == "openai-strict":
+            fn["strict"] = True
+        return {"type": "function", "function": fn}, notes
+    if provider == "gemini":
+        return {"name": name, "description": description, "parameters": adapted}, notes
+    return {"name": name, "description": description, "inputSchema": adapted}, notes
 
 
 @dataclass(frozen=True)
@@ -459,17 +458,27 @@ def package_tools(
     notes: dict[str, list[str]] | None = None,
     only: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
-    """Every declared operation of a package (or those named in `only`, reading only their files)
-    as a tool in `provider`'s shape; `notes` collects, per tool, what the provider's profile
+    """Every declared operation of a package and every hardened workflow (or those named in
+    `only`, reading only their files) as a tool in `provider`'s shape; `notes` collects, per tool, what the provider's profile
     changed in its schema. An unknown name in `only` raises UnknownOperation."""
     if provider not in PROVIDERS:
         raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
+    from services.runtime.workflows import load_workflows
+
     skill = load_skill(files, lazy=bool(only))
-    chosen = [skill.tool(name) for name in only] if only else skill.tools
+    flows = {n: w for n, w in load_workflows(files, skill).items() if w.execution == "hardened"}
+    chosen = [skill.tool(name) for name in only if name not in flows] if only else skill.tools
     out = []
     for tool in chosen:
         shaped, changed = tool.adapted(provider)
         out.append(shaped)
         if notes is not None and changed:
             notes[tool.name] = changed
+    for name, wf in flows.items():  # a hardened workflow is a tool too: one call runs its steps
+        if only and name not in only:
+            continue
+        shaped, changed = shaped_tool(wf.tool_name, wf.description, wf.to_tool_schema(), provider)
+        out.append(shaped)
+        if notes is not None and changed:
+            notes[wf.tool_name] = changed
     return out

@@ -230,3 +230,63 @@ def test_a_hardened_booking_runs_with_no_model_and_sends_exactly_its_requests(
 
     wrong = _run(skill_dir, '/book_room {"room_id": "elm"}', "--unsafe")
     assert wrong.returncode == 2 and "arguments" in wrong.stderr
+
+
+async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
+    skill_dir: Path, server: GuesthouseServer, tmp_path: Path
+) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from services.app import approvals
+    from services.app.context import open_app
+    from services.platform.settings import Settings
+
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")} | {
+        "SKILLPRESS_HOME": str(home),
+        "HOLLOWBROOK_API_KEY": KEY,
+    }
+    listed = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "tools", str(skill_dir), "--format", "mcp"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert "hollowbrook_book_room" in [t["name"] for t in json.loads(listed.stdout)]
+
+    def params(*flags: str) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "services.cli.main", "mcp", str(skill_dir), *flags],
+            env=env,
+        )
+
+    async with Client(params()) as sandboxed:
+        held = await sandboxed.call_tool("call_operation", {"name": "book_room", "arguments": STAY})
+        assert (
+            held.is_error
+            and "create_booking writes, and this skill runs sandboxed" in held.content[0].text
+        )
+    async with Client(params("--unsafe")) as client:
+        described = json.loads(
+            (await client.call_tool("describe_operation", {"name": "book_room"})).content[0].text
+        )
+        assert described["workflow"] == "hardened" and described["tool"] == "hollowbrook_book_room"
+        waiting = await client.call_tool("call_operation", {"name": "book_room", "arguments": STAY})
+        assert waiting.is_error and "approval" in waiting.content[0].text
+        assert [s.method for s in server.house.seen] == ["GET", "GET"]
+        ctx = open_app(Settings(home=home))
+        try:
+            (pending,) = approvals.list_requests(ctx)
+            approvals.decide(ctx, pending["id"], True, "the test's operator")
+        finally:
+            ctx.close()
+        booked = await client.call_tool("call_operation", {"name": "book_room", "arguments": STAY})
+        assert not booked.is_error, booked.content[0].text
+        assert json.loads(booked.content[0].text)["result"] == {
+            "booking_id": "bk-1",
+            "total_pence": 28500,
+        }
+    assert [s.method for s in server.house.seen] == ["GET", "GET", "GET", "POST"]
