@@ -322,6 +322,12 @@ def run(
     )
 
 
+SANDBOXED = (
+    "a workflow from a package you did not publish runs sandboxed: nothing that writes is sent"
+    " unless you give --unsafe"
+)
+
+
 def _workflows(package_dir: Path, skill: Skill) -> dict[str, Any]:
     from services.app.package_dir import read_package_dir
     from services.runtime.workflows import WorkflowRefused, load_workflows
@@ -353,8 +359,13 @@ def _run_workflow(
     from services.app.package_dir import read_package_dir
     from services.runtime.contracts import operation_kinds
     from services.runtime.execute import ExecutionFailed, send
-    from services.runtime.translate import CallRefused, build_request
-    from services.runtime.workflows import Pending, StepFailed, WorkflowRefused, run_workflow
+    from services.runtime.workflows import (
+        Pending,
+        StepFailed,
+        WorkflowRefused,
+        prepare_step,
+        run_workflow,
+    )
 
     try:
         given = json.loads(raw_args) if raw_args else {}
@@ -368,19 +379,14 @@ def _run_workflow(
         return json.loads(json.dumps(value, default=str))
 
     def call(step: str, tool: Tool, args: dict[str, Any]) -> Any:
-        if kinds.get(tool.operation) == "write" and not unsafe:
-            raise StepFailed(
-                "",
-                step,
-                f"{tool.operation} writes, and a workflow from a package you did not publish runs"
-                " sandboxed: nothing that writes is sent unless you give --unsafe",
-            )
         pending = "<" in json.dumps(shown(args))
         try:
-            request = build_request(tool, shown(args) if pending else args, skill.hosts)
-        except CallRefused as exc:
-            if not (dry_run and pending):
-                raise StepFailed("", step, str(exc)) from None
+            request = prepare_step(
+                step, tool, shown(args) if pending else args, skill, kinds, not unsafe, SANDBOXED
+            )
+        except StepFailed as exc:
+            if not (dry_run and pending) or "writes, and" in exc.message:
+                raise
             typer.echo(
                 f"# step {step}: {tool.operation} {json.dumps(shown(args))} (built when run)"
             )

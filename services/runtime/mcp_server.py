@@ -383,6 +383,7 @@ def build_catalog_server(
             StepFailed,
             WorkflowRefused,
             load_workflows,
+            prepare_step,
             run_workflow,
         )
 
@@ -390,14 +391,7 @@ def build_catalog_server(
         gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
 
         def call(step: str, tool: Tool, given: dict[str, Any]) -> Any:
-            if sandboxed and kinds.get(tool.operation) == "write":
-                raise StepFailed(
-                    "", step, f"{tool.operation} writes, and this skill runs sandboxed: not sent"
-                )
-            try:
-                request = build_request(tool, given, skill.hosts)
-            except CallRefused as exc:
-                raise StepFailed("", step, str(exc)) from None
+            request = prepare_step(step, tool, given, skill, kinds, sandboxed)
             gate = check_gate(tool, given)
             if gate is not None:
                 allowed, message = gatekeeper(gate) if gatekeeper else (gate.auto, "")

@@ -462,3 +462,24 @@ def run_workflow(
     except _Returned as done:
         outcome.result = done.value
     return outcome
+
+
+def prepare_step(
+    step: str,
+    tool: Tool,
+    args: dict[str, Any],
+    skill: Skill,
+    kinds: Mapping[str, str],
+    sandboxed: bool,
+    why: str = "this skill runs sandboxed: not sent",
+) -> Any:
+    """A step's request, built and checked like any call's: StepFailed when it writes and the
+    run is sandboxed (`kinds`: read | write per operation), or when translation refuses it."""
+    from services.runtime.translate import CallRefused, build_request
+
+    if sandboxed and kinds.get(tool.operation) == "write":
+        raise StepFailed("", step, f"{tool.operation} writes, and {why}")
+    try:
+        return build_request(tool, args, skill.hosts)
+    except CallRefused as exc:
+        raise StepFailed("", step, str(exc)) from None

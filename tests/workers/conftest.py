@@ -8,7 +8,7 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,30 +45,43 @@ def database_url(postgres_url: str) -> str:
 
 
 @pytest.fixture
-def settings(
+def stores(
     tmp_path: Path,
-    nats_server: NatsServer,
     database_url: str,
     s3_server: tuple[str, str, str],
     monkeypatch: pytest.MonkeyPatch,
-) -> Settings:
+) -> Callable[..., Settings]:
+    """Settings on this test's PostgreSQL database and S3 bucket, for a NATS URL (and `extra`
+    settings over the defaults of these tests)."""
     endpoint, access, secret = s3_server
     monkeypatch.setenv(S3_ACCESS_ENV, access)
     monkeypatch.setenv(S3_SECRET_ENV, secret)
-    return Settings(
-        home=tmp_path / "home",
-        nats_url=nats_server.url,
-        database_url=database_url,
-        s3_endpoint=endpoint,
-        s3_bucket=f"p-{uuid.uuid4().hex[:16]}",
-        s3_access_key_env=S3_ACCESS_ENV,
-        s3_secret_key_env=S3_SECRET_ENV,
-        ack_wait=3.0,
-        max_deliver=3,
-        retry_delays=(0.2, 0.4),
-        fetch_allow_private=True,
-        refresh_interval=0,
-    )
+
+    def on(nats_url: str, **extra: Any) -> Settings:
+        chosen: dict[str, Any] = {
+            "ack_wait": 3.0,
+            "max_deliver": 3,
+            "retry_delays": (0.2, 0.4),
+            "fetch_allow_private": True,
+            "refresh_interval": 0,
+        } | extra
+        return Settings(
+            home=tmp_path / "home",
+            nats_url=nats_url,
+            database_url=database_url,
+            s3_endpoint=endpoint,
+            s3_bucket=f"p-{uuid.uuid4().hex[:16]}",
+            s3_access_key_env=S3_ACCESS_ENV,
+            s3_secret_key_env=S3_SECRET_ENV,
+            **chosen,
+        )
+
+    return on
+
+
+@pytest.fixture
+def settings(nats_server: NatsServer, stores: Callable[..., Settings]) -> Settings:
+    return stores(nats_server.url)
 
 
 def settings_env(settings: Settings) -> dict[str, str]:

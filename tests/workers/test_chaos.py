@@ -14,9 +14,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from sqlmodel import col, func, select
 
 from schemas.events import SpecSubmitted
@@ -28,7 +28,7 @@ from services.platform.broker import connect, ensure_stream
 from services.platform.embedded_nats import NatsServer, free_port
 from services.platform.settings import Settings
 from services.workers.app import WORKERS
-from tests.workers.conftest import S3_ACCESS_ENV, S3_SECRET_ENV, SPECS, settings_env
+from tests.workers.conftest import SPECS, settings_env
 
 DOZEN = sorted(
     (p for p in SPECS.iterdir() if p.suffix in (".json", ".yaml")), key=lambda p: p.stat().st_size
@@ -62,28 +62,16 @@ def _ours(home: Path) -> list[int]:
 
 
 def test_random_sigkills_and_a_nats_restart_lose_nothing_and_double_nothing(
-    tmp_path: Path,
-    database_url: str,
-    s3_server: tuple[str, str, str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, stores: Callable[..., Settings]
 ) -> None:
-    endpoint, access, secret = s3_server
-    monkeypatch.setenv(S3_ACCESS_ENV, access)
-    monkeypatch.setenv(S3_SECRET_ENV, secret)
     port = free_port()
     nats = NatsServer(tmp_path / "nats").start(port=port)
-    settings = Settings(
-        home=tmp_path / "home",
-        nats_url=nats.url,
-        database_url=database_url,
-        s3_endpoint=endpoint,
-        s3_bucket=f"x-{uuid.uuid4().hex[:16]}",
-        s3_access_key_env=S3_ACCESS_ENV,
-        s3_secret_key_env=S3_SECRET_ENV,
+    settings = stores(
+        nats.url,
         ack_wait=4.0,
         max_deliver=4,
         retry_delays=(0.3, 0.6, 1.2),
-        refresh_interval=0,
+        fetch_allow_private=False,
     )
     env = settings_env(settings)
     ctx = open_app(settings)

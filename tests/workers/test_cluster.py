@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from services.platform.broker import StreamReplicasRefused, connect, ensure_stre
 from services.platform.embedded_nats import NatsCluster, NatsServer
 from services.platform.settings import Settings
 from services.workers.app import WORKERS
-from tests.workers.conftest import S3_ACCESS_ENV, S3_SECRET_ENV, SPECS, settings_env
+from tests.workers.conftest import SPECS, settings_env
 
 # the twelve smallest shared specs (every worker stage, a few seconds each on two cores)
 DOZEN = sorted(
@@ -52,28 +53,16 @@ async def _leader(nc: object) -> str:
 
 
 def test_a_replicated_pipeline_loses_nothing_when_the_stream_leader_dies(
-    tmp_path: Path,
-    database_url: str,
-    s3_server: tuple[str, str, str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, stores: Callable[..., Settings]
 ) -> None:
-    endpoint, access, secret = s3_server
-    monkeypatch.setenv(S3_ACCESS_ENV, access)
-    monkeypatch.setenv(S3_SECRET_ENV, secret)
     cluster = NatsCluster(tmp_path / "cluster", 3).start()
-    settings = Settings(
-        home=tmp_path / "home",
-        nats_url=cluster.url,
+    settings = stores(
+        cluster.url,
         stream_replicas=3,
-        database_url=database_url,
-        s3_endpoint=endpoint,
-        s3_bucket=f"c-{uuid.uuid4().hex[:16]}",
-        s3_access_key_env=S3_ACCESS_ENV,
-        s3_secret_key_env=S3_SECRET_ENV,
         ack_wait=10.0,
         max_deliver=5,
         retry_delays=(0.5, 1.0, 2.0),
-        refresh_interval=0,
+        fetch_allow_private=False,
     )
     env = settings_env(settings) | {"SKILLPRESS_STREAM_REPLICAS": "3"}
     ctx = open_app(settings)
