@@ -173,12 +173,14 @@ from services.cli import (  # noqa: E402  (registers the rest)
     call_commands,
     pipeline_commands,
     stack_commands,
+    workflow_commands,
 )
 
 stack_commands.register(app)
 call_commands.register(app)
 pipeline_commands.register(app)
 annotation_commands.register(app)
+workflow_commands.register(app)
 
 
 def main() -> None:

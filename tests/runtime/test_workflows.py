@@ -290,3 +290,118 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
             "total_pence": 28500,
         }
     assert [s.method for s in server.house.seen] == ["GET", "GET", "GET", "POST"]
+
+
+def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
+    from services.runtime.arazzo import to_arazzo
+
+    out = tmp_path / "hollowbrook"
+    out.mkdir()
+    for path in EXAMPLE.iterdir():
+        if path.name != "workflows.yaml":
+            (out / path.name).write_bytes(path.read_bytes())
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "workflow", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    exported = cli("export", str(EXAMPLE), "--out", str(tmp_path / "book.arazzo.yaml"))
+    assert exported.returncode == 0, exported.stderr
+    doc = yaml.safe_load((tmp_path / "book.arazzo.yaml").read_text())
+    assert doc["arazzo"] == "1.0.1" and doc["workflows"][0]["workflowId"] == "book_room"
+    steps = doc["workflows"][0]["steps"]
+    assert [s["operationId"] for s in steps] == ["check_availability", "create_booking"]
+    assert steps[0]["parameters"][0] == {
+        "name": "room_id",
+        "in": "path",
+        "value": "$inputs.room_id",
+    }
+    assert steps[0]["onSuccess"][0]["criteria"] == [
+        {
+            "context": "$steps.check.outputs.availability",
+            "condition": "$.available",
+            "type": "jsonpath",
+        }
+    ]
+    assert (
+        doc["workflows"][0]["outputs"]["total_pence"] == "$steps.book.outputs.booking#/total_pence"
+    )
+
+    imported = cli("import", str(tmp_path / "book.arazzo.yaml"), str(out))
+    assert imported.returncode == 0, imported.stderr
+    files = _files()
+    original = load_workflows(files, load_skill(files))
+    back_files = {p.name: p.read_bytes() for p in out.iterdir()}
+    again = load_workflows(back_files, load_skill(back_files))
+    assert again == original
+    assert to_arazzo(again, load_skill(back_files)) == doc
+    refused_again = cli("import", str(tmp_path / "book.arazzo.yaml"), str(out))
+    assert refused_again.returncode == 2 and "give --force" in refused_again.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(components={"inputs": {}}), "`components` is outside the subset"),
+        (
+            lambda d: d["workflows"][0]["steps"][0].update(
+                successCriteria=[{"condition": "$statusCode == 200"}]
+            ),
+            "book_room step check: successCriteria [{'condition': '$statusCode == 200'}] is outside the subset",
+        ),
+        (
+            lambda d: d["workflows"][0]["steps"][0]["parameters"][0].update({"in": "header"}),
+            "book_room step check: a parameter in 'header' is outside the subset",
+        ),
+        (
+            lambda d: d["workflows"][0]["steps"][1].update(
+                onFailure=[{"name": "again", "type": "retry"}]
+            ),
+            "book_room step book: `onFailure` is outside the subset",
+        ),
+        (
+            lambda d: d["workflows"][0]["steps"][0]["onSuccess"][0].update(type="retry"),
+            "book_room step check: an onSuccess 'retry' is outside the subset",
+        ),
+        (
+            lambda d: d["workflows"][0]["steps"][0].update(operationId="bookSpa"),
+            "book_room step check: operationId 'bookSpa' is not an operation of hollowbrook",
+        ),
+    ],
+    ids=[
+        "components",
+        "criteria",
+        "header parameter",
+        "onFailure retry",
+        "retry action",
+        "unknown operation",
+    ],
+)
+def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
+    change: object, message: str
+) -> None:
+    from services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+
+    files = _files()
+    skill = load_skill(files)
+    doc = to_arazzo(load_workflows(files, skill), skill)
+    change(doc)  # type: ignore[operator]
+    with pytest.raises(ArazzoRefused) as refused:
+        from_arazzo(doc, skill)
+    assert message in str(refused.value)
+
+
+def test_an_arazzo_step_by_the_specs_own_operation_id_maps_to_the_skills_name() -> None:
+    from services.runtime.arazzo import from_arazzo, to_arazzo
+
+    files = _files()
+    skill = load_skill(files)
+    doc = to_arazzo(load_workflows(files, skill), skill)
+    doc["workflows"][0]["steps"][1]["operationId"] = "createBooking"  # as in hollowbrook.yaml
+    assert (
+        from_arazzo(doc, skill)["workflows"][0]["steps"][1]["then"][0]["tool"] == "create_booking"
+    )

@@ -1,0 +1,106 @@
+"""`skillpress workflow`: a package's workflows as an Arazzo 1.0.1 document, and back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from services.cli.common import fail
+
+if TYPE_CHECKING:
+    from services.runtime.skill import Skill
+
+__all__ = ["register"]
+
+workflow_app = typer.Typer(
+    help="A package's workflows: Arazzo export and import.", no_args_is_help=True
+)
+
+PackageDir = Annotated[Path, typer.Argument(metavar="DIR", help="a skill package directory")]
+
+
+def _package(package_dir: Path) -> tuple[Mapping[str, bytes], Skill]:
+    from services.app.package_dir import OutputDirError, read_package_dir
+    from services.runtime.skill import PackageError, load_skill
+
+    try:
+        files = read_package_dir(package_dir, hand_written=True)
+        return files, load_skill(files, slug=package_dir.resolve().name, lazy=True)
+    except (OutputDirError, PackageError) as exc:
+        fail(str(exc))
+
+
+@workflow_app.command("export")
+def export(
+    package_dir: PackageDir,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="write it here (default: print it)")
+    ] = None,
+    source_url: Annotated[
+        str, typer.Option("--source-url", help="where the OpenAPI document the steps name lives")
+    ] = "",
+) -> None:
+    """The package's workflows as an Arazzo 1.0.1 document (YAML)."""
+    import yaml
+
+    from services.runtime.arazzo import to_arazzo
+    from services.runtime.workflows import WorkflowRefused, load_workflows
+
+    files, skill = _package(package_dir)
+    try:
+        flows = load_workflows(files, skill)
+        if not flows:
+            fail(f"{package_dir} has no workflows.yaml")
+        text = yaml.safe_dump(
+            to_arazzo(flows, skill, source_url), sort_keys=False, allow_unicode=True
+        )
+    except WorkflowRefused as exc:
+        fail(str(exc))
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    out.write_text(text)
+    typer.echo(f"wrote {out}: {len(flows)} workflow(s), Arazzo 1.0.1", err=True)
+
+
+@workflow_app.command("import")
+def import_(
+    document: Annotated[
+        Path, typer.Argument(metavar="ARAZZO", help="an Arazzo 1.0.x document (YAML or JSON)")
+    ],
+    package_dir: PackageDir,
+    force: Annotated[
+        bool, typer.Option("--force", help="replace the package's workflows.yaml")
+    ] = False,
+) -> None:
+    """Write an Arazzo document's workflows into the package (checked like any workflow first;
+    anything outside the subset that maps is refused, naming it)."""
+    import yaml
+
+    from services.runtime.arazzo import from_arazzo
+    from services.runtime.workflows import WORKFLOWS_FILE, WorkflowRefused, load_workflows
+
+    files, skill = _package(package_dir)
+    target = package_dir / WORKFLOWS_FILE
+    if target.exists() and not force:
+        fail(f"{target} exists: give --force to replace it")
+    try:
+        raw = document.read_bytes()
+        doc = json.loads(raw) if raw.lstrip().startswith(b"{") else yaml.safe_load(raw)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        fail(f"{document}: cannot be read ({type(exc).__name__})")
+    try:
+        text = yaml.safe_dump(from_arazzo(doc, skill), sort_keys=False, allow_unicode=True)
+        flows = load_workflows({**files, WORKFLOWS_FILE: text.encode()}, skill)
+    except WorkflowRefused as exc:
+        fail(str(exc))
+    target.write_text(f"# imported from {document.name} (Arazzo)\n" + text)
+    typer.echo(f"wrote {target}: {', '.join(flows)}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(workflow_app, name="workflow")

@@ -1,0 +1,432 @@
+"""Workflows as OpenAPI Initiative Arazzo 1.0.1 documents, and back, for the subset that maps.
+
+A tool step is an Arazzo step by `operationId`, its arguments `parameters` (path, query) and a
+`requestBody` payload, `successCriteria` a status below 400, `outputs` the saved answer
+(`$response.body`); a workflow step is a step by `workflowId`. Templates are runtime expressions:
+`$inputs.name`, `$steps.<id>.outputs.<name>#/json/pointer`, embedded as `{$…}` in strings. An
+`if` is the `onSuccess` of the step before it: a `goto` with `jsonpath` criteria to its then
+steps, a `goto` without criteria to its else steps; each branch jumps back with a `goto` (or
+`end`s). `return` is the workflow's `outputs` and an `end`; `fail` an `end` carrying
+`x-skillpress-fail`; `on_error` rides as `x-skillpress-on-error`. Anything else is refused on
+import, naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from services.runtime.workflows import (
+    _TEMPLATE,
+    Step,
+    Workflow,
+    WorkflowRefused,
+    _walk,
+)
+
+__all__ = ["ARAZZO_VERSION", "ArazzoRefused", "from_arazzo", "to_arazzo"]
+
+ARAZZO_VERSION = "1.0.1"
+OK = "$statusCode < 400"
+_INPUT = re.compile(r"^\$inputs\.([A-Za-z_][A-Za-z0-9_]*)((?:#/[^\s{}]*)?)$")
+_STEP = re.compile(
+    r"^\$steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z_][A-Za-z0-9_]*)((?:#/[^\s{}]*)?)$"
+)
+_EMBEDDED = re.compile(r"\{(\$[^{}]+)\}")
+
+
+class ArazzoRefused(WorkflowRefused):
+    """An Arazzo document (or a workflow) outside the subset that maps; the message names it."""
+
+
+# --- export ----------------------------------------------------------------------------------
+
+
+def _pointer(path: str) -> str:
+    parts = [p for p in path.split(".") if p]
+    return ("#/" + "/".join(parts)) if parts else ""
+
+
+def _expr(head: str, path: str, params: set[str], saver: Mapping[str, str]) -> str:
+    if head in params:
+        return f"$inputs.{head}{_pointer(path)}"
+    return f"$steps.{saver[head]}.outputs.{head}{_pointer(path)}"
+
+
+def _value_out(value: Any, params: set[str], saver: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        whole = _TEMPLATE.fullmatch(value.strip())
+        if whole:
+            return _expr(whole.group(1), whole.group(2), params, saver)
+        return _TEMPLATE.sub(
+            lambda m: "{" + _expr(m.group(1), m.group(2), params, saver) + "}", value
+        )
+    if isinstance(value, dict):
+        return {k: _value_out(v, params, saver) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_value_out(v, params, saver) for v in value]
+    return value
+
+
+def _call_out(s: Step, skill: Skill, params: set[str], saver: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"stepId": s.id}
+    args = _value_out(s.args or {}, params, saver)
+    if s.kind == "workflow":
+        out["workflowId"] = s.target
+        out["parameters"] = [{"name": k, "value": v} for k, v in args.items()]
+    else:
+        decl = skill.tool(s.target or "").declaration
+        out["operationId"] = s.target
+        located = [
+            {"name": decl.wire_name(k) if k in decl.query else k, "in": where, "value": v}
+            for k, v in args.items()
+            for where in (
+                ["path"] if k in decl.path_params else ["query"] if k in decl.query else []
+            )
+        ]
+        if located:
+            out["parameters"] = located
+        body = {k: v for k, v in args.items() if k not in decl.path_params + decl.query}
+        if decl.body_arg and decl.body_arg in body:
+            out["requestBody"] = {"contentType": decl.content_type, "payload": body[decl.body_arg]}
+        elif body:
+            out["requestBody"] = {"contentType": decl.content_type, "payload": body}
+    out["successCriteria"] = [{"condition": OK}]
+    if s.save_as:
+        out["outputs"] = {s.save_as: "$response.body"}
+    if s.on_error:
+        out["x-skillpress-on-error"] = s.on_error
+    return out
+
+
+def to_arazzo(
+    workflows: Mapping[str, Workflow], skill: Skill, source_url: str = ""
+) -> dict[str, Any]:
+    """An Arazzo 1.0.1 document of the skill's workflows (ArazzoRefused for one that does not map)."""
+    return {
+        "arazzo": ARAZZO_VERSION,
+        "info": {"title": f"{skill.slug} workflows", "version": "1"},
+        "sourceDescriptions": [
+            {
+                "name": skill.slug,
+                "url": source_url or f"./{skill.slug}.openapi.json",
+                "type": "openapi",
+            }
+        ],
+        "workflows": [_workflow_out(wf, skill) for wf in workflows.values()],
+    }
+
+
+def _workflow_out(wf: Workflow, skill: Skill) -> dict[str, Any]:
+    params = set((wf.parameters.get("properties") or {}).keys())
+    saver = {s.save_as: s.id for s in _walk(wf.steps) if s.save_as}
+    outputs: dict[str, Any] = {}
+
+    def refuse(step: Step, why: str) -> ArazzoRefused:
+        return ArazzoRefused(f"{wf.name} step {step.id}: {why}, which Arazzo cannot say")
+
+    def ending(s: Step, criteria: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        action: dict[str, Any] = {"name": s.id, "type": "end"}
+        if s.kind == "fail":
+            action["x-skillpress-fail"] = _value_out(s.value, params, saver)
+        else:
+            if outputs:
+                raise refuse(s, "a second return (a workflow has one set of outputs)")
+            if not isinstance(s.value, dict):
+                raise refuse(s, "a return that is not a mapping of outputs")
+            outputs.update(_value_out(s.value, params, saver))
+            action["x-skillpress-return"] = True
+        if criteria:
+            action["criteria"] = criteria
+        return action
+
+    def emit(seq: tuple[Step, ...], cont: str | None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for n, s in enumerate(seq):
+            rest = seq[n + 1 :]
+            if s.kind in ("tool", "workflow"):
+                out.append(_call_out(s, skill, params, saver))
+                continue
+            if not out or out[-1].get("onSuccess"):
+                raise refuse(s, f"a {s.kind} that does not follow a call")
+            if s.kind in ("return", "fail"):
+                if rest:
+                    raise refuse(s, f"steps after a {s.kind}")
+                out[-1]["onSuccess"] = [ending(s)]
+                return out
+            after = next((x.id for x in rest if x.kind in ("tool", "workflow")), cont)
+            if rest and rest[0].kind not in ("tool", "workflow"):
+                raise refuse(s, "an if followed by something other than a call")
+            head = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$", s.condition or "")
+            assert head is not None
+            criteria = [
+                {
+                    "context": _expr(head.group(1), "", params, saver),
+                    "condition": "$" + "".join(f".{p}" for p in head.group(2).split(".") if p),
+                    "type": "jsonpath",
+                }
+            ]
+            actions = []
+            laid: list[dict[str, Any]] = []
+            for branch, crit in ((s.then, criteria), (s.otherwise, None)):
+                if branch and branch[0].kind in ("return", "fail"):
+                    if len(branch) > 1:
+                        raise refuse(branch[1], f"steps after a {branch[0].kind}")
+                    actions.append(ending(branch[0], crit))
+                    continue
+                steps = emit(branch, after)
+                target = steps[0]["stepId"] if steps else after
+                action: dict[str, Any] = (
+                    {"name": s.id if crit else f"{s.id}_else", "type": "goto", "stepId": target}
+                    if target
+                    else {"name": s.id if crit else f"{s.id}_else", "type": "end"}
+                )
+                if crit:
+                    action["criteria"] = crit
+                actions.append(action)
+                laid += steps
+            out[-1]["onSuccess"] = actions
+            out += laid
+        if cont and out and not out[-1].get("onSuccess"):
+            out[-1]["onSuccess"] = [{"name": "continue", "type": "goto", "stepId": cont}]
+        return out
+
+    steps = emit(wf.steps, None)
+    doc: dict[str, Any] = {
+        "workflowId": wf.name,
+        "description": wf.description,
+        "inputs": {k: v for k, v in wf.parameters.items() if k != "additionalProperties"},
+        "steps": steps,
+    }
+    if outputs:
+        doc["outputs"] = outputs
+    if wf.execution != "hardened":
+        doc["x-skillpress-execution"] = wf.execution
+    return doc
+
+
+# --- import ----------------------------------------------------------------------------------
+
+
+def _template(expr: str, where: str, scope: Mapping[str, str]) -> str:
+    """`$inputs.x#/a/b` → `{{x.a.b}}`; `$steps.s.outputs.name#/a` → `{{name.a}}`."""
+    m = _INPUT.match(expr)
+    if m:
+        head, pointer = m.group(1), m.group(2)
+    else:
+        m = _STEP.match(expr)
+        if m is None:
+            raise ArazzoRefused(f"{where}: the expression {expr!r} is outside the subset")
+        head, pointer = m.group(2), m.group(3)
+        if scope.get(head) != m.group(1):
+            raise ArazzoRefused(f"{where}: {expr!r} names no output step {m.group(1)} saved")
+    path = ".".join(p for p in pointer.removeprefix("#/").split("/") if p)
+    return "{{" + head + (f".{path}" if path else "") + "}}"
+
+
+def _value_in(value: Any, where: str, scope: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        if value.startswith("$"):
+            return _template(value, where, scope)
+        return _EMBEDDED.sub(lambda m: _template(m.group(1), where, scope), value)
+    if isinstance(value, dict):
+        return {k: _value_in(v, where, scope) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_value_in(v, where, scope) for v in value]
+    return value
+
+
+_STEP_KEYS = {
+    "stepId",
+    "operationId",
+    "workflowId",
+    "parameters",
+    "requestBody",
+    "successCriteria",
+    "outputs",
+    "onSuccess",
+    "description",
+    "x-skillpress-on-error",
+}
+
+
+def _operation(skill: Skill, op_id: str, where: str) -> Tool:
+    from services.derive.naming import snake
+
+    for entry in skill.operations:  # by its name here, or the spec's operationId it came from
+        if entry.name in (op_id, snake(op_id)) and entry.tool:
+            return skill.tool(entry.name)
+    try:
+        return skill.tool(op_id)
+    except (UnknownOperation, PackageError):
+        raise ArazzoRefused(
+            f"{where}: operationId {op_id!r} is not an operation of {skill.slug}"
+        ) from None
+
+
+def from_arazzo(doc: Any, skill: Skill) -> dict[str, Any]:
+    """The `workflows.yaml` mapping for an Arazzo document's workflows (ArazzoRefused, naming
+    what is outside the subset); load it with `load_workflows` to check it like any other."""
+    if not isinstance(doc, dict) or not str(doc.get("arazzo", "")).startswith("1.0"):
+        raise ArazzoRefused("not an Arazzo 1.0 document (no `arazzo: 1.0.x`)")
+    for key in ("components",):
+        if doc.get(key):
+            raise ArazzoRefused(f"`{key}` is outside the subset (write each step's values inline)")
+    sources = doc.get("sourceDescriptions") or []
+    if len(sources) != 1 or sources[0].get("type", "openapi") != "openapi":
+        raise ArazzoRefused("sourceDescriptions: exactly one OpenAPI source (this skill's) maps")
+    flows = doc.get("workflows")
+    if not isinstance(flows, list) or not flows:
+        raise ArazzoRefused("workflows: a list of at least one")
+    return {"workflows": [_workflow_in(w, skill) for w in flows]}
+
+
+def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ArazzoRefused("a workflow is a mapping")
+    name = str(raw.get("workflowId", ""))
+    known = {"workflowId", "summary", "description", "inputs", "steps", "outputs"}
+    for key in sorted(set(raw) - known - {"x-skillpress-execution"}):
+        raise ArazzoRefused(f"{name}: `{key}` is outside the subset")
+    steps = raw.get("steps") or []
+    if not isinstance(steps, list) or not steps:
+        raise ArazzoRefused(f"{name}: steps: a list of at least one")
+    index = {str(s.get("stepId")): n for n, s in enumerate(steps) if isinstance(s, dict)}
+    scope: dict[str, str] = {}  # saved name → the step that saved it
+    outputs = raw.get("outputs") or {}
+
+    def call(s: dict[str, Any]) -> dict[str, Any]:
+        sid = str(s.get("stepId", ""))
+        where = f"{name} step {sid}"
+        for key in sorted(set(s) - _STEP_KEYS):
+            raise ArazzoRefused(f"{where}: `{key}` is outside the subset")
+        crit = s.get("successCriteria") or [{"condition": OK}]
+        if crit != [{"condition": OK}]:
+            raise ArazzoRefused(
+                f"{where}: successCriteria {crit!r} is outside the subset (a step succeeds on a status below 400)"
+            )
+        args: dict[str, Any] = {}
+        if "workflowId" in s:
+            step: dict[str, Any] = {"id": sid, "workflow": s["workflowId"]}
+            for p in s.get("parameters") or []:
+                args[p["name"]] = _value_in(p.get("value"), where, scope)
+        else:
+            tool = _operation(skill, str(s.get("operationId", "")), where)
+            decl = tool.declaration
+            wire = {decl.wire_name(q): q for q in decl.query}
+            step = {"id": sid, "tool": tool.operation}
+            for p in s.get("parameters") or []:
+                if p.get("in") not in ("path", "query"):
+                    raise ArazzoRefused(
+                        f"{where}: a parameter in {p.get('in')!r} is outside the subset"
+                    )
+                arg = wire.get(p["name"], p["name"]) if p["in"] == "query" else p["name"]
+                args[arg] = _value_in(p.get("value"), where, scope)
+            if "requestBody" in s:
+                payload = _value_in(s["requestBody"].get("payload"), where, scope)
+                if decl.body_arg:
+                    args[decl.body_arg] = payload
+                elif isinstance(payload, dict):
+                    args.update(payload)
+                else:
+                    raise ArazzoRefused(f"{where}: a payload that is not the body's fields")
+        step["args"] = args
+        outs = s.get("outputs") or {}
+        if len(outs) > 1 or any(v != "$response.body" for v in outs.values()):
+            raise ArazzoRefused(
+                f"{where}: outputs other than one `$response.body` are outside the subset"
+            )
+        if outs:
+            step["save_as"] = next(iter(outs))
+            scope[step["save_as"]] = sid
+        if s.get("x-skillpress-on-error"):
+            step["on_error"] = s["x-skillpress-on-error"]
+        return step
+
+    def ending(action: dict[str, Any], where: str) -> list[dict[str, Any]]:
+        """What an `end` says: a fail with its message, the workflow's outputs, or just stop."""
+        sid = str(action.get("name", "end"))
+        if "x-skillpress-fail" in action:
+            return [{"id": sid, "fail": _value_in(action["x-skillpress-fail"], where, scope)}]
+        if action.get("x-skillpress-return") or (outputs and not action.get("criteria")):
+            return [{"id": sid, "return": _value_in(outputs, where, scope)}]
+        return []
+
+    def build(start: int, seen: set[int]) -> tuple[list[dict[str, Any]], str | None]:
+        """Steps from `start` until a branch ends (None) or jumps on (the stepId)."""
+        seq: list[dict[str, Any]] = []
+        n = start
+        while n < len(steps):
+            if n in seen:
+                raise ArazzoRefused(f"{name}: a goto loops back to step {steps[n].get('stepId')}")
+            seen.add(n)
+            raw_step = steps[n]
+            seq.append(call(raw_step))
+            where = f"{name} step {raw_step.get('stepId')}"
+            actions = raw_step.get("onSuccess") or []
+            for a in actions:
+                if a.get("type") not in ("goto", "end") or "workflowId" in a:
+                    raise ArazzoRefused(
+                        f"{where}: an onSuccess {a.get('type')!r} is outside the subset"
+                    )
+            if not actions:
+                n += 1
+                continue
+            if len(actions) == 1 and not actions[0].get("criteria"):
+                a = actions[0]
+                if a["type"] == "end":
+                    seq += ending(a, where)
+                    return seq, None
+                return seq, str(a["stepId"])
+            if len(actions) != 2 or not actions[0].get("criteria") or actions[1].get("criteria"):
+                raise ArazzoRefused(
+                    f"{where}: onSuccess maps when it is one goto or end, or a goto with criteria then one without"
+                )
+            crit = actions[0]["criteria"]
+            if len(crit) != 1 or crit[0].get("type") != "jsonpath":
+                raise ArazzoRefused(
+                    f"{where}: criteria other than one jsonpath test are outside the subset"
+                )
+            head = _template(str(crit[0].get("context", "")), where, scope).strip("{}")
+            path = str(crit[0].get("condition", "$")).removeprefix("$").strip(".")
+            condition = head + (f".{path}" if path else "")
+            branches = []
+            jumps = set()
+            for a in actions:
+                if a["type"] == "end":
+                    branches.append(ending(a, where))
+                    continue
+                target = str(a["stepId"])
+                if target not in index:
+                    raise ArazzoRefused(f"{where}: goto {target!r}, which is no step")
+                branch, jump = build(index[target], set(seen))
+                branches.append(branch)
+                jumps.add(jump)
+            cond_step = {
+                "id": str(actions[0].get("name")),
+                "if": condition,
+                "then": branches[0],
+                "else": branches[1],
+            }
+            seq.append(cond_step)
+            jumps.discard(None)
+            if not jumps:
+                return seq, None
+            if len(jumps) > 1:
+                raise ArazzoRefused(f"{where}: the two ways do not meet again at one step")
+            after = jumps.pop()
+            assert after is not None
+            n = index[after]
+        return seq, None
+
+    body, _ = build(0, set())
+    out: dict[str, Any] = {
+        "name": name,
+        "description": str(raw.get("description") or raw.get("summary") or ""),
+        "execution": raw.get("x-skillpress-execution", "hardened"),
+        "parameters": raw.get("inputs") or {"type": "object", "properties": {}},
+        "steps": body,
+    }
+    return out
