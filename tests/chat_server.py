@@ -74,6 +74,8 @@ class ChatServer:
     def __init__(self) -> None:
         self.script: list[str] = []
         self.requests: list[dict[str, Any]] = []
+        # recorded assistant messages, answered in turn to requests that offer tools
+        self.answers: list[dict[str, Any]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -93,6 +95,13 @@ class ChatServer:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
+                if "tools" in body:
+                    message = (
+                        outer.answers.pop(0)
+                        if outer.answers
+                        else {"role": "assistant", "content": "done"}
+                    )
+                    return self._reply(body, message)
                 listing = body["messages"][1]["content"].rsplit("):\n", 1)[-1].split("\n")
                 lines = [ln for ln in listing if ln.strip()]
                 if behaviour == "malformed":
@@ -103,18 +112,15 @@ class ChatServer:
                     content = json.dumps(answer)
                 else:
                     content = "```json\n" + json.dumps(group_lines(lines)) + "\n```"
+                self._reply(body, {"role": "assistant", "content": content})
+
+            def _reply(self, body: dict[str, Any], message: dict[str, Any]) -> None:
                 reply = json.dumps(
                     {
                         "id": "c1",
                         "object": "chat.completion",
                         "model": body.get("model"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop",
-                            }
-                        ],
+                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                     }
                 ).encode()
                 self.send_response(200)

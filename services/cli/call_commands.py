@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from services.app.package_dir import OutputDirError, read_package_dir
-from services.cli.common import fail, failures, load_target, open_ctx
+from services.cli.common import fail, failures, load_target, open_ctx, settings
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
     from services.runtime.execute import CallLimits, CallResult, Credential
@@ -413,13 +413,49 @@ def _run_workflow(
         return result.body_value()
 
     try:
-        done = run_workflow(workflows, name, given, skill, call, dry_run=dry_run)
+        if workflows[name].execution == "hardened":
+            done = run_workflow(workflows, name, given, skill, call, dry_run=dry_run)
+        else:
+            done = _model_run(workflows[name], skill, package_dir, given, call, dry_run)
     except (StepFailed, WorkflowRefused) as exc:
         fail(str(exc), 1 if isinstance(exc, StepFailed) and exc.step != "arguments" else 2)
     if dry_run:
         typer.echo("# dry run: nothing was sent", err=True)
         return
     typer.echo(json.dumps(shown(done.result), indent=None if as_json else 2, ensure_ascii=False))
+
+
+def _model_run(
+    wf: Any, skill: Skill, package_dir: Path, given: dict[str, Any], call: Any, dry_run: bool
+) -> Any:
+    """A guided or draft workflow: the configured model (SKILLPRESS_LLM_*) decides the calls."""
+    from services.app.package_dir import read_package_dir
+    from services.platform.llm import ModelUnavailable, chat_client
+    from services.runtime.model_runs import draft_run, guided_run
+    from services.runtime.workflows import StepFailed
+
+    if dry_run:
+        fail(
+            f"/{wf.name} is {wf.execution}: a model decides its calls, so there is nothing to print before it runs"
+        )
+    client = chat_client(settings())
+    if client is None:
+        fail(
+            f"/{wf.name} is {wf.execution}: it needs a model; set SKILLPRESS_LLM_BASE_URL and"
+            " SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
+        )
+
+    def chat(
+        messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: Any
+    ) -> dict[str, Any]:
+        try:
+            return client.with_tools(messages, tools, choice)
+        except ModelUnavailable as exc:
+            raise StepFailed(wf.name, "model", str(exc)) from None
+
+    files = read_package_dir(package_dir, hand_written=True)
+    run = guided_run if wf.execution == "guided" else draft_run
+    return run(wf, skill, files, given, chat, call)
 
 
 def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -31,10 +32,28 @@ class ChatClient:
     timeout: float = 60.0
 
     def complete(self, msgs: list[dict[str, str]]) -> str:
+        message = self._post({"model": self.model, "messages": msgs, "temperature": 0})
+        return str(message.get("content") or "")
+
+    def with_tools(
+        self, msgs: list[dict[str, Any]], tools: list[dict[str, Any]], tool_choice: Any = "auto"
+    ) -> dict[str, Any]:
+        """The assistant's message for `msgs` with `tools` offered (OpenAI function shape) and
+        `tool_choice` ("auto", or one function forced): its `content` and `tool_calls`."""
+        return self._post(
+            {
+                "model": self.model,
+                "messages": msgs,
+                "tools": tools,
+                "tool_choice": tool_choice,
+                "temperature": 0,
+            }
+        )
+
+    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        payload = {"model": self.model, "messages": msgs, "temperature": 0}
         try:
             with httpx.Client(
                 timeout=self.timeout, follow_redirects=False, trust_env=False
@@ -51,9 +70,12 @@ class ChatClient:
         if response.status_code != 200:
             raise ModelUnavailable(f"the model endpoint answered {response.status_code}")
         try:
-            return str(response.json()["choices"][0]["message"]["content"])
+            message = response.json()["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise ModelUnavailable("the model endpoint's answer is not a chat completion") from None
+        if not isinstance(message, dict):
+            raise ModelUnavailable("the model endpoint's answer is not a chat completion")
+        return message
 
 
 def chat_client(settings: Settings) -> ChatClient | None:

@@ -80,6 +80,9 @@ class Workflow:
     parameters: dict[str, Any]
     steps: tuple[Step, ...] = ()
     tool_name: str = ""
+    tool: str | None = None  # guided: the operation the model is made to call
+    defaults: dict[str, Any] = field(default_factory=dict)  # guided: win over the model's
+    procedure: str = ""  # draft: how to do it, in words, for the model
 
     def to_tool_schema(self) -> dict[str, Any]:
         return copy.deepcopy(self.parameters)
@@ -280,6 +283,39 @@ def _cycles(workflows: Mapping[str, Workflow]) -> None:
         visit(name, [])
 
 
+def _guided_tool(item: Mapping[str, Any], name: str, execution: str, skill: Skill) -> str | None:
+    tool = item.get("tool")
+    if tool is None:
+        if execution == "guided":
+            raise _refuse(
+                name, "a guided workflow names the operation the model calls: give it tool"
+            )
+        return None
+    try:
+        return skill.tool(str(tool)).operation
+    except (UnknownOperation, PackageError):
+        raise _refuse(name, f"tool {tool!r} is not an operation of {skill.slug}") from None
+
+
+def _defaults(item: Mapping[str, Any], name: str, skill: Skill) -> dict[str, Any]:
+    """A guided workflow's fixed arguments: each one the tool takes, inside its enum."""
+    defaults = item.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise _refuse(name, "defaults is a mapping of argument → value")
+    if defaults and not item.get("tool"):
+        raise _refuse(name, "defaults are for the tool a guided workflow names")
+    if not defaults:
+        return {}
+    props = skill.tool(str(item["tool"])).schema.get("properties") or {}
+    for key, value in defaults.items():
+        if key not in props:
+            raise _refuse(name, f"default {key!r}: {item['tool']} takes no such argument")
+        enum = props[key].get("enum") if isinstance(props[key], dict) else None
+        if enum is not None and value not in enum:
+            raise _refuse(name, f"default {key}={value!r} is not one of its enum {enum!r}")
+    return dict(defaults)
+
+
 def load_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Workflow]:
     """The skill's workflows by name ({} without `workflows.yaml`), each checked; WorkflowRefused
     for anything a run could trip over."""
@@ -319,7 +355,12 @@ def load_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Workfl
             parameters=_parameters(item.get("parameters"), name),
             steps=steps,
             tool_name=f"{skill.slug.replace('-', '_')}_{name}"[:64],
+            tool=_guided_tool(item, name, execution, skill),
+            defaults=_defaults(item, name, skill),
+            procedure=str(item.get("procedure", "")).strip(),
         )
+        if execution == "draft" and not (out[name].procedure or out[name].description):
+            raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
     for wf in out.values():
         _check_scope(wf, skill, set(out))
         for s in _walk(wf.steps):

@@ -405,3 +405,154 @@ def test_an_arazzo_step_by_the_specs_own_operation_id_maps_to_the_skills_name() 
     assert (
         from_arazzo(doc, skill)["workflows"][0]["steps"][1]["then"][0]["tool"] == "create_booking"
     )
+
+
+MODEL_FLOWS = """
+workflows:
+  - name: quick_check
+    description: Whether a room is free.
+    execution: guided
+    tool: check_availability
+    defaults: {room_id: ash}
+    parameters:
+      type: object
+      properties: {arrival: {type: string}, departure: {type: string}}
+  - name: take_a_room
+    execution: draft
+    procedure: Check the room is free, then book it for the guest; say the booking id.
+    parameters:
+      type: object
+      properties: {room_id: {type: string}, guest_name: {type: string}}
+"""
+
+
+def _tool_call(name: str, args: object, call_id: str = "c1") -> dict[str, object]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+        ],
+    }
+
+
+def test_guided_and_draft_runs_go_through_the_same_calls_with_a_stub_model(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    from tests.chat_server import ChatServer
+
+    (skill_dir / "workflows.yaml").write_text(MODEL_FLOWS)
+    with ChatServer() as chat:
+        env = {
+            "SKILLPRESS_LLM_BASE_URL": chat.url,
+            "SKILLPRESS_LLM_MODEL": "stub",
+            "HOLLOWBROOK_API_KEY": KEY,
+        }
+
+        def run(line: str, *flags: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "services.cli.main", "run", str(skill_dir), line, *flags],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={**os.environ, **env},
+            )
+
+        # guided: the tool is forced, and the workflow's default wins over the model's room
+        dates = {"arrival": "2026-12-24", "departure": "2026-12-27"}
+        chat.answers = [_tool_call("hollowbrook_check_availability", {"room_id": "oak", **dates})]
+        guided = run(f"/quick_check {json.dumps(dates)}", "--json")
+        assert guided.returncode == 0, guided.stderr
+        assert json.loads(guided.stdout) == {
+            "room_id": "ash",
+            "available": True,
+            "total_pence": 21000,
+        }
+        asked = chat.requests[-1]["body"]
+        assert asked["tool_choice"] == {
+            "type": "function",
+            "function": {"name": "hollowbrook_check_availability"},
+        }
+        assert [t["function"]["name"] for t in asked["tools"]] == ["hollowbrook_check_availability"]
+        assert [(s.method, s.path) for s in server.house.seen] == [
+            ("GET", "/rooms/ash/availability")
+        ]
+
+        chat.answers = [_tool_call("hollowbrook_check_availability", "{not json")]
+        malformed = run(f"/quick_check {json.dumps(dates)}")
+        assert malformed.returncode == 1
+        assert malformed.stderr.strip().endswith(
+            "the model's tool call is malformed (no name or JSON arguments)"
+        )
+        chat.answers = [{"role": "assistant", "content": "I would rather not."}]
+        refusing = run(f"/quick_check {json.dumps(dates)}")
+        assert refusing.returncode == 1 and "made 0 tool calls" in refusing.stderr
+        assert len(server.house.seen) == 1, "nothing sent for a malformed answer"
+
+        # draft: skill-forward, the model calls tools until it is done
+        server.house.seen.clear()
+        stay = {"room_id": "oak", "guest_name": "Ada Lovelace", **dates}
+        chat.answers = [
+            _tool_call("hollowbrook_check_availability", {"room_id": "oak", **dates}, "c1"),
+            _tool_call("hollowbrook_create_booking", stay, "c2"),
+            {"role": "assistant", "content": "Booked: bk-1."},
+        ]
+        sandboxed_requests = len(chat.requests)
+        draft = run(
+            '/take_a_room {"room_id": "oak", "guest_name": "Ada Lovelace"}', "--unsafe", "--approve"
+        )
+        assert draft.returncode == 0, draft.stderr
+        assert json.loads(draft.stdout) == "Booked: bk-1."
+        assert [(s.method, s.path) for s in server.house.seen] == [
+            ("GET", "/rooms/oak/availability"),
+            ("POST", "/bookings"),
+        ]
+        first, *_, last = chat.requests[sandboxed_requests:]
+        system = first["body"]["messages"][0]["content"]
+        assert (
+            system.startswith("# Hollowbrook") and "Check the room is free, then book it" in system
+        )
+        assert (
+            first["body"]["messages"][1]["content"]
+            == '{"room_id": "oak", "guest_name": "Ada Lovelace"}'
+        )
+        told = [m for m in last["body"]["messages"] if m["role"] == "tool"]
+        assert [m["tool_call_id"] for m in told] == ["c1", "c2"]
+        assert json.loads(told[1]["content"])["id"] == "bk-1"
+
+    nomodel = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "run", str(skill_dir), "/quick_check {}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_LLM")},
+    )
+    assert nomodel.returncode == 2 and "it needs a model" in nomodel.stderr
+
+
+def test_guided_workflows_are_refused_at_load_without_their_tool_or_with_a_bad_default() -> None:
+    for text, message in [
+        (
+            "workflows:\n  - name: g\n    execution: guided\n",
+            "workflows.yaml: g: a guided workflow names the operation the model calls: give it tool",
+        ),
+        (
+            "workflows:\n  - name: g\n    execution: guided\n    tool: check_availability\n    defaults: {colour: red}\n",
+            "workflows.yaml: g: default 'colour': check_availability takes no such argument",
+        ),
+        (
+            "workflows:\n  - name: d\n    execution: draft\n",
+            "workflows.yaml: d: a draft workflow tells the model what to do: give it a procedure",
+        ),
+    ]:
+        files = _files(text)
+        with pytest.raises(WorkflowRefused) as refused:
+            load_workflows(files, load_skill(files))
+        assert str(refused.value) == message
