@@ -36,6 +36,7 @@ __all__ = [
     "Stored",
     "add_annotation",
     "check_annotation",
+    "check_workflows",
     "compose_annotation",
     "detach",
     "list_annotations",
@@ -163,7 +164,21 @@ def check_annotation(
     orphaned = {a.id for a in current if a.operation is not None and a.operation not in names}
     kept = tuple(a for a in current if a.id not in orphaned)
     package = derive_revision(ctx, inputs, None, kept + tuple(new), strict=True)
+    if any(a.kind == "workflow" for a in (*kept, *new)):
+        check_workflows(package.files)
     return package.manifest
+
+
+def check_workflows(files: Mapping[str, bytes]) -> None:
+    """The package's workflows load as the runtime will load them (AnnotationRefused if not)."""
+    from services.derive.annotations import AnnotationRefused
+    from services.runtime.skill import load_skill
+    from services.runtime.workflows import WorkflowRefused, load_workflows
+
+    try:
+        load_workflows(files, load_skill(files, lazy=True))
+    except WorkflowRefused as exc:
+        raise AnnotationRefused(str(exc)) from None
 
 
 def store_annotation(

@@ -41,6 +41,10 @@ def overlay(ctx: AppContext, slug: str) -> dict[str, Any]:
                 body["text"]
             )
             continue
+        if r.target == "skill":  # about the whole skill: its renames, merges and workflows
+            key = "x-skillpress-workflows" if r.kind == "workflow" else f"x-skillpress-{r.kind}s"
+            updates.setdefault("$.info", {}).setdefault(key, []).append(body.get("workflow", body))
+            continue
         op = index.get(r.target.split(":", 1)[1])
         if op is None:
             continue  # orphaned: nowhere in the document to put it

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 
-def _propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
+def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
     """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
     from schemas.subjects import EVENTS
     from services.app.pipeline import propose_change
@@ -39,7 +39,7 @@ def _propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> di
     return body
 
 
-def _report(
+def report(
     proposal: dict[str, Any], as_json: bool, what: str, extra: dict[str, Any] | None = None
 ) -> None:
     if as_json:
@@ -169,9 +169,9 @@ def annotate(
     ctx = open_ctx()
     with failures():
         stored = add_annotation(ctx, slug, kind, target, body, by)
-    proposal = _propose(ctx, stored, "added", timeout)
+    proposal = propose(ctx, stored, "added", timeout)
     aid = stored.ids[0]
-    _report(proposal, as_json, f"annotation {aid} ({kind} on {target})", {"annotation_id": aid})
+    report(proposal, as_json, f"annotation {aid} ({kind} on {target})", {"annotation_id": aid})
 
 
 def annotations_(
@@ -209,8 +209,8 @@ def retire(
     ctx = open_ctx()
     with failures():
         stored = retired(ctx, annotation_id, by)
-    proposal = _propose(ctx, stored, "retired", timeout)
-    _report(proposal, as_json, f"retired {annotation_id}")
+    proposal = propose(ctx, stored, "retired", timeout)
+    report(proposal, as_json, f"retired {annotation_id}")
 
 
 def retract_turn(
@@ -230,8 +230,8 @@ def retract_turn(
         ctx.close()
         typer.echo(f"{slug} has no example from turn {turn!r}")
         return
-    proposal = _propose(ctx, stored, "retired", timeout)
-    _report(
+    proposal = propose(ctx, stored, "retired", timeout)
+    report(
         proposal,
         as_json,
         f"retired {len(stored.ids)} example(s) from turn {turn}",
@@ -252,9 +252,9 @@ def rekey(
     ctx = open_ctx()
     with failures():
         stored = rekeyed(ctx, annotation_id, operation, by)
-    proposal = _propose(ctx, stored, "rekeyed", timeout)
+    proposal = propose(ctx, stored, "rekeyed", timeout)
     aid = stored.ids[1]
-    _report(
+    report(
         proposal,
         as_json,
         f"re-keyed {annotation_id} → {aid} on {operation}",
@@ -333,8 +333,8 @@ def review(
         else:
             typer.echo("nothing confirmed")
         return
-    proposal = _propose(ctx, Stored(confirmed, skill, ctx.clock()), "reviewed", timeout)
-    _report(
+    proposal = propose(ctx, Stored(confirmed, skill, ctx.clock()), "reviewed", timeout)
+    report(
         proposal,
         as_json,
         f"confirmed {len(confirmed)} suggestion(s), {remaining} left",

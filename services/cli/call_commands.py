@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -251,13 +251,25 @@ def call(
 
 
 def run(
-    package_dir: PackageDir,
-    line: Annotated[
+    target: Annotated[
         str,
         typer.Argument(
-            help='a slash command: /operation {"k": "v"}, /operation text, /help [operation]'
+            metavar="DIR_OR_LINE",
+            help="a skill package directory, then the line; with --skill, just the line",
         ),
     ],
+    line: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="LINE",
+            help='a slash command: /operation {"k": "v"}, /operation text, /help [operation],'
+            " /workflow {...} or /run workflow {...}",
+        ),
+    ] = None,
+    skill_slug: Annotated[
+        str | None,
+        typer.Option("--skill", help="a published skill (its live version), instead of a DIR"),
+    ] = None,
     dry_run: DryRun = False,
     approve: Approve = False,
     approval_timeout: ApprovalWait = 300.0,
@@ -277,35 +289,55 @@ def run(
     ] = False,
 ) -> None:
     """Direct use in the slash form: `/create_booking {"room_id": "r1", ...}`, `/help create_booking`,
-    or a hardened workflow: `/book_room {"room_id": "oak", ...}` (its steps run as written, no model)."""
+    or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
+    no model). A package directory is sandboxed: its workflows send nothing that writes unless
+    --unsafe; a published skill (--skill SLUG) is the operator's own."""
     from services.runtime.execute import CallLimits
     from services.runtime.skill import PackageError, UnknownOperation
     from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
     from services.runtime.translate import CallRefused, build_request
 
-    skill = _load(package_dir, auth_header, auth_kind, base_url)
+    if skill_slug is not None:
+        if line is not None:
+            fail("with --skill SLUG give only the line (no DIR)")
+        line = target
+        skill, files = load_target(skill_slug, auth_header, auth_kind, base_url, lazy=True)
+        sandboxed = False
+    else:
+        if line is None:
+            fail("give a package DIR and a line, or --skill SLUG and a line")
+        package_dir = Path(target)
+        skill = _load(package_dir, auth_header, auth_kind, base_url)
+        files = read_package_dir(package_dir, hand_written=True)
+        sandboxed = not unsafe
     try:
         command = parse_slash(line)
         if command.is_help:
             typer.echo(help_text(skill, command.raw_args or None))
             return
-        workflows = _workflows(package_dir, skill)
-        if command.name in workflows:
+        name, raw = command.name, command.raw_args
+        if name == "run":  # `/run workflow {...}`: skill-forward, by the workflow's name
+            name, _, raw = raw.partition(" ")
+            raw = raw.strip()
+        workflows = _workflows(files, skill)
+        if name in workflows:
             _run_workflow(
                 skill,
-                package_dir,
+                files,
                 workflows,
-                command.name,
-                command.raw_args,
+                name,
+                raw,
                 dry_run=dry_run,
                 approve=approve,
                 wait=approval_timeout,
                 credential=_credential(skill, auth_env),
                 limits=CallLimits(timeout, max_response_bytes),
-                unsafe=unsafe,
+                sandboxed=sandboxed,
                 as_json=as_json,
             )
             return
+        if command.name == "run":
+            fail(f"/run {name}: {skill.slug} has no workflow {name!r}")
         tool = skill.tool(command.name)
         arguments = slash_arguments(tool, command.raw_args)
         request = build_request(tool, arguments, skill.hosts)
@@ -328,19 +360,18 @@ SANDBOXED = (
 )
 
 
-def _workflows(package_dir: Path, skill: Skill) -> dict[str, Any]:
-    from services.app.package_dir import read_package_dir
+def _workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Any]:
     from services.runtime.workflows import WorkflowRefused, load_workflows
 
     try:
-        return load_workflows(read_package_dir(package_dir, hand_written=True), skill)
+        return load_workflows(files, skill)
     except WorkflowRefused as exc:
         fail(str(exc))
 
 
 def _run_workflow(
     skill: Skill,
-    package_dir: Path,
+    files: Mapping[str, bytes],
     workflows: dict[str, Any],
     name: str,
     raw_args: str,
@@ -350,19 +381,19 @@ def _run_workflow(
     wait: float,
     credential: Credential | None,
     limits: CallLimits,
-    unsafe: bool,
+    sandboxed: bool,
     as_json: bool,
 ) -> None:
     """A hardened workflow, step by step: each call translated and checked like any other, gated
     calls approved first, destructive ones refused in the sandbox (a package directory from
     elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
-    from services.app.package_dir import read_package_dir
     from services.runtime.contracts import operation_kinds
     from services.runtime.execute import ExecutionFailed, send
     from services.runtime.workflows import (
         Pending,
         StepFailed,
         WorkflowRefused,
+        has_pending,
         prepare_step,
         run_workflow,
     )
@@ -373,16 +404,16 @@ def _run_workflow(
         fail(f"/{name}: arguments are not valid JSON ({exc.msg} at column {exc.colno})")
     if not isinstance(given, dict):
         fail(f"/{name}: arguments are a JSON object")
-    kinds = operation_kinds(skill, read_package_dir(package_dir, hand_written=True))
+    kinds = operation_kinds(skill, files)
 
     def shown(value: Any) -> Any:
         return json.loads(json.dumps(value, default=str))
 
     def call(step: str, tool: Tool, args: dict[str, Any]) -> Any:
-        pending = "<" in json.dumps(shown(args))
+        pending = has_pending(args)
         try:
             request = prepare_step(
-                step, tool, shown(args) if pending else args, skill, kinds, not unsafe, SANDBOXED
+                step, tool, shown(args) if pending else args, skill, kinds, sandboxed, SANDBOXED
             )
         except StepFailed as exc:
             if not (dry_run and pending) or "writes, and" in exc.message:
@@ -416,7 +447,7 @@ def _run_workflow(
         if workflows[name].execution == "hardened":
             done = run_workflow(workflows, name, given, skill, call, dry_run=dry_run)
         else:
-            done = _model_run(workflows[name], skill, package_dir, given, call, dry_run)
+            done = _model_run(workflows[name], skill, files, given, call, dry_run)
     except (StepFailed, WorkflowRefused) as exc:
         fail(str(exc), 1 if isinstance(exc, StepFailed) and exc.step != "arguments" else 2)
     if dry_run:
@@ -426,10 +457,14 @@ def _run_workflow(
 
 
 def _model_run(
-    wf: Any, skill: Skill, package_dir: Path, given: dict[str, Any], call: Any, dry_run: bool
+    wf: Any,
+    skill: Skill,
+    files: Mapping[str, bytes],
+    given: dict[str, Any],
+    call: Any,
+    dry_run: bool,
 ) -> Any:
     """A guided or draft workflow: the configured model (SKILLPRESS_LLM_*) decides the calls."""
-    from services.app.package_dir import read_package_dir
     from services.platform.llm import ModelUnavailable, chat_client
     from services.runtime.model_runs import draft_run, guided_run
     from services.runtime.workflows import StepFailed
@@ -453,7 +488,6 @@ def _model_run(
         except ModelUnavailable as exc:
             raise StepFailed(wf.name, "model", str(exc)) from None
 
-    files = read_package_dir(package_dir, hand_written=True)
     run = guided_run if wf.execution == "guided" else draft_run
     return run(wf, skill, files, given, chat, call)
 

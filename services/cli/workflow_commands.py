@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.common import fail
+from services.cli.common import AsJson, By, Timeout, fail, failures, open_ctx
 
 if TYPE_CHECKING:
     from services.runtime.skill import Skill
@@ -100,6 +100,53 @@ def import_(
         fail(str(exc))
     target.write_text(f"# imported from {document.name} (Arazzo)\n" + text)
     typer.echo(f"wrote {target}: {', '.join(flows)}", err=True)
+
+
+@workflow_app.command("add")
+def add(
+    slug: Annotated[str, typer.Argument(help="a skill's slug")],
+    file: Annotated[Path, typer.Argument(metavar="WORKFLOWS_YAML", help="workflows to add")],
+    by: By = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """Add workflows to a published skill as annotations (they survive new spec revisions) and
+    propose the version that carries them."""
+    from services.app.workflows import add_workflows
+    from services.cli.annotation_commands import propose, report
+
+    try:
+        text = file.read_bytes()
+    except OSError as exc:
+        fail(f"{file}: {exc.strerror}")
+    ctx = open_ctx()
+    with failures():
+        stored = add_workflows(ctx, slug, text, by)
+    proposal = propose(ctx, stored, "added", timeout)
+    report(
+        proposal, as_json, f"{len(stored.ids)} workflow(s) added", {"annotation_ids": stored.ids}
+    )
+
+
+@workflow_app.command("promote")
+def promote(
+    slug: Annotated[str, typer.Argument(help="a skill's slug")],
+    name: Annotated[str, typer.Argument(help="the workflow")],
+    to: Annotated[str, typer.Option("--to", help="guided | hardened (or back to draft)")],
+    by: By = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """Move a workflow to another execution level, as a change that proposes a version; to
+    hardened only with steps and a dry run that passes."""
+    from services.app.workflows import promote_workflow
+    from services.cli.annotation_commands import propose, report
+
+    ctx = open_ctx()
+    with failures():
+        stored = promote_workflow(ctx, slug, name, to, by)
+    proposal = propose(ctx, stored, "promoted", timeout)
+    report(proposal, as_json, f"{name} is {to} now", {"annotation_id": stored.ids[1]})
 
 
 def register(app: typer.Typer) -> None:

@@ -39,6 +39,7 @@ KINDS = (
     "identity",
     "fixed",
     "category",
+    "workflow",
 )
 _HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 
@@ -68,7 +69,7 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
     if kind not in KINDS:
         raise AnnotationRefused(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
     on_op = target.startswith("operation:") and len(target) > len("operation:")
-    if kind in ("skill_note", "category"):
+    if kind in ("skill_note", "category", "workflow"):
         if target != "skill":
             raise AnnotationRefused(
                 f"a {kind} annotation is about the whole skill; give no operation"
@@ -125,6 +126,10 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
             raise AnnotationRefused(
                 f"category name {to!r} is not 2-48 lowercase letters, digits and underscores starting with a letter"
             )
+    if kind == "workflow":
+        flow = body.get("workflow")
+        if not isinstance(flow, dict) or not isinstance(flow.get("name"), str) or not flow["name"]:
+            raise AnnotationRefused("a workflow annotation carries one workflow (with its name)")
     if kind == "fixed":
         name = body.get("name")
         where = body.get("in", "argument")
@@ -148,6 +153,7 @@ class Applied:
     warnings: list[str] = field(default_factory=list)
     applied: list[str] = field(default_factory=list)
     category_changes: list[Annotation] = field(default_factory=list)
+    workflows: list[dict[str, Any]] = field(default_factory=list)  # written to workflows.yaml
     category_notes: list[Annotation] = field(default_factory=list)
     undeclared: dict[str, str] = field(
         default_factory=dict
@@ -261,6 +267,10 @@ def apply_annotations(
         check_shape(a.kind, a.target, a.body)
         if a.kind == "skill_note":
             out.skill_notes.append(a.body["text"].strip())
+            out.applied.append(a.id)
+            continue
+        if a.kind == "workflow":  # the package carries it; the runtime checks and runs it
+            out.workflows.append(a.body["workflow"])
             out.applied.append(a.id)
             continue
         if a.kind == "category":  # applied to the grouping, once it is decided

@@ -502,6 +502,17 @@ def _headers_to_fix(op: Operation, auth: AuthInfo) -> tuple[str, ...]:
     )
 
 
+def workflows_yaml(workflows: list[dict[str, Any]]) -> bytes:
+    """The workflows people added, as the package's `workflows.yaml` (by name: same bytes)."""
+    import yaml
+
+    ordered = sorted(workflows, key=lambda w: str(w.get("name")))
+    return (
+        "# workflows added as annotations (skillpress workflow add / promote)\n"
+        + yaml.safe_dump({"workflows": ordered}, sort_keys=True, allow_unicode=True)
+    ).encode()
+
+
 def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
     """read_api → declare_tools → apply_annotations → choose_layout → render_files → build_manifest."""
     warnings: list[str] = []
@@ -534,6 +545,8 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
     out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
     out["types.json"] = _types_json(types).encode()
     out["skill.json"] = manifest.to_json()
+    if applied.workflows:
+        out["workflows.yaml"] = workflows_yaml(applied.workflows)
     out = dict(sorted(out.items()))
     decided = Grouping(
         layout.source,

@@ -32,7 +32,10 @@ __all__ = [
     "StepFailed",
     "Workflow",
     "WorkflowRefused",
+    "dry_call",
+    "has_pending",
     "load_workflows",
+    "prepare_step",
     "run_workflow",
 ]
 
@@ -436,10 +439,12 @@ def run_workflow(
     skill: Skill,
     call: Call,
     dry_run: bool = False,
+    unknown_inputs: bool = False,
 ) -> Run:
     """Run a hardened workflow: arguments checked against its parameters (defaults filled in),
     then each step in order through `call`; StepFailed names the step that stopped it. A dry run
-    (`call` records instead of sending) walks both branches of an `if` it cannot decide."""
+    (`call` records instead of sending) walks both branches of an `if` it cannot decide;
+    `unknown_inputs` checks it with no arguments (each input a value not known yet)."""
     from jsonschema import Draft202012Validator
 
     wf = workflows[name]
@@ -451,7 +456,13 @@ def run_workflow(
     for pname, prop in (wf.parameters.get("properties") or {}).items():
         if pname not in args and isinstance(prop, dict) and "default" in prop:
             args[pname] = copy.deepcopy(prop["default"])
-    errors = sorted(Draft202012Validator(wf.parameters).iter_errors(args), key=str)
+    if unknown_inputs:  # a check with no caller: every input is a value not known yet
+        args = {k: args.get(k, Pending("inputs", k)) for k in wf.parameters.get("properties") or {}}
+    errors = (
+        []
+        if unknown_inputs
+        else sorted(Draft202012Validator(wf.parameters).iter_errors(args), key=str)
+    )
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path) or "arguments"
         raise StepFailed(name, "arguments", f"{where}: {errors[0].message}")
@@ -524,3 +535,35 @@ def prepare_step(
         return build_request(tool, args, skill.hosts)
     except CallRefused as exc:
         raise StepFailed("", step, str(exc)) from None
+
+
+def has_pending(value: Any) -> bool:
+    """Whether a value holds an answer a dry run could not know."""
+    if isinstance(value, Pending):
+        return True
+    if isinstance(value, dict):
+        return any(has_pending(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_pending(v) for v in value)
+    return False
+
+
+def dry_call(skill: Skill) -> Call:
+    """A `call` for a dry run that only checks: each request is built (StepFailed when its
+    translation refuses it) unless it depends on an answer not known yet; nothing is sent."""
+
+    def call(step: str, tool: Tool, args: dict[str, Any]) -> Any:
+        if not has_pending(args):
+            prepare_step(step, tool, args, skill, {}, False)
+            return Pending(step, "answer")
+        # the values written in the step are checked now; those from inputs or answers when run
+        from jsonschema import Draft202012Validator
+
+        known = {k: v for k, v in args.items() if not has_pending(v)}
+        loose = {k: v for k, v in tool.schema.items() if k != "required"}
+        for error in Draft202012Validator(loose).iter_errors(known):
+            where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+            raise StepFailed("", step, f"{tool.operation}: argument {where}: {error.message}")
+        return Pending(step, "answer")
+
+    return call

@@ -670,3 +670,104 @@ def test_the_live_catalog_serves_each_published_skill_and_says_which_changed(
     assert [(o["slug"], o["live_version_id"], o["proposals"]) for o in overview] == [
         ("hollowbrook", renamed["version_id"], 0)
     ]
+
+
+WORKFLOW = """
+workflows:
+  - name: book_room
+    execution: draft
+    procedure: Check the room, then book it.
+    parameters:
+      type: object
+      properties:
+        room_id: {type: string}
+        guest_name: {type: string}
+        arrival: {type: string}
+        departure: {type: string}
+      required: [room_id, guest_name, arrival, departure]
+    steps:
+      - id: check
+        tool: check_availability
+        args: {room_id: "{{room_id}}", arrival: "{{arrival}}", departure: "{{departure}}"}
+        save_as: availability
+      - id: if_free
+        if: availability.available
+        then:
+          - id: book
+            tool: create_booking
+            args: {room_id: "{{room_id}}", guest_name: "{{guest_name}}", arrival: "{{arrival}}", departure: "{{departure}}"}
+            save_as: booking
+          - return: {total: "{{booking.total_pence}}"}
+"""
+
+
+def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
+    ctx: AppContext,
+) -> None:
+    import subprocess
+    import sys
+
+    from services.app.workflows import add_workflows, promote_workflow
+    from services.runtime.skill import load_skill
+    from services.runtime.workflows import load_workflows
+
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    publish(ctx, first["version_id"])
+    added = add_workflows(ctx, "hollowbrook", WORKFLOW.encode(), "ops")
+    drafted = propose(ctx, added, "added")
+    files = versions.version_files(
+        ctx.blobs,
+        versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), drafted["version_id"]),
+    )
+    flows = load_workflows(files, load_skill(files))
+    assert flows["book_room"].execution == "draft"
+    with pytest.raises(Refused, match="already: promote it"):
+        add_workflows(ctx, "hollowbrook", WORKFLOW.encode(), "ops")
+    with pytest.raises(Refused, match="names the operation the model calls"):
+        promote_workflow(ctx, "hollowbrook", "book_room", "guided", "ops")
+    promoted = promote_workflow(ctx, "hollowbrook", "book_room", "hardened", "ops")
+    hardened = propose(ctx, promoted, "promoted")
+    publish(ctx, hardened["version_id"], remove_gates=True)
+    live = versions.live_files(ctx, "hollowbrook")
+    assert load_workflows(live, load_skill(live))["book_room"].execution == "hardened"
+    # a regenerated version (a new spec revision) keeps the workflow
+    again = last(submit(ctx, variant(summary="Rooms, listed."), "two"), EVENTS["version_proposed"])
+    regenerated = versions.version_files(
+        ctx.blobs,
+        versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), again["version_id"]),
+    )
+    assert b"execution: hardened" in regenerated["workflows.yaml"]
+
+    # the published skill's own workflow runs by name, unsandboxed: the operator published it
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.cli.main",
+            "run",
+            "--skill",
+            "hollowbrook",
+            '/run book_room {"room_id": "oak", "guest_name": "Ada", "arrival": "2026-12-24", "departure": "2026-12-27"}',
+            "--dry-run",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in __import__("os").environ.items() if not k.startswith("SKILLPRESS_")}
+        | {"SKILLPRESS_HOME": str(ctx.settings.home)},
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert [ln for ln in dry.stdout.splitlines() if ln.startswith("# step")] == [
+        "# step check: check_availability",
+        "# step book: create_booking",
+    ]
+
+    broken = WORKFLOW.replace("book_room", "bad_room").replace(
+        'arrival: "{{arrival}}", departure', "arrival: 5, departure", 1
+    )
+    propose(ctx, add_workflows(ctx, "hollowbrook", broken.encode(), "ops"), "added")
+    with pytest.raises(
+        Refused,
+        match=r"bad_room cannot be hardened: its dry run stopped \(bad_room: step check failed: check_availability",
+    ):
+        promote_workflow(ctx, "hollowbrook", "bad_room", "hardened", "ops")

@@ -1,0 +1,118 @@
+"""Workflows of a published skill, kept as annotations so they survive regeneration: add them
+from a `workflows.yaml`, promote one (draft → guided → hardened) as a change that proposes a
+version like any other; a promotion to hardened needs steps and a dry run that passes."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from sqlmodel import col, select
+
+from schemas.records import AnnotationRecord, Skill
+from services.app.annotations import Stored, _retire_rows, check_annotation, store_annotation
+from services.app.context import AppContext
+from services.app.versions import find_skill
+from services.derive.annotations import Annotation
+from services.errors import NotFound, Refused
+
+__all__ = ["add_workflows", "promote_workflow"]
+
+EXECUTIONS = ("draft", "guided", "hardened")
+
+
+def _active(ctx: AppContext, skill: Skill) -> dict[str, AnnotationRecord]:
+    """The skill's active workflow annotations by workflow name."""
+    with ctx.records.session() as s:
+        rows = s.exec(
+            select(AnnotationRecord).where(
+                AnnotationRecord.skill_id == skill.id,
+                AnnotationRecord.kind == "workflow",
+                col(AnnotationRecord.retired_at).is_(None),
+            )
+        ).all()
+        for r in rows:
+            s.expunge(r)
+    return {json.loads(r.body_json)["workflow"]["name"]: r for r in rows}
+
+
+def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
+    """Each workflow of a `workflows.yaml` as an annotation, checked with the skill's latest
+    revision (and every workflow it already has) before any is stored."""
+    try:
+        doc = yaml.safe_load(text.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise Refused(f"not a workflows.yaml ({type(exc).__name__})") from None
+    flows = doc.get("workflows") if isinstance(doc, dict) else None
+    if not isinstance(flows, list) or not flows:
+        raise Refused("a workflows.yaml holds `workflows:`, a list of at least one")
+    skill = find_skill(ctx, slug)
+    have = _active(ctx, skill)
+    new = []
+    for flow in flows:
+        name = flow.get("name") if isinstance(flow, dict) else None
+        if name in have:
+            raise Refused(
+                f"{slug} has a workflow {name!r} already: promote it, or retire annotation {have[name].id}"
+            )
+        new.append(Annotation("(new)", "workflow", "skill", {"workflow": flow}))
+    check_annotation(ctx, skill, new)
+    now = ctx.clock()
+    ids = [store_annotation(ctx, skill, a.kind, a.target, a.body, by, now) for a in new]
+    return Stored(ids, skill, now)
+
+
+def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) -> Stored:
+    """The workflow at another execution level, as a new annotation replacing its old one
+    (`ids`: [old, new]); to hardened only with steps and a dry run whose every request builds."""
+    from services.derive.annotations import AnnotationRefused
+    from services.runtime.skill import load_skill
+    from services.runtime.workflows import (
+        StepFailed,
+        WorkflowRefused,
+        dry_call,
+        load_workflows,
+        run_workflow,
+    )
+
+    if to not in EXECUTIONS:
+        raise Refused(f"--to {to!r}: one of {', '.join(EXECUTIONS)}")
+    skill = find_skill(ctx, slug)
+    row = _active(ctx, skill).get(name)
+    if row is None:
+        raise NotFound(f"{slug} has no workflow {name!r} (skillpress workflow add {slug} FILE)")
+    flow = dict(json.loads(row.body_json)["workflow"])
+    if flow.get("execution", "draft") == to:
+        raise Refused(f"{name} is {to} already")
+    flow["execution"] = to
+    if to == "hardened" and not flow.get("steps"):
+        raise Refused(f"{name} has no steps: a hardened workflow runs its steps; add them first")
+    new = Annotation("(new)", "workflow", "skill", {"workflow": flow})
+    check_annotation(ctx, skill, [new], retiring=frozenset({row.id}))
+    if to == "hardened":
+        from services.app.derivations import (
+            active_annotations,
+            derive_revision,
+            latest_revision_id,
+            load_revision,
+        )
+
+        revision = latest_revision_id(ctx, skill.id)
+        assert revision is not None  # check_annotation refused otherwise
+        with ctx.records.session() as s:
+            kept = [a for a in active_annotations(s, skill.id, ctx.clock()) if a.id != row.id]
+        package = derive_revision(ctx, load_revision(ctx, revision), None, (*kept, new))
+        loaded = load_skill(package.files, lazy=True)
+        try:
+            flows = load_workflows(package.files, loaded)
+            run_workflow(
+                flows, name, {}, loaded, dry_call(loaded), dry_run=True, unknown_inputs=True
+            )
+        except (StepFailed, WorkflowRefused) as exc:
+            raise AnnotationRefused(
+                f"{name} cannot be hardened: its dry run stopped ({exc})"
+            ) from None
+    now = ctx.clock()
+    _retire_rows(ctx, [row.id], by, now)
+    aid = store_annotation(ctx, skill, "workflow", "skill", {"workflow": flow}, by, now)
+    return Stored([row.id, aid], skill, now)
