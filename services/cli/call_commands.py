@@ -465,20 +465,30 @@ def _model_run(
     dry_run: bool,
 ) -> Any:
     """A guided or draft workflow: the configured model (SKILLPRESS_LLM_*) decides the calls."""
-    from services.platform.llm import ModelUnavailable, chat_client
     from services.runtime.model_runs import draft_run, guided_run
-    from services.runtime.workflows import StepFailed
 
     if dry_run:
         fail(
             f"/{wf.name} is {wf.execution}: a model decides its calls, so there is nothing to print before it runs"
         )
-    client = chat_client(settings())
-    if client is None:
+    chat = _model_chat()
+    if chat is None:
         fail(
             f"/{wf.name} is {wf.execution}: it needs a model; set SKILLPRESS_LLM_BASE_URL and"
             " SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
         )
+    run = guided_run if wf.execution == "guided" else draft_run
+    return run(wf, skill, files, given, chat, call)
+
+
+def _model_chat() -> Any:
+    """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none."""
+    from services.platform.llm import ModelUnavailable, chat_client
+    from services.runtime.workflows import StepFailed
+
+    client = chat_client(settings())
+    if client is None:
+        return None
 
     def chat(
         messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: Any
@@ -486,10 +496,9 @@ def _model_run(
         try:
             return client.with_tools(messages, tools, choice)
         except ModelUnavailable as exc:
-            raise StepFailed(wf.name, "model", str(exc)) from None
+            raise StepFailed("", "model", str(exc)) from None
 
-    run = guided_run if wf.execution == "guided" else draft_run
-    return run(wf, skill, files, given, chat, call)
+    return chat
 
 
 def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
@@ -589,6 +598,7 @@ def mcp(
         reload=reload if Path(target).is_dir() else None,
         version=followed_version(Path(target)),
         sandboxed=Path(target).is_dir() and not unsafe,
+        model=_model_chat,
     )
     _serve_mcp(server, skill.slug, transport, port)
 
@@ -620,6 +630,7 @@ def _catalog_server(target: str | None, eager: bool, limits: CallLimits, unsafe:
         gatekeepers=_gatekeeper,
         refresh=catalog.changed,
         sandboxed=target is not None and not unsafe,
+        model=_model_chat,
     )
 
 

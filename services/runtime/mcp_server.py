@@ -33,6 +33,7 @@ __all__ = [
 
 Loaded = tuple[Skill, Mapping[str, bytes], str | None]  # a skill, its files, its version
 
+WORKFLOWS = "workflows.yaml"
 BASE_TOOLS = (
     "read_skill_file",
     "describe_operation",
@@ -67,6 +68,30 @@ def _base_tools(skill: Skill, several: list[str] | None = None) -> list[types.To
             schema["required"] = ["skill", *schema.get("required", [])]
             tool.input_schema = schema
     return tools
+
+
+def _skill_run_tool(several: list[str] | None) -> types.Tool:
+    props: dict[str, Any] = {
+        "workflow": {
+            "type": "string",
+            "description": "the workflow's name (the instructions list them)",
+        },
+        "arguments": {"type": "object", "description": "its parameters"},
+    }
+    if several is not None:
+        props = {"skill": _which(several), **props}
+    return types.Tool(
+        name="skill_run",
+        description="Run one of the skill's workflows in one go: a hardened one runs its steps as"
+        " written; a guided or draft one is carried out by the server's model with the skill's"
+        " tools. Every call goes through the same checks and approvals as call_operation.",
+        input_schema={
+            "type": "object",
+            "properties": props,
+            "required": [*(["skill"] if several is not None else []), "workflow"],
+            "additionalProperties": False,
+        },
+    )
 
 
 def _one_skill_tools(skill: Skill | None) -> list[types.Tool]:
@@ -152,6 +177,7 @@ def build_mcp_server(
     reload: Callable[[], Loaded | None] | None = None,
     version: str | None = None,
     sandboxed: bool = False,
+    model: Callable[[], Any] | None = None,
 ) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return).
     `gatekeeper` decides a gated call (True to send, else the message the agent gets): the
@@ -172,6 +198,7 @@ def build_mcp_server(
         refresh=refresh if reload is not None else None,
         several=False,
         sandboxed=sandboxed,
+        model=model,
     )
 
 
@@ -202,12 +229,14 @@ def build_catalog_server(
     refresh: Callable[[], Mapping[str, Loaded] | None] | None = None,
     several: bool = True,
     sandboxed: bool = False,
+    model: Callable[[], Any] | None = None,
 ) -> Server[Any]:
     """The MCP server for a set of skills by slug (`several`: the fixed tools take a `skill`).
     `refresh` gives the skills anew when one changed (None when none did): skills it names are
     replaced, so a publication is what the next request sees. `credentials` and `gatekeepers`
     give a skill's credential and approvals by its slug (a skill published later included).
-    `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent."""
+    `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent.
+    `model` gives the chat function guided and draft workflows run with (None: no model)."""
     limits = limits or CallLimits()
     state: dict[str, Loaded] = dict(skills)
     slugs = sorted(state)
@@ -264,6 +293,8 @@ def build_catalog_server(
         now = await current()
         first = next(iter(now.values()))[0]
         fixed = _base_tools(first, sorted(now) if several else None)
+        if any(WORKFLOWS in files for _, files, _ in now.values()):
+            fixed.append(_skill_run_tool(sorted(now) if several else None))
         return types.ListToolsResult(tools=[*fixed, *(_as_mcp(t) for _, t in loaded_tools(ctx))])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -272,6 +303,15 @@ def build_catalog_server(
         loaded = loaded_for(ctx)
         if name == "loaded_tools":
             return _text(sorted(loaded))
+        if name == "skill_run":
+            picked = chosen(args)
+            if isinstance(picked, str):
+                return _text(picked, error=True)
+            slug, skill, files = picked
+            flow = _workflow(skill, files, str(args.get("workflow", "")))
+            if flow is None:
+                return _text(f"{skill.slug} has no workflow {args.get('workflow')!r}", error=True)
+            return await _run(slug, skill, files, flow.name, args.get("arguments") or {})
         if name in ("read_skill_file", "load_tools", "describe_operation", "call_operation"):
             picked = chosen(args)
             if isinstance(picked, str):
@@ -376,8 +416,9 @@ def build_catalog_server(
     async def _run(
         slug: str, skill: Skill, files: Mapping[str, bytes], flow: str, args: Any
     ) -> types.CallToolResult:
-        """A hardened workflow, one step after another through the same checks as any call;
-        sandboxed (a package from elsewhere) nothing that writes is sent."""
+        """A workflow: a hardened one step after step, a guided or draft one by the server's
+        model; every call through the same checks as any call; sandboxed (a package from
+        elsewhere) nothing that writes is sent."""
         from services.runtime.contracts import operation_kinds
         from services.runtime.workflows import (
             StepFailed,
@@ -406,11 +447,25 @@ def build_catalog_server(
                 raise StepFailed("", step, f"{tool.operation} answered {result.status}")
             return result.body_value()
 
+        given = args if isinstance(args, dict) else {}
         try:
             flows = load_workflows(files, skill)
-            done = await asyncio.to_thread(
-                run_workflow, flows, flow, args if isinstance(args, dict) else {}, skill, call
-            )
+            wf = flows[flow]
+            if wf.execution == "hardened":
+                done = await asyncio.to_thread(run_workflow, flows, flow, given, skill, call)
+            else:
+                chat = model() if model is not None else None
+                if chat is None:
+                    return _text(
+                        f"{flow} is {wf.execution}: a model carries it out, and this server has"
+                        " none (SKILLPRESS_LLM_BASE_URL, SKILLPRESS_LLM_MODEL); do its steps"
+                        " yourself with call_operation",
+                        error=True,
+                    )
+                from services.runtime.model_runs import draft_run, guided_run
+
+                run = guided_run if wf.execution == "guided" else draft_run
+                done = await asyncio.to_thread(run, wf, skill, files, given, chat, call)
         except (StepFailed, WorkflowRefused, ExecutionFailed) as exc:
             return _text(str(exc), error=True)
         return _text(versioned(slug, {"workflow": flow, "result": done.result}))

@@ -20,6 +20,20 @@ Chat = Callable[[list[dict[str, Any]], list[dict[str, Any]], Any], dict[str, Any
 MAX_TURNS = 8
 
 
+def _asking(wf: Workflow, chat: Chat) -> Chat:
+    """`chat`, its failures named for the workflow."""
+
+    def ask(
+        messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: Any
+    ) -> dict[str, Any]:
+        try:
+            return chat(messages, tools, choice)
+        except StepFailed as exc:
+            raise StepFailed(exc.workflow or wf.name, exc.step, exc.message) from None
+
+    return ask
+
+
 def _system(wf: Workflow, body: str) -> str:
     """The body as the model reads it (without a hand-written body's frontmatter), then the
     workflow's procedure."""
@@ -67,7 +81,7 @@ def guided_run(
         {"role": "user", "content": json.dumps(dict(arguments), ensure_ascii=False)},
     ]
     forced = {"type": "function", "function": {"name": tool.name}}
-    answer = chat(messages, [shaped], forced)
+    answer = _asking(wf, chat)(messages, [shaped], forced)
     calls = answer.get("tool_calls") or []
     if len(calls) != 1:
         raise StepFailed(
@@ -106,8 +120,9 @@ def draft_run(
         {"role": "user", "content": json.dumps(dict(arguments), ensure_ascii=False)},
     ]
     run = Run()
+    ask = _asking(wf, chat)
     for turn in range(1, max_turns + 1):
-        answer = chat(messages, tools, "auto")
+        answer = ask(messages, tools, "auto")
         calls = answer.get("tool_calls") or []
         if not calls:
             run.result = answer.get("content")

@@ -144,6 +144,7 @@ async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> No
         "load_tools",
         "loaded_tools",
         "read_skill_file",
+        "skill_run",  # the example carries a workflow
     ]
 
 
@@ -185,6 +186,7 @@ async def test_the_same_server_over_streamable_http() -> None:
                 "call_operation",
                 "load_tools",
                 "loaded_tools",
+                "skill_run",
             ]
             await client.call_tool("load_tools", {"names": ["get_booking"]})
             assert "hollowbrook_get_booking" in [t.name for t in (await client.list_tools()).tools]

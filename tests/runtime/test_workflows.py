@@ -289,7 +289,14 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
             "booking_id": "bk-1",
             "total_pence": 28500,
         }
-    assert [s.method for s in server.house.seen] == ["GET", "GET", "GET", "POST"]
+        # skill_run, offered because the skill has workflows, runs one by name
+        listed_tools = [t.name for t in (await client.list_tools()).tools]
+        assert listed_tools[-1] == "skill_run"
+        again = await client.call_tool("skill_run", {"workflow": "book_room", "arguments": STAY})
+        assert again.is_error and "oak is taken" in again.content[0].text
+        nothing = await client.call_tool("skill_run", {"workflow": "nope"})
+        assert nothing.is_error and nothing.content[0].text == "hollowbrook has no workflow 'nope'"
+    assert [s.method for s in server.house.seen] == ["GET", "GET", "GET", "POST", "GET"]
 
 
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
