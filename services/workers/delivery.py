@@ -58,17 +58,35 @@ class Step:
         return self.durable or self.worker
 
 
-async def publish_all(broker: NatsBroker, outgoing: list[Outgoing]) -> None:
+async def publish_all(
+    broker: NatsBroker, outgoing: list[Outgoing], patience: float = 30.0
+) -> None:
+    """Publish each message (deduplicated by its id). A stream that does not answer — a cluster
+    electing a new leader — is asked again for up to `patience` seconds, so a broker's moment of
+    election does not spend the message's deliveries."""
+    from nats.errors import NoRespondersError
+    from nats.errors import TimeoutError as NatsTimeout
+    from nats.js.errors import NoStreamResponseError
+
+    loop = asyncio.get_running_loop()
     for out in outgoing:
         # a key-value put is a publish to `$KV.<bucket>.<key>`, into the bucket's own stream
         kv = out.subject.split(".")[1] if out.subject.startswith("$KV.") else None
-        await broker.publish(
-            out.payload.model_dump(mode="json"),
-            out.subject,
-            headers={"Nats-Msg-Id": out.msg_id},
-            stream=f"KV_{kv}" if kv else STREAM,
-            timeout=10.0,
-        )
+        deadline = loop.time() + patience
+        while True:
+            try:
+                await broker.publish(
+                    out.payload.model_dump(mode="json"),
+                    out.subject,
+                    headers={"Nats-Msg-Id": out.msg_id},
+                    stream=f"KV_{kv}" if kv else STREAM,
+                    timeout=10.0,
+                )
+                break
+            except (NoStreamResponseError, NoRespondersError, NatsTimeout, TimeoutError):
+                if loop.time() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
 
 
 def _dead_letter(ctx: AppContext, step: Step, msg: NatsMessage, error: str) -> None:
