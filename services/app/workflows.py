@@ -105,9 +105,7 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
         loaded = load_skill(package.files, lazy=True)
         try:
             flows = load_workflows(package.files, loaded)
-            run_workflow(
-                flows, name, {}, loaded, dry_call(loaded), dry_run=True, unknown_inputs=True
-            )
+            run_workflow(flows, name, {}, loaded, dry_call(), dry_run=True, unknown_inputs=True)
         except (StepFailed, WorkflowRefused) as exc:
             raise AnnotationRefused(
                 f"{name} cannot be hardened: its dry run stopped ({exc})"

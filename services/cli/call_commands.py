@@ -319,7 +319,7 @@ def run(
         if name == "run":  # `/run workflow {...}`: skill-forward, by the workflow's name
             name, _, raw = raw.partition(" ")
             raw = raw.strip()
-        workflows = _workflows(files, skill)
+        workflows = _workflows(files, skill, None if skill_slug else Path(target).resolve().parent)
         if name in workflows:
             _run_workflow(
                 skill,
@@ -360,11 +360,28 @@ SANDBOXED = (
 )
 
 
-def _workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Any]:
+def _workflows(files: Mapping[str, bytes], skill: Skill, beside: Path | None) -> dict[str, Any]:
+    """The workflows of the skill; a skill one `uses` is the package folder of that slug beside
+    this one (`beside`), or else the published skill's live version."""
+    from services.app.package_dir import OutputDirError
+    from services.runtime.skill import PackageError, load_skill
     from services.runtime.workflows import WorkflowRefused, load_workflows
 
+    def other(slug: str) -> Skill | None:
+        try:
+            if beside is not None and (beside / slug).is_dir():
+                return load_skill(
+                    read_package_dir(beside / slug, hand_written=True), slug=slug, lazy=True
+                )
+            from services.app.exports import skill_files
+
+            found, _ = skill_files(slug, open_ctx)
+            return load_skill(found, lazy=True)
+        except (OutputDirError, PackageError, SystemExit, Exception):  # noqa: BLE001 (not available)
+            return None
+
     try:
-        return load_workflows(files, skill)
+        return load_workflows(files, skill, other)
     except WorkflowRefused as exc:
         fail(str(exc))
 
@@ -384,7 +401,7 @@ def _run_workflow(
     sandboxed: bool,
     as_json: bool,
 ) -> None:
-    """A hardened workflow, step by step: each call translated and checked like any other, gated
+    """A workflow (a hardened one step by step: each call translated and checked like any other, gated
     calls approved first, destructive ones refused in the sandbox (a package directory from
     elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
     from services.runtime.contracts import operation_kinds
@@ -404,16 +421,19 @@ def _run_workflow(
         fail(f"/{name}: arguments are not valid JSON ({exc.msg} at column {exc.colno})")
     if not isinstance(given, dict):
         fail(f"/{name}: arguments are a JSON object")
-    kinds = operation_kinds(skill, files)
+    own_credential = credential
 
     def shown(value: Any) -> Any:
         return json.loads(json.dumps(value, default=str))
 
-    def call(step: str, tool: Tool, args: dict[str, Any]) -> Any:
+    def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
+        # a skill the workflow uses is classed by its rules and methods (its guesses are its own)
+        kinds = operation_kinds(owner, files if owner is skill else {})
+        credential = _credential(owner, None) if owner is not skill else own_credential
         pending = has_pending(args)
         try:
             request = prepare_step(
-                step, tool, shown(args) if pending else args, skill, kinds, sandboxed, SANDBOXED
+                step, tool, shown(args) if pending else args, owner, kinds, sandboxed, SANDBOXED
             )
         except StepFailed as exc:
             if not (dry_run and pending) or "writes, and" in exc.message:
@@ -423,12 +443,16 @@ def _run_workflow(
             )
             return Pending(step, "answer")
         if dry_run:
-            typer.echo(f"# step {step}: {tool.operation}")
-            _gate(skill, tool, args, approve, True, wait)
+            typer.echo(
+                f"# step {step}: {owner.slug}.{tool.operation}"
+                if owner is not skill
+                else f"# step {step}: {tool.operation}"
+            )
+            _gate(owner, tool, args, approve, True, wait)
             extra = credential.placeholder() if credential else {}
             typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
             return Pending(step, "answer")
-        _gate(skill, tool, args, approve, False, wait)
+        _gate(owner, tool, args, approve, False, wait)
         try:
             result = send(request, credential=credential, limits=limits)
         except ExecutionFailed as exc:

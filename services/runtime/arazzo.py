@@ -77,6 +77,11 @@ def _call_out(s: Step, skill: Skill, params: set[str], saver: Mapping[str, str])
         out["workflowId"] = s.target
         out["parameters"] = [{"name": k, "value": v} for k, v in args.items()]
     else:
+        if "." in (s.target or ""):
+            raise ArazzoRefused(
+                f"step {s.id}: {s.target} is another skill's operation; this export writes one"
+                " source description"
+            )
         decl = skill.tool(s.target or "").declaration
         out["operationId"] = s.target
         located = [

@@ -428,11 +428,11 @@ def build_catalog_server(
             run_workflow,
         )
 
-        kinds = operation_kinds(skill, files)
         gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
 
-        def call(step: str, tool: Tool, given: dict[str, Any]) -> Any:
-            request = prepare_step(step, tool, given, skill, kinds, sandboxed)
+        def call(step: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
+            kinds = operation_kinds(owner, files if owner is skill else {})
+            request = prepare_step(step, tool, given, owner, kinds, sandboxed)
             gate = check_gate(tool, given)
             if gate is not None:
                 allowed, message = gatekeeper(gate) if gatekeeper else (gate.auto, "")
@@ -440,7 +440,7 @@ def build_catalog_server(
                     raise StepFailed("", step, message or f"not sent: {gate.describe()}")
             result = send(
                 request,
-                credential=credentials(slug, skill) if credentials else None,
+                credential=credentials(owner.slug, owner) if credentials else None,
                 limits=limits,
             )
             if result.status >= 400:

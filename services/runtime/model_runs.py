@@ -92,7 +92,7 @@ def guided_run(
         raise StepFailed(wf.name, "model", f"the model called {name}, not the forced {tool.name}")
     merged = {**given, **wf.defaults}  # the workflow's defaults win
     try:
-        result = call("model", tool, merged)
+        result = call("model", tool, merged, skill)
     except StepFailed as exc:
         raise StepFailed(wf.name, exc.step, exc.message) from None
     return Run(
@@ -139,7 +139,7 @@ def draft_run(
                 outcome: Any = {"error": str(exc)}
             else:
                 try:
-                    outcome = call(where, tool, given)
+                    outcome = call(where, tool, given, skill)
                     run.trace.append(f"{where}: {tool.operation}")
                 except StepFailed as exc:  # the model is told, and may correct itself
                     outcome = {"error": exc.message}

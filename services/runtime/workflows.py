@@ -86,6 +86,16 @@ class Workflow:
     tool: str | None = None  # guided: the operation the model is made to call
     defaults: dict[str, Any] = field(default_factory=dict)  # guided: win over the model's
     procedure: str = ""  # draft: how to do it, in words, for the model
+    uses: tuple[str, ...] = ()  # other skills whose operations its steps call (`slug.operation`)
+    others: dict[str, Skill] = field(default_factory=dict, compare=False, repr=False)
+
+    def owner(self, skill: Skill, target: str) -> tuple[Skill, Tool]:
+        """The skill a step's `tool` belongs to, and the tool: `operation` (this skill's) or
+        `slug.operation` (a skill the workflow uses)."""
+        if "." in target:
+            slug, operation = target.split(".", 1)
+            return self.others[slug], self.others[slug].tool(operation)
+        return skill, skill.tool(target)
 
     def to_tool_schema(self) -> dict[str, Any]:
         return copy.deepcopy(self.parameters)
@@ -234,11 +244,19 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
                     )
                     raise _refuse(where, f"{{{{{ref}}}}} names {why}; declare it or save it first")
             if s.kind == "tool":
+                target = s.target or ""
+                other = target.split(".", 1)[0] if "." in target else None
+                if other is not None and other not in wf.uses:
+                    raise _refuse(
+                        where,
+                        f"{target!r} names skill {other!r}, which the workflow's uses does not list",
+                    )
                 try:
-                    skill.tool(s.target or "")
+                    wf.owner(skill, target)
                 except (UnknownOperation, PackageError):
                     raise _refuse(
-                        where, f"{s.target!r} is not an operation of {skill.slug}"
+                        where,
+                        f"{target!r} is not an operation of {other or skill.slug}",
                     ) from None
             if s.kind == "workflow" and s.target not in names:
                 raise _refuse(where, f"{s.target!r} is not a workflow of {skill.slug}")
@@ -319,9 +337,32 @@ def _defaults(item: Mapping[str, Any], name: str, skill: Skill) -> dict[str, Any
     return dict(defaults)
 
 
-def load_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Workflow]:
+def _uses(
+    item: Mapping[str, Any], name: str, skill: Skill, others: Callable[[str], Skill | None] | None
+) -> dict[str, Skill]:
+    raw = item.get("uses") or []
+    if not isinstance(raw, list) or not all(isinstance(u, str) and u for u in raw):
+        raise _refuse(name, "uses lists the slugs of other skills its steps call")
+    found: dict[str, Skill] = {}
+    for slug in raw:
+        other = others(slug) if others is not None and slug != skill.slug else None
+        if other is None:
+            raise _refuse(
+                name,
+                f"uses {slug!r}, which is not available here (publish it, or keep its package"
+                " beside this one)",
+            )
+        found[slug] = other
+    return found
+
+
+def load_workflows(
+    files: Mapping[str, bytes],
+    skill: Skill,
+    others: Callable[[str], Skill | None] | None = None,
+) -> dict[str, Workflow]:
     """The skill's workflows by name ({} without `workflows.yaml`), each checked; WorkflowRefused
-    for anything a run could trip over."""
+    for anything a run could trip over. `others` finds a skill a workflow `uses` by its slug."""
     raw_bytes = files.get(WORKFLOWS_FILE)
     if raw_bytes is None:
         return {}
@@ -361,6 +402,8 @@ def load_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Workfl
             tool=_guided_tool(item, name, execution, skill),
             defaults=_defaults(item, name, skill),
             procedure=str(item.get("procedure", "")).strip(),
+            uses=tuple(item.get("uses") or ()),
+            others=_uses(item, name, skill, others),
         )
         if execution == "draft" and not (out[name].procedure or out[name].description):
             raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
@@ -420,7 +463,8 @@ def _text(value: Any) -> str:
     )
 
 
-Call = Callable[[str, Tool, dict[str, Any]], Any]  # (step id, tool, arguments) → the answer
+# (step id, tool, arguments, the skill the tool belongs to) → the answer
+Call = Callable[[str, Tool, dict[str, Any], Skill], Any]
 
 
 @dataclass
@@ -482,8 +526,8 @@ def run_workflow(
                         answer = sub.result
                         outcome.trace.extend(sub.trace)
                     else:
-                        tool = skill.tool(s.target or "")
-                        answer = call(s.id, tool, given)
+                        owner, tool = wf.owner(skill, s.target or "")
+                        answer = call(s.id, tool, given, owner)
                         outcome.trace.append(f"{label}{s.id}: {tool.operation}")
                     outcome.result = answer
                     if s.save_as:
@@ -548,13 +592,13 @@ def has_pending(value: Any) -> bool:
     return False
 
 
-def dry_call(skill: Skill) -> Call:
+def dry_call() -> Call:
     """A `call` for a dry run that only checks: each request is built (StepFailed when its
     translation refuses it) unless it depends on an answer not known yet; nothing is sent."""
 
-    def call(step: str, tool: Tool, args: dict[str, Any]) -> Any:
+    def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
         if not has_pending(args):
-            prepare_step(step, tool, args, skill, {}, False)
+            prepare_step(step, tool, args, owner, {}, False)
             return Pending(step, "answer")
         # the values written in the step are checked now; those from inputs or answers when run
         from jsonschema import Draft202012Validator

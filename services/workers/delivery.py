@@ -58,9 +58,7 @@ class Step:
         return self.durable or self.worker
 
 
-async def publish_all(
-    broker: NatsBroker, outgoing: list[Outgoing], patience: float = 30.0
-) -> None:
+async def publish_all(broker: NatsBroker, outgoing: list[Outgoing], patience: float = 30.0) -> None:
     """Publish each message (deduplicated by its id). A stream that does not answer — a cluster
     electing a new leader — is asked again for up to `patience` seconds, so a broker's moment of
     election does not spend the message's deliveries."""

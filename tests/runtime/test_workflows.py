@@ -563,3 +563,68 @@ def test_guided_workflows_are_refused_at_load_without_their_tool_or_with_a_bad_d
         with pytest.raises(WorkflowRefused) as refused:
             load_workflows(files, load_skill(files))
         assert str(refused.value) == message
+
+
+def test_a_step_can_call_another_skill_the_workflow_uses(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    annex = skill_dir.parent / "annex"  # another skill, its package beside this one
+    annex.mkdir()
+    for path in skill_dir.iterdir():
+        if path.name != "workflows.yaml":
+            (annex / path.name).write_text(
+                path.read_text().replace("name: hollowbrook", "name: annex")
+            )
+    (skill_dir / "workflows.yaml").write_text(
+        """
+workflows:
+  - name: first_room_free
+    execution: hardened
+    uses: [annex]
+    parameters:
+      type: object
+      properties: {arrival: {type: string}, departure: {type: string}}
+      required: [arrival, departure]
+    steps:
+      - id: rooms
+        tool: annex.list_rooms
+        save_as: rooms
+      - id: check
+        tool: check_availability
+        args: {room_id: "{{rooms.0.id}}", arrival: "{{arrival}}", departure: "{{departure}}"}
+        save_as: availability
+      - return: {room: "{{rooms.0.id}}", free: "{{availability.available}}"}
+"""
+    )
+    env = {"HOLLOWBROOK_API_KEY": KEY, "ANNEX_API_KEY": KEY}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.cli.main",
+            "run",
+            str(skill_dir),
+            '/first_room_free {"arrival": "2026-12-24", "departure": "2026-12-27"}',
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"room": "oak", "free": True}
+    assert [(s.method, s.path) for s in server.house.seen] == [
+        ("GET", "/rooms"),
+        ("GET", "/rooms/oak/availability"),
+    ]
+
+    files = {p.name: p.read_bytes() for p in skill_dir.iterdir()}
+    skill = load_skill(files)
+    with pytest.raises(WorkflowRefused, match="uses 'annex', which is not available here"):
+        load_workflows(files, skill)
+    unlisted = files["workflows.yaml"].replace(b"uses: [annex]", b"uses: []")
+    with pytest.raises(
+        WorkflowRefused, match="names skill 'annex', which the workflow's uses does not list"
+    ):
+        load_workflows({**files, "workflows.yaml": unlisted}, skill)
