@@ -165,20 +165,23 @@ def check_annotation(
     kept = tuple(a for a in current if a.id not in orphaned)
     package = derive_revision(ctx, inputs, None, kept + tuple(new), strict=True)
     if any(a.kind == "workflow" for a in (*kept, *new)):
-        check_workflows(package.files)
+        check_workflows(ctx, package.files)
     return package.manifest
 
 
-def check_workflows(files: Mapping[str, bytes]) -> None:
-    """The package's workflows load as the runtime will load them (AnnotationRefused if not)."""
+def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
+    """The package's workflows load as the runtime will load them, a skill one `uses` being the
+    published one (AnnotationRefused if not)."""
+    from services.app.versions import live_skill_finder
     from services.derive.annotations import AnnotationRefused
     from services.runtime.skill import load_skill
     from services.runtime.workflows import WorkflowRefused, load_workflows
 
-    try:
-        load_workflows(files, load_skill(files, lazy=True))
-    except WorkflowRefused as exc:
-        raise AnnotationRefused(str(exc)) from None
+    with ctx.records.session() as s:
+        try:
+            load_workflows(files, load_skill(files, lazy=True), live_skill_finder(s, ctx.blobs))
+        except WorkflowRefused as exc:
+            raise AnnotationRefused(str(exc)) from None
 
 
 def store_annotation(

@@ -4,8 +4,8 @@ publish check, and the queries the faces make (lists, diffs, live files)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, col, select
 
@@ -18,6 +18,9 @@ from services.derive.manifest import Manifest
 from services.errors import NotFound, Refused
 from services.platform.blobs import BlobStore
 from services.platform.ids import derived_id
+
+if TYPE_CHECKING:
+    from services.runtime.skill import Skill as RuntimeSkill
 
 __all__ = [
     "PublishRefused",
@@ -78,11 +81,35 @@ def find_version(s: Session, skill: Skill, ref: str) -> Version:
     return found[0]
 
 
-def _loads(version: Version, files: dict[str, bytes]) -> None:
+def live_skill_finder(s: Session, blobs: BlobStore) -> Callable[[str], RuntimeSkill | None]:
+    """A published skill by slug, as the runtime loads its live version (None when there is
+    none): what a workflow's `uses` names."""
     from services.runtime.skill import PackageError, load_skill
 
+    def find(slug: str) -> RuntimeSkill | None:
+        row = s.exec(select(Skill).where(Skill.slug == slug)).first()
+        live = s.get(Version, row.live_version_id) if row and row.live_version_id else None
+        if live is None:
+            return None
+        try:
+            return load_skill(version_files(blobs, live), lazy=True)
+        except PackageError:
+            return None
+
+    return find
+
+
+def _loads(
+    version: Version,
+    files: dict[str, bytes],
+    others: Callable[[str], RuntimeSkill | None] | None = None,
+) -> None:
+    """The publish check: the runtime loads the files and their workflows."""
+    from services.runtime.skill import PackageError, load_skill
+    from services.runtime.workflows import load_workflows
+
     try:
-        load_skill(files)
+        load_workflows(files, load_skill(files), others)
     except PackageError as exc:
         raise PublishRefused(
             f"version {version.id[:12]} cannot be published: the runtime would not load it ({exc})"
@@ -95,7 +122,7 @@ def check_publish(
     """The gates publishing `version` would drop (refused unless `remove_gates`). A version the
     runtime would not load is refused first: whatever publish accepts, agents can call."""
     files = version_files(blobs, version)
-    _loads(version, files)
+    _loads(version, files, live_skill_finder(s, blobs))
     if not skill.live_version_id or skill.live_version_id == version.id:
         return []
     live = s.get(Version, skill.live_version_id)

@@ -12,7 +12,7 @@ from sqlmodel import col, select
 from schemas.records import AnnotationRecord, Skill
 from services.app.annotations import Stored, _retire_rows, check_annotation, store_annotation
 from services.app.context import AppContext
-from services.app.versions import find_skill
+from services.app.versions import find_skill, live_skill_finder
 from services.derive.annotations import Annotation
 from services.errors import NotFound, Refused
 
@@ -104,7 +104,8 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
         package = derive_revision(ctx, load_revision(ctx, revision), None, (*kept, new))
         loaded = load_skill(package.files, lazy=True)
         try:
-            flows = load_workflows(package.files, loaded)
+            with ctx.records.session() as s:
+                flows = load_workflows(package.files, loaded, live_skill_finder(s, ctx.blobs))
             run_workflow(flows, name, {}, loaded, dry_call(), dry_run=True, unknown_inputs=True)
         except (StepFailed, WorkflowRefused) as exc:
             raise AnnotationRefused(
