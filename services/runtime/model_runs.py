@@ -34,6 +34,17 @@ def _asking(wf: Workflow, chat: Chat) -> Chat:
     return ask
 
 
+def _opening(
+    wf: Workflow, files: Mapping[str, bytes], arguments: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The system prompt (the body, then the procedure) and the user's arguments."""
+    body = files.get("body.md", b"").decode("utf-8", "replace")
+    return [
+        {"role": "system", "content": _system(wf, body)},
+        {"role": "user", "content": json.dumps(dict(arguments), ensure_ascii=False)},
+    ]
+
+
 def _system(wf: Workflow, body: str) -> str:
     """The body as the model reads it (without a hand-written body's frontmatter), then the
     workflow's procedure."""
@@ -73,13 +84,7 @@ def guided_run(
     assert wf.tool is not None
     tool = skill.tool(wf.tool)
     shaped, _ = shaped_tool(tool.name, tool.description, tool.schema, "openai")
-    messages = [
-        {
-            "role": "system",
-            "content": _system(wf, files.get("body.md", b"").decode("utf-8", "replace")),
-        },
-        {"role": "user", "content": json.dumps(dict(arguments), ensure_ascii=False)},
-    ]
+    messages = _opening(wf, files, arguments)
     forced = {"type": "function", "function": {"name": tool.name}}
     answer = _asking(wf, chat)(messages, [shaped], forced)
     calls = answer.get("tool_calls") or []
@@ -112,13 +117,7 @@ def draft_run(
     """Skill-forward: the model is told the body and the procedure, given the arguments, and calls
     the skill's tools (each through `call`) until it answers without one (or runs out of turns)."""
     tools = [shaped_tool(t.name, t.description, t.schema, "openai")[0] for t in skill.tools]
-    messages: list[dict[str, Any]] = [
-        {
-            "role": "system",
-            "content": _system(wf, files.get("body.md", b"").decode("utf-8", "replace")),
-        },
-        {"role": "user", "content": json.dumps(dict(arguments), ensure_ascii=False)},
-    ]
+    messages = _opening(wf, files, arguments)
     run = Run()
     ask = _asking(wf, chat)
     for turn in range(1, max_turns + 1):

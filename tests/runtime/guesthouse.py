@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -189,3 +190,16 @@ class GuesthouseServer:
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+DECLARED = "http://hollowbrook.localhost:8084"
+
+
+def example_skill(tmp_path: Path, server: GuesthouseServer) -> Path:
+    """The example skill as written, pointed at the test's server instead of its real host."""
+    out = tmp_path / "hollowbrook"
+    out.mkdir()
+    for path in EXAMPLE.iterdir():
+        (out / path.name).write_text(path.read_text().replace(DECLARED, server.url))
+    return out

@@ -15,10 +15,8 @@ import pytest
 from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
 from services.runtime.skill import load_skill
 from services.runtime.translate import CallRefused, build_request
-from tests.runtime.guesthouse import KEY, GuesthouseServer
+from tests.runtime.guesthouse import KEY, GuesthouseServer, example_skill
 
-EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
-DECLARED = "http://hollowbrook.localhost:8084"
 BOOKING = {
     "room_id": "oak",
     "guest_name": "Ada Lovelace",
@@ -35,12 +33,7 @@ def server() -> Iterator[GuesthouseServer]:
 
 @pytest.fixture
 def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
-    """The example skill as written, pointed at the test's server instead of its real host."""
-    out = tmp_path / "hollowbrook"
-    out.mkdir()
-    for path in EXAMPLE.iterdir():
-        (out / path.name).write_text(path.read_text().replace(DECLARED, server.url))
-    return out
+    return example_skill(tmp_path, server)
 
 
 def _files(skill_dir: Path) -> dict[str, bytes]:

@@ -16,10 +16,13 @@ import yaml
 
 from services.runtime.skill import load_skill
 from services.runtime.workflows import WorkflowRefused, load_workflows
-from tests.runtime.guesthouse import KEY, GuesthouseServer
+from tests.runtime.guesthouse import (
+    EXAMPLE,  # noqa: E402
+    KEY,
+    GuesthouseServer,
+    example_skill,
+)
 
-EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
-DECLARED = "http://hollowbrook.localhost:8084"
 STAY = {
     "room_id": "oak",
     "guest_name": "Ada Lovelace",
@@ -166,11 +169,7 @@ def server() -> Iterator[GuesthouseServer]:
 
 @pytest.fixture
 def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
-    out = tmp_path / "hollowbrook"
-    out.mkdir()
-    for path in EXAMPLE.iterdir():
-        (out / path.name).write_text(path.read_text().replace(DECLARED, server.url))
-    return out
+    return example_skill(tmp_path, server)
 
 
 def _run(skill_dir: Path, line: str, *flags: str) -> subprocess.CompletedProcess[str]:
