@@ -17,7 +17,7 @@ import yaml
 from services.runtime.skill import load_skill
 from services.runtime.workflows import WorkflowRefused, load_workflows
 from tests.runtime.guesthouse import (
-    EXAMPLE,  # noqa: E402
+    EXAMPLE,
     KEY,
     GuesthouseServer,
     example_skill,
