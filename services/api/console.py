@@ -272,7 +272,36 @@ def submission_page(
     )
 
 
-def _skill_view(ctx: AppContext, slug: str, file: str | None, ref: str | None) -> dict[str, Any]:
+FILES_SHOWN = 200  # a version's files listed at once; more are found by name (`q`)
+
+
+def _listed(
+    files: list[str], chosen: str | None, manifest: Any, query: str
+) -> tuple[list[str], int]:
+    """The files to list: all of a small version; of a large one the body, categories and
+    metadata, the operations of the open category, and those whose name has `query`."""
+    if len(files) <= FILES_SHOWN and not query:
+        return files, 0
+    operation_files = {o.file for o in manifest.operations} if manifest is not None else set()
+    keep = [f for f in files if f not in operation_files]
+    if manifest is not None and chosen:
+        cat = next((c for c in manifest.categories if c.file == chosen), None)
+        if cat is not None:
+            keep += sorted(o.file for o in manifest.operations if o.category == cat.name)
+    if query:
+        keep += [f for f in sorted(operation_files) if query.lower() in f.lower()]
+    shown = list(dict.fromkeys(keep))[:FILES_SHOWN]
+    return shown, len(files) - len(shown)
+
+
+def _skill_view(
+    ctx: AppContext,
+    slug: str,
+    file: str | None,
+    ref: str | None,
+    query: str = "",
+    drops_seen: dict[tuple[str, str | None], tuple[str, ...]] | None = None,
+) -> dict[str, Any]:
     from services.app.annotations import list_annotations
     from services.app.versions import (
         diff_versions,
@@ -298,7 +327,12 @@ def _skill_view(ctx: AppContext, slug: str, file: str | None, ref: str | None) -
     diff = diff_versions(ctx, slug, None, proposal["version_id"]) if proposal else None
     drops: list[str] = []
     if proposal:
-        _, drops = gates_dropped(ctx, slug, proposal["version_id"])
+        # versions never change: the publish check behind this runs once per pair, not per view
+        key = (proposal["version_id"], live["version_id"] if live else None)
+        seen = drops_seen if drops_seen is not None else {}
+        if key not in seen:
+            seen[key] = tuple(gates_dropped(ctx, slug, proposal["version_id"])[1])
+        drops = list(seen[key])
     shown = pick_version(ctx, skill, ref or versions[0]["version_id"]) if versions else None
     files = version_files(ctx.blobs, shown) if shown else {}
     manifest = Manifest.from_json(files["skill.json"]) if "skill.json" in files else None
@@ -324,7 +358,9 @@ def _skill_view(ctx: AppContext, slug: str, file: str | None, ref: str | None) -
         "diff": diff,
         "drops": drops,
         "shown": shown,
-        "files": sorted(files),
+        "files": _listed(sorted(files), chosen, manifest, query)[0],
+        "files_hidden": _listed(sorted(files), chosen, manifest, query)[1],
+        "query": query,
         "file": chosen,
         "content": files[chosen].decode("utf-8", "replace") if chosen else "",
         "entry": entry,
@@ -352,11 +388,12 @@ def _skill_view(ctx: AppContext, slug: str, file: str | None, ref: str | None) -
 
 @router.get("/skills/{slug}", response_class=HTMLResponse)
 def skill_page(
-    request: Request, slug: str, file: str | None = None, v: str | None = None
+    request: Request, slug: str, file: str | None = None, v: str | None = None, q: str = ""
 ) -> Response:
     _operator(request)
     try:
-        view = _skill_view(state(request).ctx, slug, file, v)
+        st = state(request)
+        view = _skill_view(st.ctx, slug, file, v, q.strip()[:100], st.drops_seen)
     except NotFound as exc:
         return _render(request, "skills.html", 404, skills=[], error=str(exc))
     return _render(request, "skill.html", **view)

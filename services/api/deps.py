@@ -4,7 +4,7 @@ the spec a form carries (an upload, a paste or a URL) read within the size cap."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -32,7 +32,8 @@ class ServerState:
     ctx: AppContext
     operators: Operators
     nc: Any = None  # the shared NATS connection (nats.aio.client.Client) once started
-    base_path: str = ""
+    # (proposal, live) → the gates publishing it drops: the console's publish check, once
+    drops_seen: dict[tuple[str, str | None], tuple[str, ...]] = field(default_factory=dict)
 
 
 def state(request: Request) -> ServerState:

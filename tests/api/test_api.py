@@ -491,3 +491,33 @@ def test_a_runtime_without_store_access_follows_over_the_api(
     assert refused.stderr.startswith(
         "error: --api needs an operator token in $SKILLPRESS_OPERATOR_TOKEN"
     )
+
+
+def test_the_skill_page_of_a_large_skill_lists_what_can_be_read_and_finds_the_rest(
+    served: Served,
+) -> None:
+    from tests.synthetic import synthetic_spec
+
+    with served.client() as c:
+        events = _create(c, "wide", synthetic_spec(400), "wide.json")
+        assert events[-1]["subject"].endswith("version.proposed")
+    with httpx.Client(base_url=served.base, follow_redirects=True, timeout=60) as browser:
+        browser.get(f"/sign-in?token={served.token}")
+        page = browser.get("/skills/wide").text
+        listed = re.findall(r'href="/skills/wide\?v=\w+&amp;file=([^"&]+)', page)
+        assert 0 < len(listed) <= 200 and "body.md" in listed
+        assert not any(name.startswith("get_res") for name in listed), "operations come by category"
+        assert re.search(r"\d+ more: open a category, or find one by name", page)
+        found = browser.get("/skills/wide", params={"q": "get_res12_"}).text
+        hits = set(re.findall(r"file=(get_res12_sub\d\.md)", found))
+        assert hits == {"get_res12_sub0.md", "get_res12_sub1.md", "get_res12_sub2.md"}
+        category = next(n for n in listed if n.startswith("tag_"))
+        opened = browser.get("/skills/wide", params={"file": category}).text
+        assert (
+            len(
+                set(
+                    re.findall(r"file=((?:list|get|create|update|delete)_res\d+_sub\d\.md)", opened)
+                )
+            )
+            >= 1
+        )
