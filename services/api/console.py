@@ -80,12 +80,25 @@ async def _attempt(work: Callable[[], Any]) -> tuple[Any, str | None]:
     """(what the use-case returned, None), or (None, why it was refused) in words."""
     try:
         return await run_in_threadpool(work), None
-    except NotFound as exc:
-        return None, str(exc)
-    except Permanent as exc:
+    except Permanent as exc:  # NotFound among them
         return None, str(exc)
     except Retryable as exc:
         return None, f"{exc} (the pipeline did not answer; try again)"
+
+
+async def _act(
+    to: str, work: Callable[[], Any], said: Callable[[Any], str], **query: str
+) -> RedirectResponse:
+    """A form's change (the operator already checked): the use-case run, then back to `to`
+    saying what it did, or why not."""
+    done, error = await _attempt(work)
+    if error:
+        return _back(to, error=error, **query)
+    return _back(to, notice=said(done), **query)
+
+
+def _proposed(done: dict[str, Any]) -> str:
+    return f"proposed version {done['proposal']['version_id'][:12]}"
 
 
 def install(app: Any) -> None:
@@ -350,6 +363,7 @@ def _skill_view(
     elif manifest is not None and chosen:
         cat = next((c for c in manifest.categories if c.file == chosen), None)
         beside = by_target.get(f"category:{cat.name}", []) if cat else by_target.get("skill", [])
+    listed, hidden = _listed(sorted(files), chosen, manifest, query)
     return {
         "skill": skill,
         "versions": versions,
@@ -358,8 +372,8 @@ def _skill_view(
         "diff": diff,
         "drops": drops,
         "shown": shown,
-        "files": _listed(sorted(files), chosen, manifest, query)[0],
-        "files_hidden": _listed(sorted(files), chosen, manifest, query)[1],
+        "files": listed,
+        "files_hidden": hidden,
         "query": query,
         "file": chosen,
         "content": files[chosen].decode("utf-8", "replace") if chosen else "",
@@ -436,14 +450,11 @@ async def add_annotation_form(
         )
     except ValueError as exc:
         return _back(here, error=str(exc).splitlines()[0])
-    done, error = await _attempt(lambda: add_annotation(ctx, slug, given, who))
-    query = {"file": back} if back else {}
-    if error:
-        return _back(here, error=error, **query)
-    return _back(
+    return await _act(
         here,
-        notice=f"annotation {done['annotation_id']} added; proposed version {done['proposal']['version_id'][:12]}",
-        **query,
+        lambda: add_annotation(ctx, slug, given, who),
+        lambda done: f"annotation {done['annotation_id']} added; {_proposed(done)}",
+        **({"file": back} if back else {}),
     )
 
 
@@ -455,12 +466,10 @@ async def retire_form(
 
     who = _checked(request, csrf)
     ctx = state(request).ctx
-    done, error = await _attempt(lambda: retire(ctx, who, annotation_id))
-    if error:
-        return _back(f"/skills/{slug}", error=error)
-    return _back(
+    return await _act(
         f"/skills/{slug}",
-        notice=f"retired {annotation_id}; proposed version {done['proposal']['version_id'][:12]}",
+        lambda: retire(ctx, who, annotation_id),
+        lambda done: f"retired {annotation_id}; {_proposed(done)}",
     )
 
 
@@ -476,14 +485,10 @@ async def rekey_form(
 
     who = _checked(request, csrf)
     ctx = state(request).ctx
-    done, error = await _attempt(
-        lambda: rekey(ctx, who, annotation_id, RekeyIn(operation=operation))
-    )
-    if error:
-        return _back(f"/skills/{slug}", error=error)
-    return _back(
+    return await _act(
         f"/skills/{slug}",
-        notice=f"re-keyed {annotation_id} to {operation}; proposed version {done['proposal']['version_id'][:12]}",
+        lambda: rekey(ctx, who, annotation_id, RekeyIn(operation=operation)),
+        lambda done: f"re-keyed {annotation_id} to {operation}; {_proposed(done)}",
     )
 
 
@@ -500,10 +505,11 @@ async def publish_form(
     who = _checked(request, csrf)
     ctx = state(request).ctx
     body = PublishIn(remove_gates=remove_gates == "yes")
-    done, error = await _attempt(lambda: publish(ctx, who, slug, version, body))
-    if error:
-        return _back(f"/skills/{slug}", error=error)
-    return _back(f"/skills/{slug}", notice=f"published {done['version_id'][:12]}: it is live")
+    return await _act(
+        f"/skills/{slug}",
+        lambda: publish(ctx, who, slug, version, body),
+        lambda done: f"published {done['version_id'][:12]}: it is live",
+    )
 
 
 # --- review -------------------------------------------------------------------------------
@@ -553,12 +559,11 @@ async def review_confirm(
 
 @router.get("/operations", response_class=HTMLResponse)
 def operations_page(request: Request) -> Response:
+    from services.app.approvals import list_requests
     from services.app.queries import dead_letters, open_actions
 
     _operator(request)
     ctx = state(request).ctx
-    from services.app.approvals import list_requests
-
     return _render(
         request,
         "operations.html",
@@ -580,12 +585,11 @@ async def decide_form(
     who = _checked(request, csrf)
     ctx = state(request).ctx
     grant = decision == "grant"
-    _, error = await _attempt(lambda: decide(ctx, request_id, grant, who))
     said = "granted (once, for exactly these values)" if grant else "denied"
-    return _back(
+    return await _act(
         "/operations",
-        notice="" if error else f"approval request #{request_id} {said}",
-        error=error or "",
+        lambda: decide(ctx, request_id, grant, who),
+        lambda _: f"approval request #{request_id} {said}",
     )
 
 
@@ -597,11 +601,10 @@ async def resolve_form(
 
     _checked(request, csrf)
     ctx = state(request).ctx
-    _, error = await _attempt(lambda: resolve_action(ctx, action_id))
-    return _back(
+    return await _act(
         "/operations",
-        notice="" if error else f"action item #{action_id} resolved",
-        error=error or "",
+        lambda: resolve_action(ctx, action_id),
+        lambda _: f"action item #{action_id} resolved",
     )
 
 
@@ -614,7 +617,8 @@ async def replay_form(
     _checked(request, csrf)
     ctx = state(request).ctx
     ids = [int(letter)] if letter.isdigit() else None
-    done, error = await _attempt(lambda: replay_dead_letters(ctx, ids))
-    return _back(
-        "/operations", notice="" if error else f"replayed {len(done)} message(s)", error=error or ""
+    return await _act(
+        "/operations",
+        lambda: replay_dead_letters(ctx, ids),
+        lambda done: f"replayed {len(done)} message(s)",
     )

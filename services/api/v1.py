@@ -294,24 +294,6 @@ def versions(ctx: Ctx, who: Operator, slug: str) -> list[dict[str, Any]]:
     return list_versions(ctx, slug)
 
 
-def _resolve(ctx: AppContext, slug: str, ref: str) -> str:
-    """The version id `ref` names: an id or prefix, `live` or `newest`."""
-    from services.app.versions import find_skill, newest_version
-
-    skill = find_skill(ctx, slug)
-    if ref == "live":
-        if not skill.live_version_id:
-            raise NotFound(f"{slug} has no live version yet")
-        return skill.live_version_id
-    if ref == "newest":
-        with ctx.records.session() as s:
-            found = newest_version(s, skill.id)
-            if found is None:
-                raise NotFound(f"{slug} has no versions yet")
-            return found.id
-    return ref
-
-
 @router.get("/live", name="list_live_versions", tags=["versions"])
 def live(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
     """Every skill's live version: its id, each file's sha256, its hosts (what followers keep)."""
@@ -325,14 +307,13 @@ def version(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str, Any]:
     """One version's id, files by sha256 and hosts (`ref`: an id or prefix, `live` or `newest`)."""
     from services.app.versions import version_pointer
 
-    return version_pointer(ctx, slug, _resolve(ctx, slug, ref)).model_dump()
+    return version_pointer(ctx, slug, ref).model_dump()
 
 
 def _files(ctx: AppContext, slug: str, ref: str) -> dict[str, bytes]:
-    from services.app.versions import find_skill, pick_version, version_files
+    from services.app.versions import resolve_version, version_files
 
-    version = pick_version(ctx, find_skill(ctx, slug), _resolve(ctx, slug, ref))
-    return version_files(ctx.blobs, version)
+    return version_files(ctx.blobs, resolve_version(ctx, slug, ref)[1])
 
 
 @router.get("/skills/{slug}/versions/{ref}/files", name="list_version_files", tags=["versions"])
@@ -378,9 +359,11 @@ class PublishIn(BaseModel):
 def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> dict[str, Any]:
     """Make a version live (refused with the gates it would drop unless `remove_gates`)."""
     from services.app.pipeline import request_publish
-    from services.app.versions import check_publish_request
+    from services.app.versions import check_publish_request, resolve_version
 
-    version_id = check_publish_request(ctx, slug, _resolve(ctx, slug, ref), body.remove_gates)
+    version_id = check_publish_request(
+        ctx, slug, resolve_version(ctx, slug, ref)[1].id, body.remove_gates
+    )
     return request_publish(ctx, slug, version_id, body.remove_gates, body.timeout, who)
 
 

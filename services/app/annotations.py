@@ -34,6 +34,7 @@ __all__ = [
     "KINDS",
     "Kind",
     "Stored",
+    "active_of_kind",
     "add_annotation",
     "check_annotation",
     "check_workflows",
@@ -42,6 +43,7 @@ __all__ = [
     "list_annotations",
     "rekey",
     "retire",
+    "retire_rows",
     "retract_turn",
     "store_annotation",
 ]
@@ -260,7 +262,7 @@ def list_annotations(
     return out
 
 
-def _retire_rows(ctx: AppContext, ids: list[str], by: str, now: datetime) -> Skill:
+def retire_rows(ctx: AppContext, ids: list[str], by: str, now: datetime) -> Skill:
     """Retire the annotations `ids` at `now`; returns their skill."""
     with ctx.records.session() as s:
         rows = [s.get(AnnotationRecord, i) for i in ids]
@@ -277,28 +279,38 @@ def _retire_rows(ctx: AppContext, ids: list[str], by: str, now: datetime) -> Ski
         return skill
 
 
+def active_of_kind(ctx: AppContext, skill: Skill, kind: str) -> list[AnnotationRecord]:
+    """The skill's annotations of one kind that are not retired."""
+    with ctx.records.session() as s:
+        rows = list(
+            s.exec(
+                select(AnnotationRecord).where(
+                    AnnotationRecord.skill_id == skill.id,
+                    AnnotationRecord.kind == kind,
+                    col(AnnotationRecord.retired_at).is_(None),
+                )
+            ).all()
+        )
+        for r in rows:
+            s.expunge(r)
+    return rows
+
+
 def retire(ctx: AppContext, annotation_id: str, by: str) -> Stored:
     """Retire an annotation: it stays on record, and later versions leave it out."""
     now = ctx.clock()
-    return Stored([annotation_id], _retire_rows(ctx, [annotation_id], by, now), now)
+    return Stored([annotation_id], retire_rows(ctx, [annotation_id], by, now), now)
 
 
 def retract_turn(ctx: AppContext, slug: str, turn: str, by: str) -> Stored | None:
     """Retire every example observed in a flagged turn; None when the turn gave none."""
     skill = find_skill(ctx, slug)
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord).where(
-                AnnotationRecord.skill_id == skill.id,
-                AnnotationRecord.kind == "example",
-                col(AnnotationRecord.retired_at).is_(None),
-            )
-        ).all()
-        ids = [r.id for r in rows if json.loads(r.body_json).get("turn") == turn]
+    rows = active_of_kind(ctx, skill, "example")
+    ids = [r.id for r in rows if json.loads(r.body_json).get("turn") == turn]
     if not ids:
         return None
     now = ctx.clock()
-    return Stored(ids, _retire_rows(ctx, ids, by, now), now)
+    return Stored(ids, retire_rows(ctx, ids, by, now), now)
 
 
 def rekey(ctx: AppContext, annotation_id: str, operation: str, by: str) -> Stored:
@@ -317,7 +329,7 @@ def rekey(ctx: AppContext, annotation_id: str, operation: str, by: str) -> Store
         ctx, skill, [Annotation("(new)", kind, target, body)], retiring=frozenset({annotation_id})
     )
     now = ctx.clock()
-    _retire_rows(ctx, [annotation_id], by, now)
+    retire_rows(ctx, [annotation_id], by, now)
     aid = store_annotation(ctx, skill, kind, target, body, by, now)
     return Stored([annotation_id, aid], skill, now)
 

@@ -20,14 +20,16 @@ Loaded = tuple[Skill, Mapping[str, bytes], str | None]  # a skill, its files, it
 class Catalog:
     """Skills by slug, each with a stamp that changes when its version does."""
 
-    def __init__(self, stamps: Callable[[], dict[str, str]], load: Callable[[str], Loaded]) -> None:
+    def __init__(
+        self, stamps: Callable[[], dict[str, str]], load: Callable[[str, str], Loaded]
+    ) -> None:
         self._stamps, self._load = stamps, load
         self._seen: dict[str, str] = {}
 
     def current(self) -> dict[str, Loaded]:
         """Every skill now (and remember their stamps)."""
         self._seen = self._stamps()
-        return {slug: self._load(slug) for slug in sorted(self._seen)}
+        return {slug: self._load(slug, stamp) for slug, stamp in sorted(self._seen.items())}
 
     def changed(self) -> dict[str, Loaded] | None:
         """The skills whose stamp changed or that appeared since last asked (None: none did);
@@ -38,7 +40,7 @@ class Catalog:
             if self._seen.get(slug) == stamp:
                 continue
             try:
-                fresh[slug] = self._load(slug)
+                fresh[slug] = self._load(slug, stamp)
             except Exception:  # noqa: BLE001 (keep serving the old one; try again on the next request)
                 continue
             self._seen[slug] = stamp
@@ -59,10 +61,9 @@ def live_catalog(ctx: AppContext) -> Catalog:
             ).all()
             return {r.slug: str(r.live_version_id) for r in rows}
 
-    def load(slug: str) -> Loaded:
+    def load(slug: str, version: str) -> Loaded:
         files = live_files(ctx, slug)
-        version = stamps().get(slug)
-        return load_skill(files, lazy=True), files, version[:12] if version else None
+        return load_skill(files, lazy=True), files, version[:12]
 
     return Catalog(stamps, load)
 
@@ -79,7 +80,7 @@ def folder_catalog(folder: Path) -> Catalog:
             if not child.name.startswith(".") and (child / "skill.json").is_file()
         }
 
-    def load(slug: str) -> Loaded:
+    def load(slug: str, stamp: str) -> Loaded:
         path = folder / slug
         files = read_package_dir(path)
         return load_skill(files, slug=slug, lazy=True), files, followed_version(path)

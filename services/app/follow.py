@@ -11,7 +11,6 @@ SIGKILL, sees the old version or the new, never a mix. The old folder goes after
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from typing import Any
 from schemas.events import LiveVersion
 from services.app.context import AppContext
 from services.app.package_dir import write_package_dir
-from services.app.versions import find_skill, find_version
+from services.app.versions import version_pointer
 from services.errors import Refused
 
 __all__ = [
@@ -107,18 +106,6 @@ def materialize(read: Read, out: Path, live: LiveVersion, fmt: str) -> bool:
     return True
 
 
-def _pinned(ctx: AppContext, slug: str, version_ref: str) -> LiveVersion:
-    skill = find_skill(ctx, slug)
-    with ctx.records.session() as s:
-        version = find_version(s, skill, version_ref)
-        return LiveVersion(
-            skill=slug,
-            version_id=version.id,
-            files=json.loads(version.files_json),
-            hosts=json.loads(version.hosts_json),
-        )
-
-
 async def _hold_pins(
     read: Read,
     pinned: Callable[[str, str], LiveVersion],
@@ -153,7 +140,9 @@ async def follow_live(
     from services.platform.broker import LIVE_BUCKET, connect, ensure_stream
 
     read = store_reader(ctx)
-    await _hold_pins(read, lambda slug, ref: _pinned(ctx, slug, ref), out, fmt, pins, on_swap)
+    await _hold_pins(
+        read, lambda slug, ref: version_pointer(ctx, slug, ref), out, fmt, pins, on_swap
+    )
 
     def wanted(slug: str) -> bool:
         return slug not in pins and (skills is None or slug in skills)

@@ -68,6 +68,18 @@ class Pipeline:
     nats_url: str
     mode: str  # configured | up | embedded
 
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[NATS]:
+        """A connection to this pipeline's NATS with its streams in place, closed after."""
+        from services.platform.broker import connect, ensure_stream
+
+        nc = await connect(self.nats_url, name="skillpress-cli", attempts=2)
+        try:
+            await ensure_stream(nc, self.ctx.settings.stream_replicas)
+            yield nc
+        finally:
+            await nc.close()
+
 
 def _marker(settings: Settings) -> Path:
     return settings.home / "up.json"
@@ -210,10 +222,6 @@ async def follow(
     `on_event` hears each one as it arrives. `recover` looks for the ending in the record store
     (every few seconds while nothing arrives): an event published while this client was
     reconnecting is lost to it, but the outcome it announced is stored."""
-    from schemas.subjects import STREAM
-    from services.platform.broker import connect, ensure_stream
-
-    nc = await connect(pipeline.nats_url, name="skillpress-cli", attempts=2)
     seen: list[Event] = []
     queue: asyncio.Queue[Event] = asyncio.Queue()
 
@@ -223,16 +231,10 @@ async def follow(
         except ValueError:
             pass
 
-    try:
-        await ensure_stream(nc, pipeline.ctx.settings.stream_replicas)
+    async with pipeline.connection() as nc:
         await nc.subscribe("skillpress.>", cb=on_message)
         await nc.flush()
-        await nc.jetstream().publish(
-            subject,
-            payload.model_dump_json().encode(),
-            headers={"Nats-Msg-Id": msg_id},
-            stream=STREAM,
-        )
+        await send(nc, subject, payload, msg_id)
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -262,8 +264,6 @@ async def follow(
                 on_event(subj, body)
             if done(subj, body):
                 return seen
-    finally:
-        await nc.close()
 
 
 def submit_spec(
@@ -468,7 +468,6 @@ def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[dict[str
     from schemas.records import DeadLetter
     from schemas.subjects import STREAM
     from services.errors import NotFound
-    from services.platform.broker import connect, ensure_stream
 
     with ctx.records.session() as s:
         if ids is None:
@@ -483,9 +482,7 @@ def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[dict[str
         raise NotFound(f"no dead letter #{missing[0]} (skillpress dead-letters lists them)")
 
     async def work(pipeline: Pipeline) -> list[str]:
-        nc = await connect(pipeline.nats_url, name="skillpress-cli", attempts=2)
-        try:
-            await ensure_stream(nc, ctx.settings.stream_replicas)
+        async with pipeline.connection() as nc:
             js = nc.jetstream()
             sent = []
             for row in rows:
@@ -498,8 +495,6 @@ def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[dict[str
                 )
                 sent.append(msg_id)
             return sent
-        finally:
-            await nc.close()
 
     sent = with_pipeline(ctx, work) if rows else []
     now = ctx.clock()
@@ -554,14 +549,8 @@ def request_refresh(ctx: AppContext, interval: float | None = None) -> str:
     msg_id = f"refresh-slot:{int(time.time() // every)}"
 
     async def work(pipeline: Pipeline) -> None:
-        from services.platform.broker import connect, ensure_stream
-
-        nc = await connect(pipeline.nats_url, name="skillpress-cli", attempts=2)
-        try:
-            await ensure_stream(nc, ctx.settings.stream_replicas)
+        async with pipeline.connection() as nc:
             await send(nc, COMMANDS["refresh_sources"], RefreshSources(), msg_id)
-        finally:
-            await nc.close()
 
     with_pipeline(ctx, work)
     return msg_id

@@ -36,6 +36,7 @@ __all__ = [
     "newest_manifest",
     "newest_version",
     "pick_version",
+    "resolve_version",
     "version_files",
     "version_for_outcome",
     "version_pointer",
@@ -271,11 +272,28 @@ def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[str]]
         return version.id, check_publish(s, ctx.blobs, skill, version, True)
 
 
-def version_pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
-    """A version as a follower needs it: its id, files by sha256, hosts (`ref`: id or prefix)."""
+def resolve_version(ctx: AppContext, slug: str, ref: str) -> tuple[Skill, Version]:
+    """The skill and the version `ref` names: an id or prefix, `live` or `newest` (NotFound when
+    there is no such version)."""
     skill = find_skill(ctx, slug)
-    version = pick_version(ctx, skill, ref)
-    return _pointer(skill, version)
+    if ref == "live":
+        if not skill.live_version_id:
+            raise NotFound(f"{slug} has no live version yet")
+        ref = skill.live_version_id
+    elif ref == "newest":
+        with ctx.records.session() as s:
+            found = newest_version(s, skill.id)
+            if found is None:
+                raise NotFound(f"{slug} has no versions yet")
+            s.expunge(found)
+        return skill, found
+    return skill, pick_version(ctx, skill, ref)
+
+
+def version_pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
+    """A version as a follower needs it: its id, files by sha256, hosts (`ref` as
+    `resolve_version` reads it)."""
+    return _pointer(*resolve_version(ctx, slug, ref))
 
 
 def _pointer(skill: Skill, version: Version) -> LiveVersion:

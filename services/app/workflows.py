@@ -7,32 +7,27 @@ from __future__ import annotations
 import json
 
 import yaml
-from sqlmodel import col, select
 
 from schemas.records import AnnotationRecord, Skill
-from services.app.annotations import Stored, _retire_rows, check_annotation, store_annotation
+from services.app.annotations import (
+    Stored,
+    active_of_kind,
+    check_annotation,
+    retire_rows,
+    store_annotation,
+)
 from services.app.context import AppContext
 from services.app.versions import find_skill, live_skill_finder
 from services.derive.annotations import Annotation
 from services.errors import NotFound, Refused
+from services.runtime.workflows import EXECUTIONS
 
 __all__ = ["add_workflows", "promote_workflow"]
-
-EXECUTIONS = ("draft", "guided", "hardened")
 
 
 def _active(ctx: AppContext, skill: Skill) -> dict[str, AnnotationRecord]:
     """The skill's active workflow annotations by workflow name."""
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord).where(
-                AnnotationRecord.skill_id == skill.id,
-                AnnotationRecord.kind == "workflow",
-                col(AnnotationRecord.retired_at).is_(None),
-            )
-        ).all()
-        for r in rows:
-            s.expunge(r)
+    rows = active_of_kind(ctx, skill, "workflow")
     return {json.loads(r.body_json)["workflow"]["name"]: r for r in rows}
 
 
@@ -112,6 +107,6 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
                 f"{name} cannot be hardened: its dry run stopped ({exc})"
             ) from None
     now = ctx.clock()
-    _retire_rows(ctx, [row.id], by, now)
+    retire_rows(ctx, [row.id], by, now)
     aid = store_annotation(ctx, skill, "workflow", "skill", {"workflow": flow}, by, now)
     return Stored([row.id, aid], skill, now)

@@ -363,21 +363,17 @@ SANDBOXED = (
 def _workflows(files: Mapping[str, bytes], skill: Skill, beside: Path | None) -> dict[str, Any]:
     """The workflows of the skill; a skill one `uses` is the package folder of that slug beside
     this one (`beside`), or else the published skill's live version."""
-    from services.app.package_dir import OutputDirError
-    from services.runtime.skill import PackageError, load_skill
+    from services.runtime.skill import load_skill
     from services.runtime.workflows import WorkflowRefused, load_workflows
 
     def other(slug: str) -> Skill | None:
-        try:
-            if beside is not None and (beside / slug).is_dir():
-                return load_skill(
-                    read_package_dir(beside / slug, hand_written=True), slug=slug, lazy=True
-                )
-            from services.app.exports import skill_files
+        from services.app.exports import skill_files
 
-            found, _ = skill_files(slug, open_ctx)
-            return load_skill(found, lazy=True)
-        except (OutputDirError, PackageError, SystemExit, Exception):  # noqa: BLE001 (not available)
+        where = beside / slug if beside is not None and (beside / slug).is_dir() else slug
+        try:
+            found, named = skill_files(str(where), open_ctx)
+            return load_skill(found, slug=named, lazy=True)
+        except (SystemExit, Exception):  # noqa: BLE001 (not available: the caller says so)
             return None
 
     try:
@@ -404,13 +400,13 @@ def _run_workflow(
     """A workflow (a hardened one step by step: each call translated and checked like any other, gated
     calls approved first, destructive ones refused in the sandbox (a package directory from
     elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
-    from services.runtime.contracts import operation_kinds
     from services.runtime.execute import ExecutionFailed, send
     from services.runtime.workflows import (
         Pending,
         StepFailed,
         WorkflowRefused,
         has_pending,
+        kinds_by_owner,
         prepare_step,
         run_workflow,
     )
@@ -426,9 +422,10 @@ def _run_workflow(
     def shown(value: Any) -> Any:
         return json.loads(json.dumps(value, default=str))
 
+    kinds_of = kinds_by_owner(skill, files)
+
     def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
-        # a skill the workflow uses is classed by its rules and methods (its guesses are its own)
-        kinds = operation_kinds(owner, files if owner is skill else {})
+        kinds = kinds_of(owner)
         credential = _credential(owner, None) if owner is not skill else own_credential
         pending = has_pending(args)
         try:
@@ -506,23 +503,12 @@ def _model_run(
 
 
 def _model_chat() -> Any:
-    """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none."""
-    from services.platform.llm import ModelUnavailable, chat_client
-    from services.runtime.workflows import StepFailed
+    """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none;
+    it raises ChatFailed when the model does not answer usefully."""
+    from services.platform.llm import chat_client
 
     client = chat_client(settings())
-    if client is None:
-        return None
-
-    def chat(
-        messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: Any
-    ) -> dict[str, Any]:
-        try:
-            return client.with_tools(messages, tools, choice)
-        except ModelUnavailable as exc:
-            raise StepFailed("", "model", str(exc)) from None
-
-    return chat
+    return client.with_tools if client is not None else None
 
 
 def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:

@@ -308,10 +308,10 @@ def build_catalog_server(
             if isinstance(picked, str):
                 return _text(picked, error=True)
             slug, skill, files = picked
-            flow = _workflow(skill, files, str(args.get("workflow", "")))
-            if flow is None:
+            found = _workflow(skill, files, str(args.get("workflow", "")))
+            if found is None:
                 return _text(f"{skill.slug} has no workflow {args.get('workflow')!r}", error=True)
-            return await _run(slug, skill, files, flow.name, args.get("arguments") or {})
+            return await _run(slug, skill, files, found, args.get("arguments") or {})
         if name in ("read_skill_file", "load_tools", "describe_operation", "call_operation"):
             picked = chosen(args)
             if isinstance(picked, str):
@@ -372,9 +372,10 @@ def build_catalog_server(
         try:
             tool = skill.tool(str(args.get("name", "")))
         except (UnknownOperation, PackageError) as exc:
-            flow = _workflow(skill, files, str(args.get("name", "")))
-            if flow is None:
+            found = _workflow(skill, files, str(args.get("name", "")))
+            if found is None:
                 return _text(str(exc), error=True)
+            flow = found[1]
             if name == "describe_operation":
                 return _text(
                     versioned(
@@ -388,7 +389,7 @@ def build_catalog_server(
                         },
                     )
                 )
-            return await _run(slug, skill, files, flow.name, args.get("arguments") or {})
+            return await _run(slug, skill, files, found, args.get("arguments") or {})
         if name == "describe_operation":
             return _text(
                 versioned(
@@ -404,40 +405,55 @@ def build_catalog_server(
             )
         return await _call(slug, tool, args.get("arguments") or {})
 
+    def _refusal(slug: str, gate: GateCheck) -> str | None:
+        """Why a gated call is not sent now (None: send it): the operator's approvals when
+        there is a gatekeeper, else only under the gate's `auto_below`."""
+        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
+        if gatekeeper is not None:
+            allowed, message = gatekeeper(gate)
+            return None if allowed else message
+        if gate.auto:
+            return None
+        return (
+            f"not sent: {gate.describe()}. A person approves each such call; tell the user"
+            " what you would send and why, and leave the sending to them."
+        )
+
     def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
+        """(the skill's workflows, the one named `wanted`), or None when there is none."""
         from services.runtime.workflows import WorkflowRefused, load_workflows
 
         try:
             flows = load_workflows(files, skill)
         except WorkflowRefused:
             return None
-        return next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
+        flow = next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
+        return (flows, flow) if flow is not None else None
 
     async def _run(
-        slug: str, skill: Skill, files: Mapping[str, bytes], flow: str, args: Any
+        slug: str, skill: Skill, files: Mapping[str, bytes], found: Any, args: Any
     ) -> types.CallToolResult:
         """A workflow: a hardened one step after step, a guided or draft one by the server's
         model; every call through the same checks as any call; sandboxed (a package from
         elsewhere) nothing that writes is sent."""
-        from services.runtime.contracts import operation_kinds
         from services.runtime.workflows import (
             StepFailed,
             WorkflowRefused,
-            load_workflows,
+            kinds_by_owner,
             prepare_step,
             run_workflow,
         )
 
-        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
+        flows, wf = found
+        flow = wf.name
+        kinds_of = kinds_by_owner(skill, files)
 
         def call(step: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
-            kinds = operation_kinds(owner, files if owner is skill else {})
-            request = prepare_step(step, tool, given, owner, kinds, sandboxed)
+            request = prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
             gate = check_gate(tool, given)
-            if gate is not None:
-                allowed, message = gatekeeper(gate) if gatekeeper else (gate.auto, "")
-                if not allowed:
-                    raise StepFailed("", step, message or f"not sent: {gate.describe()}")
+            refused = _refusal(slug, gate) if gate is not None else None
+            if refused is not None:
+                raise StepFailed("", step, refused)
             result = send(
                 request,
                 credential=credentials(owner.slug, owner) if credentials else None,
@@ -449,8 +465,6 @@ def build_catalog_server(
 
         given = args if isinstance(args, dict) else {}
         try:
-            flows = load_workflows(files, skill)
-            wf = flows[flow]
             if wf.execution == "hardened":
                 done = await asyncio.to_thread(run_workflow, flows, flow, given, skill, call)
             else:
@@ -476,17 +490,10 @@ def build_catalog_server(
         except CallRefused as exc:
             return _text(str(exc), error=True)
         gate = check_gate(tool, args if isinstance(args, dict) else {})
-        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
-        if gate is not None and gatekeeper is not None:
-            allowed, message = await asyncio.to_thread(gatekeeper, gate)
-            if not allowed:
-                return _text(message, error=True)
-        elif gate is not None and not gate.auto:
-            return _text(
-                f"not sent: {gate.describe()}. A person approves each such call; tell the user"
-                " what you would send and why, and leave the sending to them.",
-                error=True,
-            )
+        if gate is not None:  # a person's approvals are in the records: off the event loop
+            refused = await asyncio.to_thread(_refusal, slug, gate)
+            if refused is not None:
+                return _text(refused, error=True)
         try:
             result = await asyncio.to_thread(
                 send,

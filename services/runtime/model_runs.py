@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from services.derive.model_grouping import ChatFailed
 from services.runtime.skill import PackageError, Skill, UnknownOperation, shaped_tool
 from services.runtime.workflows import Call, Run, StepFailed, Workflow
 
@@ -21,15 +22,16 @@ MAX_TURNS = 8
 
 
 def _asking(wf: Workflow, chat: Chat) -> Chat:
-    """`chat`, its failures named for the workflow."""
+    """`chat`, a model that did not answer usefully (ChatFailed) stopping the run at step
+    `model` of the workflow."""
 
     def ask(
         messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: Any
     ) -> dict[str, Any]:
         try:
             return chat(messages, tools, choice)
-        except StepFailed as exc:
-            raise StepFailed(exc.workflow or wf.name, exc.step, exc.message) from None
+        except ChatFailed as exc:
+            raise StepFailed(wf.name, "model", str(exc)) from None
 
     return ask
 

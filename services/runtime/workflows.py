@@ -34,6 +34,7 @@ __all__ = [
     "WorkflowRefused",
     "dry_call",
     "has_pending",
+    "kinds_by_owner",
     "load_workflows",
     "prepare_step",
     "run_workflow",
@@ -229,7 +230,8 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     before it, every save_as is new, every tool is an operation of the skill, every workflow
     step names a workflow of the skill with the parameters it declares."""
     params = set((wf.parameters.get("properties") or {}).keys())
-    saved_anywhere: set[str] = set()
+    saved_anywhere: set[str] = set()  # saved by the steps walked so far
+    saved_at_all = {s.save_as for s in _walk(wf.steps) if s.save_as}
 
     def walk(steps: tuple[Step, ...], scope: set[str]) -> None:
         scope = set(scope)
@@ -239,7 +241,7 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
                 if ref not in scope:
                     why = (
                         "a value saved only by a later step"
-                        if ref in saved_anywhere or ref in _later_saves(wf, s)
+                        if ref in saved_at_all
                         else "no parameter or saved value"
                     )
                     raise _refuse(where, f"{{{{{ref}}}}} names {why}; declare it or save it first")
@@ -276,10 +278,6 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
                 scope.add(s.save_as)
 
     walk(wf.steps, params)
-
-
-def _later_saves(wf: Workflow, step: Step) -> set[str]:
-    return {s.save_as for s in _walk(wf.steps) if s.save_as}
 
 
 def _cycles(workflows: Mapping[str, Workflow]) -> None:
@@ -611,3 +609,19 @@ def dry_call() -> Call:
         return Pending(step, "answer")
 
     return call
+
+
+def kinds_by_owner(skill: Skill, files: Mapping[str, bytes]) -> Callable[[Skill], dict[str, str]]:
+    """read | write per operation for the skill a step's tool belongs to, worked out once per
+    run and skill: the skill's own by its rules and guesses, one it `uses` by its rules and
+    methods (its guesses are its own)."""
+    from services.runtime.contracts import operation_kinds
+
+    known: dict[str, dict[str, str]] = {}
+
+    def of(owner: Skill) -> dict[str, str]:
+        if owner.slug not in known:
+            known[owner.slug] = operation_kinds(owner, files if owner is skill else {})
+        return known[owner.slug]
+
+    return of
