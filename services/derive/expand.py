@@ -130,6 +130,7 @@ class ExpandedSizes:
         self.descriptions = descriptions
         self.description_chars = description_chars
         self._sizes: dict[tuple[str, int, int], int] = {}
+        self._built: dict[tuple[str, int, int], Any] = {}
         self._reach: dict[str, frozenset[str]] = {}
         self._reduced: dict[tuple[int | None, bool], ExpandedSizes] = {}
 
@@ -145,6 +146,49 @@ class ExpandedSizes:
 
     def fits(self, schema: Any) -> bool:
         return self.size(schema) <= self.budget
+
+    def expand(self, schema: Any) -> Any:
+        """`expand_types(schema, types, …)` under this object's reductions, for a schema that
+        `fits`: each type's expansion is built once and shared wherever it cannot differ (the
+        same keys as the sizes), so the result's subtrees may be shared — read it, never change it."""
+        return self._build(schema, (), 0, False)
+
+    def _build_ref(self, name: str, stack: tuple[str, ...], level: int) -> Any:
+        if name in stack or name not in self.types:
+            return {"type": "object"}
+        if self.max_depth is not None and len(stack) >= self.max_depth:
+            return {"description": f"a {name} (not detailed here: see the operation's file)"}
+        inner = stack + (name,)
+        if stack and not self._reaches(name).isdisjoint(stack):
+            return self._build(self.types[name], inner, level + 1, False)
+        key = (
+            name,
+            0 if self.descriptions else min(level + 1, 3),
+            -1 if self.max_depth is None else self.max_depth - len(stack),
+        )
+        got = self._built.get(key)
+        if got is None:
+            got = self._built[key] = self._build(self.types[name], inner, level + 1, False)
+        return got
+
+    def _build(self, node: Any, stack: tuple[str, ...], level: int, names: bool) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/types/"):
+                return self._build_ref(ref[8:], stack, level)
+            keep_all = self.descriptions or names or level <= 2
+            out = {
+                k: self._build(v, stack, level + 1, k in NAME_MAPS and not names)
+                for k, v in node.items()
+                if keep_all or k != "description"
+            }
+            text = out.get("description")
+            if self.description_chars and not names and isinstance(text, str):
+                out["description"] = short_text(text, self.description_chars)
+            return out
+        if isinstance(node, list):
+            return [self._build(v, stack, level + 1, False) for v in node]
+        return node
 
     def size(self, schema: Any) -> int:
         """The expansion's bytes, or budget + 1 for any size past the budget."""
@@ -240,7 +284,10 @@ def reduce_to_budget(
     raises SchemaTooLarge when even the strongest reduction does not fit. `sizes` (over the same
     types) answers which reduction fits without building the ones that do not."""
     for depth, nested, said in REDUCTIONS:
-        if sizes is not None and not sizes.reduced(depth, nested, 120).fits(schema):
+        if sizes is not None:
+            fitting = sizes.reduced(depth, nested, 120)
+            if fitting.fits(schema):
+                return fitting.expand(schema), said
             continue
         try:
             reduced = expand_types(

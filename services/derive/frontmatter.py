@@ -820,8 +820,8 @@ def declaration_block(op: Operation, url: str) -> str:
             lines.append(
                 "  sent_as: " + json.dumps(op.tool.sent_as, ensure_ascii=False, sort_keys=True)
             )
-        pretty = readable_json(op.tool.schema)
-        if pretty.count("\n") > 300:
+        pretty = readable_json(op.tool.schema, max_lines=300)
+        if pretty is None:
             pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)
         lines.append("  schema: |")
         lines.extend("    " + ln for ln in pretty.split("\n"))

@@ -226,6 +226,9 @@ def _said_once(words: list[str]) -> list[str]:
     """A run of two or more words said twice, said once (the later, more specific, kept)."""
     if len(set(words)) == len(words):
         return words
+    pairs = list(zip(words, words[1:], strict=False))
+    if len(set(pairs)) == len(pairs):  # no two words said twice in a row: no longer run either
+        return words
     changed = True
     while changed:
         changed = False

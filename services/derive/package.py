@@ -28,6 +28,7 @@ from services.derive.categories import (
 from services.derive.errors import SpecRefused
 from services.derive.expand import ExpandedSizes
 from services.derive.frontmatter import path_template_names
+from services.derive.gc_pause import gc_paused
 from services.derive.load import LoadLimits, load_document
 from services.derive.manifest import (
     AnnotationState,
@@ -131,10 +132,11 @@ def package_id(files: dict[str, bytes]) -> str:
 def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPackage:
     """Bytes of an OpenAPI document → a skill package. Raises `SpecRefused` for refused input."""
     options = options or DeriveOptions()
-    doc = load_document(data, options.limits)
-    if options.on_stage:
-        options.on_stage(f"read the document ({len(data):,} bytes)")
-    return derive_document(doc, hashlib.sha256(data).hexdigest(), options)
+    with gc_paused():
+        doc = load_document(data, options.limits)
+        if options.on_stage:
+            options.on_stage(f"read the document ({len(data):,} bytes)")
+        return derive_document(doc, hashlib.sha256(data).hexdigest(), options)
 
 
 def _base_url(
@@ -196,6 +198,7 @@ class Layout:
     source: str
     tag_failure: str | None
     sections: list[tuple[Category, list[Category]]] = field(default_factory=list)
+    lines: dict[str, str] = field(default_factory=dict)  # each operation's line in a listing
 
 
 def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -> ApiSource:
@@ -227,31 +230,35 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
 
 
 def declare_tools(
-    ops: list[Operation], types: dict[str, Any], warnings: list[str]
+    ops: list[Operation], types: dict[str, Any], warnings: list[str], processes: int = 1
 ) -> list[Operation]:
-    """Each operation with its tool declaration, or the reason it has none."""
-    out = []
+    """Each operation with its tool declaration, or the reason it has none. A forked child may
+    declare half of a large API's (each depends on its operation and the types alone);
+    it hands back the declarations only, which cost far less to send than whole operations."""
     sizes = ExpandedSizes(types)
-    for op in ops:
-        declared_path = {p.name for p in op.params if p.location == "path"}
-        template = set(path_template_names(op.path))
-        for missing in sorted(declared_path - template):
-            warnings.append(
-                f"{op.name}: path parameter {missing!r} is not in the URL {op.path}; it is not sent"
-            )
-        params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
-        if len(params) != len(op.params):
-            op = replace(op, params=params)
-        tool, reason = declare_tool(op, types, sizes)
-        out.append(
-            replace(
-                op,
-                tool=tool,
-                not_tool_reason=reason,
-                tool_name=op.tool_name if tool is not None else None,
-            )
+    ops = [_sent_params(op, warnings) for op in ops]
+    declared = fork_map(lambda op: declare_tool(op, types, sizes), ops, processes).results()
+    return [
+        replace(
+            op,
+            tool=tool,
+            not_tool_reason=reason,
+            tool_name=op.tool_name if tool is not None else None,
         )
-    return out
+        for op, (tool, reason) in zip(ops, declared, strict=True)
+    ]
+
+
+def _sent_params(op: Operation, warnings: list[str]) -> Operation:
+    """The operation without path parameters its URL has no place for (said in `warnings`)."""
+    declared_path = {p.name for p in op.params if p.location == "path"}
+    template = set(path_template_names(op.path))
+    for missing in sorted(declared_path - template):
+        warnings.append(
+            f"{op.name}: path parameter {missing!r} is not in the URL {op.path}; it is not sent"
+        )
+    params = [p for p in op.params if not (p.location == "path" and p.name not in template)]
+    return replace(op, params=params) if len(params) != len(op.params) else op
 
 
 def choose_layout(
@@ -277,13 +284,14 @@ def choose_layout(
     }
     op_names = {op.name for op in ops}
     failure = tag_failure(ops)
-    line_bytes = {op.name: len(op_line(op).encode()) + 1 for op in ops}
+    lines = {op.name: op_line(op) for op in ops}
+    line_bytes = {name: len(line.encode()) + 1 for name, line in lines.items()}
     room = MAX_FILE_BYTES - 2048  # the heading, description and notes of a category file
 
     def leaves(cats: list[Category]) -> list[Category]:
         return split_oversize(
             cats,
-            lambda cat: fits_one_read(render_category(cat, slug)),
+            lambda cat: fits_one_read(render_category(cat, slug, lines)),
             op_names,
             lambda op: line_bytes[op.name],
             room,
@@ -348,7 +356,7 @@ def choose_layout(
         warnings.append(
             f"the body is {len(body.encode()):,} bytes, over the {options.body_budget:,}-byte budget"
         )
-    return Layout(body, categories, grouping, source, failure, sections)
+    return Layout(body, categories, grouping, source, failure, sections, lines)
 
 
 def render_files(
@@ -364,7 +372,7 @@ def render_files(
     for section, members in layout.sections:
         files[f"{section.name}.md"] = render_section(section, members, api.slug)
     for cat in layout.categories:
-        files[f"{cat.name}.md"] = render_category(cat, api.slug)
+        files[f"{cat.name}.md"] = render_category(cat, api.slug, layout.lines)
     if rendered is None:
         rendered = [render_operation(op, api.url_base) for op in ops]
     for op, text in zip(ops, rendered, strict=True):
@@ -379,7 +387,7 @@ def render_types(translator: SchemaTranslator, ops: list[Operation]) -> dict[str
     """The shared types the tools reference, with every type they depend on."""
     used: set[str] = set()
     for op in ops:
-        if op.tool is not None:
+        if op.tool is not None and op.tool.reduced is None:  # a reduced schema is expanded whole
             for name in refs_in(op.tool.schema):
                 used |= translator.deps(name)
     return {name: translator.types[name] for name in sorted(used) if name in translator.types}
@@ -515,19 +523,23 @@ def workflows_yaml(workflows: list[dict[str, Any]]) -> bytes:
 
 def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
     """read_api → declare_tools → apply_annotations → choose_layout → render_files → build_manifest."""
+    with gc_paused():
+        return _derive_document(doc, spec_sha256, options)
+
+
+def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
     warnings: list[str] = []
     said = options.on_stage or (lambda _: None)
     api = read_api(doc, options, warnings)
     said(f"found {len(api.ops):,} operations")
-    ops = declare_tools(api.ops, api.translator.types, warnings)
+    ops = declare_tools(api.ops, api.translator.types, warnings, options.processes)
     said(f"declared {sum(1 for op in ops if op.tool is not None):,} tools")
     ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
     warnings += applied.warnings
-    # operation files depend on their operation alone: a forked child may render the later share
+    # operation files depend on their operation alone: a forked child may render a share of them
     # while this process decides the layout and renders the rest
     url_base = api.url_base
-    cut = len(ops) * 2 // 5
-    later = fork_map(lambda op: render_operation(op, url_base), ops[cut:], options.processes)
+    files_of = fork_map(lambda op: render_operation(op, url_base), ops, options.processes, 0.6)
     auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
     layout = choose_layout(api, ops, auth, applied, options, warnings)
     said(
@@ -535,8 +547,7 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         if layout.categories
         else "laid out a flat body"
     )
-    rendered = [render_operation(op, url_base) for op in ops[:cut]] + later.results()
-    files = render_files(api, ops, layout, warnings, rendered)
+    files = render_files(api, ops, layout, warnings, files_of.results())
     said(f"rendered {len(files):,} files")
     types = render_types(api.translator, ops)
     manifest = build_manifest(

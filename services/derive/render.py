@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from services.derive.categories import Category
@@ -489,7 +490,8 @@ def op_line(op: Operation) -> str:
     return f"- `{op.name}` — {what}.{mark}{prefer}"
 
 
-def render_category(cat: Category, slug: str) -> str:
+def render_category(cat: Category, slug: str, lines_of: Mapping[str, str] | None = None) -> str:
+    """A category's file: its operations one line each (`lines_of`: those lines, by name)."""
     lines = [f"# {cat.title}", ""]
     if cat.description:
         lines += [short_text(cat.description, 400), ""]
@@ -499,7 +501,7 @@ def render_category(cat: Category, slug: str) -> str:
         f"{_count(len(cat.ops))}. Read an operation's file before calling it: skill/{slug}/<name>.md."
     )
     lines.append("")
-    lines += [op_line(op) for op in cat.ops]
+    lines += [lines_of[op.name] if lines_of else op_line(op) for op in cat.ops]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,153 @@
+"""The parts that make derivation fast keep its output exact: shared type expansions, the early
+end of the readable layout, the interleaved forked share, and the paused collector."""
+
+from __future__ import annotations
+
+import gc
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.derive import DeriveOptions
+from services.derive.errors import SchemaTooLarge
+from services.derive.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
+from services.derive.gc_pause import gc_paused
+from services.derive.jsonfmt import readable_json
+from services.derive.load import load_document
+from services.derive.package import read_api
+from services.derive.split import fork_map
+from tests.conftest import corpus
+from tests.derive.test_corpus import REFUSED
+
+TYPES: dict[str, Any] = {
+    "Node": {
+        "type": "object",
+        "description": "A node. " * 30,
+        "properties": {
+            "child": {"$ref": "#/types/Node"},
+            "leaf": {"$ref": "#/types/Leaf"},
+            "leaves": {"type": "array", "items": {"$ref": "#/types/Leaf"}},
+        },
+    },
+    "Leaf": {
+        "type": "object",
+        "description": "A leaf, described at length. " * 20,
+        "properties": {f"f{i}": {"type": "string", "description": "x" * 200} for i in range(12)},
+    },
+}
+
+
+def _expansions_agree(schema: Any, types: dict[str, Any]) -> int:
+    """For every reduction: the counted size is the built one's, and the shared build is the
+    plain one. Returns how many reductions fit."""
+    sizes = ExpandedSizes(types)
+    fitting = 0
+    for depth, nested, _ in REDUCTIONS:
+        reduced = sizes.reduced(depth, nested, 120)
+        try:
+            plain = expand_types(
+                schema, types, max_depth=depth, descriptions=nested, description_chars=120
+            )
+        except SchemaTooLarge:
+            assert not reduced.fits(schema)
+            continue
+        assert reduced.size(schema) == len(compact_json(plain).encode())
+        assert reduced.expand(schema) == plain
+        fitting += 1
+    return fitting
+
+
+def test_a_shared_expansion_is_the_plain_one_under_every_reduction() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/types/Node"}, "b": {"$ref": "#/types/Leaf"}},
+    }
+    assert _expansions_agree(schema, TYPES) >= 3
+
+
+@pytest.mark.parametrize(
+    "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
+)
+def test_shared_expansions_agree_over_a_real_spec(spec: Path) -> None:
+    api = read_api(load_document(spec.read_bytes()), DeriveOptions(), [])
+    types = api.translator.types
+    for name in list(types)[:150]:
+        _expansions_agree(
+            {"type": "object", "properties": {"x": {"$ref": f"#/types/{name}"}}}, types
+        )
+
+
+@pytest.mark.parametrize("width", [20, 88])
+def test_the_readable_layout_ends_early_only_past_its_line_limit(width: int) -> None:
+    values = [
+        {"type": "object", "properties": {f"k{i}": {"type": "string"} for i in range(n)}}
+        for n in (1, 5, 40, 140, 160, 400)
+    ] + [{"deep": [{"a": [1, 2, {"b": "x" * 50}]}] * n} for n in (10, 60, 100)]
+    for value in values:
+        full = readable_json(value, width=width)
+        assert full is not None
+        limited = readable_json(value, width=width, max_lines=300)
+        assert limited == (full if full.count("\n") <= 300 else None)
+
+
+def test_the_readable_layout_is_json_indent_where_nothing_fits_one_line() -> None:
+    value = {"a": {"b": ["x" * 100, {"c": "y" * 100}]}, "d": "z" * 100}
+    assert readable_json(value, width=10) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("share", [0.5, 0.6])
+def test_a_forked_share_is_interleaved_and_merged_in_order(share: float) -> None:
+    items = list(range(1001))
+    forked = fork_map(lambda x: x * 3, items, 2, share)
+    assert forked.pid is not None
+    assert forked.results() == [x * 3 for x in items]
+
+
+def test_the_collector_is_paused_for_the_outermost_derivation_only() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+
+
+def test_derivations_in_threads_leave_the_collector_on() -> None:
+    entered = threading.Barrier(2)
+
+    def derive_like() -> None:
+        with gc_paused():
+            entered.wait(timeout=10)
+
+    threads = [threading.Thread(target=derive_like) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert gc.isenabled()
+
+
+LARGE = ["kubernetes.json", "stripe.json", "jira.json"]
+
+
+@pytest.mark.parametrize("name", LARGE)
+def test_a_large_real_api_derives_to_the_same_bytes_on_one_core_or_two(name: str) -> None:
+    from services.derive import derive_package
+    from tests.conftest import SPECS
+
+    data = (SPECS / name).read_bytes()
+    alone = derive_package(data, DeriveOptions(processes=1))
+    assert len(alone.manifest.operations) >= 300  # enough for both shares to be forked
+    shared = derive_package(data, DeriveOptions(processes=2))
+    assert shared.files == alone.files and shared.version_id == alone.version_id
