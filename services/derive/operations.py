@@ -129,6 +129,10 @@ class _Extractor:
         self.swagger2 = "swagger" in doc
         self.warnings: list[str] = []
         self.secret_names = _secret_names(doc, resolver)
+        # a schema's shape and a field's label, by the schema object (kept, so its id is its
+        # own): responses and fields are shared by many operations of a large API
+        self._shapes: dict[int, tuple[Any, tuple[str, list[tuple[str, str]] | None]]] = {}
+        self._labels: dict[int, tuple[Any, str]] = {}
 
     # ---------------------------------------------------------------- parameters
 
@@ -163,6 +167,13 @@ class _Extractor:
 
     def _shape(self, raw: Any, where: str) -> tuple[str, list[tuple[str, str]] | None]:
         """One level of a response schema: a note (`Pet`, `a list of Pet`) and its fields."""
+        known = self._shapes.get(id(raw))
+        if known is None or known[0] is not raw:
+            known = self._shapes[id(raw)] = (raw, self._new_shape(raw, where))
+        note, fields = known[1]
+        return note, None if fields is None else list(fields)
+
+    def _new_shape(self, raw: Any, where: str) -> tuple[str, list[tuple[str, str]] | None]:
         name, s = self._deref_named(raw, where)
         note = name or ""
         typ = s.get("type") if isinstance(s, dict) else None
@@ -211,6 +222,12 @@ class _Extractor:
     def _described_label(self, value: Any, where: str) -> str:
         """A field's type, and for a named type its own fields (one level): a name alone says
         nothing to an agent that cannot read the spec's components."""
+        known = self._labels.get(id(value))
+        if known is None or known[0] is not value:
+            known = self._labels[id(value)] = (value, self._new_described_label(value, where))
+        return known[1]
+
+    def _new_described_label(self, value: Any, where: str) -> str:
         label = self._label(value)
         target = value
         if isinstance(value, dict) and value.get("type") == "array":
