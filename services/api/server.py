@@ -30,6 +30,15 @@ class Listening:
         shown = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{shown}:{self.port}"
 
+    @property
+    def loopback(self) -> str:
+        """Where a process on this machine reaches it (a wildcard address is reached on loopback)."""
+        if self.host in ("0.0.0.0", ""):
+            return f"http://127.0.0.1:{self.port}"
+        if self.host == "::":
+            return f"http://[::1]:{self.port}"
+        return self.base
+
 
 def server_operators(ctx: AppContext, host: str) -> Operators:
     """The operators for a server on `host` (TokenRefused: a non-loopback address with no token)."""

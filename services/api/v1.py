@@ -304,10 +304,11 @@ def live(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
 
 @router.get("/skills/{slug}/versions/{ref}", name="get_version", tags=["versions"])
 def version(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str, Any]:
-    """One version's id, files by sha256 and hosts (`ref`: an id or prefix, `live` or `newest`)."""
-    from services.app.versions import version_pointer
+    """One version's id, files by sha256, hosts, status and whether it is live (`ref`: an id or
+    prefix, `live`, `newest`, or `current`: the live one, else the newest)."""
+    from services.app.versions import version_view
 
-    return version_pointer(ctx, slug, ref).model_dump()
+    return version_view(ctx, slug, ref)
 
 
 def _files(ctx: AppContext, slug: str, ref: str) -> dict[str, bytes]:
@@ -416,6 +417,8 @@ def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) ->
     stored = add(ctx, slug, kind, target, body, who)
     return {
         "annotation_id": stored.ids[0],
+        "kind": kind,
+        "target": target,
         "proposal": _proposal(ctx, stored, "added", given.timeout),
     }
 

@@ -40,6 +40,7 @@ __all__ = [
     "version_files",
     "version_for_outcome",
     "version_pointer",
+    "version_view",
 ]
 
 
@@ -273,9 +274,11 @@ def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[str]]
 
 
 def resolve_version(ctx: AppContext, slug: str, ref: str) -> tuple[Skill, Version]:
-    """The skill and the version `ref` names: an id or prefix, `live` or `newest` (NotFound when
-    there is no such version)."""
+    """The skill and the version `ref` names: an id or prefix, `live`, `newest`, or `current`
+    (the live one, else the newest; NotFound when there is no such version)."""
     skill = find_skill(ctx, slug)
+    if ref == "current":
+        return skill, pick_version(ctx, skill, None)
     if ref == "live":
         if not skill.live_version_id:
             raise NotFound(f"{slug} has no live version yet")
@@ -294,6 +297,16 @@ def version_pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
     """A version as a follower needs it: its id, files by sha256, hosts (`ref` as
     `resolve_version` reads it)."""
     return _pointer(*resolve_version(ctx, slug, ref))
+
+
+def version_view(ctx: AppContext, slug: str, ref: str) -> dict[str, Any]:
+    """A version's pointer with its status and whether it is live (`ref` as `resolve_version`
+    reads it): what `show` lists."""
+    skill, version = resolve_version(ctx, slug, ref)
+    return _pointer(skill, version).model_dump() | {
+        "status": version.status,
+        "live": version.id == skill.live_version_id,
+    }
 
 
 def _pointer(skill: Skill, version: Version) -> LiveVersion:

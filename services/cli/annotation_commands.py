@@ -128,8 +128,6 @@ def annotate(
     timeout: Timeout = 120.0,
 ) -> None:
     """Add one annotation (a note, a gate, an identity…) and propose the version it makes."""
-    from services.app.annotations import add_annotation, compose_annotation
-
     given = {
         k: v
         for k, v in {
@@ -162,15 +160,35 @@ def annotate(
         "auto_below": None if auto_below is None else str(auto_below),
         "turn": turn,
     }
-    with failures():
-        kind, target, body = compose_annotation(
-            next(iter(given)), operation, category, given | extra
+    from services.cli.remote import through_api
+
+    kind = next(iter(given))
+    request = {"kind": kind, "operation": operation, "category": category, "value": given[kind]}
+    done = through_api(
+        lambda api: api.post(
+            f"/skills/{slug}/annotations",
+            request | extra | {"timeout": timeout},
+            wait=timeout,
+        ),
+        by,
+    )
+    if done is not None:
+        aid, kind, target, proposal = (
+            done["annotation_id"],
+            done["kind"],
+            done["target"],
+            done["proposal"],
         )
-    ctx = open_ctx()
-    with failures():
-        stored = add_annotation(ctx, slug, kind, target, body, by)
-    proposal = propose(ctx, stored, "added", timeout)
-    aid = stored.ids[0]
+    else:
+        from services.app.annotations import add_annotation, compose_annotation
+
+        with failures():
+            kind, target, body = compose_annotation(kind, operation, category, given | extra)
+        ctx = open_ctx()
+        with failures():
+            stored = add_annotation(ctx, slug, kind, target, body, by)
+        proposal = propose(ctx, stored, "added", timeout)
+        aid = stored.ids[0]
     report(proposal, as_json, f"annotation {aid} ({kind} on {target})", {"annotation_id": aid})
 
 
@@ -182,10 +200,15 @@ def annotations_(
     as_json: AsJson = False,
 ) -> None:
     """A skill's annotations, and whether the newest version applies each or finds it orphaned."""
-    from services.app.annotations import list_annotations
+    from services.cli.remote import through_api
 
-    with failures():
-        out = list_annotations(open_ctx(), slug, include_retired)
+    retired = "true" if include_retired else "false"
+    out = through_api(lambda api: api.get(f"/skills/{slug}/annotations", include_retired=retired))
+    if out is None:
+        from services.app.annotations import list_annotations
+
+        with failures():
+            out = list_annotations(open_ctx(), slug, include_retired)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return

@@ -107,11 +107,14 @@ def versions(
     slug: Annotated[str, typer.Argument(help="the skill's slug")], as_json: AsJson = False
 ) -> None:
     """A skill's versions, newest first, with what each changed and which is live."""
-    from services.app.versions import list_versions
+    from services.cli.remote import through_api
 
-    ctx = open_ctx()
-    with failures():
-        out = list_versions(ctx, slug)
+    out = through_api(lambda api: api.get(f"/skills/{slug}/versions"))
+    if out is None:
+        from services.app.versions import list_versions
+
+        with failures():
+            out = list_versions(open_ctx(), slug)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
@@ -137,31 +140,47 @@ def show(
     as_json: AsJson = False,
 ) -> None:
     """A version's files, or one file's content."""
-    from services.app.versions import find_skill, pick_version
+    from services.cli.remote import Remote, through_api
 
-    ctx = open_ctx()
-    with failures():
-        skill = find_skill(ctx, slug)
-        v = pick_version(ctx, skill, version)
-    keys: dict[str, str] = json.loads(v.files_json)
+    def remotely(api: Remote) -> tuple[dict[str, Any], Callable[[str], bytes]]:
+        view = api.get(f"/skills/{slug}/versions/{version or 'current'}")
+        path = f"/skills/{slug}/versions/{view['version_id']}/files/"
+        return view, lambda name: api.request("GET", path + name)
+
+    found = through_api(remotely)
+    if found is None:
+        from services.app.versions import version_view
+
+        ctx = open_ctx()
+        with failures():
+            local = version_view(ctx, slug, version or "current")
+        found = local, lambda name: ctx.blobs.get(local["files"][name])
+    view, read = found
+    version_id, keys = str(view["version_id"]), dict(view["files"])
     if file is None:
         if as_json:
             typer.echo(
-                json.dumps({"version_id": v.id, "status": v.status, "files": keys}, indent=2)
+                json.dumps(
+                    {"version_id": version_id, "status": view["status"], "files": keys}, indent=2
+                )
             )
         else:
-            state = "live" if v.id == skill.live_version_id else v.status
-            typer.echo(f"{slug} version {v.id[:12]} ({state}), {len(keys)} files:")
+            state = "live" if view["live"] else view["status"]
+            typer.echo(f"{slug} version {version_id[:12]} ({state}), {len(keys)} files:")
             for path in keys:
                 typer.echo(f"  {path}")
         return
     if file not in keys:
-        fail(f"version {v.id[:12]} has no file {file!r} (skillpress show {slug} lists them)")
-    content = ctx.blobs.get(keys[file])
+        fail(f"version {version_id[:12]} has no file {file!r} (skillpress show {slug} lists them)")
+    content = read(file)
     if as_json:
         typer.echo(
             json.dumps(
-                {"version_id": v.id, "file": file, "content": content.decode("utf-8", "replace")}
+                {
+                    "version_id": version_id,
+                    "file": file,
+                    "content": content.decode("utf-8", "replace"),
+                }
             )
         )
     else:

@@ -4,6 +4,7 @@ SQLite records, a local blob directory) with nothing to configure."""
 from __future__ import annotations
 
 import json
+import secrets
 import signal
 from importlib import resources
 from typing import TYPE_CHECKING, Annotated, Any
@@ -84,6 +85,7 @@ def _run_stack(
 
     from services.app.context import open_app
     from services.app.pipeline import run_workers, running_up, worker_names, write_up_marker
+    from services.platform.local_api import local_operator, remove_link, write_link
     from services.platform.logging import configure_logging, get_logger
 
     configure_logging(chosen.log_format, chosen.log_level)
@@ -91,6 +93,7 @@ def _run_stack(
     from services.api.server import Listening
 
     operators = where = None
+    link_token, link_operator = secrets.token_urlsafe(32), "cli"
     with failures():
         ctx = open_app(chosen)
         if http is not None:
@@ -98,6 +101,9 @@ def _run_stack(
 
             where = Listening(*http)
             operators = server_operators(ctx, where.host)
+            # command lines on this home reach the API with a token of this run's own
+            link_operator = local_operator(operators.tokens)
+            operators.tokens[link_operator] = link_token
     joined = None if (workers or chosen.nats_url) else running_up(chosen)
     if joined:
         server, nats_url, workers = None, joined, False
@@ -158,6 +164,7 @@ def _run_stack(
             )
             await _first(listening, tasks[-1])
             at = bound[0]
+            write_link(chosen.home, at.loopback, link_token, link_operator)
             log.info(f"{what}.serving", url=at.base, nats=nats_url)
             lines.append(
                 f"console and API at {at.base} (API under /v1, its document at /v1/openapi.json);"
@@ -173,6 +180,7 @@ def _run_stack(
     except OSError as exc:
         fail(f"cannot serve on {where.base if where else '?'}: {exc}", 1)
     finally:
+        remove_link(chosen.home)
         if marker is not None:
             marker.unlink(missing_ok=True)
         if server is not None:
