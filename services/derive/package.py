@@ -556,6 +556,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
     out["types.json"] = _types_json(types).encode()
     out["skill.json"] = manifest.to_json()
+    out["index.json"] = manifest.to_index()
     if applied.workflows:
         out["workflows.yaml"] = workflows_yaml(applied.workflows)
     out = dict(sorted(out.items()))

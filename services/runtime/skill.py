@@ -27,7 +27,7 @@ from services.derive.frontmatter import (
     OperationFile,
     parse_operation_file,
 )
-from services.derive.manifest import Manifest, ManifestError
+from services.derive.manifest import Manifest, ManifestError, SkillIndex
 from services.derive.naming import slugify, tool_name
 from services.derive.schema import refs_in
 
@@ -128,9 +128,18 @@ class Skill:
     slug: str
     title: str
     hosts: frozenset[str]
-    operations: tuple[OperationEntry, ...]
     auth: AuthHeader | None
     build: Callable[[OperationEntry], Tool] = field(repr=False, compare=False)
+    # every entry, read when first asked for; `lookup` finds one by name or tool name without
+    # reading the others (a derived package's index)
+    listing: Callable[[], tuple[OperationEntry, ...]] = field(repr=False, compare=False)
+    lookup: Callable[[str], OperationEntry | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @cached_property
+    def operations(self) -> tuple[OperationEntry, ...]:
+        return self.listing()
 
     @cached_property
     def _entries(self) -> dict[str, OperationEntry]:
@@ -158,6 +167,10 @@ class Skill:
 
     def tool(self, name: str) -> Tool:
         """A tool by its tool name (`hollowbrook_create_booking`) or its manifest name (`create_booking`)."""
+        if self.lookup is not None and "_entries" not in self.__dict__:
+            one = self.lookup(name)
+            if one is not None and one.tool:
+                return self._build(one)
         found = self._entries.get(name)
         if found is not None:
             return self._build(found)
@@ -268,11 +281,15 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any], checked: _SchemaC
     return Tool(name=name, operation=decl.name, declaration=decl, schema=schema)
 
 
-def _auth(meta: Manifest, override: AuthHeader | None) -> AuthHeader | None:
+def _index_of(meta: Manifest) -> SkillIndex:
+    return SkillIndex.from_json(meta.to_index())
+
+
+def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
     if override is not None:
         return override
-    if meta.auth.header:
-        return AuthHeader(meta.auth.header, meta.auth.kind or "apiKey")
+    if index.auth_header:
+        return AuthHeader(index.auth_header, index.auth_kind or "apiKey")
     return None
 
 
@@ -302,22 +319,35 @@ def _rooted(decl: Declaration, root: str | None) -> Declaration:
 
 def _derived(
     files: Mapping[str, bytes],
-    meta: Manifest,
+    index: SkillIndex,
     auth: AuthHeader | None,
     base_url: str | None,
 ) -> Skill:
-    hosts = frozenset(h.lower() for h in meta.hosts)
+    hosts = frozenset(h.lower() for h in index.hosts)
     root = None
     if base_url:
         root, host = _base(base_url)
-        if not (meta.base_url or "").startswith(("http://", "https://")):
+        if not (index.base_url or "").startswith(("http://", "https://")):
             hosts |= {host}
-    for entry in meta.operations:
-        if entry.file not in files:
-            raise PackageError(f"{entry.file}: listed in skill.json but missing from the package")
+
+    def entry(row: tuple[str, str, str, str | None, str | None]) -> OperationEntry:
+        name, method, path, tool, reason = row
+        return OperationEntry(name, method, path, tool, reason, f"{name}.md")
+
+    def listing() -> tuple[OperationEntry, ...]:
+        try:
+            return tuple(entry(row) for row in index.rows)
+        except ManifestError as exc:
+            raise PackageError(str(exc)) from None
+
+    def lookup(key: str) -> OperationEntry | None:
+        row = index.find(key)
+        return None if row is None else entry(row)
+
     types: list[_SchemaCheck] = []
 
     def build(entry: OperationEntry) -> Tool:
+        _missing(files, entry)
         _, decl = _parse(files, entry.file)
         if decl is None:
             raise PackageError(
@@ -332,11 +362,12 @@ def _derived(
             types.append(_SchemaCheck(_types(files)))
         return _tool(str(entry.tool), decl, types[0].types, types[0])
 
-    entries = tuple(
-        OperationEntry(e.name, e.method, e.path, e.tool, e.not_tool_reason, e.file)
-        for e in meta.operations
-    )
-    return Skill(meta.slug, meta.title, hosts, entries, auth, build)
+    return Skill(index.slug, index.title, hosts, auth, build, listing, lookup)
+
+
+def _missing(files: Mapping[str, bytes], entry: OperationEntry) -> None:
+    if entry.file not in files:
+        raise PackageError(f"{entry.file}: listed in skill.json but missing from the package")
 
 
 def _hand_written(
@@ -408,7 +439,7 @@ def _hand_written(
         )
         for t in tools
     )
-    return Skill(slug, title or slug, hosts, entries, auth, lambda e: by_name[e.name])
+    return Skill(slug, title or slug, hosts, auth, lambda e: by_name[e.name], lambda: entries)
 
 
 def _types(files: Mapping[str, bytes]) -> dict[str, Any]:
@@ -439,11 +470,21 @@ def load_skill(
     if "skill.json" not in files:
         return _hand_written(files, slug, auth, base_url)
     try:
-        meta = Manifest.from_json(files["skill.json"])
+        if lazy and "index.json" in files:  # not the whole manifest: a large API's is megabytes
+            index = SkillIndex.from_json(files["index.json"])
+        else:
+            meta = Manifest.from_json(files["skill.json"])
+            index = _index_of(meta)
+            if "index.json" in files and files["index.json"] != meta.to_index():
+                raise PackageError(
+                    "index.json: does not match skill.json (derive the package again)"
+                )
     except ManifestError as exc:
         raise PackageError(str(exc)) from None
-    skill = _derived(files, meta, _auth(meta, auth), base_url)
+    skill = _derived(files, index, _auth(index, auth), base_url)
     if not lazy:
+        for entry in skill.operations:
+            _missing(files, entry)
         _types(files)
         for entry in skill.operations:
             if not entry.tool:

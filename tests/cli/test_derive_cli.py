@@ -32,6 +32,7 @@ def test_derive_writes_the_package_and_prints_a_summary(tmp_path: Path) -> None:
         "delete_pet.md",
         "find_pet_by_id.md",
         "find_pets.md",
+        "index.json",
         "skill.json",
         "types.json",
     ]

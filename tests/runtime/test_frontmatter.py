@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from services.derive import derive_package
 from services.derive.frontmatter import DeclarationError, parse_operation_file
 from services.runtime.skill import PackageError, load_skill
+
+_HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
 
 EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
 
@@ -284,9 +287,11 @@ def test_a_lazy_load_reads_only_the_manifest_and_the_file_of_the_tool_asked_for(
     original = on_disk._read  # type: ignore[attr-defined]
     on_disk._read = lambda name: read.append(name) or original(name)  # type: ignore[attr-defined]
     skill = load_skill(on_disk, lazy=True)
-    assert read == ["skill.json"]
+    assert read == ["index.json"]  # not skill.json: a large API's is megabytes
     assert skill.tool("get_booking").declaration.method == "GET"
-    assert read == ["skill.json", "get_booking.md", "types.json"]
+    assert read == ["index.json", "get_booking.md", "types.json"]
+    assert skill.tool("hollowbrook_create_booking").declaration.method == "POST"  # a tool name
+    assert read[-1] == "create_booking.md" and "skill.json" not in read
     with pytest.raises(PackageError, match=r"^list_rooms.md: "):
         skill.tool("list_rooms")
     with pytest.raises(PackageError, match=r"^list_rooms.md: "):
@@ -384,3 +389,50 @@ operation:
         "form",
         "body",
     )
+
+
+def test_the_index_finds_one_operation_by_its_name_or_its_tool_name() -> None:
+    from services.derive.manifest import Manifest, OperationEntry, SkillIndex
+
+    manifest = Manifest.from_json(derive_package(_HOLLOWBROOK.read_bytes()).files["skill.json"])
+    tricky = (
+        OperationEntry("a_b", "x.md", "GET", "/a", tool="s_b_c"),
+        OperationEntry("s_b_c", "y.md", "POST", "/b", tool="s_other"),  # named like a tool
+        OperationEntry("n", "n.md", "TRACE", "/n", tool=None, not_tool_reason="TRACE, no"),
+    )
+    index = SkillIndex.from_json(replace(manifest, operations=tricky).to_index())
+    assert index.find("a_b") == ("a_b", "GET", "/a", "s_b_c", None)
+    assert index.find("s_b_c") == ("s_b_c", "POST", "/b", "s_other", None)  # the name first
+    assert index.find("s_other") == ("s_b_c", "POST", "/b", "s_other", None)
+    assert index.find("n") == ("n", "TRACE", "/n", None, "TRACE, no")
+    assert index.find("GET") is None and index.find("missing") is None
+    assert [r[0] for r in index.rows] == ["a_b", "s_b_c", "n"]
+
+
+def test_an_index_that_disagrees_with_the_manifest_is_refused_and_an_old_package_loads() -> None:
+    files = dict(derive_package(_HOLLOWBROOK.read_bytes()).files)
+    edited = dict(files)
+    edited["index.json"] = files["index.json"].replace(b"get_booking", b"get_bookinG", 1)
+    with pytest.raises(PackageError, match=r"^index.json: does not match skill.json"):
+        load_skill(edited)
+    older = {k: v for k, v in files.items() if k != "index.json"}  # derived before the index
+    assert load_skill(older, lazy=True).tool("get_booking").declaration.method == "GET"
+    assert load_skill(older).tool_count == load_skill(files).tool_count
+
+
+@pytest.mark.parametrize("size", [100, 10_000])
+def test_one_call_costs_the_same_memory_for_any_number_of_operations(size: int) -> None:
+    import tracemalloc
+
+    from tests.synthetic import synthetic_spec
+
+    files = dict(derive_package(synthetic_spec(size)).files)
+    name = "create_res0_sub0"
+    tracemalloc.start()
+    try:
+        skill = load_skill(files, lazy=True)
+        assert skill.tool(name).name
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200_000, f"{peak:,} bytes to load and build one tool of {size:,}"
