@@ -34,6 +34,9 @@ class Body:
     )  # a form body's field → style, where not "form"
     long_description: str = ""
     example: Any = None  # the spec's own example of a body, if it gives one
+    # each top-level field's whole description as the spec words it (the schema's are shortened
+    # to a first paragraph for the tool)
+    field_docs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

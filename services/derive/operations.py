@@ -316,6 +316,24 @@ class _Extractor:
             return schema["example"]
         return None
 
+    def _field_docs(self, raw: Any, where: str, depth: int = 0) -> dict[str, str]:
+        """The whole description of each top-level field of a body schema (through references
+        and `allOf`), where it says more than its first paragraph."""
+        _, s = self._deref_named(raw, where)
+        if not isinstance(s, dict) or depth > 4:
+            return {}
+        docs: dict[str, str] = {}
+        members = s.get("allOf")
+        for member in members if isinstance(members, list) else []:
+            docs.update(self._field_docs(member, where, depth + 1))
+        props = s.get("properties")
+        for name, value in props.items() if isinstance(props, dict) else ():
+            _, field_schema = self._deref_named(value, where)
+            whole = field_schema.get("description") if isinstance(field_schema, dict) else None
+            if isinstance(whole, str) and whole.strip() and short_text(whole) != whole.strip():
+                docs[str(name)] = whole
+        return docs
+
     def _body3(self, raw: Any, where: str) -> Body | None:
         rb = self.r.deref(raw, f"{where}/requestBody")
         if not isinstance(rb, dict) or not isinstance(rb.get("content"), dict) or not rb["content"]:
@@ -342,6 +360,7 @@ class _Extractor:
             styles=styles,
             long_description=as_str(rb.get("description")),
             example=self._example(m, where),
+            field_docs=self._field_docs(m.get("schema") if isinstance(m, dict) else None, where),
         )
 
     def _body2(self, params: list[dict[str, Any]], consumes: list[str], where: str) -> Body | None:

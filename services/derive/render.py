@@ -242,18 +242,28 @@ def _desc(p: Param) -> str:
     return ""
 
 
-def _fields_text(schema: Any, level: dict[str, Any]) -> list[str]:
+def _fields_text(
+    schema: Any, level: dict[str, Any], docs: dict[str, str] | None = None
+) -> list[str]:
+    """A body's fields, one line each (`docs`: a field's whole description, where the schema
+    carries only its first paragraph)."""
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
         return []
+    docs = docs or {}
     props: dict[str, Any] = schema["properties"]
     req = [r for r in schema.get("required", []) if r in props]
     opt = [k for k in props if k not in req]
     lines: list[str] = []
     cap = max(level["fields"], 0)
+
+    def desc(name: str) -> str:
+        short = _schema_desc(props[name])
+        return docs.get(name, short) if short else ""
+
     for name in req:
-        lines.append(_param_line(name, props[name], True, "", _schema_desc(props[name]), level))
+        lines.append(_param_line(name, props[name], True, "", desc(name), level))
     for name in opt[:cap]:
-        lines.append(_param_line(name, props[name], False, "", _schema_desc(props[name]), level))
+        lines.append(_param_line(name, props[name], False, "", desc(name), level))
     if len(opt) > cap:
         names = ", ".join(f"`{n}`" for n in opt[cap : cap + 30]) + (
             ", …" if len(opt) > cap + 30 else ""
@@ -295,7 +305,7 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
             lines.append("Its fields are the tool's arguments beside the parameters:")
     elif isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
         lines.append(f"Shape: {type_label(body.schema)}.")
-    lines += _mark_fixed(op, _fields_text(body.schema, level))
+    lines += _mark_fixed(op, _fields_text(body.schema, level, body.field_docs))
     lines += _spec_example("The spec's example of this body:", body.example, level)
     return lines
 

@@ -50,6 +50,25 @@ def test_option_lists_in_jira_descriptions_survive() -> None:
     assert "is missing required fields." in errors
 
 
+def test_a_body_fields_whole_description_survives_in_jira() -> None:
+    files = derived(SPECS / "jira.json").files
+    dangling = []
+    for path, data in files.items():
+        if not path.endswith(".md") or path == "body.md":
+            continue
+        lines = data.decode().split("\n")
+        for i, line in enumerate(lines[:-1]):
+            field = re.match(r"- `[^`]+` \([^)]*, (required|optional)\) — ", line)
+            following = next((ln for ln in lines[i + 1 :] if ln.strip()), "")
+            # an option list follows, indented
+            if field and line.rstrip().endswith(":") and not following.startswith("  "):
+                dangling.append(f"{path}: {line[:70]}")
+    assert not dangling, dangling[:3]
+    component = _file(files, "create_component").split("## Request body", 1)[1]
+    assert "Can take the following values:\n\n   *  `PROJECT_LEAD` the assignee" in component
+    assert "  Default value: `PROJECT_DEFAULT`." in component
+
+
 def test_the_specs_own_example_is_shown_as_the_specs() -> None:
     text = _file(derived(SPECS / "jira.json").files, "create_issue")
     example = text.split("The spec's example of this body:\n```json\n", 1)[1].split("\n```", 1)[0]
