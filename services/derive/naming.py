@@ -226,25 +226,32 @@ def _said_once(words: list[str]) -> list[str]:
     """A run of two or more words said twice, said once (the later, more specific, kept)."""
     if len(set(words)) == len(words):
         return words
-    pairs = list(zip(words, words[1:], strict=False))
-    if len(set(pairs)) == len(pairs):  # no two words said twice in a row: no longer run either
-        return words
-    changed = True
-    while changed:
-        changed = False
-        for n in range(min(8, len(words) // 2), 1, -1):
-            seen: dict[tuple[str, ...], int] = {}
-            for i in range(len(words) - n + 1):
-                gram = tuple(words[i : i + n])
-                if gram in seen and seen[gram] + n <= i:
-                    start = seen[gram]
-                    words = words[:start] + words[start + n :]
-                    changed = True
-                    break
-                seen.setdefault(gram, i)
-            if changed:
+    while True:
+        # a run said twice starts where a pair of words is said twice: look only there
+        at: dict[tuple[str, str], list[int]] = {}
+        for i in range(len(words) - 1):
+            at.setdefault((words[i], words[i + 1]), []).append(i)
+        starts = sorted(i for found in at.values() if len(found) > 1 for i in found)
+        if not starts:
+            return words
+        cut = _first_repeat(words, starts)
+        if cut is None:
+            return words
+        words = words[: cut[0]] + words[cut[0] + cut[1] :]
+
+
+def _first_repeat(words: list[str], starts: list[int]) -> tuple[int, int] | None:
+    """(where, how long) the longest run (at most 8 words) said again later, first one first."""
+    for n in range(min(8, len(words) // 2), 1, -1):
+        seen: dict[tuple[str, ...], int] = {}
+        for i in starts:
+            if i + n > len(words):
                 break
-    return words
+            gram = tuple(words[i : i + n])
+            first = seen.setdefault(gram, i)
+            if first + n <= i:
+                return first, n
+    return None
 
 
 def shorter_forms(operation_id: str) -> list[str]:

@@ -151,3 +151,46 @@ def test_a_large_real_api_derives_to_the_same_bytes_on_one_core_or_two(name: str
     assert len(alone.manifest.operations) >= 300  # enough for both shares to be forked
     shared = derive_package(data, DeriveOptions(processes=2))
     assert shared.files == alone.files and shared.version_id == alone.version_id
+
+
+def _said_once_plainly(words: list[str]) -> list[str]:
+    """The rule as first written, every position tried: the oracle for the faster search."""
+    changed = True
+    while changed:
+        changed = False
+        for n in range(min(8, len(words) // 2), 1, -1):
+            seen: dict[tuple[str, ...], int] = {}
+            for i in range(len(words) - n + 1):
+                gram = tuple(words[i : i + n])
+                if gram in seen and seen[gram] + n <= i:
+                    words = words[: seen[gram]] + words[seen[gram] + n :]
+                    changed = True
+                    break
+                seen.setdefault(gram, i)
+            if changed:
+                break
+    return words
+
+
+def test_words_said_twice_are_found_where_a_pair_repeats_exactly_as_everywhere() -> None:
+    import random
+
+    from services.derive.naming import _said_once
+
+    rng = random.Random(7)
+    for _ in range(20_000):
+        words = [rng.choice("abcde"[: rng.randint(1, 5)]) for _ in range(rng.randint(0, 18))]
+        assert _said_once(list(words)) == _said_once_plainly(list(words)), words
+    graph_like = [
+        "users",
+        "user",
+        "onenote",
+        "notebooks",
+        "notebook",
+        "section",
+        "groups",
+        "section",
+        "group",
+        "sections",
+    ]
+    assert _said_once(graph_like) == _said_once_plainly(list(graph_like))
