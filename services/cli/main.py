@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -116,6 +117,15 @@ def derive(
         typer.echo(json.dumps(package.summary(), indent=2, sort_keys=True))
     else:
         print_summary(package.summary(), out)
+    _done()
+
+
+def _done() -> NoReturn:
+    """Exit now the package is written and said: a large derivation leaves a heap whose
+    teardown at interpreter exit only adds to the wait (everything is flushed first)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _stage_printer() -> Callable[[str], None] | None:
