@@ -1,6 +1,7 @@
 """`just bench`: derive the largest corpus specs and synthetic specs of 1k, 5k and 10k operations,
 then (when `../shared/bench-peers` is set up: `bash setup.sh` there) GitHub's description side by
-side with the peers, and the start-up of `skillpress --help`.
+side with the peers, the start-up of `skillpress --help`, one call and an MCP server's start on
+GitHub and Microsoft Graph, and the commands a person waits for beside a running `skillpress up`.
 
 Each derivation runs in its own process (load, parse, derive, render; no writing), several
 times; the median wall time and the peak RSS are printed, so scaling with size is visible. The
@@ -204,6 +205,7 @@ def main() -> None:
     (ROOT / "bench-out" / "derive.json").write_text(json.dumps(rows, indent=2))
     peers(max(runs, 5))
     loads(max(runs, 5))
+    beside_up(max(runs, 5))
 
 
 PEERS_DIR = ROOT.parent / "shared" / "bench-peers"
@@ -298,6 +300,55 @@ def loads(runs: int) -> None:
                 f"{name:8s} derive {derive:6.2f}s  call --dry-run median {statistics.median(calls):.3f}s"
                 f"  mcp ready median {statistics.median(starts):.3f}s"
             )
+
+
+def beside_up(runs: int) -> None:
+    """With `skillpress up` running (its API serving the command line): how long a person waits
+    for annotate (its proposal back) and for versions, show and annotations on a ~90-operation skill."""
+    import os
+    import signal
+
+    skillpress = str(Path(sys.executable).with_name("skillpress"))
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "SKILLPRESS_HOME": home, "SKILLPRESS_API_PORT": "0"}
+        up = subprocess.Popen(
+            [skillpress, "up"],
+            env=env,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert up.stderr is not None
+            for line in up.stderr:
+                if "Ctrl-C stops it" in line:
+                    break
+
+            def timed(*args: str) -> float:
+                t0 = time.perf_counter()
+                subprocess.run([skillpress, *args], env=env, capture_output=True, check=True)
+                return time.perf_counter() - t0
+
+            spec = str(SPECS / "airflow-v1.yaml")
+            timed("import", spec, "--skill", "airflow")
+            rows = {
+                "versions": ["versions", "airflow"],
+                "show": ["show", "airflow"],
+                "show FILE": ["show", "airflow", "get_dags.md"],
+                "annotations": ["annotations", "airflow"],
+            }
+            for name, args in rows.items():
+                print(
+                    f"beside up  {name:12s} median {statistics.median(timed(*args) for _ in range(runs)):.3f}s"
+                )
+            notes = [
+                timed("annotate", "airflow", "-o", "get_dags", "--note", f"n{i}")
+                for i in range(runs)
+            ]
+            print(f"beside up  {'annotate':12s} median {statistics.median(notes):.3f}s")
+        finally:
+            up.send_signal(signal.SIGINT)
+            up.wait(30)
 
 
 if __name__ == "__main__":
