@@ -99,7 +99,8 @@ def derive(
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
     from services.app.offline import max_spec_bytes, read_spec_file
-    from services.derive import DeriveOptions, LoadLimits, derive_package
+    from services.derive import DeriveOptions, LoadLimits
+    from services.derive.package import derive_document, read_document, spec_sha256
 
     with failures():
         limits = LoadLimits(max_bytes=max_spec_bytes())
@@ -108,7 +109,11 @@ def derive(
             slug=slug, base_url=base_url, limits=limits, processes=2, on_stage=_stage_printer()
         )
         data = read_spec_file(spec, limits.max_bytes)
-        package = _model_grouped(data, options) if llm else derive_package(data, options)
+        if llm:
+            package = _model_grouped(data, options)
+        else:  # the document is held to the end (`_done`): never freed piece by piece
+            document = read_document(data, options)
+            package = derive_document(document, spec_sha256(data), options)
     try:
         write_package_dir(package.files, out)
     except OSError as exc:

@@ -159,13 +159,9 @@ class ExpandedSizes:
         if self.max_depth is not None and len(stack) >= self.max_depth:
             return {"description": f"a {name} (not detailed here: see the operation's file)"}
         inner = stack + (name,)
-        if stack and not self._reaches(name).isdisjoint(stack):
+        key = self._key(name, stack, level)
+        if key is None:
             return self._build(self.types[name], inner, level + 1, False)
-        key = (
-            name,
-            0 if self.descriptions else min(level + 1, 3),
-            -1 if self.max_depth is None else self.max_depth - len(stack),
-        )
         got = self._built.get(key)
         if got is None:
             got = self._built[key] = self._build(self.types[name], inner, level + 1, False)
@@ -214,17 +210,24 @@ class ExpandedSizes:
             cut = {"description": f"a {name} (not detailed here: see the operation's file)"}
             return len(compact_json(cut).encode())
         inner = stack + (name,)
-        if stack and not self._reaches(name).isdisjoint(stack):
+        key = self._key(name, stack, level)
+        if key is None:
             return self._size(self.types[name], inner, level + 1, False)
-        key = (
-            name,
-            0 if self.descriptions else min(level + 1, 3),  # past level 2 the level is moot
-            -1 if self.max_depth is None else self.max_depth - len(stack),
-        )
         size = self._sizes.get(key)
         if size is None:
             size = self._sizes[key] = self._size(self.types[name], inner, level + 1, False)
         return size
+
+    def _key(self, name: str, stack: tuple[str, ...], level: int) -> tuple[str, int, int] | None:
+        """What the expansion of type `name` met on `stack` depends on, to reuse it by; None
+        when a type it reaches is on the stack (a cycle is cut there: work it out afresh)."""
+        if stack and not self._reaches(name).isdisjoint(stack):
+            return None
+        return (
+            name,
+            0 if self.descriptions else min(level + 1, 3),  # past level 2 the level is moot
+            -1 if self.max_depth is None else self.max_depth - len(stack),
+        )
 
     def _size(self, node: Any, stack: tuple[str, ...], level: int, names: bool) -> int:
         over = self.budget + 1

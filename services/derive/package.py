@@ -64,6 +64,8 @@ __all__ = [
     "SkillPackage",
     "derive_package",
     "derive_document",
+    "read_document",
+    "spec_sha256",
     "RENDERER_VERSION",
     "BODY_BUDGET",
 ]
@@ -133,10 +135,20 @@ def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPa
     """Bytes of an OpenAPI document → a skill package. Raises `SpecRefused` for refused input."""
     options = options or DeriveOptions()
     with gc_paused():
+        return derive_document(read_document(data, options), spec_sha256(data), options)
+
+
+def read_document(data: bytes, options: DeriveOptions) -> dict[str, Any]:
+    """The document in `data`, parsed within the options' bounds (SpecRefused otherwise)."""
+    with gc_paused():
         doc = load_document(data, options.limits)
-        if options.on_stage:
-            options.on_stage(f"read the document ({len(data):,} bytes)")
-        return derive_document(doc, hashlib.sha256(data).hexdigest(), options)
+    if options.on_stage:
+        options.on_stage(f"read the document ({len(data):,} bytes)")
+    return doc
+
+
+def spec_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _base_url(

@@ -31,19 +31,26 @@ def _file(files: dict[str, bytes], name: str) -> str:
     return files[f"{name}.md"].decode()
 
 
-def test_option_lists_in_jira_descriptions_survive() -> None:
-    files = derived(SPECS / "jira.json").files
-    dangling = []
+def _dangling(files: dict[str, bytes], line: str, endings: tuple[str, ...]) -> list[str]:
+    """Lines of the operation files that match `line` and end announcing a list (`endings`)
+    with no indented list after them."""
+    found = []
     for path, data in files.items():
         if not path.endswith(".md") or path == "body.md":
             continue
         lines = data.decode().split("\n")
-        for i, line in enumerate(lines[:-1]):
-            parameter = re.match(r"- `[^`]+` \([^)]*, (query|path)\)", line)
-            if parameter and line.rstrip().endswith(("include:", "Allowed values:")):
+        for i, text in enumerate(lines[:-1]):
+            if re.match(line, text) and text.rstrip().endswith(endings):
                 following = next((ln for ln in lines[i + 1 :] if ln.strip()), "")
                 if not following.startswith("  "):
-                    dangling.append(f"{path}: {line[:60]}")
+                    found.append(f"{path}: {text[:70]}")
+    return found
+
+
+def test_option_lists_in_jira_descriptions_survive() -> None:
+    files = derived(SPECS / "jira.json").files
+    parameter = r"- `[^`]+` \([^)]*, (query|path)\)"
+    dangling = _dangling(files, parameter, ("include:", "Allowed values:"))
     assert not dangling, dangling[:3]
     errors = _file(files, "create_issue").split("## Errors", 1)[1]
     assert "- 400 — Returned if the request:\n" in errors
@@ -52,17 +59,7 @@ def test_option_lists_in_jira_descriptions_survive() -> None:
 
 def test_a_body_fields_whole_description_survives_in_jira() -> None:
     files = derived(SPECS / "jira.json").files
-    dangling = []
-    for path, data in files.items():
-        if not path.endswith(".md") or path == "body.md":
-            continue
-        lines = data.decode().split("\n")
-        for i, line in enumerate(lines[:-1]):
-            field = re.match(r"- `[^`]+` \([^)]*, (required|optional)\) — ", line)
-            following = next((ln for ln in lines[i + 1 :] if ln.strip()), "")
-            # an option list follows, indented
-            if field and line.rstrip().endswith(":") and not following.startswith("  "):
-                dangling.append(f"{path}: {line[:70]}")
+    dangling = _dangling(files, r"- `[^`]+` \([^)]*, (required|optional)\) — ", (":",))
     assert not dangling, dangling[:3]
     component = _file(files, "create_component").split("## Request body", 1)[1]
     assert "Can take the following values:\n\n   *  `PROJECT_LEAD` the assignee" in component
