@@ -4,7 +4,6 @@ SQLite records, a local blob directory) with nothing to configure."""
 from __future__ import annotations
 
 import json
-import secrets
 import signal
 from importlib import resources
 from typing import TYPE_CHECKING, Annotated, Any
@@ -93,6 +92,8 @@ def _run_stack(
     from services.api.server import Listening
 
     operators = where = None
+    import secrets
+
     link_token, link_operator = secrets.token_urlsafe(32), "cli"
     with failures():
         ctx = open_app(chosen)
