@@ -6,21 +6,28 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
-
-from schemas.records import AnnotationRecord
-from services.app.context import AppContext, open_app
 from services.app.package_dir import read_package_dir
-from services.app.versions import find_skill, live_files, newest_manifest
+
+if TYPE_CHECKING:
+    from services.app.context import AppContext
 
 __all__ = ["overlay", "skill_files"]
+
+# The records stack (SQLModel, SQLAlchemy, Alembic) is imported where a function needs it: a
+# runtime serving a package directory never opens the records, and that import alone costs it
+# most of a second.
 
 
 def overlay(ctx: AppContext, slug: str) -> dict[str, Any]:
     """The skill's active annotations as Overlay actions on the operations of its newest version
     (orphaned ones have nowhere in the document to go, and are left out)."""
+    from sqlmodel import col, select
+
+    from schemas.records import AnnotationRecord
+    from services.app.versions import find_skill, newest_manifest
+
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
         rows = s.exec(
@@ -66,14 +73,17 @@ def overlay(ctx: AppContext, slug: str) -> dict[str, Any]:
 
 
 def skill_files(
-    target: str, open_ctx: Callable[[], AppContext] = open_app
+    target: str, open_ctx: Callable[[], AppContext] | None = None
 ) -> tuple[Mapping[str, bytes], str | None]:
     """A package directory's files (and its folder name, the slug of a hand-written skill), or the
     live version's files of the skill named `target` (slug None: the package names itself)."""
     path = Path(target)
     if path.is_dir():
         return read_package_dir(path, hand_written=True), path.resolve().name
-    ctx = open_ctx()
+    from services.app.context import open_app
+    from services.app.versions import live_files
+
+    ctx = (open_ctx or open_app)()
     try:
         return live_files(ctx, target), None
     finally:
@@ -86,6 +96,7 @@ def agent_skills_zip(ctx: AppContext, slug: str) -> bytes:
     import io
     import zipfile
 
+    from services.app.versions import live_files
     from services.runtime.contracts import agent_skills_folder
     from services.runtime.skill import load_skill
 

@@ -15,13 +15,14 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemas.events import LiveVersion
-from services.app.context import AppContext
 from services.app.package_dir import write_package_dir
-from services.app.versions import version_pointer
 from services.errors import Refused
+
+if TYPE_CHECKING:  # the records stack, only where the store is followed (a runtime never needs it)
+    from services.app.context import AppContext
 
 __all__ = [
     "FORMATS",
@@ -140,9 +141,7 @@ async def follow_live(
     from services.platform.broker import LIVE_BUCKET, connect, ensure_stream
 
     read = store_reader(ctx)
-    await _hold_pins(
-        read, lambda slug, ref: version_pointer(ctx, slug, ref), out, fmt, pins, on_swap
-    )
+    await _hold_pins(read, lambda slug, ref: _pointer(ctx, slug, ref), out, fmt, pins, on_swap)
 
     def wanted(slug: str) -> bool:
         return slug not in pins and (skills is None or slug in skills)
@@ -262,3 +261,9 @@ async def follow_api(
             return
         except TimeoutError:
             continue
+
+
+def _pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
+    from services.app.versions import version_pointer
+
+    return version_pointer(ctx, slug, ref)

@@ -167,7 +167,7 @@ def annotate(
     done = through_api(
         lambda api: api.post(
             f"/skills/{slug}/annotations",
-            request | extra | {"timeout": timeout},
+            request | extra | {"timeout": min(timeout, 600.0)},  # the API waits 600 s at most
             wait=timeout,
         ),
         by,

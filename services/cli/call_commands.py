@@ -513,10 +513,12 @@ def _model_chat() -> Any:
 
 def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
     """An agent's gated call over MCP: sent under `auto_below`, or when a person granted exactly
-    that call (used once); otherwise recorded as a request the agent is told to wait on."""
-    from services.app import approvals
+    that call (used once); otherwise recorded as a request the agent is told to wait on. The
+    records are opened at the first gated call, not when the server starts."""
 
     def decide(gate: GateCheck) -> tuple[bool, str]:
+        from services.app import approvals
+
         ctx = open_ctx()
         try:
             row = approvals.settle(ctx, slug, gate, "an MCP agent")

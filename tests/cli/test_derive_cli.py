@@ -173,17 +173,10 @@ def test_help_lists_the_commands() -> None:
 
 def test_an_offline_derive_loads_no_database_broker_or_settings_module(tmp_path: Path) -> None:
     spec = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
-    probe = (
-        "import sys\n"
-        "from services.cli.main import main\n"
-        f"sys.argv = ['skillpress', 'derive', {str(spec)!r}, '--out', {str(tmp_path / 'out')!r}]\n"
-        "try:\n    main()\n"
-        "except SystemExit:\n    pass\n"
-        "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
+    loaded = _modules_loaded(
+        ["derive", str(spec), "--out", str(tmp_path / "out")], Path(__file__).parents[2]
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    loaded = set(done.stderr.split())
-    assert (tmp_path / "out" / "skill.json").is_file(), done.stdout + done.stderr
+    assert (tmp_path / "out" / "skill.json").is_file()
     unneeded = {
         "sqlalchemy",
         "sqlmodel",
@@ -200,3 +193,38 @@ def test_an_offline_derive_loads_no_database_broker_or_settings_module(tmp_path:
         "rich.markdown",
     }
     assert sorted(unneeded & loaded) == []
+
+
+def _modules_loaded(args: list[str], cwd: Path) -> set[str]:
+    """The modules a command had loaded when it ended (however it ended: `derive` leaves through
+    os._exit, so the list is written from there too)."""
+    probe = (
+        "import os, sys\n"
+        "def dump():\n    print('\\n'.join(sorted(sys.modules)), file=sys.stderr, flush=True)\n"
+        "leave = os._exit\n"
+        "os._exit = lambda code: (dump(), leave(code))\n"
+        "from services.cli.main import main\n"
+        f"sys.argv = ['skillpress', *{args!r}]\n"
+        "try:\n    main()\n"
+        "except SystemExit:\n    pass\n"
+        "dump()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=cwd, input=""
+    )
+    loaded = set(done.stderr.split())
+    assert "services.cli.main" in loaded, done.stdout + done.stderr  # the list was written
+    return loaded
+
+
+def test_a_call_and_an_mcp_server_on_a_package_directory_open_no_records(
+    tmp_path: Path,
+) -> None:
+    spec = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
+    root = Path(__file__).parents[2]
+    assert run("derive", str(spec), "--out", str(tmp_path / "pets")).returncode == 0
+    records = {"sqlalchemy", "sqlmodel", "alembic", "services.app.context"}
+    call = ["call", str(tmp_path / "pets"), "find_pets", "--dry-run"]
+    assert sorted(records & _modules_loaded(call, root)) == []
+    # an MCP server started and given no request (stdin closed): what its start loaded
+    assert sorted(records & _modules_loaded(["mcp", str(tmp_path / "pets")], root)) == []
