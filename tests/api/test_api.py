@@ -224,6 +224,7 @@ def test_a_skill_from_creation_to_its_second_revision(served: Served) -> None:
         listed = c.get(f"/v1/skills/pets/versions/{first[:8]}/files").json()
         assert set(listed) == {
             "body.md",
+            "index.json",
             "skill.json",
             "types.json",
             "add_pet.md",

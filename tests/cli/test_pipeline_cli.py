@@ -35,7 +35,7 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     published = run(home, "publish", "petstore", version)
     assert published.returncode == 0, published.stderr
     assert published.stdout.startswith(
-        f"published petstore version {version}: 7 files, hosts petstore.swagger.io"
+        f"published petstore version {version}: 8 files, hosts petstore.swagger.io"
     )
     again = run(home, "import", str(spec), "--skill", "petstore")
     assert again.returncode == 0 and again.stdout.startswith(
@@ -50,7 +50,7 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     outcome = json.loads(second.stdout)
     assert outcome["outcome"] == "proposed"
     proposed = outcome["events"][-1]
-    assert proposed["summary"] == {"added": 0, "removed": 1, "changed": 0, "files_changed": 3}
+    assert proposed["summary"] == {"added": 0, "removed": 1, "changed": 0, "files_changed": 4}
     versions = json.loads(run(home, "versions", "petstore", "--json").stdout)
     assert [(v["version_id"][:12] == version, v["live"], v["status"]) for v in versions] == [
         (False, False, "proposed"),
@@ -60,7 +60,7 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     assert diff.returncode == 0
     assert diff.stdout.splitlines()[1:] == [
         "  - delete_pet",
-        "  0 added, 1 removed, 0 changed; 3 files differ",
+        "  0 added, 1 removed, 0 changed; 4 files differ",
     ]
     shown = run(home, "show", "petstore", "body.md", "--version", proposed["version_id"][:10])
     assert "delete_pet" not in shown.stdout and "find_pets" in shown.stdout

@@ -225,7 +225,7 @@ async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_n
         second = await watcher.wait_for(
             EVENTS["version_proposed"],
             created=True,
-            summary={"added": 1, "removed": 0, "changed": 0, "files_changed": 3},
+            summary={"added": 1, "removed": 0, "changed": 0, "files_changed": 4},
         )
     with ctx.records.session() as s:
         skill = s.exec(select(Skill).where(Skill.slug == "pets")).one()

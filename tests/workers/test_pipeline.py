@@ -63,7 +63,7 @@ async def test_submit_propose_publish_and_a_plain_subscriber_loads_every_file(
             "added": 4,
             "removed": 0,
             "changed": 0,
-            "files_changed": 7,
+            "files_changed": 8,
         }
         with ctx.records.session() as s:
             skill = s.exec(select(Skill).where(Skill.slug == "petstore")).one()
@@ -89,6 +89,7 @@ async def test_submit_propose_publish_and_a_plain_subscriber_loads_every_file(
         "delete_pet.md",
         "find_pet_by_id.md",
         "find_pets.md",
+        "index.json",
         "skill.json",
         "types.json",
     ]
