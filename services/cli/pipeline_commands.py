@@ -194,11 +194,15 @@ def diff(
     as_json: AsJson = False,
 ) -> None:
     """What changed between two versions: operations added, removed, and whose call changed."""
-    from services.app.versions import diff_versions
+    from services.cli.remote import through_api
 
-    ctx = open_ctx()
-    with failures():
-        result = diff_versions(ctx, slug, a, b)
+    ends = {k: v for k, v in (("from", a), ("to", b)) if v is not None}
+    result = through_api(lambda api: api.get(f"/skills/{slug}/diff", **ends))
+    if result is None:
+        from services.app.versions import diff_versions
+
+        with failures():
+            result = diff_versions(open_ctx(), slug, a, b)
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
@@ -239,16 +243,24 @@ def publish(
     timeout: Timeout = 60.0,
 ) -> None:
     """Make a version live: the one version agents read, announced on version.published."""
-    from services.app.pipeline import request_publish
-    from services.app.versions import check_publish_request
+    from services.cli.remote import through_api
 
-    ctx = open_ctx()
-    try:
-        with failures():
-            version_id = check_publish_request(ctx, slug, version, remove_gates)
-            event = request_publish(ctx, slug, version_id, remove_gates, timeout)
-    finally:
-        ctx.close()
+    asked = {"remove_gates": remove_gates, "timeout": min(timeout, 600.0)}
+    event = through_api(
+        lambda api: api.post(f"/skills/{slug}/versions/{version}/publish", asked, wait=timeout)
+    )
+    if event is None:
+        from services.app.pipeline import request_publish
+        from services.app.versions import check_publish_request
+
+        ctx = open_ctx()
+        try:
+            with failures():
+                checked = check_publish_request(ctx, slug, version, remove_gates)
+                event = request_publish(ctx, slug, checked, remove_gates, timeout)
+        finally:
+            ctx.close()
+    version_id = str(event["version_id"])
     if as_json:
         typer.echo(json.dumps(event, indent=2))
     else:

@@ -63,6 +63,8 @@ def test_commands_beside_a_running_up_go_through_its_api_with_the_same_output(
             ("show", "pets", "--json"),
             ("show", "pets", "find_pets.md"),
             ("show", "pets", "find_pets.md", "--json"),
+            ("diff", "pets"),
+            ("diff", "pets", "--json"),
         ):
             through = _cli(remote, *args)
             direct = _cli(local, *args)
@@ -80,6 +82,14 @@ def test_commands_beside_a_running_up_go_through_its_api_with_the_same_output(
         refused = _cli(remote, "annotate", "pets", "-o", "nope", "--note", "x")
         assert refused.returncode == 2
         assert "the skill has no operation 'nope'" in refused.stderr
+
+        newest = json.loads(_cli(remote, "versions", "pets", "--json").stdout)[0]["version_id"]
+        published = _cli(remote, "publish", "pets", newest[:10])
+        assert published.returncode == 0 and "NO-RECORDS-STACK" in published.stderr
+        assert published.stdout.startswith(f"published pets version {newest[:12]}: 8 files")
+        assert "* live" in _cli(local, "versions", "pets").stdout
+        refused = _cli(remote, "publish", "pets", "ffffffffff")
+        assert refused.returncode == 2 and "ffffffffff" in refused.stderr
 
         # another name for the change: made directly, recorded under that name
         by = _cli(remote, "annotate", "pets", "-o", "find_pets", "--note", "B.", "--by", "alice")
