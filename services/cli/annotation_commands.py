@@ -227,12 +227,20 @@ def retire(
     timeout: Timeout = 120.0,
 ) -> None:
     """Retire an annotation (it stays on record) and propose the version without it."""
-    from services.app.annotations import retire as retired
+    from services.cli.remote import through_api
 
-    ctx = open_ctx()
-    with failures():
-        stored = retired(ctx, annotation_id, by)
-    proposal = propose(ctx, stored, "retired", timeout)
+    done = through_api(
+        lambda api: api.post(f"/annotations/{annotation_id}/retire", {}, wait=timeout), by
+    )
+    if done is not None:
+        proposal = done["proposal"]
+    else:
+        from services.app.annotations import retire as retired
+
+        ctx = open_ctx()
+        with failures():
+            stored = retired(ctx, annotation_id, by)
+        proposal = propose(ctx, stored, "retired", timeout)
     report(proposal, as_json, f"retired {annotation_id}")
 
 
@@ -270,13 +278,24 @@ def rekey(
     timeout: Timeout = 120.0,
 ) -> None:
     """Move an annotation to an operation's new name: the old one retired, the same one added on the new name."""
-    from services.app.annotations import rekey as rekeyed
+    from services.cli.remote import through_api
 
-    ctx = open_ctx()
-    with failures():
-        stored = rekeyed(ctx, annotation_id, operation, by)
-    proposal = propose(ctx, stored, "rekeyed", timeout)
-    aid = stored.ids[1]
+    done = through_api(
+        lambda api: api.post(
+            f"/annotations/{annotation_id}/rekey", {"operation": operation}, wait=timeout
+        ),
+        by,
+    )
+    if done is not None:
+        aid, proposal = done["annotation_id"], done["proposal"]
+    else:
+        from services.app.annotations import rekey as rekeyed
+
+        ctx = open_ctx()
+        with failures():
+            stored = rekeyed(ctx, annotation_id, operation, by)
+        proposal = propose(ctx, stored, "rekeyed", timeout)
+        aid = stored.ids[1]
     report(
         proposal,
         as_json,

@@ -83,6 +83,18 @@ def test_commands_beside_a_running_up_go_through_its_api_with_the_same_output(
         assert refused.returncode == 2
         assert "the skill has no operation 'nope'" in refused.stderr
 
+        for args in (("rekey", "nope", "-o", "find_pets"), ("retire", "nope")):
+            through, direct = _cli(remote, *args), _cli(local, *args)
+            assert through.returncode == direct.returncode == 2, (args, through.stderr)
+            assert "NO-RECORDS-STACK" in through.stderr
+            assert through.stderr.splitlines()[0] == direct.stderr.splitlines()[0]
+        note = json.loads(_cli(remote, "annotations", "pets", "--json").stdout)[0]["id"]
+        retired = _cli(remote, "retire", note, "--json")
+        assert retired.returncode == 0 and "NO-RECORDS-STACK" in retired.stderr, retired.stderr
+        without = json.loads(retired.stdout)["proposal"]["version_id"]
+        shown = _cli(local, "show", "pets", "find_pets.md", "--version", without[:12]).stdout
+        assert "Page with limit." not in shown and "## Parameters" in shown
+
         newest = json.loads(_cli(remote, "versions", "pets", "--json").stdout)[0]["version_id"]
         published = _cli(remote, "publish", "pets", newest[:10])
         assert published.returncode == 0 and "NO-RECORDS-STACK" in published.stderr
@@ -94,7 +106,7 @@ def test_commands_beside_a_running_up_go_through_its_api_with_the_same_output(
         # another name for the change: made directly, recorded under that name
         by = _cli(remote, "annotate", "pets", "-o", "find_pets", "--note", "B.", "--by", "alice")
         assert by.returncode == 0 and "NO-RECORDS-STACK" not in by.stderr
-        listed = json.loads(_cli(remote, "annotations", "pets", "--json").stdout)
+        listed = json.loads(_cli(remote, "annotations", "pets", "--all", "--json").stdout)
         assert {a["created_by"] for a in listed} >= {"cli", "alice"}
     finally:
         _stop(proc)
