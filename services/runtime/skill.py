@@ -281,10 +281,6 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any], checked: _SchemaC
     return Tool(name=name, operation=decl.name, declaration=decl, schema=schema)
 
 
-def _index_of(meta: Manifest) -> SkillIndex:
-    return SkillIndex.from_json(meta.to_index())
-
-
 def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
     if override is not None:
         return override
@@ -474,8 +470,9 @@ def load_skill(
             index = SkillIndex.from_json(files["index.json"])
         else:
             meta = Manifest.from_json(files["skill.json"])
-            index = _index_of(meta)
-            if "index.json" in files and files["index.json"] != meta.to_index():
+            built = meta.to_index()
+            index = SkillIndex.from_json(built)
+            if "index.json" in files and files["index.json"] != built:
                 raise PackageError(
                     "index.json: does not match skill.json (derive the package again)"
                 )
