@@ -1,10 +1,11 @@
-"""The parts that make derivation fast keep its output exact: shared type expansions, the early
-end of the readable layout, the interleaved forked share, and the paused collector."""
+"""The parts that make derivation fast keep its output exact: shared type expansions, the measured,
+early-ending readable layout, the interleaved forked share, and the paused collector."""
 
 from __future__ import annotations
 
 import gc
 import json
+import random
 import threading
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,47 @@ def test_the_readable_layout_ends_early_only_past_its_line_limit(width: int) -> 
         assert full is not None
         limited = readable_json(value, width=width, max_lines=300)
         assert limited == (full if full.count("\n") <= 300 else None)
+
+
+def _plain_layout(value: Any, width: int, level: int = 0) -> str:
+    """The readable layout written the obvious way: serialise each node, keep it if it fits."""
+    one = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    if not isinstance(value, dict | list) or not value or len(one) + 2 * level <= width:
+        return one
+    inner, pad = " " * (2 * level + 2), " " * (2 * level)
+    if isinstance(value, dict):
+        items = [
+            f"{inner}{json.dumps(k, ensure_ascii=False)}: {_plain_layout(v, width, level + 1)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    kids = [f"{inner}{_plain_layout(v, width, level + 1)}" for v in value]
+    return "[\n" + ",\n".join(kids) + "\n" + pad + "]"
+
+
+def test_the_measured_layout_is_the_plainly_serialised_one() -> None:
+    """Fitting is decided by measuring, stopping at the width: random values with escapes,
+    non-ASCII text, numbers of every kind and empty containers lay out as the plain way does."""
+    rnd = random.Random(7)
+    scalars = ["", "x" * 30, 'q"\\\n\t', "é" * 12, "\u2028", 0, -17, 2.5, 1e22, True, False, None]
+
+    def grow(depth: int) -> Any:
+        roll = rnd.random()
+        if depth > 5 or roll < 0.4:
+            return rnd.choice(scalars)
+        if roll < 0.7:
+            return {
+                "k" * rnd.randint(1, 9) + str(i): grow(depth + 1) for i in range(rnd.randint(0, 6))
+            }
+        return [grow(depth + 1) for _ in range(rnd.randint(0, 6))]
+
+    for _ in range(3000):
+        value = grow(0)
+        for width in (12, 40, 88):
+            plain = _plain_layout(value, width)
+            assert readable_json(value, width=width) == plain
+            limited = readable_json(value, width=width, max_lines=20)
+            assert limited == (plain if plain.count("\n") <= 20 else None)
 
 
 def test_the_readable_layout_is_json_indent_where_nothing_fits_one_line() -> None:
