@@ -3,14 +3,44 @@
 from __future__ import annotations
 
 import json
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 __all__ = ["readable_json"]
 
-# one line, as `json.dumps(separators=(", ", ": "), ensure_ascii=False)` writes it (the C encoder)
-_one_line = json.JSONEncoder(
-    ensure_ascii=False, check_circular=False, separators=(", ", ": ")
-).encode
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return encode_basestring(value)  # the C escaper `ensure_ascii=False` uses
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return int.__repr__(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# an object or array on one line, as `json.dumps(separators=(", ", ": "), ensure_ascii=False)`
+# writes it: the C encoder made once (json.dumps makes one per call, which costs more than a
+# small value's encoding)
+_chunks = (
+    c_make_encoder(None, _not_json, encode_basestring, None, ": ", ", ", False, False, True)
+    if c_make_encoder is not None
+    else None  # an interpreter without the C accelerator
+)
+
+
+def _one_line(node: Any) -> str:
+    if _chunks is None:
+        return json.dumps(node, ensure_ascii=False, separators=(", ", ": "))
+    return "".join(_chunks(node, 0))
 
 
 def _length(node: Any, room: int) -> int:
@@ -18,7 +48,7 @@ def _length(node: Any, room: int) -> int:
     above `room` (the walk stops there, so a large value costs no more than a small one)."""
     if isinstance(node, str):
         n = len(node) + 2  # escaping only lengthens a string
-        return n if n > room else len(_one_line(node))
+        return n if n > room else len(encode_basestring(node))
     if isinstance(node, dict):
         total = 2 * len(node) or 2  # the braces, and ", " between entries
         for k, v in node.items():
@@ -35,7 +65,7 @@ def _length(node: Any, room: int) -> int:
                 return total
             total += _length(v, room - total)
         return total
-    return len(_one_line(node))
+    return len(_scalar(node))
 
 
 class _TooLong(Exception):
@@ -60,11 +90,10 @@ def readable_json(
     def lay(node: Any, level: int) -> None:
         nonlocal breaks
         pad = indent * level
-        if (
-            not node
-            or not isinstance(node, dict | list)
-            or _length(node, width - pad) <= width - pad
-        ):
+        if not isinstance(node, dict | list):
+            out.append(_scalar(node))
+            return
+        if not node or _length(node, width - pad) <= width - pad:
             out.append(_one_line(node))
             return
         breaks += len(node) + 1
@@ -76,7 +105,7 @@ def readable_json(
             sep = inner
             for k, v in node.items():
                 out.append(sep)
-                out.append(_one_line(k))
+                out.append(encode_basestring(k))
                 out.append(": ")
                 lay(v, level + 1)
                 sep = "," + inner
