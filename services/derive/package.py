@@ -242,14 +242,13 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
 
 
 def declare_tools(
-    ops: list[Operation], types: dict[str, Any], warnings: list[str], processes: int = 1
+    ops: list[Operation], types: dict[str, Any], warnings: list[str]
 ) -> list[Operation]:
-    """Each operation with its tool declaration, or the reason it has none. A forked child may
-    declare half of a large API's (each depends on its operation and the types alone);
-    it hands back the declarations only, which cost far less to send than whole operations."""
+    """Each operation with its tool declaration, or the reason it has none. One process declares
+    them all: most of the work is sizing the shared types' expansions, which every later tool
+    reuses, so a second process would repeat it rather than share it."""
     sizes = ExpandedSizes(types)
     ops = [_sent_params(op, warnings) for op in ops]
-    declared = fork_map(lambda op: declare_tool(op, types, sizes), ops, processes).results()
     return [
         replace(
             op,
@@ -257,7 +256,8 @@ def declare_tools(
             not_tool_reason=reason,
             tool_name=op.tool_name if tool is not None else None,
         )
-        for op, (tool, reason) in zip(ops, declared, strict=True)
+        for op in ops
+        for tool, reason in (declare_tool(op, types, sizes),)
     ]
 
 
@@ -544,7 +544,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     said = options.on_stage or (lambda _: None)
     api = read_api(doc, options, warnings)
     said(f"found {len(api.ops):,} operations")
-    ops = declare_tools(api.ops, api.translator.types, warnings, options.processes)
+    ops = declare_tools(api.ops, api.translator.types, warnings)
     said(f"declared {sum(1 for op in ops if op.tool is not None):,} tools")
     ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
     warnings += applied.warnings

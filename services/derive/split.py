@@ -1,10 +1,11 @@
 """Using the second core where derivation splits: a share of a map computed in a forked child.
 
-Declaring one operation's tool, or rendering its file, depends on that operation alone, so for a
-large API a child process (forked: it already holds the operations, nothing is sent to it)
-computes a share while the caller goes on with its own work and then the rest. The child's share
-is interleaved (every other item, or three in five) so that both halves cost about the same
-whichever end of the document the heavy operations sit. The results are the plain map's, in
+Rendering one operation's file depends on that operation alone, so for a large API a child
+process (forked: it already holds the operations, nothing is sent to it) computes a share while
+the caller goes on with its own work and then the rest. The child's share is interleaved (three
+in five, say) so that both halves cost about the same whichever end of the document the heavy
+operations sit. (Declaring tools is not split: most of its work is a cache every later tool
+reuses, which a child would only build again.) The results are the plain map's, in
 order; a child that fails for any reason is replaced by computing its share here. Forking is
 only safe in a single-threaded process, so callers ask for it (`DeriveOptions.processes`) only
 from a command line, never from a worker thread.
