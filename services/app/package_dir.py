@@ -17,9 +17,13 @@ class OutputDirError(OSError):
     """The output directory cannot take the package (exists with other content, unwritable)."""
 
 
-def write_package_dir(files: dict[str, bytes], out: Path, marker: str = "skill.json") -> None:
+def write_package_dir(
+    files: dict[str, bytes], out: Path, marker: str = "skill.json", *, detach_removal: bool = False
+) -> None:
     """Write `files` into `out` as a whole: a new directory is swapped in, stale files never linger.
-    An existing `out` is replaced only if it holds `marker` (what this command wrote before)."""
+    An existing `out` is replaced only if it holds `marker` (what this command wrote before).
+    With `detach_removal` the replaced directory (renamed aside, hidden) is removed by a detached
+    process, so a command that is about to exit does not wait for ten thousand unlinks."""
     out = out.resolve()
     if out.exists():
         if not out.is_dir():
@@ -50,12 +54,41 @@ def write_package_dir(files: dict[str, bytes], out: Path, marker: str = "skill.j
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             out.rename(old)
             tmp.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
+            if detach_removal:
+                _remove_detached(old)
+            else:
+                shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _remove_detached(path: Path) -> None:
+    """Remove `path` (and any older leftovers beside it: a removal that was killed) in a process
+    of its own session, with no terminal or pipes of ours; where none can start, remove it here."""
+    import glob
+    import subprocess
+
+    prefix = path.name[: path.name.rindex(".old-") + 5]
+    leftovers = sorted(str(p) for p in path.parent.glob(glob.escape(prefix) + "*") if p.is_dir())
+    rm = shutil.which("rm")
+    if rm is not None:
+        try:
+            subprocess.Popen(
+                [rm, "-rf", "--", *leftovers],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+            )
+            return
+        except OSError:
+            pass
+    for leftover in leftovers:
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 class LazyFiles(Mapping[str, bytes]):

@@ -115,7 +115,7 @@ def derive(
             document = read_document(data, options)
             package = derive_document(document, spec_sha256(data), options)
     try:
-        write_package_dir(package.files, out)
+        write_package_dir(package.files, out, detach_removal=True)
     except OSError as exc:
         fail(str(exc))
     if as_json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
@@ -108,6 +109,27 @@ def test_rederive_replaces_stale_files(tmp_path: Path) -> None:
     )
     assert "add_pet.md" not in {p.name for p in out.iterdir()}
     assert "list_pets.md" in {p.name for p in out.iterdir()}
+
+
+def test_the_replaced_package_and_older_leftovers_are_removed_without_waiting(
+    tmp_path: Path,
+) -> None:
+    """The command does not wait for the old package's unlinks: a detached process removes it,
+    and any `.out.old-*` a killed removal left behind (but nothing else beside it)."""
+    out = tmp_path / "p"
+    spec = str(SPECS / "oai-petstore-expanded.yaml")
+    assert run("derive", spec, "--out", str(out)).returncode == 0
+    leftover = tmp_path / ".p.old-99999999"
+    (leftover / "deep").mkdir(parents=True)
+    (leftover / "deep" / "skill.json").write_text("{}")
+    kept = tmp_path / ".q.old-1"
+    kept.mkdir()
+    assert run("derive", spec, "--out", str(out)).returncode == 0
+    assert (out / "skill.json").is_file() and (out / "add_pet.md").is_file()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(p.name.startswith(".p.") for p in tmp_path.iterdir()):
+        time.sleep(0.05)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".q.old-1", "p"]
 
 
 def test_tools_in_each_provider_shape(tmp_path: Path) -> None:
