@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
-__all__ = ["write_package_dir", "read_package_dir", "OutputDirError", "LazyFiles"]
+__all__ = ["write_package_dir", "PackageWriter", "read_package_dir", "OutputDirError", "LazyFiles"]
 
 _MAX_PACKAGE_FILES = 50_000
 
@@ -24,45 +24,126 @@ def write_package_dir(
     An existing `out` is replaced only if it holds `marker` (what this command wrote before).
     With `detach_removal` the replaced directory (renamed aside, hidden) is removed by a detached
     process, so a command that is about to exit does not wait for ten thousand unlinks."""
-    out = out.resolve()
-    if out.exists():
-        if not out.is_dir():
-            raise OutputDirError(f"{out} exists and is not a directory")
-        if any(out.iterdir()) and not (out / marker).exists():
-            raise OutputDirError(f"{out} is not empty and holds no {marker}; choose another --out")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        made = {tmp}
+    PackageWriter(out, marker).commit(files, detach_removal=detach_removal)
+
+
+class PackageWriter:
+    """A package directory written as its files become ready and swapped in whole at the end
+    (`commit`). Files handed over early (`write_soon`) are written by a forked child (it holds
+    them already: nothing is sent) while the caller goes on building the rest, on the other
+    core; a thread would not do, since it waits for the interpreter lock the caller holds. The
+    output directory is checked when the writer is made, so a wrong `--out` is refused before
+    any work. Until `commit`, nothing is in `out`; any failure leaves `out` as it was and
+    removes what was written."""
+
+    def __init__(self, out: Path, marker: str = "skill.json") -> None:
+        out = out.resolve()
+        if out.exists():
+            if not out.is_dir():
+                raise OutputDirError(f"{out} exists and is not a directory")
+            if any(out.iterdir()) and not (out / marker).exists():
+                raise OutputDirError(
+                    f"{out} is not empty and holds no {marker}; choose another --out"
+                )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.out = out
+        self._tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        self._made = {self._tmp}
+        self._handed: dict[str, bytes] = {}  # what a child was given (written when it succeeded)
+        self._child: tuple[int, int] | None = None  # (pid, read end of its error pipe)
+
+    def write_soon(self, files: dict[str, bytes]) -> None:
+        """Have `files` written by a forked child while the caller goes on (only from a
+        single-threaded process); where there is no fork, write them now."""
+        self._wait()
+        if not hasattr(os, "fork"):
+            self._write(files)
+            return
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: write, say what failed, leave without cleanup
+            code = 1
+            try:
+                os.close(read)
+                try:
+                    self._write(files)
+                    code = 0
+                except BaseException as exc:  # noqa: BLE001 (reported to the parent)
+                    os.write(write, str(exc).encode()[:4000])
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._child = (pid, read)
+        self._handed = files
+
+    def commit(self, files: dict[str, bytes], *, detach_removal: bool = False) -> None:
+        """Write whatever of `files` is not written yet (a file handed over early with other
+        bytes is written again), then swap the directory in for `out`."""
+        out, tmp = self.out, self._tmp
+        try:
+            written = self._wait()
+            self._write(
+                {n: d for n, d in files.items() if written.get(n) != d},
+                replace=True,
+            )
+            for name in set(written) - set(files):
+                (tmp / name).unlink()
+            if out.exists():
+                old = out.with_name(f".{out.name}.old-{os.getpid()}")
+                out.rename(old)
+                tmp.rename(out)
+                if detach_removal:
+                    _remove_detached(old)
+                else:
+                    shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def abort(self) -> None:
+        """Give up: wait for a child, remove what was written (`out` is untouched)."""
+        try:
+            self._wait()
+        finally:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _wait(self) -> dict[str, bytes]:
+        """Wait for a writing child: what it wrote, or nothing when it failed (the caller then
+        writes everything itself); a file system error it met is raised here."""
+        if self._child is None:
+            return {}
+        pid, read = self._child
+        self._child = None
+        with os.fdopen(read, "rb") as pipe:
+            said = pipe.read().decode(errors="replace")
+        _, status = os.waitpid(pid, 0)
+        if status == 0:
+            return self._handed
+        if said:
+            raise OutputDirError(said)
+        return {}
+
+    def _write(self, files: dict[str, bytes], replace: bool = False) -> None:
+        tmp, made = self._tmp, self._made
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
         for name, data in files.items():
             # `tmp` is ours and fresh, so a lexical check is enough: no absolute names, no `..`
             parts = PurePosixPath(name).parts
             if not parts or name.startswith("/") or any(p in ("..", ".") for p in parts):
-                raise OutputDirError(f"{name!r} would be written outside {out}")
+                raise OutputDirError(f"{name!r} would be written outside {self.out}")
             target = tmp.joinpath(*parts)
             if target.parent not in made:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(target, flags, 0o644)
             try:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            out.rename(old)
-            tmp.rename(out)
-            if detach_removal:
-                _remove_detached(old)
-            else:
-                shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _remove_detached(path: Path) -> None:

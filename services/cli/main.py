@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from services.app.package_dir import OutputDirError, read_package_dir, write_package_dir
+from services.app.package_dir import (
+    OutputDirError,
+    PackageWriter,
+    read_package_dir,
+)
 from services.cli.common import fail, failures
 
 if TYPE_CHECKING:
@@ -102,20 +106,35 @@ def derive(
     from services.derive import DeriveOptions, LoadLimits
     from services.derive.package import derive_document, read_document, spec_sha256
 
-    with failures():
-        limits = LoadLimits(max_bytes=max_spec_bytes())
-        # a command line is single-threaded: a forked child may render a share of a large API
-        options = DeriveOptions(
-            slug=slug, base_url=base_url, limits=limits, processes=2, on_stage=_stage_printer()
-        )
-        data = read_spec_file(spec, limits.max_bytes)
-        if llm:
-            package = _model_grouped(data, options)
-        else:  # the document is held to the end (`_done`): never freed piece by piece
-            document = read_document(data, options)
-            package = derive_document(document, spec_sha256(data), options)
+    try:  # a wrong --out is refused before any work
+        writer = PackageWriter(out)
+    except OSError as exc:
+        fail(str(exc))
     try:
-        write_package_dir(package.files, out, detach_removal=True)
+        with failures():
+            limits = LoadLimits(max_bytes=max_spec_bytes())
+            # a command line is single-threaded: a forked child may render a share of a large
+            # API; the Markdown files are written (in a thread) while the manifest is built
+            options = DeriveOptions(
+                slug=slug,
+                base_url=base_url,
+                limits=limits,
+                processes=2,
+                on_stage=_stage_printer(),
+                # (not with --llm: it may derive twice, and forks only a single thread may)
+                on_files=None if llm else writer.write_soon,
+            )
+            data = read_spec_file(spec, limits.max_bytes)
+            if llm:
+                package = _model_grouped(data, options)
+            else:  # the document is held to the end (`_done`): never freed piece by piece
+                document = read_document(data, options)
+                package = derive_document(document, spec_sha256(data), options)
+    except BaseException:
+        writer.abort()
+        raise
+    try:
+        writer.commit(package.files, detach_removal=True)
     except OSError as exc:
         fail(str(exc))
     if as_json:

@@ -224,8 +224,8 @@ def _common_prefix(paths: Iterable[str]) -> int:
 
 def _said_once(words: list[str]) -> list[str]:
     """A run of two or more words said twice, said once (the later, more specific, kept)."""
-    if len(set(words)) == len(words):
-        return words
+    if len(set(words)) == len(words) or len(set(zip(words, words[1:]))) == len(words) - 1:
+        return words  # no word, or no pair of words, said twice: no run is
     while True:
         # a run said twice starts where a pair of words is said twice: look only there
         at: dict[tuple[str, str], list[int]] = {}

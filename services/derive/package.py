@@ -88,6 +88,9 @@ class DeriveOptions:
     processes: int = 1  # >1: a forked child renders a share of a large API's files (single-threaded callers only)
     # told each stage as it ends (a terminal's progress lines); never changes the package
     on_stage: Callable[[str], None] | None = field(default=None, compare=False)
+    # given the Markdown files (path -> bytes, exactly the package's) as soon as they are
+    # rendered, before the types and the manifest are built: a caller may start writing them
+    on_files: Callable[[dict[str, bytes]], None] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -561,11 +564,13 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     )
     files = render_files(api, ops, layout, warnings, files_of.results())
     said(f"rendered {len(files):,} files")
+    out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
+    if options.on_files:
+        options.on_files(dict(out))
     types = render_types(api.translator, ops)
     manifest = build_manifest(
         api, ops, auth, layout, applied, files, types, spec_sha256, options, warnings
     )
-    out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
     out["types.json"] = _types_json(types).encode()
     out["skill.json"] = manifest.to_json()
     out["index.json"] = manifest.to_index()

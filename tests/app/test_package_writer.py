@@ -1,0 +1,80 @@
+"""A package directory written while it is still being built: files handed over early are written
+by a forked child, the rest at `commit`, and `out` changes only when the whole is there."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from services.app.package_dir import OutputDirError, PackageWriter
+from services.derive import DeriveOptions, derive_package
+from tests.conftest import SPECS
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def test_early_files_are_written_aside_and_out_changes_only_at_commit(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    out.mkdir()
+    (out / "skill.json").write_text("the previous package")
+    writer = PackageWriter(out)
+    writer.write_soon({"a.md": b"first", "b.md": b"handed over, then changed", "c.md": b"gone"})
+    assert _tree(out) == {"skill.json": b"the previous package"}
+    writer.commit({"a.md": b"first", "b.md": b"final", "skill.json": b"{}", "sub/d.md": b"d"})
+    assert _tree(out) == {"a.md": b"first", "b.md": b"final", "skill.json": b"{}", "sub/d.md": b"d"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pkg"]
+
+
+def test_a_derivation_written_while_it_is_built_is_the_package_exactly(tmp_path: Path) -> None:
+    """The command line's way: the Markdown files go to the writer as soon as they are rendered
+    (a forked child renders a share of Stripe's, another writes them), the rest at commit."""
+    data = (SPECS / "stripe.json").read_bytes()
+    writer = PackageWriter(tmp_path / "stripe")
+    handed: list[int] = []
+
+    def hand(files: dict[str, bytes]) -> None:
+        handed.append(len(files))
+        writer.write_soon(files)
+
+    package = derive_package(data, DeriveOptions(processes=2, on_files=hand))
+    writer.commit(package.files)
+    assert _tree(tmp_path / "stripe") == package.files
+    assert handed == [sum(1 for name in package.files if name.endswith(".md"))]
+    assert package.version_id == derive_package(data).version_id
+
+
+def test_a_failing_child_leaves_out_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    out.mkdir()
+    (out / "skill.json").write_text("kept")
+    writer = PackageWriter(out)
+    writer.write_soon({"ok.md": b"x", "../escape.md": b"y"})
+    with pytest.raises(OutputDirError, match=r"'\.\./escape\.md' would be written outside"):
+        writer.commit({"ok.md": b"x", "skill.json": b"{}"})
+    assert _tree(out) == {"skill.json": b"kept"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pkg"]
+    assert not (tmp_path / "escape.md").exists()
+
+
+def test_abort_removes_what_was_written(tmp_path: Path) -> None:
+    writer = PackageWriter(tmp_path / "pkg")
+    writer.write_soon({"a.md": b"a"})
+    writer.abort()
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_wrong_out_is_refused_before_anything(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("mine")
+    with pytest.raises(OutputDirError, match="is not empty and holds no skill.json"):
+        PackageWriter(tmp_path / "notes")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OutputDirError, match="exists and is not a directory"):
+        PackageWriter(tmp_path / "file")
+    assert sorted(os.listdir(tmp_path)) == ["file", "notes"]
