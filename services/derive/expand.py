@@ -36,6 +36,12 @@ def _str_bytes(text: str) -> int:
 def _scalar_bytes(value: Any) -> int:
     if isinstance(value, str):
         return _str_bytes(value)
+    if value is True or value is None:
+        return 4
+    if value is False:
+        return 5
+    if type(value) is int:
+        return len(int.__repr__(value))
     return len(compact_json(value).encode())
 
 
@@ -241,15 +247,14 @@ class ExpandedSizes:
                 if not keep_all and k == "description":
                     continue
                 count += 1
-                if (
-                    k == "description"
-                    and self.description_chars
-                    and not names
-                    and isinstance(v, str)
-                ):
-                    value = _str_bytes(short_text(v, self.description_chars))
-                else:
+                if isinstance(v, str):  # leaves are counted here: most values are
+                    if k == "description" and self.description_chars and not names:
+                        v = short_text(v, self.description_chars)
+                    value = _str_bytes(v)
+                elif isinstance(v, dict | list):
                     value = self._size(v, stack, level + 1, k in NAME_MAPS and not names)
+                else:
+                    value = _scalar_bytes(v)
                 total += _str_bytes(k) + 1 + value
                 if total > self.budget:
                     return over
@@ -257,7 +262,10 @@ class ExpandedSizes:
         if isinstance(node, list):
             total = 1 + max(len(node), 1)
             for v in node:
-                total += self._size(v, stack, level + 1, False)
+                if isinstance(v, dict | list):
+                    total += self._size(v, stack, level + 1, False)
+                else:
+                    total += _scalar_bytes(v)
                 if total > self.budget:
                     return over
             return total
