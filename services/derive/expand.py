@@ -138,6 +138,7 @@ class ExpandedSizes:
         self._sizes: dict[tuple[str, int, int], int] = {}
         self._built: dict[tuple[str, int, int], Any] = {}
         self._reach: dict[str, frozenset[str]] = {}
+        self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
         self._reduced: dict[tuple[int | None, bool], ExpandedSizes] = {}
 
     def reduced(self, max_depth: int | None, descriptions: bool, chars: int) -> ExpandedSizes:
@@ -147,7 +148,8 @@ class ExpandedSizes:
             got = self._reduced[key] = ExpandedSizes(
                 self.types, self.budget, max_depth, descriptions, chars
             )
-            got._reach = self._reach  # what a type reaches does not depend on the reduction
+            # what a type reaches does not depend on the reduction
+            got._reach, got._refs = self._reach, self._refs
         return got
 
     def fits(self, schema: Any) -> bool:
@@ -201,11 +203,15 @@ class ExpandedSizes:
         if got is None:
             seen: set[str] = set()
             todo = [name]
+            refs = self._refs
             while todo:
                 cur = todo.pop()
                 if cur not in seen:
                     seen.add(cur)
-                    todo.extend(refs_in(self.types.get(cur)))
+                    direct = refs.get(cur)
+                    if direct is None:
+                        direct = refs[cur] = refs_in(self.types.get(cur))
+                    todo.extend(direct)
             got = self._reach[name] = frozenset(seen)
         return got
 
@@ -253,12 +259,14 @@ class ExpandedSizes:
                     value = _str_bytes(v)
                 elif isinstance(v, dict | list):
                     value = self._size(v, stack, level + 1, k in NAME_MAPS and not names)
+                elif v is True:
+                    value = 4
                 else:
                     value = _scalar_bytes(v)
                 total += _str_bytes(k) + 1 + value
                 if total > self.budget:
                     return over
-            return total + max(count - 1, 0)
+            return total + count - 1 if count else total
         if isinstance(node, list):
             total = 1 + max(len(node), 1)
             for v in node:
