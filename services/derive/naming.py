@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from services.derive.model import Operation
 
@@ -15,6 +15,7 @@ __all__ = [
     "slugify",
     "api_slug",
     "assign_names",
+    "too_long",
     "shorten",
     "RESERVED_FILES",
     "MAX_NAME",
@@ -224,7 +225,7 @@ def _common_prefix(paths: Iterable[str]) -> int:
 
 def _said_once(words: list[str]) -> list[str]:
     """A run of two or more words said twice, said once (the later, more specific, kept)."""
-    if len(set(words)) == len(words) or len(set(zip(words, words[1:]))) == len(words) - 1:
+    if len(set(words)) == len(words) or len(set(pairwise(words))) == len(words) - 1:
         return words  # no word, or no pair of words, said twice: no run is
     while True:
         # a run said twice starts where a pair of words is said twice: look only there
@@ -273,13 +274,26 @@ def shorter_forms(operation_id: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _short_names(ops: list[Operation]) -> dict[int, list[str]]:
+def too_long(operation_id: str) -> bool:
+    """Whether an operation id is too long to be a name as it is (`shorter_forms` are tried)."""
+    return len(snake(operation_id)) > MAX_NAME
+
+
+def _short_names(
+    ops: list[Operation], known: Mapping[str, list[str]] | None = None
+) -> dict[int, list[str]]:
     """For each operation whose id is too long for a name, its shorter forms that no other
-    operation could also be called (so which one gets a name never depends on order)."""
+    operation could also be called (so which one gets a name never depends on order).
+    `known`: `shorter_forms` of ids, worked out already (elsewhere, meanwhile)."""
+    known = known or {}
     forms = {
-        i: [f for f in shorter_forms(op.operation_id) if f and len(f) <= MAX_NAME]
+        i: [
+            f
+            for f in (known.get(op.operation_id) or shorter_forms(op.operation_id))
+            if f and len(f) <= MAX_NAME
+        ]
         for i, op in enumerate(ops)
-        if op.operation_id and len(snake(op.operation_id)) > MAX_NAME
+        if op.operation_id and too_long(op.operation_id)
     }
     counts: dict[str, int] = {}
     for op in ops:
@@ -292,13 +306,19 @@ def _short_names(ops: list[Operation]) -> dict[int, list[str]]:
     return {i: [f for f in found if counts[f] == 1] for i, found in forms.items()}
 
 
-def assign_names(ops: list[Operation], slug: str, reserved: Iterable[str] = ()) -> None:
+def assign_names(
+    ops: list[Operation],
+    slug: str,
+    reserved: Iterable[str] = (),
+    known_forms: Mapping[str, list[str]] | None = None,
+) -> None:
     """Give every operation a unique, file-safe name and a unique provider-safe tool name: the
-    operation id in snake case, shortened by meaning when too long (a hash only past that)."""
+    operation id in snake case, shortened by meaning when too long (a hash only past that).
+    `known_forms`: `shorter_forms` of long ids already worked out (the rest are worked out here)."""
     taken = set(RESERVED_FILES) | {r.lower() for r in reserved}
     unnamed = [op.path for op in ops if not op.operation_id]
     prefix = _common_prefix(unnamed) if len(unnamed) > 1 else 0
-    short = _short_names(ops)
+    short = _short_names(ops, known_forms)
     for i, op in enumerate(ops):
         base = snake(op.operation_id) if op.operation_id else ""
         if i in short:

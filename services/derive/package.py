@@ -39,7 +39,8 @@ from services.derive.manifest import (
     Stats,
 )
 from services.derive.model import Operation
-from services.derive.naming import api_slug, assign_names
+from services.derive.naming import api_slug, assign_names, shorter_forms, too_long
+from services.derive.operations import METHODS as PATH_METHODS
 from services.derive.operations import extract_operations
 from services.derive.refs import Resolver
 from services.derive.render import (
@@ -224,6 +225,10 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
     title = short_text(str(info.get("title") or "API"), 120) or "API"
     base_url, url_base = _base_url(doc, options.base_url, warnings)
     slug = options.slug or api_slug(title, base_url, info)
+    # shortening long operation ids by meaning is a tenth of reading a large API, and needs
+    # nothing but the ids: a forked child works it out while this process extracts
+    long_ids = _long_operation_ids(doc)
+    forms = fork_map(shorter_forms, long_ids, options.processes, share=1.0)
     ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url)
     warnings += op_warnings
     if not ops:
@@ -234,7 +239,7 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
                 " it has no operations for an agent to call"
             )
         raise SpecRefused("the document has no operations under 'paths'; there is nothing to call")
-    assign_names(ops, slug)
+    assign_names(ops, slug, known_forms=dict(zip(long_ids, forms.results(), strict=True)))
     tag_docs = {
         str(t.get("name")): str(t.get("description") or "")
         for t in as_list(doc.get("tags"))
@@ -242,6 +247,22 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
     }
     description = short_text(str(info.get("description") or ""), 400)
     return ApiSource(doc, translator, title, description, slug, base_url, url_base, ops, tag_docs)
+
+
+def _long_operation_ids(doc: dict[str, Any]) -> list[str]:
+    """The operation ids written in `paths` (path items as written, not referenced ones) that
+    are too long to be names as they are; any other an operation has is shortened later."""
+    found: dict[str, None] = {}
+    paths = doc.get("paths")
+    for item in paths.values() if isinstance(paths, dict) else ():
+        if not isinstance(item, dict):
+            continue
+        for method in PATH_METHODS:
+            raw = item.get(method)
+            op_id = raw.get("operationId") if isinstance(raw, dict) else None
+            if isinstance(op_id, (str, int)) and str(op_id).strip() and too_long(str(op_id)):
+                found[str(op_id)] = None
+    return list(found)
 
 
 def declare_tools(

@@ -1,4 +1,6 @@
-"""Using the second core where derivation splits: a share of a map computed in a forked child.
+"""Using the second core where derivation splits: a share of a map computed in a forked child
+(the shorter forms of long operation ids, all of them while the caller extracts operations; a
+share of the operation files while the caller lays out the body and renders the rest).
 
 Rendering one operation's file depends on that operation alone, so for a large API a child
 process (forked: it already holds the operations, nothing is sent to it) computes a share while
