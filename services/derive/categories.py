@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from services.derive.model import Operation
 from services.derive.naming import snake
@@ -126,10 +127,11 @@ def tag_failure(ops: list[Operation]) -> str | None:
     return None
 
 
-def _unique(base: str, taken: set[str]) -> str:
+def _unique(base: str, taken: set[str], also: set[str] | frozenset[str] = frozenset()) -> str:
+    """`base`, or the first `base_2`, `base_3`… in neither `taken` nor `also`."""
     base = base or "other"
     name, n = base, 2
-    while name in taken:
+    while name in taken or name in also:
         name, n = f"{base}_{n}", n + 1
     return name
 
@@ -139,7 +141,7 @@ def _category_name(raw: str, op_names: set[str], taken: set[str]) -> str:
     base = snake(raw)[:48].rstrip("_") or "other"
     if base in op_names:
         base = f"{base}_ops"
-    name = _unique(base, taken | op_names)
+    name = _unique(base, taken, op_names)
     taken.add(name)
     return name
 
@@ -162,12 +164,18 @@ def group_by_tags(ops: list[Operation], tag_docs: dict[str, str]) -> list[Catego
 _EXT = re.compile(r"\.(json|xml|csv|txt)$", re.IGNORECASE)
 
 
-def _path_key(path: str, level: int) -> str | None:
-    segs = [
+@lru_cache(maxsize=65536)
+def _segments(path: str) -> tuple[str, ...]:
+    """A path's meaningful segments: no parameters, versions or `api`, no file extensions."""
+    return tuple(
         _EXT.sub("", s)
         for s in path.strip("/").split("/")
         if s and not s.startswith("{") and not _VERSION.match(s)
-    ]
+    )
+
+
+def _path_key(path: str, level: int) -> str | None:
+    segs = _segments(path)
     return segs[level] if len(segs) > level else None
 
 

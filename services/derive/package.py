@@ -339,7 +339,7 @@ def choose_layout(
     def fits(text: str) -> bool:
         return len(text.encode()) <= options.body_budget
 
-    body = render_body(meta_base, ops, None)
+    body = render_body(meta_base, ops, None, lines_of=lines)
     categories: list[Category] = []
     source = "flat"
     grouping = grouped(failure is None)
@@ -367,7 +367,9 @@ def choose_layout(
                 options.grouping.tag_failure,
             )
             categories = grouping if options.grouping.mode == "categories" else []
-            body = render_body(meta_base, ops, categories or None, options.body_budget)
+            body = render_body(
+                meta_base, ops, categories or None, options.body_budget, lines_of=lines
+            )
     if applied.category_changes:
         grouping = leaves(regroup(grouping, applied.category_changes, op_names, warnings))
         if categories:

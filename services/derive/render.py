@@ -549,9 +549,11 @@ def render_body(
     categories: list[Category] | None,
     budget: int | None = None,
     sections: list[tuple[Category, list[Category]]] | None = None,
+    lines_of: Mapping[str, str] | None = None,
 ) -> str:
     """The manifest: the operations, or their categories, or (past what the body holds even a
-    name each) sections of categories. A list that would pass `budget` bytes is written tighter."""
+    name each) sections of categories. A list that would pass `budget` bytes is written tighter.
+    `lines_of`: the operations' listing lines, by name, when they are made already."""
     slug = meta["slug"]
     head = _body_head(meta, ops)
     if sections:
@@ -565,7 +567,8 @@ def render_body(
         ]
         return head + "\n".join(lines) + "\n"
     if not categories:
-        return head + "\n".join(["## Operations", *(op_line(op) for op in ops)]) + "\n"
+        listed = (lines_of[op.name] if lines_of else op_line(op) for op in ops)
+        return head + "\n".join(["## Operations", *listed]) + "\n"
     text = ""
     for level in _BODY_LEVELS:
         lines = [
