@@ -450,7 +450,7 @@ def build_manifest(
     auth: AuthInfo,
     layout: Layout,
     applied: Applied,
-    files: dict[str, str],
+    files: dict[str, bytes],  # the Markdown files, encoded
     types: dict[str, Any],
     spec_sha256: str,
     options: DeriveOptions,
@@ -513,7 +513,7 @@ def build_manifest(
             not_tools=tuple(sorted(not_tools.items())),
             types=len(types),
             body_bytes=len(layout.body.encode()),
-            largest_file_bytes=max(len(t.encode()) for t in files.values()),
+            largest_file_bytes=max(map(len, files.values())),
         ),
         derived_from=(
             ("base_url", options.base_url),
@@ -592,7 +592,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
         options.on_files(dict(out))
     types = render_types(api.translator, ops)
     manifest = build_manifest(
-        api, ops, auth, layout, applied, files, types, spec_sha256, options, warnings
+        api, ops, auth, layout, applied, out, types, spec_sha256, options, warnings
     )
     out["types.json"] = _types_json(types).encode()
     out["skill.json"] = manifest.to_json()

@@ -72,6 +72,7 @@ class SchemaTranslator:
         self._pending: list[tuple[str, str]] = []
         self._names = self._assign_names(resolver.doc, swagger2)
         self._deps: dict[str, frozenset[str]] = {}
+        self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
         self._work = 0
 
     @staticmethod
@@ -114,12 +115,16 @@ class SchemaTranslator:
             return got
         seen: set[str] = set()
         stack = [name]
+        direct = self._refs
         while stack:
             cur = stack.pop()
             if cur in seen:
                 continue
             seen.add(cur)
-            stack.extend(refs_in(self.types.get(cur)))
+            refs = direct.get(cur)
+            if refs is None:  # (asked for once every type is translated: bodies are final)
+                refs = direct[cur] = refs_in(self.types.get(cur))
+            stack.extend(refs)
         result = frozenset(seen)
         self._deps[name] = result
         return result
