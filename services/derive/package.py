@@ -228,7 +228,7 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
     # shortening long operation ids by meaning is a tenth of reading a large API, and needs
     # nothing but the ids: a forked child works it out while this process extracts
     long_ids = _long_operation_ids(doc)
-    forms = fork_map(shorter_forms, long_ids, options.processes, share=1.0)
+    forms = fork_map(shorter_forms, long_ids, options.processes)
     ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url)
     warnings += op_warnings
     if not ops:
@@ -577,7 +577,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     # operation files depend on their operation alone: a forked child may render a share of them
     # while this process decides the layout and renders the rest
     url_base = api.url_base
-    files_of = fork_map(lambda op: render_operation(op, url_base), ops, options.processes, 0.6)
+    files_of = fork_map(lambda op: render_operation(op, url_base), ops, options.processes)
     auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
     layout = choose_layout(api, ops, auth, applied, options, warnings)
     said(

@@ -1,12 +1,14 @@
 """The parts that make derivation fast keep its output exact: shared type expansions, the measured,
-early-ending readable layout, the interleaved forked share, and the paused collector."""
+early-ending readable layout, the chunks two processes claim, and the paused collector."""
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -140,12 +142,21 @@ def test_the_readable_layout_is_json_indent_where_nothing_fits_one_line() -> Non
     assert readable_json(value, width=10) == json.dumps(value, indent=2, ensure_ascii=False)
 
 
-@pytest.mark.parametrize("share", [0.5, 0.6])
-def test_a_forked_share_is_interleaved_and_merged_in_order(share: float) -> None:
-    items = list(range(1001))
-    forked = fork_map(lambda x: x * 3, items, 2, share)
+@pytest.mark.parametrize("count", [300, 1001, 20_011])
+def test_chunks_claimed_by_both_processes_merge_in_order(count: int) -> None:
+    parent = os.getpid()
+    items = list(range(count))
+
+    def work(x: int) -> tuple[int, bool]:  # about 10 µs: long enough for both to take part
+        return x * 3 + sum(range(200)) * 0, os.getpid() == parent
+
+    forked = fork_map(work, items, 2)
     assert forked.pid is not None
-    assert forked.results() == [x * 3 for x in items]
+    time.sleep(0.01 if count < 20_000 else 0)  # the child claims first, as it does in use
+    results = forked.results()
+    assert [value for value, _ in results] == [x * 3 for x in items]
+    if count == 20_011:  # a long map: both processes computed a part of it
+        assert {here for _, here in results} == {True, False}
 
 
 def test_the_collector_is_paused_for_the_outermost_derivation_only() -> None:
