@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
@@ -48,6 +50,8 @@ class PackageWriter:
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
         self._tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        # the package being replaced: files it holds unchanged are linked, not written again
+        self._reuse = out if out.is_dir() and (out / marker).is_file() else None
         self._made = {self._tmp}
         self._handed: dict[str, bytes] = {}  # what a child was given (written when it succeeded)
         self._child: tuple[int, int] | None = None  # (pid, read end of its error pipe)
@@ -126,8 +130,11 @@ class PackageWriter:
         return {}
 
     def _write(self, files: dict[str, bytes], replace: bool = False) -> None:
-        tmp, made = self._tmp, self._made
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
+        """Create each file in the new directory; one the package being replaced holds with the
+        same bytes is hard-linked from there instead (re-deriving an unchanged API writes no
+        data, and removing the old directory then frees no blocks). `replace`: a file there
+        already is unlinked first, never truncated (it may be such a link)."""
+        tmp, made, old = self._tmp, self._made, self._reuse
         for name, data in files.items():
             # `tmp` is ours and fresh, so a lexical check is enough: no absolute names, no `..`
             parts = PurePosixPath(name).parts
@@ -137,13 +144,38 @@ class PackageWriter:
             if target.parent not in made:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
-            fd = os.open(target, flags, 0o644)
+            if replace:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target)
+            if old is not None and _link_same(old.joinpath(*parts), data, target):
+                continue
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
+
+
+def _link_same(source: Path, data: bytes, target: Path) -> bool:
+    """Hard-link `source` as `target` when it is a plain file holding exactly `data`."""
+    try:
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or st.st_nlink != 1:
+            return False
+        if os.read(fd, len(data) + 1) != data:
+            return False
+        os.link(source, target, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _remove_detached(path: Path) -> None:

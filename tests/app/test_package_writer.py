@@ -4,6 +4,7 @@ by a forked child, the rest at `commit`, and `out` changes only when the whole i
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,48 @@ def test_a_wrong_out_is_refused_before_anything(tmp_path: Path) -> None:
     with pytest.raises(OutputDirError, match="exists and is not a directory"):
         PackageWriter(tmp_path / "file")
     assert sorted(os.listdir(tmp_path)) == ["file", "notes"]
+
+
+def test_files_the_replaced_package_holds_unchanged_are_linked_not_written(tmp_path: Path) -> None:
+    """Re-deriving an unchanged API writes no data: the same bytes are the same inode (the old
+    directory's removal frees nothing); a changed file, or one that is a link elsewhere, is
+    written afresh, and nothing of the old directory changes before the swap."""
+    out = tmp_path / "pkg"
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_bytes(b"shared")
+    first = {"same.md": b"same", "changed.md": b"before", "skill.json": b"{}"}
+    PackageWriter(out).commit(first)
+    (out / "shared.md").hardlink_to(elsewhere)
+    inode = {name: (out / name).stat().st_ino for name in [*first, "shared.md"]}
+    writer = PackageWriter(out)
+    second = {
+        "same.md": b"same",
+        "changed.md": b"after",
+        "skill.json": b"{}",
+        "shared.md": b"shared",
+    }
+    writer.write_soon({"same.md": b"same", "changed.md": b"after"})
+    writer.commit(second)
+    assert _tree(out) == second
+    assert (out / "same.md").stat().st_ino == inode["same.md"]
+    assert (out / "skill.json").stat().st_ino == inode["skill.json"]
+    assert (out / "changed.md").stat().st_ino != inode["changed.md"]
+    assert (out / "shared.md").stat().st_ino != inode["shared.md"]
+    assert elsewhere.read_bytes() == b"shared" and elsewhere.stat().st_nlink == 1
+    assert (out / "same.md").stat().st_nlink == 1  # the old directory is gone
+
+
+def test_a_file_handed_over_then_changed_is_not_written_through_a_link(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    PackageWriter(out).commit({"a.md": b"old", "skill.json": b"{}"})
+    writer = PackageWriter(out)
+    writer.write_soon({"a.md": b"old"})  # linked from the package being replaced
+    deadline = time.monotonic() + 10
+    while not any(p.stat().st_nlink == 2 for p in tmp_path.glob(".pkg.*/a.md")):
+        assert time.monotonic() < deadline, "the early file was never linked"
+        time.sleep(0.01)
+    snapshot = tmp_path / "snapshot"
+    os.link(out / "a.md", snapshot)  # (what a reader of the old package still holds)
+    writer.commit({"a.md": b"new", "skill.json": b"{}"})
+    assert (out / "a.md").read_bytes() == b"new"
+    assert snapshot.read_bytes() == b"old"
