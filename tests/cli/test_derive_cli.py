@@ -71,6 +71,7 @@ def test_refused_input_exits_2_with_one_line(tmp_path: Path) -> None:
         == "error: duplicate key 'title': a document with duplicate keys is ambiguous; remove one\n"
     )
     assert not (tmp_path / "o").exists(), "nothing is written for a refused spec"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"], "nor left aside"
 
 
 def test_webhooks_only_is_refused_with_a_reason() -> None:
@@ -88,6 +89,7 @@ def test_webhooks_only_is_refused_with_a_reason() -> None:
 def test_missing_file_and_foreign_out_dir(tmp_path: Path) -> None:
     result = run("derive", str(tmp_path / "nope.yaml"), "--out", str(tmp_path / "o"))
     assert result.returncode == 2 and result.stderr.startswith("error: cannot read")
+    assert list(tmp_path.iterdir()) == [], "the folder made aside for the package is removed"
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
