@@ -16,6 +16,7 @@ import re
 import warnings
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -50,6 +51,21 @@ class _Findings:
         self.allowed: list[str] = []
         self.mock_failures: list[str] = []
         self.sent = 0
+
+
+def _exploded_form_array(request: Any, args: dict[str, Any], message: str) -> bool:
+    """Prism's misreading, not ours: a form body's array is sent one pair per item
+    (`colours=red&colours=blue`: style form, exploded, the default the spec gives form bodies),
+    which Prism's form parser refuses as "must be array" however many items there are. Only
+    exactly that is let pass: the property was an array argument and went as one pair per item."""
+    named = re.fullmatch(r"Request body property (\S+) must be array", message)
+    content_type = dict((k.lower(), v) for k, v in request.headers).get("content-type", "")
+    if named is None or not content_type.startswith("application/x-www-form-urlencoded"):
+        return False
+    sent = args.get(named.group(1))
+    pairs = parse_qsl((request.body or b"").decode(), keep_blank_values=True)
+    values = [value for key, value in pairs if key == named.group(1)]
+    return isinstance(sent, list) and bool(sent) and values == [str(item) for item in sent]
 
 
 def _exercise(
@@ -93,7 +109,9 @@ def _exercise(
                     loc[2].lower() if len(loc) > 2 else (named.group(1).lower() if named else None)
                 )
             line = f"{tool.operation}: {request.method} {request.url} → {result.status} {v.get('message')}"
-            if header and header != credential_header and header in file_text:
+            a_named_header = bool(header) and header != credential_header and header in file_text
+            message = str(v.get("message", ""))
+            if a_named_header or _exploded_form_array(request, args, message):
                 found.allowed.append(line)
             else:
                 found.violations.append(line)
