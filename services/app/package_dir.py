@@ -9,6 +9,10 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (imported when a child is made: reading a package needs none)
+    from services.derive.split import Child
 
 __all__ = ["write_package_dir", "PackageWriter", "read_package_dir", "OutputDirError", "LazyFiles"]
 
@@ -54,7 +58,7 @@ class PackageWriter:
         self._reuse = out if out.is_dir() and (out / marker).is_file() else None
         self._made = {self._tmp}
         self._handed: dict[str, bytes] = {}  # what a child was given (written when it succeeded)
-        self._child: tuple[int, int] | None = None  # (pid, read end of its error pipe)
+        self._child: Child | None = None
 
     def write_soon(self, files: dict[str, bytes]) -> None:
         """Have `files` written by a forked child while the caller goes on (only from a
@@ -63,21 +67,14 @@ class PackageWriter:
         if not hasattr(os, "fork"):
             self._write(files)
             return
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: write, say what failed, leave without cleanup
-            code = 1
-            try:
-                os.close(read)
-                try:
-                    self._write(files)
-                    code = 0
-                except BaseException as exc:  # noqa: BLE001 (reported to the parent)
-                    os.write(write, str(exc).encode()[:4000])
-            finally:
-                os._exit(code)
-        os.close(write)
-        self._child = (pid, read)
+
+        from services.derive.split import in_child
+
+        def write() -> bytes:  # (the child's work)
+            self._write(files)
+            return b""
+
+        self._child = in_child(write)
         self._handed = files
 
     def commit(self, files: dict[str, bytes], *, detach_removal: bool = False) -> None:
@@ -118,15 +115,12 @@ class PackageWriter:
         writes everything itself); a file system error it met is raised here."""
         if self._child is None:
             return {}
-        pid, read = self._child
+        succeeded, said = self._child.join()
         self._child = None
-        with os.fdopen(read, "rb") as pipe:
-            said = pipe.read().decode(errors="replace")
-        _, status = os.waitpid(pid, 0)
-        if status == 0:
+        if succeeded:
             return self._handed
         if said:
-            raise OutputDirError(said)
+            raise OutputDirError(said.decode(errors="replace"))
         return {}
 
     def _write(self, files: dict[str, bytes], replace: bool = False) -> None:

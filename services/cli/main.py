@@ -114,7 +114,7 @@ def derive(
         with failures():
             limits = LoadLimits(max_bytes=max_spec_bytes())
             # a command line is single-threaded: a forked child may render a share of a large
-            # API; the Markdown files are written (in a thread) while the manifest is built
+            # API; another writes the Markdown files while the manifest is built
             options = DeriveOptions(
                 slug=slug,
                 base_url=base_url,

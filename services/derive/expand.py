@@ -7,7 +7,8 @@ from functools import lru_cache
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
-from services.derive.schema import refs_in
+from services.derive.jsonfmt import scalar_json
+from services.derive.schema import reachable
 from services.derive.text import short_text
 
 __all__ = [
@@ -36,13 +37,7 @@ def _str_bytes(text: str) -> int:
 def _scalar_bytes(value: Any) -> int:
     if isinstance(value, str):
         return _str_bytes(value)
-    if value is True or value is None:
-        return 4
-    if value is False:
-        return 5
-    if type(value) is int:
-        return len(int.__repr__(value))
-    return len(compact_json(value).encode())
+    return len(scalar_json(value))  # ASCII: a number, true, false or null
 
 
 def expand_types(
@@ -199,21 +194,7 @@ class ExpandedSizes:
         return self._size(schema, (), 0, False)
 
     def _reaches(self, name: str) -> frozenset[str]:
-        got = self._reach.get(name)
-        if got is None:
-            seen: set[str] = set()
-            todo = [name]
-            refs = self._refs
-            while todo:
-                cur = todo.pop()
-                if cur not in seen:
-                    seen.add(cur)
-                    direct = refs.get(cur)
-                    if direct is None:
-                        direct = refs[cur] = refs_in(self.types.get(cur))
-                    todo.extend(direct)
-            got = self._reach[name] = frozenset(seen)
-        return got
+        return reachable(name, self.types, self._refs, self._reach)
 
     def _ref(self, name: str, stack: tuple[str, ...], level: int) -> int:
         if name in stack or name not in self.types:
@@ -259,8 +240,6 @@ class ExpandedSizes:
                     value = _str_bytes(v)
                 elif isinstance(v, dict | list):
                     value = self._size(v, stack, level + 1, k in NAME_MAPS and not names)
-                elif v is True:
-                    value = 4
                 else:
                     value = _scalar_bytes(v)
                 total += _str_bytes(k) + 1 + value

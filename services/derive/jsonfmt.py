@@ -6,10 +6,11 @@ import json
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["readable_json"]
+__all__ = ["readable_json", "scalar_json"]
 
 
-def _scalar(value: Any) -> str:
+def scalar_json(value: Any) -> str:
+    """A scalar as compact JSON writes it (`ensure_ascii=False`)."""
     if isinstance(value, str):
         return encode_basestring(value)  # the C escaper `ensure_ascii=False` uses
     if value is True:
@@ -65,7 +66,7 @@ def _length(node: Any, room: int) -> int:
                 return total
             total += _length(v, room - total)
         return total
-    return len(_scalar(node))
+    return len(scalar_json(node))
 
 
 class _TooLong(Exception):
@@ -91,7 +92,7 @@ def readable_json(
         nonlocal breaks
         pad = indent * level
         if not isinstance(node, dict | list):
-            out.append(_scalar(node))
+            out.append(scalar_json(node))
             return
         if not node or _length(node, width - pad) <= width - pad:
             out.append(_one_line(node))

@@ -516,13 +516,10 @@ class _Extractor:
             server = override_server(op["servers"], self.base_url)
         tags = [str(t) for t in as_list(op.get("tags")) if isinstance(t, (str, int))]
         security = op.get("security") if isinstance(op.get("security"), list) else None
-        op_id = op.get("operationId")
         return Operation(
             method=method.upper(),
             path=path,
-            operation_id=str(op_id)
-            if isinstance(op_id, (str, int)) and str(op_id).strip()
-            else None,
+            operation_id=operation_id_of(op),
             summary=short_text(op.get("summary") or "", 200),
             description=as_str(op.get("description")),
             tags=tags,
@@ -545,6 +542,12 @@ class _Extractor:
             props = body.schema.get("properties")
             names |= set(props) if isinstance(props, dict) else set()
         return tuple(sorted(n for n in names if n.lower() in self.secret_names))
+
+
+def operation_id_of(raw: Any) -> str | None:
+    """An operation object's `operationId` as its operation has it (None when there is none)."""
+    op_id = raw.get("operationId") if isinstance(raw, dict) else None
+    return str(op_id) if isinstance(op_id, (str, int)) and str(op_id).strip() else None
 
 
 def extract_operations(

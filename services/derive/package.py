@@ -41,7 +41,7 @@ from services.derive.manifest import (
 from services.derive.model import Operation
 from services.derive.naming import api_slug, assign_names, shorter_forms, too_long
 from services.derive.operations import METHODS as PATH_METHODS
-from services.derive.operations import extract_operations
+from services.derive.operations import extract_operations, operation_id_of
 from services.derive.refs import Resolver
 from services.derive.render import (
     MAX_FILE_BYTES,
@@ -258,10 +258,9 @@ def _long_operation_ids(doc: dict[str, Any]) -> list[str]:
         if not isinstance(item, dict):
             continue
         for method in PATH_METHODS:
-            raw = item.get(method)
-            op_id = raw.get("operationId") if isinstance(raw, dict) else None
-            if isinstance(op_id, (str, int)) and str(op_id).strip() and too_long(str(op_id)):
-                found[str(op_id)] = None
+            op_id = operation_id_of(item.get(method))
+            if op_id and too_long(op_id):
+                found[op_id] = None
     return list(found)
 
 

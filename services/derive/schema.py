@@ -109,25 +109,9 @@ class SchemaTranslator:
         return out
 
     def deps(self, name: str) -> frozenset[str]:
-        """Every type name reachable from type `name` (itself included)."""
-        got = self._deps.get(name)
-        if got is not None:
-            return got
-        seen: set[str] = set()
-        stack = [name]
-        direct = self._refs
-        while stack:
-            cur = stack.pop()
-            if cur in seen:
-                continue
-            seen.add(cur)
-            refs = direct.get(cur)
-            if refs is None:  # (asked for once every type is translated: bodies are final)
-                refs = direct[cur] = refs_in(self.types.get(cur))
-            stack.extend(refs)
-        result = frozenset(seen)
-        self._deps[name] = result
-        return result
+        """Every type name reachable from type `name` (itself included); asked for once every
+        type is translated (the bodies are final)."""
+        return reachable(name, self.types, self._refs, self._deps)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -336,6 +320,30 @@ class SchemaTranslator:
                 if {"type": "null"} not in out[key]:
                     out[key] = [*out[key], {"type": "null"}]
         return out
+
+
+def reachable(
+    name: str,
+    types: dict[str, Any],
+    refs: dict[str, list[str]],
+    reach: dict[str, frozenset[str]],
+) -> frozenset[str]:
+    """Every type name reachable from type `name` in `types` (itself included), walked over
+    each type's direct references (`refs`, found once per type) and kept in `reach`."""
+    got = reach.get(name)
+    if got is None:
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            cur = todo.pop()
+            if cur not in seen:
+                seen.add(cur)
+                direct = refs.get(cur)
+                if direct is None:
+                    direct = refs[cur] = refs_in(types.get(cur))
+                todo.extend(direct)
+        got = reach[name] = frozenset(seen)
+    return got
 
 
 def refs_in(schema: Any) -> list[str]:

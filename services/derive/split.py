@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import pickle
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["Forked", "fork_map"]
+__all__ = ["Child", "Forked", "fork_map", "in_child"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -35,6 +35,48 @@ _MAX_CHUNKS = 1024  # the pipe holds them all before anyone reads (4 KB: any pip
 
 def _chunk_size(count: int) -> int:
     return max(8, -(-count // _MAX_CHUNKS))
+
+
+def _chunks(count: int, size: int) -> int:
+    return -(-count // size)
+
+
+@dataclass
+class Child:
+    """A forked child at work (`in_child`); `join` waits for it."""
+
+    pid: int
+    fd: int  # the read end of what it hands back
+
+    def join(self) -> tuple[bool, bytes]:
+        """(whether it succeeded, what it handed back: its result, or its failure's words)."""
+        with os.fdopen(self.fd, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(self.pid, 0)
+        return status == 0, data
+
+
+def in_child(work: Callable[[], bytes]) -> Child:
+    """Fork; the child runs `work`, hands back the bytes it returns (or, when it fails, the
+    failure's words) and leaves without cleanup. Only from a single-threaded process."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            try:
+                data = work()
+                code = 0
+            except BaseException as exc:  # noqa: BLE001 (said to the parent)
+                data = str(exc).encode()[:4000]
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write, view) :]
+        finally:
+            os._exit(code)
+    os.close(write)
+    return Child(pid, read)
 
 
 def _claimed(fd: int) -> Iterator[int]:
@@ -53,17 +95,21 @@ class Forked(Generic[T, R]):
 
     func: Callable[[T], R]
     items: Sequence[T]
-    pid: int | None = None
-    results_fd: int | None = None
+    child: Child | None = None
     claims_fd: int | None = None
-    size: int = field(default=0)
+    size: int = 0
+
+    @property
+    def pid(self) -> int | None:
+        """The child's, while it works."""
+        return self.child.pid if self.child is not None else None
 
     def _chunk(self, n: int) -> list[R]:
         func = self.func
         return [func(x) for x in self.items[n * self.size : (n + 1) * self.size]]
 
     def results(self) -> list[R]:
-        if self.pid is None or self.results_fd is None or self.claims_fd is None:
+        if self.child is None or self.claims_fd is None:
             return [self.func(x) for x in self.items]
         done: dict[int, list[R]] = {}
         try:
@@ -72,20 +118,17 @@ class Forked(Generic[T, R]):
         finally:
             os.close(self.claims_fd)
             self.claims_fd = None
-        done.update(self._child_results())
-        chunks = -(-len(self.items) // self.size)
+        done.update(self._child_results(self.child))
+        self.child = None
         out: list[R] = []
-        for n in range(chunks):
+        for n in range(_chunks(len(self.items), self.size)):
             out.extend(done[n] if n in done else self._chunk(n))
         return out
 
-    def _child_results(self) -> dict[int, list[R]]:
-        assert self.pid is not None and self.results_fd is not None
-        with os.fdopen(self.results_fd, "rb") as pipe:
-            data = pipe.read()
-        self.results_fd = None
-        _, status = os.waitpid(self.pid, 0)
-        if status == 0 and data:
+    @staticmethod
+    def _child_results(child: Child) -> dict[int, list[R]]:
+        succeeded, data = child.join()
+        if succeeded and data:
             try:
                 out = pickle.loads(data)
                 if isinstance(out, dict):
@@ -102,23 +145,14 @@ def fork_map(func: Callable[[T], R], items: Sequence[T], processes: int) -> Fork
         return Forked(func, items)
     size = _chunk_size(len(items))
     claims_read, claims_write = os.pipe()
-    chunks = -(-len(items) // size)
-    os.write(claims_write, b"".join(n.to_bytes(_RECORD, "little") for n in range(chunks)))
+    numbers = range(_chunks(len(items), size))
+    os.write(claims_write, b"".join(n.to_bytes(_RECORD, "little") for n in numbers))
     os.close(claims_write)  # an empty pipe now reads as its end: nothing left to claim
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: claim and compute, hand the results back, leave without cleanup
-        code = 1
-        try:
-            os.close(read)
-            forked = Forked(func, items, size=size)
-            done = {n: forked._chunk(n) for n in _claimed(claims_read)}
-            data = pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write, view) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    return Forked(func, items, pid, read, claims_read, size)
+    forked = Forked(func, items, claims_fd=claims_read, size=size)
+
+    def claim_and_compute() -> bytes:  # (the child's work)
+        done = {n: forked._chunk(n) for n in _claimed(claims_read)}
+        return pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL)
+
+    forked.child = in_child(claim_and_compute)
+    return forked
