@@ -11,6 +11,7 @@ field); deriving later with a changed spec degrades instead and says so.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -244,6 +245,13 @@ def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
             raise AnnotationRefused(problem)
         out.warnings.append(problem + "; dropped from this version")
         return
+    wrong = _misfit(value, props[name])
+    if wrong:
+        problem = f"fixed {a.id}: {op.name}'s {name!r} {wrong}"
+        if strict:
+            raise AnnotationRefused(problem)
+        out.warnings.append(problem + "; dropped from this version")
+        return
     op.tool.fixed[name] = value
     props.pop(name)
     required = op.tool.schema.get("required")
@@ -251,6 +259,35 @@ def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
         required.remove(name)
         if not required:
             op.tool.schema.pop("required")
+
+
+def _unref(schema: Any) -> Any:
+    """The schema with each shared-type reference taken as 'anything' (a fixed value is held to
+    what the argument's own schema says; the types it shares are checked when it is sent)."""
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            return {}
+        return {k: _unref(v) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_unref(v) for v in schema]
+    return schema
+
+
+def _misfit(value: Any, schema: Any) -> str | None:
+    """Why `value` is not one the argument's schema takes, or None."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        check = Draft202012Validator(
+            _unref(schema), format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
+        error = next(iter(check.iter_errors(value)), None)
+    except SchemaError:
+        return None
+    if error is None:
+        return None
+    return f"takes no {json.dumps(value, ensure_ascii=False)[:80]}: {error.message[:200]}"
 
 
 def apply_annotations(

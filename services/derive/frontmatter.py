@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from services.derive.errors import SpecRefused
 from services.derive.jsonfmt import readable_json
+from services.derive.keys import unknown_keys
 from services.derive.load import LoadLimits, parse_bytes
 from services.derive.model import Operation
 
@@ -61,6 +62,9 @@ FORM_BODY = "application/x-www-form-urlencoded"
 # value joined by , space tab |, deepObject = name[key]=value (and name[0]=value for lists)
 STYLES = ("form", "csv", "ssv", "tsv", "pipes", "deepObject")
 APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
+# what an operation file's frontmatter may hold; anything else is refused (a misspelled `aproval:`
+# would leave the operation ungated)
+FILE_KEYS = ("operation", "identity", "approval")
 # the one reading of a path template: `{name}` within a segment (an empty name is caught as an error)
 PATH_TEMPLATE = re.compile(r"\{([^{}/]*)\}")
 # what a field (argument) name may be: no spaces, braces, slashes or control characters
@@ -515,11 +519,9 @@ def _approval(
 ) -> Approval:
     if not isinstance(raw, dict):
         raise DeclarationError(file, "approval", "must be a mapping with `matches` and `risk`")
-    for key in raw:
-        if key not in APPROVAL_KEYS:
-            raise DeclarationError(
-                file, "approval", f"unknown field {key!r}; it takes {', '.join(APPROVAL_KEYS)}"
-            )
+    unknown = unknown_keys(raw, APPROVAL_KEYS)
+    if unknown:
+        raise DeclarationError(file, "approval", unknown)
     matches = raw.get("matches")
     if not isinstance(matches, str) or len(matches.split()) != 2:
         raise DeclarationError(file, "approval.matches", "must read like 'DELETE /invoices/{id}'")
@@ -596,6 +598,9 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     """
     file = op_file.file
     front = op_file.frontmatter
+    unknown = unknown_keys(front, FILE_KEYS)
+    if unknown:
+        raise DeclarationError(file, "frontmatter", unknown)
     raw = front.get("operation")
     if raw is None:
         if "identity" in front:
@@ -609,11 +614,9 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         raise DeclarationError(
             file, "operation", "must be a mapping with method, url and the arguments"
         )
-    for key in raw:
-        if key not in OPERATION_KEYS:
-            raise DeclarationError(
-                file, "operation", f"unknown field {key!r}; it takes {', '.join(OPERATION_KEYS)}"
-            )
+    unknown = unknown_keys(raw, OPERATION_KEYS)
+    if unknown:
+        raise DeclarationError(file, "operation", unknown)
     method = raw.get("method")
     if not isinstance(method, str) or method.upper() not in METHODS:
         raise DeclarationError(

@@ -26,7 +26,9 @@ from services.derive.frontmatter import (
     DeclarationError,
     OperationFile,
     parse_operation_file,
+    split_frontmatter,
 )
+from services.derive.keys import unknown_keys
 from services.derive.manifest import Manifest, ManifestError, SkillIndex
 from services.derive.naming import slugify, tool_name
 from services.derive.schema import refs_in
@@ -46,6 +48,8 @@ __all__ = [
 PROVIDERS = ("anthropic", "openai", "mcp", "openai-strict", "gemini")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NOT_OPERATIONS = ("body.md", "SKILL.md", "README.md")
+BODY_KEYS = ("name", "auth")  # a hand-written body.md's frontmatter
+AUTH_KEYS = ("header", "kind")
 
 
 class PackageError(ValueError):
@@ -201,13 +205,24 @@ def _json_file(files: Mapping[str, bytes], path: str, default: Any) -> Any:
         raise PackageError(f"{path}: not valid JSON: {exc}") from None
 
 
-def _parse(files: Mapping[str, bytes], path: str) -> tuple[OperationFile, Declaration | None]:
+def _text(files: Mapping[str, bytes], path: str) -> str:
     try:
-        text = files[path].decode("utf-8")
+        return files[path].decode("utf-8")
     except UnicodeDecodeError:
         raise PackageError(f"{path}: not UTF-8 text") from None
+
+
+def _parse(files: Mapping[str, bytes], path: str) -> tuple[OperationFile, Declaration | None]:
     try:
-        return parse_operation_file(path, text)
+        return parse_operation_file(path, _text(files, path))
+    except DeclarationError as exc:
+        raise PackageError(str(exc)) from None
+
+
+def _front(files: Mapping[str, bytes], path: str) -> OperationFile:
+    """A file that is not an operation (body.md): its frontmatter and prose, bounded the same way."""
+    try:
+        return split_frontmatter(path, _text(files, path))
     except DeclarationError as exc:
         raise PackageError(str(exc)) from None
 
@@ -372,7 +387,10 @@ def _hand_written(
     types = _types(files)
     title = slug or ""
     if "body.md" in files:
-        body, _ = _parse(files, "body.md")
+        body = _front(files, "body.md")
+        unknown = unknown_keys(body.frontmatter, BODY_KEYS)
+        if unknown:
+            raise PackageError(f"body.md: frontmatter: {unknown}")
         name = body.frontmatter.get("name")
         if isinstance(name, str) and name.strip():
             slug = name.strip()
@@ -382,6 +400,9 @@ def _hand_written(
         title = heading or title
         declared = body.frontmatter.get("auth")
         if auth is None and declared is not None:
+            unknown = unknown_keys(declared, AUTH_KEYS) if isinstance(declared, dict) else None
+            if unknown:
+                raise PackageError(f"body.md: auth: {unknown}")
             if (
                 not isinstance(declared, dict)
                 or not isinstance(declared.get("header"), str)

@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from services.derive.keys import unknown_keys
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 
 __all__ = [
@@ -44,6 +45,25 @@ WORKFLOWS_FILE = "workflows.yaml"
 MAX_STEPS = 50
 MAX_FILE_BYTES = 256 * 1024
 EXECUTIONS = ("draft", "guided", "hardened")
+FILE_KEYS = ("workflows",)
+WORKFLOW_KEYS = (
+    "name",
+    "description",
+    "execution",
+    "parameters",
+    "steps",
+    "tool",
+    "defaults",
+    "procedure",
+    "uses",
+)
+STEP_KEYS = {
+    "tool": ("id", "tool", "args", "save_as", "on_error"),
+    "workflow": ("id", "workflow", "args", "save_as", "on_error"),
+    "if": ("id", "if", "then", "else"),
+    "return": ("id", "return"),
+    "fail": ("id", "fail"),
+}
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
 _PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
@@ -134,20 +154,18 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
         if sid in seen_ids:
             raise _refuse(where, "two steps have this id")
         seen_ids.add(sid)
-        kinds = [k for k in ("tool", "workflow", "if", "return", "fail") if k in item]
+        kinds = [k for k in STEP_KEYS if k in item]
         if len(kinds) != 1:
-            raise _refuse(where, "a step is exactly one of tool, workflow, if, return, fail")
+            unknown = unknown_keys(item, sorted({k for ks in STEP_KEYS.values() for k in ks}))
+            raise _refuse(
+                where,
+                f"a step is exactly one of tool, workflow, if, return, fail{f' ({unknown})' if unknown else ''}",
+            )
         kind = kinds[0]
-        known = {
-            "tool": {"id", "tool", "args", "save_as", "on_error"},
-            "workflow": {"id", "workflow", "args", "save_as", "on_error"},
-            "if": {"id", "if", "then", "else"},
-            "return": {"id", "return"},
-            "fail": {"id", "fail"},
-        }[kind]
-        extra = sorted(set(item) - known)
-        if extra:
-            raise _refuse(where, f"a {kind} step does not take {', '.join(extra)}")
+        unknown = unknown_keys(item, STEP_KEYS[kind])
+        if unknown:
+            raise _refuse(where, f"a {kind} step: {unknown}")
+        _templates_only({k: v for k, v in item.items() if k in ("args", "return", "fail")}, where)
         if kind in ("tool", "workflow"):
             args = item.get("args", {})
             if not isinstance(args, dict):
@@ -170,6 +188,32 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
         else:
             out.append(Step(sid, kind, value=item[kind]))
     return tuple(out)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _templates_only(value: Any, where: str) -> None:
+    """Templates are substitution only: whatever `{{`/`}}` is left once every `{{name.path}}` is
+    taken out (an expression, a filter, an unclosed brace) is refused, never sent literally."""
+    for text in _strings(value):
+        rest = _TEMPLATE.sub("", text)
+        if "{{" in rest or "}}" in rest:
+            start = rest.find("{{") if "{{" in rest else rest.find("}}")
+            bad = rest[start : start + 40]
+            raise _refuse(
+                where,
+                f"{bad!r} is not a template: write {{{{name}}}} or {{{{name.field}}}} (a parameter"
+                " or a saved value; nothing is evaluated)",
+            )
 
 
 def _opt(value: Any) -> str | None:
@@ -278,6 +322,40 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
                 scope.add(s.save_as)
 
     walk(wf.steps, params)
+    if not wf.steps:
+        return
+    read: set[str] = set()
+    for s in _walk(wf.steps):
+        read.update(_refs(s.args) if s.kind in ("tool", "workflow") else _refs(s.value))
+        if s.kind == "if" and s.condition:
+            read.add(s.condition.split(".", 1)[0])
+    props = wf.parameters.get("properties") or {}
+    required = set(wf.parameters.get("required") or ())
+    for name in sorted(params):
+        if name not in read:
+            raise _refuse(
+                f"{wf.name} parameter {name}",
+                "no step reads it; use it in a step or leave it out",
+            )
+        prop = props.get(name)
+        if name not in required and not (isinstance(prop, dict) and "default" in prop):
+            raise _refuse(
+                f"{wf.name} parameter {name}",
+                "is optional with no default, but a step reads it; give it a default or make it required",
+            )
+    _unreachable(wf.name, wf.steps)
+
+
+def _unreachable(wf: str, steps: tuple[Step, ...]) -> None:
+    """A step after a `return` or `fail` in the same sequence never runs: refused, not skipped."""
+    for n, s in enumerate(steps):
+        if s.kind in ("return", "fail") and n + 1 < len(steps):
+            raise _refuse(
+                f"{wf} step {steps[n + 1].id}",
+                f"comes after the {s.kind} of step {s.id}, so it would never run",
+            )
+        _unreachable(wf, s.then)
+        _unreachable(wf, s.otherwise)
 
 
 def _cycles(workflows: Mapping[str, Workflow]) -> None:
@@ -373,11 +451,17 @@ def load_workflows(
     items = doc.get("workflows") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise _refuse("the file", "holds `workflows:`, a list")
+    unknown = unknown_keys(doc, FILE_KEYS)
+    if unknown:
+        raise _refuse("the file", unknown)
     out: dict[str, Workflow] = {}
     for n, item in enumerate(items, 1):
         if not isinstance(item, dict) or not _NAME.match(str(item.get("name", ""))):
             raise _refuse(f"workflow {n}", "name: lowercase letters, digits and '_'")
         name = str(item["name"])
+        unknown = unknown_keys(item, WORKFLOW_KEYS)
+        if unknown:
+            raise _refuse(name, unknown)
         if name in out:
             raise _refuse(name, "two workflows have this name")
         if any(t.operation == name for t in skill.tools):

@@ -158,6 +158,26 @@ def test_a_fixed_argument_leaves_the_schema_and_is_sent_on_every_call() -> None:
     )
 
 
+def test_a_fixed_value_its_argument_cannot_take_is_dropped_with_a_warning_never_sent() -> None:
+    package = derive_package(
+        SPEC,
+        DeriveOptions(
+            annotations=(
+                Annotation("f", "fixed", "operation:find_pets", {"name": "limit", "value": "abc"}),
+            )
+        ),
+    )
+    assert package.warnings[-1] == (
+        "fixed f: find_pets's 'limit' takes no \"abc\": 'abc' is not of type 'integer';"
+        " dropped from this version"
+    )
+    assert package.files["find_pets.md"] == PLAIN["find_pets.md"]
+    fine = derived(Annotation("f", "fixed", "operation:find_pets", {"name": "limit", "value": 5}))
+    skill = load_skill(fine)
+    request = build_request(skill.tool("find_pets"), {}, skill.hosts).as_dict()
+    assert request["url"].endswith("/pets?limit=5")
+
+
 def test_an_annotation_whose_operation_is_gone_is_kept_as_orphaned() -> None:
     files = derived(Annotation("o1", "note", "operation:adopt_pet", {"text": "x"}))
     assert changed(files) == []
@@ -191,6 +211,14 @@ def test_an_annotation_whose_operation_is_gone_is_kept_as_orphaned() -> None:
         (
             (Annotation("i", "identity", "operation:add_pet", {"fields": []}),),
             "an identity names the fields that make two writes the same; it names no field",
+        ),
+        (
+            (Annotation("f", "fixed", "operation:find_pets", {"name": "limit", "value": "abc"}),),
+            "fixed f: find_pets's 'limit' takes no \"abc\": 'abc' is not of type 'integer'",
+        ),
+        (
+            (Annotation("f", "fixed", "operation:find_pets", {"name": "tags", "value": 5}),),
+            "fixed f: find_pets's 'tags' takes no 5: 5 is not of type 'array'",
         ),
     ],
 )

@@ -87,7 +87,7 @@ operation:
 
 def test_a_file_without_an_operation_block_is_prose_only() -> None:
     assert parse_operation_file("notes.md", "# Notes\n\nNothing to call.\n")[1] is None
-    assert parse("title: x") is None
+    assert parse("approval: {matches: GET /x, risk: low}") is None  # a prose-only operation's gate
 
 
 REFUSALS = [
@@ -145,7 +145,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
-        "op.md: operation: unknown field 'bdoy'; it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, body, query, path, optional, integer, number, boolean, list",
+        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, body, query, path, optional, integer, number, boolean, list)",
     ),
     (
         "operation:\n  method: FETCH\n  url: http://a.test/x",
@@ -194,6 +194,23 @@ REFUSALS = [
     (
         "identity: [a]",
         "op.md: identity: needs an `operation:` block: it names fields of the request the block declares",
+    ),
+    # a misspelled key would drop what it declares: the DELETE would go out ungated
+    (
+        "operation:\n  method: DELETE\n  url: http://a.test/orders/{id}\naproval:\n  matches: DELETE /orders/{id}",
+        "op.md: frontmatter: unknown key 'aproval'; did you mean `approval`? (it takes operation, identity, approval)",
+    ),
+    (
+        "operation:\n  method: POST\n  url: http://a.test/orders\n  body: [order_id]\nidentiy: [order_id]",
+        "op.md: frontmatter: unknown key 'identiy'; did you mean `identity`? (it takes operation, identity, approval)",
+    ),
+    (
+        "title: Notes",
+        "op.md: frontmatter: unknown key 'title' (it takes operation, identity, approval)",
+    ),
+    (
+        "operation:\n  method: DELETE\n  url: http://a.test/orders/{id}\napproval:\n  matches: DELETE /orders/{id}\n  rsik: high",
+        "op.md: approval: unknown key 'rsik'; did you mean `risk`? (it takes matches, risk, binds, amount, currency, auto_below)",
     ),
 ]
 

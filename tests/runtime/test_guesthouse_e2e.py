@@ -252,3 +252,47 @@ def test_execution_is_bounded_and_follows_no_redirect(
             build_request(tool, {"kind": "slow", "arg": "3"}, skill.hosts),
             limits=CallLimits(timeout=0.5),
         )
+
+
+@pytest.mark.parametrize(
+    ("file", "right", "wrong", "refusal"),
+    [
+        (
+            "cancel_booking.md",
+            b"approval:",
+            b"aproval:",
+            "cancel_booking.md: frontmatter: unknown key 'aproval'; did you mean `approval`?",
+        ),
+        (
+            "body.md",
+            b"auth:\n  header:",
+            b"auth:\n  headr:",
+            "body.md: auth: unknown key 'headr'; did you mean `header`?",
+        ),
+        (
+            "body.md",
+            b"name: hollowbrook",
+            b"nmae: hollowbrook",
+            "body.md: frontmatter: unknown key 'nmae'; did you mean `name`?",
+        ),
+    ],
+)
+def test_a_misspelled_declaration_is_refused_and_the_delete_is_never_sent(
+    skill_dir: Path,
+    server: GuesthouseServer,
+    tmp_path: Path,
+    file: str,
+    right: bytes,
+    wrong: bytes,
+    refusal: str,
+) -> None:
+    # with `aproval:` the DELETE would have gone out ungated: the package is refused at load instead
+    path = skill_dir / file
+    path.write_bytes(path.read_bytes().replace(right, wrong, 1))
+    env = {"HOLLOWBROOK_API_KEY": KEY, "SKILLPRESS_HOME": str(tmp_path / "home")}
+    sent = _cli(
+        "call", str(skill_dir), "cancel_booking", "--args", '{"booking_id": "bk-1"}', env=env
+    )
+    assert sent.returncode == 2, sent.stderr
+    assert sent.stderr.startswith(f"error: {refusal} (it takes "), sent.stderr
+    assert server.house.seen == []

@@ -48,6 +48,7 @@ def _one(steps: list[dict], **extra: object) -> str:
                     "parameters": {
                         "type": "object",
                         "properties": {"room_id": {"type": "string"}},
+                        "required": ["room_id"],
                     },
                     "steps": steps,
                     **extra,
@@ -128,6 +129,60 @@ CHECK = {
             _one([CHECK], execution="sometimes"),
             "workflows.yaml: flow: execution 'sometimes': one of draft, guided, hardened",
         ),
+        (
+            _one([CHECK], execuiton="hardened"),
+            "workflows.yaml: flow: unknown key 'execuiton'; did you mean `execution`? (it takes name, description, execution, parameters, steps, tool, defaults, procedure, uses)",
+        ),
+        (
+            _one([CHECK], tool_schema={"type": "object"}),
+            "workflows.yaml: flow: unknown key 'tool_schema' (it takes name, description, execution, parameters, steps, tool, defaults, procedure, uses)",
+        ),
+        (
+            _one([{**CHECK, "timeout": 5}]),
+            "workflows.yaml: flow step check: a tool step: unknown key 'timeout' (it takes id, tool, args, save_as, on_error)",
+        ),
+        (
+            _one([{**CHECK, "retry": 3}]),
+            "workflows.yaml: flow step check: a tool step: unknown key 'retry' (it takes id, tool, args, save_as, on_error)",
+        ),
+        (
+            _one([{"id": "a", "tol": "list_rooms"}]),
+            "workflows.yaml: flow step a: a step is exactly one of tool, workflow, if, return, fail (unknown key 'tol'; did you mean `tool`? (it takes args, else, fail, id, if, on_error, return, save_as, then, tool, workflow))",
+        ),
+        (
+            _one([CHECK]) + "workflow: {}\n",
+            "workflows.yaml: the file: unknown key 'workflow'; did you mean `workflows`? (it takes workflows)",
+        ),
+        (
+            _one([{**CHECK, "args": {**CHECK["args"], "room_id": "{{ $inputs.room_id }}"}}]),
+            "workflows.yaml: flow step check: '{{ $inputs.room_id }}' is not a template: write {{name}} or {{name.field}} (a parameter or a saved value; nothing is evaluated)",
+        ),
+        (
+            _one([{**CHECK, "args": {**CHECK["args"], "room_id": "{{room_id | upper}}"}}]),
+            "workflows.yaml: flow step check: '{{room_id | upper}}' is not a template: write {{name}} or {{name.field}} (a parameter or a saved value; nothing is evaluated)",
+        ),
+        (
+            _one([CHECK, {"id": "done", "return": "room {{room_id"}]),
+            "workflows.yaml: flow step done: '{{room_id' is not a template: write {{name}} or {{name.field}} (a parameter or a saved value; nothing is evaluated)",
+        ),
+        (
+            _one(
+                [CHECK],
+                parameters={
+                    "type": "object",
+                    "properties": {"room_id": {"type": "string"}, "note": {"type": "string"}},
+                },
+            ),
+            "workflows.yaml: flow parameter note: no step reads it; use it in a step or leave it out",
+        ),
+        (
+            _one([CHECK], parameters={"type": "object", "properties": {"room_id": {}}}),
+            "workflows.yaml: flow parameter room_id: is optional with no default, but a step reads it; give it a default or make it required",
+        ),
+        (
+            _one([CHECK, {"id": "done", "return": "ok"}, {"id": "late", "tool": "list_rooms"}]),
+            "workflows.yaml: flow step late: comes after the return of step done, so it would never run",
+        ),
     ],
     ids=[
         "unknown operation",
@@ -140,6 +195,18 @@ CHECK = {
         "step cap",
         "cycle",
         "unknown execution",
+        "misspelled execution",
+        "tool_schema",
+        "step timeout",
+        "step retry",
+        "misspelled step kind",
+        "file-level key",
+        "expression template",
+        "filter template",
+        "unclosed template",
+        "unused parameter",
+        "optional without default",
+        "step after return",
     ],
 )
 def test_what_cannot_run_is_refused_at_load_with_the_remedy(text: str, message: str) -> None:
