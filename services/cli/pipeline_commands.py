@@ -401,6 +401,37 @@ def _listing(
         typer.echo(line(row))
 
 
+def streams(
+    replicas: Annotated[
+        int | None,
+        typer.Option(
+            "--replicas",
+            help="change every stream and the live bucket to this many copies (1 on one server, 3 on a 3-node cluster)",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """The JetStream streams and how many copies each keeps. Clients never change an existing
+    stream's copies (one started without SKILLPRESS_STREAM_REPLICAS warns instead); this does."""
+    from dataclasses import asdict
+
+    from services.app.streams import stream_replicas
+
+    ctx = open_ctx()
+    with failures():
+        states = stream_replicas(ctx, replicas)
+    _listing(
+        [asdict(s) for s in states],
+        as_json,
+        "no streams yet",
+        lambda s: (
+            f"{s['name']}: {s['replicas']} replica{'s' if s['replicas'] != 1 else ''}"
+            + (f" on {', '.join(s['nodes'])}" if s["nodes"] else "")
+            + f", {s['messages']} messages"
+        ),
+    )
+
+
 def dead_letters(
     as_json: AsJson = False,
     replay: Annotated[
@@ -598,5 +629,6 @@ def register(app: typer.Typer) -> None:
     app.command()(deny)
     app.command()(actions)
     app.command("dead-letters")(dead_letters)
+    app.command()(streams)
     app.command()(worker)
     app.command()(refresh)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import nats
@@ -15,6 +17,9 @@ from services.errors import Permanent, Retryable
 __all__ = [
     "connect",
     "ensure_stream",
+    "set_replicas",
+    "stream_states",
+    "StreamState",
     "BrokerUnavailable",
     "StreamReplicasRefused",
     "EXHAUSTED_STREAM",
@@ -90,11 +95,60 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
 
 
 async def ensure_stream(nc: Client, replicas: int = 1, patience: float = 30.0) -> StreamConfig:
-    """Create the streams and the live bucket with `replicas` copies each, or bring an existing
-    stream's subjects and replica count up to date (StreamReplicasRefused, saying what to do, when
-    the server will not: a single server holds one copy); returns the main stream's configuration.
-    A JetStream API that does not answer (a cluster electing a leader) is asked again for up to
-    `patience` seconds."""
+    """Create the streams and the live bucket with `replicas` copies each where they are missing,
+    and bring an existing stream's subjects up to date; returns the main stream's configuration.
+
+    An existing stream's replica count is never changed here: any client calls this on start, and
+    one started without SKILLPRESS_STREAM_REPLICAS would otherwise bring a cluster's R3 streams
+    down to one copy. A count that differs from `replicas` is a warning naming both; only
+    `set_replicas` (the operator's `skillpress streams --replicas N`) changes it. A JetStream API
+    that does not answer (a cluster electing a leader) is asked again for up to `patience` s."""
+    return await _patiently(lambda: _ensure_all(nc, replicas, change=False), patience)
+
+
+async def set_replicas(nc: Client, replicas: int, patience: float = 60.0) -> list[StreamState]:
+    """The operator's change: every stream and the live bucket brought to `replicas` copies
+    (created where missing); StreamReplicasRefused, saying what to do, when the server will not
+    (a single server holds one). Each stream's state afterwards."""
+    await _patiently(lambda: _ensure_all(nc, replicas, change=True), patience)
+    return await stream_states(nc)
+
+
+@dataclass(frozen=True)
+class StreamState:
+    """A stream's name, its replica count, and the cluster nodes holding it (leader first)."""
+
+    name: str
+    replicas: int
+    nodes: tuple[str, ...]
+    messages: int
+
+
+async def stream_states(nc: Client) -> list[StreamState]:
+    """Each skillpress stream as the server holds it (missing ones left out)."""
+    js = nc.jetstream(timeout=10)
+    out = []
+    for name in (STREAM, EXHAUSTED_STREAM, f"KV_{LIVE_BUCKET}"):
+        try:
+            info = await js.stream_info(name)
+        except NotFoundError:
+            continue
+        cluster = info.cluster
+        nodes = tuple(
+            n
+            for n in [
+                cluster.leader if cluster else None,
+                *(r.name for r in (cluster.replicas or []) if cluster),
+            ]
+            if n
+        )
+        out.append(
+            StreamState(name, info.config.num_replicas or 1, nodes, info.state.messages or 0)
+        )
+    return out
+
+
+async def _patiently(make: Callable[[], Awaitable[StreamConfig]], patience: float) -> StreamConfig:
     import asyncio
     import time
 
@@ -104,7 +158,7 @@ async def ensure_stream(nc: Client, replicas: int = 1, patience: float = 30.0) -
     deadline = time.monotonic() + patience
     while True:
         try:
-            return await _ensure_all(nc, replicas)
+            return await make()
         except (NatsTimeout, NoRespondersError, TimeoutError):
             if time.monotonic() > deadline:
                 raise BrokerUnavailable(
@@ -113,8 +167,9 @@ async def ensure_stream(nc: Client, replicas: int = 1, patience: float = 30.0) -
             await asyncio.sleep(0.5)
 
 
-async def _ensure_all(nc: Client, replicas: int) -> StreamConfig:
-    js = nc.jetstream()
+async def _ensure_all(nc: Client, replicas: int, *, change: bool) -> StreamConfig:
+    # moving a stream's copies between nodes takes longer than the 5 s a plain request waits
+    js = nc.jetstream(timeout=30 if change else 5)
     await _ensure(
         js,
         StreamConfig(
@@ -123,13 +178,14 @@ async def _ensure_all(nc: Client, replicas: int) -> StreamConfig:
             max_age=30 * 24 * 3600.0,
             num_replicas=replicas,
         ),
+        change=change,
     )
     try:
         await js.key_value(LIVE_BUCKET)
     except (NotFoundError, BucketNotFoundError):
         await js.create_key_value(KeyValueConfig(bucket=LIVE_BUCKET, history=5, replicas=replicas))
     else:
-        await _ensure(js, None, f"KV_{LIVE_BUCKET}", replicas)
+        await _ensure(js, None, f"KV_{LIVE_BUCKET}", replicas, change=change)
     return await _ensure(
         js,
         StreamConfig(
@@ -138,13 +194,20 @@ async def _ensure_all(nc: Client, replicas: int) -> StreamConfig:
             duplicate_window=120.0,
             num_replicas=replicas,
         ),
+        change=change,
     )
 
 
 async def _ensure(
-    js: Any, config: StreamConfig | None, name: str | None = None, replicas: int | None = None
+    js: Any,
+    config: StreamConfig | None,
+    name: str | None = None,
+    replicas: int | None = None,
+    *,
+    change: bool,
 ) -> StreamConfig:
-    """The stream `config` names (created when missing), its subjects and replicas made as given."""
+    """The stream `config` names (created when missing), its subjects made as given, its replicas
+    changed to the ones given only when `change` (else a differing count is a warning)."""
     name = name or (config.name if config is not None else None)
     want: int = replicas or (config.num_replicas if config is not None else None) or 1
     try:
@@ -154,6 +217,19 @@ async def _ensure(
         return (await _refusing(js.add_stream(config), name, 0, want)).config
     current = info.config
     had: int = current.num_replicas or 1
+    if had != want and not change:
+        from services.platform.logging import get_logger
+
+        get_logger("broker").warning(
+            "broker.stream_replicas_differ",
+            stream=name,
+            replicas=had,
+            setting=want,
+            message=f"stream {name} keeps {had} replica{'s' if had != 1 else ''} and this"
+            f" client's SKILLPRESS_STREAM_REPLICAS is {want}: left at {had} (a client never"
+            f" changes it; `skillpress streams --replicas {want}` does)",
+        )
+        want = had
     subjects = config.subjects if config is not None else current.subjects
     if sorted(current.subjects or []) == sorted(subjects or []) and had == want:
         return current
@@ -169,9 +245,13 @@ async def _refusing(call: Any, name: str | None, had: int, want: int) -> Any:
     except APIError as exc:
         if want == had:
             raise
-        held = f"has {had} replica{'s' if had != 1 else ''}" if had else "does not exist yet"
+        if had:  # the operator's change
+            why = f"stream {name} has {had} replica{'s' if had != 1 else ''} and {want} were asked for"
+            fix = f"or keep {had}"
+        else:
+            why = f"stream {name} does not exist yet and SKILLPRESS_STREAM_REPLICAS asks for {want}"
+            fix = "or set SKILLPRESS_STREAM_REPLICAS=1"
         raise StreamReplicasRefused(
-            f"stream {name} {held} and SKILLPRESS_STREAM_REPLICAS asks for {want}; NATS refused"
-            f" ({exc.description or exc}). A single server holds 1: run a cluster of at least {want}"
-            f" nodes, or set SKILLPRESS_STREAM_REPLICAS={had or 1}"
+            f"{why}; NATS refused ({exc.description or exc}). A single server holds 1: run a"
+            f" cluster of at least {want} nodes, {fix}"
         ) from None

@@ -6,6 +6,8 @@ killed node rejoins and catches up."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import signal
 import subprocess
 import sys
@@ -22,7 +24,7 @@ from schemas.records import SourceRevision, Version
 from schemas.subjects import EVENTS, STREAM
 from services.app.context import open_app
 from services.app.pipeline import send, stored_outcome
-from services.platform.broker import StreamReplicasRefused, connect, ensure_stream
+from services.platform.broker import StreamReplicasRefused, connect, ensure_stream, set_replicas
 from services.platform.embedded_nats import NatsCluster, NatsServer
 from services.platform.settings import Settings
 from services.workers.app import WORKERS
@@ -173,21 +175,89 @@ def test_a_stream_asked_for_more_replicas_than_one_server_holds_is_refused_with_
 ) -> None:
     server = NatsServer(tmp_path / "nats").start()
 
-    async def run() -> str:
+    async def run() -> tuple[str, str, int]:
         nc = await connect(server.url)
         try:
             await ensure_stream(nc, 1)
-            with pytest.raises(StreamReplicasRefused) as refused:
-                await ensure_stream(nc, 3)
-            return str(refused.value)
+            await ensure_stream(nc, 3)  # a client's setting never changes an existing stream
+            kept = (await nc.jetstream().stream_info(STREAM)).config.num_replicas or 0
+            with pytest.raises(StreamReplicasRefused) as changed:
+                await set_replicas(nc, 3)
         finally:
             await nc.close()
+        fresh = NatsServer(tmp_path / "fresh").start()
+        try:
+            nc = await connect(fresh.url)
+            with pytest.raises(StreamReplicasRefused) as created:
+                await ensure_stream(nc, 3)
+            await nc.close()
+        finally:
+            fresh.kill()
+        return str(changed.value), str(created.value), kept
 
     try:
-        message = asyncio.run(run())
+        changed, created, kept = asyncio.run(run())
     finally:
         server.kill()
-    assert message.startswith(
-        "stream SKILLPRESS_EXHAUSTED has 1 replica and SKILLPRESS_STREAM_REPLICAS asks for 3"
+    assert kept == 1
+    assert changed.startswith("stream SKILLPRESS_EXHAUSTED has 1 replica and 3 were asked for")
+    assert changed.endswith("run a cluster of at least 3 nodes, or keep 1")
+    assert created.startswith(
+        "stream SKILLPRESS_EXHAUSTED does not exist yet and SKILLPRESS_STREAM_REPLICAS asks for 3"
     )
-    assert message.endswith("or set SKILLPRESS_STREAM_REPLICAS=1")
+    assert created.endswith("or set SKILLPRESS_STREAM_REPLICAS=1")
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_a_client_without_the_replicas_setting_never_lowers_a_clusters_streams(
+    tmp_path: Path,
+) -> None:
+    """A client started without SKILLPRESS_STREAM_REPLICAS warns, naming both counts, and
+    leaves the R3 streams at R3; only the operator's `streams --replicas` changes them, both ways,
+    with one line and no traceback."""
+    cluster = NatsCluster(tmp_path / "cluster", 3).start()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")} | {
+        "SKILLPRESS_HOME": str(tmp_path / "home"),
+        "SKILLPRESS_NATS_URL": cluster.url,
+    }
+
+    def counts() -> dict[str, int]:
+        shown = _cli("streams", "--json", env=base)
+        assert shown.returncode == 0, shown.stderr
+        return {s["name"]: s["replicas"] for s in json.loads(shown.stdout)}
+
+    try:
+        made = _cli("streams", "--replicas", "3", "--json", env=base)
+        assert made.returncode == 0, made.stderr
+        everything = {STREAM: 3, f"{STREAM}_EXHAUSTED": 3, "KV_SKILLPRESS_LIVE": 3}
+        assert counts() == everything
+        spec = SPECS / "oai-petstore.swagger2.yaml"
+        # the issue's client: an import with no replicas setting, no worker to answer it
+        plain = _cli("import", str(spec), "--skill", "pets", "--timeout", "1", env=base)
+        assert plain.returncode == 1, plain.stderr
+        assert "broker.stream_replicas_differ" in plain.stderr
+        assert (
+            "stream SKILLPRESS keeps 3 replicas and this client's SKILLPRESS_STREAM_REPLICAS is 1:"
+            " left at 3 (a client never changes it; `skillpress streams --replicas 1` does)"
+        ) in plain.stderr
+        assert "Traceback" not in plain.stderr
+        assert counts() == everything
+        lowered = _cli("streams", "--replicas", "1", env=base)
+        assert lowered.returncode == 0, lowered.stderr
+        assert counts() == dict.fromkeys(everything, 1)
+        raised = _cli("streams", "--replicas", "3", env=base)
+        assert raised.returncode == 0, raised.stderr
+        assert "Traceback" not in raised.stderr
+        assert raised.stdout.splitlines()[0].startswith(f"{STREAM}: 3 replicas on n")
+        assert counts() == everything
+    finally:
+        cluster.stop()
