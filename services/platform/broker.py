@@ -134,14 +134,10 @@ async def stream_states(nc: Client) -> list[StreamState]:
         except NotFoundError:
             continue
         cluster = info.cluster
-        nodes = tuple(
-            n
-            for n in [
-                cluster.leader if cluster else None,
-                *(r.name for r in (cluster.replicas or []) if cluster),
-            ]
-            if n
-        )
+        nodes: tuple[str, ...] = ()
+        if cluster is not None:
+            named = [cluster.leader, *(r.name for r in cluster.replicas or [])]
+            nodes = tuple(n for n in named if n)
         out.append(
             StreamState(name, info.config.num_replicas or 1, nodes, info.state.messages or 0)
         )
