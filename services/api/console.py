@@ -13,6 +13,7 @@ from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 
 from services.api.auth import SESSION_COOKIE
@@ -33,6 +34,15 @@ __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def _ticks(text: str) -> Markup:
+    """Text whose `backticked` parts are code (the core's sentences are Markdown), escaped."""
+    parts = str(escape(text)).split("`")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
+
+
+templates.env.filters["ticks"] = _ticks
 RISKS = ("high", "medium", "low")
 
 
@@ -241,6 +251,7 @@ def submission_page(
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
     from services.app.pipeline import stored_outcome
     from services.app.versions import find_skill, version_files, version_for_outcome
+    from services.derive.auth import credential_hint
     from services.derive.manifest import Manifest
     from services.runtime.execute import default_env_var
 
@@ -267,6 +278,7 @@ def submission_page(
     needs = {
         "hosts": list(manifest.hosts),
         "header": manifest.auth.header,
+        "holds": credential_hint(manifest.auth.kind, manifest.auth.header),
         "env": env or default_env_var(slug),
         "base_url": manifest.base_url,
         "unservable": manifest.auth.operations_unservable,

@@ -103,6 +103,9 @@ class PreviewOut(BaseModel):
     auth_header: str | None
     auth_kind: str | None
     credential_env: str = Field(description="the environment variable the credential goes in")
+    credential_holds: str = Field(
+        description="what that variable holds and how it is sent ('' when the spec declares no credential)"
+    )
     operations_needing_auth: int
     operations_unservable: int = Field(description="operations needing auth a header cannot serve")
     unservable_kinds: list[str]

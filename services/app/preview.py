@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from services.derive.auth import credential_hint
 from services.derive.package import DeriveOptions, derive_package
 from services.runtime.execute import default_env_var
 
@@ -23,6 +24,7 @@ class Preview:
     auth_header: str | None
     auth_kind: str | None
     credential_env: str  # the variable the credential goes in, prefilled
+    credential_holds: str  # what that variable holds and how it is sent
     operations_needing_auth: int
     operations_unservable: int  # need auth a header cannot serve
     unservable_kinds: list[str]
@@ -61,6 +63,7 @@ def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = No
         auth_header=m.auth.header,
         auth_kind=m.auth.kind,
         credential_env=default_env_var(m.slug),
+        credential_holds=credential_hint(m.auth.kind, m.auth.header),
         operations_needing_auth=m.auth.operations_needing_auth,
         operations_unservable=m.auth.operations_unservable,
         unservable_kinds=list(m.auth.unservable_kinds),

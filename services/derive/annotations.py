@@ -164,7 +164,7 @@ class Applied:
 def _sent_fields(op: Operation) -> list[str]:
     if op.tool is None:
         return [p.name for p in op.params if p.location in ("path", "query")]
-    return [*op.tool.path_params, *op.tool.query, *op.tool.body_fields]
+    return [*op.tool.path_params, *op.tool.query, *op.tool.header, *op.tool.body_fields]
 
 
 def _bindable(op: Operation) -> list[str]:
@@ -224,6 +224,8 @@ def _own_copy(op: Operation) -> Operation:
             schema=copy.deepcopy(tool.schema),
             fixed=dict(tool.fixed),
             headers=dict(tool.headers),
+            header=list(tool.header),
+            sent_as=dict(tool.sent_as),
         )
     return replace(op, additions=copy.deepcopy(op.additions), tool=tool)
 
@@ -237,6 +239,10 @@ def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
             )
             return
         op.tool.headers[name] = str(value)
+        for arg in [h for h in op.tool.header if op.tool.sent_as.get(h, h).lower() == name.lower()]:
+            op.tool.header.remove(arg)  # the header the model could set is fixed now
+            op.tool.sent_as.pop(arg, None)
+            _drop_argument(op, arg)
         return
     props = op.tool.schema.get("properties", {}) if op.tool is not None else {}
     if op.tool is None or name not in props:
@@ -253,7 +259,13 @@ def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
         out.warnings.append(problem + "; dropped from this version")
         return
     op.tool.fixed[name] = value
-    props.pop(name)
+    _drop_argument(op, name)
+
+
+def _drop_argument(op: Operation, name: str) -> None:
+    """`name` is no longer the model's to give: out of the tool's properties and required."""
+    assert op.tool is not None
+    op.tool.schema.get("properties", {}).pop(name, None)
     required = op.tool.schema.get("required")
     if isinstance(required, list) and name in required:
         required.remove(name)

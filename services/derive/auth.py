@@ -14,7 +14,26 @@ from typing import Any
 from services.derive.model import Operation
 from services.derive.refs import Resolver
 
-__all__ = ["analyse_auth", "classify_scheme"]
+__all__ = ["analyse_auth", "classify_scheme", "credential_hint"]
+
+# which of two schemes that serve the same operations a skill attaches: a token as it is, before
+# a key, before a user and password
+_PREFERENCE = {"bearer": 0, "oauth2": 1, "openIdConnect": 1, "apiKey": 2, "basic": 3}
+
+
+def credential_hint(kind: str | None, header: str | None) -> str:
+    """What the credential's variable holds and how it is sent, in the same words in the body,
+    the import's 'what it still needs' and an exported SKILL.md ('' without a header)."""
+    if header is None:
+        return ""
+    if kind == "bearer":
+        return f"a token, sent as `{header}: Bearer <token>`"
+    if kind == "basic":
+        return (
+            f"`user:password`, or an API key alone as the user name, sent base64-encoded as"
+            f" `{header}: Basic …`"
+        )
+    return f"the key, sent as it is in the `{header}` header"
 
 
 def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
@@ -79,8 +98,10 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
         if not servable_alt:
             unservable += 1
     chosen = None
-    if used:
-        chosen = sorted(used.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    if used:  # the scheme most operations can use; between equals, a bearer token over the rest
+        chosen = sorted(
+            used.items(), key=lambda kv: (-kv[1], _PREFERENCE.get(schemes[kv[0]][0], 9), kv[0])
+        )[0][0]
     elif schemes:
         servable = sorted(n for n, k in schemes.items() if k[2])
         chosen = servable[0] if servable else None

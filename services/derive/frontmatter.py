@@ -41,7 +41,17 @@ NO_BODY = ("GET", "HEAD")
 RISKS = ("low", "medium", "high")  # the one risk catalogue: gates, guesses, annotations, contracts
 WRITE_RISKS = ("medium", "high")  # an operation of these risks is a write for an agent
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
-FLAT_KEYS = ("body", "query", "path", "optional", "integer", "number", "boolean", "list")
+FLAT_KEYS = (
+    "body",
+    "query",
+    "header",
+    "path",
+    "optional",
+    "integer",
+    "number",
+    "boolean",
+    "list",
+)
 OPERATION_KEYS = (
     "method",
     "url",
@@ -59,9 +69,22 @@ JSON_BODY = "application/json"
 FORM_BODY = "application/x-www-form-urlencoded"
 # how a list or object argument is written into the query or a form body (OpenAPI style/explode,
 # Swagger 2.0 collectionFormat): form = repeated or exploded (the default), csv/ssv/tsv/pipes = one
-# value joined by , space tab |, deepObject = name[key]=value (and name[0]=value for lists)
-STYLES = ("form", "csv", "ssv", "tsv", "pipes", "deepObject")
+# value joined by , space tab |, deepObject = name[key]=value (and name[0]=value for lists),
+# json = the value as compact JSON under its name (a parameter declared with JSON `content`)
+STYLES = ("form", "csv", "ssv", "tsv", "pipes", "deepObject", "json")
 APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
+# headers only the runtime writes: never fixed in a file, never a model's argument
+RUNTIME_HEADERS = (
+    "authorization",
+    "cookie",
+    "host",
+    "content-type",
+    "content-length",
+    "idempotency-key",
+    "transfer-encoding",
+    "connection",
+)
+HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 # what an operation file's frontmatter may hold; anything else is refused (a misspelled `aproval:`
 # would leave the operation ungated)
 FILE_KEYS = ("operation", "identity", "approval")
@@ -144,8 +167,9 @@ class Declaration:
     styles: tuple[tuple[str, str], ...] = ()  # (argument, style) where it is not "form"
     # the argument whose value is the whole body (a form: its fields)
     body_arg: str | None = None
-    # (query argument, the name the API reads) where they differ
+    # (query or header argument, the name the API reads) where they differ
     sent_as: tuple[tuple[str, str], ...] = ()
+    header: tuple[str, ...] = ()  # arguments sent as request headers
 
     def style_of(self, name: str) -> str:
         return dict(self.styles).get(name, "form")
@@ -159,7 +183,7 @@ class Declaration:
 
     @property
     def sent(self) -> tuple[str, ...]:
-        return self.path_params + self.query + self.body
+        return self.path_params + self.query + self.header + self.body
 
     @property
     def fixed_values(self) -> dict[str, Any]:
@@ -309,7 +333,7 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
 
 def _schema_form(
     file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
-) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     raw = op["schema"]
     if isinstance(raw, str):
         try:
@@ -378,19 +402,31 @@ def _schema_form(
                 "operation.query",
                 f"names {name!r}, which is not sent: it is not in schema.properties",
             )
-    body = tuple(n for n in [*props, *fixed] if n not in path_params and n not in query)
+    header = _names(file, "operation.header", op.get("header"))
+    for name in header:
+        if name in path_params or name in query:
+            where = "a path parameter of the URL" if name in path_params else "also in `query`"
+            raise DeclarationError(file, "operation.header", f"{name!r} is {where}")
+        if name not in props and name not in fixed:
+            raise DeclarationError(
+                file,
+                "operation.header",
+                f"names {name!r}, which is not sent: it is not in schema.properties",
+            )
+    outside = (*path_params, *query, *header)
+    body = tuple(n for n in [*props, *fixed] if n not in outside)
     if method in NO_BODY and body:
         raise DeclarationError(
             file,
             "operation.schema",
             f"a {method} has no body, but {', '.join(map(repr, body))} would be sent as one; list them in `query`",
         )
-    return schema, query, body
+    return schema, query, header, body
 
 
 def _flat_form(
     file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
-) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     lists = {key: _names(file, f"operation.{key}", op.get(key)) for key in FLAT_KEYS}
     for name in lists["path"]:
         if name not in path_params:
@@ -399,30 +435,39 @@ def _flat_form(
                 "operation.path",
                 f"path parameter {name!r} is not in the URL; write it as a segment, /{{{name}}}",
             )
-    body, query = lists["body"], lists["query"]
+    body, query, header = lists["body"], lists["query"], lists["header"]
     if method in NO_BODY and body:
         raise DeclarationError(
             file,
             "operation.body",
             f"a {method} has no body; list {', '.join(map(repr, body))} in `query`",
         )
-    for name in query:
-        if name in body:
-            raise DeclarationError(
-                file, "operation.query", f"{name!r} is also in `body`; a name lives in one place"
-            )
-    for name in (*body, *query):
+    for key, names, others in (("query", query, body), ("header", header, (*body, *query))):
+        for name in names:
+            if name in others:
+                raise DeclarationError(
+                    file,
+                    f"operation.{key}",
+                    f"{name!r} is also in `{'body' if name in body else 'query'}`; a name lives in one place",
+                )
+    for name in (*body, *query, *header):
         if name in path_params:
-            where = "operation.body" if name in body else "operation.query"
+            where = (
+                "operation.body"
+                if name in body
+                else "operation.query"
+                if name in query
+                else "operation.header"
+            )
             raise DeclarationError(file, where, f"{name!r} is a path parameter of the URL")
-    sent = set(path_params) | set(body) | set(query)
+    sent = set(path_params) | set(body) | set(query) | set(header)
     for key in ("optional", "integer", "number", "boolean", "list"):
         for name in lists[key]:
             if name not in sent:
                 raise DeclarationError(
                     file,
                     f"operation.{key}",
-                    f"names {name!r}, which is not sent (not in the URL, `body` or `query`)",
+                    f"names {name!r}, which is not sent (not in the URL, `body`, `query` or `header`)",
                 )
     for name in lists["optional"]:
         if name in path_params:
@@ -448,10 +493,10 @@ def _flat_form(
             raise DeclarationError(
                 file,
                 "operation.fixed",
-                f"names {name!r}, which is not sent (not in the URL, `body` or `query`)",
+                f"names {name!r}, which is not sent (not in the URL, `body`, `query` or `header`)",
             )
     props: dict[str, Any] = {}
-    for name in (*path_params, *query, *body):
+    for name in (*path_params, *query, *header, *body):
         if name in fixed:
             continue
         sub: dict[str, Any] = {"type": seen.get(name, "string")}
@@ -463,7 +508,7 @@ def _flat_form(
     if required:
         schema["required"] = required
     schema["additionalProperties"] = False
-    return schema, query, body
+    return schema, query, header, body
 
 
 def _fixed(file: str, op: dict[str, Any]) -> dict[str, Any]:
@@ -485,16 +530,9 @@ def _headers(file: str, op: dict[str, Any]) -> dict[str, str]:
         )
     out: dict[str, str] = {}
     for name, value in raw.items():
-        if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", name):
+        if not isinstance(name, str) or not HEADER_NAME.match(name):
             raise DeclarationError(file, "operation.headers", f"{name!r} is not a header name")
-        if name.lower() in (
-            "authorization",
-            "cookie",
-            "host",
-            "content-type",
-            "content-length",
-            "idempotency-key",
-        ):
+        if name.lower() in RUNTIME_HEADERS:
             raise DeclarationError(
                 file, "operation.headers", f"{name} is set by the runtime, never fixed in a file"
             )
@@ -627,22 +665,37 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     fixed = _fixed(file, raw)
     flat = [k for k in FLAT_KEYS if k in raw]
     if "schema" in raw:
-        extra = [k for k in flat if k != "query"]
+        extra = [k for k in flat if k not in ("query", "header")]
         if extra:
             raise DeclarationError(
                 file,
                 "operation",
                 f"has both `schema` and the flat list(s) {', '.join(extra)}; use one form",
             )
-        schema, query, body = _schema_form(file, raw, method, path_params, fixed)
+        schema, query, header, body = _schema_form(file, raw, method, path_params, fixed)
         form = "schema"
     else:
-        schema, query, body = _flat_form(file, raw, method, path_params, fixed)
+        schema, query, header, body = _flat_form(file, raw, method, path_params, fixed)
         form = "flat"
-    sent = path_params + query + body
+    sent = path_params + query + header + body
     headers = _headers(file, raw)
     content_type, styles, body_arg = _encoding(file, raw, schema, query, body)
-    sent_as = _sent_as(file, raw, query)
+    sent_as = _sent_as(file, raw, query, header)
+    for name in header:
+        wire = dict(sent_as).get(name, name)
+        if not HEADER_NAME.match(wire) or wire.lower() in RUNTIME_HEADERS:
+            raise DeclarationError(
+                file,
+                "operation.header",
+                f"{wire!r} is not a header an argument may set"
+                + (" (the runtime sets it)" if wire.lower() in RUNTIME_HEADERS else ""),
+            )
+        if wire.lower() in (h.lower() for h in headers):
+            raise DeclarationError(
+                file,
+                "operation.header",
+                f"{wire} is also a fixed header; a name lives in one place",
+            )
     if "identity" in raw and "identity" in front:
         raise DeclarationError(
             file,
@@ -685,20 +738,24 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         styles=styles,
         body_arg=body_arg,
         sent_as=sent_as,
+        header=header,
     )
 
 
-def _sent_as(file: str, raw: dict[str, Any], query: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """Query arguments the API reads under another name (one a path parameter already has)."""
+def _sent_as(
+    file: str, raw: dict[str, Any], query: tuple[str, ...], header: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    """Query and header arguments the API reads under another name (one a path parameter
+    already has, or a header name no argument can have)."""
     given = raw.get("sent_as", {})
     if not isinstance(given, dict):
         raise DeclarationError(
             file, "operation.sent_as", "must map query arguments to the names sent"
         )
     for arg, name in given.items():
-        if arg not in query:
+        if arg not in query and arg not in header:
             raise DeclarationError(
-                file, "operation.sent_as", f"names {arg!r}, which is not in `query`"
+                file, "operation.sent_as", f"names {arg!r}, which is not in `query` or `header`"
             )
         if (
             not isinstance(name, str)
@@ -803,6 +860,8 @@ def declaration_block(op: Operation, url: str) -> str:
         ]
         if op.tool.query:
             lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
+        if op.tool.header:
+            lines.append("  header: [" + ", ".join(_y(h) for h in op.tool.header) + "]")
         if op.tool.fixed:
             lines.append(
                 "  fixed: " + json.dumps(op.tool.fixed, ensure_ascii=False, sort_keys=True)

@@ -63,6 +63,7 @@ class ToolDecl:
     body_arg: str | None = None  # the argument whose value is the whole body
     reduced: str | None = None  # what was left out of the schema to fit the tool budget
     sent_as: dict[str, str] = field(default_factory=dict)  # query argument → the name the API reads
+    header: list[str] = field(default_factory=list)  # arguments sent as request headers
 
 
 @dataclass

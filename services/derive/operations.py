@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -64,6 +65,11 @@ def _style(p: dict[str, Any], swagger2: bool) -> str:
     """How a list or object parameter is written (frontmatter.STYLES), as the spec says."""
     if swagger2:  # collectionFormat, csv by default
         return _COLLECTION_FORMATS.get(str(p.get("collectionFormat") or "csv"), "csv")
+    content = p.get("content")
+    if "schema" not in p and isinstance(content, dict):
+        media, _ = _pick_media(content)
+        # a parameter with `content` is its value serialised in that media type, under its name
+        return "json" if media and is_json_media(media) else "form"
     style = p.get("style") or "form"
     explode = p.get("explode")
     if style == "form":
@@ -77,31 +83,52 @@ def _style(p: dict[str, Any], swagger2: bool) -> str:
     return "form"
 
 
-# names a credential goes by when an API with security schemes also takes it as a parameter
+# names a credential goes by when an API re-declares its credential as a parameter (Slack's
+# `token`, "Authentication token"): withheld only when the parameter's own words say it is one
 _CREDENTIAL_NAMES = frozenset({"token", "access_token", "api_key", "apikey", "auth_token"})
+_SAYS_CREDENTIAL = re.compile(
+    r"\b(authenticat\w*|authoriz\w*|credentials?|api[ _-]?key|access[ _-]token|bearer)\b", re.I
+)
 
 
-def _secret_names(doc: dict[str, Any], resolver: Resolver) -> frozenset[str]:
-    """Lower-case names of parameters that carry a credential: those an apiKey scheme names, and
-    the usual credential names once the document declares any security scheme."""
+@dataclass(frozen=True)
+class _Secrets:
+    """What carries the credential: each apiKey scheme's (name, place), and whether the document
+    declares any scheme (a parameter can then only be the credential by its name and its words)."""
+
+    keys: frozenset[tuple[str, str]]
+    any_scheme: bool
+
+    def is_credential(self, name: str, where: str, description: str) -> bool:
+        low = name.lower()
+        if (low, where) in self.keys:
+            return True
+        if not self.any_scheme:
+            return False
+        if where == "header" and low == "authorization":
+            return True
+        return low in _CREDENTIAL_NAMES and bool(_SAYS_CREDENTIAL.search(description or ""))
+
+
+def _secrets(doc: dict[str, Any], resolver: Resolver) -> _Secrets:
     raw = (
         doc.get("securityDefinitions")
         if "swagger" in doc
         else as_dict(doc.get("components")).get("securitySchemes")
     )
     if not isinstance(raw, dict) or not raw:
-        return frozenset()
-    named = set(_CREDENTIAL_NAMES)
+        return _Secrets(frozenset(), False)
+    keys: set[tuple[str, str]] = set()
     for key, scheme in raw.items():
         scheme = resolver.deref(scheme, f"security scheme {key}")
         if (
             isinstance(scheme, dict)
             and str(scheme.get("type", "")).lower() == "apikey"
             and isinstance(scheme.get("name"), str)
-            and scheme.get("in") in ("query", "cookie")
+            and scheme.get("in") in ("query", "header", "cookie")
         ):
-            named.add(scheme["name"].lower())
-    return frozenset(named)
+            keys.add((scheme["name"].lower(), str(scheme["in"])))
+    return _Secrets(frozenset(keys), True)
 
 
 def _without_literal_query(op: Operation) -> Operation:
@@ -128,7 +155,7 @@ class _Extractor:
         self.base_url = base_url
         self.swagger2 = "swagger" in doc
         self.warnings: list[str] = []
-        self.secret_names = _secret_names(doc, resolver)
+        self.secrets = _secrets(doc, resolver)
         # a schema's shape and a field's label, by the schema object (kept, so its id is its
         # own): responses and fields are shared by many operations of a large API
         self._shapes: dict[int, tuple[Any, tuple[str, list[tuple[str, str]] | None]]] = {}
@@ -534,14 +561,24 @@ class _Extractor:
         )
 
     def _credential_fields(self, params: list[Param], body: Body | None) -> tuple[str, ...]:
-        """Query parameters and body fields that carry the credential: never a model's argument."""
-        if not self.secret_names:
-            return ()
-        names = {p.name for p in params if p.location == "query"}
+        """Parameters and body fields that carry the credential: never a model's argument. Only
+        the credential itself: an apiKey scheme's own name and place, or a credential's usual
+        name whose description says it is one (a lock `token` or a reset `token` is an argument)."""
+        names = {
+            p.name
+            for p in params
+            if p.location in ("query", "header", "cookie")
+            and self.secrets.is_credential(p.name, p.location, p.long_description)
+        }
         if body is not None and isinstance(body.schema, dict):
             props = body.schema.get("properties")
-            names |= set(props) if isinstance(props, dict) else set()
-        return tuple(sorted(n for n in names if n.lower() in self.secret_names))
+            for name, sub in props.items() if isinstance(props, dict) else ():
+                said = sub.get("description") if isinstance(sub, dict) else ""
+                if self.secrets.is_credential(
+                    name, "body", body.field_docs.get(name) or str(said or "")
+                ):
+                    names.add(name)
+        return tuple(sorted(names))
 
 
 def operation_id_of(raw: Any) -> str | None:

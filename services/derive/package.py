@@ -401,17 +401,15 @@ def render_files(
     ops: list[Operation],
     layout: Layout,
     warnings: list[str],
-    rendered: list[str] | None = None,
+    rendered: list[str],
 ) -> dict[str, str]:
     """The Markdown files: the body, a file per section and category, a file per operation
-    (`rendered`: the operation files already rendered, in order)."""
+    (`rendered`: the operation files, rendered already, in order)."""
     files: dict[str, str] = {"body.md": layout.body}
     for section, members in layout.sections:
         files[f"{section.name}.md"] = render_section(section, members, api.slug)
     for cat in layout.categories:
         files[f"{cat.name}.md"] = render_category(cat, api.slug, layout.lines)
-    if rendered is None:
-        rendered = [render_operation(op, api.url_base) for op in ops]
     for op, text in zip(ops, rendered, strict=True):
         files[f"{op.name}.md"] = text
     for path, text in files.items():
@@ -576,8 +574,9 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     # operation files depend on their operation alone: a forked child may render a share of them
     # while this process decides the layout and renders the rest
     url_base = api.url_base
-    files_of = fork_map(lambda op: render_operation(op, url_base), ops, options.processes)
     auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
+    header = auth.header
+    files_of = fork_map(lambda op: render_operation(op, url_base, header), ops, options.processes)
     layout = choose_layout(api, ops, auth, applied, options, warnings)
     said(
         f"laid out {len(layout.categories)} categories"

@@ -7,8 +7,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from services.derive.auth import credential_hint
 from services.derive.categories import Category
-from services.derive.frontmatter import declaration_block, path_template_names
+from services.derive.frontmatter import RUNTIME_HEADERS, declaration_block, path_template_names
 from services.derive.model import Operation, Param
 from services.derive.schema import type_label
 from services.derive.servers import join_url
@@ -153,12 +154,20 @@ def _param_line(
     return text
 
 
-def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
+def _is_argument(op: Operation, p: Param) -> bool:
+    """A parameter the tool takes as an argument (or a caller of the API sends): not the
+    credential, not a cookie, not a header only the runtime writes."""
+    if p.name in op.credential_fields or p.location == "cookie":
+        return False
+    return p.location != "header" or p.name.lower() not in RUNTIME_HEADERS
+
+
+def _params_section(
+    op: Operation, level: dict[str, Any], credential_header: str | None = None
+) -> list[str]:
     lines: list[str] = []
     sent = [
-        p
-        for p in op.params
-        if p.location in ("path", "query") and p.name not in op.credential_fields
+        p for p in op.params if p.location in ("path", "query", "header") and _is_argument(op, p)
     ]
     required = [p for p in sent if p.required]
     optional = [p for p in sent if not p.required]
@@ -196,26 +205,39 @@ def _params_section(op: Operation, level: dict[str, Any]) -> list[str]:
             )
     if undescribed or (described and not level["optional"]):
         rest = undescribed + ([] if level["optional"] else described)
-        names = ", ".join(f"`{p.name}`" for p in rest[:20]) + (", …" if len(rest) > 20 else "")
+        names = ", ".join(f"`{p.name}` ({type_label(p.schema)})" for p in rest[:20]) + (
+            ", …" if len(rest) > 20 else ""
+        )
         lines.append(f"- Also optional, effect not described: {names}.")
     keyed = bool(op.additions.identity) and op.tool is not None
-    hidden: list[Param] = [
+    hidden = [
         p
         for p in op.params
-        if (p.location in ("header", "cookie") or p.name in op.credential_fields)
-        and not (keyed and p.name.lower() == "idempotency-key")
+        if not _is_argument(op, p) and not (keyed and p.name.lower() == "idempotency-key")
     ]
-    if hidden:
-        lines += [
-            "",
-            "Headers and cookies the tool does not send (credentials are attached for you):"
-            if op.tool
-            else "Headers and cookies (credentials are attached for you; never send one yourself):",
-        ]
-        for p in hidden:
+    credentials = [p for p in hidden if p.name in op.credential_fields]
+    if credentials:
+        lines.append("")
+        if credential_header:
             lines.append(
-                _param_line(p.name, p.schema, p.required, p.location, p.long_description, level)
+                f"The credential, never an argument: the tool attaches it in the"
+                f" `{credential_header}` header, so these are not sent:"
             )
+        else:
+            lines.append(
+                "The credential, never an argument (this skill attaches none: the API reads it here):"
+            )
+        lines += [
+            _param_line(p.name, p.schema, p.required, p.location, p.long_description, level)
+            for p in credentials
+        ]
+    others = [p for p in hidden if p.name not in op.credential_fields]
+    if others:
+        lines += ["", "Set by the tool or not sent (cookies):"]
+        lines += [
+            _param_line(p.name, p.schema, p.required, p.location, p.long_description, level)
+            for p in others
+        ]
     return _mark_fixed(op, lines)
 
 
@@ -426,17 +448,22 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_operation(op: Operation, base_url: str | None) -> str:
-    """The operation's file, summarised further (never cut) until it fits one read."""
+def render_operation(
+    op: Operation, base_url: str | None, credential_header: str | None = None
+) -> str:
+    """The operation's file, summarised further (never cut) until it fits one read
+    (`credential_header`: where the skill attaches its credential, if it does)."""
     url = join_url(op.server_url or base_url, op.path)
     for level in _LEVELS:
-        text = _render_operation(op, url, level)
+        text = _render_operation(op, url, level, credential_header)
         if fits_one_read(text):
             return text
     return text
 
 
-def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
+def _render_operation(
+    op: Operation, url: str, level: dict[str, Any], credential_header: str | None
+) -> str:
     parts: list[str] = []
     front = declaration_block(op, url)
     if front:
@@ -470,7 +497,7 @@ def _render_operation(op: Operation, url: str, level: dict[str, Any]) -> str:
     lines += _additions_section(op)
     if op.tool is None:
         lines += _call_section(op, url)
-    lines += _params_section(op, level)
+    lines += _params_section(op, level, credential_header)
     lines += _body_section(op, level)
     lines += _responses_section(op, level)
     lines += _examples_section(op)
@@ -609,9 +636,8 @@ def _body_head(meta: dict[str, Any], ops: list[Operation]) -> str:
     lines.append(f"Read an operation's file before you first call it: skill/{slug}/<name>.md.")
     auth = meta.get("auth") or {}
     if auth.get("header"):
-        lines.append(
-            f"Credentials are attached for you (header `{auth['header']}`); never send one in an argument."
-        )
+        hint = credential_hint(auth.get("kind"), auth["header"])
+        lines.append(f"The credential is attached for you ({hint}); never send one in an argument.")
     if auth.get("operations_unservable"):
         kinds = ", ".join(auth.get("unservable_kinds") or []) or "other schemes"
         lines.append(

@@ -41,6 +41,8 @@ def placeholder_host(url: str) -> str | None:
 def _absolute(url: str, base: str | None) -> str | None:
     """An absolute http(s) URL for `url`, resolved against `base` (RFC 3986) when relative; None
     when there is none, or its host is a placeholder."""
+    if url.startswith("//"):  # scheme-relative (`//app.files.com/api/rest/v1`): an API is https
+        url = "https:" + url
     parts = urlsplit(url)
     if parts.scheme in ("http", "https") and parts.netloc and "{" not in parts.netloc:
         return None if placeholder_host(url) else url.rstrip("/")

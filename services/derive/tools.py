@@ -7,7 +7,13 @@ from typing import Any
 
 from services.derive.errors import SchemaTooLarge
 from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, ExpandedSizes, reduce_to_budget
-from services.derive.frontmatter import FIELD_NAME, METHODS, path_template_names
+from services.derive.frontmatter import (
+    FIELD_NAME,
+    HEADER_NAME,
+    METHODS,
+    RUNTIME_HEADERS,
+    path_template_names,
+)
 from services.derive.model import Operation, ToolDecl
 
 __all__ = ["declare_tool"]
@@ -157,6 +163,26 @@ def declare_tool(
             styles[arg] = p.style
         if p.required:
             required.append(arg)
+    header: list[str] = []
+    for p in op.params:  # a header the API reads from the caller (not the credential): an argument
+        if (
+            p.location != "header"
+            or p.name in op.credential_fields
+            or p.name.lower() in RUNTIME_HEADERS
+            or not HEADER_NAME.match(p.name)
+        ):
+            continue
+        arg = p.name
+        if arg in props:
+            arg = next(n for n in (f"{p.name}_header", f"header_{p.name}") if n not in props)
+            sent_as[arg] = p.name
+        sub = p.schema if isinstance(p.schema, dict) else {}
+        if p.description and "description" not in sub:
+            sub = {**sub, "description": p.description}
+        props[arg] = sub
+        header.append(arg)
+        if p.required:
+            required.append(arg)
     form_styles: dict[str, str] = {}
     if whole_body is None and any(name in props for name in body_props):
         # a field named like a parameter: the body goes whole, under its own argument
@@ -214,4 +240,5 @@ def declare_tool(
         reduced=reduced,
         sent_as=sent_as,
         fixed=fixed,
+        header=header,
     ), None

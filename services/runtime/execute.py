@@ -43,14 +43,17 @@ class Credential:
     env_var: str
 
     def header_value(self, environ: Mapping[str, str]) -> str | None:
-        raw = environ.get(self.env_var)
-        if raw is None or raw == "":
+        """The header's value from the variable: surrounding whitespace (a line end read from a
+        file or `.env`) stripped; a bearer token prefixed; basic credentials `user:password` (or a
+        key alone, as the user name with no password, as Stripe takes it) encoded as RFC 7617 says."""
+        raw = (environ.get(self.env_var) or "").strip()
+        if not raw:
             return None
         if self.auth.kind == "bearer" and not raw.lower().startswith("bearer "):
             return f"Bearer {raw}"
         if self.auth.kind == "basic" and not raw.lower().startswith("basic "):
-            token = raw if ":" not in raw else base64.b64encode(raw.encode()).decode()
-            return f"Basic {token}"
+            pair = raw if ":" in raw else f"{raw}:"
+            return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
         return raw
 
     def placeholder(self) -> dict[str, str]:

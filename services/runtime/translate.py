@@ -194,6 +194,9 @@ def styled_pairs(op: str, name: str, value: Any, style: str) -> list[str]:
     if style == "deepObject" and isinstance(value, (dict, list)):
         return _deep(op, name, value)
     key = _q(op, name)
+    if style == "json":  # the whole value as JSON text, under its own name
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return [f"{key}={_q(op, text)}"]
     if isinstance(value, list):
         if style in _DELIMITERS:
             joined = _DELIMITERS[style].join(_q(op, _scalar(v)) for v in value)
@@ -253,6 +256,23 @@ def idempotency_key(decl: Declaration, args: dict[str, Any]) -> str | None:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _header_value(op: str, name: str, value: Any) -> str:
+    """An argument as a header's value, OpenAPI's `simple` style: a list joined by commas, an
+    object as key,value pairs; one line of visible text, never a way to add another header."""
+    if isinstance(value, list):
+        text = ",".join(_scalar(v) for v in value)
+    elif isinstance(value, dict):
+        text = ",".join(s for k, v in value.items() for s in (str(k), _scalar(v)))
+    else:
+        text = _scalar(value)
+    if any(c in text for c in "\r\n\x00") or any(ord(c) > 0xFF for c in text):
+        raise CallRefused(
+            op,
+            f"argument {name} is a header and must be one line of Latin-1 text (no line breaks)",
+        )
+    return text
+
+
 def _json_body(op: str, value: Any) -> bytes:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
@@ -305,6 +325,9 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
             body = _json_body(op, fields)
             headers.append(("Content-Type", decl.content_type))
     headers.extend(decl.headers)
+    for name in decl.header:
+        if name in args and args[name] is not None:
+            headers.append((decl.wire_name(name), _header_value(op, name, args[name])))
     key = idempotency_key(decl, args)
     if key:
         headers.append(("Idempotency-Key", key))

@@ -78,11 +78,12 @@ def test_translation_merges_allof_nullable_and_drops_what_is_not_sent() -> None:
     assert schema == {
         "type": "object",
         "properties": {
+            "X-Trace": {"type": "string"},
             "name": {"type": "string"},
             "tag": {"type": ["string", "null"]},
             "age": {"type": "integer", "exclusiveMinimum": 0},
         },
-        "required": ["name"],
+        "required": ["X-Trace", "name"],
         "additionalProperties": False,
     }
 
@@ -196,7 +197,7 @@ def test_operations_that_stay_prose_and_why() -> None:
     assert not upload.startswith("---"), "an undeclared operation has no operation block"
 
 
-def test_header_params_are_described_never_offered() -> None:
+def test_header_params_are_arguments_sent_as_headers_and_the_credential_never_is() -> None:
     paths = {
         "/items/{id}": {
             "get": {
@@ -210,25 +211,44 @@ def test_header_params_are_described_never_offered() -> None:
                         "description": "Required if Authorization is a JWT token",
                         "schema": {"type": "string"},
                     },
-                    {
-                        "name": "Authorization",
-                        "in": "header",
-                        "required": True,
-                        "schema": {"type": "string"},
-                    },
+                    {"name": "Authorization", "in": "header", "schema": {"type": "string"}},
+                    {"name": "Content-Type", "in": "header", "schema": {"type": "string"}},
+                    {"name": "X-Tags", "in": "header", "schema": {"type": "array"}},
+                    {"name": "session", "in": "cookie", "schema": {"type": "string"}},
                 ],
                 "responses": {},
             }
         }
     }
-    package = derive_package(doc(paths))
-    schema = tools_of(doc(paths))["rules_get_item"]
-    assert list(schema["properties"]) == ["id"]
+    schemes = {"bearer": {"type": "http", "scheme": "bearer"}}
+    spec = doc(paths, security=[{"bearer": []}])
+    spec = spec.replace(
+        b'"schemas": {}', b'"schemas": {}, "securitySchemes": ' + json.dumps(schemes).encode()
+    )
+    package = derive_package(spec)
+    skill = load_skill(package.files)
+    tool = skill.tool("get_item")
+    assert list(tool.schema["properties"]) == ["id", "organization-id", "X-Tags"]
+    assert tool.schema["required"] == ["id", "organization-id"]
+    request = build_request(
+        tool, {"id": "7", "organization-id": "org-1", "X-Tags": ["a", "b"]}, skill.hosts
+    )
+    assert request.url == "https://rules.example/v1/items/7"
+    assert dict(request.headers) == {"organization-id": "org-1", "X-Tags": "a,b"}
     text = package.files["get_item.md"].decode()
     assert (
         "- `organization-id` (string, required, header) — Required if Authorization is a JWT token"
         in text
     )
+    assert (
+        "The credential, never an argument: the tool attaches it in the `Authorization` header,"
+        " so these are not sent:\n- `Authorization` (string, optional, header)"
+    ) in text
+    assert (
+        "Set by the tool or not sent (cookies):\n- `Content-Type` (string, optional, header)"
+        in text
+    )
+    assert "header: [organization-id, X-Tags]" in text
 
 
 def test_long_operation_ids_give_unique_tool_names_within_64() -> None:
@@ -337,3 +357,124 @@ def test_a_required_field_the_object_may_not_have_is_not_required() -> None:
         "properties": {"default": {"type": "integer"}},
     }
     assert tool.validator.is_valid({"screens": {"default": 3}})
+
+
+def test_a_query_parameter_declared_with_json_content_is_sent_as_json_under_its_name() -> None:
+    # Directus `filter`: `?filter={"status":{"_eq":"published"}}`, never exploded into `?status=…`
+    paths = {
+        "/items/{collection}": {
+            "get": {
+                "operationId": "getItems",
+                "parameters": [
+                    {
+                        "name": "collection",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                    {
+                        "name": "filter",
+                        "in": "query",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                ],
+                "responses": {},
+            }
+        }
+    }
+    package = derive_package(doc(paths))
+    skill = load_skill(package.files)
+    request = build_request(
+        skill.tool("get_items"),
+        {"collection": "articles", "filter": {"status": {"_eq": "published"}}, "limit": 2},
+        skill.hosts,
+    )
+    assert request.url == (
+        "https://rules.example/v1/items/articles"
+        "?filter=%7B%22status%22%3A%7B%22_eq%22%3A%22published%22%7D%7D&limit=2"
+    )
+    assert 'style: {"filter": "json"}' in package.files["get_items.md"].decode()
+
+
+def test_only_the_declared_credential_is_kept_from_the_model_never_a_field_named_token() -> None:
+    paths = {
+        "/locks/{path}": {  # Files.com: the lock's own token, required
+            "delete": {
+                "operationId": "deleteLocksPath",
+                "parameters": [
+                    {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {
+                        "name": "token",
+                        "in": "query",
+                        "required": True,
+                        "description": "Lock token",
+                        "schema": {"type": "string"},
+                    },
+                    {"name": "api_key", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {},
+            }
+        },
+        "/auth/password/reset": {  # Directus: a one-time token in the body
+            "post": {
+                "operationId": "passwordReset",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["token", "password"],
+                                "properties": {
+                                    "token": {
+                                        "type": "string",
+                                        "description": "One-time use JWT token.",
+                                    },
+                                    "password": {"type": "string"},
+                                },
+                            }
+                        }
+                    }
+                },
+                "responses": {},
+            }
+        },
+        "/chat.postMessage": {  # Slack: its OAuth token declared again as a parameter
+            "post": {
+                "operationId": "chatPostMessage",
+                "parameters": [
+                    {
+                        "name": "token",
+                        "in": "header",
+                        "required": True,
+                        "description": "Authentication token. Requires scope: `chat:write`",
+                        "schema": {"type": "string"},
+                    },
+                    {
+                        "name": "channel",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "responses": {},
+            }
+        },
+    }
+    schemes = {
+        "key": {"type": "apiKey", "in": "query", "name": "api_key"},
+        "bearer": {"type": "http", "scheme": "bearer"},
+    }
+    spec = doc(paths, security=[{"bearer": []}]).replace(
+        b'"schemas": {}', b'"schemas": {}, "securitySchemes": ' + json.dumps(schemes).encode()
+    )
+    tools = tools_of(spec)
+    assert list(tools["rules_delete_locks_path"]["properties"]) == ["path", "token"]
+    assert tools["rules_delete_locks_path"]["required"] == ["path", "token"]
+    assert list(tools["rules_password_reset"]["properties"]) == ["token", "password"]
+    assert list(tools["rules_chat_post_message"]["properties"]) == ["channel"]
+    skill = load_skill(derive_package(spec).files)
+    request = build_request(
+        skill.tool("delete_locks_path"), {"path": "a/b.txt", "token": "lk-1"}, skill.hosts
+    )
+    assert request.url == "https://rules.example/v1/locks/a%2Fb.txt?token=lk-1"

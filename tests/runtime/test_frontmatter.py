@@ -93,11 +93,11 @@ def test_a_file_without_an_operation_block_is_prose_only() -> None:
 REFUSALS = [
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  optional: [b]",
-        "op.md: operation.optional: names 'b', which is not sent (not in the URL, `body` or `query`)",
+        "op.md: operation.optional: names 'b', which is not sent (not in the URL, `body`, `query` or `header`)",
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  integer: [aa]",
-        "op.md: operation.integer: names 'aa', which is not sent (not in the URL, `body` or `query`)",
+        "op.md: operation.integer: names 'aa', which is not sent (not in the URL, `body`, `query` or `header`)",
     ),
     (
         "operation:\n  method: GET\n  url: http://a.test/x\n  body: [a]",
@@ -145,7 +145,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
-        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, body, query, path, optional, integer, number, boolean, list)",
+        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, body, query, header, path, optional, integer, number, boolean, list)",
     ),
     (
         "operation:\n  method: FETCH\n  url: http://a.test/x",
@@ -361,7 +361,7 @@ _SCHEMA = '{"type": "object", "properties": {"q": {"type": "array"}, "body": {"t
         ),
         (
             'sent_as: {"x": "path"}',
-            "op.md: operation.sent_as: names 'x', which is not in `query`",
+            "op.md: operation.sent_as: names 'x', which is not in `query` or `header`",
         ),
         (
             "body_arg: nope",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from functools import cache
 from pathlib import Path
@@ -226,6 +227,37 @@ def test_credentials_come_from_the_named_variable_in_the_header_the_skill_names(
     )
     assert Credential(AuthHeader("Authorization", "bearer"), "MISSING").header_value(env) is None
     assert Credential(AuthHeader("X-Api-Key"), "K").placeholder() == {"X-Api-Key": "<from $K>"}
+    # RFC 7617: a key alone is the user name with no password (Stripe's `sk_test_123:`), and a
+    # value read from a file keeps no line end
+    stripe = {"S": "sk_test_123\r\n", "B": "  Basic YWRhOnB3\n", "T": "tok\n"}
+    basic = Credential(AuthHeader("Authorization", "basic"), "S")
+    assert basic.header_value(stripe) == "Basic c2tfdGVzdF8xMjM6"
+    assert base64.b64decode("c2tfdGVzdF8xMjM6") == b"sk_test_123:"
+    assert Credential(AuthHeader("Authorization", "basic"), "B").header_value(stripe) == (
+        "Basic YWRhOnB3"
+    )
+    assert Credential(AuthHeader("Authorization", "bearer"), "T").header_value(stripe) == (
+        "Bearer tok"
+    )
+
+
+def test_a_spec_offering_basic_and_bearer_is_derived_as_bearer_and_says_what_the_key_holds() -> (
+    None
+):
+    from services.derive import derive_package
+
+    stripe = derive_package(SPECS.joinpath("stripe.json").read_bytes())
+    assert (stripe.manifest.auth.kind, stripe.manifest.auth.scheme) == ("bearer", "bearerAuth")
+    assert (
+        "The credential is attached for you (a token, sent as `Authorization: Bearer <token>`);"
+        " never send one in an argument."
+    ) in stripe.files["body.md"].decode()
+    twilio = derive_package(SPECS.joinpath("twilio-insights-v2.json").read_bytes())
+    assert twilio.manifest.auth.kind == "basic"
+    assert (
+        "(`user:password`, or an API key alone as the user name, sent base64-encoded as"
+        " `Authorization: Basic …`)"
+    ) in twilio.files["body.md"].decode()
 
 
 def test_slash_parsing() -> None:
