@@ -14,16 +14,12 @@ from typing import Any
 
 from services.app.follow import folder_stamp
 from services.app.package_dir import read_package_dir
-from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var, send
-from services.runtime.gates import check_gate
+from services.runtime.calls import CallSetup, GateClosed, place_call, prepare_call
+from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
 from services.runtime.skill import Skill, Tool, UnknownOperation, load_skill
-from services.runtime.translate import PreparedRequest, build_request
+from services.runtime.translate import PreparedRequest
 
 __all__ = ["SkillHost", "GateClosed"]
-
-
-class GateClosed(PermissionError):
-    """A gated operation's call, not sent: a person approves it (skillpress approvals)."""
 
 
 @dataclass
@@ -76,21 +72,22 @@ class SkillHost:
             f"no bound skill ({', '.join(s.slug for s in skills) or 'none'}) has a tool {name!r}"
         )
 
+    def _setup(self, skill: Skill) -> CallSetup:
+        credential = None
+        if skill.auth is not None:
+            env = self.credentials.get(skill.slug) or default_env_var(skill.slug)
+            credential = Credential(skill.auth, env)
+        return CallSetup(credential=credential, limits=self.limits)
+
     def prepare(self, name: str, args: dict[str, Any]) -> PreparedRequest:
         """The request a call would send (CallRefused when its arguments are wrong)."""
         skill, tool = self._find(name)
-        return build_request(tool, args, skill.hosts)
+        return prepare_call(tool, args, skill.hosts, self._setup(skill)).request
 
     def call(self, name: str, args: dict[str, Any]) -> CallResult:
         """Call a tool by name. A gated operation is not sent (GateClosed) unless its amount is
         under the gate's `auto_below`: approvals are a person's, through skillpress call or MCP."""
         skill, tool = self._find(name)
-        request = build_request(tool, args, skill.hosts)
-        gate = check_gate(tool, args)
-        if gate is not None and not gate.auto:
-            raise GateClosed(f"not sent: {gate.describe()}; a person approves each such call")
-        credential = None
-        if skill.auth is not None:
-            env = self.credentials.get(skill.slug) or default_env_var(skill.slug)
-            credential = Credential(skill.auth, env)
-        return send(request, credential=credential, limits=self.limits)
+        placed = place_call(tool, args, skill.hosts, self._setup(skill))
+        assert placed.result is not None
+        return placed.result

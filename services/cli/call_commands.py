@@ -15,11 +15,11 @@ from services.app.package_dir import OutputDirError, read_package_dir
 from services.cli.common import fail, failures, load_target, open_ctx, settings
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
+    from services.runtime.calls import CallSetup, Gatekeeper
     from services.runtime.execute import CallLimits, CallResult, Credential
     from services.runtime.gates import GateCheck
     from services.runtime.mcp_server import Loaded
     from services.runtime.skill import Skill, Tool
-    from services.runtime.translate import PreparedRequest
 
 __all__ = ["register"]
 
@@ -73,6 +73,13 @@ BaseUrl = Annotated[
 ]
 MaxBytes = Annotated[
     int, typer.Option("--max-response-bytes", help="read at most this much of the response")
+]
+FilesDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--files-dir",
+        help="the folder a file argument's path may name a file under (default: the current one)",
+    ),
 ]
 AsJson = Annotated[
     bool, typer.Option("--json", help="print status, headers and body as one JSON object")
@@ -129,79 +136,107 @@ def _print_result(result: CallResult, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
-def _gate(skill: Skill, tool: Tool, args: Any, approve: bool, dry_run: bool, wait: float) -> None:
+def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     """A gated call goes only with a person's approval (or under the gate's `auto_below`), and
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
-    from services.runtime.gates import check_gate
 
-    gate = check_gate(tool, args if isinstance(args, dict) else {})
-    if gate is None:
-        return
-    if dry_run:
-        typer.echo(f"gated: sending it needs an approval ({gate.describe()})", err=True)
-        return
-    from services.app import approvals
+    def decide(gate: GateCheck) -> None:
+        from services.app import approvals
 
-    who = os.environ.get("USER") or "someone"
-    ctx = open_ctx()
-    try:
-        with failures():
-            row = approvals.settle(
-                ctx, skill.slug, gate, who, f"{who} at the terminal" if approve else None
-            )
-            if row.status != "pending":
-                typer.echo(f"approved by {row.decided_by} (#{row.id}): {gate.describe()}", err=True)
-                return
-            typer.echo(
-                f"waiting for approval #{row.id} of {gate.describe()}:"
-                f" skillpress approve {row.id} (or deny {row.id})",
-                err=True,
-            )
-            deadline = time.monotonic() + wait
-            assert row.id is not None
-            while True:
-                row = approvals.consume(ctx, row.id)
-                if row.status == "used":
-                    typer.echo(f"approved by {row.decided_by} (#{row.id})", err=True)
-                    return
-                if row.status == "denied":
-                    fail(f"not sent: approval #{row.id} was denied by {row.decided_by}")
-                if time.monotonic() >= deadline:
-                    fail(
-                        f"not sent: approval #{row.id} is still pending; the same call once it is"
-                        " approved goes through",
-                        1,
+        who = os.environ.get("USER") or "someone"
+        ctx = open_ctx()
+        try:
+            with failures():
+                row = approvals.settle(
+                    ctx, skill.slug, gate, who, f"{who} at the terminal" if approve else None
+                )
+                if row.status != "pending":
+                    typer.echo(
+                        f"approved by {row.decided_by} (#{row.id}): {gate.describe()}", err=True
                     )
-                time.sleep(0.5)
-    finally:
-        ctx.close()
+                    return
+                typer.echo(
+                    f"waiting for approval #{row.id} of {gate.describe()}:"
+                    f" skillpress approve {row.id} (or deny {row.id})",
+                    err=True,
+                )
+                deadline = time.monotonic() + wait
+                assert row.id is not None
+                while True:
+                    row = approvals.consume(ctx, row.id)
+                    if row.status == "used":
+                        typer.echo(f"approved by {row.decided_by} (#{row.id})", err=True)
+                        return
+                    if row.status == "denied":
+                        fail(f"not sent: approval #{row.id} was denied by {row.decided_by}")
+                    if time.monotonic() >= deadline:
+                        fail(
+                            f"not sent: approval #{row.id} is still pending; the same call once"
+                            " it is approved goes through",
+                            1,
+                        )
+                    time.sleep(0.5)
+        finally:
+            ctx.close()
+
+    return decide
 
 
-def _perform(
+def _place(
     skill: Skill,
-    request: PreparedRequest,
-    credential: Credential | None,
+    tool: Tool,
+    args: Any,
+    setup: CallSetup,
+    *,
     dry_run: bool,
-    limits: CallLimits,
+    approve: bool,
+    wait: float,
     as_json: bool,
 ) -> None:
-    from services.runtime.execute import ExecutionFailed, send
+    """One call from the command line: refused (exit 2) before anything is sent when its
+    arguments are wrong; a dry run prints the request; a gated call waits for its approval."""
+    from services.runtime.calls import place_call, prepare_call
+    from services.runtime.execute import ExecutionFailed
+    from services.runtime.skill import PackageError
+    from services.runtime.translate import CallRefused
 
-    if dry_run:
-        extra = credential.placeholder() if credential else {}
-        typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
-        return
-    if credential is not None and not os.environ.get(credential.env_var):
-        typer.echo(
-            f"warning: ${credential.env_var} is not set; sending without {credential.auth.header}",
-            err=True,
-        )
     try:
-        result = send(request, credential=credential, limits=limits)
+        placed = prepare_call(tool, args, skill.hosts, setup)  # refused before anyone is asked
+        if dry_run:
+            if placed.gate is not None:
+                typer.echo(
+                    f"gated: sending it needs an approval ({placed.gate.describe()})", err=True
+                )
+            typer.echo(json.dumps(placed.shown_request(setup), indent=2, ensure_ascii=False))
+            return
+        credential = setup.credential
+        if credential is not None and not (setup.environ or os.environ).get(credential.env_var):
+            typer.echo(
+                f"warning: ${credential.env_var} is not set; sending without {credential.auth.header}",
+                err=True,
+            )
+        placed = place_call(tool, args, skill.hosts, setup, _terminal_gate(skill, approve, wait))
+    except (CallRefused, PackageError) as exc:
+        fail(str(exc))
     except ExecutionFailed as exc:
         fail(str(exc), code=1)
-    _print_result(result, as_json)
+    assert placed.result is not None
+    _print_result(placed.result, as_json)
+
+
+def _setup(
+    skill: Skill, auth_env: str | None, timeout: float, max_bytes: int, files_dir: Path | None
+) -> CallSetup:
+    from services.runtime.calls import CallSetup
+    from services.runtime.execute import CallLimits
+    from services.runtime.files import local_files
+
+    return CallSetup(
+        credential=_credential(skill, auth_env),
+        limits=CallLimits(timeout, max_bytes),
+        files=local_files(files_dir or Path.cwd()),
+    )
 
 
 def call(
@@ -221,13 +256,12 @@ def call(
     base_url: BaseUrl = None,
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    files_dir: FilesDir = None,
     as_json: AsJson = False,
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
     or when the operation is gated and nobody approved the call."""
-    from services.runtime.execute import CallLimits
     from services.runtime.skill import PackageError, UnknownOperation
-    from services.runtime.translate import CallRefused, build_request
 
     skill = _load(package_dir, auth_header, auth_kind, base_url)
     try:
@@ -236,17 +270,18 @@ def call(
         fail(f"--args is not valid JSON ({exc.msg} at column {exc.colno})")
     try:
         tool = skill.tool(operation)
-        request = build_request(tool, parsed, skill.hosts)
-    except (UnknownOperation, CallRefused, PackageError) as exc:
+    except (UnknownOperation, PackageError) as exc:
         fail(str(exc))
-    _gate(skill, tool, parsed, approve, dry_run, approval_timeout)
-    _perform(
+    setup = _setup(skill, auth_env, timeout, max_response_bytes, files_dir)
+    _place(
         skill,
-        request,
-        _credential(skill, auth_env),
-        dry_run,
-        CallLimits(timeout, max_response_bytes),
-        as_json,
+        tool,
+        parsed,
+        setup,
+        dry_run=dry_run,
+        approve=approve,
+        wait=approval_timeout,
+        as_json=as_json,
     )
 
 
@@ -279,6 +314,7 @@ def run(
     base_url: BaseUrl = None,
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    files_dir: FilesDir = None,
     as_json: AsJson = False,
     unsafe: Annotated[
         bool,
@@ -292,10 +328,8 @@ def run(
     or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
     no model). A package directory is sandboxed: its workflows send nothing that writes unless
     --unsafe; a published skill (--skill SLUG) is the operator's own."""
-    from services.runtime.execute import CallLimits
     from services.runtime.skill import PackageError, UnknownOperation
     from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
-    from services.runtime.translate import CallRefused, build_request
 
     if skill_slug is not None:
         if line is not None:
@@ -319,6 +353,7 @@ def run(
         if name == "run":  # `/run workflow {...}`: skill-forward, by the workflow's name
             name, _, raw = raw.partition(" ")
             raw = raw.strip()
+        setup = _setup(skill, auth_env, timeout, max_response_bytes, files_dir)
         workflows = _workflows(files, skill, None if skill_slug else Path(target).resolve().parent)
         if name in workflows:
             _run_workflow(
@@ -330,8 +365,7 @@ def run(
                 dry_run=dry_run,
                 approve=approve,
                 wait=approval_timeout,
-                credential=_credential(skill, auth_env),
-                limits=CallLimits(timeout, max_response_bytes),
+                setup=setup,
                 sandboxed=sandboxed,
                 as_json=as_json,
             )
@@ -340,17 +374,17 @@ def run(
             fail(f"/run {name}: {skill.slug} has no workflow {name!r}")
         tool = skill.tool(command.name)
         arguments = slash_arguments(tool, command.raw_args)
-        request = build_request(tool, arguments, skill.hosts)
-    except (SlashError, UnknownOperation, CallRefused, PackageError) as exc:
+    except (SlashError, UnknownOperation, PackageError) as exc:
         fail(str(exc))
-    _gate(skill, tool, arguments, approve, dry_run, approval_timeout)
-    _perform(
+    _place(
         skill,
-        request,
-        _credential(skill, auth_env),
-        dry_run,
-        CallLimits(timeout, max_response_bytes),
-        as_json,
+        tool,
+        arguments,
+        setup,
+        dry_run=dry_run,
+        approve=approve,
+        wait=approval_timeout,
+        as_json=as_json,
     )
 
 
@@ -392,15 +426,18 @@ def _run_workflow(
     dry_run: bool,
     approve: bool,
     wait: float,
-    credential: Credential | None,
-    limits: CallLimits,
+    setup: CallSetup,
     sandboxed: bool,
     as_json: bool,
 ) -> None:
     """A workflow (a hardened one step by step: each call translated and checked like any other, gated
     calls approved first, destructive ones refused in the sandbox (a package directory from
     elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
-    from services.runtime.execute import ExecutionFailed, send
+    from dataclasses import replace
+
+    from services.runtime.calls import place_call
+    from services.runtime.execute import ExecutionFailed
+    from services.runtime.gates import check_gate
     from services.runtime.workflows import (
         Pending,
         StepFailed,
@@ -417,7 +454,6 @@ def _run_workflow(
         fail(f"/{name}: arguments are not valid JSON ({exc.msg} at column {exc.colno})")
     if not isinstance(given, dict):
         fail(f"/{name}: arguments are a JSON object")
-    own_credential = credential
 
     def shown(value: Any) -> Any:
         return json.loads(json.dumps(value, default=str))
@@ -426,7 +462,7 @@ def _run_workflow(
 
     def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
         kinds = kinds_of(owner)
-        credential = _credential(owner, None) if owner is not skill else own_credential
+        own = setup if owner is skill else replace(setup, credential=_credential(owner, None))
         pending = has_pending(args)
         try:
             request = prepare_step(
@@ -445,15 +481,18 @@ def _run_workflow(
                 if owner is not skill
                 else f"# step {step}: {tool.operation}"
             )
-            _gate(owner, tool, args, approve, True, wait)
-            extra = credential.placeholder() if credential else {}
+            gate = check_gate(tool, args)
+            if gate is not None:
+                typer.echo(f"gated: sending it needs an approval ({gate.describe()})", err=True)
+            extra = own.credential.placeholder() if own.credential else {}
             typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
             return Pending(step, "answer")
-        _gate(owner, tool, args, approve, False, wait)
         try:
-            result = send(request, credential=credential, limits=limits)
+            placed = place_call(tool, args, owner.hosts, own, _terminal_gate(owner, approve, wait))
         except ExecutionFailed as exc:
             raise StepFailed("", step, str(exc)) from None
+        result = placed.result
+        assert result is not None
         if result.status >= 400:
             raise StepFailed(
                 "",

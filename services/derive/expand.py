@@ -17,6 +17,7 @@ __all__ = [
     "has_ref_keyword",
     "reduce_to_budget",
     "MAX_TOOL_SCHEMA_BYTES",
+    "REDUCTIONS",
     "compact_json",
 ]
 
@@ -62,10 +63,11 @@ def expand_types(
     cap = description_chars or budget
 
     def cost(key: str, value: Any, names: bool) -> int:
+        """`"key":` and, for a string, its value: no more than compact_json writes for them."""
         if isinstance(value, str):
             shortened = key == "description" and not names
-            return len(key) + 6 + (min(len(value), cap // 2) if shortened else len(value))
-        return len(key) + 4
+            return len(key) + 5 + (min(len(value), cap // 2) if shortened else len(value))
+        return len(key) + 3
 
     def walk(node: Any, stack: tuple[str, ...], level: int, names: bool = False) -> Any:
         if isinstance(node, dict):
@@ -82,9 +84,8 @@ def expand_types(
                     }
                 return walk(types[name], stack + (name,), level + 1)
             keep_all = descriptions or names or level <= 2  # `names`: keys are field names
-            counter[0] -= 2 + sum(
-                cost(k, v, names) for k, v in node.items() if keep_all or k != "description"
-            )
+            kept = [cost(k, v, names) for k, v in node.items() if keep_all or k != "description"]
+            counter[0] -= 2 + sum(kept) + max(len(kept) - 1, 0)  # braces, items, commas
             if counter[0] < 0:
                 raise SchemaTooLarge()
             out = {
@@ -97,7 +98,14 @@ def expand_types(
                 out["description"] = short_text(text, description_chars)
             return out
         if isinstance(node, list):
-            counter[0] -= 2 + sum(len(v) + 3 if isinstance(v, str) else 1 for v in node)
+            counter[0] -= (
+                2
+                + sum(
+                    len(v) + 2 if isinstance(v, str) else 0 if isinstance(v, dict | list) else 1
+                    for v in node
+                )
+                + max(len(node) - 1, 0)
+            )
             if counter[0] < 0:
                 raise SchemaTooLarge()
             return [walk(v, stack, level + 1) for v in node]
@@ -273,15 +281,21 @@ REDUCTIONS: tuple[tuple[int | None, bool, str], ...] = (
         for depth in (6, 5, 4, 3, 2, 1)
     ),
 )
+# past every reduction above (the last resort before arguments are left undetailed)
+STRONGEST = (0, False, "descriptions left out, shared types not detailed")
 
 
 def reduce_to_budget(
-    schema: Any, types: dict[str, Any], sizes: ExpandedSizes | None = None
+    schema: Any,
+    types: dict[str, Any],
+    sizes: ExpandedSizes | None = None,
+    strongest: bool = False,
 ) -> tuple[Any, str]:
     """The expanded schema made to fit the budget (fewest reductions first), and what was reduced;
-    raises SchemaTooLarge when even the strongest reduction does not fit. `sizes` (over the same
-    types) answers which reduction fits without building the ones that do not."""
-    for depth, nested, said in REDUCTIONS:
+    raises SchemaTooLarge when even the strongest reduction does not fit (`strongest`: with no
+    shared type detailed at all, too). `sizes` (over the same types) answers which reduction
+    fits without building the ones that do not."""
+    for depth, nested, said in (*REDUCTIONS, *((STRONGEST,) if strongest else ())):
         if sizes is not None:
             fitting = sizes.reduced(depth, nested, 120)
             if fitting.fits(schema):

@@ -63,10 +63,28 @@ OPERATION_KEYS = (
     "style",
     "body_arg",
     "sent_as",
+    "files",
     *FLAT_KEYS,
 )
 JSON_BODY = "application/json"
 FORM_BODY = "application/x-www-form-urlencoded"
+MULTIPART_BODY = "multipart/form-data"
+MEDIA_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
+# a file a call sends (a multipart part, or a whole raw body): a local file the runtime reads
+# (under the folder the caller allows, size-capped) or the content itself, base64-encoded
+FILE_ARGUMENT: dict[str, Any] = {
+    "type": "object",
+    "description": "A file: `path` (a file under the folder the caller allows) or `content_base64`;"
+    " `filename` and `content_type` when they should differ from the file's own",
+    "properties": {
+        "path": {"type": "string", "minLength": 1},
+        "content_base64": {"type": "string", "contentEncoding": "base64"},
+        "filename": {"type": "string", "minLength": 1},
+        "content_type": {"type": "string", "minLength": 3},
+    },
+    "minProperties": 1,
+    "additionalProperties": False,
+}
 # how a list or object argument is written into the query or a form body (OpenAPI style/explode,
 # Swagger 2.0 collectionFormat): form = repeated or exploded (the default), csv/ssv/tsv/pipes = one
 # value joined by , space tab |, deepObject = name[key]=value (and name[0]=value for lists),
@@ -170,6 +188,7 @@ class Declaration:
     # (query or header argument, the name the API reads) where they differ
     sent_as: tuple[tuple[str, str], ...] = ()
     header: tuple[str, ...] = ()  # arguments sent as request headers
+    files: tuple[str, ...] = ()  # arguments whose value is a file (FILE_ARGUMENT)
 
     def style_of(self, name: str) -> str:
         return dict(self.styles).get(name, "form")
@@ -178,8 +197,20 @@ class Declaration:
         return dict(self.sent_as).get(name, name)
 
     @property
+    def media(self) -> str:
+        return self.content_type.split(";", 1)[0].strip().lower()
+
+    @property
     def is_form(self) -> bool:
-        return self.content_type == FORM_BODY
+        return self.media == FORM_BODY
+
+    @property
+    def is_multipart(self) -> bool:
+        return self.media == MULTIPART_BODY
+
+    @property
+    def is_json(self) -> bool:
+        return self.media == JSON_BODY or self.media.endswith("+json")
 
     @property
     def sent(self) -> tuple[str, ...]:
@@ -681,6 +712,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     headers = _headers(file, raw)
     content_type, styles, body_arg = _encoding(file, raw, schema, query, body)
     sent_as = _sent_as(file, raw, query, header)
+    files = _files(file, raw, schema, body, content_type)
     for name in header:
         wire = dict(sent_as).get(name, name)
         if not HEADER_NAME.match(wire) or wire.lower() in RUNTIME_HEADERS:
@@ -739,7 +771,43 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         body_arg=body_arg,
         sent_as=sent_as,
         header=header,
+        files=files,
     )
+
+
+def _is_file_schema(sub: Any) -> bool:
+    props = sub.get("properties") if isinstance(sub, dict) else None
+    return isinstance(props, dict) and "content_base64" in props and "path" in props
+
+
+def _files(
+    file: str, raw: dict[str, Any], schema: dict[str, Any], body: tuple[str, ...], content: Any
+) -> tuple[str, ...]:
+    """The arguments whose value is a file: multipart parts, or a raw body, each a FILE_ARGUMENT
+    (or a list of them, for a part sent once per file)."""
+    names = _names(file, "operation.files", raw.get("files"))
+    media = str(content).split(";", 1)[0].strip().lower()
+    props = schema.get("properties") or {}
+    for name in names:
+        if name not in body or name not in props:
+            raise DeclarationError(
+                file, "operation.files", f"names {name!r}, which is not sent in the body"
+            )
+        if media in (JSON_BODY, FORM_BODY) or media.endswith("+json"):
+            raise DeclarationError(
+                file,
+                "operation.files",
+                f"a {media} body carries no file: send it as {MULTIPART_BODY} or as a raw body",
+            )
+        sub = props[name]
+        items = sub.get("items") if isinstance(sub, dict) and sub.get("type") == "array" else None
+        if not (_is_file_schema(sub) or _is_file_schema(items)):
+            raise DeclarationError(
+                file,
+                "operation.files",
+                f"{name!r} is a file, so its schema is a file's: path or content_base64",
+            )
+    return names
 
 
 def _sent_as(
@@ -776,11 +844,18 @@ def _encoding(
     """How the request is written: the body's media type, the styles, the whole-body argument."""
     content_type = raw.get("content_type", JSON_BODY)
     media = content_type.split(";", 1)[0].strip().lower() if isinstance(content_type, str) else ""
-    if not (media in (JSON_BODY, FORM_BODY) or media.endswith("+json")):
+    structured = media in (JSON_BODY, FORM_BODY, MULTIPART_BODY) or media.endswith("+json")
+    if not structured and not (MEDIA_TYPE.match(media) and raw.get("body_arg") is not None):
         raise DeclarationError(
             file,
             "operation.content_type",
-            f"{content_type!r} is not one skillpress writes: {JSON_BODY}, a */*+json type or {FORM_BODY}",
+            f"{content_type!r} is not one skillpress writes: {JSON_BODY}, a */*+json type,"
+            f" {FORM_BODY}, {MULTIPART_BODY}, or any other media type as one whole-body argument"
+            " (`body_arg`)",
+        )
+    if media == MULTIPART_BODY and raw.get("body_arg") is not None:
+        raise DeclarationError(
+            file, "operation.body_arg", "a multipart body's fields are arguments, not one argument"
         )
     body_arg_given = raw.get("body_arg") is not None  # a form body's fields are inside it
     styles = raw.get("style", {})
@@ -882,6 +957,8 @@ def declaration_block(op: Operation, url: str) -> str:
             lines.append(
                 "  sent_as: " + json.dumps(op.tool.sent_as, ensure_ascii=False, sort_keys=True)
             )
+        if op.tool.files:
+            lines.append("  files: [" + ", ".join(_y(f) for f in op.tool.files) + "]")
         pretty = readable_json(op.tool.schema, max_lines=300)
         if pretty is None:
             pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)

@@ -27,7 +27,7 @@ from services.derive.categories import (
 )
 from services.derive.errors import SpecRefused
 from services.derive.expand import ExpandedSizes
-from services.derive.frontmatter import path_template_names
+from services.derive.frontmatter import RUNTIME_HEADERS, path_template_names
 from services.derive.gc_pause import gc_paused
 from services.derive.load import LoadLimits, load_document
 from services.derive.manifest import (
@@ -534,14 +534,15 @@ def _headers_to_fix(op: Operation, auth: AuthInfo) -> tuple[str, ...]:
     if op.tool is None:
         return ()
     credential = (auth.header or "").lower()
-    fixed = {h.lower() for h in op.tool.headers}
+    sent = {h.lower() for h in op.tool.headers}
+    sent |= {op.tool.sent_as.get(h, h).lower() for h in op.tool.header}  # the model's arguments
     return tuple(
         p.name
         for p in op.params
         if p.location == "header"
         and p.required
-        and p.name.lower() not in (credential, "authorization", *fixed)
-        and p.name.lower() not in op.credential_fields
+        and p.name.lower() not in (credential, "authorization", *sent, *RUNTIME_HEADERS)
+        and p.name not in op.credential_fields
     )
 
 

@@ -315,6 +315,15 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
     lines.append(head)
     if body.other_types:
         lines.append("Also accepted: " + ", ".join(f"`{t}`" for t in body.other_types[:6]) + ".")
+    if op.tool is not None and op.tool.files:
+        named = ", ".join(f"`{f}`" for f in op.tool.files)
+        lines.append(
+            f'Files ({named}): give each as `{{"path": "report.pdf"}}` (a file under the folder'
+            ' the caller allows, read and sent by the tool) or `{"content_base64": "…"}`;'
+            " `filename` and `content_type` are optional."
+        )
+        if op.tool.files == ["file"] and not _has_field(body.schema, "file"):
+            lines.append("The spec names no part: the file is sent as the part `file`.")
     if op.tool is not None and op.tool.body_arg:
         what = (
             "its fields" if op.tool.content_type.endswith("form-urlencoded") else "the whole body"
@@ -330,6 +339,11 @@ def _body_section(op: Operation, level: dict[str, Any]) -> list[str]:
     lines += _mark_fixed(op, _fields_text(body.schema, level, body.field_docs))
     lines += _spec_example("The spec's example of this body:", body.example, level)
     return lines
+
+
+def _has_field(schema: Any, name: str) -> bool:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return isinstance(props, dict) and name in props
 
 
 def _shape_lines(schema: Any) -> list[str]:

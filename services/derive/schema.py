@@ -68,7 +68,6 @@ class SchemaTranslator:
         self.resolver = resolver
         self.swagger2 = swagger2
         self.types: dict[str, Any] = {}
-        self.binary: set[str] = set()  # type names that carry a file
         self._pending: list[tuple[str, str]] = []
         self._names = self._assign_names(resolver.doc, swagger2)
         self._deps: dict[str, frozenset[str]] = {}
@@ -199,6 +198,13 @@ class SchemaTranslator:
                 out["format"] = "binary"
             elif typ in _JSON_TYPES:
                 out["type"] = typ
+                if (  # OpenAPI 3.1's file: raw bytes of a media type, not text
+                    typ == "string"
+                    and isinstance(s.get("contentMediaType"), str)
+                    and not s.get("contentEncoding")
+                    and "format" not in s
+                ):
+                    out["format"] = "binary"
         elif isinstance(typ, list):
             kept = [t for t in typ if isinstance(t, str) and t in _JSON_TYPES]
             if kept:

@@ -6,11 +6,19 @@ import re
 from typing import Any
 
 from services.derive.errors import SchemaTooLarge
-from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, ExpandedSizes, reduce_to_budget
+from services.derive.expand import (
+    MAX_TOOL_SCHEMA_BYTES,
+    REDUCTIONS,
+    ExpandedSizes,
+    reduce_to_budget,
+)
 from services.derive.frontmatter import (
     FIELD_NAME,
+    FILE_ARGUMENT,
     HEADER_NAME,
+    MEDIA_TYPE,
     METHODS,
+    MULTIPART_BODY,
     RUNTIME_HEADERS,
     path_template_names,
 )
@@ -60,6 +68,111 @@ def _styled(schema: Any) -> bool:
     return typ is None or "array" in kinds or "object" in kinds
 
 
+def _is_binary(schema: Any) -> bool:
+    return (
+        isinstance(schema, dict)
+        and schema.get("format") == "binary"
+        and schema.get("type") in (None, "string")
+    )
+
+
+def _as_file(schema: Any) -> Any | None:
+    """The argument a binary value becomes (a file, or a list of files), or None when it is not
+    binary: a model cannot write bytes into JSON, so it names a file or gives base64 content."""
+    if _is_binary(schema):
+        said = schema.get("description")
+        return {**FILE_ARGUMENT, "description": said} if said else dict(FILE_ARGUMENT)
+    if (
+        isinstance(schema, dict)
+        and schema.get("type") == "array"
+        and _is_binary(schema.get("items"))
+    ):
+        return {k: v for k, v in schema.items() if k != "items"} | {"items": dict(FILE_ARGUMENT)}
+    return None
+
+
+def _raw_body(media: str, schema: Any) -> tuple[Any, bool] | None:
+    """A body that is neither JSON nor a form: (the one argument's schema, whether it is a file),
+    or None when it cannot be written (an XML document of fields, say)."""
+    if not MEDIA_TYPE.match(media):
+        return None
+    textual = media.startswith("text/") or media.endswith(("+xml", "/xml", "/csv", "/yaml"))
+    if schema is None or schema == {} or _is_binary(schema):
+        if textual and not _is_binary(schema):
+            return {"type": "string", "description": f"the body, as {media} text"}, False
+        return _as_file(schema) or dict(FILE_ARGUMENT), True
+    if isinstance(schema, dict) and schema.get("type") == "string":
+        return schema, False
+    return None
+
+
+def _skeleton(sub: Any) -> dict[str, Any]:
+    """An argument left undetailed to fit the budget: its type where it has a plain one, and a
+    pointer to the operation's file, which describes it whole."""
+    out: dict[str, Any] = {}
+    typ = sub.get("type") if isinstance(sub, dict) else None
+    if isinstance(typ, str) and typ in (*_SCALARS, "array", "object"):
+        out["type"] = typ
+    if isinstance(sub, dict) and isinstance(sub.get("enum"), list) and len(sub["enum"]) <= 20:
+        out["enum"] = sub["enum"]
+    out["description"] = "not detailed here: this operation's file describes it"
+    return out
+
+
+def _fitted(
+    schema: dict[str, Any],
+    types: dict[str, Any],
+    sizes: ExpandedSizes,
+    body_arg: str | None,
+    body_fields: list[str],
+    body: Any,
+) -> tuple[dict[str, Any], str, str | None] | None:
+    """The last reductions, so that no operation is left out for its size: the optional
+    arguments undetailed (their types kept, the file describes them), then the body as one
+    argument whose fields the file lists. (schema, what was reduced, the body's argument when the
+    body became one), or None when even that does not fit."""
+    required = set(schema.get("required", []))
+    props = schema["properties"]
+    mild = sizes.reduced(*REDUCTIONS[0][:2], 120)
+    # the largest optional arguments undetailed first, until the rest fits with its descriptions
+    optional = sorted(
+        (k for k in props if k not in required),
+        key=lambda k: (-mild.size({"type": "object", "properties": {k: props[k]}}), k),
+    )
+    lean = {**schema, "properties": dict(props)}
+    for n, name in enumerate(optional, 1):
+        lean["properties"][name] = _skeleton(props[name])
+        if mild.fits(lean):
+            said = f"{REDUCTIONS[0][2]}; {n} optional argument{'s' if n > 1 else ''} not detailed"
+            return mild.expand(lean), said, None
+    try:
+        out, said = reduce_to_budget(lean, types, sizes, strongest=True)
+        return out, f"{said}; optional arguments not detailed", None
+    except SchemaTooLarge:
+        pass
+    if body_arg is not None or not body_fields or body is None:
+        return None
+    kept = {k: v for k, v in lean["properties"].items() if k not in body_fields}
+    arg = _whole_body_name(kept)
+    kept[arg] = {
+        "type": "object",
+        "description": "the request body, an object of the fields this operation's file lists",
+    }
+    whole = {
+        **schema,
+        "properties": kept,
+        "required": [r for r in schema.get("required", []) if r in kept]
+        + ([arg] if any(f in required for f in body_fields) else []),
+    }
+    if not whole["required"]:
+        whole.pop("required")
+    try:
+        out, said = reduce_to_budget(whole, types, sizes, strongest=True)
+    except SchemaTooLarge:
+        return None
+    return out, f"{said}; the body is one argument, `{arg}`, its fields in this file", arg
+
+
 def _whole_body_name(taken: dict[str, Any]) -> str:
     for name in ("body", "request_body", "body_"):
         if name not in taken:
@@ -83,20 +196,48 @@ def declare_tool(
     whole_body: dict[str, Any] | None = None  # the body's schema, when it is one argument
     content_type = "application/json"
     form = False
+    files: list[str] = []
+    raw_file = False  # the whole body is a file
     if body is not None:
         media = (body.content_type or "").split(";", 1)[0].strip().lower()
         form = media == _FORM
-        if not body.is_json and not form:
-            return (
-                None,
-                f"its request body is {body.content_type or 'of no declared type'}, not JSON",
-            )
-        if body.is_json and media not in _PLAIN_JSON:
+        multipart = media == MULTIPART_BODY
+        if not body.is_json and not form and not multipart:
+            raw = _raw_body(media, body.schema)
+            if raw is None:
+                return (
+                    None,
+                    f"its request body is {body.content_type or 'of no declared type'} with"
+                    " fields skillpress does not write in that type",
+                )
+            whole_body, raw_file = raw
+            content_type = media
+        elif body.is_json and media not in _PLAIN_JSON:
             content_type = media  # application/merge-patch+json and the like: JSON, its own type
         if form:
             content_type = _FORM
+        if multipart:
+            content_type = MULTIPART_BODY
         schema = body.schema
-        if _is_plain_object(schema):
+        if whole_body is not None:
+            pass  # a raw body: one argument, decided above
+        elif multipart and _is_binary(schema):
+            # one file with no part named (Jira's attachments): sent as the usual part, `file`
+            body_props, files = {"file": _as_file(schema)}, ["file"]
+            body_required = ["file"]
+        elif multipart:
+            if not _is_plain_object(schema):
+                return None, "its multipart body is not an object of fields"
+            body_props = {}
+            for k, v in schema["properties"].items():
+                if k in op.credential_fields:
+                    continue
+                as_file = _as_file(v)
+                body_props[k] = as_file if as_file is not None else v
+                if as_file is not None:
+                    files.append(k)
+            body_required = [r for r in schema.get("required", []) if r in body_props]
+        elif _is_plain_object(schema):
             body_props = {
                 k: v for k, v in schema["properties"].items() if k not in op.credential_fields
             }
@@ -184,6 +325,8 @@ def declare_tool(
         if p.required:
             required.append(arg)
     form_styles: dict[str, str] = {}
+    if files and any(name in props for name in body_props):
+        return None, "its multipart fields are named like its parameters"
     if whole_body is None and any(name in props for name in body_props):
         # a field named like a parameter: the body goes whole, under its own argument
         whole_body = body.schema if body is not None else None
@@ -196,11 +339,13 @@ def declare_tool(
     if whole_body is not None and body is not None:
         body_arg = _whole_body_name(props)
         sub = dict(whole_body)
-        if body.description and "description" not in sub:
+        if body.description and (raw_file or "description" not in sub):
             sub["description"] = body.description
         props[body_arg] = sub
-        if body.required:
+        if body.required or raw_file:
             required.append(body_arg)
+        if raw_file:
+            files.append(body_arg)
     for name, sub in body_props.items():
         props[name] = sub
         if name in body_required:
@@ -221,14 +366,26 @@ def declare_tool(
     reduced = None
     sizes = sizes or ExpandedSizes(types)
     if not sizes.fits(schema_out):
-        try:  # reduced, and said so, before it is refused
+        try:  # reduced, and said so, before anything is left out
             schema_out, reduced = reduce_to_budget(schema_out, types, sizes)
         except SchemaTooLarge:
-            return (
-                None,
-                f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB tool"
-                " budget even with descriptions left out and nested types not detailed",
+            fitted = _fitted(
+                schema_out,
+                types,
+                sizes,
+                body_arg,
+                [] if files else list(body_props),  # a multipart body's files are arguments
+                body,
             )
+            if fitted is None:
+                return (
+                    None,
+                    f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB"
+                    " tool budget even with its body as one argument",
+                )
+            schema_out, reduced, whole = fitted
+            if whole is not None:  # the body is one argument now, its fields in the file
+                body_arg, body_props = whole, {}
     return ToolDecl(
         schema=schema_out,
         query=query,
@@ -241,4 +398,5 @@ def declare_tool(
         sent_as=sent_as,
         fixed=fixed,
         header=header,
+        files=files,
     ), None

@@ -17,10 +17,11 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
-from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from services.runtime.gates import GateCheck, check_gate
+from services.runtime.calls import CallSetup, GateClosed, Gatekeeper, place_call
+from services.runtime.execute import CallLimits, Credential, ExecutionFailed
+from services.runtime.gates import GateCheck
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
-from services.runtime.translate import CallRefused, build_request
+from services.runtime.translate import CallRefused
 
 __all__ = [
     "BASE_TOOLS",
@@ -238,14 +239,30 @@ def build_catalog_server(
     `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent.
     `model` gives the chat function guided and draft workflows run with (None: no model)."""
     limits = limits or CallLimits()
-    state: dict[str, Loaded] = dict(skills)
+    state: dict[str, Loaded] = {}
+    left_out: dict[str, str] = {}  # a key not served, and why
+
+    def take(fresh: Mapping[str, Loaded]) -> None:
+        """Serve `fresh`, each skill once: a second folder of a slug already served would give
+        its tools the same names, so a call could reach the wrong skill's gates; it is left out."""
+        for key, loaded in sorted(fresh.items()):
+            other = next(
+                (k for k, (sk, _, _) in state.items() if sk.slug == loaded[0].slug and k != key),
+                None,
+            )
+            if other is not None:
+                left_out[key] = f"{key} is skill {loaded[0].slug}, which {other} serves already"
+                continue
+            state[key] = loaded
+
+    take(skills)
     slugs = sorted(state)
 
     async def current() -> dict[str, Loaded]:
         if refresh is not None:  # a stat, a readlink or a query, off the event loop
             fresh = await asyncio.to_thread(refresh)
             if fresh:
-                state.update(fresh)
+                take(fresh)
         return state
 
     def versioned(slug: str, value: Any) -> Any:
@@ -260,34 +277,54 @@ def build_catalog_server(
 
     # What a client loaded is its own where the transport says who the client is (a streamable-HTTP
     # session id); over stdio the process serves one client. mcp 2.x makes a session per request.
-    loaded_by_client: dict[str, list[str]] = {}  # tool names, resolved in the current versions
+    # Each is (the skill's key, the tool's name): a call goes to the skill it was loaded from.
+    loaded_by_client: dict[str, list[tuple[str, str]]] = {}
+    broken: dict[tuple[str, str], str] = {}  # a tool that does not load, and why
 
-    def loaded_for(ctx: Any) -> list[str]:
+    def loaded_for(ctx: Any) -> list[tuple[str, str]]:
         connection = getattr(getattr(ctx, "session", None), "_connection", None)
         key = getattr(connection, "session_id", None) or "-"
         if key not in loaded_by_client:
-            everything = [t.name for sk, _, _ in state.values() for t in sk.tools]
-            loaded_by_client[key] = everything if eager else []
+            # eager: every tool by name, from the index (each is built when it is listed)
+            loaded_by_client[key] = (
+                [(k, e.tool) for k, (sk, _, _) in state.items() for e in sk.operations if e.tool]
+                if eager
+                else []
+            )
         return loaded_by_client[key]
 
-    def owner(tool_name: str) -> tuple[str, Tool] | None:
-        for slug, (sk, _, _) in state.items():
-            try:
-                return slug, sk.tool(tool_name)
-            except (UnknownOperation, PackageError):
-                continue  # not this skill's, or gone in this version
-        return None
+    def owner(key: str, tool_name: str) -> tuple[str, Tool] | None:
+        if key not in state:
+            return None
+        try:
+            return key, state[key][0].tool(tool_name)
+        except UnknownOperation:
+            return None  # gone in this version
+        except PackageError as exc:  # one tool that does not load never takes the server down
+            broken[(key, tool_name)] = str(exc)
+            return None
 
     def loaded_tools(ctx: Any) -> list[tuple[str, Tool]]:
-        return [found for n in loaded_for(ctx) if (found := owner(n)) is not None]
+        return [found for k, n in loaded_for(ctx) if (found := owner(k, n)) is not None]
 
     def chosen(args: dict[str, Any]) -> tuple[str, Skill, Mapping[str, bytes]] | str:
-        """The skill a fixed tool's call names (the only one, when one is served), or why not."""
-        slug = str(args.get("skill", "")) if several else slugs[0]
-        if slug not in state:
-            return f"no skill {slug!r} here: one of {', '.join(sorted(state))}"
-        sk, files, _ = state[slug]
-        return slug, sk, files
+        """The skill a fixed tool's call names (the only one, when one is served), or why not;
+        a skill is named by its slug or the folder it is served from."""
+        given = str(args.get("skill", "")) if several else slugs[0]
+        key = (
+            given
+            if given in state
+            else next((k for k, (sk, _, _) in state.items() if sk.slug == given), None)
+        )
+        if key is None:
+            why = f" ({left_out[given]})" if given in left_out else ""
+            return (
+                f"missing `skill`: one of {', '.join(sorted(state))}"
+                if not given
+                else f"no skill {given!r} here{why}: one of {', '.join(sorted(state))}"
+            )
+        sk, files, _ = state[key]
+        return key, sk, files
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         now = await current()
@@ -302,7 +339,7 @@ def build_catalog_server(
         await current()
         loaded = loaded_for(ctx)
         if name == "loaded_tools":
-            return _text(sorted(loaded))
+            return _text(sorted(n for _, n in loaded))
         if name == "skill_run":
             picked = chosen(args)
             if isinstance(picked, str):
@@ -318,7 +355,8 @@ def build_catalog_server(
                 return _text(picked, error=True)
             slug, skill, files = picked
         else:
-            found = next(((sl, t) for sl, t in loaded_tools(ctx) if t.name == name), None)
+            key = next((k for k, n in loaded if n == name), None)
+            found = owner(key, name) if key is not None else None
             if found is None:
                 hint = (
                     " (load it first with load_tools)"
@@ -353,8 +391,12 @@ def build_catalog_server(
                 except (UnknownOperation, PackageError) as exc:
                     problems.append(str(exc))
                     continue
-                if tool.name not in loaded:
-                    loaded.append(tool.name)
+                taken = next((k for k, n in loaded if n == tool.name and k != slug), None)
+                if taken is not None:
+                    problems.append(f"{tool.name}: {taken} has a loaded tool of that name")
+                    continue
+                if (slug, tool.name) not in loaded:
+                    loaded.append((slug, tool.name))
                     added.append(tool.name)
             if added:
                 try:
@@ -364,10 +406,16 @@ def build_catalog_server(
             return _text(
                 {
                     "loaded": added,
-                    "already_loaded": [n for n in loaded if n not in added],
+                    "already_loaded": [n for _, n in loaded if n not in added],
                     "problems": problems,
                 },
                 error=bool(problems) and not added,
+            )
+        if not str(args.get("name", "")).strip():
+            return _text(
+                f"missing `name`: the operation's name, as the instructions list it; {name}"
+                ' takes {"name": …' + (', "arguments": {…}}' if name == "call_operation" else "}"),
+                error=True,
             )
         try:
             tool = skill.tool(str(args.get("name", "")))
@@ -404,6 +452,17 @@ def build_catalog_server(
                 )
             )
         return await _call(slug, tool, args.get("arguments") or {})
+
+    def gate_for(slug: str) -> Gatekeeper:
+        def decide(gate: GateCheck) -> None:
+            refused = _refusal(slug, gate)
+            if refused is not None:
+                raise GateClosed(refused)
+
+        return decide
+
+    def setup_for(slug: str, sk: Skill) -> CallSetup:
+        return CallSetup(credential=credentials(slug, sk) if credentials else None, limits=limits)
 
     def _refusal(slug: str, gate: GateCheck) -> str | None:
         """Why a gated call is not sent now (None: send it): the operator's approvals when
@@ -449,16 +508,15 @@ def build_catalog_server(
         kinds_of = kinds_by_owner(skill, files)
 
         def call(step: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
-            request = prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
-            gate = check_gate(tool, given)
-            refused = _refusal(slug, gate) if gate is not None else None
-            if refused is not None:
-                raise StepFailed("", step, refused)
-            result = send(
-                request,
-                credential=credentials(owner.slug, owner) if credentials else None,
-                limits=limits,
-            )
+            prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
+            try:
+                placed = place_call(
+                    tool, given, owner.hosts, setup_for(owner.slug, owner), gate_for(slug)
+                )
+            except GateClosed as exc:
+                raise StepFailed("", step, str(exc)) from None
+            result = placed.result
+            assert result is not None
             if result.status >= 400:
                 raise StepFailed("", step, f"{tool.operation} answered {result.status}")
             return result.body_value()
@@ -485,24 +543,21 @@ def build_catalog_server(
         return _text(versioned(slug, {"workflow": flow, "result": done.result}))
 
     async def _call(slug: str, tool: Tool, args: Any) -> types.CallToolResult:
+        """One call: built and checked, held at its gate (a person's approvals are in the
+        records), sent; all of it off the event loop."""
         try:
-            request = build_request(tool, args, state[slug][0].hosts)
-        except CallRefused as exc:
-            return _text(str(exc), error=True)
-        gate = check_gate(tool, args if isinstance(args, dict) else {})
-        if gate is not None:  # a person's approvals are in the records: off the event loop
-            refused = await asyncio.to_thread(_refusal, slug, gate)
-            if refused is not None:
-                return _text(refused, error=True)
-        try:
-            result = await asyncio.to_thread(
-                send,
-                request,
-                credential=credentials(slug, state[slug][0]) if credentials else None,
-                limits=limits,
+            placed = await asyncio.to_thread(
+                place_call,
+                tool,
+                args,
+                state[slug][0].hosts,
+                setup_for(slug, state[slug][0]),
+                gate_for(slug),
             )
-        except ExecutionFailed as exc:
+        except (CallRefused, GateClosed, ExecutionFailed) as exc:
             return _text(str(exc), error=True)
+        result = placed.result
+        assert result is not None
         return _text(versioned(slug, result.as_dict()), error=result.status >= 400)
 
     only = state[slugs[0]] if not several else None
@@ -513,6 +568,7 @@ def build_catalog_server(
             only[1].get("body.md", b"").decode("utf-8", "replace")
             if only is not None
             else _index(state)
+            + "".join(f"\nNot served: {why}.\n" for why in sorted(left_out.values()))
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

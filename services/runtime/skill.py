@@ -19,8 +19,12 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from services.derive.errors import SchemaTooLarge
-from services.derive.expand import MAX_TOOL_SCHEMA_BYTES, expand_types, has_ref_keyword
+from services.derive.expand import (
+    MAX_TOOL_SCHEMA_BYTES,
+    ExpandedSizes,
+    expand_types,
+    has_ref_keyword,
+)
 from services.derive.frontmatter import (
     Declaration,
     DeclarationError,
@@ -235,6 +239,7 @@ class _SchemaCheck:
 
     def __init__(self, types: dict[str, Any]) -> None:
         self.types = types
+        self.sizes = ExpandedSizes(types)  # each type's expanded size, once per load
         self.valid: set[str] = set()
         self.seen: set[str] = set()  # argument schemas already checked (many tools share them)
 
@@ -282,12 +287,12 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any], checked: _SchemaC
         raise PackageError(
             f"{decl.file}: operation.schema refers to #/types/{missing[0]}, which types.json does not define"
         )
-    try:
-        schema = expand_types(decl.schema, types)
-    except SchemaTooLarge:
+    # the same accounting derive declared the tool by: what fits there loads here
+    if not checked.sizes.fits(decl.schema):
         raise PackageError(
             f"{decl.file}: operation.schema expands past the {MAX_TOOL_SCHEMA_BYTES // 1024} KB a tool's schema may be"
-        ) from None
+        )
+    schema = expand_types(decl.schema, types, budget=1 << 40)  # a fresh copy of its own
     if has_ref_keyword(schema):
         raise PackageError(
             f"{decl.file}: operation.schema has a $ref that is not #/types/Name; write the schema inline or in types.json"

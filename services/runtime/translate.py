@@ -8,9 +8,13 @@ skill's hosts and the operation's path prefix after it is built.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import math
+import mimetypes
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -55,14 +59,33 @@ class PreparedRequest:
     url: str
     headers: tuple[tuple[str, str], ...]
     body: bytes | None
+    # how a body that is not text is shown (a multipart body's parts, a file's size): never sent
+    shown: Any = None
 
     def as_dict(self, extra_headers: dict[str, str] | None = None) -> dict[str, Any]:
         headers = dict(self.headers) | (extra_headers or {})
         body: Any = None
-        if self.body is not None:  # JSON as its value; a form as the text sent
+        if self.shown is not None:
+            body = self.shown
+        elif self.body is not None:  # JSON as its value; a form as the text sent
             is_json = "json" in dict(self.headers).get("Content-Type", "application/json")
-            body = json.loads(self.body) if is_json else self.body.decode("ascii")
+            body = json.loads(self.body) if is_json else self.body.decode("utf-8", "replace")
         return {"method": self.method, "url": self.url, "headers": headers, "body": body}
+
+
+# reads a local file a call names: (its bytes, its file name), or raises CallRefused's reason as
+# ValueError; None where no local file may be read (then only `content_base64` is taken)
+FileReader = Callable[[str], tuple[bytes, str]]
+
+
+@dataclass(frozen=True)
+class _File:
+    data: bytes
+    filename: str
+    content_type: str
+
+    def shown(self) -> dict[str, Any]:
+        return {"file": self.filename, "bytes": len(self.data), "content_type": self.content_type}
 
 
 def describe_arguments(tool: Tool) -> str:
@@ -282,14 +305,101 @@ def _json_body(op: str, value: Any) -> bytes:
         raise CallRefused(op, f"the body cannot be written as JSON: {exc}") from None
 
 
-def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedRequest:
-    """Translate a call into its request, or raise CallRefused before anything exists to send."""
+def _file(op: str, name: str, value: Any, reader: FileReader | None) -> _File:
+    """A file argument's bytes: the content given (base64), or the local file it names."""
+    if not isinstance(value, dict):
+        raise CallRefused(op, f"argument {name} is a file: give {{path}} or {{content_base64}}")
+    given = [k for k in ("path", "content_base64") if k in value]
+    if len(given) != 1:
+        raise CallRefused(op, f"argument {name}: give exactly one of path or content_base64")
+    if "content_base64" in value:
+        try:
+            data = base64.b64decode(str(value["content_base64"]), validate=True)
+        except (binascii.Error, ValueError):
+            raise CallRefused(op, f"argument {name}: content_base64 is not base64") from None
+        filename = str(value.get("filename") or name)
+    else:
+        if reader is None:
+            raise CallRefused(
+                op,
+                f"argument {name}: no local file may be read here; give content_base64 instead",
+            )
+        try:
+            data, own = reader(str(value["path"]))
+        except ValueError as exc:
+            raise CallRefused(op, f"argument {name}: {exc}") from None
+        filename = str(value.get("filename") or own)
+    content_type = str(
+        value.get("content_type") or mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    )
+    if any(c in filename + content_type for c in "\r\n\x00"):
+        raise CallRefused(op, f"argument {name}: filename and content_type are one line each")
+    return _File(data, filename, content_type)
+
+
+def _part_name(text: str) -> str:
+    """A name in a Content-Disposition header, escaped as HTML's form encoding does."""
+    return text.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _multipart(
+    op: str, decl: Declaration, fields: dict[str, Any], reader: FileReader | None
+) -> tuple[bytes, str, dict[str, Any]]:
+    """A multipart/form-data body: (its bytes, its Content-Type, the parts as shown). The boundary
+    is made from the content, so the same call is the same bytes."""
+    parts: list[tuple[bytes, bytes]] = []  # (the part's headers, its content)
+    shown: dict[str, Any] = {}
+    for name, value in fields.items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            disposition = f'form-data; name="{_part_name(name)}"'
+            if name in decl.files:
+                got = _file(op, name, item, reader)
+                head = (
+                    f"Content-Disposition: {disposition};"
+                    f' filename="{_part_name(got.filename)}"\r\n'
+                    f"Content-Type: {got.content_type}\r\n"
+                )
+                parts.append((head.encode("utf-8"), got.data))
+                shown.setdefault(name, []).append(got.shown())
+            elif isinstance(item, (dict, list)):
+                text = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+                head = f"Content-Disposition: {disposition}\r\nContent-Type: application/json\r\n"
+                parts.append((head.encode("utf-8"), text.encode("utf-8")))
+                shown.setdefault(name, []).append(item)
+            else:
+                parts.append(
+                    (f"Content-Disposition: {disposition}\r\n".encode(), _scalar(item).encode())
+                )
+                shown.setdefault(name, []).append(item)
+    digest = hashlib.sha256(b"".join(h + c for h, c in parts)).hexdigest()
+    boundary = f"skillpress-{digest[:32]}"
+    while any(boundary.encode() in c for _, c in parts):
+        digest = hashlib.sha256(digest.encode()).hexdigest()
+        boundary = f"skillpress-{digest[:32]}"
+    body = b"".join(
+        b"--" + boundary.encode() + b"\r\n" + head + b"\r\n" + content + b"\r\n"
+        for head, content in parts
+    )
+    body += b"--" + boundary.encode() + b"--\r\n"
+    flat = {
+        k: v[0] if len(v) == 1 and not isinstance(fields[k], list) else v for k, v in shown.items()
+    }
+    return body, f"multipart/form-data; boundary={boundary}", flat
+
+
+def build_request(
+    tool: Tool, args: Any, hosts: frozenset[str], files: FileReader | None = None
+) -> PreparedRequest:
+    """Translate a call into its request, or raise CallRefused before anything exists to send.
+    `files` reads a local file a file argument names (None: only base64 content is taken)."""
     decl = tool.declaration
     op = tool.operation
     if not decl.origin:
         raise CallRefused(
             op,
-            f"the skill declares no host: its URL is the path {decl.url}; give it a base URL (skillpress call --base-url, or derive with --base-url)",
+            f"the skill declares no host: its URL is the path {decl.url}, and a call cannot"
+            " name one; whoever serves or calls this skill gives it a base URL (--base-url)",
         )
     args = {
         **_check(tool, args),
@@ -304,9 +414,22 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
     _assert_contained(op, decl, url, hosts)
     headers: list[tuple[str, str]] = []
     body: bytes | None = None
+    shown: Any = None
     if decl.method not in NO_BODY and decl.body:
         fields = {name: args[name] for name in decl.body if name in args}
-        if decl.is_form:
+        if decl.is_multipart:
+            body, content_type, shown = _multipart(op, decl, fields, files)
+            headers.append(("Content-Type", content_type))
+        elif not decl.is_form and not decl.is_json:  # a raw body: a file, or text
+            whole = fields.get(decl.body_arg or "")
+            if whole is not None:
+                if decl.body_arg in decl.files:
+                    got = _file(op, str(decl.body_arg), whole, files)
+                    body, shown = got.data, got.shown()
+                else:
+                    body = _scalar(whole).encode("utf-8")
+                headers.append(("Content-Type", decl.content_type))
+        elif decl.is_form:
             if decl.body_arg is not None:  # the form's fields, under their own argument
                 whole = fields.get(decl.body_arg)
                 fields = dict(whole) if isinstance(whole, dict) else {}
@@ -331,4 +454,4 @@ def build_request(tool: Tool, args: Any, hosts: frozenset[str]) -> PreparedReque
     key = idempotency_key(decl, args)
     if key:
         headers.append(("Idempotency-Key", key))
-    return PreparedRequest(op, decl.method, url, tuple(headers), body)
+    return PreparedRequest(op, decl.method, url, tuple(headers), body, shown)

@@ -495,9 +495,12 @@ def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> No
     versions.check_publish_request(ctx, "users", proposal["version_id"], False)
 
 
-def test_a_required_header_is_a_question_for_the_operator_until_it_is_fixed(
+def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
     ctx: AppContext,
 ) -> None:
+    from services.runtime.skill import load_skill
+    from services.runtime.translate import build_request
+
     spec = {
         "openapi": "3.0.3",
         "info": {"title": "Box", "version": "1"},
@@ -526,23 +529,14 @@ def test_a_required_header_is_a_question_for_the_operator_until_it_is_fixed(
         },
     }
     events = submit(ctx, json.dumps(spec).encode(), "box", slug="box")
-    assert last(events, EVENTS["suggestions_made"])["headers"] == 1
+    assert last(events, EVENTS["suggestions_made"])["headers"] == 0  # nothing to ask: it is sent
     proposed = last(events, EVENTS["version_proposed"])
     skill = versions.find_skill(ctx, "box")
     files = versions.version_files(
         ctx.blobs, versions.pick_version(ctx, skill, proposed["version_id"])
     )
-    from services.derive.manifest import Manifest
-
-    assert Manifest.from_json(files["skill.json"]).by_name()["get_file"].required_headers == (
-        "BoxApi",
-    )
-    [question] = [p for p in review.open_suggestions(ctx, skill) if p.kind == "header"]
-    with pytest.raises(
-        Refused,
-        match="only you know the value of BoxApi: skillpress annotate box -o get_file --fixed-header NAME=VALUE",
-    ):
-        review.confirm(ctx, skill, question, "reviewer")
+    tool = load_skill(files).tool("get_file")
+    assert tool.schema["required"] == ["id", "BoxApi"]
     fixed = annotations.add_annotation(
         ctx,
         "box",
@@ -555,7 +549,11 @@ def test_a_required_header_is_a_question_for_the_operator_until_it_is_fixed(
     files = versions.version_files(
         ctx.blobs, versions.pick_version(ctx, skill, again["version_id"])
     )
-    assert Manifest.from_json(files["skill.json"]).by_name()["get_file"].required_headers == ()
+    loaded = load_skill(files)
+    tool = loaded.tool("get_file")
+    assert tool.schema["required"] == ["id"]  # the operator's value, never the model's
+    request = build_request(tool, {"id": "f1"}, loaded.hosts)
+    assert dict(request.headers) == {"BoxApi": "shared_link=x"}
 
 
 def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(

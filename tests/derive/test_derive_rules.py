@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from services.derive import DeriveOptions, derive_package
 from services.runtime.skill import load_skill, package_tools
-from services.runtime.translate import build_request
+from services.runtime.translate import CallRefused, build_request
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
@@ -167,12 +169,21 @@ def test_operations_that_stay_prose_and_why() -> None:
     package = derive_package(doc(paths))
     reasons = {op["name"]: op["not_tool_reason"] for op in package.manifest.to_dict()["operations"]}
     assert reasons == {
-        "upload": "its request body is multipart/form-data, not JSON",
+        "upload": "its multipart body is not an object of fields",
         "put_list": None,  # an array body: one argument, `body`
         "big": None,  # shortened to fit, and the file says so
-        "huge": "its expanded argument schema is over the 24 KB tool budget even with descriptions left out and nested types not detailed",
+        "huge": None,  # never left out for its size: its body is one argument
         "ok": None,
     }
+    huge_tool = load_skill(package.files).tool("huge")
+    assert huge_tool.declaration.body_arg == "body"
+    assert huge_tool.schema["properties"]["body"]["type"] == "object"
+    sent = build_request(huge_tool, {"body": {"field_7": 7}}, frozenset({"rules.example"}))
+    assert sent.body == b'{"field_7":7}'
+    assert (
+        "the body is one argument, `body`, its fields in this file); this file describes every"
+        " field." in package.files["huge.md"].decode()
+    )
     big = package.files["big.md"].decode()
     assert (
         "Its argument schema is shortened to fit the tool budget (descriptions shortened);"
@@ -183,7 +194,7 @@ def test_operations_that_stay_prose_and_why() -> None:
     assert all(len(s["description"]) <= 120 for s in big_tool.schema["properties"].values())
     assert package.manifest.to_dict()["stats"]["tools_share"] == "most"
     body = package.files["body.md"].decode()
-    assert "Most of them (3) are tools" in body
+    assert "Most of them (4) are tools" in body
     put_list = load_skill(package.files).tool("put_list")
     assert put_list.schema["properties"]["body"] == {"type": "array", "items": {"type": "string"}}
     sent = build_request(put_list, {"body": ["a", "b"]}, frozenset({"rules.example"}))
@@ -478,3 +489,149 @@ def test_only_the_declared_credential_is_kept_from_the_model_never_a_field_named
         skill.tool("delete_locks_path"), {"path": "a/b.txt", "token": "lk-1"}, skill.hosts
     )
     assert request.url == "https://rules.example/v1/locks/a%2Fb.txt?token=lk-1"
+
+
+UPLOADS = {
+    "/folders/{path}": {  # Files.com: plain fields in a multipart body
+        "post": {
+            "operationId": "postFoldersPath",
+            "parameters": [
+                {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "requestBody": {
+                "content": {
+                    "multipart/form-data": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {
+                                "mkdir_parents": {"type": "boolean"},
+                                "attachment": {"type": "string", "format": "binary"},
+                                "tags": {"type": "array", "items": {"type": "string"}},
+                            },
+                        }
+                    }
+                }
+            },
+            "responses": {},
+        }
+    },
+    "/releases/{id}/assets": {  # GitHub release assets, Box uploads: the body is the file
+        "post": {
+            "operationId": "uploadAsset",
+            "parameters": [
+                {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "requestBody": {
+                "content": {
+                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+                }
+            },
+            "responses": {},
+        }
+    },
+}
+
+
+def _parts(body: bytes, content_type: str) -> list[tuple[str, str | None, str, bytes]]:
+    """A multipart body read back by the standard library's MIME parser (the oracle):
+    (name, filename, content type, bytes) per part."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
+    )
+    return [
+        (
+            str(part.get_param("name", header="content-disposition")),
+            part.get_filename(),
+            part.get_content_type(),
+            part.get_payload(decode=True),
+        )
+        for part in message.iter_parts()
+    ]
+
+
+def test_multipart_fields_and_files_are_sent_and_a_raw_body_is_the_file(tmp_path: Path) -> None:
+    from services.runtime.files import local_files
+
+    package = derive_package(doc(UPLOADS))
+    skill = load_skill(package.files)
+    folder = skill.tool("post_folders_path")
+    assert folder.declaration.files == ("attachment",)
+    (tmp_path / "notes.txt").write_bytes(b"first line\r\n--not a boundary\r\n")
+    files = local_files(tmp_path)
+    request = build_request(
+        folder,
+        {
+            "path": "docs",
+            "mkdir_parents": True,
+            "attachment": {"path": "notes.txt"},
+            "tags": ["a", "b"],
+        },
+        skill.hosts,
+        files,
+    )
+    content_type = dict(request.headers)["Content-Type"]
+    assert content_type.startswith("multipart/form-data; boundary=skillpress-")
+    assert request.body is not None
+    assert _parts(request.body, content_type) == [
+        ("mkdir_parents", None, "text/plain", b"true"),
+        ("attachment", "notes.txt", "text/plain", b"first line\r\n--not a boundary\r\n"),
+        ("tags", None, "text/plain", b"a"),
+        ("tags", None, "text/plain", b"b"),
+    ]
+    again = build_request(
+        folder,
+        {
+            "path": "docs",
+            "mkdir_parents": True,
+            "attachment": {"path": "notes.txt"},
+            "tags": ["a", "b"],
+        },
+        skill.hosts,
+        files,
+    )
+    assert again == request  # the same call, the same bytes (the boundary comes from the content)
+    assert request.as_dict()["body"]["attachment"] == {
+        "file": "notes.txt",
+        "bytes": 30,
+        "content_type": "text/plain",
+    }
+    asset = skill.tool("upload_asset")
+    raw = build_request(
+        asset,
+        {"id": "9", "body": {"content_base64": "AAEC", "filename": "x.bin"}},
+        skill.hosts,
+    )
+    assert (raw.body, dict(raw.headers)["Content-Type"]) == (
+        b"\x00\x01\x02",
+        "application/octet-stream",
+    )
+    text = package.files["upload_asset.md"].decode()
+    assert 'Files (`body`): give each as `{"path": "report.pdf"}`' in text
+    # never a file outside the folder the caller allows, a link out of it, or past the cap
+    outside = tmp_path.parent / "secret.txt"
+    outside.write_text("no")
+    (tmp_path / "link.txt").symlink_to(outside)
+    for path, why in [
+        ("../secret.txt", "is outside"),
+        (str(outside), "is outside"),
+        ("link.txt", "is outside"),
+        ("missing.txt", "no such file"),
+    ]:
+        with pytest.raises(CallRefused, match=f"argument body: .*{why}"):
+            build_request(asset, {"id": "9", "body": {"path": path}}, skill.hosts, files)
+    with pytest.raises(CallRefused, match="notes.txt is 30 bytes, over the 10 a call may send"):
+        build_request(
+            asset,
+            {"id": "9", "body": {"path": "notes.txt"}},
+            skill.hosts,
+            local_files(tmp_path, 10),
+        )
+    with pytest.raises(CallRefused, match="no local file may be read here; give content_base64"):
+        build_request(asset, {"id": "9", "body": {"path": "notes.txt"}}, skill.hosts)
+    with pytest.raises(CallRefused, match="give exactly one of path or content_base64"):
+        build_request(
+            asset, {"id": "9", "body": {"path": "a", "content_base64": "AA=="}}, skill.hosts, files
+        )

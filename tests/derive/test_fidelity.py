@@ -191,7 +191,11 @@ def test_the_body_says_rightly_when_no_operation_is_a_tool() -> None:
                 "post": {
                     "operationId": "upload",
                     "requestBody": {
-                        "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}
+                        "content": {
+                            "application/xml": {
+                                "schema": {"type": "object", "properties": {"a": {}}}
+                            }
+                        }
                     },
                     "responses": {"200": {"description": "ok"}},
                 }

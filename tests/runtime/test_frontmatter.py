@@ -145,7 +145,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
-        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, body, query, header, path, optional, integer, number, boolean, list)",
+        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, files, body, query, header, path, optional, integer, number, boolean, list)",
     ),
     (
         "operation:\n  method: FETCH\n  url: http://a.test/x",
@@ -349,11 +349,11 @@ _SCHEMA = '{"type": "object", "properties": {"q": {"type": "array"}, "body": {"t
     [
         (
             "content_type: text/plain",
-            "op.md: operation.content_type: 'text/plain' is not one skillpress writes: application/json, a */*+json type or application/x-www-form-urlencoded",
+            "op.md: operation.content_type: 'text/plain' is not one skillpress writes: application/json, a */*+json type, application/x-www-form-urlencoded, multipart/form-data, or any other media type as one whole-body argument (`body_arg`)",
         ),
         (
             'style: {"q": "matrix"}',
-            "op.md: operation.style: 'matrix' is not one of form, csv, ssv, tsv, pipes, deepObject",
+            "op.md: operation.style: 'matrix' is not one of form, csv, ssv, tsv, pipes, deepObject, json",
         ),
         (
             'style: {"x": "csv"}',

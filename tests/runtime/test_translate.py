@@ -156,12 +156,32 @@ def test_tools_load_by_tool_name_and_by_manifest_name() -> None:
         match=r"^hollowbrook has no operation or tool named 'create_bookings'; did you mean create_booking",
     ):
         skill.tool("create_bookings")
-    readme = derived("readme-api.json")
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Feeds", "version": "1"},
+        "servers": [{"url": "https://feeds.example"}],
+        "paths": {
+            "/feeds": {
+                "post": {
+                    "operationId": "createFeed",
+                    "requestBody": {
+                        "content": {
+                            "application/xml": {
+                                "schema": {"type": "object", "properties": {"title": {}}}
+                            }
+                        }
+                    },
+                    "responses": {},
+                }
+            }
+        },
+    }
+    feeds = load_skill(derive_package(json.dumps(spec).encode()).files)
     with pytest.raises(
         UnknownOperation,
-        match=r"^create_api is not a tool: its request body is multipart/form-data, not JSON; skillpress cannot send it \(its file, create_api.md, spells out the request for an HTTP client of your own\)$",
+        match=r"^create_feed is not a tool: its request body is application/xml with fields skillpress does not write in that type; skillpress cannot send it \(its file, create_feed.md, spells out the request for an HTTP client of your own\)$",
     ):
-        readme.tool("create_api")
+        feeds.tool("create_feed")
 
 
 def test_requests_go_only_to_declared_hosts() -> None:
@@ -170,7 +190,7 @@ def test_requests_go_only_to_declared_hosts() -> None:
     assert tool.declaration.url == "/api/v1/dags/{dag_id}"
     with pytest.raises(
         CallRefused,
-        match=r"^get_dag: the skill declares no host: its URL is the path /api/v1/dags/\{dag_id\}; give it a base URL",
+        match=r"^get_dag: the skill declares no host: its URL is the path /api/v1/dags/\{dag_id\}, and a call cannot name one",
     ):
         build_request(tool, {"dag_id": "etl"}, airflow.hosts)
     files = derive_package((SPECS / "airflow-v1.yaml").read_bytes()).files

@@ -1,0 +1,99 @@
+"""One call of a skill's operation, the same on every face (`call`, `run`, MCP, `SkillHost`,
+workflow steps): build the exact request, hold it at its gate, send it.
+
+The faces differ only in who decides a gated call (the `Gatekeeper` they pass: the person at a
+terminal, an approval request an agent waits on, or nobody), in how they show the outcome, and
+in where the credential and local files come from (`CallSetup`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.errors import Refused
+from services.runtime.execute import CallLimits, CallResult, Credential, send
+from services.runtime.gates import GateCheck, check_gate
+from services.runtime.skill import Tool
+from services.runtime.translate import FileReader, PreparedRequest, build_request
+
+__all__ = [
+    "CallSetup",
+    "GateClosed",
+    "Gatekeeper",
+    "Placed",
+    "closed_gate",
+    "place_call",
+    "prepare_call",
+]
+
+
+class GateClosed(PermissionError, Refused):
+    """A gated call, not sent: it waits for a person's decision (`request` names the approval
+    request, when one was recorded), or a person denied it."""
+
+    def __init__(self, message: str, request: int | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+
+
+# decides a gated call: returns when it may be sent, raises GateClosed when it may not
+Gatekeeper = Callable[[GateCheck], None]
+
+
+def closed_gate(check: GateCheck) -> None:
+    """Nobody here approves: only a call under the gate's `auto_below` goes."""
+    if not check.auto:
+        raise GateClosed(f"not sent: {check.describe()}; a person approves each such call")
+
+
+@dataclass(frozen=True)
+class CallSetup:
+    """Where a face's calls get what the model does not give: the credential, the bounds, the
+    folder local files may be read from, the environment the credential's variable is read in."""
+
+    credential: Credential | None = None
+    limits: CallLimits = field(default_factory=CallLimits)
+    files: FileReader | None = None
+    environ: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A call's request, its gate (None when the operation has none) and, once sent, its result."""
+
+    request: PreparedRequest
+    gate: GateCheck | None
+    result: CallResult | None = None
+
+    def shown_request(self, setup: CallSetup) -> dict[str, Any]:
+        """The request as a dry run prints it: the credential as the variable it comes from."""
+        extra = setup.credential.placeholder() if setup.credential else {}
+        return self.request.as_dict(extra)
+
+
+def prepare_call(
+    tool: Tool, args: Any, hosts: frozenset[str], setup: CallSetup = CallSetup()
+) -> Placed:
+    """The request and its gate, nothing sent (CallRefused when the arguments are wrong)."""
+    request = build_request(tool, args, hosts, setup.files)
+    return Placed(request, check_gate(tool, args if isinstance(args, dict) else {}))
+
+
+def place_call(
+    tool: Tool,
+    args: Any,
+    hosts: frozenset[str],
+    setup: CallSetup = CallSetup(),
+    gatekeeper: Gatekeeper = closed_gate,
+) -> Placed:
+    """Build the request (CallRefused), let its gate decide (GateClosed), send it
+    (ExecutionFailed when no complete answer came back)."""
+    placed = prepare_call(tool, args, hosts, setup)
+    if placed.gate is not None:
+        gatekeeper(placed.gate)
+    result = send(
+        placed.request, credential=setup.credential, environ=setup.environ, limits=setup.limits
+    )
+    return Placed(placed.request, placed.gate, result)
