@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from services.app.package_dir import OutputDirError, read_package_dir
-from services.cli.common import fail, failures, load_target, open_ctx, settings
+from services.cli.common import fail, failures, load_target, open_ctx, say_base_url, settings
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
     from services.runtime.calls import CallSetup, Gatekeeper
@@ -68,7 +68,7 @@ BaseUrl = Annotated[
     str | None,
     typer.Option(
         "--base-url",
-        help="host for a skill whose operation URLs are paths (never overrides a declared host)",
+        help="where the API is: every request goes there (a mock, a proxy, a region; said on stderr), and a skill whose URLs are paths needs one",
     ),
 ]
 MaxBytes = Annotated[
@@ -96,11 +96,13 @@ def _load(
     override = AuthHeader(auth_header, auth_kind) if auth_header else None
     try:
         files = read_package_dir(package_dir, hand_written=True)
-        return load_skill(
+        skill = load_skill(
             files, slug=package_dir.resolve().name, auth=override, base_url=base_url, lazy=True
         )
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
+    say_base_url(skill, base_url)
+    return skill
 
 
 def _credential(skill: Skill, auth_env: str | None) -> Credential | None:

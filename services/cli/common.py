@@ -94,9 +94,21 @@ def load_target(
     try:
         with failures():
             files, slug = skill_files(target, open_ctx)
-        return load_skill(files, slug=slug, auth=override, base_url=base_url, lazy=lazy), files
+        skill = load_skill(files, slug=slug, auth=override, base_url=base_url, lazy=lazy)
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
+    say_base_url(skill, base_url)
+    return skill, files
+
+
+def say_base_url(skill: Skill, base_url: str | None) -> None:
+    """A base URL given on the command line moves every request (never silently): said once."""
+    if base_url:
+        typer.echo(
+            f"note: --base-url: every request of {skill.slug} goes to {base_url.rstrip('/')}"
+            f"{' (its credential too)' if skill.auth else ''}, not to the hosts the skill declares",
+            err=True,
+        )
 
 
 class Progress:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Param", "Body", "Response", "Operation", "ToolDecl", "Additions"]
+__all__ = ["Param", "Body", "Response", "Operation", "ToolDecl", "Additions", "Webhook"]
 
 
 @dataclass
@@ -107,3 +107,15 @@ class Operation:
     @property
     def key(self) -> str:
         return f"{self.method} {self.path}"
+
+
+@dataclass
+class Webhook:
+    """A call the API makes to a URL of yours (OpenAPI 3.1 `webhooks`): an event, never a tool."""
+
+    name: str  # the document's key
+    file: str  # its file in the package (`event_<name>.md`)
+    method: str
+    summary: str
+    description: str
+    body: Body | None

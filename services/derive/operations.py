@@ -8,14 +8,14 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from services.derive.errors import SpecRefused
-from services.derive.model import Body, Operation, Param, Response
+from services.derive.model import Body, Operation, Param, Response, Webhook
 from services.derive.refs import Resolver
 from services.derive.schema import SchemaTranslator, named_ref, type_label
 from services.derive.servers import override_server
 from services.derive.shapes import as_dict, as_list, as_str
 from services.derive.text import short_text
 
-__all__ = ["METHODS", "extract_operations", "is_json_media"]
+__all__ = ["METHODS", "extract_operations", "extract_webhooks", "is_json_media"]
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PARAM_KEYS_2 = (
@@ -593,3 +593,44 @@ def extract_operations(
     ex = _Extractor(doc, resolver, translator, base_url)
     ops = ex.run()
     return ops, ex.warnings
+
+
+def extract_webhooks(
+    doc: dict[str, Any], resolver: Resolver, translator: SchemaTranslator, taken: set[str]
+) -> list[Webhook]:
+    """The document's webhooks (OpenAPI 3.1): each event's method, words and payload, with a
+    file name no operation has (`taken`: the operations' names)."""
+    from services.derive.naming import snake
+
+    hooks = doc.get("webhooks")
+    if "swagger" in doc or not isinstance(hooks, dict):
+        return []
+    ex = _Extractor(doc, resolver, translator, None)
+    out: list[Webhook] = []
+    for key in sorted(hooks, key=str):
+        item = resolver.deref(hooks[key], f"#/webhooks/{key}")
+        if not isinstance(item, dict):
+            continue
+        for method in METHODS:
+            op = item.get(method)
+            if not isinstance(op, dict):
+                continue
+            base = "event_" + (snake(str(key)) or "hook")[:60]
+            name = base
+            n = 2
+            while name in taken:
+                name, n = f"{base}_{n}", n + 1
+            taken.add(name)
+            where = f"#/webhooks/{key}/{method}"
+            body = ex._body3(op["requestBody"], where) if "requestBody" in op else None
+            out.append(
+                Webhook(
+                    name=str(key),
+                    file=f"{name}.md",
+                    method=method.upper(),
+                    summary=short_text(op.get("summary") or "", 200),
+                    description=as_str(op.get("description")),
+                    body=body,
+                )
+            )
+    return out

@@ -38,10 +38,10 @@ from services.derive.manifest import (
     OperationEntry,
     Stats,
 )
-from services.derive.model import Operation
+from services.derive.model import Operation, Webhook
 from services.derive.naming import api_slug, assign_names, shorter_forms, too_long
 from services.derive.operations import METHODS as PATH_METHODS
-from services.derive.operations import extract_operations, operation_id_of
+from services.derive.operations import extract_operations, extract_webhooks, operation_id_of
 from services.derive.refs import Resolver
 from services.derive.render import (
     MAX_FILE_BYTES,
@@ -51,7 +51,9 @@ from services.derive.render import (
     render_category,
     render_operation,
     render_section,
+    render_webhook,
     tool_share,
+    webhook_lines,
 )
 from services.derive.schema import SchemaTranslator, refs_in
 from services.derive.servers import host_of, placeholder_host, server_from_list, swagger2_server
@@ -201,6 +203,7 @@ class ApiSource:
     )  # what operation URLs start with (a relative server's path when no base URL)
     ops: list[Operation]
     tag_docs: dict[str, str]
+    webhooks: list[Webhook] = field(default_factory=list)  # events it sends, never tools
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,10 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
     info = as_dict(doc.get("info"))
     title = short_text(str(info.get("title") or "API"), 120) or "API"
     base_url, url_base = _base_url(doc, options.base_url, warnings)
-    slug = options.slug or api_slug(title, base_url, info)
+    # named by the document alone: the same API given another base URL (a mock, a region) keeps
+    # its slug, and so its tools' names and its credential's variable
+    own = base_url if not options.base_url else _base_url(doc, None, [])[0]
+    slug = options.slug or api_slug(title, own, info)
     # shortening long operation ids by meaning is a tenth of reading a large API, and needs
     # nothing but the ids: a forked child works it out while this process extracts
     long_ids = _long_operation_ids(doc)
@@ -246,7 +252,10 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
         if isinstance(t, dict) and t.get("name") is not None
     }
     description = short_text(str(info.get("description") or ""), 400)
-    return ApiSource(doc, translator, title, description, slug, base_url, url_base, ops, tag_docs)
+    hooks = extract_webhooks(doc, resolver, translator, {op.name for op in ops})
+    return ApiSource(
+        doc, translator, title, description, slug, base_url, url_base, ops, tag_docs, hooks
+    )
 
 
 def _long_operation_ids(doc: dict[str, Any]) -> list[str]:
@@ -316,6 +325,7 @@ def choose_layout(
         "description": api.description,
         "auth": auth.to_dict(),
         "skill_notes": applied.skill_notes,
+        "events": webhook_lines(api.webhooks, slug),
     }
     op_names = {op.name for op in ops}
     failure = tag_failure(ops)
@@ -412,6 +422,8 @@ def render_files(
         files[f"{cat.name}.md"] = render_category(cat, api.slug, layout.lines)
     for op, text in zip(ops, rendered, strict=True):
         files[f"{op.name}.md"] = text
+    for hook in api.webhooks:
+        files[hook.file] = render_webhook(hook)
     for path, text in files.items():
         if not fits_one_read(text):
             warnings.append(f"{path} does not fit one read ({len(text.encode()):,} bytes)")

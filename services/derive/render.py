@@ -10,7 +10,7 @@ from typing import Any
 from services.derive.auth import credential_hint
 from services.derive.categories import Category
 from services.derive.frontmatter import RUNTIME_HEADERS, declaration_block, path_template_names
-from services.derive.model import Operation, Param
+from services.derive.model import Operation, Param, Webhook
 from services.derive.schema import type_label
 from services.derive.servers import join_url
 from services.derive.text import first_sentence, full_text, short_text, without_urls
@@ -24,6 +24,8 @@ __all__ = [
     "render_body",
     "op_line",
     "render_section",
+    "render_webhook",
+    "webhook_lines",
 ]
 
 MAX_FILE_BYTES = 32 * 1024
@@ -518,6 +520,63 @@ def _render_operation(
     return "\n".join(lines).rstrip() + "\n"
 
 
+def render_webhook(hook: Webhook) -> str:
+    """An event's file: what the API sends to a URL of yours, and its payload (never a tool)."""
+    text = ""
+    for level in _LEVELS:
+        lines = [f"# {_one_line(hook.name)}", ""]
+        what = hook.summary or first_sentence(hook.description)
+        if what:
+            lines += [what.rstrip(".") + ".", ""]
+        desc = full_text(hook.description, 6000) if level.get("full") else ""
+        if desc and not desc.startswith(what.rstrip(".…")):
+            lines += [_fenced_prose(desc), ""]
+        lines.append(
+            f"An event this API sends: a `{hook.method}` to a URL you registered with it (a"
+            " webhook). It is not a tool: nothing here sends it, and no call answers it."
+        )
+        body = hook.body
+        if body is not None:
+            lines += ["", "## Payload", body.content_type or "unspecified type"]
+            if isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
+                lines += _shape_lines(body.schema)
+            lines += _fields_text(body.schema, level, body.field_docs)
+            lines += _spec_example("The spec's example of this payload:", body.example, level)
+        text = "\n".join(lines).rstrip() + "\n"
+        if fits_one_read(text):
+            return text
+    return text
+
+
+def webhook_lines(hooks: list[Webhook], slug: str, cap: int = 30) -> list[str]:
+    """The body's list of the events the API sends (at most `cap`, then how many more)."""
+    if not hooks:
+        return []
+    lines = [
+        "## Events it sends (webhooks, not tools)",
+        f"It calls a URL of yours with these; each one's payload: skill/{slug}/<file>.",
+    ]
+    for hook in hooks[:cap]:
+        what = first_sentence(without_urls(hook.summary or hook.description), 100).rstrip(".")
+        lines.append(
+            f"- `{_one_line(hook.name)}` ({hook.method})"
+            + (f" — {what}." if what else ".")
+            + f" File: {hook.file}"
+        )
+    if len(hooks) > cap:
+        lines.append(f"- and {len(hooks) - cap} more: " + ", ".join(h.file for h in hooks[cap:]))
+    return lines
+
+
+def _one_line(text: str) -> str:
+    """A name from the spec on one line, as it is (no heading, rule or fence of its own)."""
+    return " ".join(str(text).split())[:200]
+
+
+def _fenced_prose(text: str) -> str:
+    return text
+
+
 def _count(n: int) -> str:
     return f"{n} operation" if n == 1 else f"{n} operations"
 
@@ -597,6 +656,8 @@ def render_body(
     `lines_of`: the operations' listing lines, by name, when they are made already."""
     slug = meta["slug"]
     head = _body_head(meta, ops)
+    events = meta.get("events") or []
+    tail = ("\n" + "\n".join(events) + "\n") if events else ""
     if sections:
         lines = [
             "## Sections",
@@ -606,10 +667,10 @@ def render_body(
                 for sec, members in sections
             ),
         ]
-        return head + "\n".join(lines) + "\n"
+        return head + "\n".join(lines) + "\n" + tail
     if not categories:
         listed = (lines_of[op.name] if lines_of else op_line(op) for op in ops)
-        return head + "\n".join(["## Operations", *listed]) + "\n"
+        return head + "\n".join(["## Operations", *listed]) + "\n" + tail
     text = ""
     for level in _BODY_LEVELS:
         lines = [
@@ -620,7 +681,7 @@ def render_body(
             lines += _name_paragraph(categories)
         else:
             lines += [_category_line(cat, *level) for cat in categories]
-        text = head + "\n".join(lines) + "\n"
+        text = head + "\n".join(lines) + "\n" + tail
         if budget is None or len(text.encode()) <= budget:
             return text
     return text

@@ -325,12 +325,19 @@ def _base(base_url: str) -> tuple[str, str]:
     return base_url.rstrip("/"), parts.netloc.lower()
 
 
-def _rooted(decl: Declaration, root: str | None) -> Declaration:
-    """A path-only URL resolved against `root`; an absolute URL keeps the host it declares (a base
-    URL never redirects a declared request)."""
-    if root is None or decl.origin:
+def _rooted(decl: Declaration, root: str | None, declared: str | None = None) -> Declaration:
+    """The operation's URL under the base URL the caller gave (`root`): a path-only URL resolved
+    against it; a declared one moved there (a mock, a proxy, a region: the caller says where the
+    API is): the skill's own base (`declared`) replaced where the URL starts with it, else the
+    URL's origin."""
+    if root is None:
         return decl
-    return replace(decl, url=root + decl.url)
+    if not decl.origin:
+        return replace(decl, url=root + decl.url)
+    if declared and decl.url.startswith(declared.rstrip("/") + "/"):
+        return replace(decl, url=root + decl.url[len(declared.rstrip("/")) :])
+    parts = urlsplit(decl.url)
+    return replace(decl, url=root + parts.path)
 
 
 def _derived(
@@ -341,10 +348,10 @@ def _derived(
 ) -> Skill:
     hosts = frozenset(h.lower() for h in index.hosts)
     root = None
+    declared = index.base_url if (index.base_url or "").startswith(("http://", "https://")) else None
     if base_url:
         root, host = _base(base_url)
-        if not (index.base_url or "").startswith(("http://", "https://")):
-            hosts |= {host}
+        hosts = frozenset({host})  # every request goes where the caller said, and nowhere else
 
     def entry(row: tuple[str, str, str, str | None, str | None]) -> OperationEntry:
         name, method, path, tool, reason = row
@@ -369,7 +376,7 @@ def _derived(
             raise PackageError(
                 f"{entry.file}: skill.json lists it as tool {entry.tool} but the file declares no operation"
             )
-        decl = _rooted(decl, root)
+        decl = _rooted(decl, root, declared)
         if decl.origin and decl.origin not in hosts:
             raise PackageError(
                 f"{entry.file}: operation.url goes to {decl.origin}, which is not one of the skill's hosts ({', '.join(sorted(hosts)) or 'none'})"
@@ -446,8 +453,8 @@ def _hand_written(
     if dup:
         raise PackageError(f"two operation files reduce to the same tool name {dup[0]}; rename one")
     hosts = frozenset(t.declaration.origin for t in tools if t.declaration.origin)
-    if base_host and any(not t.declaration.origin for t in tools):
-        hosts |= {base_host}
+    if base_host:  # every request goes where the caller said
+        hosts = frozenset({base_host})
     tools = [replace(t, declaration=_rooted(t.declaration, root)) for t in tools]
     by_name = {t.operation: t for t in tools}
     entries = tuple(
@@ -482,8 +489,9 @@ def load_skill(
     """Load a package: a derived one (with `skill.json`) or a hand-written directory of operation files.
 
     `slug` names a hand-written skill that does not name itself; `auth` sets or overrides the
-    credential header; `base_url` gives path-only operation URLs (a spec with relative servers,
-    derived without `--base-url`) their host. Raises PackageError naming the file and field.
+    credential header; `base_url` is where the API is: path-only operation URLs (a spec with
+    relative servers) are resolved against it, declared ones moved to it (a mock, a proxy, a
+    region), and it is the only host requests go to. Raises PackageError naming the file and field.
 
     Loading checks the whole package (every file parsed, every tool built: the publish check)
     unless `lazy`: then a derived package reads only `skill.json` here, and each tool's file when

@@ -252,3 +252,29 @@ def test_a_call_and_an_mcp_server_on_a_package_directory_open_no_records(
     assert sorted(records & _modules_loaded(call, root)) == []
     # an MCP server started and given no request (stdin closed): what its start loaded
     assert sorted(records & _modules_loaded(["mcp", str(tmp_path / "pets")], root)) == []
+
+
+def test_call_base_url_moves_every_request_and_says_so_and_the_slug_stays(tmp_path: Path) -> None:
+    spec = SPECS / "stripe.json"
+    plain, moved = tmp_path / "plain", tmp_path / "moved"
+    assert run("derive", str(spec), "--out", str(plain)).returncode == 0
+    again = run("derive", str(spec), "--out", str(moved), "--base-url", "http://127.0.0.1:4010")
+    assert again.returncode == 0, again.stderr
+    slugs = {json.loads((p / "skill.json").read_text())["slug"] for p in (plain, moved)}
+    assert slugs == {"stripe"}  # another base URL is the same API: the same tool names
+    dry = run(
+        "call",
+        str(plain),
+        "get_customers",
+        "--args",
+        '{"limit": 3}',
+        "--dry-run",
+        "--base-url",
+        "http://127.0.0.1:4010",
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["url"] == "http://127.0.0.1:4010/v1/customers?limit=3"
+    assert (
+        "note: --base-url: every request of stripe goes to http://127.0.0.1:4010 (its credential"
+        " too), not to the hosts the skill declares"
+    ) in dry.stderr

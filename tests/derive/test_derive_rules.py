@@ -635,3 +635,19 @@ def test_multipart_fields_and_files_are_sent_and_a_raw_body_is_the_file(tmp_path
         build_request(
             asset, {"id": "9", "body": {"path": "a", "content_base64": "AA=="}}, skill.hosts, files
         )
+
+
+def test_webhooks_are_listed_as_events_with_their_payload_never_as_tools() -> None:
+    package = derive_package((SPECS / "oai-webhook-example.yaml").read_bytes())
+    body = package.files["body.md"].decode()
+    assert (
+        "## Events it sends (webhooks, not tools)\n"
+        "It calls a URL of yours with these; each one's payload: skill/webhook-example/<file>.\n"
+        "- `newPet` (POST). File: event_new_pet.md\n"
+    ) in body
+    event = package.files["event_new_pet.md"].decode()
+    assert event.startswith("# newPet\n")
+    assert "It is not a tool: nothing here sends it" in event
+    assert "## Payload\napplication/json" in event
+    skill = load_skill(package.files)  # the whole publish check
+    assert [t.operation for t in skill.tools] == ["list_pets"]

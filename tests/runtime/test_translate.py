@@ -200,11 +200,13 @@ def test_requests_go_only_to_declared_hosts() -> None:
         request_of(based, "get_dag", {"dag_id": "etl"})["url"]
         == "https://airflow.internal:8080/api/v1/dags/etl"
     )
-    # A base URL never moves an operation that declares its host.
-    pets = load_skill(
-        derive_package((SPECS / "oai-petstore-expanded.yaml").read_bytes()).files,
-        base_url="https://evil.test",
-    )
+    # A base URL the caller gives moves a declared host too (a mock, a proxy, a region): the
+    # skill's own base is replaced, and it is the only host a request may go to
+    pets_files = derive_package((SPECS / "oai-petstore-expanded.yaml").read_bytes()).files
+    moved = load_skill(pets_files, base_url="http://127.0.0.1:4010")
+    assert moved.hosts == frozenset({"127.0.0.1:4010"})
+    assert request_of(moved, "find_pet_by_id", {"id": 1})["url"] == "http://127.0.0.1:4010/pets/1"
+    pets = load_skill(pets_files)
     assert (
         request_of(pets, "find_pet_by_id", {"id": 1})["url"]
         == "http://petstore.swagger.io/api/pets/1"
