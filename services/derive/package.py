@@ -42,6 +42,7 @@ from services.derive.model import Operation, Webhook
 from services.derive.naming import api_slug, assign_names, shorter_forms, too_long
 from services.derive.operations import METHODS as PATH_METHODS
 from services.derive.operations import extract_operations, extract_webhooks, operation_id_of
+from services.derive.purpose import skill_purpose
 from services.derive.refs import Resolver
 from services.derive.render import (
     MAX_FILE_BYTES,
@@ -251,7 +252,7 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
         for t in as_list(doc.get("tags"))
         if isinstance(t, dict) and t.get("name") is not None
     }
-    description = short_text(str(info.get("description") or ""), 400)
+    description = skill_purpose(title, str(info.get("description") or ""), ops)
     hooks = extract_webhooks(doc, resolver, translator, {op.name for op in ops})
     return ApiSource(
         doc, translator, title, description, slug, base_url, url_base, ops, tag_docs, hooks
@@ -325,7 +326,7 @@ def choose_layout(
         "description": api.description,
         "auth": auth.to_dict(),
         "skill_notes": applied.skill_notes,
-        "events": webhook_lines(api.webhooks, slug),
+        "events": webhook_lines(api.webhooks),
     }
     op_names = {op.name for op in ops}
     failure = tag_failure(ops)
@@ -336,7 +337,7 @@ def choose_layout(
     def leaves(cats: list[Category]) -> list[Category]:
         return split_oversize(
             cats,
-            lambda cat: fits_one_read(render_category(cat, slug, lines)),
+            lambda cat: fits_one_read(render_category(cat, lines)),
             op_names,
             lambda op: line_bytes[op.name],
             room,
@@ -392,7 +393,7 @@ def choose_layout(
             sections = make_sections(categories, count, op_names)
             body = render_body(meta_base, ops, categories, options.body_budget, sections)
             if fits(body) and all(
-                fits_one_read(render_section(sec, members, slug)) for sec, members in sections
+                fits_one_read(render_section(sec, members)) for sec, members in sections
             ):
                 break
         warnings.append(
@@ -417,9 +418,9 @@ def render_files(
     (`rendered`: the operation files, rendered already, in order)."""
     files: dict[str, str] = {"body.md": layout.body}
     for section, members in layout.sections:
-        files[f"{section.name}.md"] = render_section(section, members, api.slug)
+        files[f"{section.name}.md"] = render_section(section, members)
     for cat in layout.categories:
-        files[f"{cat.name}.md"] = render_category(cat, api.slug, layout.lines)
+        files[f"{cat.name}.md"] = render_category(cat, layout.lines)
     for op, text in zip(ops, rendered, strict=True):
         files[f"{op.name}.md"] = text
     for hook in api.webhooks:
@@ -588,8 +589,10 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     # while this process decides the layout and renders the rest
     url_base = api.url_base
     auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
-    header = auth.header
-    files_of = fork_map(lambda op: render_operation(op, url_base, header), ops, options.processes)
+    header, shared = auth.header, api.translator.types
+    files_of = fork_map(
+        lambda op: render_operation(op, url_base, header, shared), ops, options.processes
+    )
     layout = choose_layout(api, ops, auth, applied, options, warnings)
     said(
         f"laid out {len(layout.categories)} categories"

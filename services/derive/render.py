@@ -13,9 +13,19 @@ from services.derive.frontmatter import RUNTIME_HEADERS, declaration_block, path
 from services.derive.model import Operation, Param, Webhook
 from services.derive.schema import type_label
 from services.derive.servers import join_url
-from services.derive.text import first_sentence, full_text, short_text, without_urls
+from services.derive.text import (
+    first_sentence,
+    full_text,
+    one_line,
+    short_text,
+    spec_line,
+    without_urls,
+)
 
 __all__ = [
+    "BESIDE",
+    "CALL_BY_NAME",
+    "CREDENTIAL_ATTACHED",
     "MAX_FILE_BYTES",
     "MAX_FILE_LINES",
     "fits_one_read",
@@ -28,6 +38,11 @@ __all__ = [
     "webhook_lines",
 ]
 
+# the body's words for how its tools are called and where its files are: each face that reads
+# the body elsewhere (an Agent Skills folder, an MCP server) says its own instead
+CALL_BY_NAME = "call one by its name; the request is built for you."
+BESIDE = ", beside this one)"
+CREDENTIAL_ATTACHED = "The credential is attached for you"
 MAX_FILE_BYTES = 32 * 1024
 MAX_FILE_LINES = 2000
 _LEVELS = (
@@ -83,13 +98,32 @@ def _examples_section(op: Operation) -> list[str]:
     return lines
 
 
+def _through_ref(schema: Any, level: dict[str, Any]) -> Any:
+    """A reference to a shared type that is a plain value (an enum type, say) read as that type,
+    so its values are listed where the argument is, not just its name."""
+    types = level.get("types")
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if not types or not isinstance(ref, str) or not ref.startswith("#/types/"):
+        return schema
+    target = types.get(ref[8:])
+    if not isinstance(target, dict) or isinstance(target.get("properties"), dict):
+        return schema
+    return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+
+
 def _constraints(schema: Any, level: dict[str, Any]) -> str:
+    schema = _through_ref(schema, level)
     if not isinstance(schema, dict):
         return ""
     bits: list[str] = []
     enum = schema.get("enum")
     if isinstance(enum, list) and enum and level["enum"]:
-        shown = ", ".join(f"`{v}`" if v is not None else "null" for v in enum[: level["enum"]])
+        shown = ", ".join(
+            f"`{spec_line(v) if isinstance(v, str) else json.dumps(v)}`"
+            if v is not None
+            else "null"
+            for v in enum[: level["enum"]]
+        )
         more = f", … ({len(enum)} values)" if len(enum) > level["enum"] else ""
         bits.append(f"one of {shown}{more}")
     for key, word in (
@@ -142,7 +176,8 @@ def _param_line(
     example: Any = None,
 ) -> str:
     label = type_label(schema)
-    text = f"- `{name}` ({label}, {'required' if required else 'optional'}{', ' + where if where else ''})"
+    shown = one_line(name).replace("`", "'")  # a field's name from the spec, on its line
+    text = f"- `{shown}` ({label}, {'required' if required else 'optional'}{', ' + where if where else ''})"
     d = _described(desc, level, level["desc"])
     c = _constraints(schema, level)
     if d:
@@ -465,13 +500,17 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
 
 
 def render_operation(
-    op: Operation, base_url: str | None, credential_header: str | None = None
+    op: Operation,
+    base_url: str | None,
+    credential_header: str | None = None,
+    types: Mapping[str, Any] | None = None,
 ) -> str:
     """The operation's file, summarised further (never cut) until it fits one read
-    (`credential_header`: where the skill attaches its credential, if it does)."""
+    (`credential_header`: where the skill attaches its credential, if it does; `types`: the
+    shared types, so an enum type's values are listed where it is used)."""
     url = join_url(op.server_url or base_url, op.path)
     for level in _LEVELS:
-        text = _render_operation(op, url, level, credential_header)
+        text = _render_operation(op, url, {**level, "types": types}, credential_header)
         if fits_one_read(text):
             return text
     return text
@@ -485,7 +524,7 @@ def _render_operation(
     if front:
         parts.append(front)
     parts.append(f"# {op.name}\n")
-    what = op.summary or first_sentence(op.description) or _humanize(op.name)
+    what = spec_line(op.summary or first_sentence(op.description)) or _humanize(op.name)
     parts.append(what.rstrip(".") + ".")
     if level.get("full"):
         desc = full_text(op.description, 6000)
@@ -502,7 +541,7 @@ def _render_operation(
         parts.append("\nDescriptions here are shortened to fit one read; the spec's are longer.")
     if op.tool is not None:
         parts.append(
-            f"\nTool: `{op.tool_name}` (load it by this file's name with load_tools; the request is built for you)."
+            f"\nTool: `{op.tool_name}` (call it by that name; the request is built for you)."
         )
         if op.tool.reduced:
             parts.append(
@@ -524,13 +563,13 @@ def render_webhook(hook: Webhook) -> str:
     """An event's file: what the API sends to a URL of yours, and its payload (never a tool)."""
     text = ""
     for level in _LEVELS:
-        lines = [f"# {_one_line(hook.name)}", ""]
+        lines = [f"# {spec_line(hook.name)[:200]}", ""]
         what = hook.summary or first_sentence(hook.description)
         if what:
             lines += [what.rstrip(".") + ".", ""]
         desc = full_text(hook.description, 6000) if level.get("full") else ""
         if desc and not desc.startswith(what.rstrip(".…")):
-            lines += [_fenced_prose(desc), ""]
+            lines += [desc, ""]
         lines.append(
             f"An event this API sends: a `{hook.method}` to a URL you registered with it (a"
             " webhook). It is not a tool: nothing here sends it, and no call answers it."
@@ -538,7 +577,9 @@ def render_webhook(hook: Webhook) -> str:
         body = hook.body
         if body is not None:
             lines += ["", "## Payload", body.content_type or "unspecified type"]
-            if isinstance(body.schema, dict) and not isinstance(body.schema.get("properties"), dict):
+            if isinstance(body.schema, dict) and not isinstance(
+                body.schema.get("properties"), dict
+            ):
                 lines += _shape_lines(body.schema)
             lines += _fields_text(body.schema, level, body.field_docs)
             lines += _spec_example("The spec's example of this payload:", body.example, level)
@@ -548,33 +589,24 @@ def render_webhook(hook: Webhook) -> str:
     return text
 
 
-def webhook_lines(hooks: list[Webhook], slug: str, cap: int = 30) -> list[str]:
+def webhook_lines(hooks: list[Webhook], cap: int = 30) -> list[str]:
     """The body's list of the events the API sends (at most `cap`, then how many more)."""
     if not hooks:
         return []
     lines = [
         "## Events it sends (webhooks, not tools)",
-        f"It calls a URL of yours with these; each one's payload: skill/{slug}/<file>.",
+        "It calls a URL of yours with these; each one's payload is in its file, beside this one.",
     ]
     for hook in hooks[:cap]:
         what = first_sentence(without_urls(hook.summary or hook.description), 100).rstrip(".")
         lines.append(
-            f"- `{_one_line(hook.name)}` ({hook.method})"
+            f"- `{spec_line(hook.name)[:200]}` ({hook.method})"
             + (f" — {what}." if what else ".")
             + f" File: {hook.file}"
         )
     if len(hooks) > cap:
         lines.append(f"- and {len(hooks) - cap} more: " + ", ".join(h.file for h in hooks[cap:]))
     return lines
-
-
-def _one_line(text: str) -> str:
-    """A name from the spec on one line, as it is (no heading, rule or fence of its own)."""
-    return " ".join(str(text).split())[:200]
-
-
-def _fenced_prose(text: str) -> str:
-    return text
 
 
 def _count(n: int) -> str:
@@ -600,28 +632,28 @@ def op_line(op: Operation) -> str:
     return f"- `{op.name}` — {what}.{mark}{prefer}"
 
 
-def render_category(cat: Category, slug: str, lines_of: Mapping[str, str] | None = None) -> str:
+def render_category(cat: Category, lines_of: Mapping[str, str] | None = None) -> str:
     """A category's file: its operations one line each (`lines_of`: those lines, by name)."""
-    lines = [f"# {cat.title}", ""]
+    lines = [f"# {spec_line(cat.title)}", ""]
     if cat.description:
-        lines += [short_text(cat.description, 400), ""]
+        lines += [spec_line(short_text(cat.description, 400)), ""]
     if cat.notes:
         lines += ["## Notes", ""] + [f"{n}\n" for n in cat.notes]
     lines.append(
-        f"{_count(len(cat.ops))}. Read an operation's file before calling it: skill/{slug}/<name>.md."
+        f"{_count(len(cat.ops))}. Read an operation's file (<name>.md, beside this one) before calling it."
     )
     lines.append("")
     lines += [lines_of[op.name] if lines_of else op_line(op) for op in cat.ops]
     return "\n".join(lines) + "\n"
 
 
-def render_section(section: Category, members: list[Category], slug: str) -> str:
+def render_section(section: Category, members: list[Category]) -> str:
     """A file of the second level: the categories of one section, for an API whose categories
     do not fit the body even one line each."""
-    lines = [f"# {section.title}", ""]
+    lines = [f"# {spec_line(section.title)}", ""]
     lines.append(
         f"{_count(sum(len(c.ops) for c in members))} in {len(members)} categories."
-        f" Read a category's file to see its operations: skill/{slug}/<category>.md"
+        " Read a category's file (<category>.md, beside this one) to see its operations."
     )
     lines.append("")
     lines += [_category_line(cat, 3, 100) for cat in members]
@@ -654,14 +686,13 @@ def render_body(
     """The manifest: the operations, or their categories, or (past what the body holds even a
     name each) sections of categories. A list that would pass `budget` bytes is written tighter.
     `lines_of`: the operations' listing lines, by name, when they are made already."""
-    slug = meta["slug"]
     head = _body_head(meta, ops)
     events = meta.get("events") or []
     tail = ("\n" + "\n".join(events) + "\n") if events else ""
     if sections:
         lines = [
             "## Sections",
-            f"Read a section's file to see its categories: skill/{slug}/<section>.md",
+            "Read a section's file (<section>.md, beside this one) to see its categories.",
             *(
                 f"- `{sec.name}` — {_count(len(sec.ops))} in {len(members)} categories: {sec.title}."
                 for sec, members in sections
@@ -675,7 +706,7 @@ def render_body(
     for level in _BODY_LEVELS:
         lines = [
             "## Categories",
-            f"Read a category's file to see its operations: skill/{slug}/<category>.md",
+            "Read a category's file (<category>.md, beside this one) to see its operations.",
         ]
         if level is None:
             lines += _name_paragraph(categories)
@@ -688,18 +719,17 @@ def render_body(
 
 
 def _body_head(meta: dict[str, Any], ops: list[Operation]) -> str:
-    slug = meta["slug"]
     total = len(ops)
     tools = sum(1 for op in ops if op.tool is not None)
     share = tool_share(tools, total)
-    lines = [f"# {meta['title']}", ""]
+    lines = [f"# {spec_line(meta['title'])}", ""]
     intro = without_urls(short_text(meta.get("description") or "", 400))
     if intro:
         lines += [intro, ""]
     share_text = {
-        "all": "All of them are tools: load one by its name with load_tools and call it; the request is built for you.",
-        "most": f"Most of them ({tools}) are tools: load one by its name with load_tools and call it; the request is built for you.",
-        "some": f"Some of them ({tools}) are tools: load one by its name with load_tools and call it; the request is built for you.",
+        "all": f"All of them are tools: {CALL_BY_NAME}",
+        "most": f"Most of them ({tools}) are tools: {CALL_BY_NAME}",
+        "some": f"Some of them ({tools}) are tools: {CALL_BY_NAME}",
         "none": "None of them is a tool: skillpress cannot send their requests, and each file spells its request out for an HTTP client of your own.",
     }[share]
     lines.append(f"{_count(total)}. {share_text}")
@@ -708,7 +738,7 @@ def _body_head(meta: dict[str, Any], ops: list[Operation]) -> str:
             "An operation marked (not callable here) is not a tool: skillpress cannot send it; its file"
             " spells out the request for an HTTP client of your own."
         )
-    lines.append(f"Read an operation's file before you first call it: skill/{slug}/<name>.md.")
+    lines.append("Read an operation's file (<name>.md, beside this one) before you first call it.")
     auth = meta.get("auth") or {}
     if auth.get("header"):
         hint = credential_hint(auth.get("kind"), auth["header"])

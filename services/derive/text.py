@@ -5,12 +5,18 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["short_text", "first_sentence", "one_line", "without_urls", "full_text"]
+__all__ = ["short_text", "first_sentence", "one_line", "without_urls", "full_text", "spec_line"]
 
 _WS = re.compile(r"\s+")
-_MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+# a link's target may hold one level of parentheses (`…/wiki/Idempotence_(safe)`)
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^()]*\))*\)")
 _HTML = re.compile(r"<[^>]{1,200}>")
-_URL = re.compile(r"\(?\b(?:https?|wss?|ftp)://[^\s)>\]]*[^\s)>\].,;:!?'\"]\)?", re.IGNORECASE)
+_URL_BODY = (
+    r"\b(?:https?|wss?|ftp)://(?:[^\s()<>\]]|\([^\s()<>]*\))*"
+    r"(?:[^\s()<>\].,;:!?'\"]|\([^\s()<>]*\))"
+)
+# a URL, with the parentheses it is written in when it is (one level of its own kept inside)
+_URL = re.compile(rf"\({_URL_BODY}\)|{_URL_BODY}", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`(])")
 
 
@@ -61,11 +67,23 @@ _NAMED_PAGE = re.compile(
 
 
 def without_urls(text: str) -> str:
-    """`text` with every URL taken out and the sentence still reading: manifest lines name
-    operations, never addresses. A URL a sentence points to ("see https://…", "specs from
-    https://… with") becomes "the API's documentation"; any other is dropped."""
+    """`text` with every URL taken out and what is left still reading: manifest lines name
+    operations, never addresses. A sentence that holds a URL is left out ("This OData service
+    is located at https://…" says nothing without it), unless every sentence does: then the
+    URL a sentence points to ("see https://…") becomes "the API's documentation", any other is
+    dropped."""
     if "](" in text:
         text = _MD_LINK.sub(r"\1", text)
+    if "://" not in text:
+        return text
+    sentences = _SENTENCE.split(_WS.sub(" ", text).strip())
+    kept = [s for s in sentences if not _URL.search(s)]
+    if kept:
+        return " ".join(kept)
+    return _pointed_out(text)
+
+
+def _pointed_out(text: str) -> str:
     out: list[str] = []
     last = 0
     for m in _URL.finditer(text):
@@ -90,6 +108,38 @@ _BREAK_TAG = re.compile(r"<br\s*/?>", re.I)
 _BLANKS = re.compile(r"\n[ \t]*\n(\s*\n)+")
 
 
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_RULE = re.compile(r"^\s{0,3}([-*_=])(\s*\1){2,}\s*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def _spec_words(lines: list[str]) -> list[str]:
+    """The spec's words kept as its words: a heading is demoted to bold text and a rule (or a
+    `---` frontmatter fence) left out, outside code blocks, so no description can open a section
+    of skillpress's own (`## The call`, `## Tool Use Rules`) or a declaration block."""
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        line = line.rstrip()
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            heading = _HEADING.match(line)
+            if heading:
+                line = f"**{heading.group(2)}**" if heading.group(2) else ""
+            elif _RULE.match(line):
+                line = ""
+        out.append(line)
+    if fenced:  # an unclosed fence would swallow what follows it: closed here
+        out.append("```")
+    return out
+
+
+def spec_line(text: str) -> str:
+    """A name or a line from the spec on one line that cannot open a heading or a block."""
+    return one_line(str(text)).lstrip("#>-=*_ ").replace("`", "'")
+
+
 def full_text(text: str, limit: int = 4000) -> str:
     """`text` whole, as Markdown: paragraphs and lists kept (HTML lists and breaks written as
     Markdown), link targets dropped, at most `limit` characters (cut at a paragraph or line,
@@ -103,7 +153,7 @@ def full_text(text: str, limit: int = 4000) -> str:
         text = _HTML.sub(" ", text)
     if "](" in text:
         text = _MD_LINK.sub(r"\1", text)
-    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines = _spec_words(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     text = _BLANKS.sub("\n\n", "\n".join(lines)).strip()
     if len(text) <= limit:
         return text

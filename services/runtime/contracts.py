@@ -19,6 +19,7 @@ from typing import Any
 from services.derive.approvals import guess_suggestions
 from services.derive.frontmatter import READ_METHODS, WRITE_RISKS
 from services.derive.manifest import Manifest
+from services.derive.render import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
 from services.runtime.skill import Skill, Tool
 
 __all__ = ["ContractError", "agent_skills_folder", "tool_contract", "verify_folder"]
@@ -155,33 +156,56 @@ def _call_section(tool: Tool, credential_header: str | None) -> list[str]:
 
 
 def _with_call(text: str, tool: Tool, credential_header: str | None) -> str:
-    """The operation file with "The call" written back from its declaration, before the first section."""
-    if "\n## The call\n" in text:
-        return text
+    """The operation file with "The call" written back from its declaration, always, and first:
+    right after the title (a description cannot hold a section of skillpress's own, but a
+    package from elsewhere could, so nothing of the file's decides whether it is written)."""
     lines = text.rstrip("\n").split("\n")
-    cut = next((i for i, ln in enumerate(lines) if ln.startswith("## ") and i > 0), len(lines))
+    cut = next((i + 1 for i, ln in enumerate(lines) if ln.startswith("# ")), 0)
     return (
-        "\n".join(
-            lines[:cut]
-            + _call_section(tool, credential_header)
-            + ([""] if cut < len(lines) else [])
-            + lines[cut:]
-        )
-        + "\n"
+        "\n".join(lines[:cut] + _call_section(tool, credential_header) + [""] + lines[cut:]) + "\n"
     )
+
+
+# bidirectional controls and zero-width characters: text that reads one way and is another
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def _clean(text: str) -> str:
+    """A description for SKILL.md's frontmatter: one line, no invisible or direction-changing
+    characters, no `---` (the Agent Skills validator reads it as the end of the frontmatter)."""
+    text = _INVISIBLE.sub("", " ".join(text.split()))
+    return re.sub(r"-{3,}", "—", text)
+
+
+def _without_frontmatter(body: str) -> str:
+    if body.startswith("---\n"):
+        return body.split("\n---", 1)[-1].lstrip("-\n")
+    return body
+
+
+def _for_elsewhere(text: str) -> str:
+    """A package file as an agent outside skillpress reads it: files under references/, each
+    request spelled out in its file (no tool builds it there), the credential the host's to add."""
+    text = _INVISIBLE.sub("", text)
+    for kind in ("name", "category", "section"):
+        text = text.replace(f"(<{kind}>.md{BESIDE}", f"(references/<{kind}>.md)")
+    text = text.replace(
+        CALL_BY_NAME,
+        'each one\'s file spells out its request under "The call", and tools.json types its'
+        " arguments.",
+    )
+    text = text.replace(CREDENTIAL_ATTACHED, "The credential is the host's to attach")
+    return text.replace("(call it by that name; the request is built for you)", "(tools.json)")
 
 
 def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, bytes]:
     """SKILL.md, tools.json and references/* for an Agent Skills runtime."""
     contract = tool_contract(skill, files)
     described = Manifest.from_json(files["skill.json"]).description if "skill.json" in files else ""
-    body = files.get("body.md", b"").decode("utf-8", "replace")
-    if body.startswith("---\n"):
-        body = body.split("\n---", 1)[-1].lstrip("-\n")
-    body = body.replace(f"skill/{skill.slug}/<name>.md", "references/<name>.md").replace(
-        f"skill/{skill.slug}/", "references/"
+    body = _for_elsewhere(
+        _without_frontmatter(files.get("body.md", b"").decode("utf-8", "replace"))
     )
-    description = " ".join((described or skill.title or skill.slug).split())[:1000] or skill.slug
+    description = _clean(described or skill.title or skill.slug)[:1000] or skill.slug
     front = [
         "---",
         f"name: {_agent_name(skill.slug)}",
@@ -201,7 +225,7 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
     for path, data in files.items():
         if not path.endswith(".md") or path == "body.md":
             continue
-        text = data.decode("utf-8", "replace").replace(f"skill/{skill.slug}/", "references/")
+        text = _for_elsewhere(data.decode("utf-8", "replace"))
         if path in by_file:
             text = _with_call(text, by_file[path], header)
         out[f"references/{path}"] = text.encode()

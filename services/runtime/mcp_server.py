@@ -44,6 +44,14 @@ BASE_TOOLS = (
 )
 
 
+# this server's own verbs, before the body (which names no face's tools)
+HOW_TO = (
+    "Over this server: read a file the skill names with read_skill_file (body.md, a category's"
+    " file, an operation's <name>.md); call an operation with call_operation, or load it as a"
+    " tool of its own with load_tools; describe_operation shows its arguments."
+)
+
+
 def _text(value: Any, error: bool = False) -> types.CallToolResult:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
@@ -209,7 +217,7 @@ def _index(skills: Mapping[str, Loaded]) -> str:
     lines = [
         f"{len(skills)} skills. Read a skill's body before its first use:"
         " read_skill_file with its `skill` and path `body.md`; every tool that names an operation"
-        " or a file takes the skill it belongs to.",
+        " or a file takes the skill it belongs to. " + HOW_TO,
         "",
     ]
     for slug, (skill, files, _) in sorted(skills.items()):
@@ -565,7 +573,7 @@ def build_catalog_server(
         f"skillpress-{slugs[0]}" if only is not None else "skillpress",
         version="1",
         instructions=(
-            only[1].get("body.md", b"").decode("utf-8", "replace")
+            HOW_TO + "\n\n" + only[1].get("body.md", b"").decode("utf-8", "replace")
             if only is not None
             else _index(state)
             + "".join(f"\nNot served: {why}.\n" for why in sorted(left_out.values()))

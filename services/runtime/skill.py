@@ -348,7 +348,9 @@ def _derived(
 ) -> Skill:
     hosts = frozenset(h.lower() for h in index.hosts)
     root = None
-    declared = index.base_url if (index.base_url or "").startswith(("http://", "https://")) else None
+    declared = (
+        index.base_url if (index.base_url or "").startswith(("http://", "https://")) else None
+    )
     if base_url:
         root, host = _base(base_url)
         hosts = frozenset({host})  # every request goes where the caller said, and nowhere else

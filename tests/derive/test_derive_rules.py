@@ -642,7 +642,7 @@ def test_webhooks_are_listed_as_events_with_their_payload_never_as_tools() -> No
     body = package.files["body.md"].decode()
     assert (
         "## Events it sends (webhooks, not tools)\n"
-        "It calls a URL of yours with these; each one's payload: skill/webhook-example/<file>.\n"
+        "It calls a URL of yours with these; each one's payload is in its file, beside this one.\n"
         "- `newPet` (POST). File: event_new_pet.md\n"
     ) in body
     event = package.files["event_new_pet.md"].decode()

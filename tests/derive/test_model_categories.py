@@ -239,7 +239,7 @@ def test_a_category_too_large_for_one_read_is_cut_into_parts_the_body_lists() ->
     assert "big.md" not in package.files
     body = package.files["body.md"].decode()
     assert "- `big_1` — 346 operations. big (family0 … family3; part 1 of 2)." in body
-    assert "skill/uneven/<name>.md" in package.files["big_2.md"].decode()
+    assert "(<name>.md, beside this one)" in package.files["big_2.md"].decode()
     assert set(reads_to_operations(package.files).values()) == {2}
     assert all(c.get("parent") is None for c in cats if c["name"].startswith("small"))
     _within_budgets(package.files)

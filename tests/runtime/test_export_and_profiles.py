@@ -53,8 +53,13 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
         and description
         and 0 < len(json.loads(description.group(1))) <= 1024
     )
-    body = package.files["body.md"].decode().replace("skill/harbor/", "references/")
+    body = package.files["body.md"].decode()
     assert text.lstrip().startswith(body.split("\n", 1)[0]) and "## Categories" in text
+    # the export's own verbs and paths, not the body's (no tool builds a request there)
+    assert "load_tools" not in text and "call one by its name" not in text
+    assert "Read a category's file (references/<category>.md) to see its operations." in text
+    assert "The credential is the host's to attach (`user:password`" in text
+    assert 'each one\'s file spells out its request under "The call"' in text
     categories = re.findall(r"^- `([a-z0-9_]+)` — ", text.split("## Tool Use Rules")[0], re.M)
     assert categories and all((out / "references" / f"{c}.md").is_file() for c in categories)
     listings = "".join((out / "references" / f"{c}.md").read_text() for c in categories)

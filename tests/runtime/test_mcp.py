@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from services.app.package_dir import write_package_dir
 from services.derive import DeriveOptions, derive_package
+from services.runtime.mcp_server import HOW_TO
 
 ROOT = Path(__file__).parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "specs" / "discord.json"
@@ -72,7 +73,7 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         env={**os.environ, "DISCORD_TEST_TOKEN": "Bot test-token"},
     )
     async with Client(params) as client:
-        assert client.instructions == package.files["body.md"].decode()
+        assert client.instructions == HOW_TO + "\n\n" + package.files["body.md"].decode()
         listed = [t.name for t in (await client.list_tools()).tools]
         assert listed == [
             "read_skill_file",
