@@ -25,8 +25,21 @@ def corpus() -> list[Path]:
     return sorted(
         p
         for p in [*SPECS.iterdir(), *(FIXTURES / "standins").iterdir()]
-        if p.suffix in (".json", ".yaml", ".yml")
+        if p.suffix in (".json", ".yaml", ".yml") or p.name.endswith(".json.gz")
     )
+
+
+def spec_bytes(path: Path) -> bytes:
+    """A fixture spec's bytes (a large one is kept gzip-compressed)."""
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        import gzip
+
+        return gzip.decompress(data)
+    return data
+
+
+GITHUB = SPECS / "github.json.gz"
 
 
 @pytest.fixture(scope="session")

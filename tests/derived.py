@@ -16,7 +16,9 @@ T = TypeVar("T")
 
 @lru_cache(maxsize=64)
 def derived(spec: Path, base_url: str | None = None) -> SkillPackage:
-    return derive_package(spec.read_bytes(), DeriveOptions(base_url=base_url))
+    from tests.conftest import spec_bytes
+
+    return derive_package(spec_bytes(spec), DeriveOptions(base_url=base_url))
 
 
 SAMPLE = (

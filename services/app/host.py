@@ -16,7 +16,7 @@ from services.app.follow import folder_stamp
 from services.app.package_dir import read_package_dir
 from services.runtime.calls import CallSetup, GateClosed, place_call, prepare_call
 from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
-from services.runtime.skill import Skill, Tool, UnknownOperation, load_skill
+from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation, load_skill
 from services.runtime.translate import PreparedRequest
 
 __all__ = ["SkillHost", "GateClosed"]
@@ -53,6 +53,12 @@ class SkillHost:
             if held is None or held.stamp != stamp:
                 skill = load_skill(read_package_dir(path, hand_written=True), slug=name, lazy=True)
                 held = self._bound[name] = _Bound(skill, stamp)
+            same = next((s for s in out if s.slug == held.skill.slug), None)
+            if same is not None:  # their tools would share names: a call could reach either
+                raise PackageError(
+                    f"{path} is skill {same.slug}, which another folder under {root} binds"
+                    " already; bind one of them"
+                )
             out.append(held.skill)
         return out
 

@@ -63,3 +63,19 @@ def _link(folder: Path, target: str) -> Path:
     swap = folder / ".swap"
     os.symlink(target, swap)
     return swap
+
+
+def test_two_folders_of_one_skill_are_refused_so_a_call_cannot_reach_the_wrong_gates(
+    tmp_path: Path,
+) -> None:
+    from services.runtime.skill import PackageError
+
+    files = derive_package(PETSTORE.read_bytes()).files
+    write_package_dir(files, tmp_path / "skills" / "payments")
+    write_package_dir(files, tmp_path / "skills" / "pets")
+    host = SkillHost(tmp_path / "skills")
+    with pytest.raises(PackageError, match=r"pets is skill petstore, which another folder"):
+        host.tools()
+    only = SkillHost(tmp_path / "skills", skills=("pets",))
+    names = [t["name"] for t in only.tools()]
+    assert len(names) == len(set(names)) == 4

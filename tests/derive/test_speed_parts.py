@@ -22,7 +22,7 @@ from services.derive.jsonfmt import readable_json
 from services.derive.load import load_document
 from services.derive.package import read_api
 from services.derive.split import fork_map
-from tests.conftest import corpus
+from tests.conftest import corpus, spec_bytes
 from tests.derive.test_corpus import REFUSED
 
 TYPES: dict[str, Any] = {
@@ -75,7 +75,7 @@ def test_a_shared_expansion_is_the_plain_one_under_every_reduction() -> None:
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
 )
 def test_shared_expansions_agree_over_a_real_spec(spec: Path) -> None:
-    api = read_api(load_document(spec.read_bytes()), DeriveOptions(), [])
+    api = read_api(load_document(spec_bytes(spec)), DeriveOptions(), [])
     types = api.translator.types
     for name in list(types)[:150]:
         _expansions_agree(

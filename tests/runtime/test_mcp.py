@@ -393,3 +393,46 @@ async def test_several_skills_behind_one_server_and_one_published_later(
         assert not later.is_error, later.content[0].text
         assert json.loads(later.content[0].text)["skill"] == "swagger-pets"
     assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"
+
+
+async def test_one_bad_tool_never_takes_the_server_down_and_names_never_cross_skills(
+    tmp_path: Path,
+) -> None:
+    """An in-process server (the SDK's client against it): a tool whose file does not load is
+    left out of an eager listing and named when asked for, while everything else answers; two
+    folders of the same skill are served once (a call always goes to the skill it names); a
+    call without a name is told what to give."""
+    from services.app.catalog import folder_catalog
+    from services.runtime.mcp_server import build_catalog_server, build_mcp_server
+    from services.runtime.skill import load_skill
+
+    pets_spec = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
+    files = dict(derive_package(pets_spec.read_bytes()).files)
+    files["find_pets.md"] = files["find_pets.md"].replace(
+        b'"type": "object"', b'"$ref": "#/types/Gone", "type": "object"', 1
+    )
+    server = build_mcp_server(load_skill(files, lazy=True), files, eager=True)
+    async with Client(server) as client:
+        tools = [t.name for t in (await client.list_tools()).tools]
+        assert "petstore_find_pets" not in tools and "petstore_add_pet" in tools
+        body = await client.call_tool("read_skill_file", {"path": "body.md"})
+        assert not body.is_error
+        loaded = await client.call_tool("load_tools", {"names": ["find_pets"]})
+        assert loaded.is_error and "Gone" in loaded.content[0].text
+        nameless = await client.call_tool("describe_operation", {})
+        assert nameless.is_error and nameless.content[0].text.startswith("missing `name`")
+
+    folder = tmp_path / "skills"
+    gated = derive_package(pets_spec.read_bytes()).files
+    write_package_dir(gated, folder / "a-pets")
+    write_package_dir(gated, folder / "b-pets")  # the same slug again, from another folder
+    catalog = folder_catalog(folder)
+    several = build_catalog_server(catalog.current())
+    async with Client(several) as client:
+        assert "Not served: b-pets is skill petstore, which a-pets serves already." in (
+            client.instructions or ""
+        )
+        by_slug = await client.call_tool(
+            "describe_operation", {"skill": "petstore", "name": "delete_pet"}
+        )
+        assert not by_slug.is_error and json.loads(by_slug.content[0].text)["skill"] == "a-pets"
