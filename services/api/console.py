@@ -404,6 +404,7 @@ def _skill_view(
             ("example", "example arguments (JSON)"),
             ("fixed", "fixed argument NAME=VALUE"),
             ("fixed_header", "fixed header NAME=VALUE"),
+            ("style", "query style NAME=STYLE"),
             ("skill_note", "skill note (in the body)"),
             ("rename_category", "rename category OLD=NEW"),
             ("merge_categories", "merge categories A,B=NEW"),

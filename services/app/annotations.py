@@ -69,6 +69,7 @@ Kind = Literal[
     "example",
     "fixed",
     "fixed_header",
+    "style",
     "rename_category",
     "merge_categories",
 ]
@@ -141,6 +142,9 @@ def compose_annotation(
             else {"merge": _listed(old), "to": str(new)}
         )
         return "category", "skill", body
+    elif kind == "style":
+        name, style = _pair(main, "a style")
+        body = {"name": name, "style": style}
     else:
         name, value = _pair(main, kind.replace("_", " "))
         body = {"name": name, "value": value} | ({"in": "header"} if kind == "fixed_header" else {})

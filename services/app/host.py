@@ -45,7 +45,7 @@ class SkillHost:
         names = self.skills or tuple(
             sorted(p.name for p in root.iterdir() if not p.name.startswith(".") and p.is_dir())
         )
-        out = []
+        out: list[Skill] = []
         for name in names:
             path = root / name
             stamp = folder_stamp(path)

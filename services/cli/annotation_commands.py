@@ -113,6 +113,13 @@ def annotate(
         str | None,
         typer.Option("--fixed-header", help="NAME=VALUE: a header the skill always sends"),
     ] = None,
+    style: Annotated[
+        str | None,
+        typer.Option(
+            "--style",
+            help="NAME=STYLE: how a query parameter is written (form, csv, ssv, tsv, pipes, deepObject, json)",
+        ),
+    ] = None,
     skill_note: Annotated[
         str | None, typer.Option("--skill-note", help="a convention stated once in the body")
     ] = None,
@@ -139,6 +146,7 @@ def annotate(
             "identity": identity,
             "fixed": fixed,
             "fixed_header": fixed_header,
+            "style": style,
             "skill_note": skill_note,
             "rename_category": rename_category,
             "merge_categories": merge_categories,
@@ -148,7 +156,7 @@ def annotate(
     if len(given) != 1:
         fail(
             "give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
-            " --skill-note, --rename-category, --merge-categories"
+            " --style, --skill-note, --rename-category, --merge-categories"
         )
     if category is not None and ("note" not in given or operation):
         fail("--category takes a --note (and no --operation)")

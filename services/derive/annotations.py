@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from services.derive.frontmatter import APPROVAL_KEYS, RISKS, path_matches
+from services.derive.frontmatter import FORM_BODY as FORM
 from services.derive.model import Operation
 from services.errors import Refused
 
@@ -39,6 +40,7 @@ KINDS = (
     "skill_note",
     "identity",
     "fixed",
+    "style",
     "category",
     "workflow",
 )
@@ -131,6 +133,13 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
         flow = body.get("workflow")
         if not isinstance(flow, dict) or not isinstance(flow.get("name"), str) or not flow["name"]:
             raise AnnotationRefused("a workflow annotation carries one workflow (with its name)")
+    if kind == "style":
+        from services.derive.frontmatter import STYLES
+
+        if not isinstance(body.get("name"), str) or not body["name"]:
+            raise AnnotationRefused("a style names a query parameter (or form field): NAME=STYLE")
+        if body.get("style") not in STYLES:
+            raise AnnotationRefused(f"style {body.get('style')!r} is not one of {', '.join(STYLES)}")
     if kind == "fixed":
         name = body.get("name")
         where = body.get("in", "argument")
@@ -226,6 +235,7 @@ def _own_copy(op: Operation) -> Operation:
             headers=dict(tool.headers),
             header=list(tool.header),
             sent_as=dict(tool.sent_as),
+            styles=dict(tool.styles),
         )
     return replace(op, additions=copy.deepcopy(op.additions), tool=tool)
 
@@ -260,6 +270,25 @@ def _fixed(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
         return
     op.tool.fixed[name] = value
     _drop_argument(op, name)
+
+
+def _style(a: Annotation, op: Operation, strict: bool, out: Applied) -> None:
+    """How a query parameter (or a form field) is written, where the spec's own form is not what
+    the API reads (a person who knows it says `sort_by` goes as `sort_by[field]=desc`)."""
+    name, style = a.body["name"], a.body["style"]
+    written = op.tool is not None and (
+        name in op.tool.query or (op.tool.content_type == FORM and name in op.tool.body_fields)
+    )
+    if op.tool is None or not written:
+        problem = f"style {a.id}: {op.name} has no query parameter or form field {name!r}"
+        if strict:
+            raise AnnotationRefused(problem)
+        out.warnings.append(problem + "; dropped from this version")
+        return
+    if style == "form":
+        op.tool.styles.pop(name, None)
+    else:
+        op.tool.styles[name] = style
 
 
 def _drop_argument(op: Operation, name: str) -> None:
@@ -376,6 +405,8 @@ def apply_annotations(
             add.identity = kept
         elif a.kind == "fixed":
             _fixed(a, op, strict, out)
+        elif a.kind == "style":
+            _style(a, op, strict, out)
         out.applied.append(a.id)
     both = sorted(hidden & gated)
     if both:

@@ -275,13 +275,15 @@ def _long_operation_ids(doc: dict[str, Any]) -> list[str]:
 
 
 def declare_tools(
-    ops: list[Operation], types: dict[str, Any], warnings: list[str]
+    ops: list[Operation], types: dict[str, Any], warnings: list[str], slug: str
 ) -> list[Operation]:
     """Each operation with its tool declaration, or the reason it has none. One process declares
     them all: most of the work is sizing the shared types' expansions, which every later tool
     reuses, so a second process would repeat it rather than share it."""
     sizes = ExpandedSizes(types)
     ops = [_sent_params(op, warnings) for op in ops]
+    for op in ops:
+        _style_doubts(op, warnings, slug)
     return [
         replace(
             op,
@@ -292,6 +294,26 @@ def declare_tools(
         for op in ops
         for tool, reason in (declare_tool(op, types, sizes),)
     ]
+
+
+def _style_doubts(op: Operation, warnings: list[str], slug: str) -> None:
+    """A query object (or list of objects) the spec writes exploded (`field=desc`, OpenAPI's
+    default) while its own description shows another form (`sort_by[field]=desc`): sent as the
+    spec says, and said, with the annotation that changes it."""
+    for p in op.params:
+        schema = p.schema if isinstance(p.schema, dict) else {}
+        items = schema.get("items") if schema.get("type") == "array" else None
+        objectish = schema.get("type") == "object" or (
+            isinstance(items, dict) and items.get("type") == "object"
+        )
+        if p.location != "query" or p.style != "form" or not objectish:
+            continue
+        if f"{p.name}[" in (p.long_description or "") or f"{p.name}%5B" in (p.long_description or ""):
+            warnings.append(
+                f"{op.name}: query parameter {p.name} is an object the spec writes as its fields"
+                f" (style form), but its description shows {p.name}[…]=…; if the API reads that,"
+                f" skillpress annotate {slug} -o {op.name} --style {p.name}=deepObject"
+            )
 
 
 def _sent_params(op: Operation, warnings: list[str]) -> Operation:
@@ -581,7 +603,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     said = options.on_stage or (lambda _: None)
     api = read_api(doc, options, warnings)
     said(f"found {len(api.ops):,} operations")
-    ops = declare_tools(api.ops, api.translator.types, warnings)
+    ops = declare_tools(api.ops, api.translator.types, warnings, api.slug)
     said(f"declared {sum(1 for op in ops if op.tool is not None):,} tools")
     ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
     warnings += applied.warnings

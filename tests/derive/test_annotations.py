@@ -307,3 +307,62 @@ def test_a_note_on_a_category_by_its_tag_goes_in_the_categorys_file() -> None:
         in package.files[target["file"]].decode()
     )
     assert (meta["annotations"]["applied"], meta["annotations"]["orphaned"]) == (["t1"], ["t2"])
+
+
+def test_a_query_object_the_description_writes_otherwise_is_warned_and_a_style_fixes_it() -> None:
+    # Files.com: `sort_by` is an object, exploded by the spec's default, described as
+    # sort_by[field]=desc; sent as the spec says until a person says otherwise
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Files", "version": "1"},
+        "servers": [{"url": "https://files.example"}],
+        "paths": {
+            "/api_keys": {
+                "get": {
+                    "operationId": "getApiKeys",
+                    "parameters": [
+                        {
+                            "name": "sort_by",
+                            "in": "query",
+                            "description": "e.g. sort_by[expires_at]=desc",
+                            "schema": {"type": "object"},
+                        }
+                    ],
+                    "responses": {},
+                }
+            }
+        },
+    }
+    data = json.dumps(spec).encode()
+    plain = derive_package(data)
+    assert plain.warnings == [
+        "get_api_keys: query parameter sort_by is an object the spec writes as its fields (style"
+        " form), but its description shows sort_by[…]=…; if the API reads that, skillpress"
+        " annotate files -o get_api_keys --style sort_by=deepObject"
+    ]
+    skill = load_skill(plain.files)
+    asked = {"sort_by": {"expires_at": "desc"}}
+    assert build_request(skill.tool("get_api_keys"), asked, skill.hosts).url.endswith(
+        "/api_keys?expires_at=desc"
+    )
+    styled = derive_package(
+        data,
+        DeriveOptions(
+            annotations=(
+                Annotation(
+                    "s1",
+                    "style",
+                    "operation:get_api_keys",
+                    {"name": "sort_by", "style": "deepObject"},
+                ),
+            )
+        ),
+    )
+    skill = load_skill(styled.files)
+    assert build_request(skill.tool("get_api_keys"), asked, skill.hosts).url.endswith(
+        "/api_keys?sort_by%5Bexpires_at%5D=desc"
+    )
+    with pytest.raises(AnnotationRefused, match="style 'matrix' is not one of"):
+        derived(
+            Annotation("s", "style", "operation:find_pets", {"name": "tags", "style": "matrix"})
+        )
