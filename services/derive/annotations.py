@@ -139,7 +139,9 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
         if not isinstance(body.get("name"), str) or not body["name"]:
             raise AnnotationRefused("a style names a query parameter (or form field): NAME=STYLE")
         if body.get("style") not in STYLES:
-            raise AnnotationRefused(f"style {body.get('style')!r} is not one of {', '.join(STYLES)}")
+            raise AnnotationRefused(
+                f"style {body.get('style')!r} is not one of {', '.join(STYLES)}"
+            )
     if kind == "fixed":
         name = body.get("name")
         where = body.get("in", "argument")

@@ -308,7 +308,9 @@ def _style_doubts(op: Operation, warnings: list[str], slug: str) -> None:
         )
         if p.location != "query" or p.style != "form" or not objectish:
             continue
-        if f"{p.name}[" in (p.long_description or "") or f"{p.name}%5B" in (p.long_description or ""):
+        if f"{p.name}[" in (p.long_description or "") or f"{p.name}%5B" in (
+            p.long_description or ""
+        ):
             warnings.append(
                 f"{op.name}: query parameter {p.name} is an object the spec writes as its fields"
                 f" (style form), but its description shows {p.name}[…]=…; if the API reads that,"
