@@ -500,7 +500,7 @@ class _Extractor:
             style = _style(p, self.swagger2)
             schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
             if (
-                loc in ("query", "path")
+                loc in ("query", "path", "header")
                 and not p.get("allowEmptyValue")
                 and isinstance(schema, dict)
                 and schema.get("type") == "string"

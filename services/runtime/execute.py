@@ -121,6 +121,9 @@ def send(
     client = httpx.Client(
         follow_redirects=False, trust_env=False, timeout=timeout, transport=transport
     )
+    # no Accept unless the call sends one: absent is "anything" (RFC 9110), while httpx's own
+    # `*/*` is a value an operation's declared Accept parameter may not allow
+    client.headers.pop("accept", None)
     try:
         with (
             client,

@@ -293,7 +293,10 @@ def _header_value(op: str, name: str, value: Any) -> str:
             op,
             f"argument {name} is a header and must be one line of Latin-1 text (no line breaks)",
         )
-    return text
+    value = text.strip(" \t")  # a field value's surrounding blanks are not part of it (RFC 9110)
+    if text and not value:
+        raise CallRefused(op, f"argument {name} is a header and cannot be only blanks")
+    return value
 
 
 def _json_body(op: str, value: Any) -> bytes:

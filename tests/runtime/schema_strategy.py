@@ -92,6 +92,19 @@ def from_schema(
         )
     if not isinstance(schema, dict):
         return st.nothing()
+    props = schema.get("properties")
+    if isinstance(props, dict) and {"path", "content_base64"} <= set(props):
+        # a file argument, as a model with no file system of the server's gives it: its content
+        return st.fixed_dictionaries(
+            {
+                "content_base64": st.binary(min_size=1, max_size=24).map(
+                    lambda b: base64.b64encode(b).decode()
+                )
+            },
+            optional={"filename": st.from_regex(r"[a-z]{1,8}\.(txt|bin|png)", fullmatch=True)},
+        )
+    if schema.get("contentEncoding") == "base64" and schema.get("type") == "string":
+        return st.binary(max_size=24).map(lambda b: base64.b64encode(b).decode())
     if "const" in schema:
         return st.just(schema["const"])
     if isinstance(schema.get("enum"), list) and schema["enum"]:
