@@ -103,6 +103,9 @@ RUNTIME_HEADERS = (
     "connection",
 )
 HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+# what a header's value may be (RFC 9110: visible characters, spaces and tabs, obs-text)
+HEADER_VALUE_PATTERN = r"^[\t\x20-\x7e\x80-\xff]*$"
+HEADER_TEXT = re.compile(HEADER_VALUE_PATTERN)
 # what an operation file's frontmatter may hold; anything else is refused (a misspelled `aproval:`
 # would leave the operation ungated)
 FILE_KEYS = ("operation", "identity", "approval")

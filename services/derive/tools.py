@@ -16,6 +16,7 @@ from services.derive.frontmatter import (
     FIELD_NAME,
     FILE_ARGUMENT,
     HEADER_NAME,
+    HEADER_VALUE_PATTERN,
     MEDIA_TYPE,
     METHODS,
     MULTIPART_BODY,
@@ -320,6 +321,9 @@ def declare_tool(
         sub = p.schema if isinstance(p.schema, dict) else {}
         if p.description and "description" not in sub:
             sub = {**sub, "description": p.description}
+        kinds = sub.get("type") if isinstance(sub.get("type"), list) else [sub.get("type")]
+        if "string" in kinds and not {"pattern", "enum"} & set(sub):
+            sub = {**sub, "pattern": HEADER_VALUE_PATTERN}  # one line of header text
         props[arg] = sub
         header.append(arg)
         if p.required:

@@ -21,7 +21,7 @@ from urllib.parse import quote, urlsplit
 
 from jsonschema.exceptions import ValidationError, best_match
 
-from services.derive.frontmatter import NO_BODY, PATH_TEMPLATE, Declaration
+from services.derive.frontmatter import HEADER_TEXT, NO_BODY, PATH_TEMPLATE, Declaration
 from services.derive.schema import type_label
 from services.runtime.skill import Tool
 
@@ -288,10 +288,11 @@ def _header_value(op: str, name: str, value: Any) -> str:
         text = ",".join(s for k, v in value.items() for s in (str(k), _scalar(v)))
     else:
         text = _scalar(value)
-    if any(c in text for c in "\r\n\x00") or any(ord(c) > 0xFF for c in text):
+    if not HEADER_TEXT.match(text):
         raise CallRefused(
             op,
-            f"argument {name} is a header and must be one line of Latin-1 text (no line breaks)",
+            f"argument {name} is a header and must be one line of Latin-1 text (no line breaks"
+            " or control characters)",
         )
     value = text.strip(" \t")  # a field value's surrounding blanks are not part of it (RFC 9110)
     if text and not value:
@@ -355,6 +356,8 @@ def _multipart(
     for name, value in fields.items():
         values = value if isinstance(value, list) else [value]
         for item in values:
+            if item is None:  # no value: no part, as a form body leaves the pair out
+                continue
             disposition = f'form-data; name="{_part_name(name)}"'
             if name in decl.files:
                 got = _file(op, name, item, reader)

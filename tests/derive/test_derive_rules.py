@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from services.derive import DeriveOptions, derive_package
+from services.derive.frontmatter import HEADER_VALUE_PATTERN
 from services.runtime.skill import load_skill, package_tools
 from services.runtime.translate import CallRefused, build_request
 
@@ -80,7 +81,7 @@ def test_translation_merges_allof_nullable_and_drops_what_is_not_sent() -> None:
     assert schema == {
         "type": "object",
         "properties": {
-            "X-Trace": {"type": "string"},
+            "X-Trace": {"type": "string", "minLength": 1, "pattern": HEADER_VALUE_PATTERN},
             "name": {"type": "string"},
             "tag": {"type": ["string", "null"]},
             "age": {"type": "integer", "exclusiveMinimum": 0},

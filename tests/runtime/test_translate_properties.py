@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import warnings
 from functools import cache
@@ -17,6 +18,7 @@ from services.runtime.skill import Skill, Tool, load_skill
 from services.runtime.translate import CallRefused, build_request, static_prefix
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
+from tests.derive.test_derive_rules import _parts
 from tests.derived import derived, spread
 from tests.runtime.schema_strategy import valid_values
 
@@ -93,10 +95,19 @@ def _assert_translates(tool: Tool, skill: Skill) -> None:
         try:
             request = build_request(tool, args, skill.hosts)
         except CallRefused as refused:
-            assert any(
-                _refused_segment(str(args[p])) for p in decl.path_params if isinstance(args[p], str)
+            assert (
+                any(
+                    _refused_segment(str(args[p]))
+                    for p in decl.path_params
+                    if isinstance(args[p], str)
+                )
+                or "is a header and cannot be only blanks" in refused.reason
             ), refused
             return
+        for name in decl.header:  # a header argument goes as the header, on its own line
+            if isinstance(args.get(name), str):
+                sent_header = dict(request.headers)[decl.wire_name(name)]
+                assert sent_header == args[name].strip(" \t"), name
         url = urlsplit(request.url)
         assert url.netloc in skill.hosts and url.path.startswith(static_prefix(decl.url))
         assert url.path.count("/") == urlsplit(decl.url).path.count("/")
@@ -116,7 +127,21 @@ def _assert_translates(tool: Tool, skill: Skill) -> None:
         if request.body is None:
             assert not body_args or decl.body_arg is not None and decl.body_arg not in args
             return
-        assert ("Content-Type", decl.content_type) in request.headers
+        content_type = dict(request.headers)["Content-Type"]
+        if decl.is_multipart:
+            assert content_type.startswith("multipart/form-data; boundary=skillpress-")
+            sent_parts = {part[0] for part in _parts(request.body, content_type)}
+            assert sent_parts == {k for k, v in body_args.items() if v not in ([], None)}
+            return
+        assert content_type == decl.content_type
+        if not decl.is_form and not decl.is_json:  # a raw body: the file's bytes, or the text
+            whole = args[decl.body_arg or ""]
+            assert request.body == (
+                base64.b64decode(whole["content_base64"])
+                if decl.body_arg in decl.files
+                else str(whole).encode()
+            )
+            return
         if decl.is_form:
             sent = parse_qsl(request.body.decode(), keep_blank_values=True)
             fields = args.get(decl.body_arg, {}) if decl.body_arg else body_args
