@@ -321,7 +321,8 @@ def declare_tool(
         sub = p.schema if isinstance(p.schema, dict) else {}
         if p.description and "description" not in sub:
             sub = {**sub, "description": p.description}
-        kinds = sub.get("type") if isinstance(sub.get("type"), list) else [sub.get("type")]
+        typ = sub.get("type")
+        kinds: list[Any] = typ if isinstance(typ, list) else [typ]
         if "string" in kinds and not {"pattern", "enum"} & set(sub):
             sub = {**sub, "pattern": HEADER_VALUE_PATTERN}  # one line of header text
         props[arg] = sub
