@@ -67,6 +67,22 @@ class CallLimits:
     max_response_bytes: int = 4 * 1024 * 1024
 
 
+_AGENT_HEADERS = frozenset(
+    {
+        "content-type",
+        "content-length",
+        "location",
+        "link",
+        "etag",
+        "last-modified",
+        "retry-after",
+        "request-id",
+        "x-request-id",
+    }
+)
+_AGENT_PREFIXES = ("ratelimit", "x-ratelimit", "x-rate-limit", "x-total", "x-next", "x-page")
+
+
 @dataclass
 class CallResult:
     status: int
@@ -85,10 +101,21 @@ class CallResult:
                 pass
         return text
 
-    def as_dict(self) -> dict[str, Any]:
+    def agent_headers(self) -> dict[str, str]:
+        """The headers an agent acts on (what came back, where it went, the next page, the rate
+        limit, a version to send back): never cookies or the transport's own."""
+        return {
+            k: v
+            for k, v in self.headers.items()
+            if k in _AGENT_HEADERS or k.startswith(_AGENT_PREFIXES)
+        }
+
+    def as_dict(self, for_agent: bool = False) -> dict[str, Any]:
+        """The result as JSON: status, headers (`for_agent`: only those an agent acts on) and
+        the body."""
         out: dict[str, Any] = {
             "status": self.status,
-            "headers": self.headers,
+            "headers": self.agent_headers() if for_agent else self.headers,
             "body": self.body_value(),
         }
         if self.truncated:

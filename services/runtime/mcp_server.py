@@ -566,7 +566,7 @@ def build_catalog_server(
             return _text(str(exc), error=True)
         result = placed.result
         assert result is not None
-        return _text(versioned(slug, result.as_dict()), error=result.status >= 400)
+        return _text(versioned(slug, result.as_dict(for_agent=True)), error=result.status >= 400)
 
     only = state[slugs[0]] if not several else None
     server: Server[Any] = Server(

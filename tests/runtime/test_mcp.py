@@ -39,6 +39,8 @@ class _Discord:
                 body = json.dumps({"url": "wss://gateway.discord.gg"}).encode()
                 self.send_response(200 if self.path == "/gateway" else 404)
                 self.send_header("Content-Type", "application/json")
+                self.send_header("Set-Cookie", "session=secret-cookie")
+                self.send_header("X-RateLimit-Remaining", "4")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -115,6 +117,12 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         assert not called.is_error
         response = json.loads(called.content[0].text)
         assert (response["status"], response["body"]) == (200, {"url": "wss://gateway.discord.gg"})
+        # the headers an agent acts on, never the transport's (Server, Date) or a cookie
+        assert response["headers"] == {
+            "content-type": "application/json",
+            "content-length": "35",
+            "x-ratelimit-remaining": "4",
+        }
         refused = await client.call_tool("discord_get_gateway", {"shard": 1})
         assert refused.is_error and refused.content[0].text.startswith(
             "get_gateway: does not take 'shard'"
