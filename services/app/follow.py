@@ -166,7 +166,7 @@ async def follow_live(
                 await apply((await kv.get(key)).value)
         if stop is None:
             return
-        watcher = await kv.watchall(include_history=False)
+        watcher: Any = await kv.watchall(include_history=False)  # nats-py leaves it untyped
         while not stop.is_set():
             try:
                 entry = await watcher.updates(timeout=1.0)

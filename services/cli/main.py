@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -55,7 +55,7 @@ def _model_grouped(data: bytes, options: DeriveOptions) -> SkillPackage:
     )
 
 
-def print_summary(summary: dict, out: Path | None) -> None:
+def print_summary(summary: dict[str, Any], out: Path | None) -> None:
     cat = summary["categorization"]
     layout = (
         "flat manifest"

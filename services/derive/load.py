@@ -45,7 +45,7 @@ _REFUSED_TAGS = {
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _SpecLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _SpecLoader(_BaseLoader):  # type: ignore[misc]
     """Safe loader: JSON-compatible tags only, string keys, no duplicate keys, finite floats."""
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
@@ -69,7 +69,7 @@ class _SpecLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         return mapping
 
     def construct_yaml_float(self, node: Any) -> float:
-        value = super().construct_yaml_float(node)
+        value: float = super().construct_yaml_float(node)
         if not math.isfinite(value):
             raise SpecRefused(
                 f"non-finite number {node.value!r} at line {node.start_mark.line + 1}:"

@@ -210,8 +210,9 @@ async def _ensure(
         info = await js.stream_info(name)
     except NotFoundError:
         assert config is not None
-        return (await _refusing(js.add_stream(config), name, 0, want)).config
-    current = info.config
+        made: StreamConfig = (await _refusing(js.add_stream(config), name, 0, want)).config
+        return made
+    current: StreamConfig = info.config
     had: int = current.num_replicas or 1
     if had != want and not change:
         from services.platform.logging import get_logger
@@ -230,7 +231,8 @@ async def _ensure(
     if sorted(current.subjects or []) == sorted(subjects or []) and had == want:
         return current
     current.subjects, current.num_replicas = subjects, want
-    return (await _refusing(js.update_stream(current), name, had, want)).config
+    updated: StreamConfig = (await _refusing(js.update_stream(current), name, had, want)).config
+    return updated
 
 
 async def _refusing(call: Any, name: str | None, had: int, want: int) -> Any:

@@ -53,7 +53,7 @@ def free_port(also_free: int | None = None) -> int:
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+            port: int = s.getsockname()[1]
         if also_free is None:
             return port
         if port + also_free < 65536 and _port_free(port + also_free):

@@ -33,4 +33,5 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
 
 
 def get_logger(name: str, **bound: object) -> structlog.typing.FilteringBoundLogger:
-    return structlog.get_logger(name).bind(**bound)
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name).bind(**bound)
+    return logger

@@ -152,7 +152,8 @@ def _check(tool: Tool, args: Any) -> dict[str, Any]:
         raise CallRefused(
             op, _short(f"argument {where or '(all)'}: {error.message}; nothing was sent")
         )
-    return args
+    checked: dict[str, Any] = args
+    return checked
 
 
 def _scalar(value: Any) -> str:
@@ -294,10 +295,10 @@ def _header_value(op: str, name: str, value: Any) -> str:
             f"argument {name} is a header and must be one line of Latin-1 text (no line breaks"
             " or control characters)",
         )
-    value = text.strip(" \t")  # a field value's surrounding blanks are not part of it (RFC 9110)
-    if text and not value:
+    sent = text.strip(" \t")  # a field value's surrounding blanks are not part of it (RFC 9110)
+    if text and not sent:
         raise CallRefused(op, f"argument {name} is a header and cannot be only blanks")
-    return value
+    return sent
 
 
 def _json_body(op: str, value: Any) -> bytes:
