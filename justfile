@@ -25,11 +25,12 @@ bench runs="3": install
     {{py}} scripts/bench.py {{runs}}
     {{py}} scripts/bench_pipeline.py
 
-# what CI holds: ruff lint, ruff format, mypy over every package
+# what CI holds: ruff lint, ruff format, mypy --strict over every package, the layer rules
 lint: install
     {{venv}}/bin/ruff check services schemas tests scripts
     {{venv}}/bin/ruff format --check services schemas tests scripts
     {{venv}}/bin/mypy services schemas
+    {{venv}}/bin/lint-imports
 
 # the fast layer: everything but the tests that start real servers (about a quarter of the suite)
 test-fast *args: install

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-import re
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.errors import Refused
+from services.platform.operator_tokens import TokenRefused, add_token, read_tokens, write_private
 
 __all__ = [
     "SESSION_COOKIE",
@@ -26,46 +24,6 @@ __all__ = [
 
 SESSION_COOKIE = "skillpress_session"
 SESSION_SECONDS = 12 * 3600
-_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-
-
-class TokenRefused(Refused):
-    """No operator token can be used as asked; the message says what to do."""
-
-
-def _write_private(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(path, 0o600)
-
-
-def _read_tokens(path: Path) -> dict[str, str]:
-    tokens: dict[str, str] = {}
-    if not path.exists():
-        return tokens
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        parts = line.split()
-        if len(parts) != 2 or not _NAME.match(parts[0]):
-            raise TokenRefused(f"{path}:{n}: a line is `NAME SECRET` (a name like ops-alice)")
-        tokens[parts[0]] = parts[1]
-    return tokens
-
-
-def add_token(path: Path, name: str) -> str:
-    """A new secret for operator `name`, appended to the token file; returns the secret."""
-    if not _NAME.match(name):
-        raise TokenRefused(f"token name {name!r}: lowercase letters, digits, '.', '_' and '-'")
-    tokens = _read_tokens(path)
-    if name in tokens:
-        raise TokenRefused(f"an operator named {name!r} already has a token in {path}")
-    secret = secrets.token_urlsafe(32)
-    tokens[name] = secret
-    _write_private(path, "".join(f"{n} {s}\n" for n, s in tokens.items()))
-    return secret
 
 
 def is_loopback(host: str) -> bool:
@@ -74,11 +32,29 @@ def is_loopback(host: str) -> bool:
 
 @dataclass
 class Operators:
-    """The operators who may sign in, and the key sessions and CSRF tokens are signed with."""
+    """The operators who may sign in, and the key sessions and CSRF tokens are signed with.
+    With `path`, the token file is read again whenever it changes, so a token revoked there
+    (`skillpress token revoke NAME`) stops working, and its sessions, from the next request on."""
 
-    tokens: dict[str, str]
+    own: dict[str, str]  # tokens of this run's own (the command line's link), never in the file
     key: bytes
     generated: str | None = None  # a token made on this start (printed as a sign-in URL)
+    path: Path | None = None
+    _file: dict[str, str] = field(default_factory=dict)
+    _stamp: tuple[int, int] | None = None
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        if self.path is not None:
+            try:
+                info = self.path.stat()
+                stamp = (info.st_mtime_ns, info.st_size)
+            except FileNotFoundError:
+                stamp = (0, 0)
+            if stamp != self._stamp:
+                self._file = read_tokens(self.path) if stamp != (0, 0) else {}
+                self._stamp = stamp
+        return {**self._file, **self.own}
 
     def who(self, secret: str) -> str | None:
         """The operator whose token this is (compared in constant time), or None."""
@@ -118,7 +94,7 @@ def load_operators(home: Path, tokens_file: Path | None, host: str) -> Operators
     """The operators of this server. On loopback with no token anywhere, one named `operator` is
     generated (mode 0600) and reported; on any other address a token must already exist."""
     path = tokens_file or home / "operator-tokens"
-    tokens = _read_tokens(path)
+    tokens = read_tokens(path)
     generated = None
     if not tokens:
         if not is_loopback(host):
@@ -127,8 +103,8 @@ def load_operators(home: Path, tokens_file: Path | None, host: str) -> Operators
                 f" (skillpress token add NAME), or listen on 127.0.0.1"
             )
         generated = add_token(path, "operator")
-        tokens = _read_tokens(path)
+        tokens = read_tokens(path)
     key_path = home / "session-key"
     if not key_path.exists():
-        _write_private(key_path, secrets.token_hex(32))
-    return Operators(tokens, key_path.read_text().strip().encode(), generated)
+        write_private(key_path, secrets.token_hex(32))
+    return Operators({}, key_path.read_text().strip().encode(), generated, path)

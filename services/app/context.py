@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -29,6 +30,9 @@ class AppContext:
     records: RecordStore
     blobs: BlobStore
     clock: Callable[[], datetime] = field(default=utc_now)
+    # the pipeline to start when no NATS is configured or up (the stack's embedded one, given
+    # by a command line); None: such a use-case says where to find one
+    embedded: Callable[[AppContext], AbstractAsyncContextManager[str]] | None = None
 
     def chat(self) -> ChatClient | None:
         """The configured chat-completions client, or None when no model is configured."""
@@ -52,10 +56,18 @@ def blob_store(settings: Settings) -> BlobStore:
     return LocalBlobStore(settings.blob_dir)
 
 
-def open_app(settings: Settings | None = None, *, migrate: bool = True) -> AppContext:
-    """The context for `settings` (default: from the environment), its schema brought up to date."""
+def open_app(
+    settings: Settings | None = None,
+    *,
+    migrate: bool = True,
+    embedded: Callable[[AppContext], AbstractAsyncContextManager[str]] | None = None,
+) -> AppContext:
+    """The context for `settings` (default: from the environment), its schema brought up to date;
+    `embedded` starts a pipeline where none is configured or up."""
     settings = settings or Settings()
     records = RecordStore(settings.records_url)
     if migrate:
         records.migrate()
-    return AppContext(settings=settings, records=records, blobs=blob_store(settings))
+    return AppContext(
+        settings=settings, records=records, blobs=blob_store(settings), embedded=embedded
+    )

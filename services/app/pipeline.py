@@ -1,8 +1,9 @@
 """Talking to the pipeline: where NATS is, sending a message and following its story to the end.
 
 With `SKILLPRESS_NATS_URL` set, workers run elsewhere (`skillpress worker NAME`). Without it, a
-`skillpress up` on the same home is found through `<home>/up.json`; failing that, the use-case
-starts the embedded nats-server and runs every worker in-process for its duration.
+`skillpress up` on the same home is found through `<home>/up.json`; failing that, the embedded
+pipeline the context was given (the stack's: a nats-server and every worker in-process) runs for
+the use-case's duration.
 """
 
 from __future__ import annotations
@@ -42,14 +43,12 @@ __all__ = [
     "propose_change",
     "request_publish",
     "request_refresh",
-    "run_workers",
     "running_up",
     "send",
     "spec_submitted",
     "submission_events",
     "submit_spec",
     "with_pipeline",
-    "worker_names",
     "write_up_marker",
 ]
 
@@ -103,68 +102,26 @@ def running_up(settings: Settings) -> str | None:
         return None
 
 
-def worker_names() -> tuple[str, ...]:
-    from services.workers.app import WORKERS
-
-    return tuple(WORKERS)
-
-
-async def run_workers(
-    ctx: AppContext,
-    nats_url: str,
-    names: list[str],
-    stop: asyncio.Event,
-    ready: asyncio.Event | None = None,
-    schedule: bool = False,
-    wait_for_nats: bool = False,
-) -> None:
-    """Run the named workers against `nats_url` until `stop` is set (the workers' composition root)."""
-    from services.workers.app import serve_workers
-
-    await serve_workers(
-        ctx, nats_url, names, stop, ready, schedule=schedule, wait_for_nats=wait_for_nats
-    )
-
-
-@contextlib.asynccontextmanager
-async def _in_process_workers(ctx: AppContext, url: str) -> AsyncIterator[None]:
-    stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(run_workers(ctx, url, list(worker_names()), stop, ready))
-    waiter = asyncio.create_task(ready.wait())
-    done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    if task in done:
-        waiter.cancel()
-        task.result()  # raises what stopped the workers
-    try:
-        yield
-    finally:
-        stop.set()
-        await task
-
-
 def with_pipeline(ctx: AppContext, work: Callable[[Pipeline], Coroutine[Any, Any, T]]) -> T:
-    """Run `work` against the pipeline, starting an embedded one when none is configured or up."""
-    from services.platform.embedded_nats import LocalServerError, NatsServer
-
+    """Run `work` against the pipeline: the configured NATS, a running `skillpress up`, or the
+    embedded one the context was given (`AppContext.embedded`: a command line's) for its duration."""
     settings = ctx.settings
     if settings.nats_url:
         return asyncio.run(work(Pipeline(ctx, settings.nats_url, "configured")))
     url = running_up(settings)
     if url:
         return asyncio.run(work(Pipeline(ctx, url, "up")))
-    try:
-        server = NatsServer(settings.nats_dir).start()
-    except LocalServerError as exc:
-        raise StackError(str(exc)) from None
-    try:
+    starter = ctx.embedded
+    if starter is None:
+        raise StackError(
+            "no NATS to send on: set SKILLPRESS_NATS_URL, or start `skillpress up` on this home"
+        )
 
-        async def embedded() -> T:
-            async with _in_process_workers(ctx, server.url):
-                return await work(Pipeline(ctx, server.url, "embedded"))
+    async def embedded() -> T:
+        async with starter(ctx) as nats_url:
+            return await work(Pipeline(ctx, nats_url, "embedded"))
 
-        return asyncio.run(embedded())
-    finally:
-        server.stop()
+    return asyncio.run(embedded())
 
 
 def describe_event(subject: str, body: dict[str, Any]) -> tuple[str, str | None]:

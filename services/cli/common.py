@@ -67,13 +67,15 @@ def quiet_logs(settings: Settings) -> None:
 
 
 def open_ctx(given: Settings | None = None) -> AppContext:
-    """The application context for this command (logs quiet unless asked for)."""
+    """The application context for this command (logs quiet unless asked for); with no NATS
+    configured or up, a use-case runs the stack's embedded pipeline for its duration."""
     from services.app.context import open_app
+    from services.stack.workers import embedded_pipeline
 
     chosen = given or settings()
     quiet_logs(chosen)
     with failures():
-        return open_app(chosen)
+        return open_app(chosen, embedded=embedded_pipeline)
 
 
 def load_target(

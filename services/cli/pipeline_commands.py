@@ -587,8 +587,9 @@ def worker(
     import signal
 
     from services.app.context import open_app
-    from services.app.pipeline import run_workers, running_up, worker_names
+    from services.app.pipeline import running_up
     from services.platform.logging import configure_logging
+    from services.stack.workers import run_workers, worker_names
 
     chosen = settings()
     configure_logging(chosen.log_format, chosen.log_level)

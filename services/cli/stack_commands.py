@@ -4,66 +4,17 @@ SQLite records, a local blob directory) with nothing to configure."""
 from __future__ import annotations
 
 import json
-import signal
 from importlib import resources
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from services.cli.common import Progress, fail, failures, open_ctx, settings
 
 if TYPE_CHECKING:
-    from services.api.server import Listening
-    from services.platform.embedded_nats import NatsCluster, NatsServer
     from services.platform.settings import Settings
 
 __all__ = ["register"]
-
-
-class _EmbeddedNats:
-    """The embedded nats-server, or a cluster of them on loopback (`up --cluster N`)."""
-
-    def __init__(self, settings: Settings, cluster: int) -> None:
-        from services.platform.embedded_nats import LocalServerError, NatsCluster, NatsServer
-
-        self.server: NatsServer | None = None
-        self.cluster: NatsCluster | None = None
-        try:
-            if cluster:
-                self.cluster = NatsCluster(settings.home / "nats-cluster", cluster).start()
-                self.url = self.cluster.url
-            else:
-                self.server = NatsServer(settings.nats_dir).start()
-                self.url = self.server.url
-        except LocalServerError as exc:
-            fail(str(exc))
-
-    def alive(self) -> bool:
-        """Still serving: the server runs, or a majority of the cluster's nodes do."""
-        if self.cluster is not None:
-            running = sum(node.running() for node in self.cluster.nodes)
-            return running > self.cluster.size // 2
-        return (
-            self.server is not None and self.server.proc is not None and self.server.proc.running()
-        )
-
-    def stop(self) -> None:
-        if self.cluster is not None:
-            self.cluster.stop()
-        if self.server is not None:
-            self.server.stop()
-
-
-def _nats(settings: Settings, cluster: int = 0) -> tuple[_EmbeddedNats | None, str]:
-    """(the embedded server or None, the URL to use): a configured NATS wins over the embedded one."""
-    if settings.nats_url:
-        if cluster:
-            fail(
-                "--cluster starts its own nodes: unset SKILLPRESS_NATS_URL, or leave --cluster out"
-            )
-        return None, settings.nats_url
-    embedded = _EmbeddedNats(settings, cluster)
-    return embedded, embedded.url
 
 
 Host = Annotated[
@@ -73,134 +24,6 @@ Host = Annotated[
 Port = Annotated[
     int | None, typer.Option("--port", help="port for the API and console (default 8787)")
 ]
-
-
-def _run_stack(
-    chosen: Settings, *, workers: bool, http: tuple[str, int] | None, what: str, cluster: int = 0
-) -> None:
-    """Run the workers (when `workers`) and the API and console (when `http`) in the foreground
-    on the configured NATS, a running `up`'s, or the embedded one; Ctrl-C stops it cleanly."""
-    import asyncio
-
-    from services.app.context import open_app
-    from services.app.pipeline import run_workers, running_up, worker_names, write_up_marker
-    from services.platform.local_api import local_operator, remove_link, write_link
-    from services.platform.logging import configure_logging, get_logger
-
-    configure_logging(chosen.log_format, chosen.log_level)
-    log = get_logger(what, home=str(chosen.home))
-    from services.api.server import Listening
-
-    operators = where = None
-    import secrets
-
-    link_token, link_operator = secrets.token_urlsafe(32), "cli"
-    with failures():
-        ctx = open_app(chosen)
-        if http is not None:
-            from services.api.server import server_operators
-
-            where = Listening(*http)
-            operators = server_operators(ctx, where.host)
-            # command lines on this home reach the API with a token of this run's own
-            link_operator = local_operator(operators.tokens)
-            operators.tokens[link_operator] = link_token
-    joined = None if (workers or chosen.nats_url) else running_up(chosen)
-    if joined:
-        server, nats_url, workers = None, joined, False
-    else:
-        server, nats_url = _nats(chosen, cluster)
-        if cluster:  # every stream on every node
-            chosen = chosen.model_copy(update={"stream_replicas": min(cluster, 5)})
-        workers = workers or server is not None  # an embedded NATS needs its workers here
-    ctx.settings = chosen.model_copy(update={"nats_url": nats_url})
-    marker = write_up_marker(chosen, nats_url) if workers else None
-    names = list(worker_names()) if workers else []
-
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-
-        async def watch_server() -> None:
-            while not stop.is_set():
-                if server is not None and not server.alive():
-                    log.error(f"{what}.nats_exited", log=str(chosen.nats_dir / "nats.log"))
-                    stop.set()
-                await asyncio.sleep(0.2)
-
-        tasks = [asyncio.create_task(watch_server())]
-        lines = []
-        if names:
-            ready = asyncio.Event()
-            tasks.append(
-                asyncio.create_task(run_workers(ctx, nats_url, names, stop, ready, schedule=True))
-            )
-            await _first(ready, tasks[-1])
-            blobs = chosen.s3_endpoint or str(chosen.blob_dir)
-            log.info(
-                f"{what}.ready",
-                nats=nats_url,
-                records=ctx.records.safe_url,
-                blobs=blobs,
-                workers=names,
-            )
-            lines.append(
-                f"skillpress is up: NATS {nats_url} (stream SKILLPRESS), records {ctx.records.safe_url}, "
-                f"blobs {blobs}, workers {', '.join(names)}."
-            )
-        if where is not None and operators is not None:
-            from services.api.server import console_url, serve_http
-
-            listening = asyncio.Event()
-            bound: list[Listening] = []
-
-            def on_listening(at: Listening) -> None:
-                bound.append(at)
-                listening.set()
-
-            tasks.append(
-                asyncio.create_task(serve_http(ctx, operators, nats_url, where, stop, on_listening))
-            )
-            await _first(listening, tasks[-1])
-            at = bound[0]
-            write_link(chosen.home, at.loopback, link_token, link_operator)
-            log.info(f"{what}.serving", url=at.base, nats=nats_url)
-            lines.append(
-                f"console and API at {at.base} (API under /v1, its document at /v1/openapi.json);"
-                f" sign in: {console_url(at, operators)}"
-            )
-        typer.echo("\n".join(lines) + "\nCtrl-C stops it.", err=True)
-        await stop.wait()
-        await asyncio.gather(*tasks[1:], return_exceptions=True)
-        tasks[0].cancel()
-
-    try:
-        asyncio.run(main())
-    except OSError as exc:
-        fail(f"cannot serve on {where.base if where else '?'}: {exc}", 1)
-    finally:
-        remove_link(chosen.home)
-        if marker is not None:
-            marker.unlink(missing_ok=True)
-        if server is not None:
-            server.stop()
-        ctx.close()
-        log.info(f"{what}.stopped")
-        typer.echo("skillpress stopped.", err=True)
-
-
-async def _first(ready: Any, task: Any) -> None:
-    """Wait until `ready` is set, or raise what ended `task` before it was."""
-    import asyncio
-
-    waiter = asyncio.create_task(ready.wait())
-    done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    if task in done:
-        waiter.cancel()
-        task.result()
-        raise OSError("stopped before it was ready")
 
 
 def up(
@@ -220,16 +43,28 @@ def up(
     """Start the embedded stack, every worker, and the API and console, in the foreground (Ctrl-C stops it)."""
     chosen = settings()
     http = (host or chosen.api_host, port or chosen.api_port) if console else None
-    _run_stack(chosen, workers=True, http=http, what="up", cluster=cluster)
+    _run(chosen, workers=True, http=http, what="up", cluster=cluster)
 
 
 def serve(host: Host = None, port: Port = None) -> None:
     """Serve the API and console: on the configured NATS, beside a running `skillpress up`, or on
     the embedded stack with every worker in this process."""
     chosen = settings()
-    _run_stack(
+    _run(
         chosen, workers=False, http=(host or chosen.api_host, port or chosen.api_port), what="serve"
     )
+
+
+def _run(
+    chosen: Settings, *, workers: bool, http: tuple[str, int] | None, what: str, cluster: int = 0
+) -> None:
+    from services.stack.run import run_stack
+
+    def say(text: str) -> None:
+        typer.echo(text, err=True)
+
+    with failures():
+        run_stack(chosen, workers=workers, http=http, what=what, say=say, cluster=cluster)
 
 
 token_app = typer.Typer(help="Operator tokens for the API and console.", no_args_is_help=True)
@@ -240,14 +75,37 @@ def token_add(
     name: Annotated[str, typer.Argument(help="the operator's name, recorded as created_by")],
 ) -> None:
     """Make a token for an operator (printed once; stored in <home>/operator-tokens, mode 0600)."""
-    from services.api.auth import add_token
+    from services.app.operators import add_operator, tokens_file
 
     chosen = settings()
-    path = chosen.operator_tokens_file or chosen.home / "operator-tokens"
     with failures():
-        secret = add_token(path, name)
+        secret = add_operator(chosen, name)
     typer.echo(secret)
-    typer.echo(f"stored for {name} in {path}; sign in with it on the console", err=True)
+    typer.echo(
+        f"stored for {name} in {tokens_file(chosen)}; sign in with it on the console", err=True
+    )
+
+
+@token_app.command("list")
+def token_list() -> None:
+    """The operators who have a token, by name (their secrets are never shown again)."""
+    from services.app.operators import operator_names
+
+    with failures():
+        names = operator_names(settings())
+    typer.echo("\n".join(names) if names else "no operator tokens yet: skillpress token add NAME")
+
+
+@token_app.command("revoke")
+def token_revoke(
+    name: Annotated[str, typer.Argument(help="the operator whose token stops working")],
+) -> None:
+    """Revoke an operator's token: a running API refuses it (and its sessions) from then on."""
+    from services.app.operators import revoke_operator
+
+    with failures():
+        revoke_operator(settings(), name)
+    typer.echo(f"revoked {name}'s token", err=True)
 
 
 def demo(

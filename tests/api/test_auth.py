@@ -60,3 +60,35 @@ def test_sessions_and_csrf_tokens_are_signed_and_expire(tmp_path: Path) -> None:
     assert operators.csrf_ok(cookie, operators.csrf(cookie))
     assert not operators.csrf_ok(cookie, operators.csrf(cookie + "x"))
     assert not operators.csrf_ok(None, operators.csrf(cookie))
+
+
+def test_a_revoked_token_and_its_sessions_stop_working_on_a_running_server(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    env = home_env(home)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "services.cli.main", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+
+    made = cli("token", "add", "ops-alice")
+    assert made.returncode == 0, made.stderr
+    secret = made.stdout.strip()
+    cli("token", "add", "ops-bob")
+    assert cli("token", "list").stdout.split() == ["ops-alice", "ops-bob"]
+    operators = load_operators(home, None, "127.0.0.1")  # a server running on this home
+    cookie = operators.session("ops-alice")
+    assert operators.who(secret) == "ops-alice" and operators.session_operator(cookie)
+    gone = cli("token", "revoke", "ops-alice")
+    assert gone.returncode == 0, gone.stderr
+    assert operators.who(secret) is None and operators.session_operator(cookie) is None
+    assert cli("token", "list").stdout.split() == ["ops-bob"]
+    again = cli("token", "revoke", "ops-alice")
+    assert again.returncode == 2
+    assert again.stderr.startswith("error: no operator named 'ops-alice' has a token in ")

@@ -1,0 +1,73 @@
+"""The layer rules hold (import-linter, as CI runs it) and would catch a breach: the same check
+over a copy of the tree with one forbidden import added fails, naming it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT), "--config", str(tree / "pyproject.toml"), "--no-cache"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+    )
+
+
+def _copy(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "static", "templates", "examples")
+    for part in ("services", "schemas"):
+        shutil.copytree(ROOT / part, tree / part, ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    return tree
+
+
+def test_the_layer_rules_hold() -> None:
+    done = _lint(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("where", "line", "broken"),
+    [
+        (
+            "services/derive/breach.py",
+            "from services.platform import settings\n",
+            "services.derive.breach -> services.platform.settings",
+        ),
+        (
+            "services/app/breach.py",
+            "def later() -> None:\n    import services.workers.app\n",
+            "services.app.breach -> services.workers.app",
+        ),
+        (
+            "services/cli/breach.py",
+            "import services.api.v1\n",
+            "services.cli.breach -> services.api.v1",
+        ),
+        ("services/derive/breach.py", "import httpx\n", "services.derive.breach -> httpx"),
+    ],
+    ids=["core-to-platform", "app-to-workers-inside-a-function", "face-to-face", "core-io"],
+)
+def test_a_deliberate_breach_fails_naming_it(
+    tmp_path: Path, where: str, line: str, broken: str
+) -> None:
+    tree = _copy(tmp_path)
+    (tree / where).write_text(line)
+    done = _lint(tree)
+    assert done.returncode != 0
+    assert "BROKEN" in done.stdout and broken in done.stdout, done.stdout
