@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 
-from schemas.records import Skill, Suggestion
+from schemas.records import AnnotationRecord, Skill, Suggestion
 from services.app.annotations import check_annotation, store_annotation
 from services.app.context import AppContext
 from services.app.derivations import latest_revision_id
@@ -18,7 +18,16 @@ from services.derive.annotations import Annotation
 from services.derive.approvals import GROUPS
 from services.errors import NotFound, Refused
 
-__all__ = ["GROUPS", "Confirmed", "Pending", "confirm", "confirm_suggestions", "open_suggestions"]
+__all__ = [
+    "GROUPS",
+    "Confirmed",
+    "Pending",
+    "confirm",
+    "confirm_many",
+    "confirm_suggestions",
+    "dismiss_suggestions",
+    "open_suggestions",
+]
 
 
 @dataclass(frozen=True)
@@ -58,34 +67,131 @@ def open_suggestions(ctx: AppContext, skill: Skill) -> list[Pending]:
     return out
 
 
-def confirm(ctx: AppContext, skill: Skill, pending: Pending, by: str) -> str:
-    """Confirm one suggestion: checked like any annotation, stored, the suggestion closed.
-    Raises Refused (AnnotationRefused among them) for one that cannot be confirmed."""
+def _refusal(pending: Pending, skill: Skill) -> str | None:
+    """Why a suggestion cannot be confirmed as it is, or None."""
     if not pending.bindable:
-        raise Refused("nothing to bind, so no gate can be confirmed")
+        return "nothing to bind, so no gate can be confirmed"
     if pending.kind == "header":
-        raise Refused(
+        return (
             f"only you know the value of {', '.join(pending.annotation['names'])}: skillpress annotate"
             f" {skill.slug} -o {pending.operation} --fixed-header NAME=VALUE"
         )
+    return None
+
+
+def _in_force(ctx: AppContext, skill: Skill, pending: Pending) -> str | None:
+    """The annotation already in force that this suggestion would add again (one gate per
+    operation and match, one identity per operation), or None."""
     target = f"operation:{pending.operation}"
-    check_annotation(ctx, skill, [Annotation("(new)", pending.kind, target, pending.annotation)])
-    aid = store_annotation(ctx, skill, pending.kind, target, pending.annotation, by, ctx.clock())
     with ctx.records.session() as s:
-        row = s.get(Suggestion, pending.id)
-        if row is not None:
-            row.status = "confirmed"
-    return aid
+        rows = s.exec(
+            select(AnnotationRecord).where(
+                AnnotationRecord.skill_id == skill.id,
+                AnnotationRecord.kind == pending.kind,
+                AnnotationRecord.target == target,
+                col(AnnotationRecord.retired_at).is_(None),
+            )
+        ).all()
+    for row in rows:
+        body = json.loads(row.body_json)
+        if pending.kind == "identity" or body.get("matches") == pending.annotation.get("matches"):
+            return row.id
+    return None
+
+
+def _close(ctx: AppContext, ids: Sequence[str], status: str) -> None:
+    with ctx.records.session() as s:
+        for sid in ids:
+            row = s.get(Suggestion, sid)
+            if row is not None:
+                row.status = status
+
+
+def confirm(ctx: AppContext, skill: Skill, pending: Pending, by: str) -> str:
+    """Confirm one suggestion: checked like any annotation, stored, the suggestion closed; the
+    annotation already in force when one is (confirming twice adds nothing). Raises Refused
+    (AnnotationRefused among them) for one that cannot be confirmed."""
+    done = confirm_many(ctx, skill, [pending], by)
+    if done.skipped:
+        raise Refused(done.skipped[0]["reason"])
+    return done.annotation_ids[0]
 
 
 @dataclass(frozen=True)
 class Confirmed:
-    """What one confirmation pass did: annotations stored, suggestions skipped with why, and
-    how many stay open."""
+    """What one confirmation pass did: annotations stored (or found in force), suggestions
+    skipped with why, and how many stay open."""
 
     annotation_ids: list[str]
     skipped: list[dict[str, str]]
     remaining: int
+
+
+def confirm_many(
+    ctx: AppContext, skill: Skill, chosen: Sequence[Pending], by: str, open_count: int = 0
+) -> Confirmed:
+    """Confirm `chosen` with one derivation, however many there are: every new annotation is
+    checked at once; one the derivation refuses is skipped with its reason and the rest checked
+    again (so a group costs one derivation, plus one per suggestion that cannot be meant)."""
+    skipped: list[dict[str, str]] = []
+    kept: list[str] = []  # annotations already in force
+    todo: list[Pending] = []
+    for sug in chosen:
+        why = _refusal(sug, skill)
+        if why is not None:
+            skipped.append({"suggestion": sug.id, "operation": sug.operation, "reason": why})
+            continue
+        existing = _in_force(ctx, skill, sug)
+        if existing is not None:
+            kept.append(existing)
+            _close(ctx, [sug.id], "confirmed")
+        else:
+            todo.append(sug)
+    while todo:
+        new = [_as_annotation(sug) for sug in todo]
+        try:
+            check_annotation(ctx, skill, new)
+            break
+        except Refused as exc:
+            named = [t for t in todo if f"({t.id})" in str(exc)]
+            failed = named[:1] or _each_refused(ctx, skill, todo)
+            if not failed:
+                raise  # no one of them alone is refused: what refuses them is not theirs
+            for culprit in failed:
+                why = str(exc) if named else culprit_reason(ctx, skill, culprit)
+                reason = why.replace(f" ({culprit.id})", "").replace(f"({culprit.id})", "")
+                skipped.append(
+                    {"suggestion": culprit.id, "operation": culprit.operation, "reason": reason}
+                )
+                todo.remove(culprit)
+    now = ctx.clock()
+    stored = [
+        store_annotation(
+            ctx, skill, sug.kind, f"operation:{sug.operation}", sug.annotation, by, now
+        )
+        for sug in todo
+    ]
+    _close(ctx, [sug.id for sug in todo], "confirmed")
+    done = [*kept, *stored]
+    return Confirmed(done, skipped, max(open_count - len(done), 0))
+
+
+def _as_annotation(sug: Pending) -> Annotation:
+    return Annotation(f"({sug.id})", sug.kind, f"operation:{sug.operation}", sug.annotation)
+
+
+def culprit_reason(ctx: AppContext, skill: Skill, sug: Pending) -> str:
+    """Why one suggestion alone is refused ('' when it is not)."""
+    try:
+        check_annotation(ctx, skill, [_as_annotation(sug)])
+    except Refused as exc:
+        return str(exc)
+    return ""
+
+
+def _each_refused(ctx: AppContext, skill: Skill, todo: Sequence[Pending]) -> list[Pending]:
+    """The suggestions refused on their own (a refusal that named none of them: found one by one)."""
+    return [t for t in todo if culprit_reason(ctx, skill, t)]
 
 
 def confirm_suggestions(
@@ -96,9 +202,25 @@ def confirm_suggestions(
     groups: Sequence[str] = (),
     by: str,
 ) -> Confirmed:
-    """Confirm the open suggestions named by `ids` and every one in `groups` (review order); one
-    that cannot be confirmed is skipped with its reason. NotFound for an id that is not open,
-    Refused for a group that does not exist."""
+    """Confirm the open suggestions named by `ids` and every one in `groups` (review order), in
+    one derivation; one that cannot be confirmed is skipped with its reason. NotFound for an id
+    that is not open, Refused for a group that does not exist."""
+    chosen, pending = _chosen(ctx, skill, ids, groups)
+    return confirm_many(ctx, skill, chosen, by, len(pending))
+
+
+def dismiss_suggestions(
+    ctx: AppContext, skill: Skill, *, ids: Sequence[str] = (), groups: Sequence[str] = ()
+) -> int:
+    """Dismiss suggestions: decided, never offered again, on later revisions either. How many."""
+    chosen, _ = _chosen(ctx, skill, ids, groups)
+    _close(ctx, [p.id for p in chosen], "dismissed")
+    return len(chosen)
+
+
+def _chosen(
+    ctx: AppContext, skill: Skill, ids: Sequence[str], groups: Sequence[str]
+) -> tuple[list[Pending], list[Pending]]:
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         raise Refused(f"no group {unknown[0]!r}: one of {', '.join(GROUPS)}")
@@ -106,12 +228,4 @@ def confirm_suggestions(
     missing = set(ids) - {p.id for p in pending}
     if missing:
         raise NotFound(f"no open suggestion {sorted(missing)[0]!r} for {skill.slug}")
-    chosen = [p for p in pending if p.id in ids or p.group in groups]
-    confirmed: list[str] = []
-    skipped: list[dict[str, str]] = []
-    for sug in chosen:
-        try:
-            confirmed.append(confirm(ctx, skill, sug, by))
-        except Refused as exc:
-            skipped.append({"suggestion": sug.id, "operation": sug.operation, "reason": str(exc)})
-    return Confirmed(confirmed, skipped, len(pending) - len(confirmed))
+    return [p for p in pending if p.id in ids or p.group in groups], pending

@@ -320,38 +320,84 @@ def review(
             "--accept-group", help="confirm a whole group: money, deletes, changes, reads"
         ),
     ] = None,
+    confirm_ids: Annotated[
+        list[str] | None,
+        typer.Option("--confirm", help="confirm this suggestion (its id; repeat for more)"),
+    ] = None,
+    dismiss_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--dismiss", help="dismiss this suggestion: decided, never offered again (repeat)"
+        ),
+    ] = None,
     by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:
-    """Walk the approval and identity suggestions: money, deletes, changes, then reads; each confirmation becomes an annotation."""
+    """Walk the approval and identity suggestions: money, deletes, changes, then reads; each
+    confirmation becomes an annotation. Without a terminal: `--json` lists them, `--confirm ID`,
+    `--dismiss ID` and `--accept-group GROUP` decide them."""
     from services.app.annotations import Stored
-    from services.app.review import confirm, confirm_suggestions, open_suggestions
+    from services.app.review import (
+        confirm,
+        confirm_suggestions,
+        dismiss_suggestions,
+        open_suggestions,
+    )
     from services.app.versions import find_skill
     from services.errors import Refused
 
     groups = accept_group or []
-    interactive = not groups and sys.stdin.isatty()
-    if not groups and not interactive:
-        fail(
-            "not a terminal: name the groups to confirm with --accept-group money|deletes|changes|reads"
-        )
+    ids = confirm_ids or []
+    deciding = bool(groups or ids or dismiss_ids)
+    interactive = not deciding and not as_json and sys.stdin.isatty()
     ctx = open_ctx()
     confirmed: list[str] = []
     skipped: list[str] = []
     with failures():
         skill = find_skill(ctx, slug)
-        if groups:
-            done = confirm_suggestions(ctx, skill, groups=groups, by=by)
+        if not deciding and not interactive:  # a script asks what is open
+            listed = [
+                {
+                    "id": p.id,
+                    "group": p.group,
+                    "operation": p.operation,
+                    "kind": p.kind,
+                    "annotation": p.annotation,
+                    "why": p.why,
+                    "confirmable": p.bindable and p.kind != "header",
+                }
+                for p in open_suggestions(ctx, skill)
+            ]
+            ctx.close()
+            if as_json:
+                typer.echo(json.dumps(listed, indent=2))
+                return
+            for row in listed:
+                typer.echo(
+                    f"{row['id']}  [{row['group']}] {row['operation']} {row['kind']}"
+                    f" {json.dumps(row['annotation'])} — {row['why']}"
+                )
+            typer.echo(
+                f"{len(listed)} open; decide with --confirm ID, --dismiss ID or --accept-group GROUP",
+                err=True,
+            )
+            return
+        if dismiss_ids:
+            gone = dismiss_suggestions(ctx, skill, ids=dismiss_ids)
+            if not as_json:
+                typer.echo(f"  dismissed {gone}")
+        if groups or ids:
+            done = confirm_suggestions(ctx, skill, ids=ids, groups=groups, by=by)
             confirmed = done.annotation_ids
             skipped = [f"{x['operation']}: {x['reason']}" for x in done.skipped]
             remaining = done.remaining
             if not as_json:
-                typer.echo(f"  confirmed {len(confirmed)} in {', '.join(groups)}")
+                typer.echo(f"  confirmed {len(confirmed)}")
         else:
-            pending = open_suggestions(ctx, skill)
-            remaining = len(pending)
-    for sug in [] if groups else pending:
+            pending = [] if deciding else open_suggestions(ctx, skill)
+            remaining = len(open_suggestions(ctx, skill)) if deciding else len(pending)
+    for sug in [] if deciding else pending:
         answer = typer.prompt(
             f"[{sug.group}] {sug.operation} {sug.kind} {json.dumps(sug.annotation)} — ({sug.why}) confirm? [y/n/q]",
             default="y",

@@ -10,10 +10,10 @@ shown in the proposal; render applies the grouping as given.
 from __future__ import annotations
 
 from schemas.events import RevisionCategorized, RevisionParsed
-from schemas.records import SourceRevision
 from schemas.subjects import EVENTS
 from services.app.context import AppContext
 from services.app.derivations import derivation_files, load_derivation, load_revision
+from services.app.stages import Grouped, record_grouping, revision_grouping
 from services.derive.categories import Grouping
 from services.derive.model_grouping import choose_grouping
 from services.errors import NotFound
@@ -48,25 +48,11 @@ def categorize(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
         offline = Grouping.from_json(ctx.blobs.get(parsed.grouping))
         grouping, note = decide(ctx, derivation_files(ctx, parsed), offline)
         blob = ctx.blobs.put(grouping.to_json())
-        with ctx.records.session() as s:
-            row = s.get(SourceRevision, event.revision_id)
-            assert row is not None
-            if row.grouping_blob is None:
-                row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = (
-                    blob,
-                    grouping.source,
-                    grouping.tag_failure,
-                    note,
-                )
-    with ctx.records.session() as s:
-        row = s.get(SourceRevision, event.revision_id)
-        assert row is not None and row.grouping_blob is not None
-        blob, source, failure, note = (
-            row.grouping_blob,
-            row.grouping_source,
-            row.tag_failure,
-            row.grouping_note,
+        record_grouping(
+            ctx, event.revision_id, Grouped(blob, grouping.source, grouping.tag_failure, note)
         )
+    decided = revision_grouping(ctx, event.revision_id)
+    blob, source, failure, note = decided.blob, decided.source, decided.tag_failure, decided.note
     chosen = Grouping.from_json(ctx.blobs.get(blob))
     count = len(chosen.categories) if chosen.mode == "categories" else 0
     return [

@@ -19,18 +19,16 @@ import json
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from faststream import AckPolicy
 from faststream.exceptions import NackMessage
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, NatsMessage, PullSub
 from pydantic import BaseModel, ValidationError
-from sqlmodel import col, select
 
-from schemas.records import DeadLetter
 from schemas.subjects import STREAM
 from services.app.context import AppContext
+from services.app.stages import dead_letter, exhausted_letter
 from services.errors import Permanent
 from services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from services.platform.logging import get_logger
@@ -89,17 +87,14 @@ async def publish_all(broker: NatsBroker, outgoing: list[Outgoing], patience: fl
 
 def _dead_letter(ctx: AppContext, step: Step, msg: NatsMessage, error: str) -> None:
     headers = msg.raw_message.headers or {}
-    with ctx.records.session() as s:
-        s.add(
-            DeadLetter(
-                subject=step.subject,
-                worker=step.worker,
-                msg_id=headers.get("Nats-Msg-Id"),
-                error=error[:20_000],
-                payload=msg.body.decode("utf-8", "replace")[:200_000],
-                created_at=datetime.now(UTC),
-            )
-        )
+    dead_letter(
+        ctx,
+        step.subject,
+        step.worker,
+        headers.get("Nats-Msg-Id"),
+        error,
+        msg.body.decode("utf-8", "replace"),
+    )
 
 
 async def _in_progress(msg: NatsMessage, every: float) -> None:
@@ -197,33 +192,15 @@ Original = Callable[[int], Awaitable[tuple[str, bytes, dict[str, str]]]]
 def _exhausted_letter(
     ctx: AppContext, advisory: _Exhausted, subject: str, data: bytes, headers: dict[str, str]
 ) -> bool:
-    """The dead letter of a message whose deliveries ran out unacknowledged; False when a
-    redelivered advisory finds it written already."""
-    msg_id = headers.get("Nats-Msg-Id")
-    with ctx.records.session() as s:
-        exists = s.exec(
-            select(DeadLetter.id).where(
-                DeadLetter.subject == subject,
-                DeadLetter.worker == advisory.consumer,
-                DeadLetter.msg_id == msg_id,
-                col(DeadLetter.error).startswith("exhausted:"),
-            )
-        ).first()
-        if exists is not None:
-            return False
-        s.add(
-            DeadLetter(
-                subject=subject,
-                worker=advisory.consumer,
-                msg_id=msg_id,
-                error=f"exhausted: {advisory.deliveries} deliveries, none acknowledged (the worker"
-                " holding the last one died or ran past ack_wait; stream sequence"
-                f" {advisory.stream_seq})",
-                payload=data.decode("utf-8", "replace")[:200_000],
-                created_at=datetime.now(UTC),
-            )
-        )
-    return True
+    return exhausted_letter(
+        ctx,
+        subject,
+        advisory.consumer,
+        headers.get("Nats-Msg-Id"),
+        f"exhausted: {advisory.deliveries} deliveries, none acknowledged (the worker holding the"
+        f" last one died or ran past ack_wait; stream sequence {advisory.stream_seq})",
+        data.decode("utf-8", "replace"),
+    )
 
 
 def subscribe_exhausted(broker: NatsBroker, ctx: AppContext, original: Original) -> None:

@@ -3,17 +3,13 @@ operation, stored as suggestions for a person to review → `suggestions.made`. 
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
-
 from schemas.events import RevisionParsed, SuggestionsMade
-from schemas.records import Suggestion
 from schemas.subjects import EVENTS
 from services.app.context import AppContext
 from services.app.derivations import derivation_files, load_derivation, load_revision
+from services.app.stages import record_suggestions
 from services.derive.approvals import guess_suggestions
 from services.errors import NotFound
-from services.platform.ids import derived_id
 from services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "guess_approvals"]
@@ -26,23 +22,7 @@ def guess_approvals(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     guesses = guess_suggestions(
         derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))
     )
-    now = datetime.now(UTC)
-    with ctx.records.session() as s:
-        for g in guesses:
-            sid = derived_id("suggestion", event.revision_id, g.operation, g.kind)
-            if s.get(Suggestion, sid) is None:
-                s.add(
-                    Suggestion(
-                        id=sid,
-                        skill_id=inputs.skill.id,
-                        revision_id=event.revision_id,
-                        operation=g.operation[:128],
-                        kind=g.kind,
-                        group=g.group,
-                        body_json=json.dumps(g.body, sort_keys=True),
-                        created_at=now,
-                    )
-                )
+    record_suggestions(ctx, inputs.skill.id, event.revision_id, guesses)
     approvals = sum(1 for g in guesses if g.kind == "approval")
     return [
         Outgoing(

@@ -7,10 +7,10 @@ guess-approvals and (when the grouping stands) render read it instead of derivin
 from __future__ import annotations
 
 from schemas.events import RevisionParsed, RevisionRejected, RevisionStored
-from schemas.records import SourceRevision
 from schemas.subjects import EVENTS
 from services.app.context import AppContext
 from services.app.derivations import derive_revision, load_revision, store_derivation
+from services.app.stages import record_parse
 from services.derive import SpecRefused
 from services.workers.delivery import Outgoing, Step
 
@@ -30,19 +30,7 @@ def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
             ).manifest  # later stages read it instead of deriving again
         except SpecRefused as exc:
             status, reason, operations = "refused", exc.reason, None
-        with ctx.records.session() as s:
-            row = s.get(SourceRevision, rev.id)
-            assert row is not None
-            if row.status == "stored":
-                row.status, row.refusal_reason, row.operations, row.package_blob = (
-                    status,
-                    reason,
-                    operations,
-                    manifest,
-                )
-            rev = row
-            s.flush()
-            s.expunge(row)
+        rev = record_parse(ctx, rev.id, status, reason, operations, manifest)
     if rev.status == "refused":
         return [
             Outgoing(

@@ -769,3 +769,38 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
         match=r"bad_room cannot be hardened: its dry run stopped \(bad_room: step check failed: check_availability",
     ):
         promote_workflow(ctx, "hollowbrook", "bad_room", "hardened", "ops")
+
+
+def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
+    ctx: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    skill = versions.find_skill(ctx, "hollowbrook")
+    first = {(p.operation, p.kind): p for p in review.open_suggestions(ctx, skill)}
+    # a group is one derivation however many it holds
+    import services.app.annotations as app_annotations
+
+    derived: list[int] = []
+    real = app_annotations.derive_revision
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        derived.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app_annotations, "derive_revision", counting)
+    done = review.confirm_suggestions(ctx, skill, groups=["changes", "deletes"], by="reviewer")
+    assert len(done.annotation_ids) == 3 and done.skipped == [] and len(derived) == 1
+    dismissed = review.dismiss_suggestions(ctx, skill, ids=[first[("get_booking", "approval")].id])
+    assert dismissed == 1
+    gates = [a["id"] for a in annotations.list_annotations(ctx, "hollowbrook")]
+    # a re-import (a new revision: new suggestions) keeps every decision
+    submit(ctx, variant(summary="Every room, with its nightly price."), "two")
+    again = review.open_suggestions(ctx, skill)
+    assert {(p.operation, p.kind) for p in again} == {
+        ("check_availability", "approval"),
+        ("list_rooms", "approval"),
+    }
+    # the same suggestion confirmed again (an old page's button) adds no second gate
+    twice = review.confirm(ctx, skill, first[("cancel_booking", "approval")], "reviewer")
+    assert twice in done.annotation_ids
+    assert [a["id"] for a in annotations.list_annotations(ctx, "hollowbrook")] == gates

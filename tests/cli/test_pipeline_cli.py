@@ -202,3 +202,26 @@ def test_a_dead_lettered_submission_replays_and_reaches_a_version(tmp_path: Path
         assert run(home, "dead-letters", "--replay-all").stdout.strip() == "nothing to replay"
     finally:
         _stop(up)
+
+
+def test_review_is_scriptable_and_its_decisions_survive_a_re_import(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    spec = tmp_path / "petstore.yaml"
+    spec.write_bytes((SPECS / "oai-petstore-expanded.yaml").read_bytes())
+    assert run(home, "import", str(spec), "--skill", "petstore").returncode == 0
+    listed = run(home, "review", "petstore", "--json")
+    assert listed.returncode == 0, listed.stderr
+    pending = {(p["operation"], p["kind"]): p for p in json.loads(listed.stdout)}
+    gate = pending[("delete_pet", "approval")]["id"]
+    read = pending[("find_pets", "approval")]["id"]
+    decided = run(home, "review", "petstore", "--confirm", gate, "--dismiss", read, "--json")
+    assert decided.returncode == 0, decided.stderr
+    assert len(json.loads(decided.stdout)["confirmed"]) == 1
+    spec.write_text(spec.read_text().replace("Returns all pets", "Lists every pet"))
+    assert run(home, "import", str(spec), "--skill", "petstore").returncode == 0
+    after = {
+        (p["operation"], p["kind"])
+        for p in json.loads(run(home, "review", "petstore", "--json").stdout)
+    }
+    assert ("delete_pet", "approval") not in after and ("find_pets", "approval") not in after
+    assert len(after) == len(pending) - 2

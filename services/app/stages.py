@@ -1,0 +1,337 @@
+"""What each pipeline stage stores, as use-cases: a worker parses its message, calls one of these,
+and publishes what it returns. Every one is idempotent (ids derived from content, a row written
+only once): a redelivered message finds its effect and gets the same answer.
+
+- `take_submission` (fetch): the bytes, uploaded or fetched under guard → a stored revision, the
+  same bytes again → unchanged, or the reason it is refused;
+- `record_parse`, `record_grouping` / `revision_grouping` (parse, categorize);
+- `record_suggestions` (guess-approvals): a decision a person made on an earlier revision's
+  suggestion, or an annotation already in force, stays decided;
+- `due_sources` (refresh); `dead_letter`, `exhausted_letter` (the delivery contract).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlmodel import col, select
+
+from schemas.records import (
+    AnnotationRecord,
+    DeadLetter,
+    Skill,
+    Source,
+    SourceRevision,
+    Suggestion,
+    Version,
+)
+from services.app.context import AppContext
+from services.app.derivations import as_utc
+from services.derive.approvals import Suggestion as Guess
+from services.errors import Permanent
+from services.platform.ids import derived_id
+
+__all__ = [
+    "Due",
+    "Grouped",
+    "Taken",
+    "dead_letter",
+    "due_sources",
+    "exhausted_letter",
+    "record_grouping",
+    "record_parse",
+    "record_suggestions",
+    "revision_grouping",
+    "take_submission",
+]
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A submission taken in: its revision (`created`: new, or this submission's own again), or
+    why it is refused (`refused`), or the same bytes again (`created` False)."""
+
+    revision_id: str
+    spec_sha256: str
+    created: bool
+    refused: str | None = None
+
+
+def _skill_and_source(
+    ctx: AppContext, slug: str, url: str | None, base_url: str | None
+) -> tuple[str, str]:
+    skill_id = derived_id("skill", slug)
+    source_id = derived_id("source", skill_id)
+    with ctx.records.session() as s:
+        if s.get(Skill, skill_id) is None:
+            s.add(Skill(id=skill_id, slug=slug, title=slug, created_at=ctx.clock()))
+            s.flush()
+        source = s.get(Source, source_id)
+        if source is None:
+            s.add(
+                Source(
+                    id=source_id,
+                    skill_id=skill_id,
+                    kind="url" if url else "upload",
+                    fetched_from=url,
+                    base_url=base_url,
+                )
+            )
+        else:
+            if url:
+                source.kind, source.fetched_from = "url", url
+            if base_url:
+                source.base_url = base_url
+    return skill_id, source_id
+
+
+def take_submission(
+    ctx: AppContext,
+    *,
+    submission: str,
+    slug: str,
+    blob: str | None,
+    url: str | None,
+    base_url: str | None,
+    created_by: str,
+) -> Taken:
+    """The spec of a submission stored as a revision of its skill's source. Identical bytes make
+    no new revision: unchanged once they made a version (or were refused); a revision that never
+    got that far (its messages dead-lettered) goes through again. FetchFailed (retryable) when
+    a URL does not answer."""
+    from services.platform.blobs import BlobNotFound
+    from services.platform.fetcher import FetchLimits, FetchRefused, fetch_spec
+
+    if not (blob or url) or (blob and url):
+        raise Permanent("a submission carries exactly one of blob or url")
+    _, source_id = _skill_and_source(ctx, slug, url, base_url)
+    refused_id = derived_id("rejected-submission", submission)
+    if blob:
+        try:
+            data = ctx.blobs.get(blob)
+        except BlobNotFound:
+            return Taken(
+                refused_id, "", False, f"the uploaded spec {blob[:12]}… is not in the blob store"
+            )
+    else:
+        assert url is not None
+        limits = FetchLimits(
+            ctx.settings.max_spec_bytes,
+            ctx.settings.fetch_timeout,
+            ctx.settings.fetch_allow_private,
+        )
+        try:
+            data = fetch_spec(url, limits)
+        except FetchRefused as exc:
+            return Taken(refused_id, "", False, str(exc))
+    if len(data) > ctx.settings.max_spec_bytes:
+        return Taken(
+            refused_id,
+            "",
+            False,
+            f"the spec is {len(data):,} bytes, over the {ctx.settings.max_spec_bytes:,}-byte limit",
+        )
+    sha = ctx.blobs.put(data)
+    revision_id = derived_id("revision", source_id, sha)
+    with ctx.records.session() as s:
+        existing = s.get(SourceRevision, revision_id)
+        if existing is None:
+            s.add(
+                SourceRevision(
+                    id=revision_id,
+                    source_id=source_id,
+                    spec_sha256=sha,
+                    fetched_at=ctx.clock(),
+                    created_by=created_by[:128],
+                    status="stored",
+                    submission=submission[:128],
+                )
+            )
+            created = True
+        elif existing.submission == submission[:128]:
+            created = True  # this submission's own redelivery re-announces
+        else:
+            done = existing.status == "refused" or (
+                s.exec(select(Version.id).where(Version.revision_id == revision_id)).first()
+                is not None
+            )
+            created = not done
+            if created:
+                existing.submission = submission[:128]
+    return Taken(revision_id, sha, created)
+
+
+def record_parse(
+    ctx: AppContext,
+    revision_id: str,
+    status: str,
+    reason: str | None,
+    operations: int | None,
+    manifest: str | None,
+) -> SourceRevision:
+    """The parse stage's outcome on its revision, written once (a redelivery keeps the first);
+    the revision as it now stands."""
+    with ctx.records.session() as s:
+        row = s.get(SourceRevision, revision_id)
+        if row is None:
+            raise Permanent(f"no revision {revision_id}")
+        if row.status == "stored":
+            row.status, row.refusal_reason, row.operations, row.package_blob = (
+                status,
+                reason,
+                operations,
+                manifest,
+            )
+        s.flush()
+        s.expunge(row)
+        return row
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """The grouping a revision's categorize stage decided, and where it came from."""
+
+    blob: str
+    source: str | None
+    tag_failure: str | None
+    note: str | None
+
+
+def record_grouping(ctx: AppContext, revision_id: str, grouping: Grouped) -> None:
+    """The categorize stage's decision on its revision, written once."""
+    with ctx.records.session() as s:
+        row = s.get(SourceRevision, revision_id)
+        if row is None:
+            raise Permanent(f"no revision {revision_id}")
+        if row.grouping_blob is None:
+            row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = (
+                grouping.blob,
+                grouping.source,
+                grouping.tag_failure,
+                grouping.note,
+            )
+
+
+def revision_grouping(ctx: AppContext, revision_id: str) -> Grouped:
+    with ctx.records.session() as s:
+        row = s.get(SourceRevision, revision_id)
+        if row is None or row.grouping_blob is None:
+            raise Permanent(f"revision {revision_id} has no grouping")
+        return Grouped(row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note)
+
+
+def record_suggestions(
+    ctx: AppContext, skill_id: str, revision_id: str, guesses: Sequence[Guess]
+) -> None:
+    """Each guess as an open suggestion of this revision, once. A person's decision is never
+    lost to a new revision: an operation whose suggestion of the same kind was confirmed or
+    dismissed on an earlier one, or that already has an annotation of that kind in force,
+    starts decided."""
+    now = ctx.clock()
+    with ctx.records.session() as s:
+        decided: dict[tuple[str, str], str] = {}
+        for op, kind, status in s.exec(
+            select(Suggestion.operation, Suggestion.kind, Suggestion.status)
+            .where(Suggestion.skill_id == skill_id, Suggestion.status != "open")
+            .order_by(col(Suggestion.created_at))
+        ).all():
+            decided[(op, kind)] = status  # the latest decision stands
+        for rec in s.exec(
+            select(AnnotationRecord).where(
+                AnnotationRecord.skill_id == skill_id,
+                col(AnnotationRecord.retired_at).is_(None),
+                col(AnnotationRecord.kind).in_(("approval", "identity")),
+            )
+        ).all():
+            if rec.target.startswith("operation:"):
+                decided.setdefault((rec.target.split(":", 1)[1], rec.kind), "confirmed")
+        for g in guesses:
+            sid = derived_id("suggestion", revision_id, g.operation, g.kind)
+            if s.get(Suggestion, sid) is not None:
+                continue
+            s.add(
+                Suggestion(
+                    id=sid,
+                    skill_id=skill_id,
+                    revision_id=revision_id,
+                    operation=g.operation[:128],
+                    kind=g.kind,
+                    group=g.group,
+                    body_json=json.dumps(g.body, sort_keys=True),
+                    status=decided.get((g.operation[:128], g.kind), "open"),
+                    created_at=now,
+                )
+            )
+
+
+@dataclass(frozen=True)
+class Due:
+    """A URL source due for a re-fetch, submitted again as `submission`."""
+
+    submission: str
+    slug: str
+    url: str
+    base_url: str | None
+
+
+def due_sources(ctx: AppContext, slug: str | None, interval: float) -> list[Due]:
+    """The URL sources due for a re-fetch (all of one skill when `slug` names it), each marked
+    checked now: once per slot however many replicas ask."""
+    now = ctx.clock()
+    due_before = now - timedelta(seconds=max(interval, 0.0) * 0.9)
+    out: list[Due] = []
+    with ctx.records.session() as s:
+        query = select(Source, Skill).where(
+            Source.skill_id == Skill.id, Source.kind == "url", col(Source.fetched_from).is_not(None)
+        )
+        if slug:
+            query = query.where(Skill.slug == slug)
+        for source, skill in s.exec(query).all():
+            checked = as_utc(source.last_checked_at) if source.last_checked_at else None
+            if slug is None and checked is not None and checked > due_before:
+                continue
+            source.last_checked_at = now
+            submission = derived_id("refresh", source.id, now.isoformat())
+            assert source.fetched_from is not None
+            out.append(Due(submission, skill.slug, source.fetched_from, source.base_url))
+    return out
+
+
+def dead_letter(
+    ctx: AppContext, subject: str, worker: str, msg_id: str | None, error: str, payload: str
+) -> None:
+    """A message no handler could take, kept with its error for a person to replay."""
+    with ctx.records.session() as s:
+        s.add(
+            DeadLetter(
+                subject=subject,
+                worker=worker,
+                msg_id=msg_id,
+                error=error[:20_000],
+                payload=payload[:200_000],
+                created_at=ctx.clock(),
+            )
+        )
+
+
+def exhausted_letter(
+    ctx: AppContext, subject: str, worker: str, msg_id: str | None, error: str, payload: str
+) -> bool:
+    """The dead letter of a message whose deliveries ran out unacknowledged; False when a
+    redelivered advisory finds it written already."""
+    with ctx.records.session() as s:
+        exists = s.exec(
+            select(DeadLetter.id).where(
+                DeadLetter.subject == subject,
+                DeadLetter.worker == worker,
+                DeadLetter.msg_id == msg_id,
+                col(DeadLetter.error).startswith("exhausted:"),
+            )
+        ).first()
+        if exists is not None:
+            return False
+    dead_letter(ctx, subject, worker, msg_id, error, payload)
+    return True
