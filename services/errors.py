@@ -14,14 +14,27 @@ __all__ = ["NotFound", "Permanent", "Refused", "Retryable"]
 class Retryable(Exception):
     """Trying again later may succeed."""
 
+    # the stable name of this kind of failure in the HTTP API's problem `type`, and its status:
+    # fixed per class here, so renaming a class never changes the public API
+    problem = "unavailable"
+    status = 503
+
 
 class Permanent(Exception):
     """Trying again cannot help; the message says what is wrong."""
+
+    problem = "refused"
+    status = 422
 
 
 class NotFound(Permanent):
     """Something a request names does not exist (a skill, a version, a revision, a blob)."""
 
+    problem = "not-found"
+    status = 404
+
 
 class Refused(Permanent):
     """A request that cannot be done as asked; the message says what to do instead."""
+
+    problem = "refused"

@@ -51,45 +51,23 @@ def server_pool(request: pytest.FixtureRequest) -> Iterator[ServerPool]:
 
 _USED: list[str] = []
 
-# a test needs real servers (and is marked `integration`) when it asks for one of these fixtures,
-# runs a parameter on one, or sits in a module that starts them itself (CLI stacks, Prism)
+# a test that starts real servers carries the `integration` marker, one that sweeps the real specs
+# (or sizes like theirs) `corpus`, explicitly: a module's `pytestmark`, or the test's own marker.
+# Asking for a server fixture without it is refused here, so no slow test lands in the fast layer.
 _SERVER_FIXTURES = {"server_pool", "nats_url", "postgres_url", "s3_server", "nats_server"}
-_SERVER_PARAMS = {"postgresql", "s3"}
-_SERVER_MODULES = {
-    "test_nats.py",
-    "test_pipeline_cli.py",
-    "test_prism_conformance.py",
-    "test_up.py",
-    "test_api.py",
-    "test_console_browser.py",
-    "test_dogfood.py",
-}
-
-
-def _real_spec(value: object) -> bool:
-    """A parameter naming one of the real specs (a path into the fixtures, or a spec's file name)."""
-    if isinstance(value, Path):
-        return FIXTURES in value.parents
-    if not isinstance(value, str) or len(value) > 200 or "\n" in value or "/" in value:
-        return False
-    return (SPECS / value).is_file()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        callspec = getattr(item, "callspec", None)
-        values = list(callspec.params.values()) if callspec is not None else []
-        params = set(map(str, values))
-        # a sweep over the real specs (or sizes like theirs): its own layer, beside the fast one
-        if any(_real_spec(v) for v in values):
-            item.add_marker(pytest.mark.corpus)
-        if (
-            fixtures & _SERVER_FIXTURES
-            or params & _SERVER_PARAMS
-            or item.path.name in _SERVER_MODULES
-        ):
-            item.add_marker(pytest.mark.integration)
+    unmarked = [
+        item.nodeid
+        for item in items
+        if set(getattr(item, "fixturenames", ())) & _SERVER_FIXTURES
+        and item.get_closest_marker("integration") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            f"{unmarked[0]} starts real servers: mark it `integration` (its module's pytestmark)"
+        )
 
 
 def _announce(request: pytest.FixtureRequest, running: Running) -> None:

@@ -4,6 +4,7 @@ and one NATS connection (a FastStream broker's) shared by every request that tal
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -88,6 +89,10 @@ def openapi_document(generated: dict[str, Any]) -> dict[str, Any]:
     doc["paths"] = {p: v for p, v in doc["paths"].items() if p.startswith("/v1/")}
     for item in doc["paths"].values():
         for op in item.values():
+            for code, answer in op.get("responses", {}).items():
+                media = answer.get("content", {})
+                if int(code) >= 400 and "application/json" in media:  # what is served
+                    answer["content"] = {problems.PROBLEM: media["application/json"]}
             content = op.get("requestBody", {}).get("content", {})
             if "application/x-www-form-urlencoded" in content:  # the form any client can send first
                 op["requestBody"]["content"] = dict(
@@ -96,6 +101,11 @@ def openapi_document(generated: dict[str, Any]) -> dict[str, Any]:
                     )
                 )
     components = dict(doc.get("components") or {})
+    schemas = dict(components.get("schemas") or {})
+    for unused in ("HTTPValidationError", "ValidationError"):  # never served: problems are
+        if unused not in json.dumps(doc["paths"]):
+            schemas.pop(unused, None)
+    components["schemas"] = schemas
     components["securitySchemes"] = {
         "operatorToken": {"type": "http", "scheme": "bearer", "description": "an operator token"}
     }

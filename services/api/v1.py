@@ -15,13 +15,14 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
 from services.api.deps import Ctx, Operator, SpecInput, read_spec_input, state
+from services.api.problems import PROBLEM_RESPONSES
 from services.app.annotations import Kind
 from services.app.context import AppContext
 from services.errors import NotFound, Refused
 
 __all__ = ["router", "submit", "submission_stream"]
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=PROBLEM_RESPONSES)
 
 
 # the same fields without the upload, so a client that cannot send multipart (an agent calling

@@ -47,6 +47,8 @@ __all__ = [
 class PublishRefused(Refused):
     """The version cannot be published as asked; the message says what to do instead."""
 
+    problem = "publish-refused"
+
 
 def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
     keys: dict[str, str] = json.loads(version.files_json)

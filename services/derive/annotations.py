@@ -50,6 +50,8 @@ _HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 class AnnotationRefused(ValueError, Refused):
     """An annotation that cannot be applied as meant; the message says what to fix."""
 
+    problem = "annotation-refused"
+
 
 @dataclass(frozen=True)
 class Annotation:

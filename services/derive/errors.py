@@ -11,6 +11,8 @@ class SpecRefused(ValueError, Permanent):
     A refusal is permanent for the same bytes: retrying cannot help.
     """
 
+    problem = "spec-refused"
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason

@@ -20,6 +20,7 @@ from services.derive.jsonfmt import readable_json
 from services.derive.keys import unknown_keys
 from services.derive.load import LoadLimits, parse_bytes
 from services.derive.model import Operation
+from services.errors import Permanent
 
 __all__ = [
     "PATH_TEMPLATE",
@@ -118,8 +119,10 @@ _FRONTMATTER_LIMITS = LoadLimits(
 )
 
 
-class DeclarationError(ValueError):
+class DeclarationError(ValueError, Permanent):
     """An operation file that cannot be published; the message names the file and the field."""
+
+    problem = "package-invalid"
 
     def __init__(self, file: str, where: str, problem: str) -> None:
         self.file = file

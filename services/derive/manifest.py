@@ -35,6 +35,8 @@ INDEX_FORMAT = 1
 class ManifestError(ValueError, Permanent):
     """`skill.json` is not a skill's metadata; the message names the field."""
 
+    problem = "package-invalid"
+
 
 def _obj(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):

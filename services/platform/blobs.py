@@ -45,6 +45,9 @@ class BlobNotFound(BlobStoreError, NotFound):
 class BlobCorrupt(BlobStoreError, Permanent):
     """The bytes read back do not hash to their key."""
 
+    problem = "blob-corrupt"
+    status = 500
+
 
 class BlobStoreUnavailable(BlobStoreError, Retryable):
     """The store cannot be reached (connection refused, timeout, bad credentials)."""

@@ -56,6 +56,8 @@ class BrokerUnavailable(Retryable):
 class StreamReplicasRefused(Permanent):
     """A stream's replica count differs from the one configured and the server would not change it."""
 
+    problem = "replicas-refused"
+
 
 async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> Client:
     """A connection to NATS, its troubles logged as one structured event each (never the

@@ -31,6 +31,8 @@ _METADATA = {
 class FetchRefused(Permanent):
     """The URL or its answer is not acceptable; retrying will not change that."""
 
+    problem = "fetch-refused"
+
 
 class FetchFailed(Retryable):
     """The fetch did not complete (network, timeout, a 5xx): worth retrying."""

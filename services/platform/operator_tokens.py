@@ -25,6 +25,8 @@ TOKEN_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 class TokenRefused(Refused):
     """No operator token can be used as asked; the message says what to do."""
 
+    problem = "token-refused"
+
 
 def write_private(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

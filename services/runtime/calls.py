@@ -33,6 +33,9 @@ class GateClosed(PermissionError, Refused):
     """A gated call, not sent: it waits for a person's decision (`request` names the approval
     request, when one was recorded), or a person denied it."""
 
+    problem = "gate-closed"
+    status = 409
+
     def __init__(self, message: str, request: int | None = None) -> None:
         super().__init__(message)
         self.request = request

@@ -20,6 +20,7 @@ from services.derive.approvals import guess_suggestions
 from services.derive.frontmatter import READ_METHODS, WRITE_RISKS
 from services.derive.manifest import Manifest
 from services.derive.render import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
+from services.errors import Permanent
 from services.runtime.skill import Skill, Tool
 
 __all__ = ["ContractError", "agent_skills_folder", "tool_contract", "verify_folder"]
@@ -28,8 +29,10 @@ _NAME = re.compile(r"[^a-z0-9-]+")
 RULES_HEADING = "## Tool Use Rules"
 
 
-class ContractError(ValueError):
+class ContractError(ValueError, Permanent):
     """A folder whose surfaces disagree; the message lists every disagreement."""
+
+    problem = "contract-broken"
 
 
 def _agent_name(slug: str) -> str:

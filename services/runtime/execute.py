@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from services.errors import Retryable
 from services.runtime.skill import AuthHeader
 from services.runtime.translate import PreparedRequest
 
@@ -31,8 +32,11 @@ def default_env_var(slug: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
 
 
-class ExecutionFailed(RuntimeError):
+class ExecutionFailed(RuntimeError, Retryable):
     """The request was sent (or tried) and no complete answer came back."""
+
+    problem = "call-failed"
+    status = 502
 
 
 @dataclass(frozen=True)

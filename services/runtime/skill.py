@@ -36,6 +36,7 @@ from services.derive.keys import unknown_keys
 from services.derive.manifest import Manifest, ManifestError, SkillIndex
 from services.derive.naming import slugify, tool_name
 from services.derive.schema import refs_in
+from services.errors import NotFound, Permanent
 
 __all__ = [
     "AuthHeader",
@@ -56,12 +57,16 @@ BODY_KEYS = ("name", "auth")  # a hand-written body.md's frontmatter
 AUTH_KEYS = ("header", "kind")
 
 
-class PackageError(ValueError):
+class PackageError(ValueError, Permanent):
     """A package that cannot be loaded; the message names the file and what is wrong."""
 
+    problem = "package-invalid"
 
-class UnknownOperation(LookupError):
+
+class UnknownOperation(LookupError, NotFound):
     """A tool or operation name the skill does not have; the message offers the close ones."""
+
+    problem = "unknown-operation"
 
 
 @dataclass(frozen=True)

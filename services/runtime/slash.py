@@ -11,13 +11,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from services.errors import Refused
 from services.runtime.skill import Skill, Tool
 from services.runtime.translate import CallRefused, describe_arguments
 
 __all__ = ["SlashCommand", "SlashError", "help_text", "parse_slash", "slash_arguments"]
 
 
-class SlashError(ValueError):
+class SlashError(ValueError, Refused):
     """A line that is not a slash command; the message says the form."""
 
 

@@ -23,6 +23,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from services.derive.frontmatter import HEADER_TEXT, NO_BODY, PATH_TEMPLATE, Declaration
 from services.derive.schema import type_label
+from services.errors import Refused
 from services.runtime.skill import Tool
 
 __all__ = [
@@ -41,8 +42,10 @@ _QUERY_SAFE = "-._~"
 _MAX_MESSAGE = 400
 
 
-class CallRefused(ValueError):
+class CallRefused(ValueError, Refused):
     """The call was not sent; the message says what to change."""
+
+    problem = "call-refused"
 
     def __init__(self, operation: str, reason: str) -> None:
         self.operation = operation

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from services.derive.keys import unknown_keys
+from services.errors import Permanent
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 
 __all__ = [
@@ -73,9 +74,11 @@ class WorkflowRefused(PackageError):
     """A workflow that cannot run as written; the message names the workflow, the step and the fix."""
 
 
-class StepFailed(RuntimeError):
+class StepFailed(RuntimeError, Permanent):
     """A run stopped at a step (its call refused or answered with an error, or a `fail` step);
     a `call` raises it with workflow "" and the run names the workflow."""
+
+    problem = "step-failed"
 
     def __init__(self, workflow: str, step: str, message: str) -> None:
         super().__init__(f"{workflow}: step {step} failed: {message}")

@@ -17,6 +17,8 @@ from services.api.app import api_document
 from services.derive.package import derive_package
 from tests.api.conftest import MAX_SPEC_BYTES, PETSTORE, Served
 
+pytestmark = pytest.mark.integration  # starts real servers
+
 CHECKED_IN = Path(__file__).parents[2] / "schemas" / "openapi.json"
 
 

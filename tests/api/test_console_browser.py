@@ -16,6 +16,8 @@ import yaml
 
 from tests.api.conftest import PETSTORE, Served, chromium_path
 
+pytestmark = pytest.mark.integration  # starts real servers
+
 ARTIFACTS = Path(
     os.environ.get("SKILLPRESS_TEST_ARTIFACTS")
     or Path(__file__).parents[2] / "test-artifacts" / "console"

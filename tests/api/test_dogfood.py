@@ -8,12 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from services.api.app import api_document
 from services.derive.package import derive_package
 from services.runtime.execute import default_env_var
 from services.runtime.skill import load_skill
 from tests.api.conftest import PETSTORE, Served
 from tests.cli.test_up import home_env
+
+pytestmark = pytest.mark.integration  # starts real servers
 
 OPENAPI = Path(__file__).parents[2] / "schemas" / "openapi.json"
 

@@ -9,8 +9,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_up import _cli as run
 from tests.cli.test_up import _start, _stop, home_env
+
+pytestmark = pytest.mark.integration  # starts real servers
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 

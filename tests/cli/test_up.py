@@ -12,9 +12,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from schemas.subjects import EVENTS, STREAM
 from services.platform.broker import connect
+
+pytestmark = pytest.mark.integration  # starts real servers
 
 SERVING: dict[int, str] = {}  # up's pid → where its API and console listen
 

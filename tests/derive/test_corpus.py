@@ -23,6 +23,7 @@ REFUSED = {
 TOOL_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("spec", corpus(), ids=lambda p: p.name)
 def test_spec_derives_within_budgets_or_is_refused_clearly(spec: Path) -> None:
     data = spec_bytes(spec)
@@ -76,6 +77,7 @@ def _navigable(files: dict[str, bytes]) -> None:
     assert len(set(lowered)) == len(lowered)
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "spec", [p for p in corpus() if p.name not in REFUSED][:8], ids=lambda p: p.name
 )
@@ -92,6 +94,7 @@ def test_a_changed_spec_gives_a_different_version_id() -> None:
     assert derive_package(spec).version_id != derive_package(changed).version_id
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "spec",
     [SPECS / n for n in ("adyen-checkout-v70.json", "stripe.json", "jira.json", "kubernetes.json")]
@@ -104,6 +107,7 @@ def test_every_operation_of_the_apis_people_bring_is_a_tool(spec: Path) -> None:
     assert stats.tools == stats.operations, dict(stats.not_tools)
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
 )

@@ -33,6 +33,7 @@ def _within_budgets(files: dict[str, bytes]) -> None:
             assert fits_one_read(data.decode()), path
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("spec", "failure", "mode"),
     [

@@ -71,6 +71,7 @@ def test_a_shared_expansion_is_the_plain_one_under_every_reduction() -> None:
     assert _expansions_agree(schema, TYPES) >= 3
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
 )
@@ -194,6 +195,7 @@ def test_derivations_in_threads_leave_the_collector_on() -> None:
 LARGE = ["kubernetes.json", "stripe.json", "jira.json"]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", LARGE)
 def test_a_large_real_api_derives_to_the_same_bytes_on_one_core_or_two(name: str) -> None:
     from services.derive import derive_package

@@ -19,7 +19,7 @@ from services.platform.blobs import (
 from services.platform.embedded_nats import free_port
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, object]]:
     if request.param == "local":
         yield "local", LocalBlobStore(tmp_path / "blobs")
@@ -83,6 +83,7 @@ def test_unreachable_s3_is_a_specific_error() -> None:
         dead.put(b"x")
 
 
+@pytest.mark.integration
 def test_bad_credentials_are_refused(s3_server: tuple[str, str, str]) -> None:
     endpoint, access, _ = s3_server
     wrong = S3BlobStore(endpoint, access, "not-the-secret")

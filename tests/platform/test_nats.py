@@ -11,6 +11,8 @@ from schemas.subjects import EVENTS, STREAM
 from services.platform.broker import BrokerUnavailable, connect, ensure_stream
 from services.platform.embedded_nats import NatsServer, free_port, reap_stale
 
+pytestmark = pytest.mark.integration  # starts real servers
+
 
 async def test_stream_exists_and_dedups_by_msg_id(nats_url: str) -> None:
     nc = await connect(nats_url)

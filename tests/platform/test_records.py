@@ -17,7 +17,7 @@ from services.platform.records import DuplicateRecord, RecordStore, RecordStoreU
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
 def records(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
     if request.param == "sqlite":
         store = RecordStore(f"sqlite:///{tmp_path / 'records.db'}")

@@ -161,6 +161,7 @@ def _walk(node: Any, path: str = "$") -> Any:
             yield from _walk(v, f"{path}[{i}]")
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
 )

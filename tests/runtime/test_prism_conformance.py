@@ -28,6 +28,8 @@ from services.runtime.translate import CallRefused, build_request
 from tests.prism import PrismMock, request_violations
 from tests.runtime.schema_strategy import ASCII_TEXT, valid_values
 
+pytestmark = pytest.mark.integration  # starts real servers
+
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 # Three OpenAPI 3 and two Swagger 2.0 documents: path, query (lists, enums, patterns, formats),
 # JSON bodies, API-key, bearer and basic credentials. Prism takes over a minute to start on

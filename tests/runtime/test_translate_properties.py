@@ -158,6 +158,7 @@ def _assert_translates(tool: Tool, skill: Skill) -> None:
         translates()
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
 )

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from schemas.events import SpecSubmitted
@@ -16,6 +17,8 @@ from schemas.subjects import EVENTS
 from services.app.context import AppContext
 from services.platform.settings import Settings
 from tests.workers.conftest import settings_env, submit, watching, workers
+
+pytestmark = pytest.mark.integration  # starts real servers
 
 HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
 

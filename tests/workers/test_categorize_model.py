@@ -16,6 +16,8 @@ from services.platform.settings import Settings
 from tests.chat_server import ChatServer
 from tests.workers.conftest import SPECS, submit, watching, workers
 
+pytestmark = pytest.mark.integration  # starts real servers
+
 
 @pytest.fixture
 def chat() -> Iterator[ChatServer]:

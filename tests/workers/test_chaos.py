@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlmodel import col, func, select
 
 from schemas.events import SpecSubmitted
@@ -29,6 +30,8 @@ from services.platform.embedded_nats import NatsServer, free_port
 from services.platform.settings import Settings
 from services.workers.app import WORKERS
 from tests.workers.conftest import SPECS, settings_env
+
+pytestmark = pytest.mark.integration  # starts real servers
 
 DOZEN = sorted(
     (p for p in SPECS.iterdir() if p.suffix in (".json", ".yaml")), key=lambda p: p.stat().st_size

@@ -30,6 +30,8 @@ from services.platform.settings import Settings
 from services.workers.app import WORKERS
 from tests.workers.conftest import SPECS, settings_env
 
+pytestmark = pytest.mark.integration  # starts real servers
+
 # the twelve smallest shared specs (every worker stage, a few seconds each on two cores)
 DOZEN = sorted(
     (p for p in SPECS.iterdir() if p.suffix in (".json", ".yaml")), key=lambda p: p.stat().st_size

@@ -25,6 +25,8 @@ from services.platform.embedded_nats import NatsServer
 from services.platform.settings import Settings
 from tests.workers.conftest import SPECS, settings_env, submit, watching, workers
 
+pytestmark = pytest.mark.integration  # starts real servers
+
 
 def _worker_process(
     settings: Settings, name: str, **extra: str

@@ -6,6 +6,7 @@ import hashlib
 import json
 from typing import Any
 
+import pytest
 from sqlmodel import select
 
 from schemas.events import (
@@ -24,6 +25,8 @@ from services.platform.settings import Settings
 from services.runtime.skill import load_skill
 from services.workers import categorize, fetch, guess_approvals, parse, publish, render
 from tests.workers.conftest import SPECS, submit, watching, workers
+
+pytestmark = pytest.mark.integration  # starts real servers
 
 
 def _snapshot(ctx: AppContext) -> dict[str, Any]:
