@@ -440,6 +440,7 @@ async def add_annotation_form(
     amount: Annotated[str, Form()] = "",
     currency: Annotated[str, Form()] = "",
     auto_below: Annotated[str, Form()] = "",
+    auto_currency: Annotated[str, Form()] = "",
     turn: Annotated[str, Form()] = "",
     back: Annotated[str, Form()] = "",
 ) -> Response:
@@ -458,6 +459,7 @@ async def add_annotation_form(
                 "amount": amount or None,
                 "currency": currency or None,
                 "auto_below": auto_below or None,
+                "auto_currency": auto_currency or None,
                 "turn": turn or None,
             }
         )

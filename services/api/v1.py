@@ -397,6 +397,9 @@ class AnnotationIn(BaseModel):
     amount: str | None = None
     currency: str | None = None
     auto_below: str | None = None
+    auto_currency: str | None = Field(
+        default=None, description="the currency auto_below is in: another is never automatic"
+    )
     turn: str | None = None
     timeout: float = Field(default=120.0, gt=0, le=600)
 

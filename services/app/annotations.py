@@ -119,7 +119,7 @@ def compose_annotation(
         body = {"matches": " ".join(main.split()), "risk": values.get("risk") or "high"}
         if values.get("binds"):
             body["binds"] = _listed(values["binds"] or "")
-        for key in ("amount", "currency"):
+        for key in ("amount", "currency", "auto_currency"):
             if values.get(key):
                 body[key] = values[key]
         if values.get("auto_below"):

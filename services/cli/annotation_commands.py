@@ -95,6 +95,13 @@ def annotate(
     auto_below: Annotated[
         float | None, typer.Option("--auto-below", help="approve automatically below this amount")
     ] = None,
+    auto_currency: Annotated[
+        str | None,
+        typer.Option(
+            "--auto-currency",
+            help="the currency --auto-below is in (EUR): an amount in another is never automatic",
+        ),
+    ] = None,
     example: Annotated[
         str | None, typer.Option("--example", help="an observed call's arguments (JSON)")
     ] = None,
@@ -166,6 +173,7 @@ def annotate(
         "amount": amount,
         "currency": currency,
         "auto_below": None if auto_below is None else str(auto_below),
+        "auto_currency": auto_currency,
         "turn": turn,
     }
     from services.cli.remote import through_api

@@ -181,9 +181,10 @@ def _sent_fields(op: Operation) -> list[str]:
 
 
 def _bindable(op: Operation) -> list[str]:
+    """What a gate on `op` binds unless it names fewer: every argument its call sends."""
     if op.tool is None:
         return [p.name for p in op.params if p.location == "path"]
-    return [*op.tool.path_params, *op.tool.body_fields] or list(op.tool.query)
+    return [a for a in _sent_fields(op) if a not in op.tool.fixed]
 
 
 def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[str, Any] | None:
@@ -195,7 +196,7 @@ def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[
     bindable = _bindable(op)
     binds = [b for b in body.get("binds") or bindable if isinstance(b, str)]
     if problem is None and not bindable:
-        problem = f"approval {a.id}: {op.name} sends no path parameter or body field, so a gate has nothing to bind"
+        problem = f"approval {a.id}: {op.name} sends no argument, so a gate has nothing to bind"
     missing = [b for b in binds if b not in bindable]
     if problem is None and missing:
         problem = f"approval {a.id}: binds {', '.join(missing)}, which {op.name} does not send"
@@ -222,7 +223,7 @@ def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[
         "risk": body.get("risk", "high"),
         "binds": binds,
     }
-    for key in ("amount", "currency", "auto_below"):
+    for key in ("amount", "currency", "auto_below", "auto_currency"):
         if body.get(key) is not None:
             rule[key] = body[key]
     return rule

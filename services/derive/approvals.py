@@ -1,10 +1,11 @@
 """Guessed approval rules and identities, per operation: suggestions for a person, never applied.
 
-Reads are low and ungated; creates and updates medium; deletes and anything named for money
-or irreversibility high and gated; an `x-risk` extension in the spec wins. A rule binds the
-operation's path parameters and body fields, so an operation with neither cannot be gated (it
-is shown, marked unbindable). Amount and currency fields are read from body field names. An
-identity is guessed from a create's required fields.
+Reads are not proposed as gates at all, unless their names say they return secrets or
+credentials (then flagged as such); creates and updates are medium; deletes and anything named
+for money or irreversibility, or that sends a price-like field, high and gated; an `x-risk`
+extension in the spec wins. A rule binds every argument the call sends, so an operation that
+sends none cannot be gated (it is shown, marked unbindable). Amount and currency fields are read
+from body field names. An identity is guessed from a create's required fields.
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ _MONEY = {
     "payee",
     "settlement",
     "disburse",
+    "buy",
+    "sell",
+    "pricing",
+    "quote",
 }
 _IRREVERSIBLE = {
     "delete",
@@ -128,7 +133,27 @@ _LOOKUPS = {
     "filter",
     "batch",
 }
-_AMOUNT = re.compile(r"(^|_)(amount|price|total|cost|fee|sum|value)(_|$)|amount$", re.IGNORECASE)
+_AMOUNT = re.compile(
+    r"(^|_)(amount|price|total|cost|fee|sum|value)(_|$)|(amount|price|cost|fee)$", re.IGNORECASE
+)
+# what a read returns that a person should see before an agent does
+_SECRETS = {
+    "secret",
+    "secrets",
+    "credential",
+    "credentials",
+    "password",
+    "passwords",
+    "decrypt",
+    "decrypted",
+    "apikey",
+    "apikeys",
+    "token",
+    "tokens",
+    "env",
+    "envs",
+    "private",
+}
 _CURRENCY = re.compile(r"currency", re.IGNORECASE)
 
 
@@ -213,8 +238,18 @@ def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
                 decl = None
         words = _words(name, path, entry.operation_id or "")
         risk, group, why = _risk(method, words, entry.x_risk)
-        binds = list(decl.path_params + decl.body or decl.query) if decl else []
-        amount, currency = _amount_fields(decl, types) if group == "money" else (None, None)
+        secret = sorted(words & _SECRETS)
+        said = isinstance(entry.x_risk, str) and entry.x_risk.lower() in RISKS
+        if group == "reads" and not secret and not said:
+            continue  # a read is never proposed as a gate, unless what it returns is a secret
+        if group == "reads" and secret and not said:
+            risk, why = "medium", f"a {method} that returns credentials or secrets ({secret[0]})"
+        amount, currency = _amount_fields(decl, types) if group != "reads" else (None, None)
+        if amount and group != "money":  # a price-like field makes it money, whatever its name
+            group, risk, why = "money", "high", f"it sends an amount ({amount})"
+        elif group != "money":
+            amount, currency = None, None
+        binds = list(decl.sent) if decl else []  # a gate binds every argument the call sends
         body: dict[str, Any] = {
             "matches": f"{method} {path}",
             "risk": risk,

@@ -91,7 +91,7 @@ FILE_ARGUMENT: dict[str, Any] = {
 # value joined by , space tab |, deepObject = name[key]=value (and name[0]=value for lists),
 # json = the value as compact JSON under its name (a parameter declared with JSON `content`)
 STYLES = ("form", "csv", "ssv", "tsv", "pipes", "deepObject", "json")
-APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below")
+APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below", "auto_currency")
 # headers only the runtime writes: never fixed in a file, never a model's argument
 RUNTIME_HEADERS = (
     "authorization",
@@ -163,6 +163,7 @@ class Approval:
     amount: str | None = None
     currency: str | None = None
     auto_below: float | None = None
+    auto_currency: str | None = None  # the currency `auto_below` is in
 
     @property
     def matches(self) -> str:
@@ -616,12 +617,11 @@ def _approval(
         raise DeclarationError(
             file,
             "approval",
-            "this operation sends no path parameter or body field, so a gate has nothing to bind",
+            "this operation sends no argument, so a gate has nothing to bind",
         )
-    # what a gate binds by default: the call's target and payload, else (a DELETE /user?id=…) its query
-    binds = _names(file, "approval.binds", raw.get("binds")) or (
-        tuple((*path_params, *body)) or tuple(n for n in sent if n not in path_params + body)
-    )
+    # what a gate binds by default: every argument the call sends (a grant covers exactly the
+    # call a person saw: `cascade=true` added to an approved DELETE is another call)
+    binds = _names(file, "approval.binds", raw.get("binds")) or sent
     for name in binds:
         if name not in sent:
             raise DeclarationError(
@@ -635,6 +635,13 @@ def _approval(
             raise DeclarationError(
                 file, f"approval.{key}", f"{value!r} is not a body field of this operation"
             )
+    auto_currency = raw.get("auto_currency")
+    if auto_currency is not None and (
+        not isinstance(auto_currency, str) or not re.fullmatch(r"[A-Za-z]{3}", auto_currency)
+    ):
+        raise DeclarationError(
+            file, "approval.auto_currency", f"{auto_currency!r} is not a currency code like EUR"
+        )
     auto = raw.get("auto_below")
     if auto is not None:
         if isinstance(auto, bool) or not isinstance(auto, (int, float)) or auto < 0:
@@ -653,6 +660,7 @@ def _approval(
         amount,
         currency,
         float(auto) if auto is not None else None,
+        auto_currency.upper() if isinstance(auto_currency, str) else None,
     )
 
 

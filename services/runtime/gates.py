@@ -45,11 +45,14 @@ def check_gate(tool: Tool, args: dict[str, Any]) -> GateCheck | None:
     if gate is None:
         return None
     amount = _dig(args, gate.amount) if gate.amount else None
+    currency = _dig(args, gate.currency) if gate.currency else None
     auto = (
         gate.auto_below is not None
         and isinstance(amount, (int, float))
         and not isinstance(amount, bool)
-        and amount < gate.auto_below
+        and 0 <= amount < gate.auto_below  # a negative amount is never small
+        # an amount in a currency the gate did not name is never automatic
+        and (currency is None or str(currency).upper() == (gate.auto_currency or ""))
     )
-    bound = {name: args.get(name) for name in gate.binds}
+    bound = {name: args[name] for name in gate.binds if args.get(name) is not None}
     return GateCheck(tool.operation, gate.risk, bound, auto, amount)

@@ -12,7 +12,9 @@ ROOT = Path(__file__).parents[2]
 SPECS = ROOT / "tests" / "fixtures" / "specs"
 
 
-def test_hollowbrook_reads_low_creates_medium_deletes_gated_identity_from_required_fields() -> None:
+def test_hollowbrook_reads_unproposed_creates_medium_deletes_gated_identity_from_required_fields() -> (
+    None
+):
     files = derive_package((ROOT / "services" / "examples" / "hollowbrook.yaml").read_bytes()).files
     got = [
         (
@@ -25,9 +27,8 @@ def test_hollowbrook_reads_low_creates_medium_deletes_gated_identity_from_requir
         )
         for g in guess_suggestions(files)
     ]
+    # a read is never proposed as a gate (it returns no secret); a gate binds every argument
     assert got == [
-        ("list_rooms", "approval", "reads", "low", False, None),
-        ("check_availability", "approval", "reads", "low", False, ["room_id"]),
         (
             "create_booking",
             "approval",
@@ -44,11 +45,52 @@ def test_hollowbrook_reads_low_creates_medium_deletes_gated_identity_from_requir
             None,
             ["room_id", "guest_name", "arrival", "departure"],
         ),
-        ("get_booking", "approval", "reads", "low", False, ["booking_id"]),
         ("cancel_booking", "approval", "deletes", "high", True, ["booking_id"]),
     ]
-    list_rooms = guess_suggestions(files)[0]
-    assert list_rooms.body["bindable"] is False  # nothing to bind: shown, cannot be confirmed
+
+
+def test_a_read_that_returns_secrets_is_proposed_flagged_and_a_price_makes_money() -> None:
+    spec = b"""openapi: 3.0.0
+info: {title: V, version: '1'}
+servers: [{url: 'https://v.test'}]
+paths:
+  /projects/{id}/env:
+    get:
+      operationId: getProjectEnv
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {'200': {description: the decrypted values}}
+  /projects:
+    get:
+      operationId: listProjects
+      responses: {'200': {description: them}}
+  /domains/buy:
+    post:
+      operationId: buyDomain
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {name: {type: string}, expectedPrice: {type: number}}}
+      responses: {'200': {description: bought}}
+  /ping:
+    post:
+      operationId: ping
+      responses: {'204': {description: pong}}
+"""
+    got = {
+        g.operation: g.body | {"group": g.group}
+        for g in guess_suggestions(derive_package(spec).files)
+    }
+    assert set(got) == {"get_project_env", "buy_domain", "ping"}  # list_projects: not proposed
+    assert (got["get_project_env"]["group"], got["get_project_env"]["why"]) == (
+        "reads",
+        "a GET that returns credentials or secrets (env)",
+    )
+    assert (got["buy_domain"]["group"], got["buy_domain"]["risk"], got["buy_domain"]["amount"]) == (
+        "money",
+        "high",
+        "expectedPrice",
+    )
+    assert got["ping"]["bindable"] is False  # nothing to bind: shown, cannot be confirmed
 
 
 def test_money_is_named_gated_and_its_amount_and_currency_fields_found() -> None:

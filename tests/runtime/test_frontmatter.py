@@ -133,7 +133,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/ping\napproval:\n  matches: POST /ping",
-        "op.md: approval: this operation sends no path parameter or body field, so a gate has nothing to bind",
+        "op.md: approval: this operation sends no argument, so a gate has nothing to bind",
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\nidentity: [b]",
@@ -210,7 +210,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: DELETE\n  url: http://a.test/orders/{id}\napproval:\n  matches: DELETE /orders/{id}\n  rsik: high",
-        "op.md: approval: unknown key 'rsik'; did you mean `risk`? (it takes matches, risk, binds, amount, currency, auto_below)",
+        "op.md: approval: unknown key 'rsik'; did you mean `risk`? (it takes matches, risk, binds, amount, currency, auto_below, auto_currency)",
     ),
 ]
 
@@ -453,3 +453,37 @@ def test_one_call_costs_the_same_memory_for_any_number_of_operations(size: int) 
     finally:
         tracemalloc.stop()
     assert peak < 200_000, f"{peak:,} bytes to load and build one tool of {size:,}"
+
+
+def test_a_gate_binds_every_argument_and_auto_below_is_never_negative_or_foreign() -> None:
+    from services.runtime.gates import check_gate
+    from services.runtime.skill import load_skill
+
+    delete = parse(
+        "operation:\n  method: DELETE\n  url: http://a.test/pets/{id}\n  query: [cascade]\n"
+        '  schema: \'{"type": "object", "properties": {"id": {"type": "string"},'
+        ' "cascade": {"type": "boolean"}}, "required": ["id"]}\'\n'
+        "approval:\n  matches: DELETE /pets/{id}"
+    )
+    assert delete is not None and delete.approval is not None
+    assert delete.approval.binds == ("id", "cascade")  # the query too: what a person saw
+    pay = (
+        "---\noperation:\n  method: POST\n  url: http://a.test/payments\n  body: [amount, currency]\n"
+        "  number: [amount]\napproval:\n  matches: POST /payments\n  amount: amount\n"
+        "  currency: currency\n  auto_below: 10\n  auto_currency: eur\n---\n\n# pay\n\nPays.\n"
+    )
+    skill = load_skill({"pay.md": pay.encode()}, slug="p")
+    tool = skill.tool("pay")
+    small = check_gate(tool, {"amount": 5, "currency": "EUR"})
+    assert small is not None and small.auto
+    for args in (
+        {"amount": -5_000_000, "currency": "EUR"},  # below zero is never small
+        {"amount": 5, "currency": "BTC"},  # another currency than the gate's
+        {"amount": 50, "currency": "EUR"},
+    ):
+        gate = check_gate(tool, args)
+        assert gate is not None and not gate.auto, args
+    assert check_gate(tool, {"amount": 5, "currency": "EUR"}).bound == {  # type: ignore[union-attr]
+        "amount": 5,
+        "currency": "EUR",
+    }
