@@ -62,6 +62,8 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
         redoc_url=None,
         servers=[{"url": "http://127.0.0.1:8787", "description": "skillpress serve (default)"}],
         generate_unique_id_function=lambda route: route.name,
+        # a pasted spec is a form field: up to SKILLPRESS_MAX_SPEC_BYTES, not the parser's 1 MB
+        form_limits={"max_part_size": ctx.settings.max_spec_bytes + _FORM_OVERHEAD},
     )
     app.state.skillpress = st
     problems.install(app)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
@@ -56,6 +57,13 @@ def blob_store(settings: Settings) -> BlobStore:
     return LocalBlobStore(settings.blob_dir)
 
 
+def private_home(home: Path) -> None:
+    """The home made (or kept) the operator's alone: its records, tokens and session key are."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if home.stat().st_mode & 0o077:
+        home.chmod(0o700)
+
+
 def open_app(
     settings: Settings | None = None,
     *,
@@ -65,6 +73,7 @@ def open_app(
     """The context for `settings` (default: from the environment), its schema brought up to date;
     `embedded` starts a pipeline where none is configured or up."""
     settings = settings or Settings()
+    private_home(settings.home)
     records = RecordStore(settings.records_url)
     if migrate:
         records.migrate()

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from schemas.subjects import COMMANDS, EVENTS
 from services.app.context import AppContext
-from services.errors import Retryable
+from services.errors import Refused, Retryable
 from services.platform.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ __all__ = [
     "OnEvent",
     "Pipeline",
     "StackError",
+    "check_base_url",
     "describe_event",
     "follow",
     "propose_change",
@@ -278,9 +279,11 @@ def spec_submitted(
     created_by: str,
     submission: str,
 ) -> SpecSubmitted:
-    """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch)."""
+    """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch);
+    Refused for a base URL that is not an absolute http(s) address."""
     from schemas.events import SpecSubmitted
 
+    check_base_url(base_url)
     blob = ctx.blobs.put(data) if data is not None else None
     return SpecSubmitted(
         submission=submission,
@@ -290,6 +293,22 @@ def spec_submitted(
         base_url=base_url,
         created_by=created_by,
     )
+
+
+def check_base_url(base_url: str | None) -> None:
+    """A base URL a person gives: an absolute http(s) URL with a host, no credentials, no query
+    (a `javascript:` or `file:` one is refused before anything is stored)."""
+    if not base_url:
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused(
+            f"base URL {base_url!r} is not an absolute http(s) URL, like https://api.example.com"
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise Refused(f"base URL {base_url!r} carries credentials, a query or a fragment")
 
 
 async def send(nc: NATS, subject: str, payload: BaseModel, msg_id: str) -> int:

@@ -51,6 +51,9 @@ def _question(warnings: list[str]) -> str:
 def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = None) -> Preview:
     """Derive `data` in memory (SpecRefused with the reason for refused input) and say what it
     answers and what is still to ask."""
+    from services.app.pipeline import check_base_url
+
+    check_base_url(base_url)
     package = derive_package(data, DeriveOptions(slug=slug or None, base_url=base_url or None))
     m = package.manifest
     body = package.files["body.md"].decode()

@@ -144,9 +144,14 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     up to `wait` seconds)."""
 
     def decide(gate: GateCheck) -> None:
+        import getpass
+
         from services.app import approvals
 
-        who = os.environ.get("USER") or "someone"
+        try:
+            who = getpass.getuser()
+        except (KeyError, OSError):  # no name for this user id
+            who = f"uid {os.getuid()}"
         ctx = open_ctx()
         try:
             with failures():
@@ -159,8 +164,8 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
                     )
                     return
                 typer.echo(
-                    f"waiting for approval #{row.id} of {gate.describe()}:"
-                    f" skillpress approve {row.id} (or deny {row.id})",
+                    f"waiting for approval #{row.id}: {gate.describe()}."
+                    f" A person approves it: skillpress approve {row.id} (or deny {row.id})",
                     err=True,
                 )
                 deadline = time.monotonic() + wait

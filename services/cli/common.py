@@ -33,10 +33,17 @@ Timeout = Annotated[float, typer.Option("--timeout", help="seconds to wait for t
 By = Annotated[str, typer.Option("--by", help="who is making the change (recorded with it)")]
 
 
-def fail(reason: str, code: int = 2) -> NoReturn:
-    """One line on stderr, `error: <reason>`, and a non-zero exit. Never a traceback."""
+def fail(reason: str, code: int = 2, problem: str | None = None) -> NoReturn:
+    """One line on stderr, `error: <reason>` (with `--json`, that line is a JSON object:
+    `{"error": …, "code": …, "problem": …}`), and a non-zero exit. Never a traceback."""
     first = " ".join(str(reason).split())
-    typer.echo(f"error: {first}", err=True)
+    if "--json" in sys.argv[1:]:
+        import json
+
+        said = {"error": first, "code": code} | ({"problem": problem} if problem else {})
+        typer.echo(json.dumps(said), err=True)
+    else:
+        typer.echo(f"error: {first}", err=True)
     raise typer.Exit(code)
 
 
@@ -48,9 +55,9 @@ def failures() -> Iterator[None]:
     try:
         yield
     except Permanent as exc:
-        fail(str(exc))
+        fail(str(exc), problem=exc.problem)
     except Retryable as exc:
-        fail(str(exc), 1)
+        fail(str(exc), 1, exc.problem)
 
 
 def settings() -> Settings:

@@ -32,6 +32,29 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"skillpress {version('skillpress')}")
+        except PackageNotFoundError:  # run from a checkout without installing
+            typer.echo("skillpress (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Turn an OpenAPI document into an agent skill: a small manifest, a file per operation, a tool per operation."""
+
+
 def _model_grouped(data: bytes, options: DeriveOptions) -> SkillPackage:
     """`derive --llm`: the configured model groups the operations when the tags fail."""
     from services.app.offline import derive_with_model

@@ -22,7 +22,8 @@ Host = Annotated[
     typer.Option("--host", help="address for the API and console (default 127.0.0.1)"),
 ]
 Port = Annotated[
-    int | None, typer.Option("--port", help="port for the API and console (default 8787)")
+    int | None,
+    typer.Option("--port", help="port for the API and console (default 8787; 0: any free one)"),
 ]
 
 
@@ -42,7 +43,7 @@ def up(
 ) -> None:
     """Start the embedded stack, every worker, and the API and console, in the foreground (Ctrl-C stops it)."""
     chosen = settings()
-    http = (host or chosen.api_host, port or chosen.api_port) if console else None
+    http = (host or chosen.api_host, chosen.api_port if port is None else port) if console else None
     _run(chosen, workers=True, http=http, what="up", cluster=cluster)
 
 

@@ -45,10 +45,33 @@ class FetchLimits:
     allow_private: bool = False
 
 
+def _embedded_ipv4(addr: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo's client, NAT64's well-known
+    prefix), or None: a private address must not pass the guard inside a public-looking one."""
+    if addr.ipv4_mapped is not None:
+        return addr.ipv4_mapped
+    if addr.sixtofour is not None:
+        return addr.sixtofour
+    if addr.teredo is not None:
+        return addr.teredo[1]
+    if addr in ipaddress.ip_network("64:ff9b::/96"):
+        return ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+    return None
+
+
 def check_address(ip: str, allow_private: bool) -> None:
-    addr = ipaddress.ip_address(ip.split("%", 1)[0])
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
+    addr: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(ip.split("%", 1)[0])
+    if isinstance(addr, ipaddress.IPv6Address):
+        inner = _embedded_ipv4(addr)
+        if inner is not None:
+            try:
+                check_address(str(inner), allow_private)
+            except FetchRefused as exc:
+                raise FetchRefused(
+                    str(exc).replace(f"{inner} is", f"{ip} (carrying {inner}) is", 1)
+                ) from None
+            if addr.ipv4_mapped is not None:
+                return
     if addr in _METADATA:
         raise FetchRefused(f"{ip} is a cloud metadata address; specs are never fetched from it")
     if allow_private:
@@ -60,6 +83,9 @@ def check_address(ip: str, allow_private: bool) -> None:
         ("multicast", addr.is_multicast),
         ("reserved", addr.is_reserved),
         ("unspecified", addr.is_unspecified),
+        # shared address space (100.64.0.0/10, carrier NAT) and anything else not routed on the
+        # internet: only a globally routable address is fetched from
+        ("non-global", not addr.is_global),
     ]
     for kind, hit in kinds:
         if hit:

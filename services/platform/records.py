@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,7 +41,12 @@ class RecordStore:
     def __init__(self, url: str) -> None:
         self.url = normalise_url(url)
         if self.url.startswith("sqlite:///"):
-            Path(self.url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+            db = Path(self.url[len("sqlite:///") :])
+            db.parent.mkdir(parents=True, exist_ok=True)
+            # the records hold approval values and fixed headers: the operator's alone (SQLite
+            # gives its -wal and -shm files the database file's own mode)
+            os.close(os.open(db, os.O_CREAT | os.O_RDONLY, 0o600))
+            os.chmod(db, 0o600)
         self.engine: Engine = create_engine(self.url, pool_pre_ping=True)
         if self.url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)

@@ -806,3 +806,19 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
     twice = review.confirm(ctx, skill, first[("cancel_booking", "approval")], "reviewer")
     assert twice in done.annotation_ids
     assert [a["id"] for a in annotations.list_annotations(ctx, "hollowbrook")] == gates
+
+
+def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_stored(
+    ctx: AppContext,
+) -> None:
+    from services.app.pipeline import spec_submitted
+    from services.app.preview import preview_spec
+
+    for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://u:p@api.test", "/api/v1"):
+        with pytest.raises(Refused, match="base URL"):
+            preview_spec(HOLLOWBROOK.read_bytes(), base_url=bad)
+        with pytest.raises(Refused, match="base URL"):
+            spec_submitted(ctx, "x", HOLLOWBROOK.read_bytes(), None, bad, "t", "s1")
+    assert preview_spec(HOLLOWBROOK.read_bytes(), base_url="https://api.test/v1").base_url == (
+        "https://api.test/v1"
+    )

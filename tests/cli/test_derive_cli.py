@@ -278,3 +278,12 @@ def test_call_base_url_moves_every_request_and_says_so_and_the_slug_stays(tmp_pa
         "note: --base-url: every request of stripe goes to http://127.0.0.1:4010 (its credential"
         " too), not to the hosts the skill declares"
     ) in dry.stderr
+
+
+def test_version_and_errors_as_json_when_json_is_asked_for(tmp_path: Path) -> None:
+    shown = run("--version")
+    assert shown.returncode == 0 and shown.stdout.startswith("skillpress 0.")
+    missing = run("derive", str(tmp_path / "nope.yaml"), "--out", str(tmp_path / "o"), "--json")
+    assert missing.returncode == 2
+    said = json.loads(missing.stderr.strip().splitlines()[-1])
+    assert said["code"] == 2 and said["error"].startswith("cannot read ")

@@ -22,12 +22,12 @@ pytestmark = pytest.mark.integration  # starts real servers
 SERVING: dict[int, str] = {}  # up's pid → where its API and console listen
 
 
-def _start(home: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+def _start(home: Path, *args: str, api_port: str = "0") -> tuple[subprocess.Popen[str], str]:
     env = {
         **os.environ,
         "SKILLPRESS_HOME": str(home),
         "SKILLPRESS_LOG_FORMAT": "json",
-        "SKILLPRESS_API_PORT": "0",
+        "SKILLPRESS_API_PORT": api_port,
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.cli.main", "up", *args],
@@ -311,3 +311,13 @@ def test_up_cluster_runs_three_nodes_with_every_stream_on_each(tmp_path: Path) -
     import shutil
 
     shutil.rmtree(home, ignore_errors=True)
+
+
+def test_up_port_0_takes_a_free_port(tmp_path: Path) -> None:
+    # the setting names a port; `--port 0` overrides it with any free one
+    proc, _ = _start(tmp_path / "home", "--port", "0", api_port="8787")
+    try:
+        url = SERVING[proc.pid]
+        assert url.startswith("http://127.0.0.1:") and not url.endswith(":8787")
+    finally:
+        _stop(proc)

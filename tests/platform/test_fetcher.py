@@ -32,12 +32,17 @@ from services.platform.fetcher import (
         ("0.0.0.0", "private"),
         ("::ffff:127.0.0.1", "loopback"),
         ("224.0.0.1", "multicast"),
+        ("100.64.1.1", "non-global"),  # shared address space (carrier NAT)
+        ("2002:a00:1::", "private"),  # 6to4 of 10.0.0.1
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo, client 10.0.0.1
+        ("64:ff9b::a00:1", "private"),  # NAT64 of 10.0.0.1
     ],
 )
 def test_internal_addresses_are_refused(ip: str, kind: str) -> None:
     with pytest.raises(FetchRefused) as refused:
         check_address(ip, allow_private=False)
-    assert str(refused.value).startswith(f"{ip} is a ")
+    assert str(refused.value).startswith(f"{ip} ") and " is a " in str(refused.value)
+    assert f" {kind} address" in str(refused.value)
     assert (
         "address; fetching from it is refused (set SKILLPRESS_FETCH_ALLOW_PRIVATE=true on a trusted network)"
         in str(refused.value)

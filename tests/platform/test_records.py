@@ -108,3 +108,19 @@ def test_unreachable_database_is_a_specific_error() -> None:
     store = RecordStore(f"postgresql://nobody@127.0.0.1:{free_port()}/none?connect_timeout=2")
     with pytest.raises(RecordStoreUnavailable, match="cannot open the record store"):
         store.migrate()
+
+
+def test_the_home_and_the_records_are_the_operators_alone(tmp_path: Path) -> None:
+    import stat
+
+    from services.app.context import open_app
+    from services.platform.settings import Settings
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    ctx = open_app(Settings(home=home))
+    try:
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        assert stat.S_IMODE((home / "skillpress.db").stat().st_mode) == 0o600
+    finally:
+        ctx.close()

@@ -136,7 +136,7 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
     unapproved = _cli(*book, "--approval-timeout", "0", env=env)
     assert unapproved.returncode == 1, unapproved.stderr
     assert unapproved.stderr.startswith(
-        "waiting for approval #1 of create_booking is gated (risk medium); this call binds"
+        "waiting for approval #1: create_booking is gated (risk medium); this call binds"
     ) and unapproved.stderr.strip().endswith(
         "error: not sent: approval #1 is still pending; the same call once it is approved goes through"
     ), unapproved.stderr
