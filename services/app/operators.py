@@ -3,12 +3,24 @@ once and kept only in the token file, mode 0600), listed by name, revoked by nam
 
 from __future__ import annotations
 
+import hmac
 from pathlib import Path
 
+from services.errors import Refused
 from services.platform.operator_tokens import add_token, read_tokens, revoke_token
 from services.platform.settings import Settings
 
-__all__ = ["add_operator", "operator_names", "revoke_operator", "tokens_file"]
+__all__ = [
+    "OPERATOR_TOKEN_ENV",
+    "add_operator",
+    "operator_for",
+    "operator_names",
+    "revoke_operator",
+    "tokens_file",
+]
+
+# where a person gives the command line their operator token (never an agent's runtime)
+OPERATOR_TOKEN_ENV = "SKILLPRESS_OPERATOR_TOKEN"
 
 
 def tokens_file(settings: Settings) -> Path:
@@ -28,3 +40,21 @@ def operator_names(settings: Settings) -> list[str]:
 def revoke_operator(settings: Settings, name: str) -> None:
     """Take `name`'s token out: a running server refuses it from its next request on."""
     revoke_token(tokens_file(settings), name)
+
+
+def operator_for(settings: Settings, secret: str | None) -> str:
+    """The operator whose token `secret` is (compared in constant time); Refused without one: a
+    decision on a gated call is an operator's, and recorded under their name."""
+    if not secret or not secret.strip():
+        raise Refused(
+            f"deciding a gated call needs an operator's token: set {OPERATOR_TOKEN_ENV} to yours"
+            " (skillpress token add NAME makes one); an agent's runtime is never given it"
+        )
+    given = secret.strip().encode()
+    found = None
+    for name, token in read_tokens(tokens_file(settings)).items():
+        if hmac.compare_digest(given, token.encode()):
+            found = name
+    if found is None:
+        raise Refused(f"{OPERATOR_TOKEN_ENV} holds no operator's token (skillpress token list)")
+    return found

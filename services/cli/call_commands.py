@@ -53,7 +53,7 @@ Approve = Annotated[
     bool,
     typer.Option(
         "--approve",
-        help="you approve this exact call to a gated operation (recorded, said on stderr)",
+        help="you approve this exact call to a gated operation, as the operator whose token SKILLPRESS_OPERATOR_TOKEN holds (recorded, said on stderr)",
     ),
 ]
 ApprovalWait = Annotated[
@@ -147,6 +147,7 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
         import getpass
 
         from services.app import approvals
+        from services.app.operators import OPERATOR_TOKEN_ENV, operator_for
 
         try:
             who = getpass.getuser()
@@ -155,8 +156,13 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
         ctx = open_ctx()
         try:
             with failures():
+                approver = (
+                    operator_for(ctx.settings, os.environ.get(OPERATOR_TOKEN_ENV))
+                    if approve
+                    else None
+                )
                 row = approvals.settle(
-                    ctx, skill.slug, gate, who, f"{who} at the terminal" if approve else None
+                    ctx, skill.slug, gate, who, f"{approver} at the terminal" if approver else None
                 )
                 if row.status != "pending":
                     typer.echo(
@@ -573,9 +579,9 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
         if row.status != "pending":
             return True, ""
         return False, (
-            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}:"
-            f" skillpress approve {row.id}); tell the user, and call again with the same arguments"
-            " once it is approved."
+            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id});"
+            " tell the user what you would send and why, and call again with the same arguments"
+            " once they say it is approved."
         )
 
     return decide

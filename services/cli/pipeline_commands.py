@@ -334,17 +334,18 @@ def approvals(
     )
 
 
-By = Annotated[str | None, typer.Option("--by", help="who decides (default: $USER)")]
 
 
-def _decide(request_id: int, grant: bool, by: str | None) -> None:
+def _decide(request_id: int, grant: bool) -> None:
     import os
 
     from services.app.approvals import decide
+    from services.app.operators import OPERATOR_TOKEN_ENV, operator_for
 
-    who = by or os.environ.get("USER") or "someone"
+    ctx = open_ctx()
     with failures():
-        row = decide(open_ctx(), request_id, grant, who)
+        who = operator_for(ctx.settings, os.environ.get(OPERATOR_TOKEN_ENV))
+        row = decide(ctx, request_id, grant, who)
     typer.echo(
         f"{row.status} #{row.id}: {row.skill} {row.operation} {row.bound_json} (by {row.decided_by})"
     )
@@ -352,18 +353,18 @@ def _decide(request_id: int, grant: bool, by: str | None) -> None:
 
 def approve(
     request_id: Annotated[int, typer.Argument(help="the request's number (skillpress approvals)")],
-    by: By = None,
 ) -> None:
-    """Grant a waiting call: exactly that call (its bound values) goes through, once."""
-    _decide(request_id, True, by)
+    """Grant a waiting call: exactly that call (its bound values) goes through, once. An
+    operator's decision: SKILLPRESS_OPERATOR_TOKEN holds your token, and the grant is recorded
+    under your name."""
+    _decide(request_id, True)
 
 
 def deny(
     request_id: Annotated[int, typer.Argument(help="the request's number (skillpress approvals)")],
-    by: By = None,
 ) -> None:
-    """Refuse a waiting call: it is not sent."""
-    _decide(request_id, False, by)
+    """Refuse a waiting call: it is not sent (an operator's decision, as for approve)."""
+    _decide(request_id, False)
 
 
 def actions(

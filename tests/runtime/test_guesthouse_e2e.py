@@ -119,6 +119,9 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
     env = {"HOLLOWBROOK_API_KEY": KEY, "SKILLPRESS_HOME": str(tmp_path / "home")}
+    made = _cli("token", "add", "ops", env=env)
+    assert made.returncode == 0, made.stderr
+    operator = {**env, "SKILLPRESS_OPERATOR_TOKEN": made.stdout.strip()}
     avail = _cli(
         "run",
         str(skill_dir),
@@ -161,13 +164,16 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
         if len(pending) == 2:
             break
         time.sleep(0.2)
-    assert _cli("deny", "2", "--by", "ops", env=env).returncode == 0
+    # a decision is an operator's: without their token it is refused, and never under a name typed
+    agent = _cli("deny", "2", env=env)
+    assert agent.returncode == 2 and "needs an operator's token" in agent.stderr
+    assert _cli("deny", "2", env=operator).returncode == 0
     _, err = waiting_call.communicate(timeout=30)
     assert waiting_call.returncode == 2 and err.strip().endswith(
         "error: not sent: approval #2 was denied by ops"
     ), err
     # a grant releases exactly the call it binds, once
-    assert _cli("approve", "1", "--by", "ops", env=env).returncode == 0
+    assert _cli("approve", "1", env=operator).returncode == 0
     assert not server.house.bookings
     booked = _cli(*book, "--json", env=env)
     assert booked.returncode == 0, booked.stderr

@@ -292,7 +292,8 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
             assert called.is_error and called.content[0].text.startswith(
                 "not sent: create_payment is gated (risk "
             ), called.content[0].text
-            assert "request #1: skillpress approve 1" in called.content[0].text
+            assert "(request #1)" in called.content[0].text
+            assert "skillpress approve" not in called.content[0].text  # never the agent's to run
             assert seen == [], "nothing reached the API"
             operator = open_app(Settings(home=home))
             try:

@@ -239,6 +239,17 @@ def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
     return example_skill(tmp_path, server)
 
 
+@pytest.fixture(autouse=True)
+def _operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home of this test's own, and an operator's token: `--approve` is an operator's."""
+    from services.app.operators import OPERATOR_TOKEN_ENV, add_operator
+    from services.platform.settings import Settings
+
+    home = tmp_path / "operator-home"
+    monkeypatch.setenv("SKILLPRESS_HOME", str(home))
+    monkeypatch.setenv(OPERATOR_TOKEN_ENV, add_operator(Settings(home=home), "ops"))
+
+
 def _run(skill_dir: Path, line: str, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "services.cli.main", "run", str(skill_dir), line, *flags],
