@@ -74,6 +74,16 @@ BaseUrl = Annotated[
 MaxBytes = Annotated[
     int, typer.Option("--max-response-bytes", help="read at most this much of the response")
 ]
+Retries = Annotated[
+    int,
+    typer.Option(
+        "--retries",
+        help="tries after the first for a call safe to repeat (a read, or a write with an identity) on 429/502/503/504 or a failed connection",
+    ),
+]
+MaxWait = Annotated[
+    float, typer.Option("--max-wait", help="seconds waited in all between tries (Retry-After)")
+]
 FilesDir = Annotated[
     Path | None,
     typer.Option(
@@ -239,15 +249,14 @@ def _place(
 
 
 def _setup(
-    skill: Skill, auth_env: str | None, timeout: float, max_bytes: int, files_dir: Path | None
+    skill: Skill, auth_env: str | None, limits: CallLimits, files_dir: Path | None
 ) -> CallSetup:
     from services.runtime.calls import CallSetup
-    from services.runtime.execute import CallLimits
     from services.runtime.files import local_files
 
     return CallSetup(
         credential=_credential(skill, auth_env),
-        limits=CallLimits(timeout, max_bytes),
+        limits=limits,
         files=local_files(files_dir or Path.cwd()),
     )
 
@@ -269,11 +278,14 @@ def call(
     base_url: BaseUrl = None,
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    retries: Retries = 2,
+    max_wait: MaxWait = 30.0,
     files_dir: FilesDir = None,
     as_json: AsJson = False,
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
     or when the operation is gated and nobody approved the call."""
+    from services.runtime.execute import CallLimits
     from services.runtime.skill import PackageError, UnknownOperation
 
     skill = _load(package_dir, auth_header, auth_kind, base_url)
@@ -285,7 +297,9 @@ def call(
         tool = skill.tool(operation)
     except (UnknownOperation, PackageError) as exc:
         fail(str(exc))
-    setup = _setup(skill, auth_env, timeout, max_response_bytes, files_dir)
+    setup = _setup(
+        skill, auth_env, CallLimits(timeout, max_response_bytes, retries, max_wait), files_dir
+    )
     _place(
         skill,
         tool,
@@ -327,6 +341,8 @@ def run(
     base_url: BaseUrl = None,
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    retries: Retries = 2,
+    max_wait: MaxWait = 30.0,
     files_dir: FilesDir = None,
     as_json: AsJson = False,
     unsafe: Annotated[
@@ -341,6 +357,7 @@ def run(
     or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
     no model). A package directory is sandboxed: its workflows send nothing that writes unless
     --unsafe; a published skill (--skill SLUG) is the operator's own."""
+    from services.runtime.execute import CallLimits
     from services.runtime.skill import PackageError, UnknownOperation
     from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
 
@@ -366,7 +383,9 @@ def run(
         if name == "run":  # `/run workflow {...}`: skill-forward, by the workflow's name
             name, _, raw = raw.partition(" ")
             raw = raw.strip()
-        setup = _setup(skill, auth_env, timeout, max_response_bytes, files_dir)
+        setup = _setup(
+            skill, auth_env, CallLimits(timeout, max_response_bytes, retries, max_wait), files_dir
+        )
         workflows = _workflows(files, skill, None if skill_slug else Path(target).resolve().parent)
         if name in workflows:
             _run_workflow(
@@ -615,6 +634,8 @@ def mcp(
     base_url: BaseUrl = None,
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
+    retries: Retries = 2,
+    max_wait: MaxWait = 30.0,
     unsafe: Annotated[
         bool,
         typer.Option(
@@ -630,7 +651,8 @@ def mcp(
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
     if every:
-        server = _catalog_server(target, eager, CallLimits(timeout, max_response_bytes), unsafe)
+        limits = CallLimits(timeout, max_response_bytes, retries, max_wait)
+        server = _catalog_server(target, eager, limits, unsafe)
         _serve_mcp(server, "every skill", transport, port)
         return
     if target is None:
@@ -657,7 +679,7 @@ def mcp(
         files,
         eager=eager,
         credential=_credential(skill, auth_env),
-        limits=CallLimits(timeout, max_response_bytes),
+        limits=CallLimits(timeout, max_response_bytes, retries, max_wait),
         gatekeeper=_gatekeeper(skill.slug),
         reload=reload if Path(target).is_dir() else None,
         version=followed_version(Path(target)),

@@ -334,8 +334,6 @@ def approvals(
     )
 
 
-
-
 def _decide(request_id: int, grant: bool) -> None:
     import os
 

@@ -1,18 +1,29 @@
 """Send a prepared request with httpx: the operator's credential attached, no redirects, bounded.
 
 The credential comes from an environment variable the operator names, never from the model's
-arguments; only the variable's *name* is ever stored or printed.
+arguments; only the variable's *name* is ever stored or printed, and no error ever echoes it.
+
+The whole exchange is bounded, headers included (a server that drips one header line a second
+is cut at the deadline), and so is the body, counted as it is decompressed (a gzip bomb stops at
+the limit, not after inflating). A call that is safe to repeat (a read, or a write carrying an
+identity's Idempotency-Key) is tried again on 429, 502, 503 and 504 (after `Retry-After`, up to
+a bound) and on a connection that failed; a plain write never is, and its result says why.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import email.utils
 import json
 import os
+import random
 import re
 import time
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from services.errors import Retryable
@@ -33,10 +44,15 @@ def default_env_var(slug: str) -> str:
 
 
 class ExecutionFailed(RuntimeError, Retryable):
-    """The request was sent (or tried) and no complete answer came back."""
+    """The request was sent (or tried) and no complete answer came back; `sent` says whether it
+    may have reached the server (a connection refused never did)."""
 
     problem = "call-failed"
     status = 502
+
+    def __init__(self, message: str, sent: bool = True) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 @dataclass(frozen=True)
@@ -67,8 +83,13 @@ class Credential:
 
 @dataclass(frozen=True)
 class CallLimits:
+    """A call's bounds: the whole exchange's time, the body's bytes (as decompressed), and how
+    often and how long a call safe to repeat is tried again."""
+
     timeout: float = 30.0
     max_response_bytes: int = 4 * 1024 * 1024
+    retries: int = 2  # tries after the first, for a call that is safe to repeat
+    max_wait: float = 30.0  # seconds waited in all between tries (Retry-After counted whole)
 
 
 _AGENT_HEADERS = frozenset(
@@ -85,6 +106,47 @@ _AGENT_HEADERS = frozenset(
     }
 )
 _AGENT_PREFIXES = ("ratelimit", "x-ratelimit", "x-rate-limit", "x-total", "x-next", "x-page")
+RETRY_STATUSES = (429, 502, 503, 504)
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def rate_limit(headers: Mapping[str, str]) -> dict[str, Any] | None:
+    """The rate limit an answer states, compact: `limit`, `remaining`, `reset` (seconds, as the
+    API says it), from the IETF RateLimit fields, the X-RateLimit family or Retry-After; None
+    when it states none."""
+    found: dict[str, Any] = {}
+    combined = headers.get("ratelimit")  # RateLimit: limit=100, remaining=50, reset=5
+    if combined:
+        for part in re.split(r"[;,]", combined):
+            key, _, value = part.strip().partition("=")
+            if key in ("limit", "remaining", "reset") and value.strip().isdigit():
+                found[key] = int(value.strip())
+    for key in ("limit", "remaining", "reset", "used"):
+        for name in (f"ratelimit-{key}", f"x-ratelimit-{key}", f"x-rate-limit-{key}"):
+            value = headers.get(name)
+            if value is not None and key not in found:
+                text = value.strip().split(",")[0].split(";")[0]
+                found[key] = int(text) if text.isdigit() else text
+    after = headers.get("retry-after")
+    if after is not None:
+        found["retry_after"] = after.strip()
+    return found or None
+
+
+def retry_delay(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """What `Retry-After` asks for, in seconds (delta-seconds or an HTTP date), or None."""
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 @dataclass
@@ -94,6 +156,10 @@ class CallResult:
     body: bytes
     truncated: bool = False
     elapsed: float = 0.0
+    tries: int = 1
+    waited: float = 0.0  # seconds spent waiting between tries
+    not_retried: str | None = None  # why an answer worth another try did not get one
+    retry_at: str | None = None  # when to try again (UTC), where the bound was passed
 
     def body_value(self) -> Any:
         """The body as JSON when it is JSON, else as text."""
@@ -115,18 +181,149 @@ class CallResult:
         }
 
     def as_dict(self, for_agent: bool = False) -> dict[str, Any]:
-        """The result as JSON: status, headers (`for_agent`: only those an agent acts on) and
-        the body."""
-        out: dict[str, Any] = {
-            "status": self.status,
-            "headers": self.agent_headers() if for_agent else self.headers,
-            "body": self.body_value(),
-        }
+        """The result as JSON: status, headers (`for_agent`: only those an agent acts on), the
+        body, and what an agent needs to act on it: how many tries it took, why it was not tried
+        again, when to try again, the rate limit."""
+        out: dict[str, Any] = {"status": self.status}
         if self.truncated:
             out["truncated"] = True
+        out["headers"] = self.agent_headers() if for_agent else self.headers
+        out["body"] = self.body_value()
         if self.status in (301, 302, 303, 307, 308):
             out["redirect_not_followed"] = self.headers.get("location")
+        if self.tries > 1:
+            out["tries"], out["waited"] = self.tries, round(self.waited, 3)
+        if self.not_retried:
+            out["not_retried"] = self.not_retried
+        if self.retry_at:
+            out["retry_at"] = self.retry_at
+        limit = rate_limit(self.headers)
+        if limit:
+            out["rate_limit"] = limit
         return out
+
+
+class _Inflater:
+    """A body's bytes as they are decompressed, never more than asked for at once: a small
+    compressed chunk cannot become a large one in memory."""
+
+    def __init__(self, encoding: str | None) -> None:
+        coding = (encoding or "").strip().lower()
+        self.z = (
+            zlib.decompressobj(16 + zlib.MAX_WBITS)
+            if coding in ("gzip", "x-gzip")
+            else zlib.decompressobj()
+            if coding == "deflate"
+            else None
+        )
+
+    def feed(self, data: bytes, room: int) -> bytes:
+        """At most `room` bytes of what `data` decompresses to (the rest waits in `tail`)."""
+        if self.z is None:
+            return data[:room]
+        try:
+            return self.z.decompress(data, max(room, 1))
+        except zlib.error as exc:
+            raise ExecutionFailed(f"the response's body does not decompress ({exc})") from None
+
+    def tail(self) -> bytes:
+        """What the last `feed` left undecompressed."""
+        return self.z.unconsumed_tail if self.z is not None else b""
+
+    def flush(self) -> bytes:
+        try:
+            return self.z.flush() if self.z is not None else b""
+        except zlib.error as exc:
+            raise ExecutionFailed(f"the response's body does not decompress ({exc})") from None
+
+
+def _redacted(text: str, secrets: tuple[str, ...]) -> str:
+    """An error's text with the credential taken out wherever it appears (a header value an
+    HTTP library quotes back, say)."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "<credential>")
+            text = text.replace(repr(secret.encode())[2:-1], "<credential>")
+    return text
+
+
+async def _exchange(
+    request: PreparedRequest,
+    headers: dict[str, str],
+    limits: CallLimits,
+    transport: httpx.AsyncBaseTransport | None,
+) -> CallResult:
+    import httpx
+
+    started = time.monotonic()
+    timeout = httpx.Timeout(limits.timeout, connect=min(10.0, limits.timeout))
+    async with httpx.AsyncClient(
+        follow_redirects=False, trust_env=False, timeout=timeout, transport=transport
+    ) as client:
+        # no Accept unless the call sends one: absent is "anything" (RFC 9110), while httpx's
+        # own `*/*` is a value an operation's declared Accept parameter may not allow; and only
+        # encodings this module inflates within its bound
+        client.headers.pop("accept", None)
+        client.headers["accept-encoding"] = "gzip, deflate"
+        async with client.stream(
+            request.method, request.url, headers=headers, content=request.body
+        ) as response:
+            inflate = _Inflater(response.headers.get("content-encoding"))
+            chunks: list[bytes] = []
+            size = 0
+            truncated = False
+            async for raw in response.aiter_raw():
+                pending = raw
+                while pending and not truncated:
+                    room = limits.max_response_bytes - size
+                    data = inflate.feed(pending, room + 1)
+                    pending = inflate.tail()
+                    truncated = len(data) > room
+                    chunks.append(data[:room])
+                    size += min(len(data), room)
+                if truncated:
+                    break
+            if not truncated:
+                rest = inflate.flush()
+                truncated = len(rest) > limits.max_response_bytes - size
+                chunks.append(rest[: limits.max_response_bytes - size])
+            response_headers = {k.lower(): v for k, v in response.headers.items()}
+            response_headers.pop("content-encoding", None)  # the body here is decoded
+            return CallResult(
+                status=response.status_code,
+                headers=response_headers,
+                body=b"".join(chunks),
+                truncated=truncated,
+                elapsed=round(time.monotonic() - started, 3),
+            )
+
+
+def _once(
+    request: PreparedRequest,
+    headers: dict[str, str],
+    limits: CallLimits,
+    transport: httpx.AsyncBaseTransport | None,
+    secrets: tuple[str, ...],
+) -> CallResult:
+    """One exchange, the whole of it (connect, headers, body) within `limits.timeout`."""
+    import httpx
+
+    async def bounded() -> CallResult:
+        return await asyncio.wait_for(
+            _exchange(request, headers, limits, transport), limits.timeout
+        )
+
+    try:
+        return asyncio.run(bounded())
+    except (TimeoutError, httpx.TimeoutException) as exc:
+        sent = not isinstance(exc, httpx.ConnectTimeout)
+        raise ExecutionFailed(
+            f"{request.operation}: no answer within {limits.timeout:g} s", sent=sent
+        ) from None
+    except httpx.HTTPError as exc:
+        sent = not isinstance(exc, httpx.ConnectError)
+        said = _redacted(f"{exc.__class__.__name__}: {exc}", secrets)
+        raise ExecutionFailed(f"{request.operation}: request failed: {said}", sent=sent) from None
 
 
 def send(
@@ -135,60 +332,64 @@ def send(
     credential: Credential | None = None,
     environ: Mapping[str, str] | None = None,
     limits: CallLimits = CallLimits(),
-    transport: httpx.BaseTransport | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    sleep: Any = time.sleep,
 ) -> CallResult:
-    """Send `request`; the response is read up to `limits.max_response_bytes` and `limits.timeout` in all."""
-    import httpx  # on the sending path only: a dry run or a refusal never pays for it
-
+    """Send `request`, the whole exchange within `limits.timeout` and the body (decompressed)
+    within `limits.max_response_bytes`; a call safe to repeat (a read, or a write with an
+    Idempotency-Key) tried again on 429/502/503/504 and on a failed connection, as
+    `limits.retries` and `limits.max_wait` allow. ExecutionFailed when no answer came."""
     env = os.environ if environ is None else environ
     headers = {"User-Agent": USER_AGENT, **dict(request.headers)}
+    secrets: tuple[str, ...] = ()
     if credential is not None:
         value = credential.header_value(env)
         if value is not None:
             headers[credential.auth.header] = value
-    deadline = time.monotonic() + limits.timeout
-    timeout = httpx.Timeout(limits.timeout, connect=min(10.0, limits.timeout))
-    started = time.monotonic()
-    client = httpx.Client(
-        follow_redirects=False, trust_env=False, timeout=timeout, transport=transport
+            secrets = (value, (env.get(credential.env_var) or "").strip())
+    safe = request.method in SAFE_METHODS or "Idempotency-Key" in headers
+    why_not = (
+        f"a {request.method} without an Idempotency-Key is never sent twice: it might be done twice"
     )
-    # no Accept unless the call sends one: absent is "anything" (RFC 9110), while httpx's own
-    # `*/*` is a value an operation's declared Accept parameter may not allow
-    client.headers.pop("accept", None)
-    try:
-        with (
-            client,
-            client.stream(
-                request.method, request.url, headers=headers, content=request.body
-            ) as response,
-        ):
-            chunks: list[bytes] = []
-            size = 0
-            truncated = False
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > limits.max_response_bytes:
-                    keep = limits.max_response_bytes - (size - len(chunk))
-                    chunks.append(chunk[:keep])
-                    truncated = True
-                    break
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    raise ExecutionFailed(
-                        f"{request.operation}: the response took longer than {limits.timeout:g} s"
-                    )
-            return CallResult(
-                status=response.status_code,
-                headers={k.lower(): v for k, v in response.headers.items()},
-                body=b"".join(chunks),
-                truncated=truncated,
-                elapsed=round(time.monotonic() - started, 3),
-            )
-    except httpx.TimeoutException:
-        raise ExecutionFailed(
-            f"{request.operation}: no answer within {limits.timeout:g} s"
-        ) from None
-    except httpx.HTTPError as exc:
-        raise ExecutionFailed(
-            f"{request.operation}: request failed: {exc.__class__.__name__}: {exc}"
-        ) from None
+    tries, waited = 0, 0.0
+    while True:
+        tries += 1
+        try:
+            result = _once(request, headers, limits, transport, secrets)
+        except ExecutionFailed as exc:
+            if not safe or tries > limits.retries:
+                if not safe and tries == 1:
+                    raise ExecutionFailed(f"{exc} (not tried again: {why_not})", exc.sent) from None
+                raise
+            pause = _backoff(tries)
+            if waited + pause > limits.max_wait:
+                raise
+            sleep(pause)
+            waited += pause
+            continue
+        result.tries, result.waited = tries, waited
+        if result.status not in RETRY_STATUSES:
+            return result
+        asked = retry_delay(result.headers)
+        pause = asked if asked is not None else _backoff(tries)
+        if not safe:
+            result.not_retried = why_not
+            result.retry_at = _at(pause) if asked is not None else None
+            return result
+        if tries > limits.retries or waited + pause > limits.max_wait:
+            result.retry_at = _at(pause)  # past the bound: when the agent may try again
+            return result
+        sleep(pause)
+        waited += pause
+
+
+def _backoff(tries: int) -> float:
+    """Exponential backoff with full jitter: up to 0.5 s, 1 s, 2 s… after the first, second… try."""
+    return random.uniform(0.1, 0.5 * 2 ** (tries - 1))
+
+
+def _at(seconds: float) -> str:
+    when = datetime.now(UTC).timestamp() + seconds
+    return (
+        datetime.fromtimestamp(when, UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    )

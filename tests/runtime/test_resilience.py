@@ -1,0 +1,224 @@
+"""Calls that survive real APIs, against a local server that misbehaves on purpose: retries
+that cannot double a write, Retry-After honoured up to a bound, deadlines that hold while
+headers drip, a gzip bomb stopped at the limit, the rate limit shown, no credential echoed."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from services.runtime.calls import CallSetup, place_call
+from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
+from services.runtime.skill import AuthHeader, Skill, load_skill
+from services.runtime.translate import build_request
+
+
+def _bomb() -> bytes:
+    """50 MB of zeros, gzip-compressed a megabyte at a time (the server never holds them)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"0" * 1_000_000
+    return b"".join(packer.compress(block) for _ in range(50)) + packer.flush()
+
+
+class _Unruly:
+    """Answers by path: `/flaky/KEY` 429 (Retry-After: 1) the first time, then 200; `/busy` 503
+    with an HTTP-date an hour away; `/reset` reads the request and closes without answering;
+    `/drip` sends a header line a second; `/bomb` a gzip bomb; `/limited` rate-limit headers."""
+
+    def __init__(self) -> None:
+        self.seen: Counter[tuple[str, str]] = Counter()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                outer.seen[(self.command, self.path)] += 1
+                count = outer.seen[(self.command, self.path)]
+                if self.path.startswith("/flaky/"):
+                    if count == 1:
+                        return self._send(429, {"error": "slow down"}, {"Retry-After": "1"})
+                    return self._send(200, {"ok": True, "try": count})
+                if self.path == "/busy":
+                    later = formatdate(time.time() + 3600, usegmt=True)
+                    return self._send(503, {"error": "maintenance"}, {"Retry-After": later})
+                if self.path == "/reset":
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return None
+                if self.path == "/drip":
+                    self.send_response(200)
+                    for n in range(30):
+                        self.wfile.write(f"X-Drip-{n}: {n}\r\n".encode())
+                        self.wfile.flush()
+                        time.sleep(1)
+                    return None
+                if self.path == "/bomb":
+                    bomb = _bomb()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Encoding", "gzip")
+                    self.send_header("Content-Length", str(len(bomb)))
+                    self.end_headers()
+                    self.wfile.write(bomb)
+                    return None
+                if self.path == "/limited":
+                    return self._send(
+                        200,
+                        [],
+                        {
+                            "RateLimit-Limit": "100",
+                            "RateLimit-Remaining": "0",
+                            "RateLimit-Reset": "30",
+                            "Set-Cookie": "s=1",
+                        },
+                    )
+                return self._send(404, {"error": "no"})
+
+            def _send(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
+                body = json.dumps(value).encode()
+                self.send_response(status)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer  # noqa: N815
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def unruly() -> Iterator[_Unruly]:
+    server = _Unruly()
+    yield server
+    server.close()
+
+
+def _skill(url: str) -> Skill:
+    files = {
+        "read.md": f"---\noperation:\n  method: GET\n  url: {url}/{{kind}}/{{key}}\n---\n\n# read\n\nR.\n",
+        "get_any.md": f"---\noperation:\n  method: GET\n  url: {url}/{{kind}}\n---\n\n# get_any\n\nG.\n",
+        "create.md": (
+            f"---\noperation:\n  method: POST\n  url: {url}/{{kind}}/{{key}}\n  body: [name]\n"
+            "identity: [name]\n---\n\n# create\n\nC.\n"
+        ),
+        "write.md": (
+            f"---\noperation:\n  method: POST\n  url: {url}/{{kind}}/{{key}}\n  body: [name]\n"
+            "---\n\n# write\n\nW.\n"
+        ),
+        "post_any.md": f"---\noperation:\n  method: POST\n  url: {url}/{{kind}}\n  body: [name]\n---\n\n# post_any\n\nP.\n",
+    }
+    return load_skill({k: v.encode() for k, v in files.items()}, slug="unruly")
+
+
+def _call(skill: Skill, op: str, args: dict[str, Any], **limits: Any) -> Any:
+    waits: list[float] = []
+    request = build_request(skill.tool(op), args, skill.hosts)
+    result = send(request, limits=CallLimits(**limits), sleep=waits.append)
+    return result, waits
+
+
+def test_a_read_and_an_identity_keyed_write_succeed_on_the_second_try(unruly: _Unruly) -> None:
+    skill = _skill(unruly.url)
+    got, waits = _call(skill, "read", {"kind": "flaky", "key": "r"})
+    assert (got.status, got.tries, waits) == (200, 2, [1.0])
+    assert got.as_dict()["tries"] == 2 and got.as_dict()["waited"] == 1.0
+    made, waits = _call(skill, "create", {"kind": "flaky", "key": "c", "name": "x"})
+    assert (made.status, made.tries, waits) == (200, 2, [1.0])
+    assert unruly.seen[("POST", "/flaky/c")] == 2  # the same Idempotency-Key both times
+
+
+def test_a_plain_write_is_sent_once_and_says_why_it_was_not_retried(unruly: _Unruly) -> None:
+    skill = _skill(unruly.url)
+    got, waits = _call(skill, "write", {"kind": "flaky", "key": "w", "name": "x"})
+    assert (got.status, got.tries, waits) == (429, 1, [])
+    shown = got.as_dict()
+    assert shown["not_retried"].startswith("a POST without an Idempotency-Key is never sent twice")
+    assert "retry_at" in shown
+    assert unruly.seen[("POST", "/flaky/w")] == 1
+
+
+def test_a_retry_after_past_the_bound_says_when_to_try_again(unruly: _Unruly) -> None:
+    skill = _skill(unruly.url)
+    got, waits = _call(skill, "get_any", {"kind": "busy"}, max_wait=10.0)
+    assert (got.status, waits) == (503, [])
+    when = datetime.fromisoformat(got.as_dict()["retry_at"].replace("Z", "+00:00"))
+    assert 3500 < when.timestamp() - time.time() <= 3600  # the hour the server asked for
+    assert got.as_dict()["rate_limit"]["retry_after"].endswith("GMT")
+
+
+def test_a_connection_reset_after_sending_is_not_retried_for_a_write(unruly: _Unruly) -> None:
+    skill = _skill(unruly.url)
+    with pytest.raises(ExecutionFailed, match="not tried again: a POST without an Idempotency-Key"):
+        _call(skill, "post_any", {"kind": "reset", "name": "x"})
+    assert unruly.seen[("POST", "/reset")] == 1
+    with pytest.raises(ExecutionFailed):
+        _call(skill, "get_any", {"kind": "reset"}, retries=2, max_wait=5)
+    assert unruly.seen[("GET", "/reset")] == 3  # a read is safe to try again
+
+
+def test_the_whole_exchange_is_bounded_headers_included_and_a_gzip_bomb_stops_at_the_limit(
+    unruly: _Unruly,
+) -> None:
+    import resource
+
+    skill = _skill(unruly.url)
+    started = time.monotonic()
+    with pytest.raises(ExecutionFailed, match="no answer within 2 s"):
+        _call(skill, "get_any", {"kind": "drip"}, timeout=2.0, retries=0)
+    assert time.monotonic() - started < 4
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    got, _ = _call(skill, "get_any", {"kind": "bomb"}, max_response_bytes=100_000)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert got.truncated and got.body == b"0" * 100_000
+    assert after - before < 30_000  # KiB: the 50 MB behind it were never inflated
+
+
+def test_the_rate_limit_comes_back_and_the_credential_never_does(unruly: _Unruly) -> None:
+    skill = _skill(unruly.url)
+    got, _ = _call(skill, "get_any", {"kind": "limited"})
+    shown = got.as_dict(for_agent=True)
+    assert shown["rate_limit"] == {"limit": 100, "remaining": 0, "reset": 30}
+    assert "set-cookie" not in shown["headers"]
+    # a key read from a file with its line end: stripped, and never in an error's text
+    setup = CallSetup(
+        credential=Credential(AuthHeader("X-Key", "apiKey"), "K"),
+        environ={"K": "sk-secret-value\r\n"},
+        limits=CallLimits(retries=0),
+    )
+    done = place_call(skill.tool("get_any"), {"kind": "limited"}, skill.hosts, setup)
+    assert done.result is not None and done.result.status == 200
+    bad = CallSetup(
+        credential=Credential(AuthHeader("X-Key", "apiKey"), "K"),
+        environ={"K": "sk-secret\nvalue"},
+        limits=CallLimits(retries=0),
+    )
+    with pytest.raises(ExecutionFailed) as failed:
+        place_call(skill.tool("get_any"), {"kind": "limited"}, skill.hosts, bad)
+    assert "secret" not in str(failed.value) and "<credential>" in str(failed.value)
