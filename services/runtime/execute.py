@@ -189,6 +189,16 @@ class CallResult:
             out["truncated"] = True
         out["headers"] = self.agent_headers() if for_agent else self.headers
         out["body"] = self.body_value()
+        if for_agent:  # sized for a model: valid JSON that says what was left out
+            from services.runtime.fit import describe_body, fit_json
+
+            described = describe_body(self.body, self.headers.get("content-type", ""))
+            if described is not None:
+                out["body"] = described
+            else:
+                out["body"], cuts = fit_json(out["body"])
+                if cuts:
+                    out["cut"] = cuts
         if self.status in (301, 302, 303, 307, 308):
             out["redirect_not_followed"] = self.headers.get("location")
         if self.tries > 1:

@@ -78,6 +78,19 @@ class _Unruly:
                     self.end_headers()
                     self.wfile.write(bomb)
                     return None
+                if self.path == "/many":
+                    items = [
+                        {"id": n, "name": f"item {n}", "note": "x" * 60} for n in range(20_000)
+                    ]
+                    return self._send(200, {"data": items, "has_more": True})
+                if self.path == "/page":
+                    html = b"<!doctype html><html><head><title>Sign in</title></head><body><p>Hello</p></body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(html)))
+                    self.end_headers()
+                    self.wfile.write(html)
+                    return None
                 if self.path == "/limited":
                     return self._send(
                         200,
@@ -222,3 +235,25 @@ def test_the_rate_limit_comes_back_and_the_credential_never_does(unruly: _Unruly
     with pytest.raises(ExecutionFailed) as failed:
         place_call(skill.tool("get_any"), {"kind": "limited"}, skill.hosts, bad)
     assert "secret" not in str(failed.value) and "<credential>" in str(failed.value)
+
+
+def test_a_large_json_answer_reaches_an_agent_as_valid_smaller_json_saying_what_was_cut(
+    unruly: _Unruly,
+) -> None:
+    skill = _skill(unruly.url)
+    got, _ = _call(skill, "get_any", {"kind": "many"})
+    assert len(got.body) > 1_500_000 and not got.truncated
+    shown = got.as_dict(for_agent=True)
+    text = json.dumps(shown["body"], separators=(",", ":"))
+    assert len(text) <= 48 * 1024 and json.loads(text)["has_more"] is True
+    kept = len(shown["body"]["data"])
+    assert 0 < kept < 20_000
+    assert shown["cut"] == [{"at": "$.data", "items_of": 20_000, "kept": kept}]
+    assert shown["body"]["data"][0] == {"id": 0, "name": "item 0", "note": "x" * 60}
+    page, _ = _call(skill, "get_any", {"kind": "page"})
+    assert page.as_dict(for_agent=True)["body"] == {
+        "html": True,
+        "bytes": len(page.body),
+        "title": "Sign in",
+        "text": "Hello",
+    }
