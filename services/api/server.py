@@ -66,8 +66,15 @@ class _Server:
             def capture_signals(self) -> Iterator[None]:
                 yield
 
+        # Ctrl-C stops it within seconds even mid-request: a request still running then is
+        # cancelled (a use-case writes nothing half: its effects are single transactions)
         config = uvicorn.Config(
-            app, host=where.host, port=where.port, log_level="warning", access_log=False
+            app,
+            host=where.host,
+            port=where.port,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=3,
         )
         self.server: Any = Quiet(config)
 

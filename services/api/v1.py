@@ -18,7 +18,7 @@ from services.api.deps import Ctx, Operator, SpecInput, read_spec_input, state
 from services.api.problems import PROBLEM_RESPONSES
 from services.app.annotations import Kind
 from services.app.context import AppContext
-from services.errors import NotFound, Refused
+from services.errors import Refused
 
 __all__ = ["router", "submit", "submission_stream"]
 
@@ -331,12 +331,30 @@ def version_file_list(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str,
     "/skills/{slug}/versions/{ref}/files/{path:path}", name="get_version_file", tags=["versions"]
 )
 def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Response:
-    """One file of a version, as stored."""
-    files = _files(ctx, slug, ref)
-    if path not in files:
-        raise NotFound(f"{slug} {ref} has no file {path!r}")
+    """One file of a version, as stored (read alone, by its digest)."""
+    from services.app.versions import version_file as one_file
+
     kind = "application/json" if path.endswith(".json") else "text/markdown; charset=utf-8"
-    return Response(files[path], media_type=kind)
+    return Response(one_file(ctx, slug, ref, path), media_type=kind)
+
+
+@router.get(
+    "/skills/{slug}/versions/{ref}/archive",
+    name="get_version_archive",
+    tags=["versions"],
+    responses={200: {"content": {"application/gzip": {}}}},
+)
+def version_archive(ctx: Ctx, who: Operator, slug: str, ref: str) -> Response:
+    """Every file of a version in one gzip-compressed tar (what a follower fetches: check each
+    file against the sha256 `/v1/live` names for it before using it)."""
+    from services.app.versions import version_archive as archive
+
+    version_id, data = archive(ctx, slug, ref)
+    return Response(
+        data,
+        media_type="application/gzip",
+        headers={"Content-Disposition": f'attachment; filename="{slug}@{version_id[:16]}.tar.gz"'},
+    )
 
 
 @router.get("/skills/{slug}/diff", name="diff_versions", tags=["versions"])

@@ -182,8 +182,8 @@ async def follow_live(
 class ApiFollower:
     """The same following over skillpress's HTTP API, for a runtime with no access to the store
     or the broker: the live versions polled from `/v1/live`, each file fetched from
-    `/v1/skills/<slug>/versions/<id>/files/<path>` and refused unless its sha256 is the one the
-    live pointer names."""
+    `/v1/skills/<slug>/versions/<id>/archive` (the version's every file in one request) and
+    refused unless its sha256 is the one the live pointer names."""
 
     def __init__(self, base_url: str, token: str, timeout: float = 30.0) -> None:
         import httpx
@@ -194,6 +194,7 @@ class ApiFollower:
             timeout=timeout,
             follow_redirects=False,
         )
+        self._archives: dict[str, dict[str, bytes]] = {}
 
     def _get(self, path: str) -> Any:
         import httpx
@@ -221,17 +222,40 @@ class ApiFollower:
         return LiveVersion.model_validate(self._get(f"/v1/skills/{slug}/versions/{ref}").json())
 
     def read(self, live: LiveVersion, path: str, digest: str) -> bytes:
+        """A file of `live`, from the version's archive (fetched once per version, in one
+        request), refused unless its sha256 is the one the live pointer names."""
         import hashlib
 
-        data: bytes = self._get(
-            f"/v1/skills/{live.skill}/versions/{live.version_id}/files/{path}"
-        ).content
-        if hashlib.sha256(data).hexdigest() != digest:
+        files = self._archives.get(live.version_id)
+        if files is None:
+            files = self._archives[live.version_id] = self._archive(live)
+            for old in [v for v in self._archives if v != live.version_id]:
+                del self._archives[old]  # one version at a time is being written
+        data = files.get(path)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
             raise FollowRefused(
                 f"{live.skill} {live.version_id[:12]} {path}: the bytes served are not the ones"
                 " the live pointer names (sha256 differs); nothing was swapped"
             )
         return data
+
+    def _archive(self, live: LiveVersion) -> dict[str, bytes]:
+        import io
+        import tarfile
+
+        raw = self._get(f"/v1/skills/{live.skill}/versions/{live.version_id}/archive").content
+        files: dict[str, bytes] = {}
+        try:
+            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+                for member in tar.getmembers():
+                    handle = tar.extractfile(member) if member.isfile() else None
+                    if handle is not None:
+                        files[member.name] = handle.read()
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise FollowRefused(
+                f"{live.skill} {live.version_id[:12]}: the archive served is unreadable ({exc})"
+            ) from None
+        return files
 
     def close(self) -> None:
         self.client.close()

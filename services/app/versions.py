@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from services.runtime.skill import Skill as RuntimeSkill
 
 __all__ = [
+    "version_archive",
+    "version_file",
     "PublishRefused",
     "check_publish",
     "check_publish_request",
@@ -332,3 +334,32 @@ def live_versions(ctx: AppContext) -> list[LiveVersion]:
             if version is not None:
                 out.append(_pointer(skill, version))
         return out
+
+
+def version_file(ctx: AppContext, slug: str, ref: str, path: str) -> bytes:
+    """One file of a version, read by its digest alone (never the version's other files)."""
+    _, version = resolve_version(ctx, slug, ref)
+    keys: dict[str, str] = json.loads(version.files_json)
+    if path not in keys:
+        raise NotFound(f"{slug} {ref} has no file {path!r}")
+    return ctx.blobs.get(keys[path])
+
+
+def version_archive(ctx: AppContext, slug: str, ref: str) -> tuple[str, bytes]:
+    """(the version id, every file of it in one gzip-compressed tar): what a follower fetches in
+    one request. Deterministic: sorted paths, fixed times and owners, so the same version is the
+    same bytes."""
+    import gzip
+    import io
+    import tarfile
+
+    _, version = resolve_version(ctx, slug, ref)
+    keys: dict[str, str] = json.loads(version.files_json)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(keys):
+            data = ctx.blobs.get(keys[path])
+            info = tarfile.TarInfo(path)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return version.id, gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)

@@ -122,6 +122,19 @@ def reap_stale(run_dir: Path) -> list[int]:
     return killed
 
 
+def _die_with_parent() -> None:
+    """In the child, before it runs: the kernel stops it (SIGTERM) when the thread that started
+    it goes, whatever killed it (a SIGKILLed `up` leaves no nats-server behind). Linux only."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class ManagedProcess:
     """A child process in its own session, recorded in a pidfile, stopped by PID."""
 
@@ -168,6 +181,7 @@ class ManagedProcess:
                 stdin=subprocess.DEVNULL,
                 env=self.env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
                 user=uid,
                 group=gid,
                 extra_groups=extra,
@@ -239,6 +253,9 @@ class NatsServer:
     def start(self, timeout: float = 15.0, port: int = -1) -> NatsServer:
         binary = find_binary("nats-server")
         self.home.mkdir(parents=True, exist_ok=True)
+        # a server an earlier run left (its parent SIGKILLed before it could stop it) would share
+        # this store with the new one: stopped first
+        reap_stale(self.home)
         for stale in self.home.glob("nats-server_*.ports"):
             stale.unlink(missing_ok=True)
         # sync_interval always: an acknowledged publish is on disk, not only in the page cache

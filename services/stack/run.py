@@ -103,6 +103,13 @@ def run_stack(
             # command lines on this home reach the API with a token of this run's own
             link_operator = local_operator(operators.tokens)
             operators.own[link_operator] = link_token
+    if workers and not chosen.nats_url:
+        other = running_up(chosen)
+        if other:
+            raise Refused(
+                f"skillpress up is already running on {chosen.home} (NATS {other}); stop it first,"
+                " or use another SKILLPRESS_HOME"
+            )
     joined = None if (workers or chosen.nats_url) else running_up(chosen)
     if joined:
         server, nats_url, workers = None, joined, False

@@ -42,7 +42,9 @@ async def embedded_pipeline(ctx: AppContext) -> AsyncIterator[str]:
     from services.platform.embedded_nats import LocalServerError, NatsServer
 
     try:
-        server = await asyncio.to_thread(lambda: NatsServer(ctx.settings.nats_dir).start())
+        # started from this (the event loop's) thread: the server dies with the thread that
+        # started it, and a pool thread may go before the pipeline does
+        server = NatsServer(ctx.settings.nats_dir).start()
     except LocalServerError as exc:
         raise StackError(str(exc)) from None
     try:

@@ -321,3 +321,26 @@ def test_up_port_0_takes_a_free_port(tmp_path: Path) -> None:
         assert url.startswith("http://127.0.0.1:") and not url.endswith(":8787")
     finally:
         _stop(proc)
+
+
+def test_the_embedded_servers_die_with_up_and_a_second_up_on_the_same_home_is_refused(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    proc, _ = _start(home)
+    try:
+        assert len(_nats_pids(home)) == 1
+        second = _cli(home, "up", "--no-console", timeout=30)
+        assert second.returncode == 2
+        assert "skillpress up is already running on" in second.stderr
+        assert len(_nats_pids(home)) == 1, "never two servers on one store"
+    finally:
+        proc.kill()  # SIGKILL: up has no chance to stop its nats-server itself
+        proc.wait(10)
+    for _ in range(50):
+        if not _nats_pids(home):
+            break
+        time.sleep(0.1)
+    assert _nats_pids(home) == [], "the kernel stopped the nats-server with its parent"
+    again, _ = _start(home)  # and the next up starts cleanly on the same store
+    _stop(again)
