@@ -217,8 +217,8 @@ def test_review_is_scriptable_and_its_decisions_survive_a_re_import(tmp_path: Pa
     assert listed.returncode == 0, listed.stderr
     pending = {(p["operation"], p["kind"]): p for p in json.loads(listed.stdout)}
     gate = pending[("delete_pet", "approval")]["id"]
-    read = pending[("find_pets", "approval")]["id"]
-    decided = run(home, "review", "petstore", "--confirm", gate, "--dismiss", read, "--json")
+    create = pending[("add_pet", "approval")]["id"]
+    decided = run(home, "review", "petstore", "--confirm", gate, "--dismiss", create, "--json")
     assert decided.returncode == 0, decided.stderr
     assert len(json.loads(decided.stdout)["confirmed"]) == 1
     spec.write_text(spec.read_text().replace("Returns all pets", "Lists every pet"))
@@ -227,5 +227,5 @@ def test_review_is_scriptable_and_its_decisions_survive_a_re_import(tmp_path: Pa
         (p["operation"], p["kind"])
         for p in json.loads(run(home, "review", "petstore", "--json").stdout)
     }
-    assert ("delete_pet", "approval") not in after and ("find_pets", "approval") not in after
+    assert ("delete_pet", "approval") not in after and ("add_pet", "approval") not in after
     assert len(after) == len(pending) - 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import os
 import signal
@@ -195,7 +196,7 @@ def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> No
             "operation": "cancel_booking",
             "risk": "high",
             "bound": {"booking_id": "bk-9"},
-            "requested_by": os.environ.get("USER") or "someone",
+            "requested_by": getpass.getuser(),
         }
     finally:
         _stop(up)

@@ -198,7 +198,7 @@ async def test_refusals_review_export_and_detach(ctx: AppContext, settings: Sett
         )
         assert reviewed.returncode == 0, reviewed.stderr
         review = json.loads(reviewed.stdout)
-        assert len(review["confirmed"]) == 1 and review["remaining"] == 5
+        assert len(review["confirmed"]) == 1 and review["remaining"] == 2
         hidden = await cli(settings, "annotate", "hollowbrook", "-o", "cancel_booking", "--hidden")
         assert hidden.returncode == 2 and "cancel_booking is both hidden and gated" in hidden.stderr
         await cli(settings, "annotate", "hollowbrook", "--skill-note", "Money is in pence.")
