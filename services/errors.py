@@ -8,7 +8,7 @@ a permanent one becomes a dead letter at once, anything else is retried with spa
 
 from __future__ import annotations
 
-__all__ = ["NotFound", "Permanent", "Refused", "Retryable"]
+__all__ = ["NotFound", "Permanent", "Refused", "Retryable", "Unavailable"]
 
 
 class Retryable(Exception):
@@ -18,6 +18,11 @@ class Retryable(Exception):
     # fixed per class here, so renaming a class never changes the public API
     problem = "unavailable"
     status = 503
+
+
+class Unavailable(Retryable):
+    """A dependency does not answer (the records, the blob store, NATS, a model): nothing is
+    wrong with what was asked, so a message waits for it on a longer schedule of its own."""
 
 
 class Permanent(Exception):

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from services.errors import NotFound, Permanent, Retryable
+from services.errors import NotFound, Permanent, Unavailable
 
 __all__ = [
     "BlobStore",
@@ -49,7 +49,7 @@ class BlobCorrupt(BlobStoreError, Permanent):
     status = 500
 
 
-class BlobStoreUnavailable(BlobStoreError, Retryable):
+class BlobStoreUnavailable(BlobStoreError, Unavailable):
     """The store cannot be reached (connection refused, timeout, bad credentials)."""
 
 

@@ -12,7 +12,7 @@ from nats.js.api import KeyValueConfig, StreamConfig
 from nats.js.errors import BucketNotFoundError, NotFoundError
 
 from schemas.subjects import STREAM, STREAM_SUBJECTS
-from services.errors import Permanent, Retryable
+from services.errors import Permanent, Unavailable
 
 __all__ = [
     "connect",
@@ -49,7 +49,7 @@ def server_list(url: str) -> list[str]:
     return [u.strip() for u in url.split(",") if u.strip()]
 
 
-class BrokerUnavailable(Retryable):
+class BrokerUnavailable(Unavailable):
     """NATS cannot be reached."""
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -11,17 +11,17 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlmodel import Session, create_engine
 
-from services.errors import Retryable
+from services.errors import Retryable, Unavailable
 
 __all__ = ["RecordStore", "RecordStoreUnavailable", "DuplicateRecord", "normalise_url"]
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-class RecordStoreUnavailable(Retryable):
+class RecordStoreUnavailable(Unavailable):
     """The database cannot be reached or opened."""
 
 
@@ -111,12 +111,25 @@ class RecordStore:
             except IntegrityError as exc:
                 session.rollback()
                 raise DuplicateRecord(str(exc.orig).splitlines()[0]) from None
+            except (OperationalError, InterfaceError) as exc:  # the database went away
+                _quietly(session.rollback)
+                first = str(exc.orig or exc).strip().splitlines()[0][:300]
+                raise RecordStoreUnavailable(
+                    f"the records at {self.safe_url} do not answer ({first})"
+                ) from None
             except BaseException:
                 session.rollback()
                 raise
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _quietly(action: Callable[[], object]) -> None:
+    try:
+        action()
+    except Exception:  # noqa: BLE001 (a rollback on a dead connection: nothing to undo)
+        pass
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]

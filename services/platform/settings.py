@@ -48,6 +48,13 @@ class Settings(BaseSettings):
     max_deliver: int = 5
     retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0, 60.0)
     ack_wait: float = 60.0
+    # a dependency down (the records, the blob store, a model: nothing wrong with the message)
+    # is waited for by the worker holding the message, on this schedule (the last delay
+    # repeats) for up to outage_limit seconds, without spending its deliveries; then the
+    # message is a dead letter like any other
+    outage_delays: tuple[float, ...] = (2.0, 5.0, 15.0, 30.0, 60.0)
+    outage_limit: float = 3600.0
+
     handler_delay: float = (
         0.0  # failure drills only: every handler sleeps this long before its effect
     )

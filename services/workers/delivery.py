@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from schemas.subjects import STREAM
 from services.app.context import AppContext
 from services.app.stages import dead_letter, exhausted_letter
-from services.errors import Permanent
+from services.errors import Permanent, Unavailable
 from services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from services.platform.logging import get_logger
 
@@ -108,6 +108,34 @@ async def _in_progress(msg: NatsMessage, every: float) -> None:
             return
 
 
+class OutageOutlasted(Exception):
+    """A dependency stayed down past SKILLPRESS_OUTAGE_LIMIT while a message waited for it."""
+
+
+async def _through_outages(ctx: AppContext, step: Step, payload: BaseModel, bound: Any) -> Any:
+    """`step.run`, waited through a dependency's outage in place: the message is held (its
+    in-progress heartbeat keeps it from another replica), its deliveries are not spent, and the
+    step runs again on the outage schedule until it answers or the outage limit passes."""
+    settings = ctx.settings
+    delays = settings.outage_delays or (60.0,)
+    waited, waits = 0.0, 0
+    while True:
+        try:
+            return await asyncio.to_thread(step.run, ctx, payload)
+        except Unavailable as exc:
+            if waited >= settings.outage_limit:
+                raise OutageOutlasted(
+                    f"{type(exc).__name__}: {exc} (waited {waited:.0f} s for it; the limit is"
+                    f" SKILLPRESS_OUTAGE_LIMIT={settings.outage_limit:g} s)"
+                ) from exc
+            delay = min(delays[min(waits, len(delays) - 1)], settings.outage_limit - waited)
+            bound.warning(
+                f"{step.worker}.waiting_for_dependency", error=str(exc), delay=delay, waited=waited
+            )
+            await asyncio.sleep(delay)
+            waited, waits = waited + delay, waits + 1
+
+
 def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
     """Register `step` on `broker`: a durable pull consumer named for the worker, shared by replicas."""
     settings = ctx.settings
@@ -151,11 +179,15 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
         try:
             if settings.handler_delay:
                 await asyncio.sleep(settings.handler_delay)
-            outgoing = await asyncio.to_thread(step.run, ctx, payload)
+            outgoing = await _through_outages(ctx, step, payload, bound)
             await publish_all(broker, outgoing)
         except Permanent as exc:  # retrying cannot help: a dead letter at once
             bound.error(f"{step.worker}.failed_permanently", error=str(exc))
             await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{type(exc).__name__}: {exc}")
+            return
+        except OutageOutlasted as exc:
+            bound.error(f"{step.worker}.dependency_gone", error=str(exc))
+            await asyncio.to_thread(_dead_letter, ctx, step, msg, str(exc))
             return
         except Exception as exc:
             error = "".join(traceback.format_exception_only(exc)).strip()

@@ -59,6 +59,8 @@ def stores(
 
     def on(nats_url: str, **extra: Any) -> Settings:
         chosen: dict[str, Any] = {
+            "database_url": database_url,
+            "s3_endpoint": endpoint,
             "ack_wait": 3.0,
             "max_deliver": 3,
             "retry_delays": (0.2, 0.4),
@@ -68,8 +70,6 @@ def stores(
         return Settings(
             home=tmp_path / "home",
             nats_url=nats_url,
-            database_url=database_url,
-            s3_endpoint=endpoint,
             s3_bucket=f"p-{uuid.uuid4().hex[:16]}",
             s3_access_key_env=S3_ACCESS_ENV,
             s3_secret_key_env=S3_SECRET_ENV,
@@ -102,6 +102,8 @@ def settings_env(settings: Settings) -> dict[str, str]:
     ):
         env[f"SKILLPRESS_{key.upper()}"] = str(getattr(settings, key))
     env["SKILLPRESS_RETRY_DELAYS"] = json.dumps(list(settings.retry_delays))
+    env["SKILLPRESS_OUTAGE_DELAYS"] = json.dumps(list(settings.outage_delays))
+    env["SKILLPRESS_OUTAGE_LIMIT"] = str(settings.outage_limit)
     env["SKILLPRESS_LOG_FORMAT"] = "json"
     return env
 

@@ -1,0 +1,144 @@
+"""Outages that heal: the network to PostgreSQL or to S3 cut under running workers and mended.
+A message waits for its dependency in place (its deliveries unspent) and goes through when it
+is back; one whose dependency stays away past the outage limit is a dead letter saying so."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlmodel import select
+
+from schemas.events import SpecSubmitted
+from schemas.records import DeadLetter, Version
+from schemas.subjects import EVENTS, STREAM
+from services.app.context import AppContext, open_app
+from services.platform.embedded_nats import NatsServer
+from services.platform.settings import Settings
+from tests.local_servers import Cable
+from tests.workers.conftest import SPECS, submit, watching, workers
+
+pytestmark = pytest.mark.integration  # starts real servers
+
+SPEC = "oai-petstore-expanded.yaml"
+OUTAGE = {"outage_delays": (0.5, 1.0), "outage_limit": 60.0}
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.rsplit("@", 1)[-1].lstrip("/"), int(port.split("/", 1)[0])
+
+
+@pytest.fixture
+def cables() -> Iterator[list[Cable]]:
+    made: list[Cable] = []
+    yield made
+    for cable in made:
+        cable.cut()
+
+
+def _cable(cables: list[Cable], address: str) -> Cable:
+    cable = Cable(*_host_port(address)).mend()
+    cables.append(cable)
+    return cable
+
+
+async def _outage(
+    ctx: AppContext, url: str, cable: Cable, seconds: float, submission: str
+) -> tuple[list[DeadLetter], int, list[str]]:
+    """Submit with `cable` cut, mend it after `seconds`, wait for the proposal; the dead letters,
+    the deliveries the fetch consumer made and the events seen."""
+    blob = ctx.blobs.put((SPECS / SPEC).read_bytes())
+    event = SpecSubmitted(submission=submission, skill="petstore", blob=blob, created_by="test")
+    async with watching(url) as (watcher, nc), workers(ctx, url):
+        cable.cut()
+        await submit(nc, event, f"submitted:{submission}")
+        await asyncio.sleep(seconds)  # several times the plain retry schedule (0.2 s, 0.4 s)
+        assert EVENTS["version_proposed"] not in [s for s, _ in watcher.seen]
+        cable.mend()
+        await watcher.wait_for(EVENTS["version_proposed"], timeout=30, submission=submission)
+        delivered = (await nc.jetstream().consumer_info(STREAM, "fetch")).delivered.consumer_seq
+        seen = [s for s, _ in watcher.seen]
+    with ctx.records.session() as s:
+        letters = list(s.exec(select(DeadLetter)).all())
+    return letters, delivered, seen
+
+
+async def test_the_records_cut_and_mended_lose_no_submission(
+    nats_server: NatsServer,
+    database_url: str,
+    stores: Callable[..., Settings],
+    cables: list[Cable],
+) -> None:
+    cable = _cable(cables, database_url)
+    host, port = _host_port(database_url)
+    via = database_url.replace(f"{host}:{port}", f"127.0.0.1:{cable.port}", 1)
+    settings = stores(nats_server.url, database_url=via, **OUTAGE)
+    ctx = open_app(settings)
+    try:
+        letters, delivered, _ = await _outage(ctx, nats_server.url, cable, 4.0, "pg")
+        with ctx.records.session() as s:
+            assert len(s.exec(select(Version)).all()) == 1
+    finally:
+        ctx.records.close()
+    assert letters == []
+    assert delivered == 1, "the fetch worker held its message through the outage"
+
+
+async def test_the_blob_store_cut_and_mended_loses_no_submission(
+    nats_server: NatsServer,
+    s3_server: tuple[str, str, str],
+    stores: Callable[..., Settings],
+    cables: list[Cable],
+) -> None:
+    cable = _cable(cables, s3_server[0])
+    settings = stores(nats_server.url, s3_endpoint=f"127.0.0.1:{cable.port}", **OUTAGE)
+    ctx = open_app(settings)
+    try:
+        letters, delivered, _ = await _outage(ctx, nats_server.url, cable, 4.0, "s3")
+    finally:
+        ctx.records.close()
+    assert letters == []
+    assert delivered == 1
+
+
+async def test_a_dependency_gone_past_the_outage_limit_is_a_dead_letter_saying_so(
+    nats_server: NatsServer,
+    s3_server: tuple[str, str, str],
+    stores: Callable[..., Settings],
+    cables: list[Cable],
+) -> None:
+    cable = _cable(cables, s3_server[0])
+    settings = stores(
+        nats_server.url,
+        s3_endpoint=f"127.0.0.1:{cable.port}",
+        outage_delays=(0.5,),
+        outage_limit=2.0,
+    )
+    ctx = open_app(settings)
+    url = nats_server.url
+    try:
+        blob = ctx.blobs.put((SPECS / SPEC).read_bytes())
+        event = SpecSubmitted(submission="gone", skill="petstore", blob=blob, created_by="test")
+        letters: list[DeadLetter] = []
+        async with watching(url) as (_, nc), workers(ctx, url):
+            cable.cut()
+            await submit(nc, event, "submitted:gone")
+            for _ in range(200):
+                with ctx.records.session() as s:
+                    letters = list(s.exec(select(DeadLetter)).all())
+                if letters:
+                    break
+                await asyncio.sleep(0.1)
+            delivered = (await nc.jetstream().consumer_info(STREAM, "fetch")).delivered
+    finally:
+        ctx.records.close()
+    assert [(d.worker, d.msg_id) for d in letters] == [("fetch", "submitted:gone")]
+    assert letters[0].error.startswith(
+        f"BlobStoreUnavailable: S3 at 127.0.0.1:{cable.port} is unreachable during get:"
+    ), letters[0].error
+    assert letters[0].error.endswith(
+        "(waited 2 s for it; the limit is SKILLPRESS_OUTAGE_LIMIT=2 s)"
+    ), letters[0].error
+    assert delivered.consumer_seq == 1
