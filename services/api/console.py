@@ -251,7 +251,7 @@ def submission_page(
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
     from services.app.pipeline import stored_outcome
     from services.app.versions import find_skill, version_files, version_for_outcome
-    from services.derive.auth import credential_hint
+    from services.derive.auth import auth_hint
     from services.derive.manifest import Manifest
     from services.runtime.execute import default_env_var
 
@@ -278,7 +278,7 @@ def submission_page(
     needs = {
         "hosts": list(manifest.hosts),
         "header": manifest.auth.header,
-        "holds": credential_hint(manifest.auth.kind, manifest.auth.header),
+        "holds": auth_hint(manifest.auth.to_dict()),
         "env": env or default_env_var(slug),
         "base_url": manifest.base_url,
         "unservable": manifest.auth.operations_unservable,

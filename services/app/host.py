@@ -36,6 +36,7 @@ class SkillHost:
     skills: tuple[str, ...] = ()
     credentials: dict[str, str] = field(default_factory=dict)  # slug → env var NAME
     limits: CallLimits = field(default_factory=CallLimits)
+    allow_private_token_url: bool = False  # an OAuth 2 token URL on a trusted network
     _bound: dict[str, _Bound] = field(default_factory=dict, init=False, repr=False)
 
     def bound(self) -> list[Skill]:
@@ -82,7 +83,7 @@ class SkillHost:
         credential = None
         if skill.auth is not None:
             env = self.credentials.get(skill.slug) or default_env_var(skill.slug)
-            credential = Credential(skill.auth, env)
+            credential = Credential(skill.auth, env, self.allow_private_token_url)
         return CallSetup(credential=credential, limits=self.limits)
 
     def prepare(self, name: str, args: dict[str, Any]) -> PreparedRequest:

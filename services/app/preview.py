@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from services.derive.auth import credential_hint
+from services.derive.auth import auth_hint
 from services.derive.package import DeriveOptions, derive_package
 from services.runtime.execute import default_env_var
 
@@ -66,7 +66,7 @@ def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = No
         auth_header=m.auth.header,
         auth_kind=m.auth.kind,
         credential_env=default_env_var(m.slug),
-        credential_holds=credential_hint(m.auth.kind, m.auth.header),
+        credential_holds=auth_hint(m.auth.to_dict()),
         operations_needing_auth=m.auth.operations_needing_auth,
         operations_unservable=m.auth.operations_unservable,
         unservable_kinds=list(m.auth.unservable_kinds),

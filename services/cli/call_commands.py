@@ -122,7 +122,18 @@ def _credential(skill: Skill, auth_env: str | None) -> Credential | None:
         return None
     from services.runtime.execute import default_env_var
 
-    return Credential(skill.auth, auth_env or default_env_var(skill.slug))
+    return Credential(
+        skill.auth,
+        auth_env or default_env_var(skill.slug),
+        allow_private_token_url=_allow_private(),
+    )
+
+
+def _allow_private() -> bool:
+    """SKILLPRESS_FETCH_ALLOW_PRIVATE: a token URL on a trusted network may be reached too."""
+    from services.platform.settings import Settings
+
+    return Settings().fetch_allow_private
 
 
 def _print_result(result: CallResult, as_json: bool) -> None:
@@ -234,9 +245,9 @@ def _place(
             typer.echo(json.dumps(placed.shown_request(setup), indent=2, ensure_ascii=False))
             return
         credential = setup.credential
-        if credential is not None and not (setup.environ or os.environ).get(credential.env_var):
+        if credential is not None and not credential.present(setup.environ or os.environ):
             typer.echo(
-                f"warning: ${credential.env_var} is not set; sending without {credential.auth.header}",
+                f"warning: {credential.where()} is not set; sending without {credential.auth.header}",
                 err=True,
             )
         placed = place_call(tool, args, skill.hosts, setup, _terminal_gate(skill, approve, wait))

@@ -2,30 +2,63 @@
 
 Only *names* are recorded: the header the API reads and, later, the environment variable an
 operator sets. An egress header can serve an API key in a header, a bearer token or basic
-credentials, and the access token of OAuth 2 or OpenID Connect (obtained outside, sent as a bearer
-token); mutual TLS and keys in a query or cookie it cannot.
+credentials, and the access token of OAuth 2 or OpenID Connect, sent as a bearer token: obtained
+outside, or, where the scheme has a client-credentials flow, fetched by the runtime from the
+flow's token URL with a client id and secret; mutual TLS and keys in a query or cookie it cannot.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from services.derive.model import Operation
 from services.derive.refs import Resolver
 
-__all__ = ["analyse_auth", "classify_scheme", "credential_hint"]
+__all__ = [
+    "analyse_auth",
+    "auth_hint",
+    "classify_scheme",
+    "client_credentials_url",
+    "credential_hint",
+]
 
 # which of two schemes that serve the same operations a skill attaches: a token as it is, before
 # a key, before a user and password
 _PREFERENCE = {"bearer": 0, "oauth2": 1, "openIdConnect": 1, "apiKey": 2, "basic": 3}
 
 
-def credential_hint(kind: str | None, header: str | None) -> str:
+def auth_hint(auth: Mapping[str, Any]) -> str:
+    """`credential_hint` for a skill's `auth` (as skill.json has it)."""
+    scheme = (auth.get("schemes") or {}).get(auth.get("scheme") or "") or {}
+    return credential_hint(
+        auth.get("kind"),
+        auth.get("header"),
+        auth.get("token_url"),
+        oauth=scheme.get("kind") in ("oauth2", "openIdConnect"),
+    )
+
+
+def credential_hint(
+    kind: str | None, header: str | None, token_url: str | None = None, *, oauth: bool = False
+) -> str:
     """What the credential's variable holds and how it is sent, in the same words in the body,
     the import's 'what it still needs' and an exported SKILL.md ('' without a header)."""
     if header is None:
         return ""
+    if kind == "bearer" and oauth and not token_url:
+        return (
+            f"an OAuth 2 access token obtained outside (no sign-in flow is run here), sent as"
+            f" `{header}: Bearer <token>`"
+        )
+    if kind == "bearer" and token_url:
+        host = urlsplit(token_url).hostname or token_url
+        return (
+            f"a token, sent as `{header}: Bearer <token>`; or, given a client id and secret,"
+            f" one fetched from {host} (OAuth 2 client credentials)"
+        )
     if kind == "bearer":
         return f"a token, sent as `{header}: Bearer <token>`"
     if kind == "basic":
@@ -64,6 +97,25 @@ def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
     return typ or "unknown", None, False
 
 
+def client_credentials_url(scheme: Any) -> str | None:
+    """The token URL of an OAuth 2 scheme's client-credentials flow (OpenAPI 3 `flows.
+    clientCredentials`, Swagger 2 `flow: application`), when it is an absolute http(s) URL."""
+    if not isinstance(scheme, dict) or str(scheme.get("type", "")).lower() != "oauth2":
+        return None
+    flows = scheme.get("flows")
+    if isinstance(flows, dict):
+        flow = flows.get("clientCredentials")
+        url = flow.get("tokenUrl") if isinstance(flow, dict) else None
+    else:
+        url = scheme.get("tokenUrl") if scheme.get("flow") == "application" else None
+    if not isinstance(url, str):
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username:
+        return None
+    return url.strip()
+
+
 def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) -> dict[str, Any]:
     raw = (
         doc.get("securityDefinitions")
@@ -71,11 +123,17 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
         else (doc.get("components") or {}).get("securitySchemes")
     )
     schemes: dict[str, tuple[str, str | None, bool]] = {}
+    token_urls: dict[str, str] = {}
     if isinstance(raw, dict):
         for name, value in raw.items():
-            schemes[str(name)] = classify_scheme(resolver.deref(value, f"security scheme {name}"))
+            resolved = resolver.deref(value, f"security scheme {name}")
+            schemes[str(name)] = classify_scheme(resolved)
+            url = client_credentials_url(resolved)
+            if url:
+                token_urls[str(name)] = url
     root: list[Any] = doc["security"] if isinstance(doc.get("security"), list) else []
     used: Counter[str] = Counter()
+    scopes: dict[str, set[str]] = {}
     needing = 0
     unservable = 0
     unservable_kinds: set[str] = set()
@@ -93,6 +151,8 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
                 servable_alt = True
                 for n in alt:
                     used[str(n)] += 1
+                    asked = alt[n] if isinstance(alt[n], list) else []
+                    scopes.setdefault(str(n), set()).update(str(a) for a in asked)
             else:
                 unservable_kinds.update(k[0] for k in kinds if not k[2])
         if not servable_alt:
@@ -108,7 +168,7 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
     kind, header = (schemes[chosen][0], schemes[chosen][1]) if chosen else (None, None)
     if kind in ("oauth2", "openIdConnect"):
         kind = "bearer"  # how the runtime attaches it: `Authorization: Bearer <token>`
-    return {
+    out: dict[str, Any] = {
         "header": header,
         "scheme": chosen,
         "kind": kind,
@@ -119,3 +179,7 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
             n: {"kind": k[0], "header": k[1], "servable": k[2]} for n, k in sorted(schemes.items())
         },
     }
+    if chosen in token_urls:  # the runtime can fetch the token itself
+        out["token_url"] = token_urls[chosen]
+        out["scopes"] = sorted(scopes.get(chosen, ()))
+    return out

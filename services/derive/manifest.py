@@ -85,9 +85,11 @@ class AuthInfo:
     operations_unservable: int = 0
     unservable_kinds: tuple[str, ...] = ()
     schemes: tuple[tuple[str, AuthScheme], ...] = ()
+    token_url: str | None = None  # OAuth 2 client credentials: where the runtime gets a token
+    scopes: tuple[str, ...] = ()  # … and the scopes it asks for
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "header": self.header,
             "scheme": self.scheme,
             "kind": self.kind,
@@ -99,6 +101,13 @@ class AuthInfo:
                 for n, s in self.schemes
             },
         }
+        if self.token_url:
+            out |= self.token_fields()
+        return out
+
+    def token_fields(self) -> dict[str, Any]:
+        """`token_url` and `scopes` when the runtime can fetch the token, else nothing."""
+        return {"token_url": self.token_url, "scopes": list(self.scopes)} if self.token_url else {}
 
     @classmethod
     def from_dict(cls, raw: Any) -> AuthInfo:
@@ -112,6 +121,8 @@ class AuthInfo:
             operations_needing_auth=_int(raw.get("operations_needing_auth")),
             operations_unservable=_int(raw.get("operations_unservable")),
             unservable_kinds=_strs(raw.get("unservable_kinds")),
+            token_url=_opt_str(raw.get("token_url")),
+            scopes=_strs(raw.get("scopes")),
             schemes=tuple(
                 (
                     str(n),
@@ -346,7 +357,7 @@ class Manifest:
             "title": self.title,
             "base_url": self.base_url,
             "hosts": list(self.hosts),
-            "auth": {"header": self.auth.header, "kind": self.auth.kind},
+            "auth": {"header": self.auth.header, "kind": self.auth.kind} | self.auth.token_fields(),
         }
         rows = [
             json.dumps(
@@ -420,6 +431,8 @@ class SkillIndex:
     auth_header: str | None
     auth_kind: str | None
     data: bytes = field(repr=False, compare=False)
+    auth_token_url: str | None = None
+    auth_scopes: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: bytes) -> SkillIndex:
@@ -444,6 +457,8 @@ class SkillIndex:
             auth_header=_opt_str(auth.get("header")),
             auth_kind=_opt_str(auth.get("kind")),
             data=data,
+            auth_token_url=_opt_str(auth.get("token_url")),
+            auth_scopes=_strs(auth.get("scopes")),
         )
 
     @cached_property

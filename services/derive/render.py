@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from services.derive.auth import credential_hint
+from services.derive.auth import auth_hint
 from services.derive.categories import Category
 from services.derive.frontmatter import RUNTIME_HEADERS, declaration_block, path_template_names
 from services.derive.model import Operation, Param, Webhook
@@ -741,7 +741,7 @@ def _body_head(meta: dict[str, Any], ops: list[Operation]) -> str:
     lines.append("Read an operation's file (<name>.md, beside this one) before you first call it.")
     auth = meta.get("auth") or {}
     if auth.get("header"):
-        hint = credential_hint(auth.get("kind"), auth["header"])
+        hint = auth_hint(auth)
         lines.append(f"The credential is attached for you ({hint}); never send one in an argument.")
     if auth.get("operations_unservable"):
         kinds = ", ".join(auth.get("unservable_kinds") or []) or "other schemes"

@@ -9,7 +9,6 @@ internal address between the check and the connection.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import time
 from dataclasses import dataclass
@@ -17,15 +16,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from services.derive.addresses import address_refusal
 from services.errors import Permanent, Retryable
 
 __all__ = ["FetchFailed", "FetchRefused", "FetchLimits", "fetch_spec", "check_address"]
-
-_METADATA = {
-    ipaddress.ip_address("169.254.169.254"),
-    ipaddress.ip_address("fd00:ec2::254"),
-    ipaddress.ip_address("100.100.100.200"),
-}
 
 
 class FetchRefused(Permanent):
@@ -45,53 +39,17 @@ class FetchLimits:
     allow_private: bool = False
 
 
-def _embedded_ipv4(addr: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo's client, NAT64's well-known
-    prefix), or None: a private address must not pass the guard inside a public-looking one."""
-    if addr.ipv4_mapped is not None:
-        return addr.ipv4_mapped
-    if addr.sixtofour is not None:
-        return addr.sixtofour
-    if addr.teredo is not None:
-        return addr.teredo[1]
-    if addr in ipaddress.ip_network("64:ff9b::/96"):
-        return ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
-    return None
-
-
 def check_address(ip: str, allow_private: bool) -> None:
-    addr: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(ip.split("%", 1)[0])
-    if isinstance(addr, ipaddress.IPv6Address):
-        inner = _embedded_ipv4(addr)
-        if inner is not None:
-            try:
-                check_address(str(inner), allow_private)
-            except FetchRefused as exc:
-                raise FetchRefused(
-                    str(exc).replace(f"{inner} is", f"{ip} (carrying {inner}) is", 1)
-                ) from None
-            if addr.ipv4_mapped is not None:
-                return
-    if addr in _METADATA:
-        raise FetchRefused(f"{ip} is a cloud metadata address; specs are never fetched from it")
-    if allow_private:
+    """FetchRefused when `ip` is an address specs are never fetched from."""
+    refusal = address_refusal(ip, allow_private)
+    if refusal is None:
         return
-    kinds = [
-        ("loopback", addr.is_loopback),
-        ("private", addr.is_private),
-        ("link-local", addr.is_link_local),
-        ("multicast", addr.is_multicast),
-        ("reserved", addr.is_reserved),
-        ("unspecified", addr.is_unspecified),
-        # shared address space (100.64.0.0/10, carrier NAT) and anything else not routed on the
-        # internet: only a globally routable address is fetched from
-        ("non-global", not addr.is_global),
-    ]
-    for kind, hit in kinds:
-        if hit:
-            raise FetchRefused(
-                f"{ip} is a {kind} address; fetching from it is refused (set SKILLPRESS_FETCH_ALLOW_PRIVATE=true on a trusted network)"
-            )
+    kind, named = refusal
+    if kind == "cloud metadata":
+        raise FetchRefused(f"{named} is a cloud metadata address; specs are never fetched from it")
+    raise FetchRefused(
+        f"{named} is a {kind} address; fetching from it is refused (set SKILLPRESS_FETCH_ALLOW_PRIVATE=true on a trusted network)"
+    )
 
 
 def _resolve(host: str, port: int) -> list[str]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from services.errors import Retryable
 from services.runtime.skill import AuthHeader
+from services.runtime.tokens import Client, TokenFailed, bearer_token
 from services.runtime.translate import PreparedRequest
 
 if TYPE_CHECKING:
@@ -57,10 +58,41 @@ class ExecutionFailed(RuntimeError, Retryable):
 
 @dataclass(frozen=True)
 class Credential:
-    """Where the credential comes from: the header it goes in and the variable that holds it."""
+    """Where the credential comes from: the header it goes in and the variable that holds it;
+    for a skill whose scheme has an OAuth 2 client-credentials flow, also the two variables
+    holding a client id and secret the token is fetched with when that variable is not set."""
 
     auth: AuthHeader
     env_var: str
+    allow_private_token_url: bool = False  # SKILLPRESS_FETCH_ALLOW_PRIVATE, for the token URL
+
+    def client_vars(self) -> tuple[str, str]:
+        """`<SLUG>_CLIENT_ID` and `<SLUG>_CLIENT_SECRET` (from `<SLUG>_API_KEY`, or after the
+        variable named instead)."""
+        base = self.env_var.removesuffix("_API_KEY")
+        return f"{base}_CLIENT_ID", f"{base}_CLIENT_SECRET"
+
+    def client(self, environ: Mapping[str, str]) -> Client | None:
+        """The client credentials set in the environment, when the skill can use them."""
+        if not self.auth.token_url:
+            return None
+        id_var, secret_var = self.client_vars()
+        client_id = (environ.get(id_var) or "").strip()
+        secret = (environ.get(secret_var) or "").strip()
+        if not client_id or not secret:
+            return None
+        return Client(self.auth.token_url, client_id, secret, self.auth.scopes)
+
+    def present(self, environ: Mapping[str, str]) -> bool:
+        """Whether a credential can be attached: the variable, or a client id and secret."""
+        return bool((environ.get(self.env_var) or "").strip()) or self.client(environ) is not None
+
+    def where(self) -> str:
+        """The variables the credential is read from, for a message."""
+        if not self.auth.token_url:
+            return f"${self.env_var}"
+        id_var, secret_var = self.client_vars()
+        return f"${self.env_var} (or ${id_var} and ${secret_var})"
 
     def header_value(self, environ: Mapping[str, str]) -> str | None:
         """The header's value from the variable: surrounding whitespace (a line end read from a
@@ -78,7 +110,25 @@ class Credential:
 
     def placeholder(self) -> dict[str, str]:
         """What a dry run shows instead of the value."""
+        if self.auth.token_url:
+            id_var, secret_var = self.client_vars()
+            return {
+                self.auth.header: f"<from ${self.env_var}, or a token fetched with ${id_var} and ${secret_var}>"
+            }
         return {self.auth.header: f"<from ${self.env_var}>"}
+
+    def token(self, client: Client, timeout: float, fresh: bool = False) -> str:
+        """`Bearer <token>` fetched with `client` (ExecutionFailed, never sent, when none comes)."""
+        try:
+            token = bearer_token(
+                client,
+                timeout=min(timeout, 20.0),
+                allow_private=self.allow_private_token_url,
+                fresh=fresh,
+            )
+        except TokenFailed as exc:
+            raise ExecutionFailed(str(exc), sent=False) from None
+        return f"Bearer {token}"
 
 
 @dataclass(frozen=True)
@@ -352,11 +402,17 @@ def send(
     env = os.environ if environ is None else environ
     headers = {"User-Agent": USER_AGENT, **dict(request.headers)}
     secrets: tuple[str, ...] = ()
+    client: Client | None = None
     if credential is not None:
         value = credential.header_value(env)
+        if value is None:
+            client = credential.client(env)
+            value = credential.token(client, limits.timeout) if client is not None else None
         if value is not None:
             headers[credential.auth.header] = value
             secrets = (value, (env.get(credential.env_var) or "").strip())
+            if client is not None:
+                secrets += (client.client_secret,)
     safe = request.method in SAFE_METHODS or "Idempotency-Key" in headers
     why_not = (
         f"a {request.method} without an Idempotency-Key is never sent twice: it might be done twice"
@@ -378,6 +434,14 @@ def send(
             waited += pause
             continue
         result.tries, result.waited = tries, waited
+        if result.status == 401 and client is not None and credential is not None:
+            # the token fetched was refused (revoked, expired early): one fresh one, once; the
+            # request was not carried out, so sending it again cannot do anything twice
+            value = credential.token(client, limits.timeout, fresh=True)
+            headers[credential.auth.header] = value
+            secrets += (value,)
+            client = None
+            continue
         if result.status not in RETRY_STATUSES:
             return result
         asked = retry_delay(result.headers)

@@ -75,6 +75,8 @@ class AuthHeader:
 
     header: str
     kind: str = "apiKey"  # apiKey (value as is) | bearer | basic
+    token_url: str | None = None  # bearer only: where a client-credentials token is fetched
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -310,7 +312,11 @@ def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
     if override is not None:
         return override
     if index.auth_header:
-        return AuthHeader(index.auth_header, index.auth_kind or "apiKey")
+        kind = index.auth_kind or "apiKey"
+        token_url = index.auth_token_url if kind == "bearer" else None
+        return AuthHeader(
+            index.auth_header, kind, token_url, index.auth_scopes if token_url else ()
+        )
     return None
 
 
