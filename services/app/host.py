@@ -91,10 +91,11 @@ class SkillHost:
         skill, tool = self._find(name)
         return prepare_call(tool, args, skill.hosts, self._setup(skill)).request
 
-    def call(self, name: str, args: dict[str, Any]) -> CallResult:
-        """Call a tool by name. A gated operation is not sent (GateClosed) unless its amount is
-        under the gate's `auto_below`: approvals are a person's, through skillpress call or MCP."""
+    def call(self, name: str, args: dict[str, Any], page_url: str | None = None) -> CallResult:
+        """Call a tool by name (`page_url`: a previous result's `next.page_url`). A gated
+        operation is not sent (GateClosed) unless its amount is under the gate's `auto_below`:
+        approvals are a person's, through skillpress call or MCP."""
         skill, tool = self._find(name)
-        placed = place_call(tool, args, skill.hosts, self._setup(skill))
+        placed = place_call(tool, args, skill.hosts, self._setup(skill), page_url=page_url)
         assert placed.result is not None
         return placed.result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -15,7 +16,7 @@ from services.app.package_dir import OutputDirError, read_package_dir
 from services.cli.common import fail, failures, load_target, open_ctx, say_base_url, settings
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
-    from services.runtime.calls import CallSetup, Gatekeeper
+    from services.runtime.calls import CallSetup, Gatekeeper, Placed
     from services.runtime.execute import CallLimits, CallResult, Credential
     from services.runtime.gates import GateCheck
     from services.runtime.mcp_server import Loaded
@@ -131,9 +132,7 @@ def _credential(skill: Skill, auth_env: str | None) -> Credential | None:
 
 def _allow_private() -> bool:
     """SKILLPRESS_FETCH_ALLOW_PRIVATE: a token URL on a trusted network may be reached too."""
-    from services.platform.settings import Settings
-
-    return Settings().fetch_allow_private
+    return settings().fetch_allow_private
 
 
 def _print_result(result: CallResult, as_json: bool) -> None:
@@ -155,7 +154,59 @@ def _print_result(result: CallResult, as_json: bool) -> None:
             )
         if result.truncated:
             typer.echo(f"(response cut at {len(result.body):,} bytes)", err=True)
+        if result.next is not None:
+            typer.echo(f"next page: {_next_options(result.next)}", err=True)
+        if result.next_refused:
+            typer.echo(f"no next page: {result.next_refused}", err=True)
     if result.status >= 400:
+        raise typer.Exit(1)
+
+
+def _next_options(found: dict[str, Any]) -> str:
+    """The options that fetch the next page, as a person would type them."""
+    if "arguments" in found:
+        shown = json.dumps(found["arguments"], ensure_ascii=False, separators=(",", ":"))
+        return "--args " + shlex.quote(shown)
+    return "--page-url " + shlex.quote(str(found["page_url"]))
+
+
+def _all_pages(
+    first: Placed, place: Callable[[Any, str | None], Placed], args: Any, max_pages: int, cap: int
+) -> None:
+    """Follow `next` from `first` up to `max_pages` pages and `cap` bytes of bodies in all; one
+    JSON object: every page's result, why it stopped, and the next page when it stopped early."""
+    pages = [first]
+    size = len(first.result.body) if first.result else 0
+    stopped = None
+    while True:
+        result = pages[-1].result
+        assert result is not None
+        found = result.next
+        if found is None or result.status >= 400:
+            break
+        if len(pages) >= max_pages:
+            stopped = f"--max-pages {max_pages}"
+            break
+        if size >= cap:
+            stopped = f"--max-response-bytes {cap:,} in all"
+            break
+        if "arguments" in found:
+            args, page_url = found["arguments"], None
+        else:
+            page_url = str(found["page_url"])
+        pages.append(place(args, page_url))
+        size += len(pages[-1].result.body) if pages[-1].result else 0
+    last = pages[-1].result
+    assert last is not None
+    out: dict[str, Any] = {
+        "pages": len(pages),
+        "results": [p.result.as_dict() for p in pages if p.result],
+    }
+    if stopped:
+        out["stopped_at"] = stopped
+        out["next"] = last.next
+    typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+    if last.status >= 400:
         raise typer.Exit(1)
 
 
@@ -227,16 +278,19 @@ def _place(
     approve: bool,
     wait: float,
     as_json: bool,
+    page_url: str | None = None,
+    all_pages: int = 0,
 ) -> None:
     """One call from the command line: refused (exit 2) before anything is sent when its
-    arguments are wrong; a dry run prints the request; a gated call waits for its approval."""
+    arguments are wrong; a dry run prints the request; a gated call waits for its approval;
+    with `all_pages` (a page cap), its next pages followed."""
     from services.runtime.calls import place_call, prepare_call
     from services.runtime.execute import ExecutionFailed
     from services.runtime.skill import PackageError
     from services.runtime.translate import CallRefused
 
     try:
-        placed = prepare_call(tool, args, skill.hosts, setup)  # refused before anyone is asked
+        placed = prepare_call(tool, args, skill.hosts, setup, page_url)  # refused before asking
         if dry_run:
             if placed.gate is not None:
                 typer.echo(
@@ -250,7 +304,15 @@ def _place(
                 f"warning: {credential.where()} is not set; sending without {credential.auth.header}",
                 err=True,
             )
-        placed = place_call(tool, args, skill.hosts, setup, _terminal_gate(skill, approve, wait))
+        gate = _terminal_gate(skill, approve, wait)
+
+        def place(given: Any, page: str | None) -> Placed:
+            return place_call(tool, given, skill.hosts, setup, gate, page)
+
+        placed = place(args, page_url)
+        if all_pages:
+            _all_pages(placed, place, args, all_pages, setup.limits.max_response_bytes)
+            return
     except (CallRefused, PackageError) as exc:
         fail(str(exc))
     except ExecutionFailed as exc:
@@ -292,6 +354,20 @@ def call(
     retries: Retries = 2,
     max_wait: MaxWait = 30.0,
     files_dir: FilesDir = None,
+    page_url: Annotated[
+        str | None,
+        typer.Option("--page-url", help="the next page a previous result named (`next.page_url`)"),
+    ] = None,
+    all_pages: Annotated[
+        bool,
+        typer.Option(
+            "--all-pages",
+            help="follow each result's next page; prints every page's result as one JSON object",
+        ),
+    ] = False,
+    max_pages: Annotated[
+        int, typer.Option("--max-pages", help="with --all-pages, at most this many pages", min=1)
+    ] = 10,
     as_json: AsJson = False,
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
@@ -320,6 +396,8 @@ def call(
         approve=approve,
         wait=approval_timeout,
         as_json=as_json,
+        page_url=page_url,
+        all_pages=max_pages if all_pages else 0,
     )
 
 

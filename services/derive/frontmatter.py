@@ -20,6 +20,8 @@ from services.derive.jsonfmt import readable_json
 from services.derive.keys import unknown_keys
 from services.derive.load import LoadLimits, parse_bytes
 from services.derive.model import Operation
+from services.derive.paging import KINDS as PAGING_KINDS
+from services.derive.paging import Paging
 from services.errors import Permanent
 
 __all__ = [
@@ -65,6 +67,7 @@ OPERATION_KEYS = (
     "body_arg",
     "sent_as",
     "files",
+    "paging",
     *FLAT_KEYS,
 )
 JSON_BODY = "application/json"
@@ -196,6 +199,7 @@ class Declaration:
     sent_as: tuple[tuple[str, str], ...] = ()
     header: tuple[str, ...] = ()  # arguments sent as request headers
     files: tuple[str, ...] = ()  # arguments whose value is a file (FILE_ARGUMENT)
+    paging: Paging | None = None  # how a read's result says where its next page is
 
     def style_of(self, name: str) -> str:
         return dict(self.styles).get(name, "form")
@@ -727,6 +731,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     content_type, styles, body_arg = _encoding(file, raw, schema, query, body)
     sent_as = _sent_as(file, raw, query, header)
     files = _files(file, raw, schema, body, content_type)
+    paging = _paging(file, raw.get("paging"), method, query)
     for name in header:
         wire = dict(sent_as).get(name, name)
         if not HEADER_NAME.match(wire) or wire.lower() in RUNTIME_HEADERS:
@@ -786,6 +791,77 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         sent_as=sent_as,
         header=header,
         files=files,
+        paging=paging,
+    )
+
+
+PAGING_KEYS = ("kind", "param", "field", "items", "size", "more", "key")
+
+
+def _paging(file: str, raw: Any, method: str, query: tuple[str, ...]) -> Paging | None:
+    """`paging:`, checked: a known kind, arguments the operation sends in its query, and paths
+    of names in the answer."""
+    if raw is None:
+        return None
+    where = "operation.paging"
+    if not isinstance(raw, dict):
+        raise DeclarationError(file, where, "must be a mapping with `kind` and its fields")
+    unknown = unknown_keys(raw, PAGING_KEYS)
+    if unknown:
+        raise DeclarationError(file, where, unknown)
+    if method != "GET":
+        raise DeclarationError(
+            file, where, "only a GET pages: another method's next call is a write"
+        )
+    kind = raw.get("kind")
+    if kind not in PAGING_KINDS:
+        raise DeclarationError(
+            file, f"{where}.kind", f"{kind!r} is not one of {', '.join(PAGING_KINDS)}"
+        )
+    needs = {
+        "after_last": ("param", "more", "items"),
+        "cursor": ("param", "field"),
+        "next_url": ("field",),
+        "link": (),
+        "offset": ("param", "items"),
+        "page": ("param", "items"),
+    }[kind]
+    for key in needs:
+        if raw.get(key) is None:
+            raise DeclarationError(file, where, f"a {kind} paging needs `{key}`")
+    for key in ("param", "size"):
+        value = raw.get(key)
+        if value is not None and value not in query:
+            raise DeclarationError(
+                file, f"{where}.{key}", f"names {value!r}, which is not a query argument"
+            )
+
+    def path(key: str, empty: bool) -> tuple[str, ...] | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        if (
+            not isinstance(value, list)
+            or (not value and not empty)
+            or len(value) > 8
+            or not all(isinstance(v, str) and 0 < len(v) <= 200 for v in value)
+        ):
+            raise DeclarationError(
+                file, f"{where}.{key}", "must be a list of field names (the path in the answer)"
+            )
+        return tuple(value)
+
+    key = raw.get("key", "id")
+    if not isinstance(key, str) or not key:
+        raise DeclarationError(file, f"{where}.key", f"{key!r} is not a field name")
+    return Paging(
+        kind,
+        raw.get("param"),
+        path("field", False) or (),
+        path("items", True),
+        raw.get("size"),
+        path("more", False) or (),
+        key,
     )
 
 
@@ -973,6 +1049,9 @@ def declaration_block(op: Operation, url: str) -> str:
             )
         if op.tool.files:
             lines.append("  files: [" + ", ".join(_y(f) for f in op.tool.files) + "]")
+        paging = op.tool_paging()
+        if paging is not None:
+            lines.append("  paging: " + json.dumps(paging.to_dict(), ensure_ascii=False))
         pretty = readable_json(op.tool.schema, max_lines=300)
         if pretty is None:
             pretty = json.dumps(op.tool.schema, separators=(",", ":"), ensure_ascii=False)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.derive.paging import Paging
+
 __all__ = ["Param", "Body", "Response", "Operation", "ToolDecl", "Additions", "Webhook"]
 
 
@@ -103,10 +105,19 @@ class Operation:
     credential_fields: tuple[str, ...] = ()
     # pairs the spec wrote into the path itself (`/?Action=List`): sent on every call
     literal_query: tuple[tuple[str, str], ...] = ()
+    paging: Paging | None = None  # how a read pages, by the names the API reads
 
     @property
     def key(self) -> str:
         return f"{self.method} {self.path}"
+
+    def tool_paging(self) -> Paging | None:
+        """Its paging by the names its tool's arguments have (None without a tool, or when an
+        argument paging needs is not one of them)."""
+        if self.paging is None or self.tool is None:
+            return None
+        args = {self.tool.sent_as.get(q, q): q for q in self.tool.query}
+        return self.paging.renamed(args)
 
 
 @dataclass

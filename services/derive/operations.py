@@ -9,6 +9,7 @@ from urllib.parse import parse_qsl
 
 from services.derive.errors import SpecRefused
 from services.derive.model import Body, Operation, Param, Response, Webhook
+from services.derive.paging import FieldTree, Paging, detect_paging
 from services.derive.refs import Resolver
 from services.derive.schema import SchemaTranslator, named_ref, type_label
 from services.derive.servers import override_server
@@ -543,6 +544,9 @@ class _Extractor:
             server = override_server(op["servers"], self.base_url)
         tags = [str(t) for t in as_list(op.get("tags")) if isinstance(t, (str, int))]
         security = op.get("security") if isinstance(op.get("security"), list) else None
+        paging = (
+            self._paging(op.get("responses"), params, where) if method.upper() == "GET" else None
+        )
         return Operation(
             method=method.upper(),
             path=path,
@@ -558,7 +562,54 @@ class _Extractor:
             server_url=server,
             extensions={k: op[k] for k in ("x-risk",) if k in op},
             credential_fields=self._credential_fields(params, body),
+            paging=paging,
         )
+
+    def _paging(self, raw: Any, params: list[Param], where: str) -> Paging | None:
+        """How a read pages: its query parameters against its first success answer's headers
+        and fields."""
+        if not isinstance(raw, dict):
+            return None
+        key = next((k for k in sorted(raw, key=str) if str(k).startswith("2")), None)
+        if key is None:
+            return None
+        resp = self.r.deref(raw[key], f"{where}/responses/{key}")
+        if not isinstance(resp, dict):
+            return None
+        heads = resp.get("headers")
+        headers = (
+            frozenset(str(h).lower() for h in heads) if isinstance(heads, dict) else frozenset()
+        )
+        schema = resp.get("schema")
+        if not self.swagger2 and isinstance(resp.get("content"), dict):
+            _, media = _pick_media(resp["content"])
+            schema = media.get("schema") if isinstance(media, dict) else None
+        _, resolved = self._deref_named(schema, where)
+        top_array = isinstance(resolved, dict) and resolved.get("type") == "array"
+        query = {
+            p.name: str(p.schema.get("type") or "") if isinstance(p.schema, dict) else ""
+            for p in params
+            if p.location == "query"
+        }
+        return detect_paging(query, headers, self._tree(resolved, where, 0), top_array)
+
+    def _tree(self, s: Any, where: str, depth: int) -> FieldTree | None:
+        """A schema's fields three levels down, through references and `allOf`."""
+        _, s = self._deref_named(s, where)
+        if not isinstance(s, dict) or depth > 3:
+            return None
+        out: dict[str, tuple[str, FieldTree]] = {}
+        members = s.get("allOf")
+        for member in members if isinstance(members, list) else []:
+            out.update(self._tree(member, where, depth + 1) or {})
+        props = s.get("properties")
+        for name, value in props.items() if isinstance(props, dict) else ():
+            _, sub = self._deref_named(value, where)
+            typ = sub.get("type") if isinstance(sub, dict) else None
+            if isinstance(typ, list):
+                typ = next((t for t in typ if t != "null"), "")
+            out[str(name)] = (str(typ or ""), self._tree(sub, where, depth + 1) or {})
+        return out
 
     def _credential_fields(self, params: list[Param], body: Body | None) -> tuple[str, ...]:
         """Parameters and body fields that carry the credential: never a model's argument. Only

@@ -473,6 +473,9 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
                 lines.append(f"- `{name}` ({label})")
             if len(r.shape) > cap:
                 lines.append(f"- and {len(r.shape) - cap} more fields.")
+        paging = op.tool_paging()
+        if paging is not None:
+            lines.append(paging.line())
         for other in success[1:3]:
             lines.append(
                 f"Also {other.status}"

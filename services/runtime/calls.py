@@ -15,8 +15,9 @@ from typing import Any
 from services.errors import Refused
 from services.runtime.execute import CallLimits, CallResult, Credential, send
 from services.runtime.gates import GateCheck, check_gate
+from services.runtime.paging import next_page, page_url_request
 from services.runtime.skill import Tool
-from services.runtime.translate import FileReader, PreparedRequest, build_request
+from services.runtime.translate import CallRefused, FileReader, PreparedRequest, build_request
 
 __all__ = [
     "CallSetup",
@@ -77,11 +78,38 @@ class Placed:
 
 
 def prepare_call(
-    tool: Tool, args: Any, hosts: frozenset[str], setup: CallSetup = CallSetup()
+    tool: Tool,
+    args: Any,
+    hosts: frozenset[str],
+    setup: CallSetup = CallSetup(),
+    page_url: str | None = None,
 ) -> Placed:
-    """The request and its gate, nothing sent (CallRefused when the arguments are wrong)."""
+    """The request and its gate, nothing sent (CallRefused when the arguments are wrong);
+    with `page_url` (a previous result's `next.page_url`), the same request sent there."""
     request = build_request(tool, args, hosts, setup.files)
+    if page_url is not None:
+        request = page_url_request(tool.declaration, request, page_url, hosts)
     return Placed(request, check_gate(tool, args if isinstance(args, dict) else {}))
+
+
+def _with_next(
+    tool: Tool, args: Any, hosts: frozenset[str], request: PreparedRequest, result: CallResult
+) -> None:
+    """Set the result's `next` (the next page), or why a next page it names is not offered."""
+    decl = tool.declaration
+    if decl.paging is None:
+        return
+    given = {**(args if isinstance(args, dict) else {})}
+    found = next_page(decl, given, request.url, result.status, result.headers, result.body_value())
+    if found is not None and "page_url" in found:
+        try:
+            page_url_request(decl, request, found["page_url"], hosts)
+        except CallRefused as exc:
+            result.next_refused = (
+                f"the answer names a next page at {found['page_url']}: {exc.reason}"
+            )
+            return
+    result.next = found
 
 
 def place_call(
@@ -90,13 +118,15 @@ def place_call(
     hosts: frozenset[str],
     setup: CallSetup = CallSetup(),
     gatekeeper: Gatekeeper = closed_gate,
+    page_url: str | None = None,
 ) -> Placed:
     """Build the request (CallRefused), let its gate decide (GateClosed), send it
     (ExecutionFailed when no complete answer came back)."""
-    placed = prepare_call(tool, args, hosts, setup)
+    placed = prepare_call(tool, args, hosts, setup, page_url)
     if placed.gate is not None:
         gatekeeper(placed.gate)
     result = send(
         placed.request, credential=setup.credential, environ=setup.environ, limits=setup.limits
     )
+    _with_next(tool, args, hosts, placed.request, result)
     return Placed(placed.request, placed.gate, result)

@@ -210,6 +210,8 @@ class CallResult:
     waited: float = 0.0  # seconds spent waiting between tries
     not_retried: str | None = None  # why an answer worth another try did not get one
     retry_at: str | None = None  # when to try again (UTC), where the bound was passed
+    next: dict[str, Any] | None = None  # the next page: its arguments, or its page_url
+    next_refused: str | None = None  # why a next page the answer named is not offered
 
     def body_value(self) -> Any:
         """The body as JSON when it is JSON, else as text."""
@@ -260,6 +262,10 @@ class CallResult:
         limit = rate_limit(self.headers)
         if limit:
             out["rate_limit"] = limit
+        if self.next is not None:
+            out["next"] = self.next
+        if self.next_refused:
+            out["next_refused"] = self.next_refused
         return out
 
 

@@ -48,7 +48,9 @@ BASE_TOOLS = (
 HOW_TO = (
     "Over this server: read a file the skill names with read_skill_file (body.md, a category's"
     " file, an operation's <name>.md); call an operation with call_operation, or load it as a"
-    " tool of its own with load_tools; describe_operation shows its arguments."
+    " tool of its own with load_tools; describe_operation shows its arguments. A result with"
+    " `next` has another page: call again with `next.arguments`, or with call_operation's"
+    " `page_url` set to `next.page_url`."
 )
 
 
@@ -140,6 +142,11 @@ def _one_skill_tools(skill: Skill | None) -> list[types.Tool]:
                 "properties": {
                     "name": {"type": "string", "description": "the operation's name"},
                     "arguments": {"type": "object", "description": "its arguments"},
+                    "page_url": {
+                        "type": "string",
+                        "description": "the `next.page_url` a previous result of this operation"
+                        " gave: fetch that page (with the same arguments)",
+                    },
                 },
                 "required": ["name"],
                 "additionalProperties": False,
@@ -459,7 +466,8 @@ def build_catalog_server(
                     },
                 )
             )
-        return await _call(slug, tool, args.get("arguments") or {})
+        page = args.get("page_url") if name == "call_operation" else None
+        return await _call(slug, tool, args.get("arguments") or {}, page)
 
     def gate_for(slug: str) -> Gatekeeper:
         def decide(gate: GateCheck) -> None:
@@ -550,7 +558,7 @@ def build_catalog_server(
             return _text(str(exc), error=True)
         return _text(versioned(slug, {"workflow": flow, "result": done.result}))
 
-    async def _call(slug: str, tool: Tool, args: Any) -> types.CallToolResult:
+    async def _call(slug: str, tool: Tool, args: Any, page_url: Any = None) -> types.CallToolResult:
         """One call: built and checked, held at its gate (a person's approvals are in the
         records), sent; all of it off the event loop."""
         try:
@@ -561,6 +569,7 @@ def build_catalog_server(
                 state[slug][0].hosts,
                 setup_for(slug, state[slug][0]),
                 gate_for(slug),
+                None if page_url is None else str(page_url),
             )
         except (CallRefused, GateClosed, ExecutionFailed) as exc:
             return _text(str(exc), error=True)

@@ -1,0 +1,183 @@
+"""A result's `next`: where the next page of a read is, from its declaration's `paging` and what
+the answer said. Pure.
+
+`next` is `{"arguments": {...}}`, the exact arguments of the next page (the agent calls the same
+tool again with them), or, when the next page is a URL whose query no argument can say (Graph's
+`$skiptoken`), `{"page_url": "..."}`: a URL on the skill's hosts and on the operation's own path,
+which a call takes back as its page (`page_url_request`). A next page that would repeat this one
+is no next page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+from services.derive.frontmatter import Declaration
+from services.derive.paging import Paging
+from services.runtime.translate import CallRefused, PreparedRequest, static_prefix
+
+__all__ = ["next_page", "page_url_request"]
+
+_LINK = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]+)*)")
+
+
+def _dig(value: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(name)
+    return value
+
+
+def link_next(header: str | None) -> str | None:
+    """The `rel="next"` target of a Link header (RFC 8288), or None."""
+    for target, params in _LINK.findall(header or ""):
+        for param in params.split(";"):
+            key, _, value = param.strip().partition("=")
+            if key.strip().lower() == "rel" and "next" in value.strip().strip('"').lower().split():
+                return str(target).strip()
+    return None
+
+
+def _typed(value: str, schema: Any) -> Any:
+    """A query value read back as its argument's type (an integer page, a boolean)."""
+    typ = schema.get("type") if isinstance(schema, Mapping) else None
+    if typ == "integer" and re.fullmatch(r"-?\d+", value):
+        return int(value)
+    if typ == "number":
+        try:
+            return float(value) if "." in value else int(value)
+        except ValueError:
+            return value
+    if typ == "boolean" and value in ("true", "false"):
+        return value == "true"
+    return value
+
+
+def _from_url(
+    decl: Declaration, args: Mapping[str, Any], url: str, request_url: str
+) -> dict[str, Any] | None:
+    """A next-page URL as the arguments that build it, where its query is all arguments;
+    else as a page URL."""
+    absolute = urljoin(request_url, url)
+    parts, asked = urlsplit(absolute), urlsplit(request_url)
+    if parts.scheme not in ("http", "https"):
+        return None
+    if (parts.netloc.lower(), parts.path) != (asked.netloc.lower(), asked.path):
+        return {"page_url": absolute}
+    by_wire = {decl.wire_name(q): q for q in decl.query}
+    props = decl.schema.get("properties") or {}
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if not pairs or any(k not in by_wire for k, _ in pairs):
+        return {"page_url": absolute}
+    grouped: dict[str, list[str]] = {}
+    for key, value in pairs:
+        grouped.setdefault(by_wire[key], []).append(value)
+    fixed = dict(decl.fixed)
+    rebuilt = {k: v for k, v in args.items() if k not in decl.query}
+    for name, values in grouped.items():
+        if name in fixed:
+            continue
+        schema = props.get(name) or {}
+        if isinstance(schema, Mapping) and schema.get("type") == "array":
+            rebuilt[name] = [_typed(v, schema.get("items")) for v in values]
+        elif len(values) == 1:
+            rebuilt[name] = _typed(values[0], schema)
+        else:
+            return {"page_url": absolute}  # a repeated value a scalar argument cannot say
+    return {"arguments": rebuilt}
+
+
+def _count(value: Any, items: tuple[str, ...] | None) -> int | None:
+    listed = _dig(value, items) if items is not None else None
+    return len(listed) if isinstance(listed, list) else None
+
+
+def next_page(
+    decl: Declaration,
+    args: Mapping[str, Any],
+    request_url: str,
+    status: int,
+    headers: Mapping[str, str],
+    body: Any,
+) -> dict[str, Any] | None:
+    """Where the page after this answer is, or None (not a paging read, not a success, the
+    last page, or a next page that is this one again)."""
+    paging: Paging | None = decl.paging
+    if paging is None or not 200 <= status < 300:
+        return None
+    found: dict[str, Any] | None = None
+    kind = paging.kind
+    if kind == "link":
+        target = link_next(headers.get("link"))
+        found = _from_url(decl, args, target, request_url) if target else None
+    elif kind == "next_url":
+        target = _dig(body, paging.field)
+        found = _from_url(decl, args, target, request_url) if isinstance(target, str) else None
+    elif kind == "cursor":
+        cursor = _dig(body, paging.field)
+        if isinstance(cursor, str) and re.match(r"https?://", cursor):
+            found = _from_url(decl, args, cursor, request_url)
+        elif isinstance(cursor, (str, int)) and not isinstance(cursor, bool) and cursor != "":
+            found = {"arguments": {**args, str(paging.param): cursor}}
+    elif kind == "after_last":
+        listed = _dig(body, paging.items or ())
+        if _dig(body, paging.more) is True and isinstance(listed, list) and listed:
+            last = listed[-1]
+            key = last.get(paging.key) if isinstance(last, Mapping) else None
+            if isinstance(key, (str, int)) and not isinstance(key, bool):
+                found = {"arguments": {**args, str(paging.param): key}}
+    elif kind in ("offset", "page"):
+        count = _count(body, paging.items)
+        size = args.get(paging.size) if paging.size else None
+        full = not isinstance(size, int) or isinstance(size, bool) or count == size
+        if count and full:
+            at = args.get(str(paging.param))
+            at = at if isinstance(at, int) and not isinstance(at, bool) else None
+            if kind == "offset":
+                step = count
+                found = {"arguments": {**args, str(paging.param): (at or 0) + step}}
+            else:
+                first = _default(decl, str(paging.param))
+                found = {"arguments": {**args, str(paging.param): (at or first) + 1}}
+    if found is None or found.get("arguments") == dict(args):
+        return None
+    return found
+
+
+def _default(decl: Declaration, name: str) -> int:
+    schema = (decl.schema.get("properties") or {}).get(name)
+    default = schema.get("default") if isinstance(schema, Mapping) else None
+    return default if isinstance(default, int) and not isinstance(default, bool) else 1
+
+
+def page_url_request(
+    decl: Declaration, request: PreparedRequest, page_url: str, hosts: frozenset[str]
+) -> PreparedRequest:
+    """`request` sent to `page_url` instead, a `next.page_url` a previous result gave: only a
+    GET, only on the skill's hosts, only on this operation's path (CallRefused otherwise)."""
+    op = request.operation
+    if decl.paging is None or decl.method != "GET":
+        raise CallRefused(
+            op, "page_url is for the next page of a read that pages; this one does not"
+        )
+    if not isinstance(page_url, str) or any(ord(c) < 0x21 or ord(c) == 0x7F for c in page_url):
+        raise CallRefused(op, "page_url is not a URL")
+    parts, built = urlsplit(page_url), urlsplit(request.url)
+    if parts.scheme != built.scheme or parts.netloc.lower() not in hosts:
+        raise CallRefused(
+            op,
+            f"page_url goes to {parts.netloc or 'no host'}, which is not one of the skill's hosts",
+        )
+    if (
+        parts.netloc.lower() != built.netloc.lower()
+        or not parts.path.startswith(static_prefix(decl.url))
+        or parts.path.count("/") != built.path.count("/")
+    ):
+        raise CallRefused(op, "page_url is not a page of this operation: its path differs")
+    if parts.username or parts.password or parts.fragment:
+        raise CallRefused(op, "page_url carries credentials or a fragment")
+    return PreparedRequest(op, request.method, page_url, request.headers, None, None)
