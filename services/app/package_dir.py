@@ -232,7 +232,7 @@ def read_package_dir(path: Path, *, hand_written: bool = False) -> Mapping[str, 
     if not path.is_dir():
         raise OutputDirError(f"{path} is not a directory")
     if hand_written and not (path / "skill.json").is_file():
-        if not any(p.suffix == ".md" for p in path.iterdir()):
+        if not any(p.suffix == ".md" for p in path.iterdir()) and not (path / "SKILL.md").is_file():
             raise OutputDirError(
                 f"{path} holds neither skill.json nor operation files (*.md): not a skill package"
             )
@@ -241,12 +241,16 @@ def read_package_dir(path: Path, *, hand_written: bool = False) -> Mapping[str, 
             f"{path} holds no skill.json: not a skill package (make one with `skillpress derive`)"
         )
     names: list[str] = []
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if entry.is_file() and not entry.name.startswith("."):
-                names.append(entry.name)
-                if len(names) > _MAX_PACKAGE_FILES:
-                    raise OutputDirError(f"{path} holds more than {_MAX_PACKAGE_FILES} files")
+    folders = [""]
+    if hand_written and (path / "SKILL.md").is_file() and (path / "references").is_dir():
+        folders.append("references/")  # an Agent Skills folder: its operations are references
+    for folder in folders:
+        with os.scandir(path / folder if folder else path) as entries:
+            for entry in entries:
+                if entry.is_file() and not entry.name.startswith("."):
+                    names.append(folder + entry.name)
+                    if len(names) > _MAX_PACKAGE_FILES:
+                        raise OutputDirError(f"{path} holds more than {_MAX_PACKAGE_FILES} files")
 
     def read(name: str) -> bytes:
         try:

@@ -513,6 +513,13 @@ def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills
         for p in folder.iterdir()
         if p.is_file() and p.name in ("SKILL.md", "tools.json")
     }
+    references = folder / "references"
+    if references.is_dir():
+        files |= {
+            f"references/{p.name}": p.read_bytes()
+            for p in sorted(references.iterdir())[:50_000]
+            if p.is_file() and (p.suffix == ".md" or p.name == "types.json")
+        }
     try:
         counts = verify_folder(files)
     except ContractError as exc:

@@ -21,7 +21,14 @@ from services.derive.frontmatter import READ_METHODS, WRITE_RISKS
 from services.derive.manifest import Manifest
 from services.derive.render import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
 from services.errors import Permanent
-from services.runtime.skill import Skill, Tool
+from services.runtime.skill import (
+    META_AUTH_HEADER,
+    META_AUTH_KIND,
+    META_SLUG,
+    Skill,
+    Tool,
+)
+from services.runtime.translate import CONTRACT_ARGS
 
 __all__ = ["ContractError", "agent_skills_folder", "tool_contract", "verify_folder"]
 
@@ -95,13 +102,14 @@ def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, An
     return out
 
 
+RULE_ONLY = "Only the tools listed below may be used. Never invent or call other tools."
+RULE_WRITES = (
+    "Write operations are never executed without explicit confirmation in the current conversation."
+)
+
+
 def _rule_lines(contract: list[dict[str, Any]]) -> list[str]:
-    lines = [
-        RULES_HEADING,
-        "",
-        "Only the tools listed below may be used. Never invent or call other tools.",
-        "",
-    ]
+    lines = [RULES_HEADING, "", RULE_ONLY, ""]
     for t in contract:
         rule = f"- `{t['name']}` ({t['type']})"
         if t["requiresConfirmation"]:
@@ -111,10 +119,7 @@ def _rule_lines(contract: list[dict[str, Any]]) -> list[str]:
         if t["idempotent"]:
             rule += "; idempotent: send the same `idempotency_key` when retrying the same operation"
         lines.append(rule + ".")
-    lines += [
-        "",
-        "Write operations are never executed without explicit confirmation in the current conversation.",
-    ]
+    lines += ["", RULE_WRITES]
     return lines
 
 
@@ -213,9 +218,15 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
         "---",
         f"name: {_agent_name(skill.slug)}",
         f"description: {json.dumps(description, ensure_ascii=False)}",
-        "---",
-        "",
+        "metadata:",
+        f"  {META_SLUG}: {json.dumps(skill.slug)}",
     ]
+    if skill.auth is not None:  # so the folder loads back as the same skill (SkillHost, verify)
+        front += [
+            f"  {META_AUTH_HEADER}: {json.dumps(skill.auth.header)}",
+            f"  {META_AUTH_KIND}: {json.dumps(skill.auth.kind)}",
+        ]
+    front += ["---", ""]
     skill_md = (
         "\n".join(front) + body.rstrip("\n") + "\n\n" + "\n".join(_rule_lines(contract)) + "\n"
     )
@@ -225,6 +236,8 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
     }
     by_file = {t.declaration.file: t for t in skill.tools}
     header = skill.auth.header if skill.auth else None
+    if "types.json" in files:  # what the operation files' schemas refer to
+        out["references/types.json"] = files["types.json"]
     for path, data in files.items():
         if not path.endswith(".md") or path == "body.md":
             continue
@@ -235,8 +248,11 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
     return dict(sorted(out.items()))
 
 
-def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
-    """Check that tools.json is a sound contract and SKILL.md states the same rules; counts, or ContractError."""
+def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
+    """Check that tools.json is a sound contract, that SKILL.md states the same rules, and that
+    both say what the reference files declare (the folder loaded as the runtime loads it: every
+    tool there, with the same schema, a DELETE or a gated write typed write); counts, or
+    ContractError listing every disagreement."""
     problems: list[str] = []
     try:
         contract = json.loads(files["tools.json"])
@@ -245,13 +261,20 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
     except json.JSONDecodeError as exc:
         raise ContractError(f"tools.json is not JSON: {exc}") from None
     skill_md = files.get("SKILL.md", b"").decode("utf-8", "replace")
-    if not skill_md.startswith("---\nname: "):
+    if not skill_md.startswith("---\nname: ") or "\n---\n" not in skill_md:
         problems.append("SKILL.md has no name/description frontmatter")
     if RULES_HEADING not in skill_md:
         problems.append(f"SKILL.md has no '{RULES_HEADING}' section")
     rules = skill_md.split(RULES_HEADING, 1)[-1]
+    for rule, what in (
+        (RULE_ONLY, "only the listed tools"),
+        (RULE_WRITES, "writes need confirmation"),
+    ):
+        if rule not in rules:
+            problems.append(f"SKILL.md's Tool Use Rules lack the rule that {what} ({rule!r})")
     if not isinstance(contract, list):
         raise ContractError("tools.json is not a list of tools")
+    declared = _declared(files, problems)
     names = []
     for t in contract:
         if not isinstance(t, dict) or not {
@@ -267,8 +290,9 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
             continue
         name = t["name"]
         names.append(name)
-        props = (t["inputSchema"] or {}).get("properties", {})
-        required = (t["inputSchema"] or {}).get("required", [])
+        schema = t["inputSchema"] if isinstance(t["inputSchema"], dict) else {}
+        props = schema.get("properties", {})
+        required = schema.get("required", [])
         if t["type"] not in ("read", "write"):
             problems.append(f"{name}: type {t['type']!r} is neither read nor write")
         if t["type"] == "write" and not t["requiresConfirmation"]:
@@ -279,10 +303,22 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
             problems.append(
                 f"{name}: requires confirmation but its schema does not require user_confirmed"
             )
+        confirmed = props.get("user_confirmed")
+        if confirmed is not None and (
+            not isinstance(confirmed, dict)
+            or confirmed.get("type") != "boolean"
+            or confirmed.get("const") is not True
+        ):
+            problems.append(f"{name}: user_confirmed is not typed boolean, const true")
         if t["idempotent"] and (
             "idempotency_key" not in props or "idempotency_key" not in required
         ):
             problems.append(f"{name}: idempotent but its schema does not require idempotency_key")
+        key = props.get("idempotency_key")
+        if key is not None and (not isinstance(key, dict) or key.get("type") != "string"):
+            problems.append(f"{name}: idempotency_key is not typed string")
+        if declared is not None:
+            problems += _against_reference(name, t, schema, declared)
         line = next((ln for ln in rules.splitlines() if ln.startswith(f"- `{name}` ")), None)
         if line is None:
             problems.append(f"{name}: in tools.json but not in SKILL.md's Tool Use Rules")
@@ -297,6 +333,8 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
         m = re.match(r"^- `([^`]+)` \(", ln)
         if m and m.group(1) not in names:
             problems.append(f"{m.group(1)}: in SKILL.md's Tool Use Rules but not in tools.json")
+    for name in sorted(set(declared or {}) - set(names)):
+        problems.append(f"{name}: its reference file declares it, but tools.json does not list it")
     if problems:
         raise ContractError("; ".join(problems))
     return {
@@ -304,3 +342,51 @@ def verify_folder(files: dict[str, bytes]) -> dict[str, int]:
         "write": sum(1 for t in contract if t.get("type") == "write"),
         "idempotent": sum(1 for t in contract if t.get("idempotent")),
     }
+
+
+def _declared(files: Mapping[str, bytes], problems: list[str]) -> dict[str, Tool] | None:
+    """The folder's tools as the runtime loads them from its reference files (None, with the
+    problem noted, when it does not load)."""
+    from services.runtime.skill import PackageError, load_skill
+
+    if not any(p.startswith("references/") for p in files):
+        problems.append("references/ is missing: nothing says what the tools send")
+        return None
+    try:
+        skill = load_skill(files)
+    except PackageError as exc:
+        problems.append(f"the folder does not load as a skill: {exc}")
+        return None
+    return {t.name: t for t in skill.tools}
+
+
+def _without_contract(schema: Mapping[str, Any]) -> dict[str, Any]:
+    props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in CONTRACT_ARGS}
+    out = {**schema, "properties": props}
+    required = [r for r in schema.get("required", []) if r not in CONTRACT_ARGS]
+    out.pop("required", None)
+    if required:
+        out["required"] = required
+    return out
+
+
+def _against_reference(
+    name: str, entry: Mapping[str, Any], schema: Mapping[str, Any], declared: Mapping[str, Tool]
+) -> list[str]:
+    tool = declared.get(name)
+    if tool is None:
+        return [f"{name}: in tools.json but no reference file declares it"]
+    decl = tool.declaration
+    problems = []
+    if _without_contract(schema) != _without_contract(tool.schema):
+        problems.append(f"{name}: its inputSchema is not the schema {decl.file} declares")
+    gated = decl.approval is not None and decl.approval.risk in WRITE_RISKS
+    if entry["type"] != "write" and (decl.method == "DELETE" or gated):
+        what = f"{decl.method} {decl.url_path}" + (" behind an approval gate" if gated else "")
+        problems.append(f"{name}: typed {entry['type']}, but {decl.file} declares {what}")
+    if bool(entry["idempotent"]) != bool(decl.identity):
+        problems.append(
+            f"{name}: tools.json says idempotent is {entry['idempotent']}, but {decl.file}"
+            + (f" keys it on {', '.join(decl.identity)}" if decl.identity else " has no identity")
+        )
+    return problems

@@ -406,11 +406,57 @@ def _missing(files: Mapping[str, bytes], entry: OperationEntry) -> None:
         raise PackageError(f"{entry.file}: listed in skill.json but missing from the package")
 
 
+# what an Agent Skills SKILL.md's frontmatter may hold (agentskills.io), and the metadata keys an
+# export from skillpress writes there so the folder loads back as the same skill
+SKILL_MD_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+META_SLUG, META_AUTH_HEADER, META_AUTH_KIND = (
+    "skillpress-slug",
+    "skillpress-auth-header",
+    "skillpress-auth-kind",
+)
+
+
+def _agent_skill(
+    files: Mapping[str, bytes], slug: str | None, auth: AuthHeader | None
+) -> tuple[str | None, AuthHeader | None, bool]:
+    """An Agent Skills folder's name and credential header, from SKILL.md's frontmatter (and
+    whether the name is the slug an export recorded)."""
+    front = _front(files, "SKILL.md").frontmatter
+    unknown = unknown_keys(front, SKILL_MD_KEYS)
+    if unknown:
+        raise PackageError(f"SKILL.md: frontmatter: {unknown}")
+    meta = front.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise PackageError("SKILL.md: metadata: must be a mapping of names to strings")
+    recorded = meta.get(META_SLUG)
+    exact = (
+        not slug
+        and isinstance(recorded, str)
+        and bool(re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", recorded))
+    )
+    named = recorded if exact else front.get("name")
+    if not slug and isinstance(named, str) and named.strip():
+        slug = named.strip()
+    header, kind = meta.get(META_AUTH_HEADER), meta.get(META_AUTH_KIND, "apiKey")
+    if auth is None and header is not None:
+        if not isinstance(header, str) or not header:
+            raise PackageError(f"SKILL.md: metadata.{META_AUTH_HEADER}: is not a header name")
+        if kind not in ("apiKey", "bearer", "basic"):
+            raise PackageError(
+                f"SKILL.md: metadata.{META_AUTH_KIND}: {kind!r} is not one of apiKey, bearer, basic"
+            )
+        auth = AuthHeader(header, kind)
+    return slug, auth, exact
+
+
 def _hand_written(
     files: Mapping[str, bytes], slug: str | None, auth: AuthHeader | None, base_url: str | None
 ) -> Skill:
     types = _types(files)
     title = slug or ""
+    exact = False  # a slug an export recorded is the skill's own: not made again from words
+    if "body.md" not in files and "SKILL.md" in files:
+        slug, auth, exact = _agent_skill(files, slug, auth)
     if "body.md" in files:
         body = _front(files, "body.md")
         unknown = unknown_keys(body.frontmatter, BODY_KEYS)
@@ -446,7 +492,7 @@ def _hand_written(
         raise PackageError(
             "no skill.json, and no slug given: name the skill (body.md frontmatter `name:`) or pass one"
         )
-    slug = slugify(slug) or slug
+    slug = slug if exact else slugify(slug) or slug
     root, base_host = _base(base_url) if base_url else (None, None)
     checked = _SchemaCheck(types)
     tools: list[Tool] = []
@@ -485,9 +531,11 @@ def _hand_written(
 
 
 def _types(files: Mapping[str, bytes]) -> dict[str, Any]:
-    types = _json_file(files, "types.json", {})
+    # an Agent Skills folder keeps them beside the operation files that use them
+    path = "types.json" if "types.json" in files else "references/types.json"
+    types = _json_file(files, path, {})
     if not isinstance(types, dict):
-        raise PackageError("types.json: not a mapping of type names to schemas")
+        raise PackageError(f"{path}: not a mapping of type names to schemas")
     return types
 
 

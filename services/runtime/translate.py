@@ -411,6 +411,7 @@ def build_request(
             f"the skill declares no host: its URL is the path {decl.url}, and a call cannot"
             " name one; whoever serves or calls this skill gives it a base URL (--base-url)",
         )
+    args, given_key = contract_args(tool, args)
     args = {
         **_check(tool, args),
         **decl.fixed_values,
@@ -461,7 +462,49 @@ def build_request(
     for name in decl.header:
         if name in args and args[name] is not None:
             headers.append((decl.wire_name(name), _header_value(op, name, args[name])))
-    key = idempotency_key(decl, args)
+    key = given_key or idempotency_key(decl, args)
     if key:
         headers.append(("Idempotency-Key", key))
     return PreparedRequest(op, decl.method, url, tuple(headers), body, shown)
+
+
+# what an exported tool contract (tools.json) adds to a tool's arguments: an agent elsewhere
+# sends them, and a host that calls through this runtime passes them on as they are
+CONTRACT_ARGS = ("user_confirmed", "idempotency_key")
+
+
+def contract_args(tool: Tool, args: Any) -> tuple[Any, str | None]:
+    """The arguments without the contract's own (`user_confirmed`, `idempotency_key`, where
+    the operation has no argument of that name), and the idempotency key given: refused when
+    `user_confirmed` is not true, or a key is given to an operation without identity fields."""
+    if not isinstance(args, dict):
+        return args, None
+    op = tool.operation
+    props = tool.schema.get("properties", {})
+    rest = dict(args)
+    if (
+        "user_confirmed" in rest
+        and "user_confirmed" not in props
+        and rest.pop("user_confirmed") is not True
+    ):
+        raise CallRefused(
+            op, "user_confirmed must be true: set it only after the user confirmed this call"
+        )
+    key: str | None = None
+    if "idempotency_key" in rest and "idempotency_key" not in props:
+        given = rest.pop("idempotency_key")
+        if not tool.declaration.identity:
+            raise CallRefused(
+                op, "takes no idempotency_key: it has no identity fields, so it is never keyed"
+            )
+        if (
+            not isinstance(given, str)
+            or not given.strip()
+            or len(given) > 255
+            or not HEADER_TEXT.match(given)
+        ):
+            raise CallRefused(
+                op, "idempotency_key must be one line of visible text, at most 255 characters"
+            )
+        key = given.strip()
+    return rest, key

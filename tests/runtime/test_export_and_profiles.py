@@ -230,3 +230,137 @@ def test_tools_format_gemini_reports_what_changed(tmp_path: Path) -> None:
         " $.guests: dropped default",
         "gemini: 1 of 6 tools adapted",
     ]
+
+
+def _tamper_both(change_md: Any, change_contract: Any = None) -> dict[str, bytes]:
+    folder = _folder()
+    folder["SKILL.md"] = change_md(folder["SKILL.md"].decode()).encode()
+    if change_contract is not None:
+        contract = json.loads(folder["tools.json"])
+        change_contract({t["name"]: t for t in contract})
+        folder["tools.json"] = json.dumps(contract).encode()
+    return folder
+
+
+def _relabel_cancel_as_read(tools: dict[str, Any]) -> None:
+    cancel = tools["hollowbrook_cancel_booking"]
+    cancel.update(type="read", requiresConfirmation=False)
+    cancel["inputSchema"]["properties"].pop("user_confirmed")
+    cancel["inputSchema"]["required"].remove("user_confirmed")
+
+
+@pytest.mark.parametrize(
+    ("change_md", "change_contract", "message"),
+    [
+        (
+            lambda md: md.replace(
+                "\nWrite operations are never executed without explicit confirmation in the"
+                " current conversation.\n",
+                "\n",
+            ),
+            None,
+            "SKILL.md's Tool Use Rules lack the rule that writes need confirmation",
+        ),
+        (
+            lambda md: md.replace("Only the tools listed below may be used.", "Use any tool."),
+            None,
+            "SKILL.md's Tool Use Rules lack the rule that only the listed tools",
+        ),
+        (
+            lambda md: md.replace("\n---\n", "\n", 1),
+            None,
+            "SKILL.md has no name/description frontmatter",
+        ),
+        (
+            lambda md: md,
+            lambda tools: tools["hollowbrook_create_booking"]["inputSchema"]["properties"][
+                "user_confirmed"
+            ].update(type="string", const="yes"),
+            "hollowbrook_create_booking: user_confirmed is not typed boolean, const true",
+        ),
+        (
+            lambda md: md.replace(
+                "- `hollowbrook_cancel_booking` (write): requires explicit user confirmation"
+                " before every call; set `user_confirmed` only after it.",
+                "- `hollowbrook_cancel_booking` (read): may be called without confirmation.",
+            ),
+            _relabel_cancel_as_read,
+            "hollowbrook_cancel_booking: typed read, but references/cancel_booking.md declares"
+            " DELETE /bookings/{booking_id} behind an approval gate",
+        ),
+        (
+            lambda md: md,
+            lambda tools: tools["hollowbrook_get_booking"]["inputSchema"]["properties"].update(
+                booking_id={"type": "integer"}
+            ),
+            "hollowbrook_get_booking: its inputSchema is not the schema"
+            " references/get_booking.md declares",
+        ),
+    ],
+)
+def test_verify_holds_both_files_to_the_reference_files(
+    change_md: Any, change_contract: Any, message: str
+) -> None:
+    with pytest.raises(ContractError) as failed:
+        verify_folder(_tamper_both(change_md, change_contract))
+    assert message in str(failed.value)
+
+
+def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
+    tmp_path: Path,
+) -> None:
+    from services.app.host import SkillHost
+    from services.runtime.translate import CallRefused
+
+    out = tmp_path / "skills" / "hollowbrook"
+    for name, data in _folder().items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    host = SkillHost(tmp_path / "skills")
+    contract = {t["name"]: t for t in json.loads((out / "tools.json").read_text())}
+    assert sorted(t["name"] for t in host.tools()) == sorted(contract)
+    booking = {
+        "room_id": "oak",
+        "guest_name": "Ada",
+        "arrival": "2026-12-24",
+        "departure": "2026-12-27",
+        "user_confirmed": True,
+        "idempotency_key": "booking-ada-oak",
+    }
+    request = host.prepare("hollowbrook_create_booking", booking)
+    assert dict(request.headers)["Idempotency-Key"] == "booking-ada-oak"
+    assert json.loads(request.body or b"{}") == {
+        k: v for k, v in booking.items() if k not in ("user_confirmed", "idempotency_key")
+    }
+    keyed = host.prepare(
+        "hollowbrook_create_booking", {k: v for k, v in booking.items() if k != "idempotency_key"}
+    )
+    assert len(dict(keyed.headers)["Idempotency-Key"]) == 64  # derived from the identity fields
+    with pytest.raises(CallRefused, match="user_confirmed must be true"):
+        host.prepare("hollowbrook_create_booking", {**booking, "user_confirmed": False})
+    with pytest.raises(CallRefused, match="takes no idempotency_key"):
+        host.prepare(
+            "hollowbrook_check_availability",
+            {
+                "room_id": "oak",
+                "arrival": "2026-12-24",
+                "departure": "2026-12-27",
+                "idempotency_key": "k",
+            },
+        )
+    verified = _cli("verify", str(out))
+    assert verified.returncode == 0, verified.stderr
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
+)
+def test_every_export_verifies_and_loads_back_as_the_same_tools(spec: Path) -> None:
+    """The folder an agent elsewhere gets says what the package says: every tool, its schema,
+    its kind (verify loads the reference files as the runtime does)."""
+    package = derived(spec, "https://api.example.test")
+    skill = load_skill(package.files, lazy=True)
+    folder = agent_skills_folder(skill, package.files)
+    counts = verify_folder(folder)
+    assert counts["tools"] == package.manifest.stats.tools
