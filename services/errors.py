@@ -8,10 +8,15 @@ a permanent one becomes a dead letter at once, anything else is retried with spa
 
 from __future__ import annotations
 
-__all__ = ["NotFound", "Permanent", "Refused", "Retryable", "Unavailable"]
+__all__ = ["NotFound", "Permanent", "Refused", "Retryable", "SkillpressError", "Unavailable"]
 
 
-class Retryable(Exception):
+class SkillpressError(Exception):
+    """Every error skillpress raises on purpose: one family to catch (an agent host's `except`),
+    each either Retryable or Permanent."""
+
+
+class Retryable(SkillpressError):
     """Trying again later may succeed."""
 
     # the stable name of this kind of failure in the HTTP API's problem `type`, and its status:
@@ -25,7 +30,7 @@ class Unavailable(Retryable):
     wrong with what was asked, so a message waits for it on a longer schedule of its own."""
 
 
-class Permanent(Exception):
+class Permanent(SkillpressError):
     """Trying again cannot help; the message says what is wrong."""
 
     problem = "refused"

@@ -3,18 +3,32 @@
 goes through the same translation, checks and gates as `skillpress call`.
 
 A skill is reloaded when its folder changes (a follower swapping `DIR/<slug>` to a new version),
-so a host always serves what is live, without restarting.
+so a host always serves what is live, without restarting. A folder may be a derived package, a
+hand-written one, or an Agent Skills folder (`follow --format agent-skills`, `export`).
+
+Every error it raises is a `services.errors.SkillpressError`: Permanent (CallRefused, GateClosed,
+PackageError, UnknownOperation: change the call or the folder) or Retryable (ExecutionFailed: no
+complete answer came back).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from services.app.follow import folder_stamp
 from services.app.package_dir import read_package_dir
-from services.runtime.calls import CallSetup, GateClosed, place_call, prepare_call
+from services.runtime.calls import (
+    CallSetup,
+    GateClosed,
+    Gatekeeper,
+    closed_gate,
+    place_call,
+    prepare_call,
+)
 from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation, load_skill
 from services.runtime.translate import PreparedRequest
@@ -37,6 +51,11 @@ class SkillHost:
     credentials: dict[str, str] = field(default_factory=dict)  # slug → env var NAME
     limits: CallLimits = field(default_factory=CallLimits)
     allow_private_token_url: bool = False  # an OAuth 2 token URL on a trusted network
+    # folder name → where its API is (a skill whose servers are paths, a mock, a region)
+    base_urls: dict[str, str] = field(default_factory=dict)
+    # decides a gated call (returns to send it, raises GateClosed): the host's own approvals;
+    # by default only a call under its gate's auto_below goes
+    gatekeeper: Gatekeeper = closed_gate
     _bound: dict[str, _Bound] = field(default_factory=dict, init=False, repr=False)
 
     def bound(self) -> list[Skill]:
@@ -52,7 +71,12 @@ class SkillHost:
             stamp = folder_stamp(path)
             held = self._bound.get(name)
             if held is None or held.stamp != stamp:
-                skill = load_skill(read_package_dir(path, hand_written=True), slug=name, lazy=True)
+                skill = load_skill(
+                    read_package_dir(path, hand_written=True),
+                    slug=name,
+                    base_url=self.base_urls.get(name),
+                    lazy=True,
+                )
                 held = self._bound[name] = _Bound(skill, stamp)
             same = next((s for s in out if s.slug == held.skill.slug), None)
             if same is not None:  # their tools would share names: a call could reach either
@@ -79,23 +103,54 @@ class SkillHost:
             f"no bound skill ({', '.join(s.slug for s in skills) or 'none'}) has a tool {name!r}"
         )
 
-    def _setup(self, skill: Skill) -> CallSetup:
+    def _setup(
+        self,
+        skill: Skill,
+        environ: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CallSetup:
         credential = None
         if skill.auth is not None:
             env = self.credentials.get(skill.slug) or default_env_var(skill.slug)
             credential = Credential(skill.auth, env, self.allow_private_token_url)
-        return CallSetup(credential=credential, limits=self.limits)
+        limits = self.limits if timeout is None else replace(self.limits, timeout=timeout)
+        return CallSetup(credential=credential, limits=limits, environ=environ)
 
     def prepare(self, name: str, args: dict[str, Any]) -> PreparedRequest:
         """The request a call would send (CallRefused when its arguments are wrong)."""
         skill, tool = self._find(name)
         return prepare_call(tool, args, skill.hosts, self._setup(skill)).request
 
-    def call(self, name: str, args: dict[str, Any], page_url: str | None = None) -> CallResult:
-        """Call a tool by name (`page_url`: a previous result's `next.page_url`). A gated
-        operation is not sent (GateClosed) unless its amount is under the gate's `auto_below`:
-        approvals are a person's, through skillpress call or MCP."""
+    def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        page_url: str | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CallResult:
+        """Call a tool by name (`page_url`: a previous result's `next.page_url`). `environ`
+        holds this call's credential variables (a host serving many tenants passes each one's;
+        default: the process environment), `timeout` bounds this call's exchange. A gated call
+        goes only as the host's `gatekeeper` decides (GateClosed otherwise; by default only
+        under its gate's `auto_below`: approvals are a person's)."""
         skill, tool = self._find(name)
-        placed = place_call(tool, args, skill.hosts, self._setup(skill), page_url=page_url)
+        setup = self._setup(skill, environ, timeout)
+        placed = place_call(tool, args, skill.hosts, setup, self.gatekeeper, page_url)
         assert placed.result is not None
         return placed.result
+
+    async def acall(
+        self,
+        name: str,
+        args: dict[str, Any],
+        page_url: str | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CallResult:
+        """`call` for an async host: the exchange runs off its event loop."""
+        return await asyncio.to_thread(
+            self.call, name, args, page_url, environ=environ, timeout=timeout
+        )

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from services.errors import Permanent
+
 if TYPE_CHECKING:  # (imported when a child is made: reading a package needs none)
     from services.derive.split import Child
 
@@ -19,7 +21,7 @@ __all__ = ["write_package_dir", "PackageWriter", "read_package_dir", "OutputDirE
 _MAX_PACKAGE_FILES = 50_000
 
 
-class OutputDirError(OSError):
+class OutputDirError(OSError, Permanent):
     """The output directory cannot take the package (exists with other content, unwritable)."""
 
 

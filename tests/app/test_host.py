@@ -79,3 +79,85 @@ def test_two_folders_of_one_skill_are_refused_so_a_call_cannot_reach_the_wrong_g
     only = SkillHost(tmp_path / "skills", skills=("pets",))
     names = [t["name"] for t in only.tools()]
     assert len(names) == len(set(names)) == 4
+
+
+class _Echo:
+    """Answers every request with what it was sent: the path and the credential header."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                said = {"path": self.path, "key": self.headers.get("X-Hollowbrook-Key")}
+                data = json.dumps(said).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_approvals(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from services.errors import SkillpressError
+    from services.runtime.gates import GateCheck
+
+    echo = _Echo()
+    try:
+        relative = PETSTORE.read_text().replace("url: http://petstore.swagger.io/api", "url: /api")
+        assert relative != PETSTORE.read_text()
+        write_package_dir(derive_package(relative.encode()).files, tmp_path / "skills" / "petstore")
+        shutil.copytree(
+            ROOT / "services" / "examples" / "hollowbrook-skill",
+            tmp_path / "skills" / "hollowbrook",
+        )
+        bare = SkillHost(tmp_path / "skills", skills=("petstore",))
+        with pytest.raises(SkillpressError, match="declares no host"):
+            bare.call("petstore_find_pets", {})
+        decided: list[GateCheck] = []
+
+        def approve_small(check: GateCheck) -> None:
+            decided.append(check)
+            if check.bound.get("booking_id") != "bk-1":
+                raise GateClosed("not sent: waits for request #7", request=7)
+
+        host = SkillHost(
+            tmp_path / "skills",
+            base_urls={"petstore": echo.url, "hollowbrook": echo.url},
+            gatekeeper=approve_small,
+        )
+        assert host.call("petstore_find_pets", {"limit": 1}).body_value() == {
+            "path": "/api/pets?limit=1",
+            "key": None,
+        }
+        one = host.call("hollowbrook_list_rooms", {}, environ={"HOLLOWBROOK_API_KEY": "tenant-1"})
+        two = asyncio.run(
+            host.acall("hollowbrook_list_rooms", {}, environ={"HOLLOWBROOK_API_KEY": "tenant-2"})
+        )
+        assert (one.body_value()["key"], two.body_value()["key"]) == ("tenant-1", "tenant-2")
+        cancelled = host.call("hollowbrook_cancel_booking", {"booking_id": "bk-1"}, timeout=5)
+        assert cancelled.body_value()["path"] == "/bookings/bk-1"
+        with pytest.raises(GateClosed) as waiting:
+            host.call("hollowbrook_cancel_booking", {"booking_id": "bk-2"})
+        assert waiting.value.request == 7 and isinstance(waiting.value, SkillpressError)
+        assert [c.bound for c in decided] == [{"booking_id": "bk-1"}, {"booking_id": "bk-2"}]
+    finally:
+        echo.server.shutdown()
+        echo.server.server_close()
