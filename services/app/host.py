@@ -14,6 +14,7 @@ complete answer came back).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,8 +31,16 @@ from services.runtime.calls import (
     prepare_call,
 )
 from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
-from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation, load_skill
-from services.runtime.translate import PreparedRequest
+from services.runtime.skill import (
+    PackageError,
+    Skill,
+    Tool,
+    UnknownOperation,
+    load_skill,
+    shaped_tool,
+)
+from services.runtime.translate import CallRefused, PreparedRequest
+from services.runtime.workflows import StepFailed, Workflow, load_workflows, run_workflow
 
 __all__ = ["SkillHost", "GateClosed"]
 
@@ -40,6 +49,15 @@ __all__ = ["SkillHost", "GateClosed"]
 class _Bound:
     skill: Skill
     stamp: str  # the folder's identity when loaded (a follower's link target, or the path)
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    flows: dict[str, Workflow] | None = None  # its workflows, read when first asked for
+
+    def workflows(self) -> dict[str, Workflow]:
+        """Its workflows by name ({} without workflows.yaml; WorkflowRefused when they do not
+        load: a folder whose workflows are wrong is refused, never half-served)."""
+        if self.flows is None:
+            self.flows = load_workflows(self.files, self.skill)
+        return self.flows
 
 
 @dataclass
@@ -71,13 +89,9 @@ class SkillHost:
             stamp = folder_stamp(path)
             held = self._bound.get(name)
             if held is None or held.stamp != stamp:
-                skill = load_skill(
-                    read_package_dir(path, hand_written=True),
-                    slug=name,
-                    base_url=self.base_urls.get(name),
-                    lazy=True,
-                )
-                held = self._bound[name] = _Bound(skill, stamp)
+                files = read_package_dir(path, hand_written=True)
+                skill = load_skill(files, slug=name, base_url=self.base_urls.get(name), lazy=True)
+                held = self._bound[name] = _Bound(skill, stamp, files)
             same = next((s for s in out if s.slug == held.skill.slug), None)
             if same is not None:  # their tools would share names: a call could reach either
                 raise PackageError(
@@ -89,8 +103,27 @@ class SkillHost:
 
     def tools(self, provider: str = "anthropic") -> list[dict[str, Any]]:
         """Every bound skill's tools in `provider`'s shape (anthropic, openai, openai-strict,
-        gemini, mcp)."""
-        return [t.adapted(provider)[0] for skill in self.bound() for t in skill.tools]
+        gemini, mcp): its operations, then its hardened workflows (one tool runs them all)."""
+        out = []
+        for skill in self.bound():
+            out += [t.adapted(provider)[0] for t in skill.tools]
+            for wf in self._held(skill).workflows().values():
+                if wf.execution == "hardened":
+                    tool, _ = shaped_tool(
+                        wf.tool_name, wf.description or wf.name, wf.to_tool_schema(), provider
+                    )
+                    out.append(tool)
+        return out
+
+    def _held(self, skill: Skill) -> _Bound:
+        return next(b for b in self._bound.values() if b.skill is skill)
+
+    def _flow(self, name: str) -> tuple[Skill, Workflow] | None:
+        for skill in self.bound():
+            for wf in self._held(skill).workflows().values():
+                if wf.execution == "hardened" and name == wf.tool_name:
+                    return skill, wf
+        return None
 
     def _find(self, name: str) -> tuple[Skill, Tool]:
         skills = self.bound()
@@ -135,11 +168,44 @@ class SkillHost:
         default: the process environment), `timeout` bounds this call's exchange. A gated call
         goes only as the host's `gatekeeper` decides (GateClosed otherwise; by default only
         under its gate's `auto_below`: approvals are a person's)."""
+        flow = self._flow(name) if page_url is None else None
+        if flow is not None:
+            return self._run(*flow, args, environ, timeout)
         skill, tool = self._find(name)
         setup = self._setup(skill, environ, timeout)
         placed = place_call(tool, args, skill.hosts, setup, self.gatekeeper, page_url)
         assert placed.result is not None
         return placed.result
+
+    def _run(
+        self,
+        skill: Skill,
+        wf: Workflow,
+        args: dict[str, Any],
+        environ: Mapping[str, str] | None,
+        timeout: float | None,
+    ) -> CallResult:
+        """A hardened workflow, each step a call like any other (its gate decided by the
+        host's gatekeeper); StepFailed names the step that stopped it. Its result is the
+        workflow's answer, as the body of a 200."""
+        flows = self._held(skill).workflows()
+
+        def step(name: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
+            setup = self._setup(owner, environ, timeout)
+            try:
+                placed = place_call(tool, given, owner.hosts, setup, self.gatekeeper)
+            except (GateClosed, CallRefused) as exc:
+                raise StepFailed("", name, str(exc)) from None
+            result = placed.result
+            assert result is not None
+            if result.status >= 400:
+                raise StepFailed("", name, f"{tool.operation} answered {result.status}")
+            return result.body_value()
+
+        done = run_workflow(flows, wf.name, args, skill, step)
+        body = {"workflow": wf.name, "result": done.result, "steps": done.trace}
+        data = json.dumps(body, ensure_ascii=False, default=str).encode()
+        return CallResult(200, {"content-type": "application/json"}, data)
 
     async def acall(
         self,

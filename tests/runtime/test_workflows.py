@@ -705,3 +705,45 @@ workflows:
         WorkflowRefused, match="names skill 'annex', which the workflow's uses does not list"
     ):
         load_workflows({**files, "workflows.yaml": unlisted}, skill)
+
+
+def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_host(
+    skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.app.host import GateClosed, SkillHost
+    from services.runtime.gates import GateCheck
+    from services.runtime.workflows import StepFailed
+
+    monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
+    asked: list[str] = []
+    allow = {"create_booking": False}
+
+    def host_approvals(check: GateCheck) -> None:
+        asked.append(check.describe())
+        if not allow.get(check.operation, False):
+            raise GateClosed("not sent: waits for request #3", request=3)
+
+    host = SkillHost(skill_dir.parent, skills=("hollowbrook",), gatekeeper=host_approvals)
+    listed = {t["name"]: t for t in host.tools()}
+    assert listed["hollowbrook_book_room"]["input_schema"]["required"] == [
+        "room_id",
+        "guest_name",
+        "arrival",
+        "departure",
+    ]
+    with pytest.raises(StepFailed, match="step book failed: the booking was not made"):
+        host.call("hollowbrook_book_room", dict(STAY))
+    assert [(s.method, s.path) for s in server.house.seen] == [("GET", "/rooms/oak/availability")]
+    assert len(asked) == 1
+    server.house.seen.clear()
+    allow["create_booking"] = True
+    done = host.call("hollowbrook_book_room", dict(STAY))
+    assert done.body_value() == {
+        "workflow": "book_room",
+        "result": {"booking_id": "bk-1", "total_pence": 28500},
+        "steps": ["check: check_availability", "book: create_booking"],
+    }
+    assert [(s.method, s.path) for s in server.house.seen] == [
+        ("GET", "/rooms/oak/availability"),
+        ("POST", "/bookings"),
+    ]
