@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from schemas.asyncapi import asyncapi_document
 from schemas.events import MESSAGES
@@ -29,3 +30,48 @@ def test_openapi_json_is_in_sync_with_the_api() -> None:
     assert checked_in == json.loads(json.dumps(api_document())), (
         "run `just openapi` and commit schemas/openapi.json"
     )
+
+
+def _success(op: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    code = next(c for c in sorted(op["responses"]) if c.startswith("2"))
+    return code, op["responses"][code]
+
+
+def test_every_api_operation_says_what_it_returns_and_its_problems() -> None:
+    """A named schema for each JSON answer (a list of named items for a list), a media type
+    with a schema for each file, problem+json for each error; and the skill skillpress derives
+    from its own API tells an agent what every operation returns."""
+    doc = json.loads((Path(__file__).parents[1] / "schemas" / "openapi.json").read_text())
+    named = set(doc["components"]["schemas"])
+    unnamed = []
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            _, ok = _success(op)
+            for media, body in (ok.get("content") or {}).items():
+                schema = body.get("schema")
+                ref = (schema or {}).get("$ref") or ((schema or {}).get("items") or {}).get("$ref")
+                if media == "application/json" and path.endswith("/files"):
+                    assert schema == {
+                        "additionalProperties": {"type": "integer"},
+                        "title": "Response List Version Files",
+                        "type": "object",
+                    }
+                elif media == "application/json" and "/files/" not in path:
+                    if not ref or ref.rsplit("/", 1)[-1] not in named:
+                        unnamed.append(f"{method.upper()} {path}")
+                elif media != "text/event-stream":
+                    assert schema, f"{method.upper()} {path}: {media} without a schema"
+            for code in ("401", "404", "409", "413", "422", "503"):
+                problem = op["responses"][code]["content"]["application/problem+json"]
+                assert problem["schema"] == {"$ref": "#/components/schemas/Problem"}
+    assert unnamed == []
+    from services.derive import derive_package
+
+    files = derive_package(
+        (Path(__file__).parents[1] / "schemas" / "openapi.json").read_bytes()
+    ).files
+    meta = json.loads(files["skill.json"])
+    for entry in meta["operations"]:
+        text = files[entry["file"]].decode()
+        response = text.split("## Response", 1)[-1]
+        assert "## Response" in text and "Returns " in response, entry["name"]

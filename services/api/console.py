@@ -18,16 +18,10 @@ from starlette.exceptions import HTTPException
 
 from services.api.auth import SESSION_COOKIE
 from services.api.deps import read_spec_input, state
-from services.api.v1 import (
-    AnnotationIn,
-    ConfirmIn,
-    add_annotation,
-    confirm,
-    grouped_suggestions,
-    preview,
-    submit,
-)
+from services.app import changes, intake
 from services.app.context import AppContext
+from services.app.review import suggestion_groups
+from services.app.views import AnnotationView
 from services.errors import NotFound, Permanent, Retryable
 
 __all__ = ["router"]
@@ -209,7 +203,9 @@ async def import_preview(
     given = {"url": url or "", "spec": spec or "", "slug": slug or "", "base_url": base_url or ""}
     try:
         spec_in = await read_spec_input(ctx, file, spec, url, blob)
-        shown = await preview(ctx, spec_in, slug, base_url)
+        shown = await run_in_threadpool(
+            intake.preview, ctx, spec_in.data, spec_in.url, slug, base_url
+        )
     except (Permanent, Retryable) as exc:
         return _render(request, "import.html", 422, shown=None, given=given, error=str(exc))
     return _render(request, "import.html", shown=shown, given=given)
@@ -228,7 +224,9 @@ async def import_create(
     ctx = state(request).ctx
     try:
         spec_in = await read_spec_input(ctx, None, None, None, blob)
-        done = await submit(request, spec_in, slug, base_url, who)
+        done = await intake.submit(
+            ctx, state(request).nc, slug, spec_in.data, spec_in.url, base_url, who
+        )
     except (Permanent, Retryable) as exc:
         return _render(
             request,
@@ -362,14 +360,14 @@ def _skill_view(
     files = version_files(ctx.blobs, shown) if shown else {}
     manifest = Manifest.from_json(files["skill.json"]) if "skill.json" in files else None
     annotations = list_annotations(ctx, slug)
-    by_target: dict[str, list[dict[str, Any]]] = {}
+    by_target: dict[str, list[AnnotationView]] = {}
     for a in annotations:
         by_target.setdefault(a["target"], []).append(a)
     chosen = file if file in files else ("body.md" if "body.md" in files else None)
     entry = None
     if manifest is not None and chosen:
         entry = next((o for o in manifest.operations if o.file == chosen), None)
-    beside: list[dict[str, Any]] = []
+    beside: list[AnnotationView] = []
     if entry is not None:
         beside = by_target.get(f"operation:{entry.name}", [])
     elif manifest is not None and chosen:
@@ -447,27 +445,19 @@ async def add_annotation_form(
     who = _checked(request, csrf)
     ctx = state(request).ctx
     here = f"/skills/{slug}"
-    try:
-        given = AnnotationIn.model_validate(
-            {
-                "kind": kind,
-                "operation": operation or None,
-                "category": category or None,
-                "value": value,
-                "risk": risk,
-                "binds": binds or None,
-                "amount": amount or None,
-                "currency": currency or None,
-                "auto_below": auto_below or None,
-                "auto_currency": auto_currency or None,
-                "turn": turn or None,
-            }
-        )
-    except ValueError as exc:
-        return _back(here, error=str(exc).splitlines()[0])
+    values = {
+        kind: value,
+        "risk": risk,
+        "binds": binds or None,
+        "amount": amount or None,
+        "currency": currency or None,
+        "auto_below": auto_below or None,
+        "auto_currency": auto_currency or None,
+        "turn": turn or None,
+    }
     return await _act(
         here,
-        lambda: add_annotation(ctx, slug, given, who),
+        lambda: changes.annotate(ctx, slug, kind, operation or None, category or None, values, who),
         lambda done: f"annotation {done['annotation_id']} added; {_proposed(done)}",
         **({"file": back} if back else {}),
     )
@@ -477,13 +467,11 @@ async def add_annotation_form(
 async def retire_form(
     request: Request, slug: str, annotation_id: str, csrf: Annotated[str, Form()] = ""
 ) -> Response:
-    from services.api.v1 import retire
-
     who = _checked(request, csrf)
     ctx = state(request).ctx
     return await _act(
         f"/skills/{slug}",
-        lambda: retire(ctx, who, annotation_id),
+        lambda: changes.retire(ctx, annotation_id, who),
         lambda done: f"retired {annotation_id}; {_proposed(done)}",
     )
 
@@ -496,13 +484,11 @@ async def rekey_form(
     csrf: Annotated[str, Form()] = "",
     operation: Annotated[str, Form()] = "",
 ) -> Response:
-    from services.api.v1 import RekeyIn, rekey
-
     who = _checked(request, csrf)
     ctx = state(request).ctx
     return await _act(
         f"/skills/{slug}",
-        lambda: rekey(ctx, who, annotation_id, RekeyIn(operation=operation)),
+        lambda: changes.rekey(ctx, annotation_id, operation, who),
         lambda done: f"re-keyed {annotation_id} to {operation}; {_proposed(done)}",
     )
 
@@ -515,14 +501,11 @@ async def publish_form(
     version: Annotated[str, Form()] = "",
     remove_gates: Annotated[str, Form()] = "",
 ) -> Response:
-    from services.api.v1 import PublishIn, publish
-
     who = _checked(request, csrf)
     ctx = state(request).ctx
-    body = PublishIn(remove_gates=remove_gates == "yes")
     return await _act(
         f"/skills/{slug}",
-        lambda: publish(ctx, who, slug, version, body),
+        lambda: changes.publish(ctx, slug, version, remove_gates == "yes", 60.0, who),
         lambda done: f"published {done['version_id'][:12]}: it is live",
     )
 
@@ -534,7 +517,7 @@ async def publish_form(
 def review_page(request: Request, slug: str) -> Response:
     _operator(request)
     try:
-        review = grouped_suggestions(state(request).ctx, slug)
+        review = suggestion_groups(state(request).ctx, slug)
     except NotFound as exc:
         return _render(request, "skills.html", 404, skills=[], error=str(exc))
     return _render(request, "review.html", slug=slug, review=review)
@@ -550,8 +533,8 @@ async def review_confirm(
 ) -> Response:
     who = _checked(request, csrf)
     ctx = state(request).ctx
-    given = ConfirmIn(ids=[suggestion] if suggestion else [], groups=[group] if group else [])
-    done, error = await _attempt(lambda: confirm(ctx, slug, given, who))
+    ids, groups = [suggestion] if suggestion else [], [group] if group else []
+    done, error = await _attempt(lambda: changes.confirm(ctx, slug, ids, groups, who))
     notice = None
     if done is not None:
         notice = f"confirmed {len(done['confirmed'])}; {done['remaining']} left" + (
@@ -562,7 +545,7 @@ async def review_confirm(
                 f"{s['operation']} ({s['reason']})" for s in done["skipped"]
             )
     if request.headers.get("hx-request"):
-        review = await run_in_threadpool(grouped_suggestions, ctx, slug)
+        review = await run_in_threadpool(suggestion_groups, ctx, slug)
         return _render(
             request, "review_list.html", slug=slug, review=review, notice=notice, error=error
         )

@@ -4,7 +4,6 @@ layer and returns what it gives (the CLI calls the same ones)."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -14,11 +13,33 @@ from fastapi.responses import Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
+from schemas.events import LiveVersion
 from services.api.deps import Ctx, Operator, SpecInput, read_spec_input, state
 from services.api.problems import PROBLEM_RESPONSES
 from services.app.annotations import Kind
 from services.app.context import AppContext
-from services.errors import Refused
+from services.app.intake import SpecPreview, Submitted
+from services.app.views import (
+    ActionItemView,
+    ActionResolved,
+    AnnotationAdded,
+    AnnotationRekeyed,
+    AnnotationRetired,
+    AnnotationView,
+    ApprovalView,
+    Confirmation,
+    DeadLetterView,
+    Detached,
+    Overlay,
+    PublicationView,
+    Replayed,
+    SkillView,
+    SubmissionView,
+    SuggestionGroups,
+    VersionDiff,
+    VersionRow,
+    VersionView,
+)
 
 __all__ = ["router", "submit", "submission_stream"]
 
@@ -71,70 +92,18 @@ BaseUrlForm = Annotated[
 ]
 
 
-def _slug(given: str | None) -> str | None:
-    from services.derive.naming import slugify
-
-    if not given:
-        return None
-    slug = slugify(given)
-    if not slug or slug != given:
-        raise Refused(
-            f"slug {given!r}: lowercase letters, digits and '-' (try {slug or 'my-api'!r})"
-        )
-    return slug
-
-
-async def _spec_bytes(ctx: AppContext, spec: SpecInput) -> bytes:
-    if spec.data is not None:
-        return spec.data
-    from services.app.offline import fetch_url
-
-    assert spec.url is not None
-    return await run_in_threadpool(fetch_url, ctx.settings, spec.url)
-
-
-class PreviewOut(BaseModel):
-    title: str
-    slug: str
-    description: str
-    base_url: str | None
-    base_url_question: str | None = Field(
-        description="asked when the spec names no absolute server"
-    )
-    auth_header: str | None
-    auth_kind: str | None
-    credential_env: str = Field(description="the environment variable the credential goes in")
-    credential_holds: str = Field(
-        description="what that variable holds and how it is sent ('' when the spec declares no credential)"
-    )
-    operations_needing_auth: int
-    operations_unservable: int = Field(description="operations needing auth a header cannot serve")
-    unservable_kinds: list[str]
-    hosts: list[str]
-    operations: int
-    tools: int
-    categories: int
-    body: str = Field(description="the body exactly as agents will carry it")
-    body_bytes: int
-    warnings: list[str]
-    blob: str | None = Field(description="pass as `blob` to create the skill from the same bytes")
-
-
 async def preview(
     ctx: AppContext, spec: SpecInput, slug: str | None, base_url: str | None
-) -> PreviewOut:
-    from services.app.preview import preview_spec
+) -> SpecPreview:
+    from services.app.intake import preview as previewed
 
-    data = await _spec_bytes(ctx, spec)
-    shown = await run_in_threadpool(preview_spec, data, _slug(slug), base_url)
-    blob = await run_in_threadpool(ctx.blobs.put, data)
-    return PreviewOut(**shown.to_dict(), blob=blob)
+    return await run_in_threadpool(previewed, ctx, spec.data, spec.url, slug, base_url)
 
 
 @router.post(
     "/skills/preview",
     name="preview_skill",
-    response_model=PreviewOut,
+    response_model=SpecPreview,
     tags=["skills"],
     openapi_extra=_paste_form([]),
 )
@@ -147,52 +116,19 @@ async def preview_skill(
     blob: SpecBlob = None,
     slug: SlugForm = None,
     base_url: BaseUrlForm = None,
-) -> PreviewOut:
+) -> SpecPreview:
     """What the spec already answers, and what is still to ask; nothing is stored but its bytes."""
     return await preview(ctx, await read_spec_input(ctx, file, spec, url, blob), slug, base_url)
-
-
-class Submitted(BaseModel):
-    submission: str
-    skill: str
-    seq: int = Field(description="the stream sequence of the submission: replay events from it")
-    events: str = Field(description="the submission's stages as Server-Sent Events")
-    status: str
 
 
 async def submit(
     request: Request, spec: SpecInput, slug: str, base_url: str | None, who: str
 ) -> Submitted:
-    """Submit a spec to the pipeline (its first check done here, so a refused document is a 422
-    at once) and return where to follow it."""
-    from schemas.subjects import EVENTS
-    from services.app.pipeline import send, spec_submitted
-    from services.derive.load import LoadLimits, load_document
+    """Submit a spec to the pipeline and return where to follow it."""
+    from services.app.intake import submit as submitted
 
-    ctx = state(request).ctx
-    checked = _slug(slug)
-    if checked is None:
-        raise Refused("a skill needs a slug")
-    if spec.data is not None:
-        await run_in_threadpool(load_document, spec.data, LoadLimits())
-    submission = uuid.uuid4().hex
-    event = await run_in_threadpool(
-        spec_submitted, ctx, checked, spec.data, spec.url, base_url or None, who, submission
-    )
-    nc = state(request).nc
-    from services.app.pipeline import StackError
-
-    if nc is None:
-        raise StackError("this server has no pipeline connection")
-    seq = await send(nc, EVENTS["spec_submitted"], event, f"submitted:{submission}")
-    base = f"/v1/skills/{checked}/submissions/{submission}"
-    return Submitted(
-        submission=submission,
-        skill=checked,
-        seq=seq,
-        events=f"{base}/events?after={seq}",
-        status=f"/v1/submissions/{submission}",
-    )
+    shared = state(request)
+    return await submitted(shared.ctx, shared.nc, slug, spec.data, spec.url, base_url, who)
 
 
 @router.post(
@@ -220,7 +156,7 @@ async def create_skill(
 
 
 @router.get("/skills", name="list_skills", tags=["skills"])
-def list_skills(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
     """Every skill: its live version, proposals waiting, open action items."""
     from services.app.queries import skills_overview
 
@@ -228,7 +164,7 @@ def list_skills(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
 
 
 @router.get("/submissions/{submission}", name="get_submission", tags=["pipeline"])
-def submission_status(ctx: Ctx, who: Operator, submission: str) -> dict[str, Any]:
+def submission_status(ctx: Ctx, who: Operator, submission: str) -> SubmissionView:
     """Where a submission is, stage by stage, from the records."""
     from services.app.queries import submission_status as status
 
@@ -291,7 +227,7 @@ async def submission_events_stream(
 
 
 @router.get("/skills/{slug}/versions", name="list_versions", tags=["versions"])
-def versions(ctx: Ctx, who: Operator, slug: str) -> list[dict[str, Any]]:
+def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
     """The skill's versions, newest first."""
     from services.app.versions import list_versions
 
@@ -299,15 +235,15 @@ def versions(ctx: Ctx, who: Operator, slug: str) -> list[dict[str, Any]]:
 
 
 @router.get("/live", name="list_live_versions", tags=["versions"])
-def live(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+def live(ctx: Ctx, who: Operator) -> list[LiveVersion]:
     """Every skill's live version: its id, each file's sha256, its hosts (what followers keep)."""
     from services.app.versions import live_versions
 
-    return [v.model_dump() for v in live_versions(ctx)]
+    return live_versions(ctx)
 
 
 @router.get("/skills/{slug}/versions/{ref}", name="get_version", tags=["versions"])
-def version(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str, Any]:
+def version(ctx: Ctx, who: Operator, slug: str, ref: str) -> VersionView:
     """One version's id, files by sha256, hosts, status and whether it is live (`ref`: an id or
     prefix, `live`, `newest`, or `current`: the live one, else the newest)."""
     from services.app.versions import version_view
@@ -328,7 +264,24 @@ def version_file_list(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str,
 
 
 @router.get(
-    "/skills/{slug}/versions/{ref}/files/{path:path}", name="get_version_file", tags=["versions"]
+    "/skills/{slug}/versions/{ref}/files/{path:path}",
+    name="get_version_file",
+    tags=["versions"],
+    response_class=Response,
+    responses={
+        200: {
+            "description": "the file's bytes: Markdown (text/markdown) or JSON",
+            "content": {
+                "text/markdown": {"schema": {"type": "string"}},
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "description": "skill.json, index.json, types.json",
+                    }
+                },
+            },
+        }
+    },
 )
 def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Response:
     """One file of a version, as stored (read alone, by its digest)."""
@@ -342,7 +295,13 @@ def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Res
     "/skills/{slug}/versions/{ref}/archive",
     name="get_version_archive",
     tags=["versions"],
-    responses={200: {"content": {"application/gzip": {}}}},
+    response_class=Response,
+    responses={
+        200: {
+            "description": "every file of the version in one tar.gz, as stored",
+            "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
 )
 def version_archive(ctx: Ctx, who: Operator, slug: str, ref: str) -> Response:
     """Every file of a version in one gzip-compressed tar (what a follower fetches: check each
@@ -364,7 +323,7 @@ def diff(
     slug: str,
     from_: Annotated[str | None, Query(alias="from", description="default: live")] = None,
     to: Annotated[str | None, Query(description="default: newest")] = None,
-) -> dict[str, Any]:
+) -> VersionDiff:
     """What changed between two versions, with the annotations the newer one orphans."""
     from services.app.versions import diff_versions
 
@@ -379,21 +338,17 @@ class PublishIn(BaseModel):
 
 
 @router.post("/skills/{slug}/versions/{ref}/publish", name="publish_version", tags=["versions"])
-def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> dict[str, Any]:
+def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> PublicationView:
     """Make a version live (refused with the gates it would drop unless `remove_gates`)."""
-    from services.app.pipeline import request_publish
-    from services.app.versions import check_publish_request, resolve_version
+    from services.app.changes import publish as published
 
-    version_id = check_publish_request(
-        ctx, slug, resolve_version(ctx, slug, ref)[1].id, body.remove_gates
-    )
-    return request_publish(ctx, slug, version_id, body.remove_gates, body.timeout, who)
+    return published(ctx, slug, ref, body.remove_gates, body.timeout, who)
 
 
 @router.get("/skills/{slug}/annotations", name="list_annotations", tags=["annotations"])
 def annotations_list(
     ctx: Ctx, who: Operator, slug: str, include_retired: bool = False
-) -> list[dict[str, Any]]:
+) -> list[AnnotationView]:
     """Annotations, each applied, orphaned, pending or retired."""
     from services.app.annotations import list_annotations
 
@@ -422,47 +377,30 @@ class AnnotationIn(BaseModel):
     timeout: float = Field(default=120.0, gt=0, le=600)
 
 
-def _proposal(ctx: AppContext, stored: Any, change: str, timeout: float) -> dict[str, Any]:
-    from schemas.subjects import EVENTS
-    from services.app.pipeline import propose_change
-
-    subject, body = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
-    if subject == EVENTS["revision_rejected"]:
-        raise Refused(f"refused: {body['reason']}")
-    return body
-
-
-def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) -> dict[str, Any]:
-    from services.app.annotations import add_annotation as add
-    from services.app.annotations import compose_annotation
+def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) -> AnnotationAdded:
+    from services.app.changes import annotate
 
     values = given.model_dump()
     values[given.kind] = given.value
-    kind, target, body = compose_annotation(given.kind, given.operation, given.category, values)
-    stored = add(ctx, slug, kind, target, body, who)
-    return {
-        "annotation_id": stored.ids[0],
-        "kind": kind,
-        "target": target,
-        "proposal": _proposal(ctx, stored, "added", given.timeout),
-    }
+    return annotate(
+        ctx, slug, given.kind, given.operation, given.category, values, who, given.timeout
+    )
 
 
 @router.post(
     "/skills/{slug}/annotations", name="add_annotation", status_code=201, tags=["annotations"]
 )
-def annotate(ctx: Ctx, who: Operator, slug: str, body: AnnotationIn) -> dict[str, Any]:
+def annotate(ctx: Ctx, who: Operator, slug: str, body: AnnotationIn) -> AnnotationAdded:
     """Add one annotation (checked against the latest revision) and propose the version it makes."""
     return add_annotation(ctx, slug, body, who)
 
 
 @router.post("/annotations/{annotation_id}/retire", name="retire_annotation", tags=["annotations"])
-def retire(ctx: Ctx, who: Operator, annotation_id: str) -> dict[str, Any]:
+def retire(ctx: Ctx, who: Operator, annotation_id: str) -> AnnotationRetired:
     """Retire an annotation (it stays on record) and propose the version without it."""
-    from services.app.annotations import retire as retired
+    from services.app.changes import retire as retired
 
-    stored = retired(ctx, annotation_id, who)
-    return {"retired": annotation_id, "proposal": _proposal(ctx, stored, "retired", 120.0)}
+    return retired(ctx, annotation_id, who)
 
 
 class RekeyIn(BaseModel):
@@ -470,38 +408,19 @@ class RekeyIn(BaseModel):
 
 
 @router.post("/annotations/{annotation_id}/rekey", name="rekey_annotation", tags=["annotations"])
-def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> dict[str, Any]:
+def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> AnnotationRekeyed:
     """Move an orphaned annotation to an operation's new name."""
-    from services.app.annotations import rekey as rekeyed
+    from services.app.changes import rekey as rekeyed
 
-    stored = rekeyed(ctx, annotation_id, body.operation, who)
-    return {"annotation_id": stored.ids[1], "proposal": _proposal(ctx, stored, "rekeyed", 120.0)}
-
-
-def grouped_suggestions(ctx: AppContext, slug: str) -> dict[str, Any]:
-    from services.app.review import GROUPS, open_suggestions
-    from services.app.versions import find_skill
-
-    pending = open_suggestions(ctx, find_skill(ctx, slug))
-    groups: dict[str, list[dict[str, Any]]] = {g: [] for g in GROUPS}
-    for p in pending:
-        groups[p.group].append(
-            {
-                "id": p.id,
-                "operation": p.operation,
-                "kind": p.kind,
-                "annotation": p.annotation,
-                "why": p.why,
-                "bindable": p.bindable and p.kind != "header",
-            }
-        )
-    return {"remaining": len(pending), "groups": groups}
+    return rekeyed(ctx, annotation_id, body.operation, who)
 
 
 @router.get("/skills/{slug}/suggestions", name="list_suggestions", tags=["review"])
-def suggestions(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
+def suggestions(ctx: Ctx, who: Operator, slug: str) -> SuggestionGroups:
     """Open suggestions grouped money, deletes, changes, reads."""
-    return grouped_suggestions(ctx, slug)
+    from services.app.review import suggestion_groups
+
+    return suggestion_groups(ctx, slug)
 
 
 class ConfirmIn(BaseModel):
@@ -509,35 +428,16 @@ class ConfirmIn(BaseModel):
     groups: list[str] = Field(default_factory=list, description="whole groups to confirm")
 
 
-def confirm(ctx: AppContext, slug: str, given: ConfirmIn, who: str) -> dict[str, Any]:
-    from services.app.annotations import Stored
-    from services.app.review import confirm_suggestions
-    from services.app.versions import find_skill
-
-    if not given.ids and not given.groups:
-        raise Refused("name suggestions (`ids`) or groups (`groups`) to confirm")
-    skill = find_skill(ctx, slug)
-    done = confirm_suggestions(ctx, skill, ids=given.ids, groups=given.groups, by=who)
-    out: dict[str, Any] = {
-        "confirmed": done.annotation_ids,
-        "skipped": done.skipped,
-        "remaining": done.remaining,
-        "proposal": None,
-    }
-    if done.annotation_ids:
-        stored = Stored(done.annotation_ids, skill, ctx.clock())
-        out["proposal"] = _proposal(ctx, stored, "reviewed", 120.0)
-    return out
-
-
 @router.post("/skills/{slug}/suggestions/confirm", name="confirm_suggestions", tags=["review"])
-def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> dict[str, Any]:
+def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confirmation:
     """Confirm suggestions one at a time or a group at once; each becomes an annotation."""
-    return confirm(ctx, slug, body, who)
+    from services.app.changes import confirm
+
+    return confirm(ctx, slug, body.ids, body.groups, who)
 
 
 @router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])
-def detach(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
+def detach(ctx: Ctx, who: Operator, slug: str) -> Detached:
     """From now on the skill is an ordinary package: new revisions propose nothing."""
     from services.app.annotations import detach as detached
 
@@ -546,7 +446,7 @@ def detach(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
 
 
 @router.get("/skills/{slug}/export/overlay", name="export_overlay", tags=["exports"])
-def export_overlay(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
+def export_overlay(ctx: Ctx, who: Operator, slug: str) -> Overlay:
     """The annotations as an OpenAPI Overlay 1.0 document."""
     from services.app.exports import overlay
 
@@ -558,7 +458,12 @@ def export_overlay(ctx: Ctx, who: Operator, slug: str) -> dict[str, Any]:
     name="export_agent_skills",
     tags=["exports"],
     response_class=Response,
-    responses={200: {"content": {"application/zip": {}}}},
+    responses={
+        200: {
+            "description": "the Agent Skills folder (SKILL.md, tools.json, references/), zipped",
+            "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
 )
 def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
     """The live version as an Agent Skills folder, zipped."""
@@ -572,7 +477,7 @@ def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
 
 
 @router.get("/actions", name="list_action_items", tags=["operations"])
-def actions(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
     """Open action items."""
     from services.app.queries import open_actions
 
@@ -580,7 +485,7 @@ def actions(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
 
 
 @router.post("/actions/{action_id}/resolve", name="resolve_action_item", tags=["operations"])
-def resolve(ctx: Ctx, who: Operator, action_id: int) -> dict[str, Any]:
+def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
     """Mark an action item handled."""
     from services.app.queries import resolve_action
 
@@ -588,7 +493,7 @@ def resolve(ctx: Ctx, who: Operator, action_id: int) -> dict[str, Any]:
 
 
 @router.get("/dead-letters", name="list_dead_letters", tags=["operations"])
-def dead_letters(ctx: Ctx, who: Operator) -> list[dict[str, Any]]:
+def dead_letters(ctx: Ctx, who: Operator) -> list[DeadLetterView]:
     """Messages no worker could handle, oldest first."""
     from services.app.queries import dead_letters as letters
 
@@ -602,7 +507,7 @@ class ReplayIn(BaseModel):
 
 
 @router.post("/dead-letters/replay", name="replay_dead_letters", tags=["operations"])
-def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[dict[str, Any]]:
+def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
     """Re-publish dead letters' original messages under fresh message ids."""
     from services.app.pipeline import replay_dead_letters
 
@@ -610,7 +515,7 @@ def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[dict[str, Any]]:
 
 
 @router.get("/approvals", name="list_approvals", tags=["approvals"])
-def approvals(ctx: Ctx, who: Operator, everything: bool = False) -> list[dict[str, Any]]:
+def approvals(ctx: Ctx, who: Operator, everything: bool = False) -> list[ApprovalView]:
     """Calls to gated operations waiting for a person, oldest first (`everything`: decided ones too)."""
     from services.app.approvals import list_requests
 
@@ -622,7 +527,7 @@ class DecisionIn(BaseModel):
 
 
 @router.post("/approvals/{request_id}/decide", name="decide_approval", tags=["approvals"])
-def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> dict[str, Any]:
+def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> ApprovalView:
     """Grant or deny a waiting call; the operator's name is recorded with the decision."""
     from services.app.approvals import as_dict
     from services.app.approvals import decide as decided

@@ -25,6 +25,7 @@ from services.app.derivations import (
     parsed_operation_names,
 )
 from services.app.versions import find_skill, newest_manifest
+from services.app.views import AnnotationView
 from services.derive.annotations import Annotation, check_shape
 from services.derive.manifest import Manifest
 from services.errors import NotFound, Refused
@@ -229,7 +230,7 @@ def add_annotation(
 
 def list_annotations(
     ctx: AppContext, slug: str, include_retired: bool = False
-) -> list[dict[str, Any]]:
+) -> list[AnnotationView]:
     """A skill's annotations, each applied, orphaned, pending (not yet in a version) or retired."""
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
@@ -240,7 +241,7 @@ def list_annotations(
         ).all()
     _, manifest = newest_manifest(ctx, skill)
     state = manifest.annotations if manifest is not None else None
-    out = []
+    out: list[AnnotationView] = []
     for r in rows:
         if r.retired_at is not None and not include_retired:
             continue

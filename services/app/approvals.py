@@ -11,6 +11,7 @@ from sqlmodel import col, select
 
 from schemas.records import ApprovalRequest
 from services.app.context import AppContext
+from services.app.views import ApprovalView
 from services.errors import NotFound, Refused
 from services.runtime.gates import GateCheck
 
@@ -30,7 +31,7 @@ def _bound(bound: dict[str, Any]) -> str:
     return json.dumps(bound, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def as_dict(r: ApprovalRequest) -> dict[str, Any]:
+def as_dict(r: ApprovalRequest) -> ApprovalView:
     return {
         "id": r.id,
         "skill": r.skill,
@@ -149,7 +150,7 @@ def consume(ctx: AppContext, request_id: int) -> ApprovalRequest:
         return row
 
 
-def list_requests(ctx: AppContext, everything: bool = False) -> list[dict[str, Any]]:
+def list_requests(ctx: AppContext, everything: bool = False) -> list[ApprovalView]:
     """Pending requests, oldest first (`everything`: decided ones too)."""
     with ctx.records.session() as s:
         query = select(ApprovalRequest).order_by(col(ApprovalRequest.id))

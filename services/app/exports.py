@@ -12,6 +12,7 @@ from services.app.package_dir import read_package_dir
 
 if TYPE_CHECKING:
     from services.app.context import AppContext
+from services.app.views import Overlay
 
 __all__ = ["overlay", "skill_files"]
 
@@ -20,7 +21,7 @@ __all__ = ["overlay", "skill_files"]
 # most of a second.
 
 
-def overlay(ctx: AppContext, slug: str) -> dict[str, Any]:
+def overlay(ctx: AppContext, slug: str) -> Overlay:
     """The skill's active annotations as Overlay actions on the operations of its newest version
     (orphaned ones have nowhere in the document to go, and are left out)."""
     from sqlmodel import col, select

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from schemas.subjects import COMMANDS, EVENTS
 from services.app.context import AppContext
+from services.app.views import Replayed
 from services.errors import Refused, Retryable
 from services.platform.settings import Settings
 
@@ -436,7 +437,7 @@ def request_publish(
     return with_pipeline(ctx, work)[-1][1]
 
 
-def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[dict[str, Any]]:
+def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[Replayed]:
     """Re-publish dead letters' original messages (those numbered `ids`, or every one not yet
     replayed) under fresh message ids, and record when and as what; NotFound for an unknown id."""
     from sqlmodel import col, select
@@ -474,7 +475,7 @@ def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[dict[str
 
     sent = with_pipeline(ctx, work) if rows else []
     now = ctx.clock()
-    out = []
+    out: list[Replayed] = []
     with ctx.records.session() as s:
         for row, msg_id in zip(rows, sent, strict=True):
             stored = s.get(DeadLetter, row.id)

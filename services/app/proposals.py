@@ -137,4 +137,4 @@ def propose_version(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) ->
                 )
         else:
             diff = json.loads(existing.diff_json)
-    return Proposed(version_id, inputs.skill.slug, rev.id, created, diff.get("summary", {}))
+    return Proposed(version_id, inputs.skill.slug, rev.id, created, dict(diff.get("summary", {})))

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlmodel import col, select
 
 from schemas.records import ActionItem, DeadLetter, Skill, Source, SourceRevision, Version
 from services.app.context import AppContext
 from services.app.derivations import as_utc
 from services.app.versions import find_skill
+from services.app.views import (
+    ActionItemView,
+    ActionResolved,
+    DeadLetterBrief,
+    DeadLetterView,
+    RevisionView,
+    SkillView,
+    Stage,
+    SubmissionView,
+)
 from services.errors import NotFound
 
 __all__ = [
@@ -22,7 +30,7 @@ __all__ = [
 ]
 
 
-def open_actions(ctx: AppContext) -> list[dict[str, Any]]:
+def open_actions(ctx: AppContext) -> list[ActionItemView]:
     """Action items no one has resolved yet: proposals a scheduled refresh made."""
     with ctx.records.session() as s:
         rows = s.exec(
@@ -44,7 +52,7 @@ def open_actions(ctx: AppContext) -> list[dict[str, Any]]:
         ]
 
 
-def dead_letters(ctx: AppContext) -> list[dict[str, Any]]:
+def dead_letters(ctx: AppContext) -> list[DeadLetterView]:
     """Messages no worker could handle, oldest first, with their error and payload."""
     with ctx.records.session() as s:
         rows = s.exec(select(DeadLetter).order_by(col(DeadLetter.id))).all()
@@ -64,7 +72,7 @@ def dead_letters(ctx: AppContext) -> list[dict[str, Any]]:
         ]
 
 
-def _revision_row(rev: SourceRevision, source: Source, made: list[str]) -> dict[str, Any]:
+def _revision_row(rev: SourceRevision, source: Source, made: list[str]) -> RevisionView:
     return {
         "revision_id": rev.id,
         "spec_sha256": rev.spec_sha256,
@@ -78,7 +86,7 @@ def _revision_row(rev: SourceRevision, source: Source, made: list[str]) -> dict[
     }
 
 
-def revisions(ctx: AppContext, slug: str) -> list[dict[str, Any]]:
+def revisions(ctx: AppContext, slug: str) -> list[RevisionView]:
     """A skill's revisions, newest first: when, from where, parsed or refused (and why), the
     versions each made."""
     skill = find_skill(ctx, slug)
@@ -99,7 +107,7 @@ def revisions(ctx: AppContext, slug: str) -> list[dict[str, Any]]:
         return out
 
 
-def submission_status(ctx: AppContext, submission: str) -> dict[str, Any]:
+def submission_status(ctx: AppContext, submission: str) -> SubmissionView:
     """Where a submission is now, stage by stage, from what the records hold (NotFound when no
     stage has recorded it: it is queued, or its first message was dead-lettered — both listed)."""
     with ctx.records.session() as s:
@@ -109,7 +117,7 @@ def submission_status(ctx: AppContext, submission: str) -> dict[str, Any]:
                 SourceRevision.source_id == Source.id,
             )
         ).first()
-        letters = [
+        letters: list[DeadLetterBrief] = [
             {"id": d.id, "worker": d.worker, "subject": d.subject, "error": d.error.splitlines()[0]}
             for d in s.exec(
                 select(DeadLetter)
@@ -127,7 +135,7 @@ def submission_status(ctx: AppContext, submission: str) -> dict[str, Any]:
         made = s.exec(
             select(Version).where(Version.revision_id == rev.id).order_by(col(Version.created_at))
         ).all()
-        stages: list[dict[str, Any]] = [
+        stages: list[Stage] = [
             {
                 "stage": "fetched",
                 "at": rev.fetched_at.isoformat(),
@@ -158,7 +166,7 @@ def submission_status(ctx: AppContext, submission: str) -> dict[str, Any]:
         }
 
 
-def resolve_action(ctx: AppContext, action_id: int) -> dict[str, Any]:
+def resolve_action(ctx: AppContext, action_id: int) -> ActionResolved:
     """Mark an action item handled (it stays on record); NotFound for one that is not open."""
     with ctx.records.session() as s:
         row = s.get(ActionItem, action_id)
@@ -168,7 +176,7 @@ def resolve_action(ctx: AppContext, action_id: int) -> dict[str, Any]:
         return {"id": row.id, "resolved_at": row.resolved_at.isoformat()}
 
 
-def skills_overview(ctx: AppContext) -> list[dict[str, Any]]:
+def skills_overview(ctx: AppContext) -> list[SkillView]:
     """Every skill by slug: its live version, the proposals waiting, its open action items."""
     with ctx.records.session() as s:
         skills = s.exec(select(Skill).order_by(col(Skill.slug))).all()

@@ -14,6 +14,8 @@ from schemas.records import AnnotationRecord, Skill, Suggestion
 from services.app.annotations import check_annotation, store_annotation
 from services.app.context import AppContext
 from services.app.derivations import latest_revision_id
+from services.app.versions import find_skill
+from services.app.views import SuggestionGroups, SuggestionView
 from services.derive.annotations import Annotation
 from services.derive.approvals import GROUPS
 from services.errors import NotFound, Refused
@@ -27,6 +29,7 @@ __all__ = [
     "confirm_suggestions",
     "dismiss_suggestions",
     "open_suggestions",
+    "suggestion_groups",
 ]
 
 
@@ -229,3 +232,21 @@ def _chosen(
     if missing:
         raise NotFound(f"no open suggestion {sorted(missing)[0]!r} for {skill.slug}")
     return [p for p in pending if p.id in ids or p.group in groups], pending
+
+
+def suggestion_groups(ctx: AppContext, slug: str) -> SuggestionGroups:
+    """The skill's open suggestions, grouped money, deletes, changes, reads."""
+    pending = open_suggestions(ctx, find_skill(ctx, slug))
+    groups: dict[str, list[SuggestionView]] = {g: [] for g in GROUPS}
+    for p in pending:
+        groups[p.group].append(
+            {
+                "id": p.id,
+                "operation": p.operation,
+                "kind": p.kind,
+                "annotation": p.annotation,
+                "why": p.why,
+                "bindable": p.bindable and p.kind != "header",
+            }
+        )
+    return {"remaining": len(pending), "groups": groups}

@@ -13,6 +13,7 @@ from schemas.events import LiveVersion
 from schemas.records import Skill, Version
 from services.app.context import AppContext
 from services.app.package_dir import LazyFiles
+from services.app.views import VersionDiff, VersionRow, VersionView
 from services.derive.diff import diff_packages, gates
 from services.derive.manifest import Manifest
 from services.errors import NotFound, Refused
@@ -171,7 +172,7 @@ def pick_version(ctx: AppContext, skill: Skill, ref: str | None) -> Version:
     return v
 
 
-def list_versions(ctx: AppContext, slug: str) -> list[dict[str, Any]]:
+def list_versions(ctx: AppContext, slug: str) -> list[VersionRow]:
     """A skill's versions, newest first: status, whether live, what each changed."""
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
@@ -194,7 +195,7 @@ def list_versions(ctx: AppContext, slug: str) -> list[dict[str, Any]]:
         ]
 
 
-def diff_versions(ctx: AppContext, slug: str, a: str | None, b: str | None) -> dict[str, Any]:
+def diff_versions(ctx: AppContext, slug: str, a: str | None, b: str | None) -> VersionDiff:
     """What changed from `a` (default: live) to `b` (default: newest), with orphaned annotations."""
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
@@ -303,11 +304,17 @@ def version_pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
     return _pointer(*resolve_version(ctx, slug, ref))
 
 
-def version_view(ctx: AppContext, slug: str, ref: str) -> dict[str, Any]:
+def version_view(ctx: AppContext, slug: str, ref: str) -> VersionView:
     """A version's pointer with its status and whether it is live (`ref` as `resolve_version`
     reads it): what `show` lists."""
     skill, version = resolve_version(ctx, slug, ref)
-    return _pointer(skill, version).model_dump() | {
+    pointer = _pointer(skill, version)
+    return {
+        "skill": pointer.skill,
+        "version_id": pointer.version_id,
+        "files": pointer.files,
+        "hosts": pointer.hosts,
+        "auth_header": pointer.auth_header,
         "status": version.status,
         "live": version.id == skill.live_version_id,
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,15 +33,12 @@ def import_(
 ) -> None:
     """Submit a spec and follow it through the pipeline to a proposed version (or its refusal)."""
     from schemas.subjects import EVENTS
+    from services.app.intake import check_slug
     from services.app.offline import read_spec_file
     from services.app.pipeline import StackError, submit_spec
-    from services.derive.naming import slugify
 
-    slug = slugify(skill)
-    if not slug or slug != skill:
-        fail(
-            f"--skill {skill!r}: a slug is lowercase letters, digits and '-' (try {slug or 'my-api'!r})"
-        )
+    with failures():
+        slug = check_slug(skill, named="--skill") or ""
     ctx = open_ctx()
     is_url = spec.startswith(("http://", "https://"))
     shown = Progress(not as_json)
@@ -142,7 +139,7 @@ def show(
     """A version's files, or one file's content."""
     from services.cli.remote import Remote, through_api
 
-    def remotely(api: Remote) -> tuple[dict[str, Any], Callable[[str], bytes]]:
+    def remotely(api: Remote) -> tuple[Mapping[str, Any], Callable[[str], bytes]]:
         view = api.get(f"/skills/{slug}/versions/{version or 'current'}")
         path = f"/skills/{slug}/versions/{view['version_id']}/files/"
         return view, lambda name: api.request("GET", path + name)
@@ -153,7 +150,7 @@ def show(
 
         ctx = open_ctx()
         with failures():
-            local = version_view(ctx, slug, version or "current")
+            local: Mapping[str, Any] = version_view(ctx, slug, version or "current")
         found = local, lambda name: ctx.blobs.get(local["files"][name])
     view, read = found
     version_id, keys = str(view["version_id"]), dict(view["files"])
@@ -388,7 +385,10 @@ def actions(
 
 
 def _listing(
-    rows: list[dict[str, Any]], as_json: bool, empty: str, line: Callable[[dict[str, Any]], str]
+    rows: Sequence[Mapping[str, Any]],
+    as_json: bool,
+    empty: str,
+    line: Callable[[Mapping[str, Any]], str],
 ) -> None:
     """A list as JSON, or a line per row (`empty` when there is none)."""
     if as_json:

@@ -2,19 +2,53 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
 
 from services.derive.frontmatter import DeclarationError, frontmatter_text, split_frontmatter
 from services.derive.manifest import Manifest, OperationEntry
 
-__all__ = ["diff_packages", "gates"]
+__all__ = ["ChangedOperation", "DiffSummary", "PackageDiff", "diff_packages", "gates"]
 
 
 def _index(files: dict[str, bytes]) -> dict[str, OperationEntry]:
     return Manifest.from_json(files["skill.json"]).by_name()
 
 
-def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[str, Any]:
+class DiffSummary(TypedDict):
+    """How many operations were added, removed and changed, and how many files differ."""
+
+    added: int
+    removed: int
+    changed: int
+    files_changed: int
+    orphaned: NotRequired[int]  # annotations whose operation is gone (a stored version's diff)
+
+
+class ChangedOperation(TypedDict):
+    """An operation whose call changed: what changed (method, path, tool, declaration)."""
+
+    operation: str
+    what: list[str]
+    before: str
+    after: str
+
+
+class PackageDiff(TypedDict):
+    """The difference that matters between two packages."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[ChangedOperation]
+    files_changed: int
+    summary: DiffSummary
+    # the annotations whose operation is gone, with the operations they may be re-keyed to (a
+    # stored version's diff)
+    orphaned: NotRequired[list[dict[str, Any]]]
+
+
+def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> PackageDiff:
     """`{"added", "removed", "changed", "files_changed", "summary"}` of `new` against `old` (None: everything is added).
 
     An operation's call changed when its method, path, tool name or operation block differs;
@@ -33,7 +67,7 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> dict[s
     before = _index(old)
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
-    changed: list[dict[str, Any]] = []
+    changed: list[ChangedOperation] = []
     for name in sorted(set(after) & set(before)):
         a, b = before[name], after[name]
         what = [k for k in ("method", "path", "tool") if getattr(a, k) != getattr(b, k)]

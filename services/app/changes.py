@@ -1,0 +1,116 @@
+"""A person's change and the version it proposes, as one use-case each: an annotation added,
+retired or re-keyed, suggestions confirmed, a version published. Each stores the change, then
+waits for the pipeline's answer (the proposed version, or the refusal) and returns it typed; the
+HTTP API and the console call these, and show what they return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from schemas.subjects import EVENTS
+from services.app.annotations import Stored, compose_annotation
+from services.app.annotations import add_annotation as store
+from services.app.annotations import rekey as rekeyed
+from services.app.annotations import retire as retired
+from services.app.context import AppContext
+from services.app.pipeline import propose_change, request_publish
+from services.app.review import confirm_suggestions
+from services.app.versions import check_publish_request, find_skill, resolve_version
+from services.app.views import (
+    AnnotationAdded,
+    AnnotationRekeyed,
+    AnnotationRetired,
+    Confirmation,
+    ProposalView,
+    PublicationView,
+)
+from services.errors import Refused
+
+__all__ = [
+    "annotate",
+    "confirm",
+    "proposal_of",
+    "publish",
+    "rekey",
+    "retire",
+]
+
+PROPOSAL_WAIT = 120.0  # seconds a change waits for the version it proposes
+
+
+def proposal_of(
+    ctx: AppContext, stored: Stored, change: str, timeout: float = PROPOSAL_WAIT
+) -> ProposalView:
+    """The version `stored` proposes (Refused with the reason when its derivation refuses it)."""
+    subject, body = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
+    if subject == EVENTS["revision_rejected"]:
+        raise Refused(f"refused: {body['reason']}")
+    return cast(ProposalView, body)
+
+
+def annotate(
+    ctx: AppContext,
+    slug: str,
+    kind: str,
+    operation: str | None,
+    category: str | None,
+    values: Mapping[str, str | None],
+    by: str,
+    timeout: float = PROPOSAL_WAIT,
+) -> AnnotationAdded:
+    """Add one annotation (from the words a person gave: `values[kind]` is its main value),
+    checked against the latest revision, and propose the version it makes."""
+    stored_kind, target, body = compose_annotation(kind, operation, category, values)
+    stored = store(ctx, slug, stored_kind, target, body, by)
+    return {
+        "annotation_id": stored.ids[0],
+        "kind": stored_kind,
+        "target": target,
+        "proposal": proposal_of(ctx, stored, "added", timeout),
+    }
+
+
+def retire(ctx: AppContext, annotation_id: str, by: str) -> AnnotationRetired:
+    """Retire an annotation (it stays on record) and propose the version without it."""
+    stored = retired(ctx, annotation_id, by)
+    return {"retired": annotation_id, "proposal": proposal_of(ctx, stored, "retired")}
+
+
+def rekey(ctx: AppContext, annotation_id: str, operation: str, by: str) -> AnnotationRekeyed:
+    """Move an orphaned annotation to an operation's new name, and propose that version."""
+    stored = rekeyed(ctx, annotation_id, operation, by)
+    return {"annotation_id": stored.ids[1], "proposal": proposal_of(ctx, stored, "rekeyed")}
+
+
+def confirm(
+    ctx: AppContext, slug: str, ids: Sequence[str], groups: Sequence[str], by: str
+) -> Confirmation:
+    """Confirm suggestions one at a time or a group at once (each becomes an annotation, all
+    checked in one derivation), and propose the version they make."""
+    if not ids and not groups:
+        raise Refused("name suggestions (`ids`) or groups (`groups`) to confirm")
+    skill = find_skill(ctx, slug)
+    done = confirm_suggestions(ctx, skill, ids=ids, groups=groups, by=by)
+    out: Confirmation = {
+        "confirmed": done.annotation_ids,
+        "skipped": done.skipped,
+        "remaining": done.remaining,
+        "proposal": None,
+    }
+    if done.annotation_ids:
+        stored = Stored(done.annotation_ids, skill, ctx.clock())
+        out["proposal"] = proposal_of(ctx, stored, "reviewed")
+    return out
+
+
+def publish(
+    ctx: AppContext, slug: str, ref: str, remove_gates: bool, timeout: float, by: str
+) -> PublicationView:
+    """Make the version `ref` names live (refused with the gates it would drop unless
+    `remove_gates`) and wait for its publication."""
+    version_id = check_publish_request(
+        ctx, slug, resolve_version(ctx, slug, ref)[1].id, remove_gates
+    )
+    return cast(PublicationView, request_publish(ctx, slug, version_id, remove_gates, timeout, by))

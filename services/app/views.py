@@ -1,0 +1,333 @@
+"""What the application layer answers, typed: the read models every face shows (the command
+line's `--json`, the HTTP API's responses and their schemas in `schemas/openapi.json`, the
+console's pages). mypy holds each place that builds one to its fields; the API documents each by
+name. A field added here is added everywhere at once; none is ever dropped on the way out
+(`extra` allowed, so an older client's view of a newer answer loses nothing).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict
+
+from services.derive.diff import ChangedOperation, DiffSummary, PackageDiff
+
+__all__ = [
+    "ActionItemView",
+    "ActionResolved",
+    "AnnotationAdded",
+    "AnnotationRekeyed",
+    "AnnotationRetired",
+    "AnnotationView",
+    "ApprovalView",
+    "ChangedOperation",
+    "Confirmation",
+    "DeadLetterBrief",
+    "DeadLetterView",
+    "Detached",
+    "DiffSummary",
+    "Overlay",
+    "PackageDiff",
+    "ProposalView",
+    "PublicationView",
+    "Replayed",
+    "RevisionView",
+    "SkillView",
+    "Stage",
+    "SubmissionView",
+    "SuggestionGroups",
+    "SuggestionView",
+    "VersionDiff",
+    "VersionRow",
+    "VersionView",
+]
+
+_OPEN = ConfigDict(extra="allow")
+
+
+def _opened(kind: Any, doc: str) -> None:
+    """`with_config(_OPEN)` and a docstring, for a TypedDict written the functional way (a field
+    named `from` cannot be written as a class)."""
+    for name, value in (("__pydantic_config__", _OPEN), ("__doc__", doc)):
+        setattr(kind, name, value)
+
+
+@with_config(_OPEN)
+class SkillView(TypedDict):
+    """A skill in the list: its live version, proposals waiting, open action items."""
+
+    slug: str
+    title: str
+    live_version_id: str | None
+    proposals: int
+    open_actions: int
+    detached: bool
+
+
+@with_config(_OPEN)
+class DeadLetterBrief(TypedDict):
+    """A dead letter as a submission's status names it: its worker and the first line of why."""
+
+    id: int | None
+    worker: str
+    subject: str
+    error: str
+
+
+# one stage of a submission: fetched (at, from), refused (reason), parsed (operations),
+# categorized (source), proposed (version_id, at), published (version_id)
+Stage = TypedDict(
+    "Stage",
+    {
+        "stage": Literal["fetched", "refused", "parsed", "categorized", "proposed", "published"],
+        "at": NotRequired[str],
+        "from": NotRequired[str],
+        "reason": NotRequired[str | None],
+        "operations": NotRequired[int | None],
+        "source": NotRequired[str | None],
+        "version_id": NotRequired[str],
+    },
+)
+_opened(Stage, "One stage of a submission and what it recorded.")
+
+
+@with_config(_OPEN)
+class SubmissionView(TypedDict):
+    """Where a submission is, stage by stage, and the dead letters it made."""
+
+    submission: str
+    revision_id: NotRequired[str]
+    stages: list[Stage]
+    dead_letters: list[DeadLetterBrief]
+
+
+RevisionView = TypedDict(
+    "RevisionView",
+    {
+        "revision_id": str,
+        "spec_sha256": str,
+        "fetched_at": str,
+        "from": str,
+        "status": str,
+        "refusal_reason": str | None,
+        "operations": int | None,
+        "submission": str | None,
+        "versions": list[str],
+    },
+)
+_opened(RevisionView, "A revision: when, from where, parsed or refused (and why), its versions.")
+
+
+VersionDiff = TypedDict(
+    "VersionDiff",
+    {
+        "from": str | None,
+        "to": str,
+        "added": list[str],
+        "removed": list[str],
+        "changed": list[ChangedOperation],
+        "files_changed": int,
+        "summary": DiffSummary,
+        "orphaned": list[dict[str, Any]],
+    },
+)
+_opened(VersionDiff, "What changed between two versions, with the annotations the newer orphans.")
+
+
+@with_config(_OPEN)
+class VersionRow(TypedDict):
+    """A version in a skill's list: its status, whether it is live, what it changed."""
+
+    version_id: str
+    status: str
+    live: bool
+    revision_id: str | None
+    created_at: str
+    diff: dict[str, int]
+    base_version_id: str | None
+
+
+@with_config(_OPEN)
+class VersionView(TypedDict):
+    """One version: its files by sha256, hosts, status, whether it is live."""
+
+    skill: str
+    version_id: str
+    files: dict[str, str]
+    hosts: list[str]
+    auth_header: str | None
+    status: str
+    live: bool
+
+
+@with_config(_OPEN)
+class ProposalView(TypedDict):
+    """The version a change proposed (`created` false: equal to one already stored)."""
+
+    version_id: str
+    skill: str
+    revision_id: NotRequired[str | None]
+    created: NotRequired[bool]
+    summary: NotRequired[dict[str, int]]
+    submission: NotRequired[str | None]
+
+
+@with_config(_OPEN)
+class PublicationView(TypedDict):
+    """A version made live: its files by sha256, hosts, and the version it replaced."""
+
+    version_id: str
+    skill: str
+    files: dict[str, str]
+    hosts: list[str]
+    auth_header: NotRequired[str | None]
+    previous_version_id: NotRequired[str | None]
+
+
+@with_config(_OPEN)
+class AnnotationView(TypedDict):
+    """An annotation and where it stands: applied, orphaned, pending or retired."""
+
+    id: str
+    kind: str
+    target: str
+    body: dict[str, Any]
+    status: str
+    created_by: str
+    created_at: str
+
+
+@with_config(_OPEN)
+class AnnotationAdded(TypedDict):
+    """An annotation stored, and the version it proposed."""
+
+    annotation_id: str
+    kind: str
+    target: str
+    proposal: ProposalView
+
+
+@with_config(_OPEN)
+class AnnotationRetired(TypedDict):
+    """An annotation retired (it stays on record), and the version without it."""
+
+    retired: str
+    proposal: ProposalView
+
+
+@with_config(_OPEN)
+class AnnotationRekeyed(TypedDict):
+    """An orphaned annotation moved to an operation's new name (a new id), and its proposal."""
+
+    annotation_id: str
+    proposal: ProposalView
+
+
+@with_config(_OPEN)
+class SuggestionView(TypedDict):
+    """A guessed gate or identity waiting for a person (`bindable` false: it cannot be confirmed)."""
+
+    id: str
+    operation: str
+    kind: str
+    annotation: dict[str, Any]
+    why: str
+    bindable: bool
+
+
+@with_config(_OPEN)
+class SuggestionGroups(TypedDict):
+    """Open suggestions grouped money, deletes, changes, reads."""
+
+    remaining: int
+    groups: dict[str, list[SuggestionView]]
+
+
+@with_config(_OPEN)
+class Confirmation(TypedDict):
+    """Suggestions confirmed (their annotations), skipped (with why), left open, and the
+    version the confirmed ones proposed (None when nothing was confirmed)."""
+
+    confirmed: list[str]
+    skipped: list[dict[str, str]]
+    remaining: int
+    proposal: ProposalView | None
+
+
+@with_config(_OPEN)
+class Detached(TypedDict):
+    """A skill that is an ordinary package from now on."""
+
+    skill: str
+    detached: bool
+
+
+@with_config(_OPEN)
+class Overlay(TypedDict):
+    """An OpenAPI Overlay 1.0 document: the annotations as actions on the spec."""
+
+    overlay: str
+    info: dict[str, Any]
+    actions: list[dict[str, Any]]
+
+
+@with_config(_OPEN)
+class ActionItemView(TypedDict):
+    """Something a scheduled refresh proposed, waiting for a person."""
+
+    id: int | None
+    skill: str | None
+    kind: str
+    version_id: str | None
+    created_at: str
+    message: str
+
+
+@with_config(_OPEN)
+class ActionResolved(TypedDict):
+    """An action item marked handled (it stays on record)."""
+
+    id: int | None
+    resolved_at: str
+
+
+@with_config(_OPEN)
+class DeadLetterView(TypedDict):
+    """A message no worker could handle, with its error and payload, and its replay."""
+
+    id: int | None
+    worker: str
+    subject: str
+    msg_id: str | None
+    error: str
+    created_at: str
+    payload: str
+    replayed_at: str | None
+    replayed_as: str | None
+
+
+@with_config(_OPEN)
+class Replayed(TypedDict):
+    """A dead letter's message published again, under a fresh message id."""
+
+    id: int | None
+    subject: str
+    replayed_as: str
+
+
+@with_config(_OPEN)
+class ApprovalView(TypedDict):
+    """A call to a gated operation and its decision: who asked, what it binds, who decided."""
+
+    id: int | None
+    skill: str
+    operation: str
+    risk: str
+    bound: dict[str, Any]
+    status: str
+    requested_by: str
+    decided_by: str | None
+    created_at: str
+    decided_at: str | None
