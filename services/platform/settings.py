@@ -55,10 +55,6 @@ class Settings(BaseSettings):
     outage_delays: tuple[float, ...] = (2.0, 5.0, 15.0, 30.0, 60.0)
     outage_limit: float = 3600.0
 
-    handler_delay: float = (
-        0.0  # failure drills only: every handler sleeps this long before its effect
-    )
-
     # fetching specs by URL
     fetch_timeout: float = 20.0
     fetch_allow_private: bool = (

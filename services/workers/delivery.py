@@ -177,8 +177,6 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
         bound = bound.bind(**ids)
         working = asyncio.create_task(_in_progress(msg, max(settings.ack_wait / 3, 0.2)))
         try:
-            if settings.handler_delay:
-                await asyncio.sleep(settings.handler_delay)
             outgoing = await _through_outages(ctx, step, payload, bound)
             await publish_all(broker, outgoing)
         except Permanent as exc:  # retrying cannot help: a dead letter at once

@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,9 +34,12 @@ def _worker_process(
 ) -> tuple[subprocess.Popen[str], list[dict[str, Any]]]:
     """`skillpress worker NAME` as its own process; returns it and its parsed log lines (filled live)."""
     env = {**settings_env(settings), **extra}
+    slow = "SLOW_WORKER_DELAY" in extra  # the test-only wrapper whose handlers sleep first
+    module = "tests.workers.slow_worker" if slow else "services.cli.main"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli.main", "worker", name],
+        [sys.executable, "-m", module, *([] if slow else ["worker"]), name],
         env=env,
+        cwd=Path(__file__).parents[2],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -85,7 +89,7 @@ async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
     assert settings.nats_url
     url = settings.nats_url
     blob = ctx.blobs.put((SPECS / "oai-petstore-expanded.yaml").read_bytes())
-    slow, _ = _worker_process(settings, "render", SKILLPRESS_HANDLER_DELAY="30")
+    slow, _ = _worker_process(settings, "render", SLOW_WORKER_DELAY="30")
     replica: subprocess.Popen[str] | None = None
     try:
         async with (
@@ -268,10 +272,15 @@ async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(
     assert spec_server.requests == settings.max_deliver == 3
 
 
-async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(settings: Settings) -> None:
+async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from services.app.context import open_app
+    from services.workers import delivery
+    from tests.workers.slow_worker import slowed
 
-    slow = settings.model_copy(update={"ack_wait": 1.5, "handler_delay": 4.0})
+    monkeypatch.setattr(delivery, "_through_outages", slowed(4.0))
+    slow = settings.model_copy(update={"ack_wait": 1.5})
     ctx = open_app(slow)
     blob = ctx.blobs.put((SPECS / "twilio-insights-v2.json").read_bytes())
     event = SpecSubmitted(submission="slow", skill="insights", blob=blob, created_by="test")
@@ -306,7 +315,7 @@ async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_lett
         async with watching(url) as (watcher, nc):
             await submit(nc, doomed, "submitted:doomed")
             for _ in range(2):  # each delivery dies with the worker holding it
-                slow, _ = _worker_process(tight, "fetch", SKILLPRESS_HANDLER_DELAY="30")
+                slow, _ = _worker_process(tight, "fetch", SLOW_WORKER_DELAY="30")
                 await _until_held(url, "fetch")
                 slow.send_signal(signal.SIGKILL)
                 slow.wait(10)
