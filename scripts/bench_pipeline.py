@@ -36,7 +36,7 @@ from tests.local_servers import PostgresServer  # noqa: E402
 
 SPECS = ROOT / "tests" / "fixtures" / "specs"
 WORKERS = ["fetch", "parse", "categorize", "guess-approvals", "render", "publish"]
-ENDINGS = (EVENTS["version_proposed"], EVENTS["revision_rejected"], EVENTS["revision_unchanged"])
+ENDINGS = (EVENTS.version_proposed, EVENTS.revision_rejected, EVENTS.revision_unchanged)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -86,7 +86,7 @@ async def run_batch(
         started[sub] = time.perf_counter()
         event = SpecSubmitted(submission=sub, skill=f"{tag}-{i}", blob=blob, created_by="bench")
         await nc.jetstream().publish(
-            EVENTS["spec_submitted"],
+            EVENTS.spec_submitted,
             event.model_dump_json().encode(),
             headers={"Nats-Msg-Id": sub},
             stream=STREAM,

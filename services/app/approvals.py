@@ -186,7 +186,7 @@ def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
         nc = await connect(url, name="skillpress-approvals", attempts=1)
         try:
             await nc.jetstream().publish(
-                EVENTS["approval_requested"],
+                EVENTS.approval_requested,
                 event.model_dump_json().encode(),
                 headers={"Nats-Msg-Id": f"approval:{request.id}:{request.created_at.isoformat()}"},
                 stream=STREAM,

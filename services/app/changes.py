@@ -45,7 +45,7 @@ def proposal_of(
 ) -> ProposalView:
     """The version `stored` proposes (Refused with the reason when its derivation refuses it)."""
     subject, body = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
-    if subject == EVENTS["revision_rejected"]:
+    if subject == EVENTS.revision_rejected:
         raise Refused(f"refused: {body['reason']}")
     return cast(ProposalView, body)
 

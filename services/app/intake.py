@@ -124,7 +124,7 @@ async def submit(
     )
     if nc is None:
         raise StackError("this server has no pipeline connection")
-    seq = await send(nc, EVENTS["spec_submitted"], event, f"submitted:{submission}")
+    seq = await send(nc, EVENTS.spec_submitted, event, f"submitted:{submission}")
     base = f"/v1/skills/{checked}/submissions/{submission}"
     return Submitted(
         submission=submission,

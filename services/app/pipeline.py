@@ -251,7 +251,7 @@ def submit_spec(
         )
         return await follow(
             pipeline,
-            EVENTS["spec_submitted"],
+            EVENTS.spec_submitted,
             event,
             f"submitted:{submission}",
             lambda subj, body: body.get("submission") == submission and subj in endings,
@@ -265,9 +265,9 @@ def submit_spec(
 
 
 ENDINGS = (
-    EVENTS["version_proposed"],
-    EVENTS["revision_rejected"],
-    EVENTS["revision_unchanged"],
+    EVENTS.version_proposed,
+    EVENTS.revision_rejected,
+    EVENTS.revision_unchanged,
 )
 
 
@@ -391,7 +391,7 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
                 reason=rev.refusal_reason or "refused",
                 submission=submission,
             )
-            return EVENTS["revision_rejected"], rejected.model_dump(mode="json")
+            return EVENTS.revision_rejected, rejected.model_dump(mode="json")
         version = s.exec(
             select(Version).where(Version.revision_id == rev.id).order_by(col(Version.created_at))
         ).first()
@@ -404,7 +404,7 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
             summary=json.loads(version.diff_json).get("summary", {}),
             submission=submission,
         )
-        return EVENTS["version_proposed"], proposed.model_dump(mode="json")
+        return EVENTS.version_proposed, proposed.model_dump(mode="json")
 
 
 def request_publish(
@@ -425,11 +425,11 @@ def request_publish(
     async def work(pipeline: Pipeline) -> list[Event]:
         return await follow(
             pipeline,
-            COMMANDS["publish_version"],
+            COMMANDS.publish_version,
             command,
             f"publish:{version_id}:{uuid.uuid4().hex}",
             lambda subj, body: (
-                subj == EVENTS["version_published"] and body.get("version_id") == version_id
+                subj == EVENTS.version_published and body.get("version_id") == version_id
             ),
             timeout,
         )
@@ -499,12 +499,12 @@ def propose_change(
         as_of=as_of.isoformat(),
         submission=submission,
     )
-    endings = (EVENTS["version_proposed"], EVENTS["revision_rejected"])
+    endings = (EVENTS.version_proposed, EVENTS.revision_rejected)
 
     async def work(pipeline: Pipeline) -> list[Event]:
         return await follow(
             pipeline,
-            EVENTS["annotation_changed"],
+            EVENTS.annotation_changed,
             event,
             f"annotation:{submission}",
             lambda subj, body: body.get("submission") == submission and subj in endings,
@@ -527,7 +527,7 @@ def request_refresh(ctx: AppContext, interval: float | None = None) -> str:
 
     async def work(pipeline: Pipeline) -> None:
         async with pipeline.connection() as nc:
-            await send(nc, COMMANDS["refresh_sources"], RefreshSources(), msg_id)
+            await send(nc, COMMANDS.refresh_sources, RefreshSources(), msg_id)
 
     with_pipeline(ctx, work)
     return msg_id

@@ -34,7 +34,7 @@ def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dic
             )
     finally:
         ctx.close()
-    if subject == EVENTS["revision_rejected"]:
+    if subject == EVENTS.revision_rejected:
         fail(f"refused: {body['reason']}")
     return body
 

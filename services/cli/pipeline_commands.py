@@ -80,13 +80,13 @@ def import_(
                 sort_keys=True,
             )
         )
-    if last_subject == EVENTS["revision_rejected"]:
+    if last_subject == EVENTS.revision_rejected:
         if not as_json:
             typer.echo(f"error: refused: {last['reason']}", err=True)
         raise typer.Exit(2)
     if as_json:
         return
-    if last_subject == EVENTS["revision_unchanged"]:
+    if last_subject == EVENTS.revision_unchanged:
         typer.echo(
             f"unchanged: {slug} already has revision {last['revision_id'][:12]} of these bytes; nothing new was made"
         )

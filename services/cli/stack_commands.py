@@ -128,7 +128,7 @@ def demo(
             )
             shown.stop()
             subject, last = seen[-1]
-            if subject == EVENTS["revision_rejected"]:
+            if subject == EVENTS.revision_rejected:
                 fail(f"refused: {last['reason']}")
             skill = find_skill(ctx, "hollowbrook")
             version = version_for_outcome(ctx, skill, last)

@@ -43,7 +43,7 @@ async def _schedule_refresh(broker: NatsBroker, interval: float, stop: asyncio.E
         slot = int(time.time() // interval)
         await publish_all(
             broker,
-            [Outgoing(COMMANDS["refresh_sources"], RefreshSources(), f"refresh-slot:{slot}")],
+            [Outgoing(COMMANDS.refresh_sources, RefreshSources(), f"refresh-slot:{slot}")],
         )
         try:
             await asyncio.wait_for(stop.wait(), timeout=interval)

@@ -57,7 +57,7 @@ def categorize(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     count = len(chosen.categories) if chosen.mode == "categories" else 0
     return [
         Outgoing(
-            EVENTS["revision_categorized"],
+            EVENTS.revision_categorized,
             RevisionCategorized(
                 revision_id=event.revision_id,
                 skill=event.skill,
@@ -72,4 +72,4 @@ def categorize(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     ]
 
 
-STEP = Step("categorize", EVENTS["revision_parsed"], RevisionParsed, categorize)
+STEP = Step("categorize", EVENTS.revision_parsed, RevisionParsed, categorize)

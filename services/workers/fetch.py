@@ -28,7 +28,7 @@ def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
     if taken.refused is not None:
         return [
             Outgoing(
-                EVENTS["revision_rejected"],
+                EVENTS.revision_rejected,
                 RevisionRejected(
                     revision_id=taken.revision_id,
                     skill=event.skill,
@@ -41,7 +41,7 @@ def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
     if taken.created:
         return [
             Outgoing(
-                EVENTS["revision_stored"],
+                EVENTS.revision_stored,
                 RevisionStored(
                     revision_id=taken.revision_id,
                     skill=event.skill,
@@ -53,7 +53,7 @@ def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
         ]
     return [
         Outgoing(
-            EVENTS["revision_unchanged"],
+            EVENTS.revision_unchanged,
             RevisionUnchanged(
                 revision_id=taken.revision_id,
                 skill=event.skill,
@@ -65,4 +65,4 @@ def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
     ]
 
 
-STEP = Step("fetch", EVENTS["spec_submitted"], SpecSubmitted, fetch)
+STEP = Step("fetch", EVENTS.spec_submitted, SpecSubmitted, fetch)

@@ -26,7 +26,7 @@ def guess_approvals(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     approvals = sum(1 for g in guesses if g.kind == "approval")
     return [
         Outgoing(
-            EVENTS["suggestions_made"],
+            EVENTS.suggestions_made,
             SuggestionsMade(
                 revision_id=event.revision_id,
                 skill=event.skill,
@@ -40,4 +40,4 @@ def guess_approvals(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     ]
 
 
-STEP = Step("guess-approvals", EVENTS["revision_parsed"], RevisionParsed, guess_approvals)
+STEP = Step("guess-approvals", EVENTS.revision_parsed, RevisionParsed, guess_approvals)

@@ -34,7 +34,7 @@ def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
     if rev.status == "refused":
         return [
             Outgoing(
-                EVENTS["revision_rejected"],
+                EVENTS.revision_rejected,
                 RevisionRejected(
                     revision_id=rev.id,
                     skill=event.skill,
@@ -46,7 +46,7 @@ def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
         ]
     return [
         Outgoing(
-            EVENTS["revision_parsed"],
+            EVENTS.revision_parsed,
             RevisionParsed(
                 revision_id=rev.id,
                 skill=event.skill,
@@ -58,4 +58,4 @@ def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
     ]
 
 
-STEP = Step("parse", EVENTS["revision_stored"], RevisionStored, parse)
+STEP = Step("parse", EVENTS.revision_stored, RevisionStored, parse)

@@ -34,8 +34,8 @@ def publish(ctx: AppContext, cmd: PublishVersion) -> list[Outgoing]:
     seen = f"{done.version_id}:{done.publication_id}"
     return [
         Outgoing(live_subject(done.skill), live, f"live:{seen}"),
-        Outgoing(EVENTS["version_published"], event, f"published:{seen}"),
+        Outgoing(EVENTS.version_published, event, f"published:{seen}"),
     ]
 
 
-STEP = Step("publish", COMMANDS["publish_version"], PublishVersion, publish)
+STEP = Step("publish", COMMANDS.publish_version, PublishVersion, publish)

@@ -16,7 +16,7 @@ __all__ = ["STEP", "refresh"]
 def refresh(ctx: AppContext, cmd: RefreshSources) -> list[Outgoing]:
     return [
         Outgoing(
-            EVENTS["spec_submitted"],
+            EVENTS.spec_submitted,
             SpecSubmitted(
                 submission=due.submission,
                 skill=due.slug,
@@ -30,4 +30,4 @@ def refresh(ctx: AppContext, cmd: RefreshSources) -> list[Outgoing]:
     ]
 
 
-STEP = Step("refresh", COMMANDS["refresh_sources"], RefreshSources, refresh)
+STEP = Step("refresh", COMMANDS.refresh_sources, RefreshSources, refresh)

@@ -31,7 +31,7 @@ def _propose(
     made = propose_version(ctx, inputs, as_of)
     return [
         Outgoing(
-            EVENTS["version_proposed"],
+            EVENTS.version_proposed,
             VersionProposed(
                 version_id=made.version_id,
                 skill=made.skill,
@@ -49,7 +49,7 @@ def _detached(ctx: AppContext, inputs: RevisionInputs, submission: str | None) -
     reason = f"{inputs.skill.slug} is detached from its source: it no longer regenerates (its versions are edited as packages)"
     return [
         Outgoing(
-            EVENTS["revision_rejected"],
+            EVENTS.revision_rejected,
             RevisionRejected(
                 revision_id=inputs.revision.id,
                 skill=inputs.skill.slug,
@@ -80,10 +80,10 @@ def render_annotations(ctx: AppContext, event: AnnotationChanged) -> list[Outgoi
     return _propose(ctx, inputs, as_of, event.submission)
 
 
-STEP = Step("render", EVENTS["revision_categorized"], RevisionCategorized, render)
+STEP = Step("render", EVENTS.revision_categorized, RevisionCategorized, render)
 STEP_ANNOTATIONS = Step(
     "render",
-    EVENTS["annotation_changed"],
+    EVENTS.annotation_changed,
     AnnotationChanged,
     render_annotations,
     durable="render-annotations",

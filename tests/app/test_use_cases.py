@@ -44,7 +44,7 @@ def variant(rename: str | None = None, summary: str | None = None) -> bytes:
 def submit(ctx: AppContext, data: bytes, name: str, slug: str = "hollowbrook") -> list[bus.Event]:
     blob = ctx.blobs.put(data)
     event = SpecSubmitted(submission=name, skill=slug, blob=blob, created_by="test")
-    return bus.run(ctx, EVENTS["spec_submitted"], event)
+    return bus.run(ctx, EVENTS.spec_submitted, event)
 
 
 def last(events: list[bus.Event], subject: str) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def propose(ctx: AppContext, stored: Stored, change: str) -> dict[str, Any]:
         as_of=stored.at.isoformat(),
         submission=f"s-{change}-{stored.ids[0]}",
     )
-    return last(bus.run(ctx, EVENTS["annotation_changed"], event), EVENTS["version_proposed"])
+    return last(bus.run(ctx, EVENTS.annotation_changed, event), EVENTS.version_proposed)
 
 
 def publish(ctx: AppContext, version_id: str, remove_gates: bool = False) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def publish(ctx: AppContext, version_id: str, remove_gates: bool = False) -> dic
     command = PublishVersion(
         skill="hollowbrook", version_id=checked, remove_gates=remove_gates, requested_by="test"
     )
-    return last(bus.run(ctx, COMMANDS["publish_version"], command), EVENTS["version_published"])
+    return last(bus.run(ctx, COMMANDS.publish_version, command), EVENTS.version_published)
 
 
 def test_the_chain_proposes_one_version_and_the_same_bytes_make_nothing_new(
@@ -84,35 +84,35 @@ def test_the_chain_proposes_one_version_and_the_same_bytes_make_nothing_new(
         "suggestions.made",
         "version.proposed",
     ]
-    proposed = last(events, EVENTS["version_proposed"])
+    proposed = last(events, EVENTS.version_proposed)
     assert proposed["created"] is True and proposed["summary"]["added"] == 5
     again = submit(ctx, HOLLOWBROOK.read_bytes(), "two")
-    assert [s for s, _ in again][-1] == EVENTS["revision_unchanged"]
+    assert [s for s, _ in again][-1] == EVENTS.revision_unchanged
     listed = versions.list_versions(ctx, "hollowbrook")
     assert [(v["version_id"], v["status"], v["live"]) for v in listed] == [
         (proposed["version_id"], "proposed", False)
     ]
     skill = versions.find_skill(ctx, "hollowbrook")
-    unchanged = last(again, EVENTS["revision_unchanged"])
+    unchanged = last(again, EVENTS.revision_unchanged)
     assert versions.version_for_outcome(ctx, skill, unchanged).id == proposed["version_id"]
 
 
 def test_same_inputs_make_the_same_version_id_in_another_home(
     ctx: AppContext, tmp_path: Path
 ) -> None:
-    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "a"), EVENTS["version_proposed"])
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "a"), EVENTS.version_proposed)
     other = open_app(Settings(home=tmp_path / "elsewhere", refresh_interval=0))
     try:
-        second = last(submit(other, HOLLOWBROOK.read_bytes(), "b"), EVENTS["version_proposed"])
+        second = last(submit(other, HOLLOWBROOK.read_bytes(), "b"), EVENTS.version_proposed)
     finally:
         other.close()
     assert first["version_id"] == second["version_id"]
 
 
 def test_a_refused_spec_is_recorded_and_touches_nothing_earlier(ctx: AppContext) -> None:
-    good = last(submit(ctx, HOLLOWBROOK.read_bytes(), "good"), EVENTS["version_proposed"])
+    good = last(submit(ctx, HOLLOWBROOK.read_bytes(), "good"), EVENTS.version_proposed)
     events = submit(ctx, b"openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths: {}\n", "bad")
-    rejected = last(events, EVENTS["revision_rejected"])
+    rejected = last(events, EVENTS.revision_rejected)
     assert (
         rejected["reason"]
         == "the document has no operations under 'paths'; there is nothing to call"
@@ -125,7 +125,7 @@ def test_a_refused_spec_is_recorded_and_touches_nothing_earlier(ctx: AppContext)
 def test_publish_makes_one_version_live_and_refuses_to_drop_a_gate_silently(
     ctx: AppContext,
 ) -> None:
-    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     published = publish(ctx, first["version_id"][:12])
     assert (
         published["version_id"] == first["version_id"] and published["previous_version_id"] is None
@@ -174,7 +174,7 @@ def test_lookups_refuse_with_what_to_do(ctx: AppContext) -> None:
 
 
 def test_a_note_applies_and_a_rename_orphans_it_until_it_is_rekeyed(ctx: AppContext) -> None:
-    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])
     note = annotations.add_annotation(
         ctx, "hollowbrook", "note", "operation:create_booking", {"text": "Ask for dates."}, "ann"
@@ -187,7 +187,7 @@ def test_a_note_applies_and_a_rename_orphans_it_until_it_is_rekeyed(ctx: AppCont
             ctx.blobs, versions.pick_version(ctx, note.skill, noted["version_id"])
         )["create_booking.md"]
     )
-    renamed = last(submit(ctx, variant(rename="bookRoom"), "two"), EVENTS["version_proposed"])
+    renamed = last(submit(ctx, variant(rename="bookRoom"), "two"), EVENTS.version_proposed)
     assert renamed["summary"]["orphaned"] == 1
     diff = versions.diff_versions(ctx, "hollowbrook", None, None)
     assert diff["added"] == ["book_room"] and diff["removed"] == ["create_booking"]
@@ -258,7 +258,7 @@ def test_review_confirms_in_order_and_cannot_gate_what_binds_nothing(ctx: AppCon
 
 
 def test_overlay_and_skill_files_export_what_is_stored(ctx: AppContext, tmp_path: Path) -> None:
-    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     stored = annotations.add_annotation(
         ctx, "hollowbrook", "skill_note", "skill", {"text": "Dates are ISO."}, "x"
     )
@@ -286,7 +286,7 @@ def test_a_detached_skill_regenerates_no_more(ctx: AppContext) -> None:
     submit(ctx, HOLLOWBROOK.read_bytes(), "one")
     annotations.detach(ctx, "hollowbrook")
     events = submit(ctx, variant(summary="Rooms, all of them"), "two")
-    assert last(events, EVENTS["revision_rejected"])["reason"].startswith(
+    assert last(events, EVENTS.revision_rejected)["reason"].startswith(
         "hollowbrook is detached from its source"
     )
     assert len(versions.list_versions(ctx, "hollowbrook")) == 1
@@ -296,7 +296,7 @@ def test_a_scheduled_refresh_proposal_raises_an_action_item(ctx: AppContext) -> 
     submit(ctx, HOLLOWBROOK.read_bytes(), "one")
     blob = ctx.blobs.put(variant(summary="Every room"))
     event = SpecSubmitted(submission="sched", skill="hollowbrook", blob=blob, created_by="schedule")
-    proposed = last(bus.run(ctx, EVENTS["spec_submitted"], event), EVENTS["version_proposed"])
+    proposed = last(bus.run(ctx, EVENTS.spec_submitted, event), EVENTS.version_proposed)
     items = queries.open_actions(ctx)
     assert [(a["kind"], a["version_id"]) for a in items] == [
         ("refresh_proposal", proposed["version_id"])
@@ -310,10 +310,10 @@ def test_refresh_resubmits_url_sources_that_are_due(ctx: AppContext) -> None:
         source = s.exec(__import__("sqlmodel").select(Source)).one()
         source.kind, source.fetched_from = "url", "https://example.invalid/spec.yaml"
         source.last_checked_at = datetime.now(UTC) - timedelta(days=1)
-    steps = bus._steps()[COMMANDS["refresh_sources"]]
+    steps = bus._steps()[COMMANDS.refresh_sources]
     out = steps[0].run(ctx, RefreshSources())
     assert [(o.subject, o.payload.url) for o in out] == [  # type: ignore[attr-defined]
-        (EVENTS["spec_submitted"], "https://example.invalid/spec.yaml")
+        (EVENTS.spec_submitted, "https://example.invalid/spec.yaml")
     ]
 
 
@@ -336,11 +336,11 @@ def test_dead_letters_are_listed_oldest_first(ctx: AppContext) -> None:
 def test_steps_refuse_permanently_what_no_retry_can_fix(ctx: AppContext) -> None:
     steps = bus._steps()
     with pytest.raises(NotFound, match="no skill 'nope'"):
-        steps[COMMANDS["publish_version"]][0].run(
+        steps[COMMANDS.publish_version][0].run(
             ctx, PublishVersion(skill="nope", version_id="x", requested_by="t")
         )
     with pytest.raises(Permanent, match="exactly one of blob or url"):
-        steps[EVENTS["spec_submitted"]][0].run(
+        steps[EVENTS.spec_submitted][0].run(
             ctx, SpecSubmitted(submission="s", skill="x", created_by="t")
         )
 
@@ -404,7 +404,7 @@ def test_derive_with_model_uses_a_valid_answer() -> None:
 
 
 def test_a_version_the_runtime_would_not_load_is_never_published(ctx: AppContext) -> None:
-    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     skill = versions.find_skill(ctx, "hollowbrook")
     good = versions.pick_version(ctx, skill, first["version_id"])
     keys = json.loads(good.files_json)
@@ -527,8 +527,8 @@ def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
         },
     }
     events = submit(ctx, json.dumps(spec).encode(), "box", slug="box")
-    assert last(events, EVENTS["suggestions_made"])["headers"] == 0  # nothing to ask: it is sent
-    proposed = last(events, EVENTS["version_proposed"])
+    assert last(events, EVENTS.suggestions_made)["headers"] == 0  # nothing to ask: it is sent
+    proposed = last(events, EVENTS.version_proposed)
     skill = versions.find_skill(ctx, "box")
     files = versions.version_files(
         ctx.blobs, versions.pick_version(ctx, skill, proposed["version_id"])
@@ -566,11 +566,11 @@ def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
         ctx, SpecSubmitted(submission="lost", skill="hollowbrook", blob=blob, created_by="t")
     )
     again = submit(ctx, data, "again")
-    assert EVENTS["revision_unchanged"] not in [s for s, _ in again]
-    made = last(again, EVENTS["version_proposed"])
+    assert EVENTS.revision_unchanged not in [s for s, _ in again]
+    made = last(again, EVENTS.version_proposed)
     # once it made a version, the same bytes are unchanged
     third = submit(ctx, data, "third")
-    assert last(third, EVENTS["revision_unchanged"])["revision_id"] == made["revision_id"]
+    assert last(third, EVENTS.revision_unchanged)["revision_id"] == made["revision_id"]
 
 
 def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
@@ -579,9 +579,9 @@ def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
     from services.app.pipeline import stored_outcome
 
     events = submit(ctx, HOLLOWBROOK.read_bytes(), "s1")
-    proposed = last(events, EVENTS["version_proposed"])
+    proposed = last(events, EVENTS.version_proposed)
     subject, body = stored_outcome(ctx, "hollowbrook", "s1") or ("", {})
-    assert subject == EVENTS["version_proposed"]
+    assert subject == EVENTS.version_proposed
     assert (body["version_id"], body["revision_id"], body["submission"]) == (
         proposed["version_id"],
         proposed["revision_id"],
@@ -589,12 +589,12 @@ def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
     )
     submit(ctx, b"openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\n", "s2")
     subject, body = stored_outcome(ctx, "hollowbrook", "s2") or ("", {})
-    assert subject == EVENTS["revision_rejected"] and "no operations" in body["reason"]
+    assert subject == EVENTS.revision_rejected and "no operations" in body["reason"]
     assert stored_outcome(ctx, "hollowbrook", "never") is None
 
 
 def test_revisions_and_a_submissions_stages_are_read_from_the_records(ctx: AppContext) -> None:
-    made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "ok"), EVENTS["version_proposed"])
+    made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "ok"), EVENTS.version_proposed)
     submit(ctx, b"openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\n", "bad")
     rows = queries.revisions(ctx, "hollowbrook")
     assert [(r["submission"], r["status"]) for r in rows] == [("bad", "refused"), ("ok", "parsed")]
@@ -649,13 +649,13 @@ def test_the_live_catalog_serves_each_published_skill_and_says_which_changed(
 
     catalog = live_catalog(ctx)
     assert catalog.current() == {}
-    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])
     now = catalog.current()
     assert list(now) == ["hollowbrook"] and now["hollowbrook"][2] == first["version_id"][:12]
     assert catalog.changed() is None
     renamed = last(
-        submit(ctx, variant(summary="Bookings, renamed."), "two"), EVENTS["version_proposed"]
+        submit(ctx, variant(summary="Bookings, renamed."), "two"), EVENTS.version_proposed
     )
     assert catalog.changed() is None  # proposed is not live
     publish(ctx, renamed["version_id"])
@@ -707,7 +707,7 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     from services.runtime.skill import load_skill
     from services.runtime.workflows import load_workflows
 
-    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS["version_proposed"])
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])
     added = add_workflows(ctx, "hollowbrook", WORKFLOW.encode(), "ops")
     drafted = propose(ctx, added, "added")
@@ -727,7 +727,7 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     live = versions.live_files(ctx, "hollowbrook")
     assert load_workflows(live, load_skill(live))["book_room"].execution == "hardened"
     # a regenerated version (a new spec revision) keeps the workflow
-    again = last(submit(ctx, variant(summary="Rooms, listed."), "two"), EVENTS["version_proposed"])
+    again = last(submit(ctx, variant(summary="Rooms, listed."), "two"), EVENTS.version_proposed)
     regenerated = versions.version_files(
         ctx.blobs,
         versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), again["version_id"]),

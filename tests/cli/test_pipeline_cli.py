@@ -177,7 +177,7 @@ def test_a_dead_lettered_submission_replays_and_reaches_a_version(tmp_path: Path
     with ctx.records.session() as s:  # as the delivery shell writes one for an exhausted message
         s.add(
             DeadLetter(
-                subject=EVENTS["spec_submitted"],
+                subject=EVENTS.spec_submitted,
                 worker="fetch",
                 msg_id="submitted:lost",
                 error="FetchFailed: the network was down",

@@ -92,7 +92,7 @@ def _nats_pids(home: Path) -> list[int]:
 
 async def _publish(url: str) -> int:
     nc = await connect(url)
-    ack = await nc.jetstream().publish(EVENTS["spec_submitted"], b"{}", stream=STREAM)
+    ack = await nc.jetstream().publish(EVENTS.spec_submitted, b"{}", stream=STREAM)
     await nc.close()
     return ack.seq
 
@@ -185,7 +185,7 @@ def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> No
         async def last() -> dict[str, object]:
             nc = await connect(url)
             try:
-                msg = await nc.jetstream().get_last_msg(STREAM, EVENTS["approval_requested"])
+                msg = await nc.jetstream().get_last_msg(STREAM, EVENTS.approval_requested)
                 return dict(json.loads(msg.data or b"{}"))
             finally:
                 await nc.close()

@@ -23,8 +23,8 @@ async def test_stream_exists_and_dedups_by_msg_id(nats_url: str) -> None:
         assert again.name == STREAM
         js = nc.jetstream()
         msg_id = {"Nats-Msg-Id": f"test-{os.getpid()}-dedup"}
-        first = await js.publish(EVENTS["version_proposed"], b"{}", stream=STREAM, headers=msg_id)
-        second = await js.publish(EVENTS["version_proposed"], b"{}", stream=STREAM, headers=msg_id)
+        first = await js.publish(EVENTS.version_proposed, b"{}", stream=STREAM, headers=msg_id)
+        second = await js.publish(EVENTS.version_proposed, b"{}", stream=STREAM, headers=msg_id)
         assert not first.duplicate and second.duplicate and second.seq == first.seq
     finally:
         await nc.close()
@@ -36,7 +36,7 @@ async def test_restart_on_the_same_store_keeps_messages(tmp_path: Path) -> None:
     try:
         nc = await connect(server.url)
         await ensure_stream(nc)
-        ack = await nc.jetstream().publish(EVENTS["spec_submitted"], b'{"n": 1}', stream=STREAM)
+        ack = await nc.jetstream().publish(EVENTS.spec_submitted, b'{"n": 1}', stream=STREAM)
         await nc.close()
         server.kill()  # SIGKILL: no clean shutdown
         assert not server.proc.running()  # type: ignore[union-attr]

@@ -242,7 +242,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
         blob = ctx.blobs.put(json.dumps(spec).encode())
         bus.run(
             ctx,
-            EVENTS["spec_submitted"],
+            EVENTS.spec_submitted,
             SpecSubmitted(submission="s", skill="pay", blob=blob, created_by="t"),
         )
         skill = versions.find_skill(ctx, "pay")
@@ -256,7 +256,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
 
         proposed = bus.run(
             ctx,
-            EVENTS["annotation_changed"],
+            EVENTS.annotation_changed,
             AnnotationChanged(
                 skill="pay",
                 annotation_ids=[],
@@ -268,7 +268,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
         version_id = versions.check_publish_request(ctx, "pay", proposed["version_id"], False)
         bus.run(
             ctx,
-            COMMANDS["publish_version"],
+            COMMANDS.publish_version,
             PublishVersion(skill="pay", version_id=version_id, requested_by="t"),
         )
         files, _ = skill_files("pay", lambda: ctx)

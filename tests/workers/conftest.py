@@ -176,9 +176,9 @@ async def submit(nc: Any, event: Any, msg_id: str | None = None) -> Any:
     from schemas.subjects import COMMANDS, EVENTS
 
     subject = (
-        EVENTS["spec_submitted"]
+        EVENTS.spec_submitted
         if type(event).__name__ == "SpecSubmitted"
-        else COMMANDS["publish_version"]
+        else COMMANDS.publish_version
     )
     headers = {"Nats-Msg-Id": msg_id} if msg_id else None
     return await nc.jetstream().publish(

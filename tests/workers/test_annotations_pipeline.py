@@ -45,7 +45,7 @@ async def import_spec(
         SpecSubmitted(submission=name, skill="hollowbrook", blob=blob, created_by="test"),
         f"submitted:{name}",
     )
-    return await watcher.wait_for(EVENTS["version_proposed"], submission=name)
+    return await watcher.wait_for(EVENTS.version_proposed, submission=name)
 
 
 def spec_variant(
@@ -171,7 +171,7 @@ async def test_refusals_review_export_and_detach(ctx: AppContext, settings: Sett
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
         await import_spec(ctx, nc, watcher, HOLLOWBROOK.read_bytes(), "v1")
-        await watcher.wait_for(EVENTS["suggestions_made"], submission="v1")
+        await watcher.wait_for(EVENTS.suggestions_made, submission="v1")
         wrong = await cli(
             settings,
             "annotate",
@@ -252,7 +252,7 @@ async def test_refusals_review_export_and_detach(ctx: AppContext, settings: Sett
             SpecSubmitted(submission="after", skill="hollowbrook", blob=blob, created_by="test"),
             "submitted:after",
         )
-        rejected = await watcher.wait_for(EVENTS["revision_rejected"], submission="after")
+        rejected = await watcher.wait_for(EVENTS.revision_rejected, submission="after")
         assert rejected["reason"].startswith(
             "hollowbrook is detached from its source: it no longer regenerates"
         )

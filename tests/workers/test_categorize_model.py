@@ -54,11 +54,9 @@ async def test_failed_tags_go_to_the_model_and_the_source_is_recorded(
                 "submitted:d",
             )
             categorized = await watcher.wait_for(
-                EVENTS["revision_categorized"], timeout=60, submission="d"
+                EVENTS.revision_categorized, timeout=60, submission="d"
             )
-            proposed = await watcher.wait_for(
-                EVENTS["version_proposed"], timeout=60, submission="d"
-            )
+            proposed = await watcher.wait_for(EVENTS.version_proposed, timeout=60, submission="d")
         assert (categorized["source"], categorized["note"], categorized["tag_failure"]) == (
             source,
             note,

@@ -101,7 +101,7 @@ def test_random_sigkills_and_a_nats_restart_lose_nothing_and_double_nothing(
                     blob=await asyncio.to_thread(ctx.blobs.put, spec.read_bytes()),
                     created_by="chaos",
                 )
-                await send(nc, EVENTS["spec_submitted"], event, f"submitted:{event.submission}")
+                await send(nc, EVENTS.spec_submitted, event, f"submitted:{event.submission}")
                 submissions[event.submission] = event.skill
             await nc.close()
 

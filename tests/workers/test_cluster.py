@@ -43,7 +43,7 @@ async def _publish(nc: object, event: SpecSubmitted) -> int:
     deadline = time.monotonic() + 60
     while True:
         try:
-            return await send(nc, EVENTS["spec_submitted"], event, f"submitted:{event.submission}")  # type: ignore[arg-type]
+            return await send(nc, EVENTS.spec_submitted, event, f"submitted:{event.submission}")  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 (no leader for a moment: try again)
             if time.monotonic() > deadline:
                 raise

@@ -101,14 +101,12 @@ async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
                 SpecSubmitted(submission="k", skill="petstore", blob=blob, created_by="test"),
                 "submitted:k",
             )
-            await watcher.wait_for(EVENTS["revision_categorized"], submission="k")
+            await watcher.wait_for(EVENTS.revision_categorized, submission="k")
             await _until_held(url, "render")  # the slow replica holds the message, unacked
             slow.send_signal(signal.SIGKILL)
             slow.wait(10)
             replica, lines = _worker_process(settings, "render")
-            proposed = await watcher.wait_for(
-                EVENTS["version_proposed"], timeout=30, submission="k"
-            )
+            proposed = await watcher.wait_for(EVENTS.version_proposed, timeout=30, submission="k")
         for _ in range(100):  # its log line follows the event it published
             done = [ln for ln in lines if ln.get("event") == "render.done"]
             if done:
@@ -149,7 +147,7 @@ async def test_nats_killed_and_restarted_loses_no_submitted_spec(
     url = nats_server.url
     async with watching(url) as (watcher, _), workers(ctx, url):
         for i in range(len(names)):
-            await watcher.wait_for(EVENTS["version_proposed"], timeout=30, submission=f"n{i}")
+            await watcher.wait_for(EVENTS.version_proposed, timeout=30, submission=f"n{i}")
     with ctx.records.session() as s:
         assert sorted(sk.slug for sk in s.exec(select(Skill)).all()) == [
             "skill-0",
@@ -208,16 +206,16 @@ async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_n
             SpecSubmitted(submission="u1", skill="pets", url=spec_server.url, created_by="test"),
             "submitted:u1",
         )
-        first = await watcher.wait_for(EVENTS["version_proposed"], submission="u1")
+        first = await watcher.wait_for(EVENTS.version_proposed, submission="u1")
         await submit(
             nc, PublishVersion(skill="pets", version_id=first["version_id"], requested_by="test")
         )
-        await watcher.wait_for(EVENTS["version_published"])
+        await watcher.wait_for(EVENTS.version_published)
         # Same bytes on the schedule: stops at fetch.
         await nc.jetstream().publish(
-            COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode()
+            COMMANDS.refresh_sources, RefreshSources(skill="pets").model_dump_json().encode()
         )
-        await watcher.wait_for(EVENTS["revision_unchanged"])
+        await watcher.wait_for(EVENTS.revision_unchanged)
         # The spec changes: a new operation.
         spec_server.body = spec_server.body.replace(
             b"  /pets/{id}:",
@@ -226,10 +224,10 @@ async def test_a_refresh_proposes_a_changed_spec_and_raises_an_action_item_but_n
             b"      responses:\n        '200': {description: toys}\n  /pets/{id}:",
         )
         await nc.jetstream().publish(
-            COMMANDS["refresh_sources"], RefreshSources(skill="pets").model_dump_json().encode()
+            COMMANDS.refresh_sources, RefreshSources(skill="pets").model_dump_json().encode()
         )
         second = await watcher.wait_for(
-            EVENTS["version_proposed"],
+            EVENTS.version_proposed,
             created=True,
             summary={"added": 1, "removed": 0, "changed": 0, "files_changed": 4},
         )
@@ -291,12 +289,12 @@ async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(
         workers(ctx, slow.nats_url, ["fetch"]),  # a replica, pulling while the first works
     ):
         await submit(nc, event, "submitted:slow")
-        await watcher.wait_for(EVENTS["revision_stored"], submission="slow")
+        await watcher.wait_for(EVENTS.revision_stored, submission="slow")
         await asyncio.sleep(2)  # a redelivery, were there one, would be under way by now
         info = await nc.jetstream().consumer_info(STREAM, "fetch")
     ctx.records.close()
     assert info.delivered.consumer_seq == 1, "the handler said it was in progress: delivered once"
-    stored = [b for s, b in watcher.seen if s == EVENTS["revision_stored"]]
+    stored = [b for s, b in watcher.seen if s == EVENTS.revision_stored]
     assert len(stored) == 1
 
 
@@ -329,10 +327,10 @@ async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_lett
                         break
                     await asyncio.sleep(0.1)
         assert [(d.subject, d.worker, d.msg_id) for d in letters] == [
-            (EVENTS["spec_submitted"], "fetch", "submitted:doomed")
+            (EVENTS.spec_submitted, "fetch", "submitted:doomed")
         ]
         assert letters[0].error.startswith("exhausted: 2 deliveries, none acknowledged")
         assert json.loads(letters[0].payload)["submission"] == "doomed"
-        assert EVENTS["revision_stored"] not in [s for s, _ in watcher.seen]
+        assert EVENTS.revision_stored not in [s for s, _ in watcher.seen]
     finally:
         ctx.records.close()

@@ -55,9 +55,9 @@ async def _outage(
         cable.cut()
         await submit(nc, event, f"submitted:{submission}")
         await asyncio.sleep(seconds)  # several times the plain retry schedule (0.2 s, 0.4 s)
-        assert EVENTS["version_proposed"] not in [s for s, _ in watcher.seen]
+        assert EVENTS.version_proposed not in [s for s, _ in watcher.seen]
         cable.mend()
-        await watcher.wait_for(EVENTS["version_proposed"], timeout=30, submission=submission)
+        await watcher.wait_for(EVENTS.version_proposed, timeout=30, submission=submission)
         delivered = (await nc.jetstream().consumer_info(STREAM, "fetch")).delivered.consumer_seq
         seen = [s for s, _ in watcher.seen]
     with ctx.records.session() as s:

@@ -54,14 +54,14 @@ async def test_submit_propose_publish_and_a_plain_subscriber_loads_every_file(
         ) -> None:  # a downstream runtime: plain nats-py, no skillpress code
             published.append(json.loads(msg.data))
 
-        await nc.subscribe(EVENTS["version_published"], cb=on_published)
+        await nc.subscribe(EVENTS.version_published, cb=on_published)
         blob = ctx.blobs.put(spec)
         await submit(
             nc,
             SpecSubmitted(submission="sub-1", skill="petstore", blob=blob, created_by="test"),
             "submitted:sub-1",
         )
-        proposed = await watcher.wait_for(EVENTS["version_proposed"], submission="sub-1")
+        proposed = await watcher.wait_for(EVENTS.version_proposed, submission="sub-1")
         assert proposed["created"] is True and proposed["summary"] == {
             "added": 4,
             "removed": 0,
@@ -78,7 +78,7 @@ async def test_submit_propose_publish_and_a_plain_subscriber_loads_every_file(
                 skill="petstore", version_id=proposed["version_id"][:8], requested_by="test"
             ),
         )
-        await watcher.wait_for(EVENTS["version_published"], version_id=proposed["version_id"])
+        await watcher.wait_for(EVENTS.version_published, version_id=proposed["version_id"])
     assert len(published) == 1
     event = published[0]
     assert event["hosts"] == ["petstore.swagger.io"] and event["skill"] == "petstore"
@@ -131,21 +131,21 @@ async def test_identical_bytes_make_nothing_new_and_rerunning_any_handler_change
     first = SpecSubmitted(submission="a", skill="insights", blob=blob, created_by="test")
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
         await submit(nc, first, "submitted:a")
-        proposed = await watcher.wait_for(EVENTS["version_proposed"], submission="a")
+        proposed = await watcher.wait_for(EVENTS.version_proposed, submission="a")
         await submit(
             nc,
             PublishVersion(
                 skill="insights", version_id=proposed["version_id"], requested_by="test"
             ),
         )
-        await watcher.wait_for(EVENTS["version_published"])
+        await watcher.wait_for(EVENTS.version_published)
         before = _snapshot(ctx)
         await submit(
             nc,
             SpecSubmitted(submission="b", skill="insights", blob=blob, created_by="test"),
             "submitted:b",
         )
-        unchanged = await watcher.wait_for(EVENTS["revision_unchanged"], submission="b")
+        unchanged = await watcher.wait_for(EVENTS.revision_unchanged, submission="b")
         assert unchanged["revision_id"] == proposed["revision_id"]
     assert _snapshot(ctx) == before
     assert len(before["SourceRevision"]) == 1 and len(before["Version"]) == 1
@@ -177,12 +177,12 @@ async def test_identical_bytes_make_nothing_new_and_rerunning_any_handler_change
     ]
     assert _snapshot(ctx) == before
     again = [[(o.subject, o.msg_id, o.payload.model_dump()) for o in outs] for outs in rerun]
-    assert again[0][0][0] == EVENTS["revision_stored"] and again[0][0][1] == f"stored:{rid}:a"
+    assert again[0][0][0] == EVENTS.revision_stored and again[0][0][1] == f"stored:{rid}:a"
     assert (
         again[4][0][2]["version_id"] == proposed["version_id"]
         and again[4][0][2]["created"] is False
     )
-    assert [s for s, *_ in again[5]] == [live_subject("insights"), EVENTS["version_published"]]
+    assert [s for s, *_ in again[5]] == [live_subject("insights"), EVENTS.version_published]
     published_ids = {o.msg_id for o in rerun[5]}
     assert published_ids == {
         o.msg_id
@@ -205,19 +205,19 @@ async def test_a_refused_spec_is_a_refused_revision_and_nothing_earlier_changes(
             SpecSubmitted(submission="good", skill="pets", blob=good, created_by="test"),
             "submitted:good",
         )
-        proposed = await watcher.wait_for(EVENTS["version_proposed"], submission="good")
+        proposed = await watcher.wait_for(EVENTS.version_proposed, submission="good")
         await submit(
             nc, PublishVersion(skill="pets", version_id=proposed["version_id"], requested_by="test")
         )
-        await watcher.wait_for(EVENTS["version_published"])
+        await watcher.wait_for(EVENTS.version_published)
         before = _snapshot(ctx)
         await submit(
             nc,
             SpecSubmitted(submission="bad", skill="pets", blob=bad, created_by="test"),
             "submitted:bad",
         )
-        rejected = await watcher.wait_for(EVENTS["revision_rejected"], submission="bad")
-        assert watcher.count(EVENTS["revision_parsed"], submission="bad") == 0
+        rejected = await watcher.wait_for(EVENTS.revision_rejected, submission="bad")
+        assert watcher.count(EVENTS.revision_parsed, submission="bad") == 0
     reason = "the document describes only webhooks (8), calls the API makes to you; it has no operations for an agent to call"
     assert rejected["reason"] == reason
     after = _snapshot(ctx)
@@ -242,9 +242,9 @@ async def test_a_poison_message_and_a_permanent_failure_become_dead_letters(
 ) -> None:
     assert settings.nats_url
     async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
-        await nc.jetstream().publish(EVENTS["spec_submitted"], b'{"skill": 42}')
+        await nc.jetstream().publish(EVENTS.spec_submitted, b'{"skill": 42}')
         await nc.jetstream().publish(
-            COMMANDS["publish_version"],
+            COMMANDS.publish_version,
             PublishVersion(skill="nope", version_id="abcdef12", requested_by="t")
             .model_dump_json()
             .encode(),
