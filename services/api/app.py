@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from services.api import console, problems, v1
 from services.api.auth import Operators
 from services.api.deps import ServerState
+from services.api.headers import SecurityHeaders
 from services.api.limits import BodyCap
 from services.app.context import AppContext
 
@@ -58,7 +59,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
         ),
         lifespan=lifespan,
         openapi_url="/v1/openapi.json",
-        docs_url="/v1/docs",
+        docs_url=None,  # its page loads a third-party script; the document itself is served
         redoc_url=None,
         servers=[{"url": "http://127.0.0.1:8787", "description": "skillpress serve (default)"}],
         generate_unique_id_function=lambda route: route.name,
@@ -72,6 +73,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     app.include_router(console.router)
     app.mount("/static", StaticFiles(packages=[("services.api", "static")]), name="static")
     app.add_middleware(BodyCap, max_bytes=ctx.settings.max_spec_bytes + _FORM_OVERHEAD)
+    app.add_middleware(SecurityHeaders)
     plain_openapi = app.openapi
     cached: dict[str, Any] = {}
 

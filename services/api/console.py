@@ -3,6 +3,8 @@ Every form carries a CSRF token; a refusal comes back on the page it was made fr
 
 from __future__ import annotations
 
+import base64
+import hmac
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,7 @@ from starlette.exceptions import HTTPException
 
 from services.api.auth import SESSION_COOKIE
 from services.api.deps import read_spec_input, state
+from services.api.headers import csp_nonce
 from services.app import changes, intake
 from services.app.context import AppContext
 from services.app.review import suggestion_groups
@@ -58,19 +61,65 @@ def _render(request: Request, template: str, status: int = 200, **context: Any) 
     cookie = request.cookies.get(SESSION_COOKIE) or ""
     operators = state(request).operators
     who = operators.session_operator(cookie)
-    context.setdefault("notice", request.query_params.get("notice"))
-    context.setdefault("error", request.query_params.get("error"))
-    return templates.TemplateResponse(
+    flash = _read_flash(request, operators)
+    context.setdefault("notice", flash.get("notice"))
+    context.setdefault("error", flash.get("error"))
+    response = templates.TemplateResponse(
         request,
         template,
-        {"operator": who, "csrf": operators.csrf(cookie) if who else "", **context},
+        {
+            "operator": who,
+            "csrf": operators.csrf(cookie) if who else "",
+            "csp_nonce": csp_nonce(request.scope),
+            **context,
+        },
         status_code=status,
+    )
+    if FLASH_COOKIE in request.cookies:
+        response.delete_cookie(FLASH_COOKIE, path="/")
+    return response
+
+
+# what a form's redirect says it did (or why not), carried to the next page in a cookie this
+# server signed: never in the address, so a link cannot put words in the console's mouth
+FLASH_COOKIE = "skillpress_flash"
+
+
+def _read_flash(request: Request, operators: Any) -> dict[str, str]:
+    raw = request.cookies.get(FLASH_COOKIE) or ""
+    body, _, mac = raw.rpartition(".")
+    if not body or not hmac.compare_digest(mac, operators.sign(f"flash:{body}")):
+        return {}
+    try:
+        said = json.loads(base64.urlsafe_b64decode(body.encode()))
+    except ValueError:
+        return {}
+    return (
+        {k: str(v) for k, v in said.items() if k in ("notice", "error")}
+        if isinstance(said, dict)
+        else {}
     )
 
 
-def _back(url: str, **params: str) -> RedirectResponse:
-    query = urlencode({k: v for k, v in params.items() if v})
-    return RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
+def _back(request: Request, url: str, **params: str) -> RedirectResponse:
+    """A 303 to `url`: `notice` and `error` go in a signed cookie for the next page, the other
+    parameters (which file, which version) in its query."""
+    said = {k: v for k, v in params.items() if k in ("notice", "error") and v}
+    query = urlencode({k: v for k, v in params.items() if k not in said and v})
+    response = RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
+    if said:
+        body = base64.urlsafe_b64encode(json.dumps(said).encode()[:3000]).decode()
+        operators = state(request).operators
+        response.set_cookie(
+            FLASH_COOKIE,
+            f"{body}.{operators.sign(f'flash:{body}')}",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+            max_age=60,
+        )
+    return response
 
 
 def _checked(request: Request, csrf: str) -> str:
@@ -91,14 +140,14 @@ async def _attempt(work: Callable[[], Any]) -> tuple[Any, str | None]:
 
 
 async def _act(
-    to: str, work: Callable[[], Any], said: Callable[[Any], str], **query: str
+    request: Request, to: str, work: Callable[[], Any], said: Callable[[Any], str], **query: str
 ) -> RedirectResponse:
     """A form's change (the operator already checked): the use-case run, then back to `to`
     saying what it did, or why not."""
     done, error = await _attempt(work)
     if error:
-        return _back(to, error=error, **query)
-    return _back(to, notice=said(done), **query)
+        return _back(request, to, error=error, **query)
+    return _back(request, to, notice=said(done), **query)
 
 
 def _proposed(done: dict[str, Any]) -> str:
@@ -134,13 +183,11 @@ def _signed_in(request: Request, name: str, next_url: str) -> RedirectResponse:
 
 @router.get("/sign-in", response_class=HTMLResponse)
 def sign_in_page(request: Request, token: str = "", next: str = "/skills") -> Response:
-    if token:
+    if token:  # from the address bar to a cookie at once: the token never stays in view
         name = state(request).operators.who(token)
         if name is not None:
             return _signed_in(request, name, next)
-        return _render(
-            request, "sign_in.html", 401, next=next, error="that token is not known here"
-        )
+        return _back(request, "/sign-in", error="that token is not known here", next=next)
     return _render(request, "sign_in.html", next=next)
 
 
@@ -159,6 +206,7 @@ def sign_in(
 @router.post("/sign-out")
 def sign_out(request: Request, csrf: Annotated[str, Form()] = "") -> Response:
     _checked(request, csrf)
+    state(request).operators.sign_out(request.cookies.get(SESSION_COOKIE))
     response = RedirectResponse("/sign-in", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
@@ -239,7 +287,7 @@ async def import_create(
     query = {"after": str(done.seq)}
     if credential_env:
         query["env"] = credential_env
-    return _back(f"/skills/{done.skill}/submissions/{done.submission}", **query)
+    return _back(request, f"/skills/{done.skill}/submissions/{done.submission}", **query)
 
 
 @router.get("/skills/{slug}/submissions/{submission}", response_class=HTMLResponse)
@@ -456,6 +504,7 @@ async def add_annotation_form(
         "turn": turn or None,
     }
     return await _act(
+        request,
         here,
         lambda: changes.annotate(ctx, slug, kind, operation or None, category or None, values, who),
         lambda done: f"annotation {done['annotation_id']} added; {_proposed(done)}",
@@ -470,6 +519,7 @@ async def retire_form(
     who = _checked(request, csrf)
     ctx = state(request).ctx
     return await _act(
+        request,
         f"/skills/{slug}",
         lambda: changes.retire(ctx, annotation_id, who),
         lambda done: f"retired {annotation_id}; {_proposed(done)}",
@@ -487,6 +537,7 @@ async def rekey_form(
     who = _checked(request, csrf)
     ctx = state(request).ctx
     return await _act(
+        request,
         f"/skills/{slug}",
         lambda: changes.rekey(ctx, annotation_id, operation, who),
         lambda done: f"re-keyed {annotation_id} to {operation}; {_proposed(done)}",
@@ -504,6 +555,7 @@ async def publish_form(
     who = _checked(request, csrf)
     ctx = state(request).ctx
     return await _act(
+        request,
         f"/skills/{slug}",
         lambda: changes.publish(ctx, slug, version, remove_gates == "yes", 60.0, who),
         lambda done: f"published {done['version_id'][:12]}: it is live",
@@ -549,7 +601,7 @@ async def review_confirm(
         return _render(
             request, "review_list.html", slug=slug, review=review, notice=notice, error=error
         )
-    return _back(f"/skills/{slug}/review", notice=notice or "", error=error or "")
+    return _back(request, f"/skills/{slug}/review", notice=notice or "", error=error or "")
 
 
 # --- action items and dead letters ---------------------------------------------------------
@@ -585,6 +637,7 @@ async def decide_form(
     grant = decision == "grant"
     said = "granted (once, for exactly these values)" if grant else "denied"
     return await _act(
+        request,
         "/operations",
         lambda: decide(ctx, request_id, grant, who),
         lambda _: f"approval request #{request_id} {said}",
@@ -600,6 +653,7 @@ async def resolve_form(
     _checked(request, csrf)
     ctx = state(request).ctx
     return await _act(
+        request,
         "/operations",
         lambda: resolve_action(ctx, action_id),
         lambda _: f"action item #{action_id} resolved",
@@ -616,6 +670,7 @@ async def replay_form(
     ctx = state(request).ctx
     ids = [int(letter)] if letter.isdigit() else None
     return await _act(
+        request,
         "/operations",
         lambda: replay_dead_letters(ctx, ids),
         lambda done: f"replayed {len(done)} message(s)",

@@ -387,6 +387,43 @@ def test_the_console_signs_in_with_a_strict_cookie_and_checks_csrf(served: Serve
         assert browser.get("/v1/skills").status_code == 200
 
 
+def test_every_answer_carries_security_headers_and_a_signed_out_session_is_dead(
+    served: Served,
+) -> None:
+    import re
+
+    with httpx.Client(base_url=served.base, follow_redirects=False) as browser:
+        unknown = browser.get("/sign-in?token=not-a-token&next=/skills")
+        assert unknown.status_code == 303, "a token in the address goes at once, known or not"
+        assert "token" not in unknown.headers["location"]
+        assert "that token is not known here" in browser.get(unknown.headers["location"]).text
+        signed = browser.get(f"/sign-in?token={served.token}")
+        assert signed.status_code == 303 and served.token not in signed.headers["location"]
+        page = browser.get("/skills")
+        policy = page.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy and "script-src 'self' 'nonce-" in policy
+        assert "'unsafe-inline'" not in policy
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert page.headers["referrer-policy"] == "no-referrer"
+        assert page.headers["cache-control"] == "no-store"
+        assert browser.get("/v1/skills").headers["cache-control"] == "no-store"
+        assert "cache-control" not in browser.get("/static/console.css").headers
+        assert re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*nonce=)", page.text) == []
+        told = browser.get("/skills", params={"error": "Your session expired: call 555-0100"})
+        assert "555-0100" not in told.text, "a link cannot put words on a console page"
+        assert browser.get("/v1/docs").status_code == 404  # it loaded a third-party script
+        assert browser.get("/v1/openapi.json").status_code == 200
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert csrf is not None
+        cookie = browser.cookies.get("skillpress_session")
+        out = browser.post("/sign-out", data={"csrf": csrf.group(1)})
+        assert out.status_code == 303
+    with httpx.Client(base_url=served.base, follow_redirects=False) as stolen:
+        stolen.cookies.set("skillpress_session", cookie or "")
+        again = stolen.get("/skills")
+        assert again.status_code == 303 and again.headers["location"].startswith("/sign-in")
+
+
 def test_calls_waiting_for_approval_are_granted_or_denied_by_name(served: Served) -> None:
     from services.app.approvals import ask
     from services.app.context import open_app

@@ -54,12 +54,31 @@ def test_sessions_and_csrf_tokens_are_signed_and_expire(tmp_path: Path) -> None:
     cookie = operators.session("operator", now=1000.0)
     assert operators.session_operator(cookie, now=1001.0) == "operator"
     assert operators.session_operator(cookie, now=1000.0 + 13 * 3600) is None  # expired
-    name, expires, mac = cookie.split(":")
-    assert operators.session_operator(f"admin:{expires}:{mac}", now=1001.0) is None
-    assert operators.session_operator(f"{name}:{int(expires) + 9999}:{mac}", now=1001.0) is None
+    name, expires, sid, mac = cookie.split(":")
+    assert operators.session_operator(f"admin:{expires}:{sid}:{mac}", now=1001.0) is None
+    assert (
+        operators.session_operator(f"{name}:{int(expires) + 9999}:{sid}:{mac}", now=1001.0) is None
+    )
+    assert operators.session_operator(f"{name}:{expires}:other:{mac}", now=1001.0) is None
     assert operators.csrf_ok(cookie, operators.csrf(cookie))
     assert not operators.csrf_ok(cookie, operators.csrf(cookie + "x"))
     assert not operators.csrf_ok(None, operators.csrf(cookie))
+
+
+def test_a_signed_out_session_stops_working_on_every_server_of_the_home(tmp_path: Path) -> None:
+    first = load_operators(tmp_path, None, "127.0.0.1")
+    second = load_operators(tmp_path, None, "127.0.0.1")  # another replica on the same home
+    kept, ended = first.session("operator"), first.session("operator")
+    assert second.session_operator(ended) == "operator"
+    first.sign_out(ended)
+    assert first.session_operator(ended) is None and second.session_operator(ended) is None
+    assert second.session_operator(kept) == "operator"  # only that session
+    assert oct((tmp_path / "signed-out").stat().st_mode & 0o777) == "0o600"
+    old = first.session("operator", now=1000.0)
+    first.sign_out(old, now=1001.0)
+    first.sign_out(first.session("operator"))
+    lines = (tmp_path / "signed-out").read_text().splitlines()
+    assert len(lines) == 2, "an expired session is not kept on the list"
 
 
 def test_a_revoked_token_and_its_sessions_stop_working_on_a_running_server(
