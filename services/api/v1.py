@@ -82,6 +82,12 @@ def _paste_form(required: list[str]) -> dict[str, Any]:
     }
 
 
+def _bytes(description: str, media: str) -> dict[int | str, dict[str, Any]]:
+    """The success answer of an operation that returns a file: its media type, as bytes."""
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    return {200: {"description": description, "content": {media: binary}}}
+
+
 SpecFile = Annotated[UploadFile | None, File(description="the OpenAPI document, uploaded")]
 SpecText = Annotated[str | None, Form(description="the OpenAPI document, pasted")]
 SpecUrl = Annotated[str | None, Form(description="an http(s) URL to fetch it from")]
@@ -296,12 +302,7 @@ def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Res
     name="get_version_archive",
     tags=["versions"],
     response_class=Response,
-    responses={
-        200: {
-            "description": "every file of the version in one tar.gz, as stored",
-            "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
-        }
-    },
+    responses=_bytes("every file of the version in one tar.gz, as stored", "application/gzip"),
 )
 def version_archive(ctx: Ctx, who: Operator, slug: str, ref: str) -> Response:
     """Every file of a version in one gzip-compressed tar (what a follower fetches: check each
@@ -458,12 +459,9 @@ def export_overlay(ctx: Ctx, who: Operator, slug: str) -> Overlay:
     name="export_agent_skills",
     tags=["exports"],
     response_class=Response,
-    responses={
-        200: {
-            "description": "the Agent Skills folder (SKILL.md, tools.json, references/), zipped",
-            "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}},
-        }
-    },
+    responses=_bytes(
+        "the Agent Skills folder (SKILL.md, tools.json, references/), zipped", "application/zip"
+    ),
 )
 def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
     """The live version as an Agent Skills folder, zipped."""

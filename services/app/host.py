@@ -28,6 +28,7 @@ from services.runtime.calls import (
     Gatekeeper,
     closed_gate,
     place_call,
+    placed_step,
     prepare_call,
 )
 from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
@@ -39,8 +40,8 @@ from services.runtime.skill import (
     load_skill,
     shaped_tool,
 )
-from services.runtime.translate import CallRefused, PreparedRequest
-from services.runtime.workflows import StepFailed, Workflow, load_workflows, run_workflow
+from services.runtime.translate import PreparedRequest
+from services.runtime.workflows import Workflow, load_workflows, run_workflow
 
 __all__ = ["SkillHost", "GateClosed"]
 
@@ -192,15 +193,7 @@ class SkillHost:
 
         def step(name: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
             setup = self._setup(owner, environ, timeout)
-            try:
-                placed = place_call(tool, given, owner.hosts, setup, self.gatekeeper)
-            except (GateClosed, CallRefused) as exc:
-                raise StepFailed("", name, str(exc)) from None
-            result = placed.result
-            assert result is not None
-            if result.status >= 400:
-                raise StepFailed("", name, f"{tool.operation} answered {result.status}")
-            return result.body_value()
+            return placed_step(name, tool, given, owner, setup, self.gatekeeper).body_value()
 
         done = run_workflow(flows, wf.name, args, skill, step)
         body = {"workflow": wf.name, "result": done.result, "steps": done.trace}

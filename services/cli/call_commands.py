@@ -556,8 +556,7 @@ def _run_workflow(
     elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
     from dataclasses import replace
 
-    from services.runtime.calls import place_call
-    from services.runtime.execute import ExecutionFailed
+    from services.runtime.calls import placed_step
     from services.runtime.gates import check_gate
     from services.runtime.workflows import (
         Pending,
@@ -608,18 +607,7 @@ def _run_workflow(
             extra = own.credential.placeholder() if own.credential else {}
             typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
             return Pending(step, "answer")
-        try:
-            placed = place_call(tool, args, owner.hosts, own, _terminal_gate(owner, approve, wait))
-        except ExecutionFailed as exc:
-            raise StepFailed("", step, str(exc)) from None
-        result = placed.result
-        assert result is not None
-        if result.status >= 400:
-            raise StepFailed(
-                "",
-                step,
-                f"{tool.operation} answered {result.status}: {json.dumps(result.body_value())[:300]}",
-            )
+        result = placed_step(step, tool, args, owner, own, _terminal_gate(owner, approve, wait))
         if not as_json:
             typer.echo(f"  ✓ step {step}: {tool.operation} → {result.status}", err=True)
         return result.body_value()

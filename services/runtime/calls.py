@@ -16,7 +16,7 @@ from services.errors import Refused
 from services.runtime.execute import CallLimits, CallResult, Credential, send
 from services.runtime.gates import GateCheck, check_gate
 from services.runtime.paging import next_page, page_url_request
-from services.runtime.skill import Tool
+from services.runtime.skill import Skill, Tool
 from services.runtime.translate import CallRefused, FileReader, PreparedRequest, build_request
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Placed",
     "closed_gate",
     "place_call",
+    "placed_step",
     "prepare_call",
 ]
 
@@ -130,3 +131,31 @@ def place_call(
     )
     _with_next(tool, args, hosts, placed.request, result)
     return Placed(placed.request, placed.gate, result)
+
+
+def placed_step(
+    step: str,
+    tool: Tool,
+    given: dict[str, Any],
+    owner: Skill,
+    setup: CallSetup,
+    gatekeeper: Gatekeeper,
+) -> CallResult:
+    """A hardened workflow step's call, placed like any call (built, held at its gate, sent):
+    its result, or StepFailed naming the step when it is refused, held, unanswered or answered
+    with an error (the start of whose body it quotes)."""
+    import json
+
+    from services.runtime.execute import ExecutionFailed
+    from services.runtime.workflows import StepFailed
+
+    try:
+        placed = place_call(tool, given, owner.hosts, setup, gatekeeper)
+    except (GateClosed, CallRefused, ExecutionFailed) as exc:
+        raise StepFailed("", step, str(exc)) from None
+    result = placed.result
+    assert result is not None
+    if result.status >= 400:
+        said = json.dumps(result.body_value(), ensure_ascii=False)[:300]
+        raise StepFailed("", step, f"{tool.operation} answered {result.status}: {said}")
+    return result

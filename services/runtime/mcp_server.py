@@ -17,7 +17,7 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
-from services.runtime.calls import CallSetup, GateClosed, Gatekeeper, place_call
+from services.runtime.calls import CallSetup, GateClosed, Gatekeeper, place_call, placed_step
 from services.runtime.execute import CallLimits, Credential, ExecutionFailed
 from services.runtime.gates import GateCheck
 from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
@@ -525,17 +525,8 @@ def build_catalog_server(
 
         def call(step: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
             prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
-            try:
-                placed = place_call(
-                    tool, given, owner.hosts, setup_for(owner.slug, owner), gate_for(slug)
-                )
-            except GateClosed as exc:
-                raise StepFailed("", step, str(exc)) from None
-            result = placed.result
-            assert result is not None
-            if result.status >= 400:
-                raise StepFailed("", step, f"{tool.operation} answered {result.status}")
-            return result.body_value()
+            setup = setup_for(owner.slug, owner)
+            return placed_step(step, tool, given, owner, setup, gate_for(slug)).body_value()
 
         given = args if isinstance(args, dict) else {}
         try:
