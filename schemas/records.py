@@ -12,6 +12,7 @@ __all__ = [
     "Skill",
     "Source",
     "SourceRevision",
+    "SubmissionOutcome",
     "Version",
     "Publication",
     "ActionItem",
@@ -142,6 +143,20 @@ class DeadLetter(SQLModel, table=True):
     created_at: datetime
     replayed_at: datetime | None = None  # re-published by `dead-letters --replay`
     replayed_as: str | None = Field(default=None, max_length=256)  # under this message id
+
+
+class SubmissionOutcome(SQLModel, table=True):
+    """How a submission ended when it made no revision of its own: refused before its bytes
+    were stored (a URL refused, a blob missing, over the size cap), or unchanged (bytes already
+    seen: `revision_id` is theirs). Every accepted submission id has a status that ends."""
+
+    __tablename__ = "submission_outcomes"
+    submission: str = Field(primary_key=True, max_length=128)
+    skill: str = Field(max_length=128, index=True)
+    outcome: str = Field(max_length=16)  # refused | unchanged
+    revision_id: str | None = Field(default=None, max_length=64)
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime
 
 
 class Suggestion(SQLModel, table=True):

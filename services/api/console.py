@@ -335,7 +335,7 @@ def submission_page(
         "submission.html",
         slug=slug,
         events=None,
-        outcome="proposed",
+        outcome="proposed" if body.get("created", True) else "unchanged",
         version=version,
         summary=json.loads(version.diff_json).get("summary", {}),
         manifest=manifest,

@@ -376,12 +376,23 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
     from sqlmodel import col, select
 
     from schemas.events import RevisionRejected, VersionProposed
-    from schemas.records import SourceRevision, Version
+    from schemas.records import SourceRevision, SubmissionOutcome, Version
 
     with ctx.records.session() as s:
         rev = s.exec(
             select(SourceRevision).where(SourceRevision.submission == submission[:128])
         ).first()
+        ended = s.get(SubmissionOutcome, submission[:128])
+        if ended is not None and ended.outcome == "refused":
+            rejected = RevisionRejected(
+                revision_id=ended.revision_id or "",
+                skill=slug,
+                reason=ended.reason or "refused",
+                submission=submission,
+            )
+            return EVENTS.revision_rejected, rejected.model_dump(mode="json")
+        if ended is not None and ended.revision_id:  # the same bytes again: their version
+            rev = s.get(SourceRevision, ended.revision_id)
         if rev is None:
             return None
         if rev.status == "refused":
@@ -401,6 +412,7 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
             version_id=version.id,
             skill=slug,
             revision_id=rev.id,
+            created=ended is None,  # unchanged: the version these bytes made before
             summary=json.loads(version.diff_json).get("summary", {}),
             submission=submission,
         )

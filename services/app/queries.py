@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from sqlmodel import col, select
 
-from schemas.records import ActionItem, DeadLetter, Skill, Source, SourceRevision, Version
+from schemas.records import (
+    ActionItem,
+    DeadLetter,
+    Skill,
+    Source,
+    SourceRevision,
+    SubmissionOutcome,
+    Version,
+)
 from services.app.context import AppContext
 from services.app.derivations import as_utc
 from services.app.versions import find_skill
@@ -125,6 +133,23 @@ def submission_status(ctx: AppContext, submission: str) -> SubmissionView:
                 .order_by(col(DeadLetter.id))
             ).all()
         ]
+        ended = s.get(SubmissionOutcome, submission[:128])
+        if ended is not None:  # it made no revision of its own: refused, or bytes seen before
+            stage: Stage = (
+                {"stage": "refused", "reason": ended.reason, "at": ended.created_at.isoformat()}
+                if ended.outcome == "refused"
+                else {"stage": "unchanged", "at": ended.created_at.isoformat()}
+            )
+            if ended.revision_id:
+                stage["revision_id"] = ended.revision_id
+                matched = s.exec(
+                    select(Version.id)
+                    .where(Version.revision_id == ended.revision_id)
+                    .order_by(col(Version.created_at))
+                ).first()
+                if matched is not None and ended.outcome == "unchanged":
+                    stage["version_id"] = matched
+            return {"submission": submission, "stages": [stage], "dead_letters": letters}
         if found is None:
             if not letters:
                 raise NotFound(
@@ -197,6 +222,15 @@ def skills_overview(ctx: AppContext) -> list[SkillView]:
         actions: dict[str, int] = {}
         for a in s.exec(select(ActionItem).where(col(ActionItem.resolved_at).is_(None))).all():
             actions[a.skill_id] = actions.get(a.skill_id, 0) + 1
+        # a skill whose every import was refused before a version was made is nothing yet
+        kept = set(s.exec(select(Version.skill_id).distinct()).all()) | set(
+            s.exec(
+                select(Source.skill_id)
+                .where(SourceRevision.source_id == Source.id, SourceRevision.status != "refused")
+                .distinct()
+            ).all()
+        )
+        skills = [k for k in skills if k.id in kept]
         return [
             {
                 "slug": k.slug,

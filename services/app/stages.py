@@ -25,6 +25,7 @@ from schemas.records import (
     Skill,
     Source,
     SourceRevision,
+    SubmissionOutcome,
     Suggestion,
     Version,
 )
@@ -102,40 +103,18 @@ def take_submission(
     no new revision: unchanged once they made a version (or were refused); a revision that never
     got that far (its messages dead-lettered) goes through again. FetchFailed (retryable) when
     a URL does not answer."""
-    from services.platform.blobs import BlobNotFound
-    from services.platform.fetcher import FetchLimits, FetchRefused, fetch_spec
-
     if not (blob or url) or (blob and url):
         raise Permanent("a submission carries exactly one of blob or url")
-    _, source_id = _skill_and_source(ctx, slug, url, base_url)
     refused_id = derived_id("rejected-submission", submission)
-    if blob:
-        try:
-            data = ctx.blobs.get(blob)
-        except BlobNotFound:
-            return Taken(
-                refused_id, "", False, f"the uploaded spec {blob[:12]}… is not in the blob store"
-            )
-    else:
-        assert url is not None
-        limits = FetchLimits(
-            ctx.settings.max_spec_bytes,
-            ctx.settings.fetch_timeout,
-            ctx.settings.fetch_allow_private,
-        )
-        try:
-            data = fetch_spec(url, limits)
-        except FetchRefused as exc:
-            return Taken(refused_id, "", False, str(exc))
-    if len(data) > ctx.settings.max_spec_bytes:
-        return Taken(
-            refused_id,
-            "",
-            False,
-            f"the spec is {len(data):,} bytes, over the {ctx.settings.max_spec_bytes:,}-byte limit",
-        )
+    data, why = _submitted_bytes(ctx, blob, url)
+    if why is not None:  # nothing of the skill is made or changed by a refusal
+        _ended(ctx, submission, slug, "refused", None, why)
+        return Taken(refused_id, "", False, why)
+    assert data is not None
+    _, source_id = _skill_and_source(ctx, slug, url, base_url)
     sha = ctx.blobs.put(data)
     revision_id = derived_id("revision", source_id, sha)
+    reason: str | None = None
     with ctx.records.session() as s:
         existing = s.get(SourceRevision, revision_id)
         if existing is None:
@@ -153,15 +132,81 @@ def take_submission(
             created = True
         elif existing.submission == submission[:128]:
             created = True  # this submission's own redelivery re-announces
+        elif existing.status == "refused":  # the same refused bytes: refused again, and why
+            reason = existing.refusal_reason or "refused"
+            created = False
         else:
-            done = existing.status == "refused" or (
-                s.exec(select(Version.id).where(Version.revision_id == revision_id)).first()
-                is not None
-            )
-            created = not done
+            done = s.exec(select(Version.id).where(Version.revision_id == revision_id)).first()
+            created = done is None
             if created:
                 existing.submission = submission[:128]
+    if not created:
+        refused_again = existing is not None and existing.status == "refused"
+        _ended(
+            ctx,
+            submission,
+            slug,
+            "refused" if refused_again else "unchanged",
+            revision_id,
+            reason if refused_again else None,
+        )
+        if refused_again:
+            return Taken(revision_id, sha, False, reason)
     return Taken(revision_id, sha, created)
+
+
+def _submitted_bytes(
+    ctx: AppContext, blob: str | None, url: str | None
+) -> tuple[bytes | None, str | None]:
+    """(the spec's bytes, None), or (None, why they are refused)."""
+    from services.platform.blobs import BlobNotFound
+    from services.platform.fetcher import FetchLimits, FetchRefused, fetch_spec
+
+    if blob:
+        try:
+            data = ctx.blobs.get(blob)
+        except BlobNotFound:
+            return None, f"the uploaded spec {blob[:12]}… is not in the blob store"
+    else:
+        assert url is not None
+        limits = FetchLimits(
+            ctx.settings.max_spec_bytes,
+            ctx.settings.fetch_timeout,
+            ctx.settings.fetch_allow_private,
+        )
+        try:
+            data = fetch_spec(url, limits)
+        except FetchRefused as exc:
+            return None, str(exc)
+    if len(data) > ctx.settings.max_spec_bytes:
+        return None, (
+            f"the spec is {len(data):,} bytes, over the {ctx.settings.max_spec_bytes:,}-byte limit"
+        )
+    return data, None
+
+
+def _ended(
+    ctx: AppContext,
+    submission: str,
+    slug: str,
+    outcome: str,
+    revision_id: str | None,
+    reason: str | None,
+) -> None:
+    """Record how a submission that made no revision of its own ended (once: a redelivery
+    finds it written)."""
+    with ctx.records.session() as s:
+        if s.get(SubmissionOutcome, submission[:128]) is None:
+            s.add(
+                SubmissionOutcome(
+                    submission=submission[:128],
+                    skill=slug[:128],
+                    outcome=outcome,
+                    revision_id=revision_id,
+                    reason=reason[:20_000] if reason else None,
+                    created_at=ctx.clock(),
+                )
+            )
 
 
 def record_parse(

@@ -76,18 +76,22 @@ class DeadLetterBrief(TypedDict):
     error: str
 
 
-# one stage of a submission: fetched (at, from), refused (reason), parsed (operations),
-# categorized (source), proposed (version_id, at), published (version_id)
+# one stage of a submission: fetched (at, from), refused (reason), unchanged (the revision and
+# version its bytes made before), parsed (operations), categorized (source), proposed
+# (version_id, at), published (version_id)
 Stage = TypedDict(
     "Stage",
     {
-        "stage": Literal["fetched", "refused", "parsed", "categorized", "proposed", "published"],
+        "stage": Literal[
+            "fetched", "refused", "unchanged", "parsed", "categorized", "proposed", "published"
+        ],
         "at": NotRequired[str],
         "from": NotRequired[str],
         "reason": NotRequired[str | None],
         "operations": NotRequired[int | None],
         "source": NotRequired[str | None],
         "version_id": NotRequired[str],
+        "revision_id": NotRequired[str],
     },
 )
 _opened(Stage, "One stage of a submission and what it recorded.")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sqlmodel import select
 
 from schemas.events import AnnotationChanged, PublishVersion, RefreshSources, SpecSubmitted
 from schemas.records import DeadLetter, Source
@@ -611,6 +612,49 @@ def test_revisions_and_a_submissions_stages_are_read_from_the_records(ctx: AppCo
         queries.submission_status(ctx, "nope")
     with pytest.raises(NotFound):
         queries.revisions(ctx, "nothing")
+
+
+def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
+    ctx: AppContext,
+) -> None:
+    from services.app.pipeline import stored_outcome
+
+    # a URL the fetch guard refuses: refused, with why, and no skill made or changed
+    url = SpecSubmitted(
+        submission="u1", skill="ghost", url="http://127.0.0.1:9/spec.json", created_by="t"
+    )
+    rejected = last(bus.run(ctx, EVENTS.spec_submitted, url), EVENTS.revision_rejected)
+    assert "loopback address" in rejected["reason"]
+    status = queries.submission_status(ctx, "u1")
+    assert [(st["stage"], st.get("reason")) for st in status["stages"]] == [
+        ("refused", rejected["reason"])
+    ]
+    subject, body = stored_outcome(ctx, "ghost", "u1") or ("", {})
+    assert subject == EVENTS.revision_rejected and body["reason"] == rejected["reason"]
+    assert [k["slug"] for k in queries.skills_overview(ctx)] == []
+    with ctx.records.session() as s:
+        assert s.exec(select(Source)).all() == []
+    # the same bytes again: unchanged, ending at the version they made
+    made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "first"), EVENTS.version_proposed)
+    last(submit(ctx, HOLLOWBROOK.read_bytes(), "again"), EVENTS.revision_unchanged)
+    again = queries.submission_status(ctx, "again")
+    assert [(st["stage"], st.get("version_id")) for st in again["stages"]] == [
+        ("unchanged", made["version_id"])
+    ]
+    subject, body = stored_outcome(ctx, "hollowbrook", "again") or ("", {})
+    assert (subject, body["version_id"], body["created"]) == (
+        EVENTS.version_proposed,
+        made["version_id"],
+        False,
+    )
+    # refused bytes sent again are refused again, saying why (not "unchanged")
+    empty = b"openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\n"
+    first = last(submit(ctx, empty, "bad1", "empty"), EVENTS.revision_rejected)
+    events = submit(ctx, empty, "bad2", "empty")
+    assert EVENTS.revision_unchanged not in [subj for subj, _ in events]
+    assert last(events, EVENTS.revision_rejected)["reason"] == first["reason"]
+    assert queries.submission_status(ctx, "bad2")["stages"][0]["stage"] == "refused"
+    assert "empty" not in [k["slug"] for k in queries.skills_overview(ctx)]
 
 
 def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None:
