@@ -17,7 +17,12 @@ from services.app.annotations import retire as retired
 from services.app.context import AppContext
 from services.app.pipeline import propose_change, request_publish
 from services.app.review import confirm_suggestions
-from services.app.versions import check_publish_request, find_skill, resolve_version
+from services.app.versions import (
+    check_publish_request,
+    diff_versions,
+    find_skill,
+    resolve_version,
+)
 from services.app.views import (
     AnnotationAdded,
     AnnotationRekeyed,
@@ -109,8 +114,12 @@ def publish(
     ctx: AppContext, slug: str, ref: str, remove_gates: bool, timeout: float, by: str
 ) -> PublicationView:
     """Make the version `ref` names live (refused with the gates it would drop unless
-    `remove_gates`) and wait for its publication."""
+    `remove_gates`) and wait for its publication; with it, the whole change against what was
+    live (spec changes and annotation changes alike, each declaration's in words)."""
     version_id = check_publish_request(
         ctx, slug, resolve_version(ctx, slug, ref)[1].id, remove_gates
     )
-    return cast(PublicationView, request_publish(ctx, slug, version_id, remove_gates, timeout, by))
+    changes = diff_versions(ctx, slug, None, version_id)  # against live, before it moves
+    done = cast(PublicationView, request_publish(ctx, slug, version_id, remove_gates, timeout, by))
+    done["changes"] = changes
+    return done

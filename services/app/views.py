@@ -188,6 +188,7 @@ class PublicationView(TypedDict):
     hosts: list[str]
     auth_header: NotRequired[str | None]
     previous_version_id: NotRequired[str | None]
+    changes: NotRequired[VersionDiff]  # what it changed against the version that was live
 
 
 @with_config(_OPEN)

@@ -203,9 +203,15 @@ def diff(
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
-    typer.echo(
-        f"{slug}: {result['from'][:12] if result['from'] else '(nothing live)'} → {result['to'][:12]}"
-    )
+    _changes(result, slug)
+
+
+def _changes(result: Mapping[str, Any], slug: str | None = None) -> None:
+    """A diff as lines: operations added, removed, changed (with what changed), orphans."""
+    if slug is not None:
+        typer.echo(
+            f"{slug}: {result['from'][:12] if result['from'] else '(nothing live)'} → {result['to'][:12]}"
+        )
     for name in result["added"]:
         typer.echo(f"  + {name}")
     for name in result["removed"]:
@@ -215,6 +221,8 @@ def diff(
             f"  ~ {ch['operation']}: {', '.join(ch['what'])}"
             + (f" ({ch['before']} → {ch['after']})" if ch["before"] != ch["after"] else "")
         )
+        for detail in ch.get("details") or []:
+            typer.echo(f"      {detail}")
     s_ = result["summary"]
     typer.echo(
         f"  {s_['added']} added, {s_['removed']} removed, {s_['changed']} changed; {s_['files_changed']} files differ"
@@ -247,14 +255,12 @@ def publish(
         lambda api: api.post(f"/skills/{slug}/versions/{version}/publish", asked, wait=timeout)
     )
     if event is None:
-        from services.app.pipeline import request_publish
-        from services.app.versions import check_publish_request
+        from services.app.changes import publish as published
 
         ctx = open_ctx()
         try:
             with failures():
-                checked = check_publish_request(ctx, slug, version, remove_gates)
-                event = request_publish(ctx, slug, checked, remove_gates, timeout)
+                event = published(ctx, slug, version, remove_gates, timeout, "cli")
         finally:
             ctx.close()
     version_id = str(event["version_id"])
@@ -267,6 +273,8 @@ def publish(
             + (f" (replacing {prev[:12]})" if prev else "")
             + f": {len(event['files'])} files, hosts {', '.join(event['hosts']) or '(none)'}"
         )
+        if event.get("changes"):
+            _changes(event["changes"])
 
 
 def revisions(

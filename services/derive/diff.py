@@ -6,6 +6,7 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
+from services.derive.declaration_diff import declaration_changes
 from services.derive.frontmatter import DeclarationError, frontmatter_text, split_frontmatter
 from services.derive.manifest import Manifest, OperationEntry
 
@@ -33,6 +34,7 @@ class ChangedOperation(TypedDict):
     what: list[str]
     before: str
     after: str
+    details: NotRequired[list[str]]  # what changed in the declaration, in words
 
 
 class PackageDiff(TypedDict):
@@ -71,17 +73,20 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
     for name in sorted(set(after) & set(before)):
         a, b = before[name], after[name]
         what = [k for k in ("method", "path", "tool") if getattr(a, k) != getattr(b, k)]
+        details: list[str] = []
         if frontmatter_text(old.get(a.file)) != frontmatter_text(new.get(b.file)):
             what.append("declaration")
+            details = declaration_changes(b.file, old.get(a.file), new.get(b.file))
         if what:
-            changed.append(
-                {
-                    "operation": name,
-                    "what": what,
-                    "before": f"{a.method} {a.path}",
-                    "after": f"{b.method} {b.path}",
-                }
-            )
+            entry: ChangedOperation = {
+                "operation": name,
+                "what": what,
+                "before": f"{a.method} {a.path}",
+                "after": f"{b.method} {b.path}",
+            }
+            if details:
+                entry["details"] = details
+            changed.append(entry)
     files_changed = sum(1 for p in set(old) | set(new) if old.get(p) != new.get(p))
     return {
         "added": added,

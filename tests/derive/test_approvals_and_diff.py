@@ -158,6 +158,7 @@ def test_diff_names_added_removed_and_changed_calls() -> None:
             "what": ["method", "declaration"],
             "before": "GET /pets/{id}",
             "after": "PUT /pets/{id}",
+            "details": ["method PUT (was GET)"],
         }
     ]
     assert diff_packages(before, before)["summary"] == {
@@ -167,6 +168,31 @@ def test_diff_names_added_removed_and_changed_calls() -> None:
         "files_changed": 0,
     }
     assert diff_packages(None, before)["summary"]["added"] == 4
+
+
+def test_diff_says_what_changed_in_a_declaration_in_words() -> None:
+    import yaml
+
+    doc = yaml.safe_load((SPECS / "oai-petstore-expanded.yaml").read_text())
+    before = derive_package(yaml.safe_dump(doc).encode()).files
+    params = doc["paths"]["/pets"]["get"]["parameters"]
+    limit = next(p for p in params if p["name"] == "limit")
+    limit["schema"] = {"type": "string"}
+    params.append({"name": "owner", "in": "query", "required": True, "schema": {"type": "string"}})
+    params.append(
+        {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["name", "age"]}}
+    )
+    after = derive_package(yaml.safe_dump(doc).encode()).files
+    doc["paths"]["/pets"]["get"]["parameters"][-1]["schema"]["enum"] = ["name", "id"]
+    later = derive_package(yaml.safe_dump(doc).encode()).files
+    changed = {c["operation"]: c for c in diff_packages(before, after)["changed"]}
+    assert changed["find_pets"]["details"] == [
+        "new required argument `owner` (string)",
+        "new argument `sort` (string)",
+        "`limit`: integer → string",
+    ]
+    again = {c["operation"]: c for c in diff_packages(after, later)["changed"]}
+    assert again["find_pets"]["details"] == ["`sort` values: adds `id`; drops `age`"]
 
 
 def test_gates_are_read_from_frontmatter() -> None:

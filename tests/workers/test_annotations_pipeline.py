@@ -165,6 +165,9 @@ async def test_publishing_a_version_that_drops_a_live_gate_needs_remove_gates(
         assert allowed.stdout.startswith(
             f"published hollowbrook version {without[:12]} (replacing {with_gate[:12]})"
         )
+        # what publishing changed is said with it: the gate that stopped applying, in words
+        assert "  ~ cancel_booking: declaration\n" in allowed.stdout
+        assert "      gate removed (was DELETE /bookings/{booking_id}, risk high)" in allowed.stdout
 
 
 async def test_refusals_review_export_and_detach(ctx: AppContext, settings: Settings) -> None:
