@@ -27,9 +27,9 @@ bench runs="3": install
 
 # what CI holds: ruff lint, ruff format, mypy --strict over every package, the layer rules
 lint: install
-    {{venv}}/bin/ruff check services schemas tests scripts
-    {{venv}}/bin/ruff format --check services schemas tests scripts
-    {{venv}}/bin/mypy services schemas
+    {{venv}}/bin/ruff check skillpress/__init__.py services schemas tests scripts
+    {{venv}}/bin/ruff format --check skillpress/__init__.py services schemas tests scripts
+    {{venv}}/bin/mypy -p skillpress
     {{venv}}/bin/lint-imports
 
 # the fast layer: everything but the tests that start real servers (about a quarter of the suite)
@@ -37,12 +37,12 @@ test-fast *args: install
     {{py}} -m pytest -m "not integration and not corpus" {{args}}
 
 fmt: install
-    {{venv}}/bin/ruff format services schemas tests scripts
+    {{venv}}/bin/ruff format skillpress/__init__.py services schemas tests scripts
 
 # AsyncAPI for non-Python subscribers (checked in; a test keeps it in sync)
 asyncapi: install
-    {{py}} -m schemas.asyncapi schemas/asyncapi.json
+    {{py}} -m skillpress.schemas.asyncapi schemas/asyncapi.json
 
 # the HTTP API's OpenAPI document, checked in (a test keeps it in sync)
 openapi: install
-    {{py}} -m services.api.app schemas/openapi.json
+    {{py}} -m skillpress.services.api.app schemas/openapi.json

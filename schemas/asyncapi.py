@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schemas.events import MESSAGES
-from schemas.subjects import STREAM
+from skillpress.schemas.events import MESSAGES
+from skillpress.schemas.subjects import STREAM
 
 __all__ = ["asyncapi_document", "main"]
 

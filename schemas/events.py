@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from schemas.subjects import COMMANDS, EVENTS
+from skillpress.schemas.subjects import COMMANDS, EVENTS
 
 __all__ = [
     "AnnotationChanged",

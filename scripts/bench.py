@@ -147,7 +147,7 @@ def synthetic(ops: int, fat: int = 8, example_kb: int = 0) -> dict:
 CHILD = """
 import sys, time, resource
 t0 = time.perf_counter()
-from services.derive import derive_package
+from skillpress.services.derive import derive_package
 data = open(sys.argv[1], 'rb').read()
 p = derive_package(data)
 t1 = time.perf_counter()
@@ -362,8 +362,8 @@ def retried(runs: int) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from services.runtime.execute import CallLimits, send
-    from services.runtime.translate import PreparedRequest
+    from skillpress.services.runtime.execute import CallLimits, send
+    from skillpress.services.runtime.translate import PreparedRequest
 
     seen: dict[str, int] = {}
 

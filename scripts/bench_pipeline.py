@@ -27,11 +27,11 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from schemas.events import SpecSubmitted  # noqa: E402
-from schemas.subjects import EVENTS, STREAM  # noqa: E402
-from services.platform.blobs import LocalBlobStore  # noqa: E402
-from services.platform.broker import connect, ensure_stream  # noqa: E402
-from services.platform.embedded_nats import NatsCluster, NatsServer  # noqa: E402
+from skillpress.schemas.events import SpecSubmitted  # noqa: E402
+from skillpress.schemas.subjects import EVENTS, STREAM  # noqa: E402
+from skillpress.services.platform.blobs import LocalBlobStore  # noqa: E402
+from skillpress.services.platform.broker import connect, ensure_stream  # noqa: E402
+from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer  # noqa: E402
 from tests.local_servers import PostgresServer  # noqa: E402
 
 SPECS = ROOT / "tests" / "fixtures" / "specs"
@@ -50,7 +50,7 @@ def start_replicas(n: int, env: dict[str, str]) -> list[subprocess.Popen[bytes]]
     for _ in range(n):
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "services.cli.main", "worker", *WORKERS],
+                [sys.executable, "-m", "skillpress.services.cli.main", "worker", *WORKERS],
                 env=env,
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from services.platform.embedded_nats import (
+from skillpress.services.platform.embedded_nats import (
     LocalServerError,
     ManagedProcess,
     find_binary,

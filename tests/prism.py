@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from services.platform.embedded_nats import free_port
+from skillpress.services.platform.embedded_nats import free_port
 
 PRISM_PACKAGE = "@stoplight/prism-cli"
 PRISM_VERSION = "5.14.2"

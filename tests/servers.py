@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from services.platform.embedded_nats import NatsServer, reap_stale
+from skillpress.services.platform.embedded_nats import NatsServer, reap_stale
 from tests.local_servers import PostgresServer, SeaweedS3Server
 
 RUN_ROOT = Path(tempfile.gettempdir()) / "skillpress-test-servers"

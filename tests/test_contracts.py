@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from schemas.asyncapi import asyncapi_document
-from schemas.events import MESSAGES
-from schemas.subjects import ALL_SUBJECTS
+from skillpress.schemas.asyncapi import asyncapi_document
+from skillpress.schemas.events import MESSAGES
+from skillpress.schemas.subjects import ALL_SUBJECTS
 
 
 def test_asyncapi_json_is_in_sync_with_the_models() -> None:
@@ -24,7 +24,7 @@ def test_every_subject_of_the_catalogue_has_a_message_model_and_no_model_is_off_
 
 
 def test_openapi_json_is_in_sync_with_the_api() -> None:
-    from services.api.app import api_document
+    from skillpress.services.api.app import api_document
 
     checked_in = json.loads((Path(__file__).parents[1] / "schemas" / "openapi.json").read_text())
     assert checked_in == json.loads(json.dumps(api_document())), (
@@ -65,7 +65,7 @@ def test_every_api_operation_says_what_it_returns_and_its_problems() -> None:
                 problem = op["responses"][code]["content"]["application/problem+json"]
                 assert problem["schema"] == {"$ref": "#/components/schemas/Problem"}
     assert unnamed == []
-    from services.derive import derive_package
+    from skillpress.services.derive import derive_package
 
     files = derive_package(
         (Path(__file__).parents[1] / "schemas" / "openapi.json").read_bytes()

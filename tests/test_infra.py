@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from services.platform.settings import Settings
-from services.workers.app import WORKERS
+from skillpress.services.platform.settings import Settings
+from skillpress.services.workers.app import WORKERS
 
 INFRA = Path(__file__).parents[1] / "infra"
 COMPOSE = INFRA / "compose" / "compose.yaml"

@@ -31,6 +31,7 @@ def _copy(tmp_path: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "static", "templates", "examples")
     for part in ("services", "schemas"):
         shutil.copytree(ROOT / part, tree / part, ignore=ignore)
+    shutil.copytree(ROOT / "skillpress", tree / "skillpress", symlinks=True, ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
     return tree
 
@@ -46,20 +47,24 @@ def test_the_layer_rules_hold() -> None:
     [
         (
             "services/derive/breach.py",
-            "from services.platform import settings\n",
-            "services.derive.breach -> services.platform.settings",
+            "from skillpress.services.platform import settings\n",
+            "skillpress.services.derive.breach -> skillpress.services.platform.settings",
         ),
         (
             "services/app/breach.py",
-            "def later() -> None:\n    import services.workers.app\n",
-            "services.app.breach -> services.workers.app",
+            "def later() -> None:\n    import skillpress.services.workers.app\n",
+            "skillpress.services.app.breach -> skillpress.services.workers.app",
         ),
         (
             "services/cli/breach.py",
-            "import services.api.v1\n",
-            "services.cli.breach -> services.api.v1",
+            "import skillpress.services.api.v1\n",
+            "skillpress.services.cli.breach -> skillpress.services.api.v1",
         ),
-        ("services/derive/breach.py", "import httpx\n", "services.derive.breach -> httpx"),
+        (
+            "services/derive/breach.py",
+            "import httpx\n",
+            "skillpress.services.derive.breach -> httpx",
+        ),
     ],
     ids=["core-to-platform", "app-to-workers-inside-a-function", "face-to-face", "core-io"],
 )

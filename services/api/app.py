@@ -11,12 +11,12 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from services.api import console, problems, v1
-from services.api.auth import Operators
-from services.api.deps import ServerState
-from services.api.headers import SecurityHeaders
-from services.api.limits import BodyCap
-from services.app.context import AppContext
+from skillpress.services.api import console, problems, v1
+from skillpress.services.api.auth import Operators
+from skillpress.services.api.deps import ServerState
+from skillpress.services.api.headers import SecurityHeaders
+from skillpress.services.api.limits import BodyCap
+from skillpress.services.app.context import AppContext
 
 __all__ = ["API_VERSION", "create_app", "openapi_document"]
 
@@ -36,7 +36,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
         if nats_url:
             from faststream.nats import NatsBroker
 
-            from services.platform.broker import ensure_stream, server_list
+            from skillpress.services.platform.broker import ensure_stream, server_list
 
             broker = NatsBroker(server_list(nats_url), logger=None, connect_timeout=5)
             await broker.connect()
@@ -71,7 +71,9 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     console.install(app)
     app.include_router(v1.router)
     app.include_router(console.router)
-    app.mount("/static", StaticFiles(packages=[("services.api", "static")]), name="static")
+    app.mount(
+        "/static", StaticFiles(packages=[("skillpress.services.api", "static")]), name="static"
+    )
     app.add_middleware(BodyCap, max_bytes=ctx.settings.max_spec_bytes + _FORM_OVERHEAD)
     app.add_middleware(SecurityHeaders)
     plain_openapi = app.openapi
@@ -122,9 +124,9 @@ def api_document() -> dict[str, Any]:
     """The API's OpenAPI document as served (built without a store or a broker)."""
     from pathlib import Path
 
-    from services.app.context import AppContext
-    from services.platform.blobs import LocalBlobStore
-    from services.platform.settings import Settings
+    from skillpress.services.app.context import AppContext
+    from skillpress.services.platform.blobs import LocalBlobStore
+    from skillpress.services.platform.settings import Settings
 
     settings = Settings(home=Path("/nonexistent"))
     ctx = AppContext(settings=settings, records=None, blobs=LocalBlobStore(settings.blob_dir))  # type: ignore[arg-type]

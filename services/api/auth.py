@@ -11,7 +11,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.platform.operator_tokens import TokenRefused, add_token, read_tokens, write_private
+from skillpress.services.platform.operator_tokens import (
+    TokenRefused,
+    add_token,
+    read_tokens,
+    write_private,
+)
 
 __all__ = [
     "SESSION_COOKIE",

@@ -18,14 +18,14 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 
-from services.api.auth import SESSION_COOKIE
-from services.api.deps import read_spec_input, state
-from services.api.headers import csp_nonce
-from services.app import changes, intake
-from services.app.context import AppContext
-from services.app.review import suggestion_groups
-from services.app.views import AnnotationView
-from services.errors import NotFound, Permanent, Retryable
+from skillpress.services.api.auth import SESSION_COOKIE
+from skillpress.services.api.deps import read_spec_input, state
+from skillpress.services.api.headers import csp_nonce
+from skillpress.services.app import changes, intake
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.review import suggestion_groups
+from skillpress.services.app.views import AnnotationView
+from skillpress.services.errors import NotFound, Permanent, Retryable
 
 __all__ = ["router"]
 
@@ -222,7 +222,7 @@ def home() -> RedirectResponse:
 
 @router.get("/skills", response_class=HTMLResponse)
 def skills(request: Request) -> Response:
-    from services.app.queries import skills_overview
+    from skillpress.services.app.queries import skills_overview
 
     _operator(request)
     return _render(request, "skills.html", skills=skills_overview(state(request).ctx))
@@ -295,11 +295,11 @@ def submission_page(
     request: Request, slug: str, submission: str, after: int | None = None, env: str = ""
 ) -> Response:
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
-    from services.app.pipeline import stored_outcome
-    from services.app.versions import find_skill, version_files, version_for_outcome
-    from services.derive.auth import auth_hint
-    from services.derive.manifest import Manifest
-    from services.runtime.execute import default_env_var
+    from skillpress.services.app.pipeline import stored_outcome
+    from skillpress.services.app.versions import find_skill, version_files, version_for_outcome
+    from skillpress.services.derive.auth import auth_hint
+    from skillpress.services.derive.manifest import Manifest
+    from skillpress.services.runtime.execute import default_env_var
 
     _operator(request)
     ctx = state(request).ctx
@@ -373,8 +373,8 @@ def _skill_view(
     query: str = "",
     drops_seen: dict[tuple[str, str | None], tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
-    from services.app.annotations import list_annotations
-    from services.app.versions import (
+    from skillpress.services.app.annotations import list_annotations
+    from skillpress.services.app.versions import (
         diff_versions,
         find_skill,
         gates_dropped,
@@ -382,7 +382,7 @@ def _skill_view(
         pick_version,
         version_files,
     )
-    from services.derive.manifest import Manifest
+    from skillpress.services.derive.manifest import Manifest
 
     skill = find_skill(ctx, slug)
     versions = list_versions(ctx, slug)
@@ -609,8 +609,8 @@ async def review_confirm(
 
 @router.get("/operations", response_class=HTMLResponse)
 def operations_page(request: Request) -> Response:
-    from services.app.approvals import list_requests
-    from services.app.queries import dead_letters, open_actions
+    from skillpress.services.app.approvals import list_requests
+    from skillpress.services.app.queries import dead_letters, open_actions
 
     _operator(request)
     ctx = state(request).ctx
@@ -630,7 +630,7 @@ async def decide_form(
     csrf: Annotated[str, Form()] = "",
     decision: Annotated[str, Form()] = "",
 ) -> Response:
-    from services.app.approvals import decide
+    from skillpress.services.app.approvals import decide
 
     who = _checked(request, csrf)
     ctx = state(request).ctx
@@ -648,7 +648,7 @@ async def decide_form(
 async def resolve_form(
     request: Request, action_id: int, csrf: Annotated[str, Form()] = ""
 ) -> Response:
-    from services.app.queries import resolve_action
+    from skillpress.services.app.queries import resolve_action
 
     _checked(request, csrf)
     ctx = state(request).ctx
@@ -664,7 +664,7 @@ async def resolve_form(
 async def replay_form(
     request: Request, csrf: Annotated[str, Form()] = "", letter: Annotated[str, Form()] = ""
 ) -> Response:
-    from services.app.pipeline import replay_dead_letters
+    from skillpress.services.app.pipeline import replay_dead_letters
 
     _checked(request, csrf)
     ctx = state(request).ctx

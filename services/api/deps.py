@@ -11,9 +11,9 @@ from fastapi import Depends, Request
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
-from services.api.auth import SESSION_COOKIE, Operators
-from services.app.context import AppContext
-from services.errors import Refused
+from skillpress.services.api.auth import SESSION_COOKIE, Operators
+from skillpress.services.app.context import AppContext
+from skillpress.services.errors import Refused
 
 __all__ = [
     "Ctx",
@@ -108,7 +108,7 @@ async def read_spec_input(
     elif given[0] == "blob":
         if not _BLOB.match(blob or ""):
             raise Refused("blob is the sha256 a preview returned")
-        from services.platform.blobs import BlobNotFound
+        from skillpress.services.platform.blobs import BlobNotFound
 
         try:
             data = ctx.blobs.get(blob or "")

@@ -10,8 +10,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from services.errors import Permanent, Retryable
-from services.platform.logging import get_logger
+from skillpress.services.errors import Permanent, Retryable
+from skillpress.services.platform.logging import get_logger
 
 __all__ = ["PROBLEM", "PROBLEM_RESPONSES", "Problem", "install", "problem"]
 

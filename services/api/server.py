@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from services.api.auth import Operators, is_loopback, load_operators
-from services.app.context import AppContext
+from skillpress.services.api.auth import Operators, is_loopback, load_operators
+from skillpress.services.app.context import AppContext
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -111,6 +111,6 @@ async def serve_http(
 ) -> None:
     """Serve the API and console on `where` until `stop` is set; `ready` is told where it
     listens once it does."""
-    from services.api.app import create_app
+    from skillpress.services.api.app import create_app
 
     await _Server(create_app(ctx, operators, nats_url), where).run(stop, ready)

@@ -13,13 +13,13 @@ from fastapi.responses import Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
-from schemas.events import LiveVersion
-from services.api.deps import Ctx, Operator, SpecInput, read_spec_input, state
-from services.api.problems import PROBLEM_RESPONSES
-from services.app.annotations import Kind
-from services.app.context import AppContext
-from services.app.intake import SpecPreview, Submitted
-from services.app.views import (
+from skillpress.schemas.events import LiveVersion
+from skillpress.services.api.deps import Ctx, Operator, SpecInput, read_spec_input, state
+from skillpress.services.api.problems import PROBLEM_RESPONSES
+from skillpress.services.app.annotations import Kind
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.intake import SpecPreview, Submitted
+from skillpress.services.app.views import (
     ActionItemView,
     ActionResolved,
     AnnotationAdded,
@@ -101,7 +101,7 @@ BaseUrlForm = Annotated[
 async def preview(
     ctx: AppContext, spec: SpecInput, slug: str | None, base_url: str | None
 ) -> SpecPreview:
-    from services.app.intake import preview as previewed
+    from skillpress.services.app.intake import preview as previewed
 
     return await run_in_threadpool(previewed, ctx, spec.data, spec.url, slug, base_url)
 
@@ -131,7 +131,7 @@ async def submit(
     request: Request, spec: SpecInput, slug: str, base_url: str | None, who: str
 ) -> Submitted:
     """Submit a spec to the pipeline and return where to follow it."""
-    from services.app.intake import submit as submitted
+    from skillpress.services.app.intake import submit as submitted
 
     shared = state(request)
     return await submitted(shared.ctx, shared.nc, slug, spec.data, spec.url, base_url, who)
@@ -164,7 +164,7 @@ async def create_skill(
 @router.get("/skills", name="list_skills", tags=["skills"])
 def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
     """Every skill: its live version, proposals waiting, open action items."""
-    from services.app.queries import skills_overview
+    from skillpress.services.app.queries import skills_overview
 
     return skills_overview(ctx)
 
@@ -172,7 +172,7 @@ def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
 @router.get("/submissions/{submission}", name="get_submission", tags=["pipeline"])
 def submission_status(ctx: Ctx, who: Operator, submission: str) -> SubmissionView:
     """Where a submission is, stage by stage, from the records."""
-    from services.app.queries import submission_status as status
+    from skillpress.services.app.queries import submission_status as status
 
     return status(ctx, submission)
 
@@ -181,7 +181,7 @@ async def submission_stream(
     request: Request, slug: str, submission: str, after: int | None
 ) -> AsyncIterator[str]:
     """Server-Sent Events: `stage` per event (its words and body), `end` with the outcome."""
-    from services.app.pipeline import describe_event, submission_events
+    from skillpress.services.app.pipeline import describe_event, submission_events
 
     st = state(request)
     yield "retry: 2000\n\n"
@@ -222,7 +222,7 @@ async def submission_events_stream(
 ) -> StreamingResponse:
     """A submission's stages as they happen (replayed from `after`), ending with its outcome."""
     if state(request).nc is None:
-        from services.app.pipeline import StackError
+        from skillpress.services.app.pipeline import StackError
 
         raise StackError("this server has no pipeline connection")
     return StreamingResponse(
@@ -235,7 +235,7 @@ async def submission_events_stream(
 @router.get("/skills/{slug}/versions", name="list_versions", tags=["versions"])
 def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
     """The skill's versions, newest first."""
-    from services.app.versions import list_versions
+    from skillpress.services.app.versions import list_versions
 
     return list_versions(ctx, slug)
 
@@ -243,7 +243,7 @@ def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
 @router.get("/live", name="list_live_versions", tags=["versions"])
 def live(ctx: Ctx, who: Operator) -> list[LiveVersion]:
     """Every skill's live version: its id, each file's sha256, its hosts (what followers keep)."""
-    from services.app.versions import live_versions
+    from skillpress.services.app.versions import live_versions
 
     return live_versions(ctx)
 
@@ -252,13 +252,13 @@ def live(ctx: Ctx, who: Operator) -> list[LiveVersion]:
 def version(ctx: Ctx, who: Operator, slug: str, ref: str) -> VersionView:
     """One version's id, files by sha256, hosts, status and whether it is live (`ref`: an id or
     prefix, `live`, `newest`, or `current`: the live one, else the newest)."""
-    from services.app.versions import version_view
+    from skillpress.services.app.versions import version_view
 
     return version_view(ctx, slug, ref)
 
 
 def _files(ctx: AppContext, slug: str, ref: str) -> dict[str, bytes]:
-    from services.app.versions import resolve_version, version_files
+    from skillpress.services.app.versions import resolve_version, version_files
 
     return version_files(ctx.blobs, resolve_version(ctx, slug, ref)[1])
 
@@ -291,7 +291,7 @@ def version_file_list(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str,
 )
 def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Response:
     """One file of a version, as stored (read alone, by its digest)."""
-    from services.app.versions import version_file as one_file
+    from skillpress.services.app.versions import version_file as one_file
 
     kind = "application/json" if path.endswith(".json") else "text/markdown; charset=utf-8"
     return Response(one_file(ctx, slug, ref, path), media_type=kind)
@@ -307,7 +307,7 @@ def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Res
 def version_archive(ctx: Ctx, who: Operator, slug: str, ref: str) -> Response:
     """Every file of a version in one gzip-compressed tar (what a follower fetches: check each
     file against the sha256 `/v1/live` names for it before using it)."""
-    from services.app.versions import version_archive as archive
+    from skillpress.services.app.versions import version_archive as archive
 
     version_id, data = archive(ctx, slug, ref)
     return Response(
@@ -326,7 +326,7 @@ def diff(
     to: Annotated[str | None, Query(description="default: newest")] = None,
 ) -> VersionDiff:
     """What changed between two versions, with the annotations the newer one orphans."""
-    from services.app.versions import diff_versions
+    from skillpress.services.app.versions import diff_versions
 
     return diff_versions(ctx, slug, from_, to)
 
@@ -341,7 +341,7 @@ class PublishIn(BaseModel):
 @router.post("/skills/{slug}/versions/{ref}/publish", name="publish_version", tags=["versions"])
 def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> PublicationView:
     """Make a version live (refused with the gates it would drop unless `remove_gates`)."""
-    from services.app.changes import publish as published
+    from skillpress.services.app.changes import publish as published
 
     return published(ctx, slug, ref, body.remove_gates, body.timeout, who)
 
@@ -351,7 +351,7 @@ def annotations_list(
     ctx: Ctx, who: Operator, slug: str, include_retired: bool = False
 ) -> list[AnnotationView]:
     """Annotations, each applied, orphaned, pending or retired."""
-    from services.app.annotations import list_annotations
+    from skillpress.services.app.annotations import list_annotations
 
     return list_annotations(ctx, slug, include_retired)
 
@@ -379,7 +379,7 @@ class AnnotationIn(BaseModel):
 
 
 def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) -> AnnotationAdded:
-    from services.app.changes import annotate
+    from skillpress.services.app.changes import annotate
 
     values = given.model_dump()
     values[given.kind] = given.value
@@ -399,7 +399,7 @@ def annotate(ctx: Ctx, who: Operator, slug: str, body: AnnotationIn) -> Annotati
 @router.post("/annotations/{annotation_id}/retire", name="retire_annotation", tags=["annotations"])
 def retire(ctx: Ctx, who: Operator, annotation_id: str) -> AnnotationRetired:
     """Retire an annotation (it stays on record) and propose the version without it."""
-    from services.app.changes import retire as retired
+    from skillpress.services.app.changes import retire as retired
 
     return retired(ctx, annotation_id, who)
 
@@ -411,7 +411,7 @@ class RekeyIn(BaseModel):
 @router.post("/annotations/{annotation_id}/rekey", name="rekey_annotation", tags=["annotations"])
 def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> AnnotationRekeyed:
     """Move an orphaned annotation to an operation's new name."""
-    from services.app.changes import rekey as rekeyed
+    from skillpress.services.app.changes import rekey as rekeyed
 
     return rekeyed(ctx, annotation_id, body.operation, who)
 
@@ -419,7 +419,7 @@ def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> Annotat
 @router.get("/skills/{slug}/suggestions", name="list_suggestions", tags=["review"])
 def suggestions(ctx: Ctx, who: Operator, slug: str) -> SuggestionGroups:
     """Open suggestions grouped money, deletes, changes, reads."""
-    from services.app.review import suggestion_groups
+    from skillpress.services.app.review import suggestion_groups
 
     return suggestion_groups(ctx, slug)
 
@@ -432,7 +432,7 @@ class ConfirmIn(BaseModel):
 @router.post("/skills/{slug}/suggestions/confirm", name="confirm_suggestions", tags=["review"])
 def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confirmation:
     """Confirm suggestions one at a time or a group at once; each becomes an annotation."""
-    from services.app.changes import confirm
+    from skillpress.services.app.changes import confirm
 
     return confirm(ctx, slug, body.ids, body.groups, who)
 
@@ -440,7 +440,7 @@ def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confir
 @router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])
 def detach(ctx: Ctx, who: Operator, slug: str) -> Detached:
     """From now on the skill is an ordinary package: new revisions propose nothing."""
-    from services.app.annotations import detach as detached
+    from skillpress.services.app.annotations import detach as detached
 
     detached(ctx, slug)
     return {"skill": slug, "detached": True}
@@ -449,7 +449,7 @@ def detach(ctx: Ctx, who: Operator, slug: str) -> Detached:
 @router.get("/skills/{slug}/export/overlay", name="export_overlay", tags=["exports"])
 def export_overlay(ctx: Ctx, who: Operator, slug: str) -> Overlay:
     """The annotations as an OpenAPI Overlay 1.0 document."""
-    from services.app.exports import overlay
+    from skillpress.services.app.exports import overlay
 
     return overlay(ctx, slug)
 
@@ -465,7 +465,7 @@ def export_overlay(ctx: Ctx, who: Operator, slug: str) -> Overlay:
 )
 def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
     """The live version as an Agent Skills folder, zipped."""
-    from services.app.exports import agent_skills_zip
+    from skillpress.services.app.exports import agent_skills_zip
 
     return Response(
         agent_skills_zip(ctx, slug),
@@ -477,7 +477,7 @@ def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
 @router.get("/actions", name="list_action_items", tags=["operations"])
 def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
     """Open action items."""
-    from services.app.queries import open_actions
+    from skillpress.services.app.queries import open_actions
 
     return open_actions(ctx)
 
@@ -485,7 +485,7 @@ def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
 @router.post("/actions/{action_id}/resolve", name="resolve_action_item", tags=["operations"])
 def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
     """Mark an action item handled."""
-    from services.app.queries import resolve_action
+    from skillpress.services.app.queries import resolve_action
 
     return resolve_action(ctx, action_id)
 
@@ -493,7 +493,7 @@ def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
 @router.get("/dead-letters", name="list_dead_letters", tags=["operations"])
 def dead_letters(ctx: Ctx, who: Operator) -> list[DeadLetterView]:
     """Messages no worker could handle, oldest first."""
-    from services.app.queries import dead_letters as letters
+    from skillpress.services.app.queries import dead_letters as letters
 
     return letters(ctx)
 
@@ -507,7 +507,7 @@ class ReplayIn(BaseModel):
 @router.post("/dead-letters/replay", name="replay_dead_letters", tags=["operations"])
 def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
     """Re-publish dead letters' original messages under fresh message ids."""
-    from services.app.pipeline import replay_dead_letters
+    from skillpress.services.app.pipeline import replay_dead_letters
 
     return replay_dead_letters(ctx, body.ids)
 
@@ -515,7 +515,7 @@ def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
 @router.get("/approvals", name="list_approvals", tags=["approvals"])
 def approvals(ctx: Ctx, who: Operator, everything: bool = False) -> list[ApprovalView]:
     """Calls to gated operations waiting for a person, oldest first (`everything`: decided ones too)."""
-    from services.app.approvals import list_requests
+    from skillpress.services.app.approvals import list_requests
 
     return list_requests(ctx, everything)
 
@@ -527,8 +527,8 @@ class DecisionIn(BaseModel):
 @router.post("/approvals/{request_id}/decide", name="decide_approval", tags=["approvals"])
 def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> ApprovalView:
     """Grant or deny a waiting call; the operator's name is recorded with the decision."""
-    from services.app.approvals import as_dict
-    from services.app.approvals import decide as decided
+    from skillpress.services.app.approvals import as_dict
+    from skillpress.services.app.approvals import decide as decided
 
     return as_dict(decided(ctx, request_id, body.grant, who))
 

@@ -2,7 +2,7 @@
 be meant), list them with their state, retire, re-key, retract a turn's examples, detach.
 
 Each change is stored first and then proposes a version through the pipeline
-(`services.app.pipeline.propose_change`); nothing here publishes.
+(`skillpress.services.app.pipeline.propose_change`); nothing here publishes.
 """
 
 from __future__ import annotations
@@ -15,21 +15,21 @@ from typing import Any, Literal, get_args
 
 from sqlmodel import col, select
 
-from schemas.records import AnnotationRecord, Skill
-from services.app.context import AppContext
-from services.app.derivations import (
+from skillpress.schemas.records import AnnotationRecord, Skill
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import (
     active_annotations,
     derive_revision,
     latest_revision_id,
     load_revision,
     parsed_operation_names,
 )
-from services.app.versions import find_skill, newest_manifest
-from services.app.views import AnnotationView
-from services.derive.annotations import Annotation, check_shape
-from services.derive.manifest import Manifest
-from services.errors import NotFound, Refused
-from services.platform.ids import derived_id
+from skillpress.services.app.versions import find_skill, newest_manifest
+from skillpress.services.app.views import AnnotationView
+from skillpress.services.derive.annotations import Annotation, check_shape
+from skillpress.services.derive.manifest import Manifest
+from skillpress.services.errors import NotFound, Refused
+from skillpress.services.platform.ids import derived_id
 
 __all__ = [
     "KINDS",
@@ -179,10 +179,10 @@ def check_annotation(
 def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
     """The package's workflows load as the runtime will load them, a skill one `uses` being the
     published one (AnnotationRefused if not)."""
-    from services.app.versions import live_skill_finder
-    from services.derive.annotations import AnnotationRefused
-    from services.runtime.skill import load_skill
-    from services.runtime.workflows import WorkflowRefused, load_workflows
+    from skillpress.services.app.versions import live_skill_finder
+    from skillpress.services.derive.annotations import AnnotationRefused
+    from skillpress.services.runtime.skill import load_skill
+    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
 
     with ctx.records.session() as s:
         try:

@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from schemas.records import ApprovalRequest
-from services.app.context import AppContext
-from services.app.views import ApprovalView
-from services.errors import NotFound, Refused
-from services.runtime.gates import GateCheck
+from skillpress.schemas.records import ApprovalRequest
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.views import ApprovalView
+from skillpress.services.errors import NotFound, Refused
+from skillpress.services.runtime.gates import GateCheck
 
 __all__ = [
     "announce",
@@ -165,10 +165,10 @@ def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
     on: the request is recorded either way. True when announced."""
     import asyncio
 
-    from schemas.events import ApprovalRequested
-    from schemas.subjects import EVENTS, STREAM
-    from services.app.pipeline import running_up
-    from services.platform.broker import BrokerUnavailable, connect
+    from skillpress.schemas.events import ApprovalRequested
+    from skillpress.schemas.subjects import EVENTS, STREAM
+    from skillpress.services.app.pipeline import running_up
+    from skillpress.services.platform.broker import BrokerUnavailable, connect
 
     url = ctx.settings.nats_url or running_up(ctx.settings)
     if not url or request.id is None:

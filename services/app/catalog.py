@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from services.app.context import AppContext
-from services.app.follow import folder_stamp, followed_version
-from services.app.package_dir import OutputDirError, read_package_dir
-from services.runtime.skill import Skill, load_skill
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.follow import folder_stamp, followed_version
+from skillpress.services.app.package_dir import OutputDirError, read_package_dir
+from skillpress.services.runtime.skill import Skill, load_skill
 
 __all__ = ["Catalog", "Loaded", "folder_catalog", "live_catalog"]
 
@@ -51,8 +51,8 @@ def live_catalog(ctx: AppContext) -> Catalog:
     """The published skills: each its live version, read from the blob store as files are asked for."""
     from sqlmodel import col, select
 
-    from schemas.records import Skill as SkillRecord
-    from services.app.versions import live_files
+    from skillpress.schemas.records import Skill as SkillRecord
+    from skillpress.services.app.versions import live_files
 
     def stamps() -> dict[str, str]:
         with ctx.records.session() as s:

@@ -9,21 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from schemas.subjects import EVENTS
-from services.app.annotations import Stored, compose_annotation
-from services.app.annotations import add_annotation as store
-from services.app.annotations import rekey as rekeyed
-from services.app.annotations import retire as retired
-from services.app.context import AppContext
-from services.app.pipeline import propose_change, request_publish
-from services.app.review import confirm_suggestions
-from services.app.versions import (
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.annotations import Stored, compose_annotation
+from skillpress.services.app.annotations import add_annotation as store
+from skillpress.services.app.annotations import rekey as rekeyed
+from skillpress.services.app.annotations import retire as retired
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.pipeline import propose_change, request_publish
+from skillpress.services.app.review import confirm_suggestions
+from skillpress.services.app.versions import (
     check_publish_request,
     diff_versions,
     find_skill,
     resolve_version,
 )
-from services.app.views import (
+from skillpress.services.app.views import (
     AnnotationAdded,
     AnnotationRekeyed,
     AnnotationRetired,
@@ -31,7 +31,7 @@ from services.app.views import (
     ProposalView,
     PublicationView,
 )
-from services.errors import Refused
+from skillpress.services.errors import Refused
 
 __all__ = [
     "annotate",

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
-from services.platform.records import RecordStore
-from services.platform.settings import Settings
+from skillpress.services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
+from skillpress.services.platform.records import RecordStore
+from skillpress.services.platform.settings import Settings
 
 if TYPE_CHECKING:
-    from services.platform.llm import ChatClient
+    from skillpress.services.platform.llm import ChatClient
 
 __all__ = ["AppContext", "blob_store", "open_app", "utc_now"]
 
@@ -37,7 +37,7 @@ class AppContext:
 
     def chat(self) -> ChatClient | None:
         """The configured chat-completions client, or None when no model is configured."""
-        from services.platform.llm import chat_client
+        from skillpress.services.platform.llm import chat_client
 
         return chat_client(self.settings)
 

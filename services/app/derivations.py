@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 
 from sqlmodel import Session, col, select
 
-from schemas.records import AnnotationRecord, Skill, Source, SourceRevision
-from services.app.context import AppContext
-from services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
-from services.derive.annotations import Annotation
-from services.derive.categories import Grouping
-from services.errors import NotFound
+from skillpress.schemas.records import AnnotationRecord, Skill, Source, SourceRevision
+from skillpress.services.app.context import AppContext
+from skillpress.services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
+from skillpress.services.derive.annotations import Annotation
+from skillpress.services.derive.categories import Grouping
+from skillpress.services.errors import NotFound
 
 __all__ = [
     "RevisionInputs",
@@ -132,7 +132,7 @@ def active_annotations(s: Session, skill_id: str, as_of: datetime) -> tuple[Anno
 
 def parsed_operation_names(ctx: AppContext, revision: SourceRevision) -> set[str]:
     """The operation names the parse stage's derivation of `revision` shows (before annotations)."""
-    from services.derive.manifest import Manifest
+    from skillpress.services.derive.manifest import Manifest
 
     if revision.package_blob is None:
         raise NotFound(f"revision {revision.id} was not parsed")

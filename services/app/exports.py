@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from services.app.package_dir import read_package_dir
+from skillpress.services.app.package_dir import read_package_dir
 
 if TYPE_CHECKING:
-    from services.app.context import AppContext
-from services.app.views import Overlay
+    from skillpress.services.app.context import AppContext
+from skillpress.services.app.views import Overlay
 
 __all__ = ["overlay", "skill_files"]
 
@@ -26,8 +26,8 @@ def overlay(ctx: AppContext, slug: str) -> Overlay:
     (orphaned ones have nowhere in the document to go, and are left out)."""
     from sqlmodel import col, select
 
-    from schemas.records import AnnotationRecord
-    from services.app.versions import find_skill, newest_manifest
+    from skillpress.schemas.records import AnnotationRecord
+    from skillpress.services.app.versions import find_skill, newest_manifest
 
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
@@ -81,8 +81,8 @@ def skill_files(
     path = Path(target)
     if path.is_dir():
         return read_package_dir(path, hand_written=True), path.resolve().name
-    from services.app.context import open_app
-    from services.app.versions import live_files
+    from skillpress.services.app.context import open_app
+    from skillpress.services.app.versions import live_files
 
     ctx = (open_ctx or open_app)()
     try:
@@ -97,9 +97,9 @@ def agent_skills_zip(ctx: AppContext, slug: str) -> bytes:
     import io
     import zipfile
 
-    from services.app.versions import live_files
-    from services.runtime.contracts import agent_skills_folder
-    from services.runtime.skill import load_skill
+    from skillpress.services.app.versions import live_files
+    from skillpress.services.runtime.contracts import agent_skills_folder
+    from skillpress.services.runtime.skill import load_skill
 
     files = live_files(ctx, slug)
     folder = agent_skills_folder(load_skill(files, lazy=True), files)

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schemas.events import LiveVersion
-from services.app.package_dir import write_package_dir
-from services.errors import Refused
+from skillpress.schemas.events import LiveVersion
+from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:  # the records stack, only where the store is followed (a runtime never needs it)
-    from services.app.context import AppContext
+    from skillpress.services.app.context import AppContext
 
 __all__ = [
     "FORMATS",
@@ -71,8 +71,8 @@ def store_reader(ctx: AppContext) -> Read:
 def _files(read: Read, live: LiveVersion, fmt: str) -> dict[str, bytes]:
     files = {path: read(live, path, digest) for path, digest in sorted(live.files.items())}
     if fmt == "agent-skills":
-        from services.runtime.contracts import agent_skills_folder
-        from services.runtime.skill import load_skill
+        from skillpress.services.runtime.contracts import agent_skills_folder
+        from skillpress.services.runtime.skill import load_skill
 
         files = agent_skills_folder(load_skill(files), files)
     return files
@@ -138,7 +138,7 @@ async def follow_live(
     from nats.errors import TimeoutError as NatsTimeout
     from nats.js.errors import NoKeysError
 
-    from services.platform.broker import LIVE_BUCKET, connect, ensure_stream
+    from skillpress.services.platform.broker import LIVE_BUCKET, connect, ensure_stream
 
     read = store_reader(ctx)
     await _hold_pins(read, lambda slug, ref: _pointer(ctx, slug, ref), out, fmt, pins, on_swap)
@@ -199,7 +199,7 @@ class ApiFollower:
     def _get(self, path: str) -> Any:
         import httpx
 
-        from services.app.pipeline import StackError
+        from skillpress.services.app.pipeline import StackError
 
         try:
             response = self.client.get(path)
@@ -288,6 +288,6 @@ async def follow_api(
 
 
 def _pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
-    from services.app.versions import version_pointer
+    from skillpress.services.app.versions import version_pointer
 
     return version_pointer(ctx, slug, ref)

@@ -6,7 +6,7 @@ A skill is reloaded when its folder changes (a follower swapping `DIR/<slug>` to
 so a host always serves what is live, without restarting. A folder may be a derived package, a
 hand-written one, or an Agent Skills folder (`follow --format agent-skills`, `export`).
 
-Every error it raises is a `services.errors.SkillpressError`: Permanent (CallRefused, GateClosed,
+Every error it raises is a `skillpress.services.errors.SkillpressError`: Permanent (CallRefused, GateClosed,
 PackageError, UnknownOperation: change the call or the folder) or Retryable (ExecutionFailed: no
 complete answer came back).
 """
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from services.app.follow import folder_stamp
-from services.app.package_dir import read_package_dir
-from services.runtime.calls import (
+from skillpress.services.app.follow import folder_stamp
+from skillpress.services.app.package_dir import read_package_dir
+from skillpress.services.runtime.calls import (
     CallSetup,
     GateClosed,
     Gatekeeper,
@@ -31,8 +31,8 @@ from services.runtime.calls import (
     placed_step,
     prepare_call,
 )
-from services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
-from services.runtime.skill import (
+from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
+from skillpress.services.runtime.skill import (
     PackageError,
     Skill,
     Tool,
@@ -40,8 +40,8 @@ from services.runtime.skill import (
     load_skill,
     shaped_tool,
 )
-from services.runtime.translate import PreparedRequest
-from services.runtime.workflows import Workflow, load_workflows, run_workflow
+from skillpress.services.runtime.translate import PreparedRequest
+from skillpress.services.runtime.workflows import Workflow, load_workflows, run_workflow
 
 __all__ = ["SkillHost", "GateClosed"]
 

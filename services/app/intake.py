@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from schemas.subjects import EVENTS
-from services.app.context import AppContext
-from services.errors import Refused
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
@@ -25,7 +25,7 @@ __all__ = ["SpecPreview", "Submitted", "check_slug", "preview", "spec_bytes", "s
 def check_slug(given: str | None, named: str = "slug") -> str | None:
     """`given` when it is a slug already (lowercase letters, digits, '-'), None when empty;
     Refused, with the slug it could be, otherwise (`named`: what the caller calls it)."""
-    from services.derive.naming import slugify
+    from skillpress.services.derive.naming import slugify
 
     if not given:
         return None
@@ -42,7 +42,7 @@ def spec_bytes(ctx: AppContext, data: bytes | None, url: str | None) -> bytes:
     """The spec's bytes: as given, or fetched from `url` through the fetch guard."""
     if data is not None:
         return data
-    from services.app.offline import fetch_url
+    from skillpress.services.app.offline import fetch_url
 
     assert url is not None
     return fetch_url(ctx.settings, url)
@@ -82,7 +82,7 @@ def preview(
 ) -> SpecPreview:
     """Derive the spec offline and say what it answers; its bytes are kept (as `blob`) so the
     skill is created from exactly what was previewed."""
-    from services.app.preview import preview_spec
+    from skillpress.services.app.preview import preview_spec
 
     given = spec_bytes(ctx, data, url)
     shown = preview_spec(given, check_slug(slug), base_url)
@@ -110,8 +110,8 @@ async def submit(
 ) -> Submitted:
     """Submit a spec to the pipeline over `nc` (its first check done here, so a refused
     document is refused at once) and say where to follow it."""
-    from services.app.pipeline import StackError, send, spec_submitted
-    from services.derive.load import LoadLimits, load_document
+    from skillpress.services.app.pipeline import StackError, send, spec_submitted
+    from skillpress.services.derive.load import LoadLimits, load_document
 
     checked = check_slug(slug)
     if checked is None:

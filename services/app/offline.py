@@ -9,13 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from services.derive import DeriveOptions, SkillPackage, derive_package
-from services.derive.load import MAX_SPEC_BYTES
-from services.derive.model_grouping import Chat, choose_grouping
-from services.errors import Refused
+from skillpress.services.derive import DeriveOptions, SkillPackage, derive_package
+from skillpress.services.derive.load import MAX_SPEC_BYTES
+from skillpress.services.derive.model_grouping import Chat, choose_grouping
+from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:
-    from services.platform.settings import Settings
+    from skillpress.services.platform.settings import Settings
 
 __all__ = ["SpecUnreadable", "derive_with_model", "max_spec_bytes", "read_spec_file"]
 
@@ -83,7 +83,7 @@ def derive_with_model(
 def fetch_url(settings: Settings, url: str) -> bytes:
     """The spec at `url`, through the same guard as the fetch stage (no private addresses unless
     allowed, no redirects, bounded size and time); FetchRefused / FetchFailed say why not."""
-    from services.platform.fetcher import FetchLimits, fetch_spec
+    from skillpress.services.platform.fetcher import FetchLimits, fetch_spec
 
     limits = FetchLimits(
         settings.max_spec_bytes, settings.fetch_timeout, settings.fetch_allow_private

@@ -6,9 +6,9 @@ from __future__ import annotations
 import hmac
 from pathlib import Path
 
-from services.errors import Refused
-from services.platform.operator_tokens import add_token, read_tokens, revoke_token
-from services.platform.settings import Settings
+from skillpress.services.errors import Refused
+from skillpress.services.platform.operator_tokens import add_token, read_tokens, revoke_token
+from skillpress.services.platform.settings import Settings
 
 __all__ = [
     "OPERATOR_TOKEN_ENV",

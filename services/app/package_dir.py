@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from services.errors import Permanent
+from skillpress.services.errors import Permanent
 
 if TYPE_CHECKING:  # (imported when a child is made: reading a package needs none)
-    from services.derive.split import Child
+    from skillpress.services.derive.split import Child
 
 __all__ = ["write_package_dir", "PackageWriter", "read_package_dir", "OutputDirError", "LazyFiles"]
 
@@ -70,7 +70,7 @@ class PackageWriter:
             self._write(files)
             return
 
-        from services.derive.split import in_child
+        from skillpress.services.derive.split import in_child
 
         def write() -> bytes:  # (the child's work)
             self._write(files)

@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from schemas.subjects import COMMANDS, EVENTS
-from services.app.context import AppContext
-from services.app.views import Replayed
-from services.errors import Refused, Retryable
-from services.platform.settings import Settings
+from skillpress.schemas.subjects import COMMANDS, EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.views import Replayed
+from skillpress.services.errors import Refused, Retryable
+from skillpress.services.platform.settings import Settings
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
 
-    from schemas.events import SpecSubmitted
+    from skillpress.schemas.events import SpecSubmitted
 
 __all__ = [
     "ENDINGS",
@@ -72,7 +72,7 @@ class Pipeline:
     @contextlib.asynccontextmanager
     async def connection(self) -> AsyncIterator[NATS]:
         """A connection to this pipeline's NATS with its streams in place, closed after."""
-        from services.platform.broker import connect, ensure_stream
+        from skillpress.services.platform.broker import connect, ensure_stream
 
         nc = await connect(self.nats_url, name="skillpress-cli", attempts=2)
         try:
@@ -282,7 +282,7 @@ def spec_submitted(
 ) -> SpecSubmitted:
     """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch);
     Refused for a base URL that is not an absolute http(s) address."""
-    from schemas.events import SpecSubmitted
+    from skillpress.schemas.events import SpecSubmitted
 
     check_base_url(base_url)
     blob = ctx.blobs.put(data) if data is not None else None
@@ -314,7 +314,7 @@ def check_base_url(base_url: str | None) -> None:
 
 async def send(nc: NATS, subject: str, payload: BaseModel, msg_id: str) -> int:
     """Publish one message into the stream (deduplicated by `msg_id`); its stream sequence."""
-    from schemas.subjects import STREAM
+    from skillpress.schemas.subjects import STREAM
 
     ack = await nc.jetstream().publish(
         subject, payload.model_dump_json().encode(), headers={"Nats-Msg-Id": msg_id}, stream=STREAM
@@ -336,7 +336,7 @@ async def submission_events(
     (an event can be missed across a reconnect; the outcome is stored)."""
     from nats.js.api import ConsumerConfig, DeliverPolicy
 
-    from schemas.subjects import STREAM
+    from skillpress.schemas.subjects import STREAM
 
     config = (
         ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after)
@@ -375,8 +375,8 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
     its revision made), or None while it has none."""
     from sqlmodel import col, select
 
-    from schemas.events import RevisionRejected, VersionProposed
-    from schemas.records import SourceRevision, SubmissionOutcome, Version
+    from skillpress.schemas.events import RevisionRejected, VersionProposed
+    from skillpress.schemas.records import SourceRevision, SubmissionOutcome, Version
 
     with ctx.records.session() as s:
         rev = s.exec(
@@ -428,7 +428,7 @@ def request_publish(
     requested_by: str = "cli",
 ) -> dict[str, Any]:
     """Send the publish command and wait for its `version.published`; returns that event."""
-    from schemas.events import PublishVersion
+    from skillpress.schemas.events import PublishVersion
 
     command = PublishVersion(
         skill=slug, version_id=version_id, remove_gates=remove_gates, requested_by=requested_by
@@ -454,9 +454,9 @@ def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[Replayed
     replayed) under fresh message ids, and record when and as what; NotFound for an unknown id."""
     from sqlmodel import col, select
 
-    from schemas.records import DeadLetter
-    from schemas.subjects import STREAM
-    from services.errors import NotFound
+    from skillpress.schemas.records import DeadLetter
+    from skillpress.schemas.subjects import STREAM
+    from skillpress.services.errors import NotFound
 
     with ctx.records.session() as s:
         if ids is None:
@@ -501,7 +501,7 @@ def propose_change(
     ctx: AppContext, slug: str, ids: list[str], change: str, as_of: datetime, timeout: float
 ) -> Event:
     """Announce changed annotations and wait for the version they propose (or the refusal)."""
-    from schemas.events import AnnotationChanged
+    from skillpress.schemas.events import AnnotationChanged
 
     submission = uuid.uuid4().hex
     event = AnnotationChanged(
@@ -532,7 +532,7 @@ def request_refresh(ctx: AppContext, interval: float | None = None) -> str:
     id names the slot. Returns that id."""
     import time
 
-    from schemas.events import RefreshSources
+    from skillpress.schemas.events import RefreshSources
 
     every = interval or ctx.settings.refresh_interval or 3600.0
     msg_id = f"refresh-slot:{int(time.time() // every)}"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from services.derive.auth import auth_hint
-from services.derive.package import DeriveOptions, derive_package
-from services.runtime.execute import default_env_var
+from skillpress.services.derive.auth import auth_hint
+from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.runtime.execute import default_env_var
 
 __all__ = ["Preview", "preview_spec"]
 
@@ -51,7 +51,7 @@ def _question(warnings: list[str]) -> str:
 def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = None) -> Preview:
     """Derive `data` in memory (SpecRefused with the reason for refused input) and say what it
     answers and what is still to ask."""
-    from services.app.pipeline import check_base_url
+    from skillpress.services.app.pipeline import check_base_url
 
     check_base_url(base_url)
     package = derive_package(data, DeriveOptions(slug=slug or None, base_url=base_url or None))

@@ -12,9 +12,9 @@ from typing import Any
 
 from sqlmodel import Session
 
-from schemas.records import ActionItem, AnnotationRecord, Skill, Source, Version
-from services.app.context import AppContext
-from services.app.derivations import (
+from skillpress.schemas.records import ActionItem, AnnotationRecord, Skill, Source, Version
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import (
     RevisionInputs,
     active_annotations,
     derivation_files,
@@ -22,13 +22,13 @@ from services.app.derivations import (
     load_derivation,
     store_derivation,
 )
-from services.app.versions import newest_version, version_files
-from services.derive.annotations import operation_target
-from services.derive.categories import Grouping
-from services.derive.diff import diff_packages
-from services.derive.manifest import Manifest
-from services.derive.package import package_id
-from services.platform.ids import derived_id
+from skillpress.services.app.versions import newest_version, version_files
+from skillpress.services.derive.annotations import operation_target
+from skillpress.services.derive.categories import Grouping
+from skillpress.services.derive.diff import diff_packages
+from skillpress.services.derive.manifest import Manifest
+from skillpress.services.derive.package import package_id
+from skillpress.services.platform.ids import derived_id
 
 __all__ = ["Proposed", "propose_version"]
 

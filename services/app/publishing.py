@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 from sqlmodel import col, select
 
-from schemas.records import Publication, Skill, Version
-from services.app.context import AppContext
-from services.app.versions import check_publish, find_version
-from services.derive.manifest import Manifest
-from services.errors import NotFound
-from services.platform.ids import derived_id
+from skillpress.schemas.records import Publication, Skill, Version
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.versions import check_publish, find_version
+from skillpress.services.derive.manifest import Manifest
+from skillpress.services.errors import NotFound
+from skillpress.services.platform.ids import derived_id
 
 __all__ = ["Published", "publish_version"]
 

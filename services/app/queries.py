@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmodel import col, select
 
-from schemas.records import (
+from skillpress.schemas.records import (
     ActionItem,
     DeadLetter,
     Skill,
@@ -13,10 +13,10 @@ from schemas.records import (
     SubmissionOutcome,
     Version,
 )
-from services.app.context import AppContext
-from services.app.derivations import as_utc
-from services.app.versions import find_skill
-from services.app.views import (
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import as_utc
+from skillpress.services.app.versions import find_skill
+from skillpress.services.app.views import (
     ActionItemView,
     ActionResolved,
     DeadLetterBrief,
@@ -26,7 +26,7 @@ from services.app.views import (
     Stage,
     SubmissionView,
 )
-from services.errors import NotFound
+from skillpress.services.errors import NotFound
 
 __all__ = [
     "dead_letters",

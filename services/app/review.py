@@ -10,15 +10,15 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from schemas.records import AnnotationRecord, Skill, Suggestion
-from services.app.annotations import check_annotation, store_annotation
-from services.app.context import AppContext
-from services.app.derivations import latest_revision_id
-from services.app.versions import find_skill
-from services.app.views import SuggestionGroups, SuggestionView
-from services.derive.annotations import Annotation
-from services.derive.approvals import GROUPS
-from services.errors import NotFound, Refused
+from skillpress.schemas.records import AnnotationRecord, Skill, Suggestion
+from skillpress.services.app.annotations import check_annotation, store_annotation
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import latest_revision_id
+from skillpress.services.app.versions import find_skill
+from skillpress.services.app.views import SuggestionGroups, SuggestionView
+from skillpress.services.derive.annotations import Annotation
+from skillpress.services.derive.approvals import GROUPS
+from skillpress.services.errors import NotFound, Refused
 
 __all__ = [
     "GROUPS",

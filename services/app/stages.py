@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from sqlmodel import col, select
 
-from schemas.records import (
+from skillpress.schemas.records import (
     AnnotationRecord,
     DeadLetter,
     Skill,
@@ -29,11 +29,11 @@ from schemas.records import (
     Suggestion,
     Version,
 )
-from services.app.context import AppContext
-from services.app.derivations import as_utc
-from services.derive.approvals import Suggestion as Guess
-from services.errors import Permanent
-from services.platform.ids import derived_id
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import as_utc
+from skillpress.services.derive.approvals import Suggestion as Guess
+from skillpress.services.errors import Permanent
+from skillpress.services.platform.ids import derived_id
 
 __all__ = [
     "Due",
@@ -159,8 +159,8 @@ def _submitted_bytes(
     ctx: AppContext, blob: str | None, url: str | None
 ) -> tuple[bytes | None, str | None]:
     """(the spec's bytes, None), or (None, why they are refused)."""
-    from services.platform.blobs import BlobNotFound
-    from services.platform.fetcher import FetchLimits, FetchRefused, fetch_spec
+    from skillpress.services.platform.blobs import BlobNotFound
+    from skillpress.services.platform.fetcher import FetchLimits, FetchRefused, fetch_spec
 
     if blob:
         try:

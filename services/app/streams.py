@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 
-from services.app.context import AppContext
-from services.app.pipeline import running_up
-from services.errors import Refused
-from services.platform.broker import StreamState
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.pipeline import running_up
+from skillpress.services.errors import Refused
+from skillpress.services.platform.broker import StreamState
 
 __all__ = ["StreamState", "stream_replicas"]
 
@@ -31,7 +31,7 @@ def stream_replicas(ctx: AppContext, replicas: int | None = None) -> list[Stream
     """Each stream's replica count and the nodes holding it; with `replicas`, every stream and
     the live bucket are changed to that many copies first (StreamReplicasRefused when the
     cluster cannot hold them)."""
-    from services.platform.broker import connect, set_replicas, stream_states
+    from skillpress.services.platform.broker import connect, set_replicas, stream_states
 
     if replicas is not None and not 1 <= replicas <= 5:
         raise Refused(f"--replicas {replicas}: JetStream keeps 1 to 5 copies of a stream")

@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, col, select
 
-from schemas.events import LiveVersion
-from schemas.records import Skill, Version
-from services.app.context import AppContext
-from services.app.package_dir import LazyFiles
-from services.app.views import VersionDiff, VersionRow, VersionView
-from services.derive.diff import diff_packages, gates
-from services.derive.manifest import Manifest
-from services.errors import NotFound, Refused
-from services.platform.blobs import BlobStore
-from services.platform.ids import derived_id
+from skillpress.schemas.events import LiveVersion
+from skillpress.schemas.records import Skill, Version
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.package_dir import LazyFiles
+from skillpress.services.app.views import VersionDiff, VersionRow, VersionView
+from skillpress.services.derive.diff import diff_packages, gates
+from skillpress.services.derive.manifest import Manifest
+from skillpress.services.errors import NotFound, Refused
+from skillpress.services.platform.blobs import BlobStore
+from skillpress.services.platform.ids import derived_id
 
 if TYPE_CHECKING:
-    from services.runtime.skill import Skill as RuntimeSkill
+    from skillpress.services.runtime.skill import Skill as RuntimeSkill
 
 __all__ = [
     "version_archive",
@@ -91,7 +91,7 @@ def find_version(s: Session, skill: Skill, ref: str) -> Version:
 def live_skill_finder(s: Session, blobs: BlobStore) -> Callable[[str], RuntimeSkill | None]:
     """A published skill by slug, as the runtime loads its live version (None when there is
     none): what a workflow's `uses` names."""
-    from services.runtime.skill import PackageError, load_skill
+    from skillpress.services.runtime.skill import PackageError, load_skill
 
     def find(slug: str) -> RuntimeSkill | None:
         row = s.exec(select(Skill).where(Skill.slug == slug)).first()
@@ -112,8 +112,8 @@ def _loads(
     others: Callable[[str], RuntimeSkill | None] | None = None,
 ) -> None:
     """The publish check: the runtime loads the files and their workflows."""
-    from services.runtime.skill import PackageError, load_skill
-    from services.runtime.workflows import load_workflows
+    from skillpress.services.runtime.skill import PackageError, load_skill
+    from skillpress.services.runtime.workflows import load_workflows
 
     try:
         load_workflows(files, load_skill(files), others)

@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
-from services.derive.diff import ChangedOperation, DiffSummary, PackageDiff
+from skillpress.services.derive.diff import ChangedOperation, DiffSummary, PackageDiff
 
 __all__ = [
     "ActionItemView",

@@ -8,19 +8,19 @@ import json
 
 import yaml
 
-from schemas.records import AnnotationRecord, Skill
-from services.app.annotations import (
+from skillpress.schemas.records import AnnotationRecord, Skill
+from skillpress.services.app.annotations import (
     Stored,
     active_of_kind,
     check_annotation,
     retire_rows,
     store_annotation,
 )
-from services.app.context import AppContext
-from services.app.versions import find_skill, live_skill_finder
-from services.derive.annotations import Annotation
-from services.errors import NotFound, Refused
-from services.runtime.workflows import EXECUTIONS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.versions import find_skill, live_skill_finder
+from skillpress.services.derive.annotations import Annotation
+from skillpress.services.errors import NotFound, Refused
+from skillpress.services.runtime.workflows import EXECUTIONS
 
 __all__ = ["add_workflows", "promote_workflow"]
 
@@ -60,9 +60,9 @@ def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
 def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) -> Stored:
     """The workflow at another execution level, as a new annotation replacing its old one
     (`ids`: [old, new]); to hardened only with steps and a dry run whose every request builds."""
-    from services.derive.annotations import AnnotationRefused
-    from services.runtime.skill import load_skill
-    from services.runtime.workflows import (
+    from skillpress.services.derive.annotations import AnnotationRefused
+    from skillpress.services.runtime.skill import load_skill
+    from skillpress.services.runtime.workflows import (
         StepFailed,
         WorkflowRefused,
         dry_call,
@@ -85,7 +85,7 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
     new = Annotation("(new)", "workflow", "skill", {"workflow": flow})
     check_annotation(ctx, skill, [new], retiring=frozenset({row.id}))
     if to == "hardened":
-        from services.app.derivations import (
+        from skillpress.services.app.derivations import (
             active_annotations,
             derive_revision,
             latest_revision_id,

@@ -13,19 +13,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from services.cli.common import AsJson, By, Timeout, fail, failures, load_target, open_ctx
+from skillpress.services.cli.common import (
+    AsJson,
+    By,
+    Timeout,
+    fail,
+    failures,
+    load_target,
+    open_ctx,
+)
 
 if TYPE_CHECKING:
-    from services.app.annotations import Stored
-    from services.app.context import AppContext
+    from skillpress.services.app.annotations import Stored
+    from skillpress.services.app.context import AppContext
 
 __all__ = ["register"]
 
 
 def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
     """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
-    from schemas.subjects import EVENTS
-    from services.app.pipeline import propose_change
+    from skillpress.schemas.subjects import EVENTS
+    from skillpress.services.app.pipeline import propose_change
 
     try:
         with failures():
@@ -176,7 +184,7 @@ def annotate(
         "auto_currency": auto_currency,
         "turn": turn,
     }
-    from services.cli.remote import through_api
+    from skillpress.services.cli.remote import through_api
 
     kind = next(iter(given))
     request = {"kind": kind, "operation": operation, "category": category, "value": given[kind]}
@@ -196,7 +204,7 @@ def annotate(
             done["proposal"],
         )
     else:
-        from services.app.annotations import add_annotation, compose_annotation
+        from skillpress.services.app.annotations import add_annotation, compose_annotation
 
         with failures():
             kind, target, body = compose_annotation(kind, operation, category, given | extra)
@@ -216,12 +224,12 @@ def annotations_(
     as_json: AsJson = False,
 ) -> None:
     """A skill's annotations, and whether the newest version applies each or finds it orphaned."""
-    from services.cli.remote import through_api
+    from skillpress.services.cli.remote import through_api
 
     retired = "true" if include_retired else "false"
     out = through_api(lambda api: api.get(f"/skills/{slug}/annotations", include_retired=retired))
     if out is None:
-        from services.app.annotations import list_annotations
+        from skillpress.services.app.annotations import list_annotations
 
         with failures():
             out = list_annotations(open_ctx(), slug, include_retired)
@@ -243,7 +251,7 @@ def retire(
     timeout: Timeout = 120.0,
 ) -> None:
     """Retire an annotation (it stays on record) and propose the version without it."""
-    from services.cli.remote import through_api
+    from skillpress.services.cli.remote import through_api
 
     done = through_api(
         lambda api: api.post(f"/annotations/{annotation_id}/retire", {}, wait=timeout), by
@@ -251,7 +259,7 @@ def retire(
     if done is not None:
         proposal = done["proposal"]
     else:
-        from services.app.annotations import retire as retired
+        from skillpress.services.app.annotations import retire as retired
 
         ctx = open_ctx()
         with failures():
@@ -268,7 +276,7 @@ def retract_turn(
     timeout: Timeout = 120.0,
 ) -> None:
     """A flagged turn takes its examples down with it: every example observed in it is retired."""
-    from services.app.annotations import retract_turn as retract
+    from skillpress.services.app.annotations import retract_turn as retract
 
     ctx = open_ctx()
     with failures():
@@ -294,7 +302,7 @@ def rekey(
     timeout: Timeout = 120.0,
 ) -> None:
     """Move an annotation to an operation's new name: the old one retired, the same one added on the new name."""
-    from services.cli.remote import through_api
+    from skillpress.services.cli.remote import through_api
 
     done = through_api(
         lambda api: api.post(
@@ -305,7 +313,7 @@ def rekey(
     if done is not None:
         aid, proposal = done["annotation_id"], done["proposal"]
     else:
-        from services.app.annotations import rekey as rekeyed
+        from skillpress.services.app.annotations import rekey as rekeyed
 
         ctx = open_ctx()
         with failures():
@@ -345,15 +353,15 @@ def review(
     """Walk the approval and identity suggestions: money, deletes, changes, then reads; each
     confirmation becomes an annotation. Without a terminal: `--json` lists them, `--confirm ID`,
     `--dismiss ID` and `--accept-group GROUP` decide them."""
-    from services.app.annotations import Stored
-    from services.app.review import (
+    from skillpress.services.app.annotations import Stored
+    from skillpress.services.app.review import (
         confirm,
         confirm_suggestions,
         dismiss_suggestions,
         open_suggestions,
     )
-    from services.app.versions import find_skill
-    from services.errors import Refused
+    from skillpress.services.app.versions import find_skill
+    from skillpress.services.errors import Refused
 
     groups = accept_group or []
     ids = confirm_ids or []
@@ -448,7 +456,7 @@ def review(
 
 def detach(slug: Annotated[str, typer.Argument(help="the skill's slug")]) -> None:
     """Detach a skill from its source: from its live version on it is an ordinary package that no longer regenerates."""
-    from services.app.annotations import detach as detached
+    from skillpress.services.app.annotations import detach as detached
 
     with failures():
         detached(open_ctx(), slug)
@@ -476,8 +484,8 @@ def export(
 ) -> None:
     """Export a skill for other tooling: its annotations as an Overlay, or the whole skill as an Agent Skills folder."""
     if format == "agent-skills":
-        from services.app.package_dir import write_package_dir
-        from services.runtime.contracts import agent_skills_folder
+        from skillpress.services.app.package_dir import write_package_dir
+        from skillpress.services.runtime.contracts import agent_skills_folder
 
         if out is None:
             fail("--format agent-skills needs --out DIR")
@@ -495,7 +503,7 @@ def export(
         return
     if format != "overlay":
         fail(f"--format {format!r}: overlay or agent-skills")
-    from services.app.exports import overlay
+    from skillpress.services.app.exports import overlay
 
     with failures():
         doc = overlay(open_ctx(), target)
@@ -504,7 +512,7 @@ def export(
 
 def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills folder")]) -> None:
     """Check an exported folder: tools.json is a sound contract and SKILL.md states the same rules (exit 1 if not)."""
-    from services.runtime.contracts import ContractError, verify_folder
+    from skillpress.services.runtime.contracts import ContractError, verify_folder
 
     if not folder.is_dir():
         fail(f"{folder} is not a directory")

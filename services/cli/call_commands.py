@@ -12,15 +12,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from services.app.package_dir import OutputDirError, read_package_dir
-from services.cli.common import fail, failures, load_target, open_ctx, say_base_url, settings
+from skillpress.services.app.package_dir import OutputDirError, read_package_dir
+from skillpress.services.cli.common import (
+    fail,
+    failures,
+    load_target,
+    open_ctx,
+    say_base_url,
+    settings,
+)
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
-    from services.runtime.calls import CallSetup, Gatekeeper, Placed
-    from services.runtime.execute import CallLimits, CallResult, Credential
-    from services.runtime.gates import GateCheck
-    from services.runtime.mcp_server import Loaded
-    from services.runtime.skill import Skill, Tool
+    from skillpress.services.runtime.calls import CallSetup, Gatekeeper, Placed
+    from skillpress.services.runtime.execute import CallLimits, CallResult, Credential
+    from skillpress.services.runtime.gates import GateCheck
+    from skillpress.services.runtime.mcp_server import Loaded
+    from skillpress.services.runtime.skill import Skill, Tool
 
 __all__ = ["register"]
 
@@ -100,7 +107,7 @@ AsJson = Annotated[
 def _load(
     package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
 ) -> Skill:
-    from services.runtime.skill import AuthHeader, PackageError, load_skill
+    from skillpress.services.runtime.skill import AuthHeader, PackageError, load_skill
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
@@ -117,11 +124,11 @@ def _load(
 
 
 def _credential(skill: Skill, auth_env: str | None) -> Credential | None:
-    from services.runtime.execute import Credential
+    from skillpress.services.runtime.execute import Credential
 
     if skill.auth is None:
         return None
-    from services.runtime.execute import default_env_var
+    from skillpress.services.runtime.execute import default_env_var
 
     return Credential(
         skill.auth,
@@ -218,8 +225,8 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     def decide(gate: GateCheck) -> None:
         import getpass
 
-        from services.app import approvals
-        from services.app.operators import OPERATOR_TOKEN_ENV, operator_for
+        from skillpress.services.app import approvals
+        from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
 
         try:
             who = getpass.getuser()
@@ -284,10 +291,10 @@ def _place(
     """One call from the command line: refused (exit 2) before anything is sent when its
     arguments are wrong; a dry run prints the request; a gated call waits for its approval;
     with `all_pages` (a page cap), its next pages followed."""
-    from services.runtime.calls import place_call, prepare_call
-    from services.runtime.execute import ExecutionFailed
-    from services.runtime.skill import PackageError
-    from services.runtime.translate import CallRefused
+    from skillpress.services.runtime.calls import place_call, prepare_call
+    from skillpress.services.runtime.execute import ExecutionFailed
+    from skillpress.services.runtime.skill import PackageError
+    from skillpress.services.runtime.translate import CallRefused
 
     try:
         placed = prepare_call(tool, args, skill.hosts, setup, page_url)  # refused before asking
@@ -324,8 +331,8 @@ def _place(
 def _setup(
     skill: Skill, auth_env: str | None, limits: CallLimits, files_dir: Path | None
 ) -> CallSetup:
-    from services.runtime.calls import CallSetup
-    from services.runtime.files import local_files
+    from skillpress.services.runtime.calls import CallSetup
+    from skillpress.services.runtime.files import local_files
 
     return CallSetup(
         credential=_credential(skill, auth_env),
@@ -372,8 +379,8 @@ def call(
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
     or when the operation is gated and nobody approved the call."""
-    from services.runtime.execute import CallLimits
-    from services.runtime.skill import PackageError, UnknownOperation
+    from skillpress.services.runtime.execute import CallLimits
+    from skillpress.services.runtime.skill import PackageError, UnknownOperation
 
     skill = _load(package_dir, auth_header, auth_kind, base_url)
     try:
@@ -446,9 +453,14 @@ def run(
     or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
     no model). A package directory is sandboxed: its workflows send nothing that writes unless
     --unsafe; a published skill (--skill SLUG) is the operator's own."""
-    from services.runtime.execute import CallLimits
-    from services.runtime.skill import PackageError, UnknownOperation
-    from services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
+    from skillpress.services.runtime.execute import CallLimits
+    from skillpress.services.runtime.skill import PackageError, UnknownOperation
+    from skillpress.services.runtime.slash import (
+        SlashError,
+        help_text,
+        parse_slash,
+        slash_arguments,
+    )
 
     if skill_slug is not None:
         if line is not None:
@@ -518,11 +530,11 @@ SANDBOXED = (
 def _workflows(files: Mapping[str, bytes], skill: Skill, beside: Path | None) -> dict[str, Any]:
     """The workflows of the skill; a skill one `uses` is the package folder of that slug beside
     this one (`beside`), or else the published skill's live version."""
-    from services.runtime.skill import load_skill
-    from services.runtime.workflows import WorkflowRefused, load_workflows
+    from skillpress.services.runtime.skill import load_skill
+    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
 
     def other(slug: str) -> Skill | None:
-        from services.app.exports import skill_files
+        from skillpress.services.app.exports import skill_files
 
         where = beside / slug if beside is not None and (beside / slug).is_dir() else slug
         try:
@@ -556,9 +568,9 @@ def _run_workflow(
     elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
     from dataclasses import replace
 
-    from services.runtime.calls import placed_step
-    from services.runtime.gates import check_gate
-    from services.runtime.workflows import (
+    from skillpress.services.runtime.calls import placed_step
+    from skillpress.services.runtime.gates import check_gate
+    from skillpress.services.runtime.workflows import (
         Pending,
         StepFailed,
         WorkflowRefused,
@@ -634,7 +646,7 @@ def _model_run(
     dry_run: bool,
 ) -> Any:
     """A guided or draft workflow: the configured model (SKILLPRESS_LLM_*) decides the calls."""
-    from services.runtime.model_runs import draft_run, guided_run
+    from skillpress.services.runtime.model_runs import draft_run, guided_run
 
     if dry_run:
         fail(
@@ -653,7 +665,7 @@ def _model_run(
 def _model_chat() -> Any:
     """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none;
     it raises ChatFailed when the model does not answer usefully."""
-    from services.platform.llm import chat_client
+    from skillpress.services.platform.llm import chat_client
 
     client = chat_client(settings())
     return client.with_tools if client is not None else None
@@ -665,7 +677,7 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
     records are opened at the first gated call, not when the server starts."""
 
     def decide(gate: GateCheck) -> tuple[bool, str]:
-        from services.app import approvals
+        from skillpress.services.app import approvals
 
         ctx = open_ctx()
         try:
@@ -722,8 +734,8 @@ def mcp(
     ] = False,
 ) -> None:
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
-    from services.runtime.execute import CallLimits
-    from services.runtime.mcp_server import build_mcp_server
+    from skillpress.services.runtime.execute import CallLimits
+    from skillpress.services.runtime.mcp_server import build_mcp_server
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
@@ -735,7 +747,7 @@ def mcp(
     if target is None:
         fail("name a skill (its slug, or a package directory), or give --all")
     skill, files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
-    from services.app.follow import folder_stamp, followed_version
+    from skillpress.services.app.follow import folder_stamp, followed_version
 
     stamp = [folder_stamp(Path(target))]
 
@@ -768,10 +780,10 @@ def mcp(
 
 def _catalog_server(target: str | None, eager: bool, limits: CallLimits, unsafe: bool) -> Any:
     """Several skills behind one MCP server, each with its own credential variable and gate."""
-    from services.app.catalog import folder_catalog, live_catalog
-    from services.app.package_dir import OutputDirError
-    from services.runtime.mcp_server import build_catalog_server
-    from services.runtime.skill import PackageError
+    from skillpress.services.app.catalog import folder_catalog, live_catalog
+    from skillpress.services.app.package_dir import OutputDirError
+    from skillpress.services.runtime.mcp_server import build_catalog_server
+    from skillpress.services.runtime.skill import PackageError
 
     try:
         with failures():
@@ -800,7 +812,7 @@ def _catalog_server(target: str | None, eager: bool, limits: CallLimits, unsafe:
 def _serve_mcp(server: Any, what: str, transport: str, port: int) -> None:
     import asyncio
 
-    from services.runtime.mcp_server import serve_http, serve_stdio
+    from skillpress.services.runtime.mcp_server import serve_http, serve_stdio
 
     if transport == "stdio":
         asyncio.run(serve_stdio(server))

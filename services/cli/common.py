@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 if TYPE_CHECKING:
-    from services.app.context import AppContext
-    from services.platform.settings import Settings
-    from services.runtime.skill import Skill
+    from skillpress.services.app.context import AppContext
+    from skillpress.services.platform.settings import Settings
+    from skillpress.services.runtime.skill import Skill
 
 __all__ = [
     "AsJson",
@@ -50,7 +50,7 @@ def fail(reason: str, code: int = 2, problem: str | None = None) -> NoReturn:
 @contextlib.contextmanager
 def failures() -> Iterator[None]:
     """A use-case's refusal (exit 2), or a store or pipeline that cannot be reached (exit 1), as one line."""
-    from services.errors import Permanent, Retryable
+    from skillpress.services.errors import Permanent, Retryable
 
     try:
         yield
@@ -61,13 +61,13 @@ def failures() -> Iterator[None]:
 
 
 def settings() -> Settings:
-    from services.platform.settings import Settings
+    from skillpress.services.platform.settings import Settings
 
     return Settings()
 
 
 def quiet_logs(settings: Settings) -> None:
-    from services.platform.logging import configure_logging
+    from skillpress.services.platform.logging import configure_logging
 
     level = "warning" if settings.log_level == "info" else settings.log_level
     configure_logging(settings.log_format, level)
@@ -76,8 +76,8 @@ def quiet_logs(settings: Settings) -> None:
 def open_ctx(given: Settings | None = None) -> AppContext:
     """The application context for this command (logs quiet unless asked for); with no NATS
     configured or up, a use-case runs the stack's embedded pipeline for its duration."""
-    from services.app.context import open_app
-    from services.stack.workers import embedded_pipeline
+    from skillpress.services.app.context import open_app
+    from skillpress.services.stack.workers import embedded_pipeline
 
     chosen = given or settings()
     quiet_logs(chosen)
@@ -95,9 +95,9 @@ def load_target(
 ) -> tuple[Skill, Mapping[str, bytes]]:
     """A package directory, or a skill's live version from the records and blob store, loaded
     (`lazy`: each tool built when first asked for)."""
-    from services.app.exports import skill_files
-    from services.app.package_dir import OutputDirError
-    from services.runtime.skill import AuthHeader, PackageError, load_skill
+    from skillpress.services.app.exports import skill_files
+    from skillpress.services.app.package_dir import OutputDirError
+    from skillpress.services.runtime.skill import AuthHeader, PackageError, load_skill
 
     override = AuthHeader(auth_header, auth_kind) if auth_header else None
     try:
@@ -134,7 +134,7 @@ class Progress:
             self.status.start()
 
     def on_event(self, subject: str, body: dict[str, Any]) -> None:
-        from services.app.pipeline import describe_event
+        from skillpress.services.app.pipeline import describe_event
 
         text, next_wait = describe_event(subject, body)
         if text != subject:

@@ -120,7 +120,7 @@ def _printed_help(args: list[str]) -> tuple[int, str]:
     import contextlib
     import io
 
-    from services.cli.main import app
+    from skillpress.services.cli.main import app
 
     buffer = io.StringIO()
     code: int | str | None = 0
@@ -149,6 +149,6 @@ def main() -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from services.cli.main import main as run
+    from skillpress.services.cli.main import main as run
 
     run()

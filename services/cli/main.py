@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from services.app.package_dir import (
+from skillpress.services.app.package_dir import (
     OutputDirError,
     PackageWriter,
     read_package_dir,
 )
-from services.cli.common import fail, failures
+from skillpress.services.cli.common import fail, failures
 
 if TYPE_CHECKING:
-    from services.derive import DeriveOptions, SkillPackage
+    from skillpress.services.derive import DeriveOptions, SkillPackage
 
 app = typer.Typer(
     name="skillpress",
@@ -57,12 +57,12 @@ def _root(
 
 def _model_grouped(data: bytes, options: DeriveOptions) -> SkillPackage:
     """`derive --llm`: the configured model groups the operations when the tags fail."""
-    from services.app.offline import derive_with_model
-    from services.cli.common import quiet_logs, settings
+    from skillpress.services.app.offline import derive_with_model
+    from skillpress.services.cli.common import quiet_logs, settings
 
     chosen = settings()
     quiet_logs(chosen)
-    from services.platform.llm import chat_client
+    from skillpress.services.platform.llm import chat_client
 
     client = chat_client(chosen)
     if client is None:
@@ -125,9 +125,9 @@ def derive(
     ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
-    from services.app.offline import max_spec_bytes, read_spec_file
-    from services.derive import DeriveOptions, LoadLimits
-    from services.derive.package import derive_document, read_document, spec_sha256
+    from skillpress.services.app.offline import max_spec_bytes, read_spec_file
+    from skillpress.services.derive import DeriveOptions, LoadLimits
+    from skillpress.services.derive.package import derive_document, read_document, spec_sha256
 
     try:  # a wrong --out is refused before any work
         writer = PackageWriter(out)
@@ -208,7 +208,12 @@ def tools(
     ] = None,
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
-    from services.runtime.skill import PROVIDERS, PackageError, UnknownOperation, package_tools
+    from skillpress.services.runtime.skill import (
+        PROVIDERS,
+        PackageError,
+        UnknownOperation,
+        package_tools,
+    )
 
     if format not in PROVIDERS:
         fail(f"unknown format {format!r}: choose one of {', '.join(PROVIDERS)}")
@@ -225,7 +230,7 @@ def tools(
         typer.echo(f"{format}: {len(notes)} of {len(result)} tools adapted", err=True)
 
 
-from services.cli import (  # noqa: E402  (registers the rest)
+from skillpress.services.cli import (  # noqa: E402  (registers the rest)
     annotation_commands,
     call_commands,
     pipeline_commands,

@@ -10,7 +10,15 @@ from typing import Annotated, Any
 
 import typer
 
-from services.cli.common import AsJson, Progress, Timeout, fail, failures, open_ctx, settings
+from skillpress.services.cli.common import (
+    AsJson,
+    Progress,
+    Timeout,
+    fail,
+    failures,
+    open_ctx,
+    settings,
+)
 
 __all__ = ["register"]
 
@@ -32,10 +40,10 @@ def import_(
     timeout: Timeout = 300.0,
 ) -> None:
     """Submit a spec and follow it through the pipeline to a proposed version (or its refusal)."""
-    from schemas.subjects import EVENTS
-    from services.app.intake import check_slug
-    from services.app.offline import read_spec_file
-    from services.app.pipeline import StackError, submit_spec
+    from skillpress.schemas.subjects import EVENTS
+    from skillpress.services.app.intake import check_slug
+    from skillpress.services.app.offline import read_spec_file
+    from skillpress.services.app.pipeline import StackError, submit_spec
 
     with failures():
         slug = check_slug(skill, named="--skill") or ""
@@ -104,11 +112,11 @@ def versions(
     slug: Annotated[str, typer.Argument(help="the skill's slug")], as_json: AsJson = False
 ) -> None:
     """A skill's versions, newest first, with what each changed and which is live."""
-    from services.cli.remote import through_api
+    from skillpress.services.cli.remote import through_api
 
     out = through_api(lambda api: api.get(f"/skills/{slug}/versions"))
     if out is None:
-        from services.app.versions import list_versions
+        from skillpress.services.app.versions import list_versions
 
         with failures():
             out = list_versions(open_ctx(), slug)
@@ -137,7 +145,7 @@ def show(
     as_json: AsJson = False,
 ) -> None:
     """A version's files, or one file's content."""
-    from services.cli.remote import Remote, through_api
+    from skillpress.services.cli.remote import Remote, through_api
 
     def remotely(api: Remote) -> tuple[Mapping[str, Any], Callable[[str], bytes]]:
         view = api.get(f"/skills/{slug}/versions/{version or 'current'}")
@@ -146,7 +154,7 @@ def show(
 
     found = through_api(remotely)
     if found is None:
-        from services.app.versions import version_view
+        from skillpress.services.app.versions import version_view
 
         ctx = open_ctx()
         with failures():
@@ -191,12 +199,12 @@ def diff(
     as_json: AsJson = False,
 ) -> None:
     """What changed between two versions: operations added, removed, and whose call changed."""
-    from services.cli.remote import through_api
+    from skillpress.services.cli.remote import through_api
 
     ends = {k: v for k, v in (("from", a), ("to", b)) if v is not None}
     result = through_api(lambda api: api.get(f"/skills/{slug}/diff", **ends))
     if result is None:
-        from services.app.versions import diff_versions
+        from skillpress.services.app.versions import diff_versions
 
         with failures():
             result = diff_versions(open_ctx(), slug, a, b)
@@ -248,14 +256,14 @@ def publish(
     timeout: Timeout = 60.0,
 ) -> None:
     """Make a version live: the one version agents read, announced on version.published."""
-    from services.cli.remote import through_api
+    from skillpress.services.cli.remote import through_api
 
     asked = {"remove_gates": remove_gates, "timeout": min(timeout, 600.0)}
     event = through_api(
         lambda api: api.post(f"/skills/{slug}/versions/{version}/publish", asked, wait=timeout)
     )
     if event is None:
-        from services.app.changes import publish as published
+        from skillpress.services.app.changes import publish as published
 
         ctx = open_ctx()
         try:
@@ -281,7 +289,7 @@ def revisions(
     slug: Annotated[str, typer.Argument(help="the skill's slug")], as_json: AsJson = False
 ) -> None:
     """A skill's revisions, newest first: when, from where, parsed or refused, what each made."""
-    from services.app.queries import revisions as listed
+    from skillpress.services.app.queries import revisions as listed
 
     with failures():
         rows = listed(open_ctx(), slug)
@@ -306,7 +314,7 @@ def status(
     as_json: AsJson = False,
 ) -> None:
     """Where a submission is now, stage by stage (and any dead letter it left)."""
-    from services.app.queries import submission_status
+    from skillpress.services.app.queries import submission_status
 
     with failures():
         found = submission_status(open_ctx(), submission)
@@ -325,7 +333,7 @@ def approvals(
     as_json: AsJson = False,
 ) -> None:
     """Calls to gated operations waiting for a person (oldest first), with the values they bind."""
-    from services.app.approvals import list_requests
+    from skillpress.services.app.approvals import list_requests
 
     _listing(
         list_requests(open_ctx(), everything),
@@ -342,8 +350,8 @@ def approvals(
 def _decide(request_id: int, grant: bool) -> None:
     import os
 
-    from services.app.approvals import decide
-    from services.app.operators import OPERATOR_TOKEN_ENV, operator_for
+    from skillpress.services.app.approvals import decide
+    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
 
     ctx = open_ctx()
     with failures():
@@ -377,7 +385,7 @@ def actions(
     ] = None,
 ) -> None:
     """Open action items: proposals a scheduled refresh made, waiting for a person."""
-    from services.app.queries import open_actions, resolve_action
+    from skillpress.services.app.queries import open_actions, resolve_action
 
     if resolve is not None:
         with failures():
@@ -422,7 +430,7 @@ def streams(
     stream's copies (one started without SKILLPRESS_STREAM_REPLICAS warns instead); this does."""
     from dataclasses import asdict
 
-    from services.app.streams import stream_replicas
+    from skillpress.services.app.streams import stream_replicas
 
     ctx = open_ctx()
     with failures():
@@ -453,11 +461,11 @@ def dead_letters(
 ) -> None:
     """Messages no worker could handle, with their error; --replay sends one again once its
     cause is fixed (a fresh message id, so JetStream does not take it for a duplicate)."""
-    from services.app.queries import dead_letters as listed
+    from skillpress.services.app.queries import dead_letters as listed
 
     ctx = open_ctx()
     if replay or replay_all:
-        from services.app.pipeline import replay_dead_letters
+        from skillpress.services.app.pipeline import replay_dead_letters
 
         with failures():
             done = replay_dead_letters(ctx, None if replay_all else list(replay or []))
@@ -513,8 +521,8 @@ def follow(
     import os
     import signal
 
-    from services.app.follow import ApiFollower, follow_api, follow_live
-    from services.app.pipeline import running_up
+    from skillpress.services.app.follow import ApiFollower, follow_api, follow_live
+    from skillpress.services.app.pipeline import running_up
 
     pins = {}
     for item in pin or []:
@@ -565,7 +573,7 @@ def follow(
 def refresh() -> None:
     """Ask for the scheduled re-fetch of URL sources now (once per refresh interval, however many
     ask: what a cron job runs)."""
-    from services.app.pipeline import request_refresh
+    from skillpress.services.app.pipeline import request_refresh
 
     ctx = open_ctx()
     try:
@@ -593,10 +601,10 @@ def worker(
     import asyncio
     import signal
 
-    from services.app.context import open_app
-    from services.app.pipeline import running_up
-    from services.platform.logging import configure_logging
-    from services.stack.workers import run_workers, worker_names
+    from skillpress.services.app.context import open_app
+    from skillpress.services.app.pipeline import running_up
+    from skillpress.services.platform.logging import configure_logging
+    from skillpress.services.stack.workers import run_workers, worker_names
 
     chosen = settings()
     configure_logging(chosen.log_format, chosen.log_level)

@@ -1,4 +1,4 @@
-"""Commands through the API of a server running on this home (`services.platform.local_api`):
+"""Commands through the API of a server running on this home (`skillpress.services.platform.local_api`):
 a request costs milliseconds, opening the records costs the import of their whole stack.
 
 Only a refused connection falls back to working locally (nothing can have been done yet); a
@@ -13,8 +13,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from services.cli.common import fail
-from services.platform.local_api import LocalApi, read_link
+from skillpress.services.cli.common import fail
+from skillpress.services.platform.local_api import LocalApi, read_link
 
 __all__ = ["Remote", "Unreachable", "remote", "through_api"]
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.common import Progress, fail, failures, open_ctx, settings
+from skillpress.services.cli.common import Progress, fail, failures, open_ctx, settings
 
 if TYPE_CHECKING:
-    from services.platform.settings import Settings
+    from skillpress.services.platform.settings import Settings
 
 __all__ = ["register"]
 
@@ -59,7 +59,7 @@ def serve(host: Host = None, port: Port = None) -> None:
 def _run(
     chosen: Settings, *, workers: bool, http: tuple[str, int] | None, what: str, cluster: int = 0
 ) -> None:
-    from services.stack.run import run_stack
+    from skillpress.services.stack.run import run_stack
 
     def say(text: str) -> None:
         typer.echo(text, err=True)
@@ -76,7 +76,7 @@ def token_add(
     name: Annotated[str, typer.Argument(help="the operator's name, recorded as created_by")],
 ) -> None:
     """Make a token for an operator (printed once; stored in <home>/operator-tokens, mode 0600)."""
-    from services.app.operators import add_operator, tokens_file
+    from skillpress.services.app.operators import add_operator, tokens_file
 
     chosen = settings()
     with failures():
@@ -90,7 +90,7 @@ def token_add(
 @token_app.command("list")
 def token_list() -> None:
     """The operators who have a token, by name (their secrets are never shown again)."""
-    from services.app.operators import operator_names
+    from skillpress.services.app.operators import operator_names
 
     with failures():
         names = operator_names(settings())
@@ -102,7 +102,7 @@ def token_revoke(
     name: Annotated[str, typer.Argument(help="the operator whose token stops working")],
 ) -> None:
     """Revoke an operator's token: a running API refuses it (and its sessions) from then on."""
-    from services.app.operators import revoke_operator
+    from skillpress.services.app.operators import revoke_operator
 
     with failures():
         revoke_operator(settings(), name)
@@ -113,12 +113,12 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="print what was made as JSON")] = False,
 ) -> None:
     """Run the pipeline on the bundled Hollowbrook spec: submit, derive, propose, publish; print the skill."""
-    from schemas.subjects import EVENTS
-    from services.app.pipeline import request_publish, submit_spec
-    from services.app.versions import find_skill, version_files, version_for_outcome
-    from services.derive.manifest import Manifest
+    from skillpress.schemas.subjects import EVENTS
+    from skillpress.services.app.pipeline import request_publish, submit_spec
+    from skillpress.services.app.versions import find_skill, version_files, version_for_outcome
+    from skillpress.services.derive.manifest import Manifest
 
-    spec = resources.files("services.examples").joinpath("hollowbrook.yaml").read_bytes()
+    spec = resources.files("skillpress.services.examples").joinpath("hollowbrook.yaml").read_bytes()
     ctx = open_ctx()
     shown = Progress(not as_json)
     try:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.common import AsJson, By, Timeout, fail, failures, open_ctx
+from skillpress.services.cli.common import AsJson, By, Timeout, fail, failures, open_ctx
 
 if TYPE_CHECKING:
-    from services.runtime.skill import Skill
+    from skillpress.services.runtime.skill import Skill
 
 __all__ = ["register"]
 
@@ -24,8 +24,8 @@ PackageDir = Annotated[Path, typer.Argument(metavar="DIR", help="a skill package
 
 
 def _package(package_dir: Path) -> tuple[Mapping[str, bytes], Skill]:
-    from services.app.package_dir import OutputDirError, read_package_dir
-    from services.runtime.skill import PackageError, load_skill
+    from skillpress.services.app.package_dir import OutputDirError, read_package_dir
+    from skillpress.services.runtime.skill import PackageError, load_skill
 
     try:
         files = read_package_dir(package_dir, hand_written=True)
@@ -47,8 +47,8 @@ def export(
     """The package's workflows as an Arazzo 1.0.1 document (YAML)."""
     import yaml
 
-    from services.runtime.arazzo import to_arazzo
-    from services.runtime.workflows import WorkflowRefused, load_workflows
+    from skillpress.services.runtime.arazzo import to_arazzo
+    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
 
     files, skill = _package(package_dir)
     try:
@@ -81,8 +81,12 @@ def import_(
     anything outside the subset that maps is refused, naming it)."""
     import yaml
 
-    from services.runtime.arazzo import from_arazzo
-    from services.runtime.workflows import WORKFLOWS_FILE, WorkflowRefused, load_workflows
+    from skillpress.services.runtime.arazzo import from_arazzo
+    from skillpress.services.runtime.workflows import (
+        WORKFLOWS_FILE,
+        WorkflowRefused,
+        load_workflows,
+    )
 
     files, skill = _package(package_dir)
     target = package_dir / WORKFLOWS_FILE
@@ -112,8 +116,8 @@ def add(
 ) -> None:
     """Add workflows to a published skill as annotations (they survive new spec revisions) and
     propose the version that carries them."""
-    from services.app.workflows import add_workflows
-    from services.cli.annotation_commands import propose, report
+    from skillpress.services.app.workflows import add_workflows
+    from skillpress.services.cli.annotation_commands import propose, report
 
     try:
         text = file.read_bytes()
@@ -139,8 +143,8 @@ def promote(
 ) -> None:
     """Move a workflow to another execution level, as a change that proposes a version; to
     hardened only with steps and a dry run that passes."""
-    from services.app.workflows import promote_workflow
-    from services.cli.annotation_commands import propose, report
+    from skillpress.services.app.workflows import promote_workflow
+    from skillpress.services.cli.annotation_commands import propose, report
 
     ctx = open_ctx()
     with failures():

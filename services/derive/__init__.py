@@ -11,9 +11,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from services.derive.errors import SpecRefused
-    from services.derive.load import LoadLimits, load_document
-    from services.derive.package import DeriveOptions, SkillPackage, derive_package
+    from skillpress.services.derive.errors import SpecRefused
+    from skillpress.services.derive.load import LoadLimits, load_document
+    from skillpress.services.derive.package import DeriveOptions, SkillPackage, derive_package
 
 __all__ = [
     "DeriveOptions",
@@ -37,5 +37,5 @@ _HOMES = {
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
-        raise AttributeError(f"module 'services.derive' has no attribute {name!r}")
-    return getattr(import_module(f"services.derive.{home}"), name)
+        raise AttributeError(f"module 'skillpress.services.derive' has no attribute {name!r}")
+    return getattr(import_module(f"skillpress.services.derive.{home}"), name)

@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from services.derive.frontmatter import APPROVAL_KEYS, RISKS, path_matches
-from services.derive.frontmatter import FORM_BODY as FORM
-from services.derive.model import Operation
-from services.errors import Refused
+from skillpress.services.derive.frontmatter import APPROVAL_KEYS, RISKS, path_matches
+from skillpress.services.derive.frontmatter import FORM_BODY as FORM
+from skillpress.services.derive.model import Operation
+from skillpress.services.errors import Refused
 
 __all__ = [
     "KINDS",
@@ -136,7 +136,7 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
         if not isinstance(flow, dict) or not isinstance(flow.get("name"), str) or not flow["name"]:
             raise AnnotationRefused("a workflow annotation carries one workflow (with its name)")
     if kind == "style":
-        from services.derive.frontmatter import STYLES
+        from skillpress.services.derive.frontmatter import STYLES
 
         if not isinstance(body.get("name"), str) or not body["name"]:
             raise AnnotationRefused("a style names a query parameter (or form field): NAME=STYLE")
@@ -433,7 +433,7 @@ def regroup(
     categories: list[Any], changes: list[Annotation], op_names: set[str], warnings: list[str]
 ) -> list[Any]:
     """Categories renamed or merged as people said, by name, whatever grouped them (tags, a model, paths)."""
-    from services.derive.categories import Category
+    from skillpress.services.derive.categories import Category
 
     cats: list[Category] = list(categories)
     for a in changes:

@@ -16,14 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from services.derive.frontmatter import (
+from skillpress.services.derive.frontmatter import (
     READ_METHODS,
     RISKS,
     Declaration,
     DeclarationError,
     parse_operation_file,
 )
-from services.derive.manifest import Manifest
+from skillpress.services.derive.manifest import Manifest
 
 __all__ = ["Suggestion", "guess_suggestions", "GROUPS"]
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from services.derive.model import Operation
-from services.derive.refs import Resolver
+from skillpress.services.derive.model import Operation
+from skillpress.services.derive.refs import Resolver
 
 __all__ = [
     "analyse_auth",

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from services.derive.model import Operation
-from services.derive.naming import snake
+from skillpress.services.derive.model import Operation
+from skillpress.services.derive.naming import snake
 
 __all__ = [
     "Category",

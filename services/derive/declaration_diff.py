@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from services.derive.frontmatter import DeclarationError, split_frontmatter
+from skillpress.services.derive.frontmatter import DeclarationError, split_frontmatter
 
 __all__ = ["declaration_changes"]
 

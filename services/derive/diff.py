@@ -6,9 +6,13 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from services.derive.declaration_diff import declaration_changes
-from services.derive.frontmatter import DeclarationError, frontmatter_text, split_frontmatter
-from services.derive.manifest import Manifest, OperationEntry
+from skillpress.services.derive.declaration_diff import declaration_changes
+from skillpress.services.derive.frontmatter import (
+    DeclarationError,
+    frontmatter_text,
+    split_frontmatter,
+)
+from skillpress.services.derive.manifest import Manifest, OperationEntry
 
 __all__ = ["ChangedOperation", "DiffSummary", "PackageDiff", "diff_packages", "gates"]
 

@@ -1,6 +1,6 @@
 """Errors the derivation core raises. Each carries a one-line reason a person can act on."""
 
-from services.errors import Permanent
+from skillpress.services.errors import Permanent
 
 
 class SpecRefused(ValueError, Permanent):

@@ -6,10 +6,10 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from services.derive.errors import SchemaTooLarge
-from services.derive.jsonfmt import scalar_json
-from services.derive.schema import reachable
-from services.derive.text import short_text
+from skillpress.services.derive.errors import SchemaTooLarge
+from skillpress.services.derive.jsonfmt import scalar_json
+from skillpress.services.derive.schema import reachable
+from skillpress.services.derive.text import short_text
 
 __all__ = [
     "ExpandedSizes",

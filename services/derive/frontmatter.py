@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from services.derive.errors import SpecRefused
-from services.derive.jsonfmt import readable_json
-from services.derive.keys import unknown_keys
-from services.derive.load import LoadLimits, parse_bytes
-from services.derive.model import Operation
-from services.derive.paging import KINDS as PAGING_KINDS
-from services.derive.paging import Paging
-from services.errors import Permanent
+from skillpress.services.derive.errors import SpecRefused
+from skillpress.services.derive.jsonfmt import readable_json
+from skillpress.services.derive.keys import unknown_keys
+from skillpress.services.derive.load import LoadLimits, parse_bytes
+from skillpress.services.derive.model import Operation
+from skillpress.services.derive.paging import KINDS as PAGING_KINDS
+from skillpress.services.derive.paging import Paging
+from skillpress.services.errors import Permanent
 
 __all__ = [
     "PATH_TEMPLATE",

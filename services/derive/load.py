@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from services.derive.errors import SpecRefused
+from skillpress.services.derive.errors import SpecRefused
 
 __all__ = ["LoadLimits", "load_document", "parse_bytes"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from services.errors import Permanent
+from skillpress.services.errors import Permanent
 
 __all__ = [
     "AnnotationState",

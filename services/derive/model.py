@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.derive.paging import Paging
+from skillpress.services.derive.paging import Paging
 
 __all__ = ["Param", "Body", "Response", "Operation", "ToolDecl", "Additions", "Webhook"]
 

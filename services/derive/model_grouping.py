@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from services.derive.categories import Grouping
-from services.derive.frontmatter import split_frontmatter
-from services.derive.manifest import Manifest
+from skillpress.services.derive.categories import Grouping
+from skillpress.services.derive.frontmatter import split_frontmatter
+from skillpress.services.derive.manifest import Manifest
 
 __all__ = [
     "Chat",

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import combinations, pairwise
 
-from services.derive.model import Operation
+from skillpress.services.derive.model import Operation
 
 __all__ = [
     "snake",

@@ -7,14 +7,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl
 
-from services.derive.errors import SpecRefused
-from services.derive.model import Body, Operation, Param, Response, Webhook
-from services.derive.paging import FieldTree, Paging, detect_paging
-from services.derive.refs import Resolver
-from services.derive.schema import SchemaTranslator, named_ref, type_label
-from services.derive.servers import override_server
-from services.derive.shapes import as_dict, as_list, as_str
-from services.derive.text import short_text
+from skillpress.services.derive.errors import SpecRefused
+from skillpress.services.derive.model import Body, Operation, Param, Response, Webhook
+from skillpress.services.derive.paging import FieldTree, Paging, detect_paging
+from skillpress.services.derive.refs import Resolver
+from skillpress.services.derive.schema import SchemaTranslator, named_ref, type_label
+from skillpress.services.derive.servers import override_server
+from skillpress.services.derive.shapes import as_dict, as_list, as_str
+from skillpress.services.derive.text import short_text
 
 __all__ = ["METHODS", "extract_operations", "extract_webhooks", "is_json_media"]
 
@@ -651,7 +651,7 @@ def extract_webhooks(
 ) -> list[Webhook]:
     """The document's webhooks (OpenAPI 3.1): each event's method, words and payload, with a
     file name no operation has (`taken`: the operations' names)."""
-    from services.derive.naming import snake
+    from skillpress.services.derive.naming import snake
 
     hooks = doc.get("webhooks")
     if "swagger" in doc or not isinstance(hooks, dict):

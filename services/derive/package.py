@@ -8,15 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from services.derive.annotations import (
+from skillpress.services.derive.annotations import (
     Annotation,
     Applied,
     apply_annotations,
     place_category_notes,
     regroup,
 )
-from services.derive.auth import analyse_auth
-from services.derive.categories import (
+from skillpress.services.derive.auth import analyse_auth
+from skillpress.services.derive.categories import (
     Category,
     Grouping,
     group_by_paths,
@@ -25,12 +25,12 @@ from services.derive.categories import (
     split_oversize,
     tag_failure,
 )
-from services.derive.errors import SpecRefused
-from services.derive.expand import ExpandedSizes
-from services.derive.frontmatter import RUNTIME_HEADERS, path_template_names
-from services.derive.gc_pause import gc_paused
-from services.derive.load import LoadLimits, load_document
-from services.derive.manifest import (
+from skillpress.services.derive.errors import SpecRefused
+from skillpress.services.derive.expand import ExpandedSizes
+from skillpress.services.derive.frontmatter import RUNTIME_HEADERS, path_template_names
+from skillpress.services.derive.gc_pause import gc_paused
+from skillpress.services.derive.load import LoadLimits, load_document
+from skillpress.services.derive.manifest import (
     AnnotationState,
     AuthInfo,
     CategoryEntry,
@@ -38,13 +38,17 @@ from services.derive.manifest import (
     OperationEntry,
     Stats,
 )
-from services.derive.model import Operation, Webhook
-from services.derive.naming import api_slug, assign_names, shorter_forms, too_long
-from services.derive.operations import METHODS as PATH_METHODS
-from services.derive.operations import extract_operations, extract_webhooks, operation_id_of
-from services.derive.purpose import skill_purpose
-from services.derive.refs import Resolver
-from services.derive.render import (
+from skillpress.services.derive.model import Operation, Webhook
+from skillpress.services.derive.naming import api_slug, assign_names, shorter_forms, too_long
+from skillpress.services.derive.operations import METHODS as PATH_METHODS
+from skillpress.services.derive.operations import (
+    extract_operations,
+    extract_webhooks,
+    operation_id_of,
+)
+from skillpress.services.derive.purpose import skill_purpose
+from skillpress.services.derive.refs import Resolver
+from skillpress.services.derive.render import (
     MAX_FILE_BYTES,
     fits_one_read,
     op_line,
@@ -56,12 +60,17 @@ from services.derive.render import (
     tool_share,
     webhook_lines,
 )
-from services.derive.schema import SchemaTranslator, refs_in
-from services.derive.servers import host_of, placeholder_host, server_from_list, swagger2_server
-from services.derive.shapes import as_dict, as_list
-from services.derive.split import fork_map
-from services.derive.text import short_text
-from services.derive.tools import declare_tool
+from skillpress.services.derive.schema import SchemaTranslator, refs_in
+from skillpress.services.derive.servers import (
+    host_of,
+    placeholder_host,
+    server_from_list,
+    swagger2_server,
+)
+from skillpress.services.derive.shapes import as_dict, as_list
+from skillpress.services.derive.split import fork_map
+from skillpress.services.derive.text import short_text
+from skillpress.services.derive.tools import declare_tool
 
 __all__ = [
     "DeriveOptions",

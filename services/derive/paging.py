@@ -13,7 +13,7 @@ argument it goes back in), in this order:
 - `offset`: an offset argument (`offset`, `skip`, `$skip`, `startAt`, …) and a list in the answer.
 - `page`: a page-number argument (`page`) and a list in the answer.
 
-The runtime turns the declaration into a result's `next` (`services.runtime.paging`).
+The runtime turns the declaration into a result's `next` (`skillpress.services.runtime.paging`).
 """
 
 from __future__ import annotations

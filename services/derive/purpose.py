@@ -13,8 +13,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from services.derive.model import Operation
-from services.derive.text import first_sentence, full_text, one_line, without_urls
+from skillpress.services.derive.model import Operation
+from skillpress.services.derive.text import first_sentence, full_text, one_line, without_urls
 
 __all__ = ["MAX_PURPOSE", "skill_purpose"]
 

@@ -7,13 +7,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from services.derive.auth import auth_hint
-from services.derive.categories import Category
-from services.derive.frontmatter import RUNTIME_HEADERS, declaration_block, path_template_names
-from services.derive.model import Operation, Param, Webhook
-from services.derive.schema import type_label
-from services.derive.servers import join_url
-from services.derive.text import (
+from skillpress.services.derive.auth import auth_hint
+from skillpress.services.derive.categories import Category
+from skillpress.services.derive.frontmatter import (
+    RUNTIME_HEADERS,
+    declaration_block,
+    path_template_names,
+)
+from skillpress.services.derive.model import Operation, Param, Webhook
+from skillpress.services.derive.schema import type_label
+from skillpress.services.derive.servers import join_url
+from skillpress.services.derive.text import (
     first_sentence,
     full_text,
     one_line,

@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from services.derive.errors import SpecRefused
-from services.derive.refs import Resolver
-from services.derive.text import short_text
+from skillpress.services.derive.errors import SpecRefused
+from skillpress.services.derive.refs import Resolver
+from skillpress.services.derive.text import short_text
 
 __all__ = ["SchemaTranslator", "MAX_SCHEMA_DEPTH", "type_label"]
 

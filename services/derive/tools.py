@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from services.derive.errors import SchemaTooLarge
-from services.derive.expand import (
+from skillpress.services.derive.errors import SchemaTooLarge
+from skillpress.services.derive.expand import (
     MAX_TOOL_SCHEMA_BYTES,
     REDUCTIONS,
     ExpandedSizes,
     reduce_to_budget,
 )
-from services.derive.frontmatter import (
+from skillpress.services.derive.frontmatter import (
     FIELD_NAME,
     FILE_ARGUMENT,
     HEADER_NAME,
@@ -23,7 +23,7 @@ from services.derive.frontmatter import (
     RUNTIME_HEADERS,
     path_template_names,
 )
-from services.derive.model import Operation, ToolDecl
+from skillpress.services.derive.model import Operation, ToolDecl
 
 __all__ = ["declare_tool"]
 

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from services.errors import NotFound, Permanent, Unavailable
+from skillpress.services.errors import NotFound, Permanent, Unavailable
 
 __all__ = [
     "BlobStore",

@@ -11,8 +11,8 @@ from nats.aio.client import Client
 from nats.js.api import KeyValueConfig, StreamConfig
 from nats.js.errors import BucketNotFoundError, NotFoundError
 
-from schemas.subjects import STREAM, STREAM_SUBJECTS
-from services.errors import Permanent, Unavailable
+from skillpress.schemas.subjects import STREAM, STREAM_SUBJECTS
+from skillpress.services.errors import Permanent, Unavailable
 
 __all__ = [
     "connect",
@@ -63,7 +63,7 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
     """A connection to NATS, its troubles logged as one structured event each (never the
     library's tracebacks); BrokerUnavailable when it cannot be reached after `attempts` tries
     half a second apart (a command line gives up in a few seconds)."""
-    from services.platform.logging import get_logger
+    from skillpress.services.platform.logging import get_logger
 
     log = get_logger("broker").bind(nats=url, client=name)
     last: list[str] = []
@@ -217,7 +217,7 @@ async def _ensure(
     current: StreamConfig = info.config
     had: int = current.num_replicas or 1
     if had != want and not change:
-        from services.platform.logging import get_logger
+        from skillpress.services.platform.logging import get_logger
 
         get_logger("broker").warning(
             "broker.stream_replicas_differ",

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from services.derive.addresses import address_refusal
-from services.errors import Permanent, Retryable
+from skillpress.services.derive.addresses import address_refusal
+from skillpress.services.errors import Permanent, Retryable
 
 __all__ = ["FetchFailed", "FetchRefused", "FetchLimits", "fetch_spec", "check_address"]
 

@@ -2,7 +2,7 @@
 
 Off unless `SKILLPRESS_LLM_BASE_URL` and `SKILLPRESS_LLM_MODEL` are set; the API key is read
 from the environment variable `SKILLPRESS_LLM_API_KEY_ENV` names (never stored). What to ask
-and how to repair an answer is the core's (`services.derive.model_grouping`).
+and how to repair an answer is the core's (`skillpress.services.derive.model_grouping`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
-from services.derive.model_grouping import ChatFailed
-from services.errors import Retryable
-from services.platform.settings import Settings
+from skillpress.services.derive.model_grouping import ChatFailed
+from skillpress.services.errors import Retryable
+from skillpress.services.platform.settings import Settings
 
 __all__ = ["ChatClient", "ModelUnavailable", "chat_client"]
 

@@ -8,7 +8,7 @@ import re
 import secrets
 from pathlib import Path
 
-from services.errors import Refused
+from skillpress.services.errors import Refused
 
 __all__ = [
     "TOKEN_NAME",

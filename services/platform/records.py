@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlmodel import Session, create_engine
 
-from services.errors import Retryable, Unavailable
+from skillpress.services.errors import Retryable, Unavailable
 
 __all__ = ["RecordStore", "RecordStoreUnavailable", "DuplicateRecord", "normalise_url"]
 

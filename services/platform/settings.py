@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from services.derive.load import MAX_SPEC_BYTES
+from skillpress.services.derive.load import MAX_SPEC_BYTES
 
 __all__ = ["Settings"]
 

@@ -17,8 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
-from services.runtime.workflows import (
+from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.workflows import (
     _TEMPLATE,
     Step,
     Workflow,
@@ -258,7 +258,7 @@ _STEP_KEYS = {
 
 
 def _operation(skill: Skill, op_id: str, where: str) -> Tool:
-    from services.derive.naming import snake
+    from skillpress.services.derive.naming import snake
 
     for entry in skill.operations:  # by its name here, or the spec's operationId it came from
         if entry.name in (op_id, snake(op_id)) and entry.tool:

@@ -12,12 +12,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.errors import Refused
-from services.runtime.execute import CallLimits, CallResult, Credential, send
-from services.runtime.gates import GateCheck, check_gate
-from services.runtime.paging import next_page, page_url_request
-from services.runtime.skill import Skill, Tool
-from services.runtime.translate import CallRefused, FileReader, PreparedRequest, build_request
+from skillpress.services.errors import Refused
+from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, send
+from skillpress.services.runtime.gates import GateCheck, check_gate
+from skillpress.services.runtime.paging import next_page, page_url_request
+from skillpress.services.runtime.skill import Skill, Tool
+from skillpress.services.runtime.translate import (
+    CallRefused,
+    FileReader,
+    PreparedRequest,
+    build_request,
+)
 
 __all__ = [
     "CallSetup",
@@ -146,8 +151,8 @@ def placed_step(
     with an error (the start of whose body it quotes)."""
     import json
 
-    from services.runtime.execute import ExecutionFailed
-    from services.runtime.workflows import StepFailed
+    from skillpress.services.runtime.execute import ExecutionFailed
+    from skillpress.services.runtime.workflows import StepFailed
 
     try:
         placed = place_call(tool, given, owner.hosts, setup, gatekeeper)

@@ -16,19 +16,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from services.derive.approvals import guess_suggestions
-from services.derive.frontmatter import READ_METHODS, WRITE_RISKS
-from services.derive.manifest import Manifest
-from services.derive.render import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
-from services.errors import Permanent
-from services.runtime.skill import (
+from skillpress.services.derive.approvals import guess_suggestions
+from skillpress.services.derive.frontmatter import READ_METHODS, WRITE_RISKS
+from skillpress.services.derive.manifest import Manifest
+from skillpress.services.derive.render import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
+from skillpress.services.errors import Permanent
+from skillpress.services.runtime.skill import (
     META_AUTH_HEADER,
     META_AUTH_KIND,
     META_SLUG,
     Skill,
     Tool,
 )
-from services.runtime.translate import CONTRACT_ARGS
+from skillpress.services.runtime.translate import CONTRACT_ARGS
 
 __all__ = ["ContractError", "agent_skills_folder", "tool_contract", "verify_folder"]
 
@@ -347,7 +347,7 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
 def _declared(files: Mapping[str, bytes], problems: list[str]) -> dict[str, Tool] | None:
     """The folder's tools as the runtime loads them from its reference files (None, with the
     problem noted, when it does not load)."""
-    from services.runtime.skill import PackageError, load_skill
+    from skillpress.services.runtime.skill import PackageError, load_skill
 
     if not any(p.startswith("references/") for p in files):
         problems.append("references/ is missing: nothing says what the tools send")

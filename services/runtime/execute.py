@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from services.errors import Retryable
-from services.runtime.skill import AuthHeader
-from services.runtime.tokens import Client, TokenFailed, bearer_token
-from services.runtime.translate import PreparedRequest
+from skillpress.services.errors import Retryable
+from skillpress.services.runtime.skill import AuthHeader
+from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token
+from skillpress.services.runtime.translate import PreparedRequest
 
 if TYPE_CHECKING:
     import httpx
@@ -242,7 +242,7 @@ class CallResult:
         out["headers"] = self.agent_headers() if for_agent else self.headers
         out["body"] = self.body_value()
         if for_agent:  # sized for a model: valid JSON that says what was left out
-            from services.runtime.fit import describe_body, fit_json
+            from skillpress.services.runtime.fit import describe_body, fit_json
 
             described = describe_body(self.body, self.headers.get("content-type", ""))
             if described is not None:

@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from services.runtime.translate import FileReader
+from skillpress.services.runtime.translate import FileReader
 
 __all__ = ["MAX_FILE_BYTES", "local_files"]
 

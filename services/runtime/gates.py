@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from services.runtime.skill import Tool
+from skillpress.services.runtime.skill import Tool
 
 __all__ = ["GateCheck", "check_gate"]
 

@@ -17,11 +17,17 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
-from services.runtime.calls import CallSetup, GateClosed, Gatekeeper, place_call, placed_step
-from services.runtime.execute import CallLimits, Credential, ExecutionFailed
-from services.runtime.gates import GateCheck
-from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
-from services.runtime.translate import CallRefused
+from skillpress.services.runtime.calls import (
+    CallSetup,
+    GateClosed,
+    Gatekeeper,
+    place_call,
+    placed_step,
+)
+from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed
+from skillpress.services.runtime.gates import GateCheck
+from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.translate import CallRefused
 
 __all__ = [
     "BASE_TOOLS",
@@ -496,7 +502,7 @@ def build_catalog_server(
 
     def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
         """(the skill's workflows, the one named `wanted`), or None when there is none."""
-        from services.runtime.workflows import WorkflowRefused, load_workflows
+        from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
 
         try:
             flows = load_workflows(files, skill)
@@ -511,7 +517,7 @@ def build_catalog_server(
         """A workflow: a hardened one step after step, a guided or draft one by the server's
         model; every call through the same checks as any call; sandboxed (a package from
         elsewhere) nothing that writes is sent."""
-        from services.runtime.workflows import (
+        from skillpress.services.runtime.workflows import (
             StepFailed,
             WorkflowRefused,
             kinds_by_owner,
@@ -541,7 +547,7 @@ def build_catalog_server(
                         " yourself with call_operation",
                         error=True,
                     )
-                from services.runtime.model_runs import draft_run, guided_run
+                from skillpress.services.runtime.model_runs import draft_run, guided_run
 
                 run = guided_run if wf.execution == "guided" else draft_run
                 done = await asyncio.to_thread(run, wf, skill, files, given, chat, call)

@@ -10,9 +10,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from services.derive.model_grouping import ChatFailed
-from services.runtime.skill import PackageError, Skill, UnknownOperation, shaped_tool
-from services.runtime.workflows import Call, Run, StepFailed, Workflow
+from skillpress.services.derive.model_grouping import ChatFailed
+from skillpress.services.runtime.skill import PackageError, Skill, UnknownOperation, shaped_tool
+from skillpress.services.runtime.workflows import Call, Run, StepFailed, Workflow
 
 __all__ = ["Chat", "MAX_TURNS", "draft_run", "guided_run"]
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
-from services.derive.frontmatter import Declaration
-from services.derive.paging import Paging
-from services.runtime.translate import CallRefused, PreparedRequest, static_prefix
+from skillpress.services.derive.frontmatter import Declaration
+from skillpress.services.derive.paging import Paging
+from skillpress.services.runtime.translate import CallRefused, PreparedRequest, static_prefix
 
 __all__ = ["next_page", "page_url_request"]
 

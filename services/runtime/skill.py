@@ -19,24 +19,24 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from services.derive.expand import (
+from skillpress.services.derive.expand import (
     MAX_TOOL_SCHEMA_BYTES,
     ExpandedSizes,
     expand_types,
     has_ref_keyword,
 )
-from services.derive.frontmatter import (
+from skillpress.services.derive.frontmatter import (
     Declaration,
     DeclarationError,
     OperationFile,
     parse_operation_file,
     split_frontmatter,
 )
-from services.derive.keys import unknown_keys
-from services.derive.manifest import Manifest, ManifestError, SkillIndex
-from services.derive.naming import slugify, tool_name
-from services.derive.schema import refs_in
-from services.errors import NotFound, Permanent
+from skillpress.services.derive.keys import unknown_keys
+from skillpress.services.derive.manifest import Manifest, ManifestError, SkillIndex
+from skillpress.services.derive.naming import slugify, tool_name
+from skillpress.services.derive.schema import refs_in
+from skillpress.services.errors import NotFound, Permanent
 
 __all__ = [
     "AuthHeader",
@@ -106,7 +106,7 @@ def shaped_tool(
 ) -> tuple[dict[str, Any], list[str]]:
     """A tool (an operation's, or a workflow's) in `provider`'s shape, its schema adapted to what
     that provider accepts, and what changed."""
-    from services.runtime.profiles import adapt
+    from skillpress.services.runtime.profiles import adapt
 
     if provider not in PROVIDERS:
         raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
@@ -596,7 +596,7 @@ def package_tools(
     changed in its schema. An unknown name in `only` raises UnknownOperation."""
     if provider not in PROVIDERS:
         raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
-    from services.runtime.workflows import load_workflows
+    from skillpress.services.runtime.workflows import load_workflows
 
     skill = load_skill(files, lazy=bool(only))
     flows = {n: w for n, w in load_workflows(files, skill).items() if w.execution == "hardened"}

@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from services.errors import Refused
-from services.runtime.skill import Skill, Tool
-from services.runtime.translate import CallRefused, describe_arguments
+from skillpress.services.errors import Refused
+from skillpress.services.runtime.skill import Skill, Tool
+from skillpress.services.runtime.translate import CallRefused, describe_arguments
 
 __all__ = ["SlashCommand", "SlashError", "help_text", "parse_slash", "slash_arguments"]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
-from services.derive.addresses import address_refusal
-from services.errors import Retryable
+from skillpress.services.derive.addresses import address_refusal
+from skillpress.services.errors import Retryable
 
 if TYPE_CHECKING:
     import httpx

@@ -21,10 +21,10 @@ from urllib.parse import quote, urlsplit
 
 from jsonschema.exceptions import ValidationError, best_match
 
-from services.derive.frontmatter import HEADER_TEXT, NO_BODY, PATH_TEMPLATE, Declaration
-from services.derive.schema import type_label
-from services.errors import Refused
-from services.runtime.skill import Tool
+from skillpress.services.derive.frontmatter import HEADER_TEXT, NO_BODY, PATH_TEMPLATE, Declaration
+from skillpress.services.derive.schema import type_label
+from skillpress.services.errors import Refused
+from skillpress.services.runtime.skill import Tool
 
 __all__ = [
     "CallRefused",

@@ -22,9 +22,9 @@ from typing import Any
 
 import yaml
 
-from services.derive.keys import unknown_keys
-from services.errors import Permanent
-from services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.derive.keys import unknown_keys
+from skillpress.services.errors import Permanent
+from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 
 __all__ = [
     "MAX_STEPS",
@@ -656,7 +656,7 @@ def prepare_step(
 ) -> Any:
     """A step's request, built and checked like any call's: StepFailed when it writes and the
     run is sandboxed (`kinds`: read | write per operation), or when translation refuses it."""
-    from services.runtime.translate import CallRefused, build_request
+    from skillpress.services.runtime.translate import CallRefused, build_request
 
     if sandboxed and kinds.get(tool.operation) == "write":
         raise StepFailed("", step, f"{tool.operation} writes, and {why}")
@@ -702,7 +702,7 @@ def kinds_by_owner(skill: Skill, files: Mapping[str, bytes]) -> Callable[[Skill]
     """read | write per operation for the skill a step's tool belongs to, worked out once per
     run and skill: the skill's own by its rules and guesses, one it `uses` by its rules and
     methods (its guesses are its own)."""
-    from services.runtime.contracts import operation_kinds
+    from skillpress.services.runtime.contracts import operation_kinds
 
     known: dict[str, dict[str, str]] = {}
 

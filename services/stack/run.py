@@ -7,13 +7,13 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from services.app.pipeline import StackError
-from services.errors import Refused
+from skillpress.services.app.pipeline import StackError
+from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:
-    from services.api.server import Listening
-    from services.platform.embedded_nats import NatsCluster, NatsServer
-    from services.platform.settings import Settings
+    from skillpress.services.api.server import Listening
+    from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer
+    from skillpress.services.platform.settings import Settings
 
 __all__ = ["embedded_nats", "run_stack"]
 
@@ -22,7 +22,11 @@ class EmbeddedNats:
     """The embedded nats-server, or a cluster of them on loopback (`up --cluster N`)."""
 
     def __init__(self, settings: Settings, cluster: int) -> None:
-        from services.platform.embedded_nats import LocalServerError, NatsCluster, NatsServer
+        from skillpress.services.platform.embedded_nats import (
+            LocalServerError,
+            NatsCluster,
+            NatsServer,
+        )
 
         self.server: NatsServer | None = None
         self.cluster: NatsCluster | None = None
@@ -79,15 +83,15 @@ def run_stack(
     it cannot start."""
     import asyncio
 
-    from services.app.context import open_app
-    from services.app.pipeline import running_up, write_up_marker
-    from services.platform.local_api import local_operator, remove_link, write_link
-    from services.platform.logging import configure_logging, get_logger
-    from services.stack.workers import run_workers, worker_names
+    from skillpress.services.app.context import open_app
+    from skillpress.services.app.pipeline import running_up, write_up_marker
+    from skillpress.services.platform.local_api import local_operator, remove_link, write_link
+    from skillpress.services.platform.logging import configure_logging, get_logger
+    from skillpress.services.stack.workers import run_workers, worker_names
 
     configure_logging(chosen.log_format, chosen.log_level)
     log = get_logger(what, home=str(chosen.home))
-    from services.api.server import Listening
+    from skillpress.services.api.server import Listening
 
     operators = where = None
     import secrets
@@ -96,7 +100,7 @@ def run_stack(
     ctx = open_app(chosen)
     if True:
         if http is not None:
-            from services.api.server import server_operators
+            from skillpress.services.api.server import server_operators
 
             where = Listening(*http)
             operators = server_operators(ctx, where.host)
@@ -156,7 +160,7 @@ def run_stack(
                 f"blobs {blobs}, workers {', '.join(names)}."
             )
         if where is not None and operators is not None:
-            from services.api.server import console_url, serve_http
+            from skillpress.services.api.server import console_url, serve_http
 
             listening = asyncio.Event()
             bound: list[Listening] = []

@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from services.app.context import AppContext
+from skillpress.services.app.context import AppContext
 
 __all__ = ["embedded_pipeline", "run_workers", "worker_names"]
 
 
 def worker_names() -> tuple[str, ...]:
-    from services.workers.app import WORKERS
+    from skillpress.services.workers.app import WORKERS
 
     return tuple(WORKERS)
 
@@ -27,7 +27,7 @@ async def run_workers(
     wait_for_nats: bool = False,
 ) -> None:
     """Run the named workers against `nats_url` until `stop` is set (the workers' composition root)."""
-    from services.workers.app import serve_workers
+    from skillpress.services.workers.app import serve_workers
 
     await serve_workers(
         ctx, nats_url, names, stop, ready, schedule=schedule, wait_for_nats=wait_for_nats
@@ -38,8 +38,8 @@ async def run_workers(
 async def embedded_pipeline(ctx: AppContext) -> AsyncIterator[str]:
     """An embedded nats-server and every worker in this process for the duration: the pipeline a
     command line uses when none is configured or up (yields its NATS URL)."""
-    from services.app.pipeline import StackError
-    from services.platform.embedded_nats import LocalServerError, NatsServer
+    from skillpress.services.app.pipeline import StackError
+    from skillpress.services.platform.embedded_nats import LocalServerError, NatsServer
 
     try:
         # started from this (the event loop's) thread: the server dies with the thread that

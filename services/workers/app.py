@@ -9,13 +9,26 @@ from collections.abc import Iterable
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
 
-from schemas.events import RefreshSources
-from schemas.subjects import COMMANDS, STREAM
-from services.app.context import AppContext
-from services.platform.broker import BrokerUnavailable, connect, ensure_stream, server_list
-from services.platform.logging import get_logger
-from services.workers import categorize, fetch, guess_approvals, parse, publish, refresh, render
-from services.workers.delivery import (
+from skillpress.schemas.events import RefreshSources
+from skillpress.schemas.subjects import COMMANDS, STREAM
+from skillpress.services.app.context import AppContext
+from skillpress.services.platform.broker import (
+    BrokerUnavailable,
+    connect,
+    ensure_stream,
+    server_list,
+)
+from skillpress.services.platform.logging import get_logger
+from skillpress.services.workers import (
+    categorize,
+    fetch,
+    guess_approvals,
+    parse,
+    publish,
+    refresh,
+    render,
+)
+from skillpress.services.workers.delivery import (
     Outgoing,
     Step,
     publish_all,

@@ -9,16 +9,16 @@ shown in the proposal; render applies the grouping as given.
 
 from __future__ import annotations
 
-from schemas.events import RevisionCategorized, RevisionParsed
-from schemas.subjects import EVENTS
-from services.app.context import AppContext
-from services.app.derivations import derivation_files, load_derivation, load_revision
-from services.app.stages import Grouped, record_grouping, revision_grouping
-from services.derive.categories import Grouping
-from services.derive.model_grouping import choose_grouping
-from services.errors import NotFound
-from services.platform.logging import get_logger
-from services.workers.delivery import Outgoing, Step
+from skillpress.schemas.events import RevisionCategorized, RevisionParsed
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import derivation_files, load_derivation, load_revision
+from skillpress.services.app.stages import Grouped, record_grouping, revision_grouping
+from skillpress.services.derive.categories import Grouping
+from skillpress.services.derive.model_grouping import choose_grouping
+from skillpress.services.errors import NotFound
+from skillpress.services.platform.logging import get_logger
+from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "categorize"]
 

@@ -5,7 +5,7 @@ returns the events to publish. The shell runs it off the event loop, publishes w
 (each with its own deterministic `Nats-Msg-Id`, so a redelivered message's re-publish is
 de-duplicated by JetStream), and returns; FastStream's NACK_ON_ERROR policy then acks. A step
 that raises is retried after a spaced delay (`NackMessage(delay=...)`); on the last allowed
-delivery, or at once for a `services.errors.Permanent` one (a malformed message, a refusal, a
+delivery, or at once for a `skillpress.services.errors.Permanent` one (a malformed message, a refusal, a
 record or blob that does not exist, a corrupt blob), the message is stored as a dead letter with
 its error and acked, so nothing loops forever and nothing disappears. Everything else (the
 `Retryable` errors, and anything unforeseen) is retried: this is the one place errors are mapped
@@ -26,12 +26,12 @@ from faststream.exceptions import NackMessage
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, NatsMessage, PullSub
 from pydantic import BaseModel, ValidationError
 
-from schemas.subjects import STREAM
-from services.app.context import AppContext
-from services.app.stages import dead_letter, exhausted_letter
-from services.errors import Permanent, Unavailable
-from services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
-from services.platform.logging import get_logger
+from skillpress.schemas.subjects import STREAM
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.stages import dead_letter, exhausted_letter
+from skillpress.services.errors import Permanent, Unavailable
+from skillpress.services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
+from skillpress.services.platform.logging import get_logger
 
 __all__ = ["Outgoing", "Step", "publish_all", "subscribe", "subscribe_exhausted"]
 

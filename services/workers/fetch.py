@@ -6,11 +6,16 @@ bytes' sha256, so the same spec submitted twice finds its revision and says it i
 
 from __future__ import annotations
 
-from schemas.events import RevisionRejected, RevisionStored, RevisionUnchanged, SpecSubmitted
-from schemas.subjects import EVENTS
-from services.app.context import AppContext
-from services.app.stages import take_submission
-from services.workers.delivery import Outgoing, Step
+from skillpress.schemas.events import (
+    RevisionRejected,
+    RevisionStored,
+    RevisionUnchanged,
+    SpecSubmitted,
+)
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.stages import take_submission
+from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "fetch"]
 

@@ -3,14 +3,14 @@ operation, stored as suggestions for a person to review → `suggestions.made`. 
 
 from __future__ import annotations
 
-from schemas.events import RevisionParsed, SuggestionsMade
-from schemas.subjects import EVENTS
-from services.app.context import AppContext
-from services.app.derivations import derivation_files, load_derivation, load_revision
-from services.app.stages import record_suggestions
-from services.derive.approvals import guess_suggestions
-from services.errors import NotFound
-from services.workers.delivery import Outgoing, Step
+from skillpress.schemas.events import RevisionParsed, SuggestionsMade
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import derivation_files, load_derivation, load_revision
+from skillpress.services.app.stages import record_suggestions
+from skillpress.services.derive.approvals import guess_suggestions
+from skillpress.services.errors import NotFound
+from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "guess_approvals"]
 

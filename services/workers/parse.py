@@ -6,13 +6,13 @@ guess-approvals and (when the grouping stands) render read it instead of derivin
 
 from __future__ import annotations
 
-from schemas.events import RevisionParsed, RevisionRejected, RevisionStored
-from schemas.subjects import EVENTS
-from services.app.context import AppContext
-from services.app.derivations import derive_revision, load_revision, store_derivation
-from services.app.stages import record_parse
-from services.derive import SpecRefused
-from services.workers.delivery import Outgoing, Step
+from skillpress.schemas.events import RevisionParsed, RevisionRejected, RevisionStored
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import derive_revision, load_revision, store_derivation
+from skillpress.services.app.stages import record_parse
+from skillpress.services.derive import SpecRefused
+from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "parse"]
 

@@ -4,12 +4,12 @@ credential header's name)."""
 
 from __future__ import annotations
 
-from schemas.events import LiveVersion, PublishVersion, VersionPublished
-from schemas.subjects import COMMANDS, EVENTS
-from services.app.context import AppContext
-from services.app.publishing import publish_version
-from services.platform.broker import live_subject
-from services.workers.delivery import Outgoing, Step
+from skillpress.schemas.events import LiveVersion, PublishVersion, VersionPublished
+from skillpress.schemas.subjects import COMMANDS, EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.publishing import publish_version
+from skillpress.services.platform.broker import live_subject
+from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "publish"]
 

@@ -4,11 +4,11 @@ bytes stop at fetch as unchanged. Nothing here publishes a version."""
 
 from __future__ import annotations
 
-from schemas.events import RefreshSources, SpecSubmitted
-from schemas.subjects import COMMANDS, EVENTS
-from services.app.context import AppContext
-from services.app.stages import due_sources
-from services.workers.delivery import Outgoing, Step
+from skillpress.schemas.events import RefreshSources, SpecSubmitted
+from skillpress.schemas.subjects import COMMANDS, EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.stages import due_sources
+from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "refresh"]
 

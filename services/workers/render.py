@@ -13,14 +13,24 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from schemas.events import AnnotationChanged, RevisionCategorized, RevisionRejected, VersionProposed
-from schemas.subjects import EVENTS
-from services.app.context import AppContext
-from services.app.derivations import RevisionInputs, as_utc, latest_revision_id, load_revision
-from services.app.proposals import propose_version
-from services.app.versions import find_skill
-from services.errors import NotFound
-from services.workers.delivery import Outgoing, Step
+from skillpress.schemas.events import (
+    AnnotationChanged,
+    RevisionCategorized,
+    RevisionRejected,
+    VersionProposed,
+)
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.app.derivations import (
+    RevisionInputs,
+    as_utc,
+    latest_revision_id,
+    load_revision,
+)
+from skillpress.services.app.proposals import propose_version
+from skillpress.services.app.versions import find_skill
+from skillpress.services.errors import NotFound
+from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "STEP_ANNOTATIONS", "render", "render_annotations"]
 

@@ -50,7 +50,7 @@ class Served:
 def start_served(home: Path, **settings: str) -> Served:
     env = home_env(home, api_port="0", log_format="json", **settings)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli.main", "serve"],
+        [sys.executable, "-m", "skillpress.services.cli.main", "serve"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

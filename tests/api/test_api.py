@@ -13,8 +13,8 @@ import httpx
 import pytest
 import yaml
 
-from services.api.app import api_document
-from services.derive.package import derive_package
+from skillpress.services.api.app import api_document
+from skillpress.services.derive.package import derive_package
 from tests.api.conftest import MAX_SPEC_BYTES, PETSTORE, Served
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -324,9 +324,9 @@ def test_a_skill_from_creation_to_its_second_revision(served: Served) -> None:
 
 
 def test_action_items_and_dead_letters(served: Served) -> None:
-    from schemas.records import ActionItem, Skill
-    from services.app.context import open_app
-    from services.platform.settings import Settings
+    from skillpress.schemas.records import ActionItem, Skill
+    from skillpress.services.app.context import open_app
+    from skillpress.services.platform.settings import Settings
 
     with served.client() as c:
         _create(c, "actions-demo", PETSTORE.read_bytes())
@@ -425,9 +425,9 @@ def test_every_answer_carries_security_headers_and_a_signed_out_session_is_dead(
 
 
 def test_calls_waiting_for_approval_are_granted_or_denied_by_name(served: Served) -> None:
-    from services.app.approvals import ask
-    from services.app.context import open_app
-    from services.platform.settings import Settings
+    from skillpress.services.app.approvals import ask
+    from skillpress.services.app.context import open_app
+    from skillpress.services.platform.settings import Settings
 
     ctx = open_app(Settings(home=served.home))
     try:
@@ -476,7 +476,7 @@ def test_a_runtime_without_store_access_follows_over_the_api(
             [
                 sys.executable,
                 "-m",
-                "services.cli.main",
+                "skillpress.services.cli.main",
                 "follow",
                 str(out),
                 "--api",
@@ -516,7 +516,7 @@ def test_a_runtime_without_store_access_follows_over_the_api(
         [
             sys.executable,
             "-m",
-            "services.cli.main",
+            "skillpress.services.cli.main",
             "follow",
             str(out),
             "--api",

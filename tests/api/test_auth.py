@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from services.api.auth import TokenRefused, add_token, load_operators
+from skillpress.services.api.auth import TokenRefused, add_token, load_operators
 from tests.cli.test_up import home_env
 
 
@@ -39,7 +39,7 @@ def test_no_token_no_listening_beyond_loopback(tmp_path: Path) -> None:
 
 def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "services.cli.main", "serve", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "skillpress.services.cli.main", "serve", "--host", "0.0.0.0"],
         capture_output=True,
         text=True,
         env=home_env(tmp_path / "home"),
@@ -89,7 +89,7 @@ def test_a_revoked_token_and_its_sessions_stop_working_on_a_running_server(
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "services.cli.main", *args],
+            [sys.executable, "-m", "skillpress.services.cli.main", *args],
             capture_output=True,
             text=True,
             env=env,

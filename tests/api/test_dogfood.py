@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from services.api.app import api_document
-from services.derive.package import derive_package
-from services.runtime.execute import default_env_var
-from services.runtime.skill import load_skill
+from skillpress.services.api.app import api_document
+from skillpress.services.derive.package import derive_package
+from skillpress.services.runtime.execute import default_env_var
+from skillpress.services.runtime.skill import load_skill
 from tests.api.conftest import PETSTORE, Served
 from tests.cli.test_up import home_env
 
@@ -46,7 +46,7 @@ def test_an_agent_operates_skillpress_through_its_own_skill(served: Served, tmp_
 
     def skillpress(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "services.cli.main", *args],
+            [sys.executable, "-m", "skillpress.services.cli.main", *args],
             capture_output=True,
             text=True,
             env=env,

@@ -9,10 +9,10 @@ from pathlib import Path
 import yaml
 from fastapi.testclient import TestClient
 
-from services.api.app import create_app
-from services.api.auth import Operators
-from services.app.context import open_app
-from services.platform.settings import Settings
+from skillpress.services.api.app import create_app
+from skillpress.services.api.auth import Operators
+from skillpress.services.app.context import open_app
+from skillpress.services.platform.settings import Settings
 
 PETSTORE = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from services.app.context import AppContext
-from services.workers.app import WORKERS
-from services.workers.delivery import Outgoing, Step
+from skillpress.services.app.context import AppContext
+from skillpress.services.workers.app import WORKERS
+from skillpress.services.workers.delivery import Outgoing, Step
 
 Event = tuple[str, dict[str, Any]]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from services.app.context import AppContext, open_app
-from services.platform.settings import Settings
+from skillpress.services.app.context import AppContext, open_app
+from skillpress.services.platform.settings import Settings
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from services.app.host import GateClosed, SkillHost
-from services.app.package_dir import write_package_dir
-from services.derive import derive_package
+from skillpress.services.app.host import GateClosed, SkillHost
+from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.derive import derive_package
 
 ROOT = Path(__file__).parents[2]
 PETSTORE = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
@@ -68,7 +68,7 @@ def _link(folder: Path, target: str) -> Path:
 def test_two_folders_of_one_skill_are_refused_so_a_call_cannot_reach_the_wrong_gates(
     tmp_path: Path,
 ) -> None:
-    from services.runtime.skill import PackageError
+    from skillpress.services.runtime.skill import PackageError
 
     files = derive_package(PETSTORE.read_bytes()).files
     write_package_dir(files, tmp_path / "skills" / "payments")
@@ -116,8 +116,8 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
 ) -> None:
     import asyncio
 
-    from services.errors import SkillpressError
-    from services.runtime.gates import GateCheck
+    from skillpress.services.errors import SkillpressError
+    from skillpress.services.runtime.gates import GateCheck
 
     echo = _Echo()
     try:

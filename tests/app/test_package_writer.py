@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.app.package_dir import OutputDirError, PackageWriter
-from services.derive import DeriveOptions, derive_package
+from skillpress.services.app.package_dir import OutputDirError, PackageWriter
+from skillpress.services.derive import DeriveOptions, derive_package
 from tests.conftest import SPECS
 
 

@@ -13,19 +13,24 @@ import pytest
 import yaml
 from sqlmodel import select
 
-from schemas.events import AnnotationChanged, PublishVersion, RefreshSources, SpecSubmitted
-from schemas.records import DeadLetter, Source
-from schemas.subjects import COMMANDS, EVENTS
-from services.app import annotations, exports, queries, review, versions
-from services.app.annotations import Stored
-from services.app.context import AppContext, open_app
-from services.app.offline import SpecUnreadable, derive_with_model, read_spec_file
-from services.app.package_dir import write_package_dir
-from services.derive import DeriveOptions, derive_package
-from services.derive.annotations import AnnotationRefused
-from services.derive.model_grouping import ChatFailed
-from services.errors import NotFound, Permanent, Refused
-from services.platform.settings import Settings
+from skillpress.schemas.events import (
+    AnnotationChanged,
+    PublishVersion,
+    RefreshSources,
+    SpecSubmitted,
+)
+from skillpress.schemas.records import DeadLetter, Source
+from skillpress.schemas.subjects import COMMANDS, EVENTS
+from skillpress.services.app import annotations, exports, queries, review, versions
+from skillpress.services.app.annotations import Stored
+from skillpress.services.app.context import AppContext, open_app
+from skillpress.services.app.offline import SpecUnreadable, derive_with_model, read_spec_file
+from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.derive import DeriveOptions, derive_package
+from skillpress.services.derive.annotations import AnnotationRefused
+from skillpress.services.derive.model_grouping import ChatFailed
+from skillpress.services.errors import NotFound, Permanent, Refused
+from skillpress.services.platform.settings import Settings
 from tests.app import bus
 from tests.app.specs import money_spec
 
@@ -411,7 +416,7 @@ def test_a_version_the_runtime_would_not_load_is_never_published(ctx: AppContext
     keys = json.loads(good.files_json)
     broken = ctx.blobs.get(keys["get_booking.md"]).replace(b"method: GET", b"method: FETCH", 1)
     keys["get_booking.md"] = ctx.blobs.put(broken)
-    from schemas.records import Version
+    from skillpress.schemas.records import Version
 
     with ctx.records.session() as s:
         s.add(
@@ -451,7 +456,7 @@ def test_a_money_gate_confirmed_in_review_publishes_and_loads(ctx: AppContext) -
     aid = review.confirm(ctx, skill, gate, "reviewer")
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
     version_id = versions.check_publish_request(ctx, "pay", proposal["version_id"], False)
-    from services.runtime.skill import load_skill
+    from skillpress.services.runtime.skill import load_skill
 
     loaded = load_skill(
         versions.version_files(ctx.blobs, versions.pick_version(ctx, skill, version_id))
@@ -497,8 +502,8 @@ def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> No
 def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
     ctx: AppContext,
 ) -> None:
-    from services.runtime.skill import load_skill
-    from services.runtime.translate import build_request
+    from skillpress.services.runtime.skill import load_skill
+    from skillpress.services.runtime.translate import build_request
 
     spec = {
         "openapi": "3.0.3",
@@ -558,7 +563,7 @@ def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
 def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
     ctx: AppContext,
 ) -> None:
-    from services.workers import fetch
+    from skillpress.services.workers import fetch
 
     data = HOLLOWBROOK.read_bytes()
     blob = ctx.blobs.put(data)
@@ -577,7 +582,7 @@ def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
 def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
     ctx: AppContext,
 ) -> None:
-    from services.app.pipeline import stored_outcome
+    from skillpress.services.app.pipeline import stored_outcome
 
     events = submit(ctx, HOLLOWBROOK.read_bytes(), "s1")
     proposed = last(events, EVENTS.version_proposed)
@@ -617,7 +622,7 @@ def test_revisions_and_a_submissions_stages_are_read_from_the_records(ctx: AppCo
 def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
     ctx: AppContext,
 ) -> None:
-    from services.app.pipeline import stored_outcome
+    from skillpress.services.app.pipeline import stored_outcome
 
     # a URL the fetch guard refuses: refused, with why, and no skill made or changed
     url = SpecSubmitted(
@@ -658,7 +663,7 @@ def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
 
 
 def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None:
-    from services.app import approvals
+    from skillpress.services.app import approvals
 
     bound = {"booking_id": "bk-1"}
     asked = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "agent")
@@ -689,7 +694,7 @@ def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None
 def test_the_live_catalog_serves_each_published_skill_and_says_which_changed(
     ctx: AppContext,
 ) -> None:
-    from services.app.catalog import live_catalog
+    from skillpress.services.app.catalog import live_catalog
 
     catalog = live_catalog(ctx)
     assert catalog.current() == {}
@@ -747,9 +752,9 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     import subprocess
     import sys
 
-    from services.app.workflows import add_workflows, promote_workflow
-    from services.runtime.skill import load_skill
-    from services.runtime.workflows import load_workflows
+    from skillpress.services.app.workflows import add_workflows, promote_workflow
+    from skillpress.services.runtime.skill import load_skill
+    from skillpress.services.runtime.workflows import load_workflows
 
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])
@@ -783,7 +788,7 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
         [
             sys.executable,
             "-m",
-            "services.cli.main",
+            "skillpress.services.cli.main",
             "run",
             "--skill",
             "hollowbrook",
@@ -820,7 +825,7 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
     skill = versions.find_skill(ctx, "hollowbrook")
     first = {(p.operation, p.kind): p for p in review.open_suggestions(ctx, skill)}
     # a group is one derivation however many it holds
-    import services.app.annotations as app_annotations
+    import skillpress.services.app.annotations as app_annotations
 
     derived: list[int] = []
     real = app_annotations.derive_revision
@@ -855,8 +860,8 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
 def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_stored(
     ctx: AppContext,
 ) -> None:
-    from services.app.pipeline import spec_submitted
-    from services.app.preview import preview_spec
+    from skillpress.services.app.pipeline import spec_submitted
+    from skillpress.services.app.preview import preview_spec
 
     for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://u:p@api.test", "/api/v1"):
         with pytest.raises(Refused, match="base URL"):

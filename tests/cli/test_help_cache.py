@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from services.cli import entry
+from skillpress.services.cli import entry
 
 # the entry point as the installed `skillpress` runs it; says on stderr whether typer was loaded
 ENTRY = (
     "import sys\n"
-    "from services.cli.entry import main\n"
+    "from skillpress.services.cli.entry import main\n"
     "try:\n"
     "    main()\n"
     "finally:\n"
@@ -23,7 +23,7 @@ ENTRY = (
     "    sys.stderr.write('typer loaded' if 'typer' in sys.modules else 'typer not loaded')\n"
 )
 # the full command line, as `skillpress` (the name its usage lines print)
-FULL = "import sys\nsys.argv[0] = 'skillpress'\nfrom services.cli.main import main\nmain()\n"
+FULL = "import sys\nsys.argv[0] = 'skillpress'\nfrom skillpress.services.cli.main import main\nmain()\n"
 FORMS = [["--help"], ["derive", "--help"], ["token", "add", "--help"], ["workflow", "--help"]]
 
 

@@ -121,7 +121,7 @@ def test_an_unreachable_nats_is_one_line_within_seconds(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "services.cli.main",
+            "skillpress.services.cli.main",
             "import",
             str(SPECS / "oai-petstore-expanded.yaml"),
             "--skill",
@@ -147,7 +147,7 @@ def test_processes_started_at_once_on_a_fresh_home_share_one_migration(tmp_path:
     env = home_env(tmp_path / "home")
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "services.cli.main", "versions", "nothing"],
+            [sys.executable, "-m", "skillpress.services.cli.main", "versions", "nothing"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -164,11 +164,11 @@ def test_processes_started_at_once_on_a_fresh_home_share_one_migration(tmp_path:
 
 
 def test_a_dead_lettered_submission_replays_and_reaches_a_version(tmp_path: Path) -> None:
-    from schemas.events import SpecSubmitted
-    from schemas.records import DeadLetter
-    from schemas.subjects import EVENTS
-    from services.app.context import open_app
-    from services.platform.settings import Settings
+    from skillpress.schemas.events import SpecSubmitted
+    from skillpress.schemas.records import DeadLetter
+    from skillpress.schemas.subjects import EVENTS
+    from skillpress.services.app.context import open_app
+    from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"
     ctx = open_app(Settings(home=home))

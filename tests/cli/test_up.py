@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from schemas.subjects import EVENTS, STREAM
-from services.platform.broker import connect
+from skillpress.schemas.subjects import EVENTS, STREAM
+from skillpress.services.platform.broker import connect
 
 pytestmark = pytest.mark.integration  # starts real servers
 
@@ -31,7 +31,7 @@ def _start(home: Path, *args: str, api_port: str = "0") -> tuple[subprocess.Pope
         "SKILLPRESS_API_PORT": api_port,
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli.main", "up", *args],
+        [sys.executable, "-m", "skillpress.services.cli.main", "up", *args],
         env=env,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -69,7 +69,7 @@ def home_env(home: Path, **settings: str) -> dict[str, str]:
 def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`skillpress ARGS` on `home`, its output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
         capture_output=True,
         text=True,
         env=home_env(home),
@@ -129,12 +129,12 @@ def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> 
 
 
 def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: Path) -> None:
-    from services.platform.embedded_nats import NatsServer, free_port
+    from skillpress.services.platform.embedded_nats import NatsServer, free_port
 
     port = free_port()
     env = home_env(tmp_path / "home", nats_url=f"nats://127.0.0.1:{port}", log_format="json")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli.main", "worker", "fetch"],
+        [sys.executable, "-m", "skillpress.services.cli.main", "worker", "fetch"],
         env=env,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -203,7 +203,7 @@ def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> No
 
 
 async def _live(url: str, slug: str) -> dict[str, str]:
-    from services.platform.broker import LIVE_BUCKET
+    from skillpress.services.platform.broker import LIVE_BUCKET
 
     nc = await connect(url)
     try:
@@ -245,7 +245,7 @@ def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Pat
         # following: a publication swaps the folder whole
         env = home_env(home)
         follower = subprocess.Popen(
-            [sys.executable, "-m", "services.cli.main", "follow", str(out)],
+            [sys.executable, "-m", "skillpress.services.cli.main", "follow", str(out)],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -267,7 +267,7 @@ def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Pat
         whole = {versions[0]: _digests(out / "petstore")}
         for n, version in enumerate([versions[1], versions[0], versions[1]]):
             killed = subprocess.Popen(
-                [sys.executable, "-m", "services.cli.main", "follow", str(out)],
+                [sys.executable, "-m", "skillpress.services.cli.main", "follow", str(out)],
                 env=env,
                 stderr=subprocess.DEVNULL,
             )

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from services.derive import DeriveOptions, derive_package
-from services.derive.annotations import Annotation, AnnotationRefused
-from services.derive.frontmatter import parse_operation_file
-from services.runtime.skill import load_skill
-from services.runtime.translate import build_request
+from skillpress.services.derive import DeriveOptions, derive_package
+from skillpress.services.derive.annotations import Annotation, AnnotationRefused
+from skillpress.services.derive.frontmatter import parse_operation_file
+from skillpress.services.runtime.skill import load_skill
+from skillpress.services.runtime.translate import build_request
 
 SPEC = (
     Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.derive import derive_package
-from services.derive.approvals import guess_suggestions
-from services.derive.diff import diff_packages, gates
+from skillpress.services.derive import derive_package
+from skillpress.services.derive.approvals import guess_suggestions
+from skillpress.services.derive.diff import diff_packages, gates
 
 ROOT = Path(__file__).parents[2]
 SPECS = ROOT / "tests" / "fixtures" / "specs"

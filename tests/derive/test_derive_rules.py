@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from services.derive import DeriveOptions, derive_package
-from services.derive.frontmatter import HEADER_VALUE_PATTERN
-from services.runtime.skill import load_skill, package_tools
-from services.runtime.translate import CallRefused, build_request
+from skillpress.services.derive import DeriveOptions, derive_package
+from skillpress.services.derive.frontmatter import HEADER_VALUE_PATTERN
+from skillpress.services.runtime.skill import load_skill, package_tools
+from skillpress.services.runtime.translate import CallRefused, build_request
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
@@ -554,7 +554,7 @@ def _parts(body: bytes, content_type: str) -> list[tuple[str, str | None, str, b
 
 
 def test_multipart_fields_and_files_are_sent_and_a_raw_body_is_the_file(tmp_path: Path) -> None:
-    from services.runtime.files import local_files
+    from skillpress.services.runtime.files import local_files
 
     package = derive_package(doc(UPLOADS))
     skill = load_skill(package.files)

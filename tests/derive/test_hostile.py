@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from services.derive import LoadLimits, SpecRefused, derive_package
+from skillpress.services.derive import LoadLimits, SpecRefused, derive_package
 
 _EVENTS: list[str] = []
 _WATCH = {"on": False}
@@ -187,7 +187,7 @@ def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
         },
     }
     package = derive_package(json.dumps(doc).encode())
-    from services.runtime.skill import package_tools
+    from skillpress.services.runtime.skill import package_tools
 
     (tool,) = package_tools(package.files, "anthropic")
     child = tool["input_schema"]["properties"]["child"]
@@ -199,7 +199,7 @@ def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
 
 def test_size_limit_is_configurable() -> None:
     data = b'{"openapi": "3.0.0", "info": {"title": "t"}, "paths": {}}'
-    from services.derive import DeriveOptions
+    from skillpress.services.derive import DeriveOptions
 
     with pytest.raises(SpecRefused, match="over the 10-byte limit"):
         derive_package(data, DeriveOptions(limits=LoadLimits(max_bytes=10)))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from services.derive import DeriveOptions, derive_package
-from services.derive.model_grouping import propose_grouping, summaries_of
-from services.derive.render import fits_one_read
-from services.platform.llm import ChatClient
+from skillpress.services.derive import DeriveOptions, derive_package
+from skillpress.services.derive.model_grouping import propose_grouping, summaries_of
+from skillpress.services.derive.render import fits_one_read
+from skillpress.services.platform.llm import ChatClient
 from tests.chat_server import ChatServer
 from tests.navigation import reads_to_operations
 
@@ -137,7 +137,7 @@ def test_derive_llm_uses_the_model_and_says_so(chat: ChatServer, tmp_path: Path)
         [
             sys.executable,
             "-m",
-            "services.cli.main",
+            "skillpress.services.cli.main",
             "derive",
             str(SPECS / "discord.json"),
             "-o",
@@ -161,7 +161,7 @@ def test_derive_llm_uses_the_model_and_says_so(chat: ChatServer, tmp_path: Path)
         [
             sys.executable,
             "-m",
-            "services.cli.main",
+            "skillpress.services.cli.main",
             "derive",
             str(SPECS / "discord.json"),
             "-o",

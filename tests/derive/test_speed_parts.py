@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from services.derive import DeriveOptions
-from services.derive.errors import SchemaTooLarge
-from services.derive.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
-from services.derive.gc_pause import gc_paused
-from services.derive.jsonfmt import readable_json
-from services.derive.load import load_document
-from services.derive.package import read_api
-from services.derive.split import fork_map
+from skillpress.services.derive import DeriveOptions
+from skillpress.services.derive.errors import SchemaTooLarge
+from skillpress.services.derive.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
+from skillpress.services.derive.gc_pause import gc_paused
+from skillpress.services.derive.jsonfmt import readable_json
+from skillpress.services.derive.load import load_document
+from skillpress.services.derive.package import read_api
+from skillpress.services.derive.split import fork_map
 from tests.conftest import corpus, spec_bytes
 from tests.derive.test_corpus import REFUSED
 
@@ -198,7 +198,7 @@ LARGE = ["kubernetes.json", "stripe.json", "jira.json"]
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", LARGE)
 def test_a_large_real_api_derives_to_the_same_bytes_on_one_core_or_two(name: str) -> None:
-    from services.derive import derive_package
+    from skillpress.services.derive import derive_package
     from tests.conftest import SPECS
 
     data = (SPECS / name).read_bytes()
@@ -230,7 +230,7 @@ def _said_once_plainly(words: list[str]) -> list[str]:
 def test_words_said_twice_are_found_where_a_pair_repeats_exactly_as_everywhere() -> None:
     import random
 
-    from services.derive.naming import _said_once
+    from skillpress.services.derive.naming import _said_once
 
     rng = random.Random(7)
     for _ in range(20_000):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from services.platform.blobs import (
+from skillpress.services.platform.blobs import (
     BlobCorrupt,
     BlobNotFound,
     BlobStoreUnavailable,
@@ -16,7 +16,7 @@ from services.platform.blobs import (
     S3BlobStore,
     sha256_hex,
 )
-from services.platform.embedded_nats import free_port
+from skillpress.services.platform.embedded_nats import free_port
 
 
 @pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.integration)])

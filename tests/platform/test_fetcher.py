@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from services.platform.fetcher import (
+from skillpress.services.platform.fetcher import (
     FetchFailed,
     FetchLimits,
     FetchRefused,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from schemas.subjects import EVENTS, STREAM
-from services.platform.broker import BrokerUnavailable, connect, ensure_stream
-from services.platform.embedded_nats import NatsServer, free_port, reap_stale
+from skillpress.schemas.subjects import EVENTS, STREAM
+from skillpress.services.platform.broker import BrokerUnavailable, connect, ensure_stream
+from skillpress.services.platform.embedded_nats import NatsServer, free_port, reap_stale
 
 pytestmark = pytest.mark.integration  # starts real servers
 

@@ -11,8 +11,12 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import select
 
-from schemas.records import Skill, Source, SourceRevision
-from services.platform.records import DuplicateRecord, RecordStore, RecordStoreUnavailable
+from skillpress.schemas.records import Skill, Source, SourceRevision
+from skillpress.services.platform.records import (
+    DuplicateRecord,
+    RecordStore,
+    RecordStoreUnavailable,
+)
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
@@ -52,7 +56,7 @@ def test_the_migrated_tables_are_the_models(records: RecordStore) -> None:
     from sqlalchemy import inspect
     from sqlmodel import SQLModel
 
-    import schemas.records  # noqa: F401  (registers the tables)
+    import skillpress.schemas.records  # noqa: F401  (registers the tables)
 
     found = inspect(records.engine)
     for table in SQLModel.metadata.sorted_tables:
@@ -103,7 +107,7 @@ def test_refusal_reason_round_trips(records: RecordStore) -> None:
 
 
 def test_unreachable_database_is_a_specific_error() -> None:
-    from services.platform.embedded_nats import free_port
+    from skillpress.services.platform.embedded_nats import free_port
 
     store = RecordStore(f"postgresql://nobody@127.0.0.1:{free_port()}/none?connect_timeout=2")
     with pytest.raises(RecordStoreUnavailable, match="cannot open the record store"):
@@ -113,8 +117,8 @@ def test_unreachable_database_is_a_specific_error() -> None:
 def test_the_home_and_the_records_are_the_operators_alone(tmp_path: Path) -> None:
     import stat
 
-    from services.app.context import open_app
-    from services.platform.settings import Settings
+    from skillpress.services.app.context import open_app
+    from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"
     home.mkdir(mode=0o755)

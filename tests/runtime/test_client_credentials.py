@@ -20,10 +20,10 @@ from urllib.parse import parse_qs
 import pytest
 import yaml
 
-from services.app.host import SkillHost
-from services.derive.package import DeriveOptions, derive_package
-from services.runtime.execute import ExecutionFailed
-from services.runtime.tokens import forget_tokens
+from skillpress.services.app.host import SkillHost
+from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.runtime.execute import ExecutionFailed
+from skillpress.services.runtime.tokens import forget_tokens
 
 CLIENT_ID = "pets-client"
 SECRET = "s3cr3t-Value-never-shown"
@@ -237,7 +237,7 @@ def test_a_token_url_that_is_not_https_is_never_sent_the_secret(
 def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLPRESS_", "PETS_"))}
     return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
         env={**base, "SKILLPRESS_HOME": str(tmp_path / "home"), **env},
         capture_output=True,
         text=True,
@@ -281,7 +281,7 @@ def test_the_command_line_shows_neither_secret_nor_token(tmp_path: Path, issuer:
 
 
 def test_which_flows_the_runtime_serves_and_what_it_says_of_the_others() -> None:
-    from services.derive.auth import auth_hint, client_credentials_url
+    from skillpress.services.derive.auth import auth_hint, client_credentials_url
 
     assert (
         client_credentials_url(

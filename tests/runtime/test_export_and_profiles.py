@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from services.app.package_dir import write_package_dir
-from services.derive import derive_package
-from services.runtime.contracts import ContractError, agent_skills_folder, verify_folder
-from services.runtime.profiles import adapt
-from services.runtime.skill import load_skill
-from services.runtime.translate import build_request
+from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.derive import derive_package
+from skillpress.services.runtime.contracts import ContractError, agent_skills_folder, verify_folder
+from skillpress.services.runtime.profiles import adapt
+from skillpress.services.runtime.skill import load_skill
+from skillpress.services.runtime.translate import build_request
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
 from tests.derived import derived, spread
@@ -28,7 +28,7 @@ SPECS = ROOT / "tests" / "fixtures" / "specs"
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -309,8 +309,8 @@ def test_verify_holds_both_files_to_the_reference_files(
 def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
     tmp_path: Path,
 ) -> None:
-    from services.app.host import SkillHost
-    from services.runtime.translate import CallRefused
+    from skillpress.services.app.host import SkillHost
+    from skillpress.services.runtime.translate import CallRefused
 
     out = tmp_path / "skills" / "hollowbrook"
     for name, data in _folder().items():

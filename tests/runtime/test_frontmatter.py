@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from services.derive import derive_package
-from services.derive.frontmatter import DeclarationError, parse_operation_file
-from services.runtime.skill import PackageError, load_skill
+from skillpress.services.derive import derive_package
+from skillpress.services.derive.frontmatter import DeclarationError, parse_operation_file
+from skillpress.services.runtime.skill import PackageError, load_skill
 
 _HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
 
@@ -293,7 +293,7 @@ def test_a_derived_package_refuses_an_operation_off_its_hosts() -> None:
 def test_a_lazy_load_reads_only_the_manifest_and_the_file_of_the_tool_asked_for(
     tmp_path: Path,
 ) -> None:
-    from services.app.package_dir import read_package_dir, write_package_dir
+    from skillpress.services.app.package_dir import read_package_dir, write_package_dir
 
     spec = (Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml").read_bytes()
     files = dict(derive_package(spec).files)
@@ -409,7 +409,7 @@ operation:
 
 
 def test_the_index_finds_one_operation_by_its_name_or_its_tool_name() -> None:
-    from services.derive.manifest import Manifest, OperationEntry, SkillIndex
+    from skillpress.services.derive.manifest import Manifest, OperationEntry, SkillIndex
 
     manifest = Manifest.from_json(derive_package(_HOLLOWBROOK.read_bytes()).files["skill.json"])
     tricky = (
@@ -456,8 +456,8 @@ def test_one_call_costs_the_same_memory_for_any_number_of_operations(size: int) 
 
 
 def test_a_gate_binds_every_argument_and_auto_below_is_never_negative_or_foreign() -> None:
-    from services.runtime.gates import check_gate
-    from services.runtime.skill import load_skill
+    from skillpress.services.runtime.gates import check_gate
+    from skillpress.services.runtime.skill import load_skill
 
     delete = parse(
         "operation:\n  method: DELETE\n  url: http://a.test/pets/{id}\n  query: [cascade]\n"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from services.runtime.skill import load_skill
-from services.runtime.translate import CallRefused, build_request
+from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
+from skillpress.services.runtime.skill import load_skill
+from skillpress.services.runtime.translate import CallRefused, build_request
 from tests.runtime.guesthouse import KEY, GuesthouseServer, example_skill
 
 BOOKING = {
@@ -107,7 +107,7 @@ def test_a_call_without_a_required_field_is_refused_and_the_server_sees_nothing(
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -152,7 +152,7 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
     # a call waiting for its decision is refused when a person denies it
     other = dict(BOOKING, room_id="elm")
     waiting_call = subprocess.Popen(
-        [sys.executable, "-m", "services.cli.main", "run", str(skill_dir)]
+        [sys.executable, "-m", "skillpress.services.cli.main", "run", str(skill_dir)]
         + ["/create_booking " + json.dumps(other), "--approval-timeout", "30"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

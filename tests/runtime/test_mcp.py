@@ -15,9 +15,9 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from services.app.package_dir import write_package_dir
-from services.derive import DeriveOptions, derive_package
-from services.runtime.mcp_server import HOW_TO
+from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.derive import DeriveOptions, derive_package
+from skillpress.services.runtime.mcp_server import HOW_TO
 
 ROOT = Path(__file__).parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "specs" / "discord.json"
@@ -70,7 +70,14 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
     category = next(c for c in meta["categories"] if c["name"] == "gateway")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "services.cli.main", "mcp", str(out), "--auth-env", "DISCORD_TEST_TOKEN"],
+        args=[
+            "-m",
+            "skillpress.services.cli.main",
+            "mcp",
+            str(out),
+            "--auth-env",
+            "DISCORD_TEST_TOKEN",
+        ],
         cwd=str(ROOT),
         env={**os.environ, "DISCORD_TEST_TOKEN": "Bot test-token"},
     )
@@ -137,7 +144,7 @@ async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> No
     skill_dir = ROOT / "services" / "examples" / "hollowbrook-skill"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "services.cli.main", "mcp", str(skill_dir), "--eager"],
+        args=["-m", "skillpress.services.cli.main", "mcp", str(skill_dir), "--eager"],
         cwd=str(ROOT),
     )
     async with Client(params) as client:
@@ -161,14 +168,14 @@ async def test_the_same_server_over_streamable_http() -> None:
     import asyncio
     import subprocess
 
-    from services.platform.embedded_nats import free_port
+    from skillpress.services.platform.embedded_nats import free_port
 
     port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "services.cli.main",
+            "skillpress.services.cli.main",
             "mcp",
             str(ROOT / "services" / "examples" / "hollowbrook-skill"),
             "--transport",
@@ -209,12 +216,12 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
 ) -> None:
     """review → publish → mcp on a spec with money fields: the gate holds the call until a person
     grants it, then exactly that call goes, once."""
-    from schemas.events import PublishVersion, SpecSubmitted
-    from schemas.subjects import COMMANDS, EVENTS
-    from services.app import approvals, review, versions
-    from services.app.context import open_app
-    from services.app.exports import skill_files
-    from services.platform.settings import Settings
+    from skillpress.schemas.events import PublishVersion, SpecSubmitted
+    from skillpress.schemas.subjects import COMMANDS, EVENTS
+    from skillpress.services.app import approvals, review, versions
+    from skillpress.services.app.context import open_app
+    from skillpress.services.app.exports import skill_files
+    from skillpress.services.platform.settings import Settings
     from tests.app import bus
     from tests.app.specs import money_spec
 
@@ -252,7 +259,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
             if p.group == "money" and p.kind == "approval"
         )
         review.confirm(ctx, skill, gate, "reviewer")
-        from schemas.events import AnnotationChanged
+        from skillpress.schemas.events import AnnotationChanged
 
         proposed = bus.run(
             ctx,
@@ -280,7 +287,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     home = tmp_path / "operator"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "services.cli.main", "mcp", str(out), "--eager"],
+        args=["-m", "skillpress.services.cli.main", "mcp", str(out), "--eager"],
         cwd=str(ROOT),
         env={**os.environ, "SKILLPRESS_HOME": str(home)},
     )
@@ -325,7 +332,7 @@ async def test_a_followed_folder_swapped_mid_session_serves_the_new_version(tmp_
     os.symlink(".versions/petstore@1111111111111111", live / "petstore")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "services.cli.main", "mcp", str(live / "petstore")],
+        args=["-m", "skillpress.services.cli.main", "mcp", str(live / "petstore")],
         cwd=str(ROOT),
         env={**os.environ, "SKILLPRESS_HOME": str(tmp_path / "home")},
     )
@@ -356,7 +363,7 @@ async def test_several_skills_behind_one_server_and_one_published_later(
     write_package_dir(pets.files, folder / "petstore")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "services.cli.main", "mcp", "--all", str(folder)],
+        args=["-m", "skillpress.services.cli.main", "mcp", "--all", str(folder)],
         cwd=str(ROOT),
         env={**os.environ, "DISCORD_API_KEY": "Bot test-token"},
     )
@@ -411,9 +418,9 @@ async def test_one_bad_tool_never_takes_the_server_down_and_names_never_cross_sk
     left out of an eager listing and named when asked for, while everything else answers; two
     folders of the same skill are served once (a call always goes to the skill it names); a
     call without a name is told what to give."""
-    from services.app.catalog import folder_catalog
-    from services.runtime.mcp_server import build_catalog_server, build_mcp_server
-    from services.runtime.skill import load_skill
+    from skillpress.services.app.catalog import folder_catalog
+    from skillpress.services.runtime.mcp_server import build_catalog_server, build_mcp_server
+    from skillpress.services.runtime.skill import load_skill
 
     pets_spec = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
     files = dict(derive_package(pets_spec.read_bytes()).files)

@@ -19,11 +19,15 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from services.app.host import SkillHost
-from services.app.package_dir import write_package_dir
-from services.derive.frontmatter import DeclarationError, parse_operation_file, split_frontmatter
-from services.derive.package import DeriveOptions, derive_package
-from services.runtime.translate import CallRefused
+from skillpress.services.app.host import SkillHost
+from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.derive.frontmatter import (
+    DeclarationError,
+    parse_operation_file,
+    split_frontmatter,
+)
+from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.runtime.translate import CallRefused
 
 ITEMS = [{"id": f"it_{n}", "n": n} for n in range(1, 6)]  # five items, pages of two
 
@@ -355,7 +359,14 @@ def test_call_all_pages_follows_them_within_its_caps(tmp_path: Path, lister: _Li
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "services.cli.main", "call", str(tmp_path / "lists"), *args],
+            [
+                sys.executable,
+                "-m",
+                "skillpress.services.cli.main",
+                "call",
+                str(tmp_path / "lists"),
+                *args,
+            ],
             env={**env, "SKILLPRESS_HOME": str(tmp_path / "home")},
             capture_output=True,
             text=True,
@@ -388,8 +399,8 @@ def test_call_all_pages_follows_them_within_its_caps(tmp_path: Path, lister: _Li
 def test_over_mcp_call_operation_takes_the_page_url(tmp_path: Path, lister: _Lister) -> None:
     from mcp import Client
 
-    from services.runtime.mcp_server import build_mcp_server
-    from services.runtime.skill import load_skill
+    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.services.runtime.skill import load_skill
 
     files = _package(lister.url)
 

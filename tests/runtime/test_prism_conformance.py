@@ -21,10 +21,10 @@ from urllib.parse import parse_qsl
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from services.derive import DeriveOptions, derive_package
-from services.runtime.execute import Credential, send
-from services.runtime.skill import Skill, Tool, load_skill
-from services.runtime.translate import CallRefused, build_request
+from skillpress.services.derive import DeriveOptions, derive_package
+from skillpress.services.runtime.execute import Credential, send
+from skillpress.services.runtime.skill import Skill, Tool, load_skill
+from skillpress.services.runtime.translate import CallRefused, build_request
 from tests.prism import PrismMock, request_violations
 from tests.runtime.schema_strategy import ASCII_TEXT, valid_values
 
@@ -99,6 +99,13 @@ def _exercise(
             return
         result = send(request, credential=credential, environ=environ)
         found.sent += 1
+        if result.status == 406:
+            # the spec's own `accept` parameter offers a type its responses do not declare
+            # (ReadMe's askOwlbot: text/event-stream): Prism cannot answer it, the request is valid
+            found.mock_failures.append(
+                f"{tool.operation}: 406 for {dict(request.headers).get('accept')}"
+            )
+            return
         if result.status >= 500:
             # Prism failing to mock a response (a binary or text body it cannot serialise) says
             # nothing of the request, which it validated first; recorded, not judged.

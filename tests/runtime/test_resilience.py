@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from services.runtime.calls import CallSetup, place_call
-from services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from services.runtime.skill import AuthHeader, Skill, load_skill
-from services.runtime.translate import build_request
+from skillpress.services.runtime.calls import CallSetup, place_call
+from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
+from skillpress.services.runtime.skill import AuthHeader, Skill, load_skill
+from skillpress.services.runtime.translate import build_request
 
 
 def _bomb() -> bytes:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from services.runtime.skill import load_skill
-from services.runtime.workflows import WorkflowRefused, load_workflows
+from skillpress.services.runtime.skill import load_skill
+from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
 from tests.runtime.guesthouse import (
     EXAMPLE,
     KEY,
@@ -242,8 +242,8 @@ def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
 @pytest.fixture(autouse=True)
 def _operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A home of this test's own, and an operator's token: `--approve` is an operator's."""
-    from services.app.operators import OPERATOR_TOKEN_ENV, add_operator
-    from services.platform.settings import Settings
+    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, add_operator
+    from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "operator-home"
     monkeypatch.setenv("SKILLPRESS_HOME", str(home))
@@ -252,7 +252,7 @@ def _operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _run(skill_dir: Path, line: str, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", "run", str(skill_dir), line, *flags],
+        [sys.executable, "-m", "skillpress.services.cli.main", "run", str(skill_dir), line, *flags],
         capture_output=True,
         text=True,
         timeout=60,
@@ -315,9 +315,9 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    from services.app import approvals
-    from services.app.context import open_app
-    from services.platform.settings import Settings
+    from skillpress.services.app import approvals
+    from skillpress.services.app.context import open_app
+    from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")} | {
@@ -325,7 +325,15 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
         "HOLLOWBROOK_API_KEY": KEY,
     }
     listed = subprocess.run(
-        [sys.executable, "-m", "services.cli.main", "tools", str(skill_dir), "--format", "mcp"],
+        [
+            sys.executable,
+            "-m",
+            "skillpress.services.cli.main",
+            "tools",
+            str(skill_dir),
+            "--format",
+            "mcp",
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -336,7 +344,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     def params(*flags: str) -> StdioServerParameters:
         return StdioServerParameters(
             command=sys.executable,
-            args=["-m", "services.cli.main", "mcp", str(skill_dir), *flags],
+            args=["-m", "skillpress.services.cli.main", "mcp", str(skill_dir), *flags],
             env=env,
         )
 
@@ -377,7 +385,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
 
 
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
-    from services.runtime.arazzo import to_arazzo
+    from skillpress.services.runtime.arazzo import to_arazzo
 
     out = tmp_path / "hollowbrook"
     out.mkdir()
@@ -387,7 +395,7 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "services.cli.main", "workflow", *args],
+            [sys.executable, "-m", "skillpress.services.cli.main", "workflow", *args],
             capture_output=True,
             text=True,
             timeout=60,
@@ -468,7 +476,7 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
 def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
     change: object, message: str
 ) -> None:
-    from services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -480,7 +488,7 @@ def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
 
 
 def test_an_arazzo_step_by_the_specs_own_operation_id_maps_to_the_skills_name() -> None:
-    from services.runtime.arazzo import from_arazzo, to_arazzo
+    from skillpress.services.runtime.arazzo import from_arazzo, to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -542,7 +550,15 @@ def test_guided_and_draft_runs_go_through_the_same_calls_with_a_stub_model(
 
         def run(line: str, *flags: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [sys.executable, "-m", "services.cli.main", "run", str(skill_dir), line, *flags],
+                [
+                    sys.executable,
+                    "-m",
+                    "skillpress.services.cli.main",
+                    "run",
+                    str(skill_dir),
+                    line,
+                    *flags,
+                ],
                 capture_output=True,
                 text=True,
                 timeout=60,
@@ -612,7 +628,14 @@ def test_guided_and_draft_runs_go_through_the_same_calls_with_a_stub_model(
         assert json.loads(told[1]["content"])["id"] == "bk-1"
 
     nomodel = subprocess.run(
-        [sys.executable, "-m", "services.cli.main", "run", str(skill_dir), "/quick_check {}"],
+        [
+            sys.executable,
+            "-m",
+            "skillpress.services.cli.main",
+            "run",
+            str(skill_dir),
+            "/quick_check {}",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -678,7 +701,7 @@ workflows:
         [
             sys.executable,
             "-m",
-            "services.cli.main",
+            "skillpress.services.cli.main",
             "run",
             str(skill_dir),
             '/first_room_free {"arrival": "2026-12-24", "departure": "2026-12-27"}',
@@ -710,9 +733,9 @@ workflows:
 def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_host(
     skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from services.app.host import GateClosed, SkillHost
-    from services.runtime.gates import GateCheck
-    from services.runtime.workflows import StepFailed
+    from skillpress.services.app.host import GateClosed, SkillHost
+    from skillpress.services.runtime.gates import GateCheck
+    from skillpress.services.runtime.workflows import StepFailed
 
     monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
     asked: list[str] = []

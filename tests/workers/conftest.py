@@ -16,12 +16,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from schemas.subjects import STREAM
-from services.app.context import AppContext, open_app
-from services.platform.broker import connect, ensure_stream
-from services.platform.embedded_nats import NatsServer
-from services.platform.settings import Settings
-from services.workers.app import WORKERS, serve_workers
+from skillpress.schemas.subjects import STREAM
+from skillpress.services.app.context import AppContext, open_app
+from skillpress.services.platform.broker import connect, ensure_stream
+from skillpress.services.platform.embedded_nats import NatsServer
+from skillpress.services.platform.settings import Settings
+from skillpress.services.workers.app import WORKERS, serve_workers
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 S3_ACCESS_ENV = "SKILLPRESS_TEST_S3_ACCESS"
@@ -173,7 +173,7 @@ async def watching(url: str) -> AsyncIterator[tuple[Watcher, Any]]:
 
 
 async def submit(nc: Any, event: Any, msg_id: str | None = None) -> Any:
-    from schemas.subjects import COMMANDS, EVENTS
+    from skillpress.schemas.subjects import COMMANDS, EVENTS
 
     subject = (
         EVENTS.spec_submitted

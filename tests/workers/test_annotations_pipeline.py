@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from schemas.events import SpecSubmitted
-from schemas.subjects import EVENTS
-from services.app.context import AppContext
-from services.platform.settings import Settings
+from skillpress.schemas.events import SpecSubmitted
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.platform.settings import Settings
 from tests.workers.conftest import settings_env, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -28,7 +28,7 @@ async def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str
     env = settings_env(settings)
     return await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 from sqlmodel import col, func, select
 
-from schemas.events import SpecSubmitted
-from schemas.records import DeadLetter, SourceRevision, Version
-from schemas.subjects import EVENTS, STREAM
-from services.app.context import open_app
-from services.app.pipeline import replay_dead_letters, send, stored_outcome
-from services.platform.broker import connect, ensure_stream
-from services.platform.embedded_nats import NatsServer, free_port
-from services.platform.settings import Settings
-from services.workers.app import WORKERS
+from skillpress.schemas.events import SpecSubmitted
+from skillpress.schemas.records import DeadLetter, SourceRevision, Version
+from skillpress.schemas.subjects import EVENTS, STREAM
+from skillpress.services.app.context import open_app
+from skillpress.services.app.pipeline import replay_dead_letters, send, stored_outcome
+from skillpress.services.platform.broker import connect, ensure_stream
+from skillpress.services.platform.embedded_nats import NatsServer, free_port
+from skillpress.services.platform.settings import Settings
+from skillpress.services.workers.app import WORKERS
 from tests.workers.conftest import SPECS, settings_env
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -41,7 +41,7 @@ DOZEN = sorted(
 def _worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "services.cli.main", "worker", *WORKERS],
+            [sys.executable, "-m", "skillpress.services.cli.main", "worker", *WORKERS],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=out,

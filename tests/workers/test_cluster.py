@@ -19,15 +19,20 @@ from pathlib import Path
 import pytest
 from sqlmodel import col, func, select
 
-from schemas.events import SpecSubmitted
-from schemas.records import SourceRevision, Version
-from schemas.subjects import EVENTS, STREAM
-from services.app.context import open_app
-from services.app.pipeline import send, stored_outcome
-from services.platform.broker import StreamReplicasRefused, connect, ensure_stream, set_replicas
-from services.platform.embedded_nats import NatsCluster, NatsServer
-from services.platform.settings import Settings
-from services.workers.app import WORKERS
+from skillpress.schemas.events import SpecSubmitted
+from skillpress.schemas.records import SourceRevision, Version
+from skillpress.schemas.subjects import EVENTS, STREAM
+from skillpress.services.app.context import open_app
+from skillpress.services.app.pipeline import send, stored_outcome
+from skillpress.services.platform.broker import (
+    StreamReplicasRefused,
+    connect,
+    ensure_stream,
+    set_replicas,
+)
+from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer
+from skillpress.services.platform.settings import Settings
+from skillpress.services.workers.app import WORKERS
 from tests.workers.conftest import SPECS, settings_env
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -78,7 +83,7 @@ def test_a_replicated_pipeline_loses_nothing_when_the_stream_leader_dies(
             with log.open("wb") as out:
                 replicas.append(
                     subprocess.Popen(
-                        [sys.executable, "-m", "services.cli.main", "worker", *WORKERS],
+                        [sys.executable, "-m", "skillpress.services.cli.main", "worker", *WORKERS],
                         env=env,
                         stdout=subprocess.DEVNULL,
                         stderr=out,
@@ -212,7 +217,7 @@ def test_a_stream_asked_for_more_replicas_than_one_server_holds_is_refused_with_
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=120,

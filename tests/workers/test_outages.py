@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlmodel import select
 
-from schemas.events import SpecSubmitted
-from schemas.records import DeadLetter, Version
-from schemas.subjects import EVENTS, STREAM
-from services.app.context import AppContext, open_app
-from services.platform.embedded_nats import NatsServer
-from services.platform.settings import Settings
+from skillpress.schemas.events import SpecSubmitted
+from skillpress.schemas.records import DeadLetter, Version
+from skillpress.schemas.subjects import EVENTS, STREAM
+from skillpress.services.app.context import AppContext, open_app
+from skillpress.services.platform.embedded_nats import NatsServer
+from skillpress.services.platform.settings import Settings
 from tests.local_servers import Cable
 from tests.workers.conftest import SPECS, submit, watching, workers
 

@@ -9,21 +9,28 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from schemas.events import (
+from skillpress.schemas.events import (
     PublishVersion,
     RevisionCategorized,
     RevisionParsed,
     RevisionStored,
     SpecSubmitted,
 )
-from schemas.records import DeadLetter, Publication, Skill, SourceRevision, Suggestion, Version
-from schemas.subjects import COMMANDS, EVENTS
-from services.app.context import AppContext
-from services.platform.blobs import S3BlobStore
-from services.platform.broker import live_subject
-from services.platform.settings import Settings
-from services.runtime.skill import load_skill
-from services.workers import categorize, fetch, guess_approvals, parse, publish, render
+from skillpress.schemas.records import (
+    DeadLetter,
+    Publication,
+    Skill,
+    SourceRevision,
+    Suggestion,
+    Version,
+)
+from skillpress.schemas.subjects import COMMANDS, EVENTS
+from skillpress.services.app.context import AppContext
+from skillpress.services.platform.blobs import S3BlobStore
+from skillpress.services.platform.broker import live_subject
+from skillpress.services.platform.settings import Settings
+from skillpress.services.runtime.skill import load_skill
+from skillpress.services.workers import categorize, fetch, guess_approvals, parse, publish, render
 from tests.workers.conftest import SPECS, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers
