@@ -295,6 +295,7 @@ def submission_page(
     request: Request, slug: str, submission: str, after: int | None = None, env: str = ""
 ) -> Response:
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
+    from skillpress.schemas.events import RevisionRejected
     from skillpress.services.app.pipeline import stored_outcome
     from skillpress.services.app.versions import find_skill, version_files, version_for_outcome
     from skillpress.services.derive.auth import auth_hint
@@ -309,16 +310,16 @@ def submission_page(
             f"?after={after}" if after else ""
         )
         return _render(request, "submission.html", slug=slug, events=events, outcome=None)
-    subject, body = outcome
-    if subject.endswith("rejected"):
+    if isinstance(outcome.message, RevisionRejected):
         return _render(
             request,
             "submission.html",
             slug=slug,
             events=None,
             outcome="refused",
-            reason=body["reason"],
+            reason=outcome.message.reason,
         )
+    body = outcome.body
     version = version_for_outcome(ctx, find_skill(ctx, slug), body)
     manifest = Manifest.from_json(version_files(ctx.blobs, version)["skill.json"])
     needs = {

@@ -191,8 +191,8 @@ async def submission_stream(
             if await request.is_disconnected():
                 return
             continue
-        subject, body = item
-        text, awaiting = describe_event(subject, body)
+        subject, body = item.subject, item.body
+        text, awaiting = describe_event(item)
         if text == subject:
             text = subject.split(".", 1)[-1].replace(".", " ")  # spec submitted
         data = json.dumps({"subject": subject, "text": text, "next": awaiting, "body": body})

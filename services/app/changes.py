@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from skillpress.schemas.subjects import EVENTS
+from skillpress.schemas.events import RevisionRejected
 from skillpress.services.app.annotations import Stored, compose_annotation
 from skillpress.services.app.annotations import add_annotation as store
 from skillpress.services.app.annotations import rekey as rekeyed
@@ -49,10 +49,10 @@ def proposal_of(
     ctx: AppContext, stored: Stored, change: str, timeout: float = PROPOSAL_WAIT
 ) -> ProposalView:
     """The version `stored` proposes (Refused with the reason when its derivation refuses it)."""
-    subject, body = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
-    if subject == EVENTS.revision_rejected:
-        raise Refused(f"refused: {body['reason']}")
-    return cast(ProposalView, body)
+    event = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
+    if isinstance(event.message, RevisionRejected):
+        raise Refused(f"refused: {event.message.reason}")
+    return cast(ProposalView, event.body)
 
 
 def annotate(

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from skillpress.schemas.subjects import COMMANDS, EVENTS
 from skillpress.services.app.context import AppContext
@@ -42,6 +42,7 @@ __all__ = [
     "check_base_url",
     "describe_event",
     "follow",
+    "parse_event",
     "propose_change",
     "request_publish",
     "request_refresh",
@@ -55,8 +56,43 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Event = tuple[str, dict[str, Any]]  # (subject, body)
-OnEvent = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a story as it arrived: its subject and its message, parsed into the
+    catalogue's model for that subject (`schemas.events.MESSAGES`)."""
+
+    subject: str
+    message: BaseModel
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The message as JSON, what a face prints or streams."""
+        return self.message.model_dump(mode="json")
+
+    @property
+    def submission(self) -> str | None:
+        """The submission the event descends from, when it does."""
+        found = getattr(self.message, "submission", None)
+        return found if isinstance(found, str) else None
+
+
+OnEvent = Callable[[Event], None]
+
+
+def parse_event(subject: str, data: bytes) -> Event | None:
+    """The event a message on `subject` carries, or None for one outside the catalogue (a
+    subject it does not list, a body its model refuses): never half-read."""
+    from skillpress.schemas.events import MESSAGES
+
+    model = MESSAGES.get(subject)
+    if model is None:
+        return None
+    try:
+        return Event(subject, model.model_validate_json(data))
+    except ValidationError:
+        return None
 
 
 class StackError(Retryable):
@@ -126,45 +162,49 @@ def with_pipeline(ctx: AppContext, work: Callable[[Pipeline], Coroutine[Any, Any
     return asyncio.run(embedded())
 
 
-def describe_event(subject: str, body: dict[str, Any]) -> tuple[str, str | None]:
+def describe_event(event: Event) -> tuple[str, str | None]:
     """A stage's outcome in words, and what is awaited next (None at the end)."""
-    if subject.endswith("revision.stored"):
+    from skillpress.schemas.events import (
+        RevisionCategorized,
+        RevisionParsed,
+        RevisionStored,
+        SuggestionsMade,
+        VersionProposed,
+    )
+
+    m = event.message
+    if isinstance(m, RevisionStored):
         return (
-            f"stored revision {body['revision_id'][:12]} (spec {body['spec_sha256'][:12]})",
+            f"stored revision {m.revision_id[:12]} (spec {m.spec_sha256[:12]})",
             "parsing…",
         )
-    if subject.endswith("revision.parsed"):
-        return f"parsed: {body['operations']} operations", "categorizing and guessing approvals…"
-    if subject.endswith("revision.categorized"):
-        how = (
-            "flat manifest"
-            if body["categories"] == 0
-            else f"{body['categories']} categories from {body['source']}"
-        )
+    if isinstance(m, RevisionParsed):
+        return f"parsed: {m.operations} operations", "categorizing and guessing approvals…"
+    if isinstance(m, RevisionCategorized):
+        how = "flat manifest" if m.categories == 0 else f"{m.categories} categories from {m.source}"
         why = (
-            f" ({body['note']})"
-            if body.get("note")
-            else (f" (tags failed: {body['tag_failure']})" if body.get("tag_failure") else "")
+            f" ({m.note})"
+            if m.note
+            else (f" (tags failed: {m.tag_failure})" if m.tag_failure else "")
         )
         return how + why, "rendering…"
-    if subject.endswith("suggestions.made"):
-        rules = f"{body['approvals']} approval rule{'' if body['approvals'] == 1 else 's'}"
-        ids = f"{body['identities']} identit{'y' if body['identities'] == 1 else 'ies'}"
-        asks = body.get("headers") or 0
+    if isinstance(m, SuggestionsMade):
+        rules = f"{m.approvals} approval rule{'' if m.approvals == 1 else 's'}"
+        ids = f"{m.identities} identit{'y' if m.identities == 1 else 'ies'}"
         ask = (
-            f"; {asks} operation{'' if asks == 1 else 's'} need a header value from you"
-            if asks
+            f"; {m.headers} operation{'' if m.headers == 1 else 's'} need a header value from you"
+            if m.headers
             else ""
         )
         return f"suggested {rules} and {ids} (for review; none applied){ask}", None
-    if subject.endswith("version.proposed"):
-        s = body.get("summary", {})
-        fresh = "" if body.get("created", True) else " (identical to a version already stored)"
+    if isinstance(m, VersionProposed):
+        sm = m.summary
+        fresh = "" if m.created else " (identical to a version already stored)"
         return (
-            f"proposed version {body['version_id'][:12]}{fresh}: {s.get('added', 0)} added, {s.get('removed', 0)} removed,"
-            f" {s.get('changed', 0)} changed"
+            f"proposed version {m.version_id[:12]}{fresh}: {sm.get('added', 0)} added, {sm.get('removed', 0)} removed,"
+            f" {sm.get('changed', 0)} changed"
         ), None
-    return subject, None
+    return event.subject, None
 
 
 async def follow(
@@ -172,12 +212,12 @@ async def follow(
     subject: str,
     payload: BaseModel,
     msg_id: str,
-    done: Callable[[str, dict[str, Any]], bool],
+    done: Callable[[Event], bool],
     timeout: float,
     on_event: OnEvent | None = None,
     recover: Callable[[], Event | None] | None = None,
 ) -> list[Event]:
-    """Publish one message, then collect events until `done(subject, body)` says the story ended;
+    """Publish one message, then collect events until `done(event)` says the story ended;
     `on_event` hears each one as it arrives. `recover` looks for the ending in the record store
     (every few seconds while nothing arrives): an event published while this client was
     reconnecting is lost to it, but the outcome it announced is stored."""
@@ -185,10 +225,9 @@ async def follow(
     queue: asyncio.Queue[Event] = asyncio.Queue()
 
     async def on_message(msg: Any) -> None:
-        try:
-            await queue.put((msg.subject, json.loads(msg.data)))
-        except ValueError:
-            pass
+        event = parse_event(msg.subject, msg.data)
+        if event is not None:
+            await queue.put(event)
 
     async with pipeline.connection() as nc:
         await nc.subscribe("skillpress.>", cb=on_message)
@@ -202,7 +241,7 @@ async def follow(
                 if found is not None:
                     seen.append(found)
                     if on_event is not None:
-                        on_event(*found)
+                        on_event(found)
                     return seen
             if left <= 0:
                 where = {
@@ -215,13 +254,13 @@ async def follow(
                 )
             try:
                 wait = left if recover is None else min(left, 3.0)
-                subj, body = await asyncio.wait_for(queue.get(), timeout=wait)
+                event = await asyncio.wait_for(queue.get(), timeout=wait)
             except TimeoutError:
                 continue
-            seen.append((subj, body))
+            seen.append(event)
             if on_event is not None:
-                on_event(subj, body)
-            if done(subj, body):
+                on_event(event)
+            if done(event):
                 return seen
 
 
@@ -241,9 +280,9 @@ def submit_spec(
     submission = submission or uuid.uuid4().hex
     endings = ENDINGS
 
-    def ours(subject: str, body: dict[str, Any]) -> None:
-        if on_event is not None and body.get("submission") == submission:
-            on_event(subject, body)
+    def ours(event: Event) -> None:
+        if on_event is not None and event.submission == submission:
+            on_event(event)
 
     async def work(pipeline: Pipeline) -> list[Event]:
         event = await asyncio.to_thread(
@@ -254,14 +293,14 @@ def submit_spec(
             EVENTS.spec_submitted,
             event,
             f"submitted:{submission}",
-            lambda subj, body: body.get("submission") == submission and subj in endings,
+            lambda e: e.submission == submission and e.subject in endings,
             timeout,
             ours,
             lambda: stored_outcome(ctx, slug, submission),
         )
 
     seen = with_pipeline(ctx, work)
-    return submission, [(s, b) for s, b in seen if b.get("submission") == submission]
+    return submission, [e for e in seen if e.submission == submission]
 
 
 ENDINGS = (
@@ -357,14 +396,11 @@ async def submission_events(
                     return
                 yield None
                 continue
-            try:
-                body = json.loads(msg.data)
-            except ValueError:
+            event = parse_event(msg.subject, msg.data)
+            if event is None or event.submission != submission:
                 continue
-            if not isinstance(body, dict) or body.get("submission") != submission:
-                continue
-            yield msg.subject, body
-            if msg.subject in ENDINGS:
+            yield event
+            if event.subject in ENDINGS:
                 return
     finally:
         await sub.unsubscribe()
@@ -390,7 +426,7 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
                 reason=ended.reason or "refused",
                 submission=submission,
             )
-            return EVENTS.revision_rejected, rejected.model_dump(mode="json")
+            return Event(EVENTS.revision_rejected, rejected)
         if ended is not None and ended.revision_id:  # the same bytes again: their version
             rev = s.get(SourceRevision, ended.revision_id)
         if rev is None:
@@ -402,7 +438,7 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
                 reason=rev.refusal_reason or "refused",
                 submission=submission,
             )
-            return EVENTS.revision_rejected, rejected.model_dump(mode="json")
+            return Event(EVENTS.revision_rejected, rejected)
         version = s.exec(
             select(Version).where(Version.revision_id == rev.id).order_by(col(Version.created_at))
         ).first()
@@ -416,7 +452,7 @@ def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
             summary=json.loads(version.diff_json).get("summary", {}),
             submission=submission,
         )
-        return EVENTS.version_proposed, proposed.model_dump(mode="json")
+        return Event(EVENTS.version_proposed, proposed)
 
 
 def request_publish(
@@ -440,13 +476,14 @@ def request_publish(
             COMMANDS.publish_version,
             command,
             f"publish:{version_id}:{uuid.uuid4().hex}",
-            lambda subj, body: (
-                subj == EVENTS.version_published and body.get("version_id") == version_id
+            lambda e: (
+                e.subject == EVENTS.version_published
+                and getattr(e.message, "version_id", None) == version_id
             ),
             timeout,
         )
 
-    return with_pipeline(ctx, work)[-1][1]
+    return with_pipeline(ctx, work)[-1].body
 
 
 def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[Replayed]:
@@ -519,7 +556,7 @@ def propose_change(
             EVENTS.annotation_changed,
             event,
             f"annotation:{submission}",
-            lambda subj, body: body.get("submission") == submission and subj in endings,
+            lambda e: e.submission == submission and e.subject in endings,
             timeout,
         )
 

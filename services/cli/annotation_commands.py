@@ -32,19 +32,17 @@ __all__ = ["register"]
 
 def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
     """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
-    from skillpress.schemas.subjects import EVENTS
+    from skillpress.schemas.events import RevisionRejected
     from skillpress.services.app.pipeline import propose_change
 
     try:
         with failures():
-            subject, body = propose_change(
-                ctx, stored.skill.slug, stored.ids, change, stored.at, timeout
-            )
+            event = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
     finally:
         ctx.close()
-    if subject == EVENTS.revision_rejected:
-        fail(f"refused: {body['reason']}")
-    return body
+    if isinstance(event.message, RevisionRejected):
+        fail(f"refused: {event.message.reason}")
+    return event.body
 
 
 def report(

@@ -12,6 +12,7 @@ import typer
 
 if TYPE_CHECKING:
     from skillpress.services.app.context import AppContext
+    from skillpress.services.app.pipeline import Event
     from skillpress.services.platform.settings import Settings
     from skillpress.services.runtime.skill import Skill
 
@@ -133,11 +134,11 @@ class Progress:
             self.status = Console(stderr=True).status("submitted; waiting for the fetch worker…")
             self.status.start()
 
-    def on_event(self, subject: str, body: dict[str, Any]) -> None:
+    def on_event(self, event: Event) -> None:
         from skillpress.services.app.pipeline import describe_event
 
-        text, next_wait = describe_event(subject, body)
-        if text != subject:
+        text, next_wait = describe_event(event)
+        if text != event.subject:
             self.line(text, next_wait)
 
     def line(self, text: str, next_wait: str | None = None) -> None:

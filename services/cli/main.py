@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -21,6 +21,7 @@ from skillpress.services.cli.common import fail, failures
 
 if TYPE_CHECKING:
     from skillpress.services.derive import DeriveOptions, SkillPackage
+    from skillpress.services.derive.package import PackageSummary
 
 app = typer.Typer(
     name="skillpress",
@@ -78,29 +79,28 @@ def _model_grouped(data: bytes, options: DeriveOptions) -> SkillPackage:
     )
 
 
-def print_summary(summary: dict[str, Any], out: Path | None) -> None:
-    cat = summary["categorization"]
+def print_summary(summary: PackageSummary, out: Path | None) -> None:
     layout = (
         "flat manifest"
-        if cat["mode"] == "flat"
-        else f"{summary['categories']} categories from {cat['source']}"
+        if summary.mode == "flat"
+        else f"{summary.categories} categories from {summary.source}"
     )
-    if cat.get("tag_failure"):
-        layout += f" (tags failed: {cat['tag_failure']})"
+    if summary.tag_failure:
+        layout += f" (tags failed: {summary.tag_failure})"
     lines = [
-        f"derived {summary['slug']}: {summary['operations']} operations, {summary['tools']} tools ({summary['tools_share']})"
+        f"derived {summary.slug}: {summary.operations} operations, {summary.tools} tools ({summary.tools_share})"
         + (f" → {out}" if out else ""),
-        f"  version   {summary['version_id'][:16]}",
-        f"  body      {summary['body_bytes']:,} bytes, {layout}",
-        f"  files     {summary['files']}",
-        f"  base url  {summary['base_url'] or '(none: pass --base-url)'}",
-        f"  hosts     {', '.join(summary['hosts']) or '(none)'}",
-        f"  auth      {('header ' + summary['auth_header']) if summary['auth_header'] else '(no header auth)'}",
+        f"  version   {summary.version_id[:16]}",
+        f"  body      {summary.body_bytes:,} bytes, {layout}",
+        f"  files     {summary.files}",
+        f"  base url  {summary.base_url or '(none: pass --base-url)'}",
+        f"  hosts     {', '.join(summary.hosts) or '(none)'}",
+        f"  auth      {('header ' + summary.auth_header) if summary.auth_header else '(no header auth)'}",
     ]
-    for w in summary["warnings"][:20]:
+    for w in summary.warnings[:20]:
         lines.append(f"  warning   {w}")
-    if len(summary["warnings"]) > 20:
-        lines.append(f"  warning   … and {len(summary['warnings']) - 20} more (see skill.json)")
+    if len(summary.warnings) > 20:
+        lines.append(f"  warning   … and {len(summary.warnings) - 20} more (see skill.json)")
     typer.echo("\n".join(lines))
 
 
@@ -161,7 +161,7 @@ def derive(
     except OSError as exc:
         fail(str(exc))
     if as_json:
-        typer.echo(json.dumps(package.summary(), indent=2, sort_keys=True))
+        typer.echo(json.dumps(package.summary().to_json(), indent=2, sort_keys=True))
     else:
         print_summary(package.summary(), out)
     _done()

@@ -74,7 +74,7 @@ def import_(
     finally:
         shown.stop()
         ctx.close()
-    last_subject, last = mine[-1]
+    last_subject, last = mine[-1].subject, mine[-1].body
     outcome = last_subject.rsplit(".", 1)[-1]
     if as_json:
         typer.echo(
@@ -82,7 +82,7 @@ def import_(
                 {
                     "submission": submission,
                     "outcome": outcome,
-                    "events": [{"subject": s, **b} for s, b in mine],
+                    "events": [{"subject": e.subject, **e.body} for e in mine],
                 },
                 indent=2,
                 sort_keys=True,

@@ -127,7 +127,7 @@ def demo(
                 ctx, "hollowbrook", spec, None, None, 120.0, shown.on_event, created_by="demo"
             )
             shown.stop()
-            subject, last = seen[-1]
+            subject, last = seen[-1].subject, seen[-1].body
             if subject == EVENTS.revision_rejected:
                 fail(f"refused: {last['reason']}")
             skill = find_skill(ctx, "hollowbrook")

@@ -74,6 +74,7 @@ from skillpress.services.derive.tools import declare_tool
 
 __all__ = [
     "DeriveOptions",
+    "PackageSummary",
     "SkillPackage",
     "derive_package",
     "derive_document",
@@ -116,23 +117,70 @@ class SkillPackage:
     warnings: list[str]
     grouping: Grouping
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PackageSummary:
         m = self.manifest
+        return PackageSummary(
+            slug=m.slug,
+            title=m.title,
+            version_id=self.version_id,
+            operations=m.stats.operations,
+            tools=m.stats.tools,
+            tools_share=m.stats.tools_share,
+            categories=len(m.categories),
+            mode=m.mode,
+            source=m.source,
+            tag_failure=m.tag_failure,
+            body_bytes=m.stats.body_bytes,
+            files=len(self.files),
+            base_url=m.base_url,
+            hosts=tuple(m.hosts),
+            auth_header=m.auth.header,
+            warnings=tuple(self.warnings),
+        )
+
+
+@dataclass(frozen=True)
+class PackageSummary:
+    """What a derivation made, in a few numbers: what `skillpress derive` prints."""
+
+    slug: str
+    title: str
+    version_id: str
+    operations: int
+    tools: int
+    tools_share: str
+    categories: int
+    mode: str  # flat | categories
+    source: str  # flat | tags | paths | model: where the grouping came from
+    tag_failure: str | None
+    body_bytes: int
+    files: int
+    base_url: str | None
+    hosts: tuple[str, ...]
+    auth_header: str | None
+    warnings: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as `derive --json` prints it."""
         return {
-            "slug": m.slug,
-            "title": m.title,
+            "slug": self.slug,
+            "title": self.title,
             "version_id": self.version_id,
-            "operations": m.stats.operations,
-            "tools": m.stats.tools,
-            "tools_share": m.stats.tools_share,
-            "categories": len(m.categories),
-            "categorization": {"mode": m.mode, "source": m.source, "tag_failure": m.tag_failure},
-            "body_bytes": m.stats.body_bytes,
-            "files": len(self.files),
-            "base_url": m.base_url,
-            "hosts": list(m.hosts),
-            "auth_header": m.auth.header,
-            "warnings": self.warnings,
+            "operations": self.operations,
+            "tools": self.tools,
+            "tools_share": self.tools_share,
+            "categories": self.categories,
+            "categorization": {
+                "mode": self.mode,
+                "source": self.source,
+                "tag_failure": self.tag_failure,
+            },
+            "body_bytes": self.body_bytes,
+            "files": self.files,
+            "base_url": self.base_url,
+            "hosts": list(self.hosts),
+            "auth_header": self.auth_header,
+            "warnings": list(self.warnings),
         }
 
 

@@ -26,6 +26,7 @@ from skillpress.services.app.annotations import Stored
 from skillpress.services.app.context import AppContext, open_app
 from skillpress.services.app.offline import SpecUnreadable, derive_with_model, read_spec_file
 from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.app.pipeline import Event
 from skillpress.services.derive import DeriveOptions, derive_package
 from skillpress.services.derive.annotations import AnnotationRefused
 from skillpress.services.derive.model_grouping import ChatFailed
@@ -51,6 +52,11 @@ def submit(ctx: AppContext, data: bytes, name: str, slug: str = "hollowbrook") -
     blob = ctx.blobs.put(data)
     event = SpecSubmitted(submission=name, skill=slug, blob=blob, created_by="test")
     return bus.run(ctx, EVENTS.spec_submitted, event)
+
+
+def _pair(event: Event | None) -> tuple[str, dict[str, Any]]:
+    """A stored ending as (subject, body), or ("", {}) when there is none."""
+    return (event.subject, event.body) if event is not None else ("", {})
 
 
 def last(events: list[bus.Event], subject: str) -> dict[str, Any]:
@@ -586,7 +592,7 @@ def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
 
     events = submit(ctx, HOLLOWBROOK.read_bytes(), "s1")
     proposed = last(events, EVENTS.version_proposed)
-    subject, body = stored_outcome(ctx, "hollowbrook", "s1") or ("", {})
+    subject, body = _pair(stored_outcome(ctx, "hollowbrook", "s1"))
     assert subject == EVENTS.version_proposed
     assert (body["version_id"], body["revision_id"], body["submission"]) == (
         proposed["version_id"],
@@ -594,7 +600,7 @@ def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
         "s1",
     )
     submit(ctx, b"openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths: {}\n", "s2")
-    subject, body = stored_outcome(ctx, "hollowbrook", "s2") or ("", {})
+    subject, body = _pair(stored_outcome(ctx, "hollowbrook", "s2"))
     assert subject == EVENTS.revision_rejected and "no operations" in body["reason"]
     assert stored_outcome(ctx, "hollowbrook", "never") is None
 
@@ -634,7 +640,7 @@ def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
     assert [(st["stage"], st.get("reason")) for st in status["stages"]] == [
         ("refused", rejected["reason"])
     ]
-    subject, body = stored_outcome(ctx, "ghost", "u1") or ("", {})
+    subject, body = _pair(stored_outcome(ctx, "ghost", "u1"))
     assert subject == EVENTS.revision_rejected and body["reason"] == rejected["reason"]
     assert [k["slug"] for k in queries.skills_overview(ctx)] == []
     with ctx.records.session() as s:
@@ -646,7 +652,7 @@ def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
     assert [(st["stage"], st.get("version_id")) for st in again["stages"]] == [
         ("unchanged", made["version_id"])
     ]
-    subject, body = stored_outcome(ctx, "hollowbrook", "again") or ("", {})
+    subject, body = _pair(stored_outcome(ctx, "hollowbrook", "again"))
     assert (subject, body["version_id"], body["created"]) == (
         EVENTS.version_proposed,
         made["version_id"],
