@@ -24,7 +24,7 @@ from skillpress.services.api.headers import csp_nonce
 from skillpress.services.app import changes, intake
 from skillpress.services.app.context import AppContext
 from skillpress.services.app.review import suggestion_groups
-from skillpress.services.app.views import AnnotationView
+from skillpress.services.app.views import AnnotationView, SuggestionGroups
 from skillpress.services.errors import NotFound, Permanent, Retryable
 
 __all__ = ["router"]
@@ -566,14 +566,49 @@ async def publish_form(
 # --- review -------------------------------------------------------------------------------
 
 
+REVIEW_PAGE = 50  # suggestions a group shows at once
+
+
+def _review_view(review: SuggestionGroups, q: str, group: str, page: int) -> dict[str, Any]:
+    """The review list as a page shows it: filtered by operation name (`q`), each group's first
+    REVIEW_PAGE, or one `group` paged; every count says how many there are in all."""
+    needle = q.strip().lower()[:100]
+    groups: dict[str, dict[str, Any]] = {}
+    for name, items in review["groups"].items():
+        if group and name != group:
+            continue
+        matching = [s for s in items if needle in s["operation"].lower()] if needle else items
+        pages = max(1, -(-len(matching) // REVIEW_PAGE))
+        at = min(max(page, 1), pages) if group else 1
+        start = (at - 1) * REVIEW_PAGE
+        groups[name] = {
+            "shown": matching[start : start + REVIEW_PAGE],
+            "total": len(items),  # what "Confirm all" confirms: the whole group
+            "matching": len(matching),
+            "first": start + 1,
+            "page": at,
+            "pages": pages,
+        }
+    return {"review": review, "groups": groups, "q": q.strip()[:100], "group": group}
+
+
 @router.get("/skills/{slug}/review", response_class=HTMLResponse)
-def review_page(request: Request, slug: str) -> Response:
+def review_page(
+    request: Request, slug: str, q: str = "", group: str = "", page: int = 1
+) -> Response:
     _operator(request)
     try:
         review = suggestion_groups(state(request).ctx, slug)
     except NotFound as exc:
         return _render(request, "skills.html", 404, skills=[], error=str(exc))
-    return _render(request, "review.html", slug=slug, review=review)
+    if group and group not in review["groups"]:
+        return _render(
+            request, "skills.html", 404, skills=[], error=f"no suggestion group {group!r}"
+        )
+    view = _review_view(review, q, group, page)
+    if request.headers.get("hx-request") and request.headers.get("hx-target") == "review":
+        return _render(request, "review_list.html", slug=slug, **view)
+    return _render(request, "review.html", slug=slug, **view)
 
 
 @router.post("/skills/{slug}/review", response_class=HTMLResponse)
@@ -583,6 +618,9 @@ async def review_confirm(
     csrf: Annotated[str, Form()] = "",
     suggestion: Annotated[str, Form()] = "",
     group: Annotated[str, Form()] = "",
+    q: Annotated[str, Form()] = "",
+    shown: Annotated[str, Form()] = "",
+    page: Annotated[int, Form()] = 1,
 ) -> Response:
     who = _checked(request, csrf)
     ctx = state(request).ctx
@@ -599,9 +637,8 @@ async def review_confirm(
             )
     if request.headers.get("hx-request"):
         review = await run_in_threadpool(suggestion_groups, ctx, slug)
-        return _render(
-            request, "review_list.html", slug=slug, review=review, notice=notice, error=error
-        )
+        view = _review_view(review, q, shown if shown in review["groups"] else "", page)
+        return _render(request, "review_list.html", slug=slug, **view, notice=notice, error=error)
     return _back(request, f"/skills/{slug}/review", notice=notice or "", error=error or "")
 
 

@@ -123,6 +123,18 @@ def _loads(
         ) from None
 
 
+def _dropped(
+    s: Session, blobs: BlobStore, skill: Skill, version: Version, files: Mapping[str, bytes]
+) -> list[str]:
+    """The live version's gates that `version` (its `files`) does not keep."""
+    if not skill.live_version_id or skill.live_version_id == version.id:
+        return []
+    live = s.get(Version, skill.live_version_id)
+    if live is None:
+        return []
+    return sorted(set(gates(version_files(blobs, live))) - set(gates(files)))
+
+
 def check_publish(
     s: Session, blobs: BlobStore, skill: Skill, version: Version, remove_gates: bool
 ) -> list[str]:
@@ -130,12 +142,7 @@ def check_publish(
     runtime would not load is refused first: whatever publish accepts, agents can call."""
     files = version_files(blobs, version)
     _loads(version, files, live_skill_finder(s, blobs))
-    if not skill.live_version_id or skill.live_version_id == version.id:
-        return []
-    live = s.get(Version, skill.live_version_id)
-    if live is None:
-        return []
-    dropped = sorted(set(gates(version_files(blobs, live))) - set(gates(files)))
+    dropped = _dropped(s, blobs, skill, version, files)
     if dropped and not remove_gates:
         raise PublishRefused(
             f"publishing {version.id[:12]} would drop the live version's gate{'s' if len(dropped) > 1 else ''}"
@@ -270,12 +277,13 @@ def version_for_outcome(ctx: AppContext, skill: Skill, outcome: dict[str, Any]) 
 
 
 def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[str]]:
-    """(the id of the version `ref` names, the live gates publishing it would drop), after the
-    same load check publish makes: what a person confirms before a gate stops applying."""
+    """(the id of the version `ref` names, the live gates publishing it would drop): what a
+    person confirms before a gate stops applying. Read from the two versions' declarations
+    alone, so a page can show it at once on a large API; publishing makes the load check too."""
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
         version = find_version(s, skill, ref)
-        return version.id, check_publish(s, ctx.blobs, skill, version, True)
+        return version.id, _dropped(s, ctx.blobs, skill, version, version_files(ctx.blobs, version))
 
 
 def resolve_version(ctx: AppContext, slug: str, ref: str) -> tuple[Skill, Version]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
@@ -106,7 +107,7 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
     }
 
 
-def gates(files: dict[str, bytes]) -> dict[str, str]:
+def gates(files: Mapping[str, bytes]) -> dict[str, str]:
     """Every approval gate a package declares: `matches` → the file declaring it."""
     out: dict[str, str] = {}
     for path, data in sorted(files.items()):

@@ -5,6 +5,7 @@ Screenshots of each page go to test-artifacts/console/ (SKILLPRESS_TEST_ARTIFACT
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -214,4 +215,70 @@ def test_the_console_works_at_a_phone_width_and_from_the_keyboard(
         )
         assert label, f"a field without a label: {field.evaluate('f => f.outerHTML')}"
     _shot(page, "13-import-phone")
+    context.close()
+
+
+def _many_deletes(tmp: Path, n: int) -> Path:
+    """An API of `n` deletable resources: `n` delete suggestions to review."""
+    paths = {
+        f"/item{i}/{{id}}": {
+            "delete": {
+                "operationId": f"deleteItem{i}",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {"204": {"description": "gone"}},
+            }
+        }
+        for i in range(n)
+    }
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Many", "version": "1"},
+        "servers": [{"url": "https://many.example.com"}],
+        "paths": paths,
+    }
+    out = tmp / "many.json"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_a_long_review_is_filtered_as_you_type_and_paged_without_cutting_anything(
+    browser: Any, served: Served, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    refused: list[str] = []
+    page.on(
+        "console",
+        lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    page.goto(served.sign_in)
+    _import(page, served, _many_deletes(tmp_path, 120), "many", "20-many")
+    page.goto(f"{served.base}/skills/many/review")
+    deletes = page.locator("section.group", has=page.locator("#g-deletes"))
+    assert deletes.locator("#g-deletes").inner_text() == "deletes (120)"
+    assert deletes.locator("li").count() == 50
+    assert "showing 1–50 of 120" in deletes.locator(".pager").inner_text()
+    # filtering as the operator types (no submit): item7 and item70–item79 match
+    page.get_by_label("Filter by operation").press_sequentially("item7")
+    expect(deletes.locator("#g-deletes")).to_have_text("deletes (11 of 120)")
+    shown = deletes.locator("li > code:first-child").all_inner_texts()
+    assert len(shown) == 11 and all(s.startswith("delete_item7") for s in shown), shown
+    assert deletes.locator("li").count() == 11 and deletes.locator(".pager").count() == 0
+    assert "q=item7" in page.url
+    # "Confirm all" still names the whole group, not the page
+    assert deletes.get_by_role("button", name="Confirm all 120 deletes").count() == 1
+    _shot(page, "21-review-filtered")
+    # one group, page by page: the last page holds the last 20
+    page.goto(f"{served.base}/skills/many/review?group=deletes&page=3")
+    assert page.locator("section.group").count() == 1
+    assert page.locator("section.group li").count() == 20
+    assert "showing 101–120 of 120" in page.inner_text(".pager")
+    assert page.get_by_role("link", name="previous").count() == 1
+    assert page.get_by_role("link", name="next").count() == 0
+    assert page.goto(f"{served.base}/skills/many/review?group=nope").status == 404
+    assert refused == []
     context.close()
