@@ -45,6 +45,11 @@ class SpecSubmitted(BaseModel):
         default=None, description="where the API lives, when the spec does not say"
     )
     created_by: str
+    credential_env: str | None = Field(
+        default=None,
+        max_length=128,
+        description="the environment variable *name* the skill's credential is read from, when not <SLUG>_API_KEY",
+    )
 
 
 class RevisionStored(BaseModel):

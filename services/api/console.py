@@ -25,7 +25,7 @@ from skillpress.services.app import changes, intake
 from skillpress.services.app.context import AppContext
 from skillpress.services.app.review import suggestion_groups
 from skillpress.services.app.views import AnnotationView, SuggestionGroups
-from skillpress.services.errors import NotFound, Permanent, Retryable
+from skillpress.services.errors import NotFound, Permanent, Refused, Retryable
 
 __all__ = ["router"]
 
@@ -267,13 +267,27 @@ async def import_create(
     slug: Annotated[str, Form()] = "",
     base_url: Annotated[str | None, Form()] = None,
     credential_env: Annotated[str | None, Form()] = None,
+    replace: Annotated[str, Form()] = "",
 ) -> Response:
     who = _checked(request, csrf)
     ctx = state(request).ctx
     try:
+        in_use = await run_in_threadpool(intake.slug_in_use, ctx, slug, ())
+        if in_use is not None and replace != slug:
+            raise Refused(
+                f"{slug!r} is {in_use.title}'s slug already (from {in_use.source}): creating would"
+                " submit a new revision of it; preview again and confirm, or choose another slug"
+            )
         spec_in = await read_spec_input(ctx, None, None, None, blob)
         done = await intake.submit(
-            ctx, state(request).nc, slug, spec_in.data, spec_in.url, base_url, who
+            ctx,
+            state(request).nc,
+            slug,
+            spec_in.data,
+            spec_in.url,
+            base_url,
+            who,
+            credential_env or None,
         )
     except (Permanent, Retryable) as exc:
         return _render(
@@ -284,15 +298,14 @@ async def import_create(
             given={"slug": slug, "base_url": base_url or ""},
             error=str(exc),
         )
-    query = {"after": str(done.seq)}
-    if credential_env:
-        query["env"] = credential_env
-    return _back(request, f"/skills/{done.skill}/submissions/{done.submission}", **query)
+    return _back(
+        request, f"/skills/{done.skill}/submissions/{done.submission}", after=str(done.seq)
+    )
 
 
 @router.get("/skills/{slug}/submissions/{submission}", response_class=HTMLResponse)
 def submission_page(
-    request: Request, slug: str, submission: str, after: int | None = None, env: str = ""
+    request: Request, slug: str, submission: str, after: int | None = None
 ) -> Response:
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
     from skillpress.schemas.events import RevisionRejected
@@ -300,7 +313,7 @@ def submission_page(
     from skillpress.services.app.versions import find_skill, version_files, version_for_outcome
     from skillpress.services.derive.auth import auth_hint
     from skillpress.services.derive.manifest import Manifest
-    from skillpress.services.runtime.execute import default_env_var
+    from skillpress.services.runtime.execute import credential_env
 
     _operator(request)
     ctx = state(request).ctx
@@ -326,7 +339,7 @@ def submission_page(
         "hosts": list(manifest.hosts),
         "header": manifest.auth.header,
         "holds": auth_hint(manifest.auth.to_dict()),
-        "env": env or default_env_var(slug),
+        "env": manifest.auth.env or credential_env(slug, None),
         "base_url": manifest.base_url,
         "unservable": manifest.auth.operations_unservable,
         "headers_to_fix": sorted({h for o in manifest.operations for h in o.required_headers}),

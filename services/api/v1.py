@@ -128,13 +128,20 @@ async def preview_skill(
 
 
 async def submit(
-    request: Request, spec: SpecInput, slug: str, base_url: str | None, who: str
+    request: Request,
+    spec: SpecInput,
+    slug: str,
+    base_url: str | None,
+    who: str,
+    credential_env: str | None = None,
 ) -> Submitted:
     """Submit a spec to the pipeline and return where to follow it."""
     from skillpress.services.app.intake import submit as submitted
 
     shared = state(request)
-    return await submitted(shared.ctx, shared.nc, slug, spec.data, spec.url, base_url, who)
+    return await submitted(
+        shared.ctx, shared.nc, slug, spec.data, spec.url, base_url, who, credential_env
+    )
 
 
 @router.post(
@@ -155,10 +162,16 @@ async def create_skill(
     url: SpecUrl = None,
     blob: SpecBlob = None,
     base_url: BaseUrlForm = None,
+    credential_env: Annotated[
+        str | None,
+        Form(
+            description="the environment variable the skill's credential is read from, when not <SLUG>_API_KEY (a name, kept with the skill)"
+        ),
+    ] = None,
 ) -> Submitted:
     """Create = submit: the spec goes through the pipeline to a proposed version."""
     given = await read_spec_input(ctx, file, spec, url, blob)
-    return await submit(request, given, slug, base_url, who)
+    return await submit(request, given, slug, base_url, who, credential_env or None)
 
 
 @router.get("/skills", name="list_skills", tags=["skills"])

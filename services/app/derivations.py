@@ -63,6 +63,7 @@ def derive_revision(
     options = DeriveOptions(
         slug=inputs.skill.slug,
         base_url=inputs.source.base_url,
+        credential_env=inputs.source.credential_env,
         limits=LoadLimits(max_bytes=ctx.settings.max_spec_bytes),
         grouping=grouping,
         annotations=annotations,

@@ -31,7 +31,7 @@ from skillpress.services.runtime.calls import (
     placed_step,
     prepare_call,
 )
-from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, default_env_var
+from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, credential_env
 from skillpress.services.runtime.skill import (
     PackageError,
     Skill,
@@ -145,7 +145,7 @@ class SkillHost:
     ) -> CallSetup:
         credential = None
         if skill.auth is not None:
-            env = self.credentials.get(skill.slug) or default_env_var(skill.slug)
+            env = credential_env(skill.slug, skill.auth, self.credentials.get(skill.slug))
             credential = Credential(skill.auth, env, self.allow_private_token_url)
         limits = self.limits if timeout is None else replace(self.limits, timeout=timeout)
         return CallSetup(credential=credential, limits=limits, environ=environ)

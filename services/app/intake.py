@@ -19,7 +19,16 @@ from skillpress.services.errors import Refused
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
 
-__all__ = ["SpecPreview", "Submitted", "check_slug", "preview", "spec_bytes", "submit"]
+__all__ = [
+    "SlugInUse",
+    "SpecPreview",
+    "Submitted",
+    "check_slug",
+    "preview",
+    "slug_in_use",
+    "spec_bytes",
+    "submit",
+]
 
 
 def check_slug(given: str | None, named: str = "slug") -> str | None:
@@ -46,6 +55,22 @@ def spec_bytes(ctx: AppContext, data: bytes | None, url: str | None) -> bytes:
 
     assert url is not None
     return fetch_url(ctx.settings, url)
+
+
+class SlugInUse(BaseModel):
+    """The skill a slug already names, and what importing over it would do: a new revision of
+    it, removing the operations the new spec does not have and orphaning their annotations."""
+
+    slug: str
+    title: str = Field(description="the title of the skill's newest version")
+    source: str = Field(description="where its spec came from: a URL, or 'an uploaded file'")
+    live_version_id: str | None
+    operations: int = Field(description="operations in its newest version")
+    removed: list[str] = Field(description="operations the import would remove (the first 50)")
+    removed_count: int
+    added_count: int
+    annotations: int = Field(description="annotations in force on it")
+    orphaned: int = Field(description="annotations on operations the import would remove")
 
 
 class SpecPreview(BaseModel):
@@ -75,6 +100,10 @@ class SpecPreview(BaseModel):
     body_bytes: int
     warnings: list[str]
     blob: str | None = Field(description="pass as `blob` to create the skill from the same bytes")
+    in_use: SlugInUse | None = Field(
+        default=None,
+        description="the skill this slug already names: creating submits a new revision of it",
+    )
 
 
 def preview(
@@ -86,7 +115,46 @@ def preview(
 
     given = spec_bytes(ctx, data, url)
     shown = preview_spec(given, check_slug(slug), base_url)
-    return SpecPreview(**shown.to_dict(), blob=ctx.blobs.put(given))
+    return SpecPreview(
+        **shown.to_dict(),
+        blob=ctx.blobs.put(given),
+        in_use=slug_in_use(ctx, shown.slug, shown.operation_names),
+    )
+
+
+def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse | None:
+    """What `slug` already names, and what a spec making operations `names` would remove from
+    it (None when no skill has the slug)."""
+    from sqlmodel import select
+
+    from skillpress.schemas.records import Skill, Source
+    from skillpress.services.app.annotations import list_annotations
+    from skillpress.services.app.versions import newest_manifest
+    from skillpress.services.platform.ids import derived_id
+
+    with ctx.records.session() as s:
+        skill = s.get(Skill, derived_id("skill", slug))
+        if skill is None:
+            return None
+        source = s.exec(select(Source).where(Source.skill_id == skill.id)).first()
+        s.expunge_all()
+    _, manifest = newest_manifest(ctx, skill)
+    had = [o.name for o in manifest.operations] if manifest is not None else []
+    removed = sorted(set(had) - set(names))
+    annotations = [a for a in list_annotations(ctx, slug) if a["status"] != "retired"]
+    gone = {f"operation:{n}" for n in removed}
+    return SlugInUse(
+        slug=slug,
+        title=manifest.title if manifest is not None else skill.title,
+        source=(source.fetched_from if source and source.fetched_from else "an uploaded file"),
+        live_version_id=skill.live_version_id,
+        operations=len(had),
+        removed=removed[:50],
+        removed_count=len(removed),
+        added_count=len(set(names) - set(had)),
+        annotations=len(annotations),
+        orphaned=sum(1 for a in annotations if a["target"] in gone),
+    )
 
 
 class Submitted(BaseModel):
@@ -107,9 +175,11 @@ async def submit(
     url: str | None,
     base_url: str | None,
     by: str,
+    credential_env: str | None = None,
 ) -> Submitted:
     """Submit a spec to the pipeline over `nc` (its first check done here, so a refused
-    document is refused at once) and say where to follow it."""
+    document is refused at once) and say where to follow it. `credential_env`: the variable
+    the skill's credential is read from, when not `<SLUG>_API_KEY` (kept with its source)."""
     from skillpress.services.app.pipeline import StackError, send, spec_submitted
     from skillpress.services.derive.load import LoadLimits, load_document
 
@@ -120,7 +190,7 @@ async def submit(
         await asyncio.to_thread(load_document, data, LoadLimits())
     submission = uuid.uuid4().hex
     event = await asyncio.to_thread(
-        spec_submitted, ctx, checked, data, url, base_url or None, by, submission
+        spec_submitted, ctx, checked, data, url, base_url or None, by, submission, credential_env
     )
     if nc is None:
         raise StackError("this server has no pipeline connection")

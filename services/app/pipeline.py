@@ -274,9 +274,11 @@ def submit_spec(
     on_event: OnEvent | None = None,
     created_by: str = "cli",
     submission: str | None = None,
+    credential_env: str | None = None,
 ) -> tuple[str, list[Event]]:
     """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's
-    events). `submission`: the id to submit under (a fresh one when not given)."""
+    events). `submission`: the id to submit under (a fresh one when not given);
+    `credential_env`: the variable the skill's credential is read from, when not the default."""
     submission = submission or uuid.uuid4().hex
     endings = ENDINGS
 
@@ -286,7 +288,7 @@ def submit_spec(
 
     async def work(pipeline: Pipeline) -> list[Event]:
         event = await asyncio.to_thread(
-            spec_submitted, ctx, slug, data, url, base_url, created_by, submission
+            spec_submitted, ctx, slug, data, url, base_url, created_by, submission, credential_env
         )
         return await follow(
             pipeline,
@@ -318,12 +320,19 @@ def spec_submitted(
     base_url: str | None,
     created_by: str,
     submission: str,
+    credential_env: str | None = None,
 ) -> SpecSubmitted:
     """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch);
-    Refused for a base URL that is not an absolute http(s) address."""
+    Refused for a base URL that is not an absolute http(s) address, or a credential variable
+    that is not an environment variable's name."""
     from skillpress.schemas.events import SpecSubmitted
+    from skillpress.services.derive.auth import credential_env_refusal, default_credential_env
 
     check_base_url(base_url)
+    if credential_env == default_credential_env(slug):
+        credential_env = None  # the default is not a choice worth keeping
+    if credential_env and (why := credential_env_refusal(credential_env)) is not None:
+        raise Refused(f"credential variable {why}")
     blob = ctx.blobs.put(data) if data is not None else None
     return SpecSubmitted(
         submission=submission,
@@ -332,6 +341,7 @@ def spec_submitted(
         url=url,
         base_url=base_url,
         created_by=created_by,
+        credential_env=credential_env or None,
     )
 
 

@@ -4,7 +4,7 @@ as agents will carry it. Nothing here writes; the same bytes submitted later der
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from skillpress.services.derive.auth import auth_hint
@@ -35,9 +35,11 @@ class Preview:
     body: str
     body_bytes: int
     warnings: list[str]
+    # the operations it makes, by name: what an import over a skill in use would remove
+    operation_names: tuple[str, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "operation_names"}
 
 
 def _question(warnings: list[str]) -> str:
@@ -77,4 +79,5 @@ def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = No
         body=body,
         body_bytes=len(package.files["body.md"]),
         warnings=list(package.warnings),
+        operation_names=tuple(o.name for o in m.operations),
     )

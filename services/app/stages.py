@@ -62,7 +62,7 @@ class Taken:
 
 
 def _skill_and_source(
-    ctx: AppContext, slug: str, url: str | None, base_url: str | None
+    ctx: AppContext, slug: str, url: str | None, base_url: str | None, credential_env: str | None
 ) -> tuple[str, str]:
     skill_id = derived_id("skill", slug)
     source_id = derived_id("source", skill_id)
@@ -79,6 +79,7 @@ def _skill_and_source(
                     kind="url" if url else "upload",
                     fetched_from=url,
                     base_url=base_url,
+                    credential_env=credential_env,
                 )
             )
         else:
@@ -86,6 +87,8 @@ def _skill_and_source(
                 source.kind, source.fetched_from = "url", url
             if base_url:
                 source.base_url = base_url
+            if credential_env:
+                source.credential_env = credential_env
     return skill_id, source_id
 
 
@@ -98,6 +101,7 @@ def take_submission(
     url: str | None,
     base_url: str | None,
     created_by: str,
+    credential_env: str | None = None,
 ) -> Taken:
     """The spec of a submission stored as a revision of its skill's source. Identical bytes make
     no new revision: unchanged once they made a version (or were refused); a revision that never
@@ -111,7 +115,7 @@ def take_submission(
         _ended(ctx, submission, slug, "refused", None, why)
         return Taken(refused_id, "", False, why)
     assert data is not None
-    _, source_id = _skill_and_source(ctx, slug, url, base_url)
+    _, source_id = _skill_and_source(ctx, slug, url, base_url, credential_env)
     sha = ctx.blobs.put(data)
     revision_id = derived_id("revision", source_id, sha)
     reason: str | None = None

@@ -40,7 +40,8 @@ PackageDir = Annotated[
 AuthEnv = Annotated[
     str | None,
     typer.Option(
-        "--auth-env", help="environment variable holding the credential (default: <SLUG>_API_KEY)"
+        "--auth-env",
+        help="environment variable holding the credential (default: the one chosen at import, else <SLUG>_API_KEY)",
     ),
 ]
 AuthHeaderOpt = Annotated[
@@ -128,11 +129,11 @@ def _credential(skill: Skill, auth_env: str | None) -> Credential | None:
 
     if skill.auth is None:
         return None
-    from skillpress.services.runtime.execute import default_env_var
+    from skillpress.services.runtime.execute import credential_env
 
     return Credential(
         skill.auth,
-        auth_env or default_env_var(skill.slug),
+        credential_env(skill.slug, skill.auth, auth_env),
         allow_private_token_url=_allow_private(),
     )
 

@@ -36,6 +36,13 @@ def import_(
         str | None,
         typer.Option("--base-url", help="where the API lives, when the spec does not say"),
     ] = None,
+    credential_env: Annotated[
+        str | None,
+        typer.Option(
+            "--credential-env",
+            help="the environment variable the skill's credential is read from (kept with the skill; default <SLUG>_API_KEY)",
+        ),
+    ] = None,
     as_json: AsJson = False,
     timeout: Timeout = 300.0,
 ) -> None:
@@ -64,6 +71,7 @@ def import_(
                     timeout,
                     shown.on_event,
                     submission=submission,
+                    credential_env=credential_env,
                 )
             except StackError as exc:  # no ending seen: say which submission to look for
                 if as_json:

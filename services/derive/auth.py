@@ -9,6 +9,7 @@ flow's token URL with a client id and secret; mutual TLS and keys in a query or 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -22,8 +23,27 @@ __all__ = [
     "auth_hint",
     "classify_scheme",
     "client_credentials_url",
+    "credential_env_refusal",
     "credential_hint",
+    "default_credential_env",
 ]
+
+
+def default_credential_env(slug: str) -> str:
+    """The variable a skill's credential is read from unless another is named: `<SLUG>_API_KEY`."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
+
+
+def credential_env_refusal(name: str) -> str | None:
+    """Why `name` cannot be the variable a credential is read from (None: it can): an
+    environment variable's name, upper-case letters, digits and '_', not starting with a digit."""
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,127}", name):
+        return (
+            f"{name!r} is not an environment variable name: upper-case letters, digits and '_'"
+            " (like PETSTORE_API_KEY)"
+        )
+    return None
+
 
 # which of two schemes that serve the same operations a skill attaches: a token as it is, before
 # a key, before a user and password

@@ -87,6 +87,7 @@ class AuthInfo:
     schemes: tuple[tuple[str, AuthScheme], ...] = ()
     token_url: str | None = None  # OAuth 2 client credentials: where the runtime gets a token
     scopes: tuple[str, ...] = ()  # … and the scopes it asks for
+    env: str | None = None  # the variable the credential is read from, when not <SLUG>_API_KEY
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -103,6 +104,8 @@ class AuthInfo:
         }
         if self.token_url:
             out |= self.token_fields()
+        if self.env:
+            out["env"] = self.env
         return out
 
     def token_fields(self) -> dict[str, Any]:
@@ -123,6 +126,7 @@ class AuthInfo:
             unservable_kinds=_strs(raw.get("unservable_kinds")),
             token_url=_opt_str(raw.get("token_url")),
             scopes=_strs(raw.get("scopes")),
+            env=_opt_str(raw.get("env")),
             schemes=tuple(
                 (
                     str(n),
@@ -357,7 +361,9 @@ class Manifest:
             "title": self.title,
             "base_url": self.base_url,
             "hosts": list(self.hosts),
-            "auth": {"header": self.auth.header, "kind": self.auth.kind} | self.auth.token_fields(),
+            "auth": {"header": self.auth.header, "kind": self.auth.kind}
+            | self.auth.token_fields()
+            | ({"env": self.auth.env} if self.auth.env else {}),
         }
         rows = [
             json.dumps(
@@ -433,6 +439,7 @@ class SkillIndex:
     data: bytes = field(repr=False, compare=False)
     auth_token_url: str | None = None
     auth_scopes: tuple[str, ...] = ()
+    auth_env: str | None = None
 
     @classmethod
     def from_json(cls, data: bytes) -> SkillIndex:
@@ -459,6 +466,7 @@ class SkillIndex:
             data=data,
             auth_token_url=_opt_str(auth.get("token_url")),
             auth_scopes=_strs(auth.get("scopes")),
+            auth_env=_opt_str(auth.get("env")),
         )
 
     @cached_property

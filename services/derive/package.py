@@ -15,7 +15,11 @@ from skillpress.services.derive.annotations import (
     place_category_notes,
     regroup,
 )
-from skillpress.services.derive.auth import analyse_auth
+from skillpress.services.derive.auth import (
+    analyse_auth,
+    credential_env_refusal,
+    default_credential_env,
+)
 from skillpress.services.derive.categories import (
     Category,
     Grouping,
@@ -92,6 +96,8 @@ BODY_BUDGET = 8 * 1024
 class DeriveOptions:
     slug: str | None = None
     base_url: str | None = None
+    # the variable the credential is read from, as a person chose it (None: <SLUG>_API_KEY)
+    credential_env: str | None = None
     limits: LoadLimits = field(default_factory=LoadLimits)
     body_budget: int = BODY_BUDGET
     grouping: Grouping | None = None  # decided by the categorize stage; None: decide here
@@ -670,6 +676,11 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     # while this process decides the layout and renders the rest
     url_base = api.url_base
     auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
+    chosen_env = options.credential_env
+    if chosen_env and chosen_env != default_credential_env(api.slug):
+        if (why := credential_env_refusal(chosen_env)) is not None:
+            raise SpecRefused(f"credential variable {why}")
+        auth = replace(auth, env=chosen_env)
     header, shared = auth.header, api.translator.types
     files_of = fork_map(
         lambda op: render_operation(op, url_base, header, shared), ops, options.processes

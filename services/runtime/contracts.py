@@ -22,6 +22,7 @@ from skillpress.services.derive.manifest import Manifest
 from skillpress.services.derive.render import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
 from skillpress.services.errors import Permanent
 from skillpress.services.runtime.skill import (
+    META_AUTH_ENV,
     META_AUTH_HEADER,
     META_AUTH_KIND,
     META_SLUG,
@@ -226,6 +227,8 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
             f"  {META_AUTH_HEADER}: {json.dumps(skill.auth.header)}",
             f"  {META_AUTH_KIND}: {json.dumps(skill.auth.kind)}",
         ]
+        if skill.auth.env:
+            front.append(f"  {META_AUTH_ENV}: {json.dumps(skill.auth.env)}")
     front += ["---", ""]
     skill_md = (
         "\n".join(front) + body.rstrip("\n") + "\n\n" + "\n".join(_rule_lines(contract)) + "\n"

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from skillpress.services.derive.auth import default_credential_env
 from skillpress.services.errors import Retryable
 from skillpress.services.runtime.skill import AuthHeader
 from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token
@@ -34,14 +35,28 @@ from skillpress.services.runtime.translate import PreparedRequest
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["CallLimits", "CallResult", "Credential", "ExecutionFailed", "default_env_var", "send"]
+__all__ = [
+    "CallLimits",
+    "CallResult",
+    "Credential",
+    "ExecutionFailed",
+    "credential_env",
+    "default_env_var",
+    "send",
+]
 
 USER_AGENT = "skillpress"
 
 
 def default_env_var(slug: str) -> str:
     """The variable a skill's credential is read from unless another is named: `<SLUG>_API_KEY`."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
+    return default_credential_env(slug)
+
+
+def credential_env(slug: str, auth: AuthHeader | None, given: str | None = None) -> str:
+    """The variable a skill's credential is read from: the one a caller names, else the one
+    the skill records (chosen when it was imported), else `<SLUG>_API_KEY`."""
+    return given or (auth.env if auth is not None else None) or default_credential_env(slug)
 
 
 class ExecutionFailed(RuntimeError, Retryable):

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from skillpress.services.derive.auth import credential_env_refusal
 from skillpress.services.derive.expand import (
     MAX_TOOL_SCHEMA_BYTES,
     ExpandedSizes,
@@ -77,6 +78,7 @@ class AuthHeader:
     kind: str = "apiKey"  # apiKey (value as is) | bearer | basic
     token_url: str | None = None  # bearer only: where a client-credentials token is fetched
     scopes: tuple[str, ...] = ()
+    env: str | None = None  # the variable the credential is read from, when not <SLUG>_API_KEY
 
 
 @dataclass(frozen=True)
@@ -315,7 +317,11 @@ def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
         kind = index.auth_kind or "apiKey"
         token_url = index.auth_token_url if kind == "bearer" else None
         return AuthHeader(
-            index.auth_header, kind, token_url, index.auth_scopes if token_url else ()
+            index.auth_header,
+            kind,
+            token_url,
+            index.auth_scopes if token_url else (),
+            _env(index.auth_env, "skill.json: auth.env"),
         )
     return None
 
@@ -409,11 +415,23 @@ def _missing(files: Mapping[str, bytes], entry: OperationEntry) -> None:
 # what an Agent Skills SKILL.md's frontmatter may hold (agentskills.io), and the metadata keys an
 # export from skillpress writes there so the folder loads back as the same skill
 SKILL_MD_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-META_SLUG, META_AUTH_HEADER, META_AUTH_KIND = (
+META_SLUG, META_AUTH_HEADER, META_AUTH_KIND, META_AUTH_ENV = (
     "skillpress-slug",
     "skillpress-auth-header",
     "skillpress-auth-kind",
+    "skillpress-auth-env",
 )
+
+
+def _env(name: object, where: str) -> str | None:
+    """A recorded credential variable, checked: an environment variable's name, or refused."""
+    if name is None:
+        return None
+    why = credential_env_refusal(name) if isinstance(name, str) else "not a string"
+    if why is not None:
+        raise PackageError(f"{where}: {why}")
+    assert isinstance(name, str)
+    return name
 
 
 def _agent_skill(
@@ -445,7 +463,9 @@ def _agent_skill(
             raise PackageError(
                 f"SKILL.md: metadata.{META_AUTH_KIND}: {kind!r} is not one of apiKey, bearer, basic"
             )
-        auth = AuthHeader(header, kind)
+        auth = AuthHeader(
+            header, kind, env=_env(meta.get(META_AUTH_ENV), f"SKILL.md: metadata.{META_AUTH_ENV}")
+        )
     return slug, auth, exact
 
 

@@ -29,6 +29,7 @@ def fetch(ctx: AppContext, event: SpecSubmitted) -> list[Outgoing]:
         url=event.url,
         base_url=event.base_url,
         created_by=event.created_by,
+        credential_env=event.credential_env,
     )
     if taken.refused is not None:
         return [

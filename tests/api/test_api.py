@@ -114,6 +114,7 @@ def test_preview_says_what_the_spec_answers_and_stores_nothing_else(served: Serv
     assert shown["body"].encode() == expected.files["body.md"]
     assert shown["body_bytes"] == len(expected.files["body.md"])
     assert shown["base_url_question"] is None and shown["credential_env"] == "PETSTORE_API_KEY"
+    assert shown["in_use"] is None  # no skill has the slug
     assert pasted.json()["slug"] == "pets" and pasted.json()["credential_env"] == "PETS_API_KEY"
     assert skills == [] or all(s["slug"] != "petstore" for s in skills)
 

@@ -62,10 +62,12 @@ def _renamed(tmp: Path) -> Path:
 def _import(page: Any, served: Served, spec: Path, slug: str, shot: str) -> None:
     page.goto(f"{served.base}/skills/import")
     page.get_by_label("Upload a file (JSON or YAML)").set_input_files(str(spec))
+    page.locator("#slug").fill(slug)
     page.get_by_role("button", name="Preview").click()
     page.wait_for_selector("#body")
     _shot(page, f"{shot}-preview")
-    page.get_by_label("Slug").fill(slug)
+    if page.locator("#in-use").count():  # a slug in use needs a confirmation
+        page.get_by_label(f"Yes, submit it as a new revision of {slug}").check()
     page.get_by_role("button", name="Create the skill").click()
     page.wait_for_selector("#needs", timeout=60_000)
 
@@ -148,8 +150,21 @@ def test_an_operator_imports_reviews_annotates_and_publishes(
     assert "it is live" in page.inner_text(".notice")
     assert "live" in page.inner_text("#versions")
 
-    # a changed revision renames deletePet: the note and the gate are orphaned
-    _import(page, served, _renamed(tmp_path), "pets", "08-revision")
+    # a changed revision renames deletePet under the slug in use: the preview says whose it is
+    # and what the import removes and orphans, and creating needs a confirmation
+    page.goto(f"{served.base}/skills/import")
+    page.get_by_label("Upload a file (JSON or YAML)").set_input_files(str(_renamed(tmp_path)))
+    page.locator("#slug").fill("pets")
+    page.get_by_role("button", name="Preview").click()
+    in_use = page.inner_text("#in-use")
+    assert "pets is in use" in in_use and "1 removed" in in_use and "delete_pet" in in_use
+    assert "2 annotations orphaned" in in_use, in_use
+    page.get_by_role("button", name="Create the skill").click()  # unconfirmed: the form holds
+    assert page.locator("#needs").count() == 0 and page.locator("#in-use").count() == 1
+    page.get_by_label("Yes, submit it as a new revision of pets").check()
+    page.get_by_role("button", name="Create the skill").click()
+    page.wait_for_selector("#needs", timeout=60_000)
+    _shot(page, "08-revision")
     page.get_by_role("link", name="Open pets").click()
     orphaned = page.inner_text("#orphaned")
     assert "delete_pet" in orphaned

@@ -5,7 +5,9 @@ ask of it (versions, diffs, publish checks, annotations, review, exports, querie
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -877,3 +879,98 @@ def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_st
     assert preview_spec(HOLLOWBROOK.read_bytes(), base_url="https://api.test/v1").base_url == (
         "https://api.test/v1"
     )
+
+
+def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runtime(
+    ctx: AppContext, tmp_path: Path
+) -> None:
+    from skillpress.services.app.host import SkillHost
+    from skillpress.services.app.pipeline import spec_submitted
+    from skillpress.services.runtime.execute import credential_env
+    from skillpress.services.runtime.skill import load_skill
+
+    event = spec_submitted(
+        ctx, "hollowbrook", HOLLOWBROOK.read_bytes(), None, None, "t", "env1", "HB_TOKEN"
+    )
+    made = last(bus.run(ctx, EVENTS.spec_submitted, event), EVENTS.version_proposed)
+    files = versions.version_files(
+        ctx.blobs, versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), None)
+    )
+    assert json.loads(files["skill.json"])["auth"]["env"] == "HB_TOKEN"
+    skill = load_skill(files)
+    assert skill.auth is not None and skill.auth.env == "HB_TOKEN"
+    assert credential_env(skill.slug, skill.auth) == "HB_TOKEN"
+    assert credential_env(skill.slug, skill.auth, "GIVEN") == "GIVEN"  # a caller's own wins
+    # a re-derivation (an annotation's proposal) keeps it: it lives with the source
+    skill_row = versions.find_skill(ctx, "hollowbrook")
+    aid = annotations.store_annotation(
+        ctx, skill_row, "note", "operation:list_rooms", {"text": "kept"}, "t", ctx.clock()
+    )
+    again = propose(ctx, Stored([aid], skill_row, ctx.clock()), "added")
+    assert again["version_id"] != made["version_id"]
+    newer = versions.version_files(
+        ctx.blobs,
+        versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), again["version_id"]),
+    )
+    assert json.loads(newer["skill.json"])["auth"]["env"] == "HB_TOKEN"
+    # the host reads it from the folder, as it reads the header: the key goes out from HB_TOKEN
+    write_package_dir(dict(newer), tmp_path / "skills" / "hollowbrook")
+    seen: list[str | None] = []
+
+    class Answer(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("X-Hollowbrook-Key"))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"[]")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        host = SkillHost(
+            tmp_path / "skills",
+            base_urls={"hollowbrook": f"http://127.0.0.1:{server.server_address[1]}"},
+        )
+        done = host.call(
+            "hollowbrook_list_rooms", {}, environ={"HB_TOKEN": "k-1", "HOLLOWBROOK_API_KEY": "no"}
+        )
+    finally:
+        server.shutdown()
+    assert done.status == 200 and seen == ["k-1"]
+    # the default is no choice: not recorded; a name that is not a variable's is refused
+    plain = spec_submitted(ctx, "other", b"x", None, None, "t", "env2", "OTHER_API_KEY")
+    assert plain.credential_env is None
+    with pytest.raises(Refused, match="'hb-token' is not an environment variable name"):
+        spec_submitted(ctx, "other", b"x", None, None, "t", "env3", "hb-token")
+
+
+def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: AppContext) -> None:
+    from skillpress.services.app.intake import slug_in_use
+
+    assert slug_in_use(ctx, "hollowbrook", ("list_rooms",)) is None
+    submit(ctx, HOLLOWBROOK.read_bytes(), "first")
+    skill = versions.find_skill(ctx, "hollowbrook")
+    aid = annotations.store_annotation(
+        ctx,
+        skill,
+        "note",
+        "operation:cancel_booking",
+        {"text": "only on request"},
+        "t",
+        ctx.clock(),
+    )
+    assert aid
+    used = slug_in_use(ctx, "hollowbrook", ("list_rooms", "check_availability", "refund"))
+    assert used is not None
+    assert (used.title, used.source, used.live_version_id, used.operations) == (
+        "Hollowbrook Guesthouse",
+        "an uploaded file",
+        None,
+        5,
+    )
+    assert used.removed == ["cancel_booking", "create_booking", "get_booking"]
+    assert (used.removed_count, used.added_count, used.annotations, used.orphaned) == (3, 1, 1, 1)
