@@ -35,6 +35,8 @@ KINDS = (
     "token-refused",
     "fetch-refused",
     "replicas-refused",
+    "dead-lettered",
+    "settings-refused",
     "contract-broken",
     "step-failed",
     "invalid-request",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from skillpress.services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
 from skillpress.services.platform.records import RecordStore
-from skillpress.services.platform.settings import Settings
+from skillpress.services.platform.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from skillpress.services.platform.llm import ChatClient
@@ -72,7 +72,7 @@ def open_app(
 ) -> AppContext:
     """The context for `settings` (default: from the environment), its schema brought up to date;
     `embedded` starts a pipeline where none is configured or up."""
-    settings = settings or Settings()
+    settings = settings or load_settings()
     private_home(settings.home)
     records = RecordStore(settings.records_url)
     if migrate:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from skillpress.schemas.subjects import COMMANDS, EVENTS
 from skillpress.services.app.context import AppContext
 from skillpress.services.app.views import Replayed
-from skillpress.services.errors import Refused, Retryable
+from skillpress.services.errors import Refused, Retryable, Unavailable
 from skillpress.services.platform.settings import Settings
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENDINGS",
+    "DeadLettered",
     "Event",
     "OnEvent",
     "Pipeline",
@@ -97,6 +98,35 @@ def parse_event(subject: str, data: bytes) -> Event | None:
 
 class StackError(Retryable):
     """No NATS to talk to, or it did not answer in time; the message says what to do."""
+
+
+class DeadLettered(Retryable):
+    """A story stopped: a worker could not handle one of its messages, which is now a dead
+    letter (replayable once what broke is fixed); the message names it."""
+
+    problem = "dead-lettered"
+
+
+def dead_lettered(ctx: AppContext, submission: str) -> None:
+    """DeadLettered when a message of `submission` is a dead letter not yet replayed."""
+    from sqlmodel import col, select
+
+    from skillpress.schemas.records import DeadLetter
+
+    with ctx.records.session() as s:
+        letter = s.exec(
+            select(DeadLetter)
+            .where(col(DeadLetter.payload).contains(f'"{submission}"'))
+            .where(col(DeadLetter.replayed_at).is_(None))
+            .order_by(col(DeadLetter.id))
+        ).first()
+        if letter is None:
+            return
+        error = letter.error.strip().splitlines()[0][:300] if letter.error else "no error recorded"
+        raise DeadLettered(
+            f"stopped at {letter.worker}: dead letter #{letter.id} ({letter.subject}): {error};"
+            f" once that is fixed: skillpress dead-letters --replay {letter.id}"
+        )
 
 
 @dataclass
@@ -237,7 +267,10 @@ async def follow(
         while True:
             left = deadline - time.monotonic()
             if recover is not None and (left <= 0 or queue.empty()):
-                found = await asyncio.to_thread(recover)
+                try:
+                    found = await asyncio.to_thread(recover)
+                except Unavailable:  # the records are down for now: the events may still come
+                    found = None
                 if found is not None:
                     seen.append(found)
                     if on_event is not None:
@@ -286,6 +319,13 @@ def submit_spec(
         if on_event is not None and event.submission == submission:
             on_event(event)
 
+    def ended() -> Event | None:
+        """Its ending as stored, or DeadLettered when one of its messages stopped it."""
+        found = stored_outcome(ctx, slug, submission)
+        if found is None:
+            dead_lettered(ctx, submission)
+        return found
+
     async def work(pipeline: Pipeline) -> list[Event]:
         event = await asyncio.to_thread(
             spec_submitted, ctx, slug, data, url, base_url, created_by, submission, credential_env
@@ -298,7 +338,7 @@ def submit_spec(
             lambda e: e.submission == submission and e.subject in endings,
             timeout,
             ours,
-            lambda: stored_outcome(ctx, slug, submission),
+            ended,
         )
 
     seen = with_pipeline(ctx, work)

@@ -62,9 +62,11 @@ def failures() -> Iterator[None]:
 
 
 def settings() -> Settings:
-    from skillpress.services.platform.settings import Settings
+    """The settings from the environment; one that cannot be used stops the command in a line."""
+    from skillpress.services.platform.settings import load_settings
 
-    return Settings()
+    with failures():
+        return load_settings()
 
 
 def quiet_logs(settings: Settings) -> None:

@@ -50,7 +50,8 @@ def import_(
     from skillpress.schemas.subjects import EVENTS
     from skillpress.services.app.intake import check_slug
     from skillpress.services.app.offline import read_spec_file
-    from skillpress.services.app.pipeline import StackError, submit_spec
+    from skillpress.services.app.pipeline import submit_spec
+    from skillpress.services.errors import Retryable
 
     with failures():
         slug = check_slug(skill, named="--skill") or ""
@@ -58,6 +59,8 @@ def import_(
     is_url = spec.startswith(("http://", "https://"))
     shown = Progress(not as_json)
     submission = uuid.uuid4().hex
+    if not as_json:  # the id to look for (skillpress status) whatever happens next
+        typer.echo(f"submission {submission} ({slug})", err=True)
     try:
         with failures():
             data = None if is_url else read_spec_file(Path(spec), ctx.settings.max_spec_bytes)
@@ -73,7 +76,7 @@ def import_(
                     submission=submission,
                     credential_env=credential_env,
                 )
-            except StackError as exc:  # no ending seen: say which submission to look for
+            except Retryable as exc:  # no ending seen (no answer, a dead letter, a store down)
                 if as_json:
                     typer.echo(
                         json.dumps({"submission": submission, "outcome": None, "error": str(exc)})

@@ -4,13 +4,41 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Self
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from skillpress.services.derive.load import MAX_SPEC_BYTES
+from skillpress.services.errors import Permanent
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "SettingsRefused", "load_settings"]
+
+
+class SettingsRefused(Permanent):
+    """A setting in the environment cannot be used; the message names the variable and the fix."""
+
+    problem = "settings-refused"
+
+
+def load_settings(**given: Any) -> Settings:
+    """The settings from the environment (and `given`), or SettingsRefused naming each variable
+    that cannot be used, in one line each: never a validation traceback."""
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        lines = []
+        for e in exc.errors():
+            field = ".".join(str(p) for p in e.get("loc", ()))
+            said = str(e.get("msg", "is not valid")).removeprefix("Value error, ")
+            if not field:  # a check across fields names its own variables
+                lines.append(said)
+                continue
+            value = e.get("input")
+            shown = f"={value!r}" if isinstance(value, str | int | float) else ""
+            lines.append(f"SKILLPRESS_{field.upper()}{shown}: {said}")
+        raise SettingsRefused("; ".join(lines)) from None
 
 
 class Settings(BaseSettings):
@@ -36,7 +64,8 @@ class Settings(BaseSettings):
         default=1, ge=1, le=64, description="messages a worker process handles at once, per step"
     )
     database_url: str | None = None  # None: SQLite file under home
-    s3_endpoint: str | None = None  # host:port; None: a local blob directory under home
+    # host:port, or http(s)://host:port (the scheme sets s3_secure); None: a local blob directory
+    s3_endpoint: str | None = None
     s3_bucket: str = "skillpress"
     s3_secure: bool = False
     s3_access_key_env: str = "SKILLPRESS_S3_ACCESS_KEY"
@@ -75,6 +104,40 @@ class Settings(BaseSettings):
     llm_api_key_env: str | None = None  # the *name* of the variable holding the key
     llm_timeout: float = 60.0
     llm_context_budget: int = 12_000  # characters of operation listing per request
+
+    @model_validator(mode="after")
+    def _s3_endpoint_as_host_port(self) -> Self:
+        """An endpoint given as a URL becomes host:port, its scheme deciding `s3_secure`; a path,
+        a query or credentials in it are refused, saying what form is wanted."""
+        given = (self.s3_endpoint or "").strip()
+        if not given:
+            self.s3_endpoint = None
+            return self
+        wanted = "give host:port (like 127.0.0.1:8333) or http(s)://host:port"
+        parts = urlsplit(given if "://" in given else f"//{given}")
+        # said back without any credentials it carries
+        named = f"SKILLPRESS_S3_ENDPOINT={given.replace(parts.netloc, parts.netloc.rpartition('@')[2])!r}"
+        if "://" not in given:
+            if "/" in given or "@" in given or "?" in given:
+                raise ValueError(f"{named} is not host:port: {wanted}")
+            self.s3_endpoint = given
+            return self
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{named} is not an http(s) endpoint: {wanted}")
+        if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+            raise ValueError(
+                f"{named} has a path, a query or credentials; an S3 endpoint has none: {wanted}"
+                " (the bucket is SKILLPRESS_S3_BUCKET, the keys are read from the variables"
+                " SKILLPRESS_S3_ACCESS_KEY_ENV and SKILLPRESS_S3_SECRET_KEY_ENV name)"
+            )
+        if "s3_secure" in self.model_fields_set and self.s3_secure != (parts.scheme == "https"):
+            raise ValueError(
+                f"{named} says {parts.scheme} but SKILLPRESS_S3_SECURE says"
+                f" {str(self.s3_secure).lower()}: drop one of them"
+            )
+        self.s3_secure = parts.scheme == "https"
+        self.s3_endpoint = parts.netloc
+        return self
 
     @property
     def sqlite_url(self) -> str:

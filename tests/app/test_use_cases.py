@@ -974,3 +974,32 @@ def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: App
     )
     assert used.removed == ["cancel_booking", "create_booking", "get_booking"]
     assert (used.removed_count, used.added_count, used.annotations, used.orphaned) == (3, 1, 1, 1)
+
+
+def test_a_submission_a_dead_letter_stopped_says_so_and_how_to_go_on(ctx: AppContext) -> None:
+    from skillpress.services.app.pipeline import DeadLettered, dead_lettered
+
+    dead_lettered(ctx, "sub-1")  # nothing stopped it: no word
+    with ctx.records.session() as s:
+        s.add(
+            DeadLetter(
+                subject=EVENTS.spec_submitted,
+                worker="fetch",
+                msg_id="submitted:sub-1",
+                error="FetchFailed: http://x/spec answered 503 (after 5 deliveries)\ntrace…",
+                payload=json.dumps({"submission": "sub-1", "skill": "x"}),
+                created_at=ctx.clock(),
+            )
+        )
+    with pytest.raises(DeadLettered) as stopped:
+        dead_lettered(ctx, "sub-1")
+    assert str(stopped.value) == (
+        "stopped at fetch: dead letter #1 (skillpress.spec.submitted): FetchFailed: http://x/spec"
+        " answered 503 (after 5 deliveries); once that is fixed: skillpress dead-letters --replay 1"
+    )
+    dead_lettered(ctx, "sub-2")  # another submission's letter is not this one's
+    with ctx.records.session() as s:
+        letter = s.get(DeadLetter, 1)
+        assert letter is not None
+        letter.replayed_at = ctx.clock()
+    dead_lettered(ctx, "sub-1")  # replayed: the story goes on

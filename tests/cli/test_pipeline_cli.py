@@ -229,3 +229,57 @@ def test_review_is_scriptable_and_its_decisions_survive_a_re_import(tmp_path: Pa
     }
     assert ("delete_pet", "approval") not in after and ("add_pet", "approval") not in after
     assert len(after) == len(pending) - 2
+
+
+def test_an_import_a_dead_letter_stops_ends_at_once_naming_it_and_its_submission(
+    tmp_path: Path,
+) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Unavailable(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/spec.json"
+    env = home_env(
+        tmp_path / "home", fetch_allow_private="true", max_deliver="2", retry_delays="[0.2]"
+    )
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "skillpress.services.cli.main",
+                "import",
+                url,
+                "--skill",
+                "flaky",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+    took = time.monotonic() - started
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    submission = lines[0].split()[1]
+    assert lines[0] == f"submission {submission} (flaky)"
+    assert lines[-1].startswith(
+        "error: stopped at fetch: dead letter #1 (skillpress.spec.submitted)"
+    )
+    assert lines[-1].endswith(
+        f"skillpress dead-letters --replay 1 (submission {submission}: skillpress status {submission})"
+    )
+    assert "answered 503" in lines[-1] and took < 60, (took, done.stderr)
