@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from sqlmodel import col, select
 
 from skillpress.schemas.records import (
@@ -60,6 +62,16 @@ def open_actions(ctx: AppContext) -> list[ActionItemView]:
         ]
 
 
+def _named(payload: str, key: str) -> str | None:
+    """What a dead letter's message names under `key` (its skill, its submission), if anything."""
+    try:
+        body = json.loads(payload)
+    except ValueError:
+        return None
+    found = body.get(key) if isinstance(body, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def dead_letters(ctx: AppContext) -> list[DeadLetterView]:
     """Messages no worker could handle, oldest first, with their error and payload."""
     with ctx.records.session() as s:
@@ -73,6 +85,8 @@ def dead_letters(ctx: AppContext) -> list[DeadLetterView]:
                 "error": d.error,
                 "created_at": d.created_at.isoformat(),
                 "payload": d.payload,
+                "skill": _named(d.payload, "skill"),
+                "submission": _named(d.payload, "submission"),
                 "replayed_at": d.replayed_at.isoformat() if d.replayed_at else None,
                 "replayed_as": d.replayed_as,
             }

@@ -309,6 +309,8 @@ class DeadLetterView(TypedDict):
     error: str
     created_at: str
     payload: str
+    skill: str | None  # the skill its message names, when it names one
+    submission: str | None  # the submission it descends from, when it does
     replayed_at: str | None
     replayed_as: str | None
 

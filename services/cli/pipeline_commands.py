@@ -493,6 +493,8 @@ def dead_letters(
         "no dead letters",
         lambda d: (
             f"#{d['id']} {d['created_at'][:19]} {d['worker']} on {d['subject']}"
+            + (f" skill {d['skill']}" if d["skill"] else "")
+            + (f" submission {d['submission']}" if d["submission"] else "")
             + (f" (replayed {d['replayed_at'][:19]})" if d["replayed_at"] else "")
             + f": {d['error'].splitlines()[0][:300]}"
         ),

@@ -344,7 +344,19 @@ def test_dead_letters_are_listed_oldest_first(ctx: AppContext) -> None:
                 created_at=datetime.now(UTC),
             )
         )
-    assert [(d["worker"], d["error"]) for d in queries.dead_letters(ctx)] == [("w", "E: x")]
+        s.add(
+            DeadLetter(
+                subject="t",
+                worker="w",
+                error="E: y",
+                payload='{"skill": "pets", "submission": "sub-9"}',
+                created_at=datetime.now(UTC),
+            )
+        )
+    # each says which skill and submission its message was for, where it names them
+    assert [
+        (d["worker"], d["error"], d["skill"], d["submission"]) for d in queries.dead_letters(ctx)
+    ] == [("w", "E: x", None, None), ("w", "E: y", "pets", "sub-9")]
 
 
 def test_steps_refuse_permanently_what_no_retry_can_fix(ctx: AppContext) -> None:
