@@ -7,6 +7,7 @@ these.
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from typing import TYPE_CHECKING
 
@@ -38,13 +39,13 @@ def check_slug(given: str | None, named: str = "slug") -> str | None:
 
     if not given:
         return None
+    if re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", given) and len(given) <= 64:
+        return given
     slug = slugify(given)
-    if not slug or slug != given:
-        raise Refused(
-            f"{named} {given!r}: a slug is lowercase letters, digits and '-'"
-            f" (try {slug or 'my-api'!r})"
-        )
-    return slug
+    raise Refused(
+        f"{named} {given!r} is not a slug: lowercase letters and digits, words joined by single"
+        f" '-', at most 64 characters (try {slug or 'my-api'!r})"
+    )
 
 
 def spec_bytes(ctx: AppContext, data: bytes | None, url: str | None) -> bytes:

@@ -600,7 +600,10 @@ def refresh() -> None:
 def worker(
     names: Annotated[
         list[str],
-        typer.Argument(help="fetch, parse, categorize, guess-approvals, render, publish, refresh"),
+        typer.Argument(
+            metavar="NAME...",
+            help="fetch, parse, categorize, guess-approvals, render, publish, refresh, or all",
+        ),
     ],
     schedule: Annotated[
         bool,
@@ -622,9 +625,11 @@ def worker(
     chosen = settings()
     configure_logging(chosen.log_format, chosen.log_level)
     known = worker_names()
+    if "all" in names:
+        names = list(known)
     unknown = [n for n in names if n not in known]
     if unknown:
-        fail(f"unknown worker {unknown[0]!r}: choose from {', '.join(known)}")
+        fail(f"unknown worker {unknown[0]!r}: choose from {', '.join(known)}, or all")
     url = chosen.nats_url or running_up(chosen)
     if not url:
         fail("no NATS: set SKILLPRESS_NATS_URL, or start `skillpress up` first")

@@ -1015,3 +1015,24 @@ def test_a_submission_a_dead_letter_stopped_says_so_and_how_to_go_on(ctx: AppCon
         assert letter is not None
         letter.replayed_at = ctx.clock()
     dead_lettered(ctx, "sub-1")  # replayed: the story goes on
+
+
+@pytest.mark.parametrize("slug", ["airflow-v1", "petstore", "a1-b2-c3"])
+def test_a_slug_that_is_one_is_taken_as_it_is(slug: str) -> None:
+    from skillpress.services.app.intake import check_slug
+
+    assert check_slug(slug, named="--skill") == slug
+
+
+@pytest.mark.parametrize(
+    ("given", "tried"), [("Airflow", "airflow"), ("a--b", "a-b"), ("-x", "x"), ("pets_v2", "pets")]
+)
+def test_a_slug_that_is_not_one_is_refused_with_the_one_it_could_be(given: str, tried: str) -> None:
+    from skillpress.services.app.intake import check_slug
+
+    with pytest.raises(Refused) as refused:
+        check_slug(given, named="--skill")
+    assert str(refused.value) == (
+        f"--skill {given!r} is not a slug: lowercase letters and digits, words joined by single '-',"
+        f" at most 64 characters (try {tried!r})"
+    )
