@@ -417,13 +417,13 @@ def beside_up(runs: int) -> None:
         up = subprocess.Popen(
             [skillpress, "up"],
             env=env,
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,  # the banner; the log goes to standard error
             text=True,
         )
         try:
-            assert up.stderr is not None
-            for line in up.stderr:
+            assert up.stdout is not None
+            for line in up.stdout:
                 if "Ctrl-C stops it" in line:
                     break
 

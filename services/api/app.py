@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from skillpress.services.api import console, problems, v1
+from skillpress.services.api.access_log import AccessLog
 from skillpress.services.api.auth import Operators
 from skillpress.services.api.deps import ServerState
 from skillpress.services.api.headers import SecurityHeaders
@@ -76,6 +77,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     )
     app.add_middleware(BodyCap, max_bytes=ctx.settings.max_spec_bytes + _FORM_OVERHEAD)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(AccessLog)  # outermost: it sees every answer, refusals included
     plain_openapi = app.openapi
     cached: dict[str, Any] = {}
 

@@ -86,11 +86,15 @@ class _Server:
         return self.where
 
     async def run(self, stop: asyncio.Event, ready: Callable[[Listening], None] | None) -> None:
+        _can_bind(self.where)  # a port in use is one line, before anything is started for it
         task = asyncio.create_task(self.server.serve())
         while not self.server.started:
             if task.done():
-                task.result()  # raises what stopped it (the port is taken, …)
-                raise OSError("the HTTP server stopped before it started")
+                try:
+                    task.result()  # raises what stopped it (the port was taken meanwhile, …)
+                except SystemExit:  # uvicorn's way of saying it could not start
+                    pass
+                raise OSError(f"the HTTP server could not listen on {self.where.base}")
             await asyncio.sleep(0.02)
         if ready is not None:
             ready(self.bound())
@@ -99,6 +103,27 @@ class _Server:
         self.server.should_exit = True
         waiter.cancel()
         await task
+
+
+def _can_bind(where: Listening) -> None:
+    """OSError, in words, when nothing can listen at `where` (taken, or not this machine's)."""
+    import errno
+    import socket
+
+    if where.port == 0:
+        return
+    family = socket.AF_INET6 if ":" in where.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((where.host, where.port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise OSError(
+                    f"port {where.port} on {where.host} is in use by another program:"
+                    " pick another with --port (0: any free one)"
+                ) from None
+            raise OSError(f"{exc.strerror or exc}") from None
 
 
 async def serve_http(

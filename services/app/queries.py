@@ -140,7 +140,13 @@ def submission_status(ctx: AppContext, submission: str) -> SubmissionView:
             )
         ).first()
         letters: list[DeadLetterBrief] = [
-            {"id": d.id, "worker": d.worker, "subject": d.subject, "error": d.error.splitlines()[0]}
+            {
+                "id": d.id,
+                "worker": d.worker,
+                "subject": d.subject,
+                "error": d.error.splitlines()[0],
+                "replayed_at": d.replayed_at.isoformat() if d.replayed_at else None,
+            }
             for d in s.exec(
                 select(DeadLetter)
                 .where(col(DeadLetter.payload).contains(f'"{submission}"'))
@@ -187,7 +193,9 @@ def submission_status(ctx: AppContext, submission: str) -> SubmissionView:
             stages.append({"stage": "parsed", "operations": rev.operations})
             if rev.grouping_blob:
                 stages.append({"stage": "categorized", "source": rev.grouping_source})
-        for version in made:
+        # the version this submission proposed: the revision's first (later ones are proposals a
+        # person's annotations made on the same revision, not stages of this submission)
+        for version in made[:1]:
             stages.append(
                 {
                     "stage": "proposed",

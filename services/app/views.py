@@ -74,6 +74,7 @@ class DeadLetterBrief(TypedDict):
     worker: str
     subject: str
     error: str
+    replayed_at: str | None  # sent again (`dead-letters --replay`): no longer where it stopped
 
 
 # one stage of a submission: fetched (at, from), refused (reason), unchanged (the revision and

@@ -336,7 +336,13 @@ def status(
         detail = ", ".join(f"{k} {v}" for k, v in stage.items() if k != "stage" and v is not None)
         typer.echo(f"  ✓ {stage['stage']}" + (f": {detail}" if detail else ""))
     for d in found["dead_letters"]:
-        typer.echo(f"  ✗ dead letter #{d['id']} ({d['worker']}): {d['error'][:200]}")
+        if d["replayed_at"]:
+            typer.echo(
+                f"  ↻ dead letter #{d['id']} ({d['worker']}) replayed {d['replayed_at'][:19]}:"
+                f" {d['error'][:200]}"
+            )
+        else:
+            typer.echo(f"  ✗ dead letter #{d['id']} ({d['worker']}): {d['error'][:200]}")
 
 
 def approvals(

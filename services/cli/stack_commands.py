@@ -52,7 +52,10 @@ def serve(host: Host = None, port: Port = None) -> None:
     the embedded stack with every worker in this process."""
     chosen = settings()
     _run(
-        chosen, workers=False, http=(host or chosen.api_host, port or chosen.api_port), what="serve"
+        chosen,
+        workers=False,
+        http=(host or chosen.api_host, chosen.api_port if port is None else port),
+        what="serve",
     )
 
 
@@ -62,7 +65,9 @@ def _run(
     from skillpress.services.stack.run import run_stack
 
     def say(text: str) -> None:
-        typer.echo(text, err=True)
+        # for the person who started it, on standard output: the log (standard error) stays
+        # one JSON event per line when it is JSON
+        typer.echo(text)
 
     with failures():
         run_stack(chosen, workers=workers, http=http, what=what, say=say, cluster=cluster)

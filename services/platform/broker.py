@@ -72,15 +72,25 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
         last[:] = [f"{type(exc).__name__}: {exc}"]
         log.info("nats.error", error=last[0])
 
+    held: list[Client] = []  # the client, once made: which server it lost or found
+    on: list[str | None] = [None]  # the server it was last connected to
+
+    def server() -> str | None:
+        found = held[0].connected_url if held else None
+        on[0] = found.netloc if found is not None else on[0]
+        return on[0]
+
     async def on_disconnected() -> None:
-        log.info("nats.disconnected")
+        if held and held[0].is_closed:  # closed on purpose: nothing was lost
+            return
+        log.warning("nats.disconnected", server=on[0])
 
     async def on_reconnected() -> None:
-        log.info("nats.reconnected")
+        log.warning("nats.reconnected", server=server())
 
     servers = server_list(url)
     try:
-        return await nats.connect(
+        client = await nats.connect(
             servers,
             name=name,
             connect_timeout=2,
@@ -94,6 +104,9 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
     except Exception as exc:  # nats-py raises several unrelated types for a refused connection
         why = last[0] if last else f"{type(exc).__name__}: {exc}"
         raise BrokerUnavailable(f"cannot reach NATS at {url} ({why})") from None
+    held.append(client)
+    log.info("nats.connected", server=server())
+    return client
 
 
 async def ensure_stream(nc: Client, replicas: int = 1, patience: float = 30.0) -> StreamConfig:

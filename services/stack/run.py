@@ -140,50 +140,63 @@ def run_stack(
                 await asyncio.sleep(0.2)
 
         tasks = [asyncio.create_task(watch_server())]
-        lines = []
-        if names:
-            ready = asyncio.Event()
-            tasks.append(
-                asyncio.create_task(run_workers(ctx, nats_url, names, stop, ready, schedule=True))
-            )
-            await _first(ready, tasks[-1])
-            blobs = chosen.s3_endpoint or str(chosen.blob_dir)
-            log.info(
-                f"{what}.ready",
-                nats=nats_url,
-                records=ctx.records.safe_url,
-                blobs=blobs,
-                workers=names,
-            )
-            lines.append(
-                f"skillpress is up: NATS {nats_url} (stream SKILLPRESS), records {ctx.records.safe_url}, "
-                f"blobs {blobs}, workers {', '.join(names)}."
-            )
-        if where is not None and operators is not None:
-            from skillpress.services.api.server import console_url, serve_http
+        try:
+            lines = []
+            if names:
+                ready = asyncio.Event()
+                tasks.append(
+                    asyncio.create_task(
+                        run_workers(ctx, nats_url, names, stop, ready, schedule=True)
+                    )
+                )
+                await _first(ready, tasks[-1])
+                blobs = chosen.s3_endpoint or str(chosen.blob_dir)
+                log.info(
+                    f"{what}.ready",
+                    nats=nats_url,
+                    records=ctx.records.safe_url,
+                    blobs=blobs,
+                    workers=names,
+                )
+                lines.append(
+                    f"skillpress is up: NATS {nats_url} (stream SKILLPRESS), records {ctx.records.safe_url}, "
+                    f"blobs {blobs}, workers {', '.join(names)}."
+                )
+            if where is not None and operators is not None:
+                from skillpress.services.api.server import console_url, serve_http
 
-            listening = asyncio.Event()
-            bound: list[Listening] = []
+                listening = asyncio.Event()
+                bound: list[Listening] = []
 
-            def on_listening(at: Listening) -> None:
-                bound.append(at)
-                listening.set()
+                def on_listening(at: Listening) -> None:
+                    bound.append(at)
+                    listening.set()
 
-            tasks.append(
-                asyncio.create_task(serve_http(ctx, operators, nats_url, where, stop, on_listening))
-            )
-            await _first(listening, tasks[-1])
-            at = bound[0]
-            write_link(chosen.home, at.loopback, link_token, link_operator)
-            log.info(f"{what}.serving", url=at.base, nats=nats_url)
-            lines.append(
-                f"console and API at {at.base} (API under /v1, its document at /v1/openapi.json);"
-                f" sign in: {console_url(at, operators)}"
-            )
-        say("\n".join(lines) + "\nCtrl-C stops it.")
-        await stop.wait()
-        await asyncio.gather(*tasks[1:], return_exceptions=True)
-        tasks[0].cancel()
+                tasks.append(
+                    asyncio.create_task(
+                        serve_http(ctx, operators, nats_url, where, stop, on_listening)
+                    )
+                )
+                await _first(listening, tasks[-1])
+                at = bound[0]
+                write_link(chosen.home, at.loopback, link_token, link_operator)
+                log.info(f"{what}.serving", url=at.base, nats=nats_url)
+                lines.append(
+                    f"console and API at {at.base} (API under /v1, its document at /v1/openapi.json);"
+                    f" sign in: {console_url(at, operators)}"
+                )
+            say("\n".join(lines) + "\nCtrl-C stops it.")
+            await stop.wait()
+            await asyncio.gather(*tasks[1:], return_exceptions=True)
+            tasks[0].cancel()
+        except BaseException:
+            # whatever stopped the start (a port in use, …), the rest stop as on Ctrl-C
+            stop.set()
+            if tasks[1:]:
+                await asyncio.wait(tasks[1:], timeout=10)
+            for task in tasks:
+                task.cancel()
+            raise
 
     try:
         asyncio.run(main())

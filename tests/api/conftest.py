@@ -34,8 +34,8 @@ class Served:
     log: list[str]
 
     def drain(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
             self.log.append(line)
             del self.log[:-200]
 
@@ -52,15 +52,15 @@ def start_served(home: Path, **settings: str) -> Served:
     proc = subprocess.Popen(
         [sys.executable, "-m", "skillpress.services.cli.main", "serve"],
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,  # the banner (with the sign-in URL), then
+        stderr=subprocess.STDOUT,  # the JSON log, access log included
         text=True,
     )
-    assert proc.stderr is not None
+    assert proc.stdout is not None
     deadline = time.monotonic() + 60
     seen = []
     while time.monotonic() < deadline:
-        line = proc.stderr.readline()
+        line = proc.stdout.readline()
         if not line:
             break
         seen.append(line)

@@ -94,6 +94,41 @@ def test_every_endpoint_needs_an_operator_token(served: Served, method: str, pat
         )
 
 
+def test_every_request_is_logged_as_one_event_without_its_query(served: Served) -> None:
+    import time
+
+    marker = f"/v1/skills/no-such-{time.monotonic_ns()}"
+    with httpx.Client(base_url=served.base, timeout=30) as c:
+        c.get(f"/sign-in?token=not-a-real-token-{marker[-6:]}")
+    with served.client() as c:
+        assert c.get(marker, params={"secret": "q"}).status_code == 404
+    events: list[dict[str, Any]] = []
+    for _ in range(50):
+        events = [
+            json.loads(line)
+            for line in list(served.log)
+            if line.startswith("{") and '"http.request"' in line
+        ]
+        if any(e["path"] == marker for e in events):
+            break
+        time.sleep(0.1)
+    (mine,) = [e for e in events if e["path"] == marker]
+    assert (mine["method"], mine["status"]) == ("GET", 404)
+    assert mine["bytes"] > 0 and mine["ms"] >= 0 and mine["client"] == "127.0.0.1"
+    signed = [e for e in events if e["path"] == "/sign-in"]
+    assert signed and all("token" not in json.dumps(e) for e in signed)  # never the query
+    assert all("secret" not in json.dumps(e) for e in events)
+    # the banner went to standard output; every line of the log is one JSON event
+    assert not [
+        ln
+        for ln in served.log
+        if ln.strip()
+        and not ln.startswith("{")
+        and "sign in" not in ln
+        and not ln.startswith(("skillpress is up", "console and API", "Ctrl-C"))
+    ]
+
+
 def test_preview_says_what_the_spec_answers_and_stores_nothing_else(served: Served) -> None:
     data = PETSTORE.read_bytes()
     expected = derive_package(data)

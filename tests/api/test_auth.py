@@ -49,6 +49,28 @@ def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
     assert done.stderr.startswith("error: refusing to listen on 0.0.0.0 with no operator token")
 
 
+def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "skillpress.services.cli.main", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            env=home_env(tmp_path / "home", log_format="json"),
+            timeout=20,
+        )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "never retrieved" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: cannot serve on http://127.0.0.1:{port}: port {port} on 127.0.0.1 is in use by"
+        " another program: pick another with --port (0: any free one)"
+    )
+
+
 def test_sessions_and_csrf_tokens_are_signed_and_expire(tmp_path: Path) -> None:
     operators = load_operators(tmp_path, None, "127.0.0.1")
     cookie = operators.session("operator", now=1000.0)

@@ -1036,3 +1036,32 @@ def test_a_slug_that_is_not_one_is_refused_with_the_one_it_could_be(given: str, 
         f"--skill {given!r} is not a slug: lowercase letters and digits, words joined by single '-',"
         f" at most 64 characters (try {tried!r})"
     )
+
+
+def test_a_submissions_status_is_its_own_stages_and_says_a_replayed_letter_was_replayed(
+    ctx: AppContext,
+) -> None:
+    made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "mine"), EVENTS.version_proposed)
+    skill_row = versions.find_skill(ctx, "hollowbrook")
+    aid = annotations.store_annotation(
+        ctx, skill_row, "note", "operation:list_rooms", {"text": "later"}, "t", ctx.clock()
+    )
+    later = propose(ctx, Stored([aid], skill_row, ctx.clock()), "added")
+    assert later["version_id"] != made["version_id"]
+    status = queries.submission_status(ctx, "mine")
+    proposed = [st["version_id"] for st in status["stages"] if st["stage"] == "proposed"]
+    assert proposed == [made["version_id"]]  # the annotation's proposal is not this one's stage
+    with ctx.records.session() as s:
+        s.add(
+            DeadLetter(
+                subject=EVENTS.revision_parsed,
+                worker="categorize",
+                error="E: once",
+                payload=json.dumps({"submission": "mine"}),
+                created_at=ctx.clock(),
+                replayed_at=ctx.clock(),
+                replayed_as="replay:1:x",
+            )
+        )
+    (letter,) = queries.submission_status(ctx, "mine")["dead_letters"]
+    assert letter["replayed_at"] is not None and letter["error"] == "E: once"

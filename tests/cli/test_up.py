@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +49,8 @@ def _start(home: Path, *args: str, api_port: str = "0") -> tuple[subprocess.Pope
             nats = json.loads(line)["nats"]
         if '"event": "up.serving"' in line:
             SERVING[proc.pid] = json.loads(line)["url"]
+            # keep reading its log (an access log line per request) so it never blocks on a pipe
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
             return proc, nats
     proc.kill()
     raise AssertionError("skillpress up never became ready")

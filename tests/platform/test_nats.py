@@ -73,3 +73,37 @@ def test_reap_stale_kills_a_leftover_server(tmp_path: Path) -> None:
     import shutil
 
     shutil.rmtree(home, ignore_errors=True)
+
+
+async def test_the_loss_of_a_server_and_its_return_are_logged_naming_it(tmp_path: Path) -> None:
+    import asyncio
+    import shutil
+
+    import structlog
+
+    home = Path("/tmp") / f"skillpress-nats-{tmp_path.name}"
+    port = free_port()
+    server = NatsServer(home).start(port=port)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            nc = await connect(server.url, name="watcher", attempts=20)
+            server.kill()
+            for _ in range(50):
+                if any(e["event"] == "nats.disconnected" for e in logs):
+                    break
+                await asyncio.sleep(0.1)
+            server = NatsServer(home).start(port=port)
+            for _ in range(100):
+                if nc.is_connected and any(e["event"] == "nats.reconnected" for e in logs):
+                    break
+                await asyncio.sleep(0.1)
+            await nc.close()
+    finally:
+        server.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    said = [(e["event"], e.get("server")) for e in logs if e["event"].startswith("nats.")]
+    where = f"127.0.0.1:{port}"
+    assert ("nats.connected", where) in said and ("nats.disconnected", where) in said
+    assert ("nats.reconnected", where) in said
+    assert said.index(("nats.disconnected", where)) < said.index(("nats.reconnected", where))
+    assert said[-1] == ("nats.reconnected", where), said  # closing said nothing more
