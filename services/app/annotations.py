@@ -41,6 +41,7 @@ __all__ = [
     "check_workflows",
     "compose_annotation",
     "detach",
+    "annotations_of",
     "list_annotations",
     "rekey",
     "retire",
@@ -233,13 +234,20 @@ def list_annotations(
 ) -> list[AnnotationView]:
     """A skill's annotations, each applied, orphaned, pending (not yet in a version) or retired."""
     skill = find_skill(ctx, slug)
+    _, manifest = newest_manifest(ctx, skill)
+    return annotations_of(ctx, skill, manifest, include_retired)
+
+
+def annotations_of(
+    ctx: AppContext, skill: Skill, manifest: Manifest | None, include_retired: bool = False
+) -> list[AnnotationView]:
+    """`list_annotations` for a skill and its newest manifest already read."""
     with ctx.records.session() as s:
         rows = s.exec(
             select(AnnotationRecord)
             .where(AnnotationRecord.skill_id == skill.id)
             .order_by(col(AnnotationRecord.created_at))
         ).all()
-    _, manifest = newest_manifest(ctx, skill)
     state = manifest.annotations if manifest is not None else None
     out: list[AnnotationView] = []
     for r in rows:

@@ -129,7 +129,7 @@ def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse
     from sqlmodel import select
 
     from skillpress.schemas.records import Skill, Source
-    from skillpress.services.app.annotations import list_annotations
+    from skillpress.services.app.annotations import annotations_of
     from skillpress.services.app.versions import newest_manifest
     from skillpress.services.platform.ids import derived_id
 
@@ -142,7 +142,7 @@ def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse
     _, manifest = newest_manifest(ctx, skill)
     had = [o.name for o in manifest.operations] if manifest is not None else []
     removed = sorted(set(had) - set(names))
-    annotations = [a for a in list_annotations(ctx, slug) if a["status"] != "retired"]
+    annotations = annotations_of(ctx, skill, manifest)  # retired ones left out
     gone = {f"operation:{n}" for n in removed}
     return SlugInUse(
         slug=slug,

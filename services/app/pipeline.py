@@ -109,19 +109,13 @@ class DeadLettered(Retryable):
 
 def dead_lettered(ctx: AppContext, submission: str) -> None:
     """DeadLettered when a message of `submission` is a dead letter not yet replayed."""
-    from sqlmodel import col, select
-
-    from skillpress.schemas.records import DeadLetter
+    from skillpress.services.app.queries import submission_letters
 
     with ctx.records.session() as s:
-        letter = s.exec(
-            select(DeadLetter)
-            .where(col(DeadLetter.payload).contains(f'"{submission}"'))
-            .where(col(DeadLetter.replayed_at).is_(None))
-            .order_by(col(DeadLetter.id))
-        ).first()
-        if letter is None:
+        letters = submission_letters(s, submission, unreplayed=True)
+        if not letters:
             return
+        letter = letters[0]
         error = letter.error.strip().splitlines()[0][:300] if letter.error else "no error recorded"
         raise DeadLettered(
             f"stopped at {letter.worker}: dead letter #{letter.id} ({letter.subject}): {error};"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from skillpress.schemas.records import (
     ActionItem,
@@ -129,6 +129,15 @@ def revisions(ctx: AppContext, slug: str) -> list[RevisionView]:
         return out
 
 
+def submission_letters(s: Session, submission: str, unreplayed: bool = False) -> list[DeadLetter]:
+    """The dead letters whose message descends from `submission`, oldest first (`unreplayed`:
+    only those not sent again)."""
+    query = select(DeadLetter).where(col(DeadLetter.payload).contains(f'"{submission}"'))
+    if unreplayed:
+        query = query.where(col(DeadLetter.replayed_at).is_(None))
+    return list(s.exec(query.order_by(col(DeadLetter.id))).all())
+
+
 def submission_status(ctx: AppContext, submission: str) -> SubmissionView:
     """Where a submission is now, stage by stage, from what the records hold (NotFound when no
     stage has recorded it: it is queued, or its first message was dead-lettered — both listed)."""
@@ -147,11 +156,7 @@ def submission_status(ctx: AppContext, submission: str) -> SubmissionView:
                 "error": d.error.splitlines()[0],
                 "replayed_at": d.replayed_at.isoformat() if d.replayed_at else None,
             }
-            for d in s.exec(
-                select(DeadLetter)
-                .where(col(DeadLetter.payload).contains(f'"{submission}"'))
-                .order_by(col(DeadLetter.id))
-            ).all()
+            for d in submission_letters(s, submission)
         ]
         ended = s.get(SubmissionOutcome, submission[:128])
         if ended is not None:  # it made no revision of its own: refused, or bytes seen before

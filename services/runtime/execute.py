@@ -48,9 +48,7 @@ __all__ = [
 USER_AGENT = "skillpress"
 
 
-def default_env_var(slug: str) -> str:
-    """The variable a skill's credential is read from unless another is named: `<SLUG>_API_KEY`."""
-    return default_credential_env(slug)
+default_env_var = default_credential_env  # `<SLUG>_API_KEY`: the runtime's name for it
 
 
 def credential_env(slug: str, auth: AuthHeader | None, given: str | None = None) -> str:

@@ -46,6 +46,20 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
+def _watched(context: Any) -> tuple[Any, list[str], list[str]]:
+    """A page, with its script errors and its CSP refusals collected (the console's own scripts
+    and styles run under its CSP: there should be none of either)."""
+    page = context.new_page()
+    errors: list[str] = []
+    refused: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on(
+        "console",
+        lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    return page, errors, refused
+
+
 def _shot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
@@ -76,14 +90,7 @@ def test_an_operator_imports_reviews_annotates_and_publishes(
     browser: Any, served: Served, tmp_path: Path
 ) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    refused: list[str] = []  # the console's own scripts and styles run under its CSP
-    page.on(
-        "console",
-        lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None,
-    )
+    page, errors, refused = _watched(context)
 
     # sign in with the printed URL; the token never stays in the address bar
     page.goto(served.sign_in)
@@ -264,12 +271,7 @@ def test_a_long_review_is_filtered_as_you_type_and_paged_without_cutting_anythin
     from playwright.sync_api import expect
 
     context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    refused: list[str] = []
-    page.on(
-        "console",
-        lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None,
-    )
+    page, _, refused = _watched(context)
     page.goto(served.sign_in)
     _import(page, served, _many_deletes(tmp_path, 120), "many", "20-many")
     page.goto(f"{served.base}/skills/many/review")

@@ -78,6 +78,22 @@ def propose(ctx: AppContext, stored: Stored, change: str) -> dict[str, Any]:
     return last(bus.run(ctx, EVENTS.annotation_changed, event), EVENTS.version_proposed)
 
 
+def note(ctx: AppContext, operation: str, text: str) -> Stored:
+    """A note on one of Hollowbrook's operations, stored as a person's change."""
+    skill = versions.find_skill(ctx, "hollowbrook")
+    aid = annotations.store_annotation(
+        ctx, skill, "note", f"operation:{operation}", {"text": text}, "t", ctx.clock()
+    )
+    return Stored([aid], skill, ctx.clock())
+
+
+def dead_letter(ctx: AppContext, payload: dict[str, Any] | None = None, **fields: Any) -> None:
+    """A dead letter recorded as a worker would (`payload`: its message)."""
+    row = {"subject": "s", "worker": "w", "error": "E: x", "created_at": ctx.clock()} | fields
+    with ctx.records.session() as s:
+        s.add(DeadLetter(payload=json.dumps(payload or {}), **row))
+
+
 def publish(ctx: AppContext, version_id: str, remove_gates: bool = False) -> dict[str, Any]:
     checked = versions.check_publish_request(ctx, "hollowbrook", version_id, remove_gates)
     command = PublishVersion(
@@ -333,26 +349,8 @@ def test_refresh_resubmits_url_sources_that_are_due(ctx: AppContext) -> None:
 
 def test_dead_letters_are_listed_oldest_first(ctx: AppContext) -> None:
     assert queries.dead_letters(ctx) == []
-    with ctx.records.session() as s:
-        s.add(
-            DeadLetter(
-                subject="s",
-                worker="w",
-                msg_id="m",
-                error="E: x",
-                payload="{}",
-                created_at=datetime.now(UTC),
-            )
-        )
-        s.add(
-            DeadLetter(
-                subject="t",
-                worker="w",
-                error="E: y",
-                payload='{"skill": "pets", "submission": "sub-9"}',
-                created_at=datetime.now(UTC),
-            )
-        )
+    dead_letter(ctx, msg_id="m")
+    dead_letter(ctx, {"skill": "pets", "submission": "sub-9"}, subject="t", error="E: y")
     # each says which skill and submission its message was for, where it names them
     assert [
         (d["worker"], d["error"], d["skill"], d["submission"]) for d in queries.dead_letters(ctx)
@@ -914,11 +912,7 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
     assert credential_env(skill.slug, skill.auth) == "HB_TOKEN"
     assert credential_env(skill.slug, skill.auth, "GIVEN") == "GIVEN"  # a caller's own wins
     # a re-derivation (an annotation's proposal) keeps it: it lives with the source
-    skill_row = versions.find_skill(ctx, "hollowbrook")
-    aid = annotations.store_annotation(
-        ctx, skill_row, "note", "operation:list_rooms", {"text": "kept"}, "t", ctx.clock()
-    )
-    again = propose(ctx, Stored([aid], skill_row, ctx.clock()), "added")
+    again = propose(ctx, note(ctx, "list_rooms", "kept"), "added")
     assert again["version_id"] != made["version_id"]
     newer = versions.version_files(
         ctx.blobs,
@@ -965,17 +959,7 @@ def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: App
 
     assert slug_in_use(ctx, "hollowbrook", ("list_rooms",)) is None
     submit(ctx, HOLLOWBROOK.read_bytes(), "first")
-    skill = versions.find_skill(ctx, "hollowbrook")
-    aid = annotations.store_annotation(
-        ctx,
-        skill,
-        "note",
-        "operation:cancel_booking",
-        {"text": "only on request"},
-        "t",
-        ctx.clock(),
-    )
-    assert aid
+    note(ctx, "cancel_booking", "only on request")
     used = slug_in_use(ctx, "hollowbrook", ("list_rooms", "check_availability", "refund"))
     assert used is not None
     assert (used.title, used.source, used.live_version_id, used.operations) == (
@@ -992,17 +976,14 @@ def test_a_submission_a_dead_letter_stopped_says_so_and_how_to_go_on(ctx: AppCon
     from skillpress.services.app.pipeline import DeadLettered, dead_lettered
 
     dead_lettered(ctx, "sub-1")  # nothing stopped it: no word
-    with ctx.records.session() as s:
-        s.add(
-            DeadLetter(
-                subject=EVENTS.spec_submitted,
-                worker="fetch",
-                msg_id="submitted:sub-1",
-                error="FetchFailed: http://x/spec answered 503 (after 5 deliveries)\ntrace…",
-                payload=json.dumps({"submission": "sub-1", "skill": "x"}),
-                created_at=ctx.clock(),
-            )
-        )
+    dead_letter(
+        ctx,
+        {"submission": "sub-1", "skill": "x"},
+        subject=EVENTS.spec_submitted,
+        worker="fetch",
+        msg_id="submitted:sub-1",
+        error="FetchFailed: http://x/spec answered 503 (after 5 deliveries)\ntrace…",
+    )
     with pytest.raises(DeadLettered) as stopped:
         dead_lettered(ctx, "sub-1")
     assert str(stopped.value) == (
@@ -1042,26 +1023,19 @@ def test_a_submissions_status_is_its_own_stages_and_says_a_replayed_letter_was_r
     ctx: AppContext,
 ) -> None:
     made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "mine"), EVENTS.version_proposed)
-    skill_row = versions.find_skill(ctx, "hollowbrook")
-    aid = annotations.store_annotation(
-        ctx, skill_row, "note", "operation:list_rooms", {"text": "later"}, "t", ctx.clock()
-    )
-    later = propose(ctx, Stored([aid], skill_row, ctx.clock()), "added")
+    later = propose(ctx, note(ctx, "list_rooms", "later"), "added")
     assert later["version_id"] != made["version_id"]
     status = queries.submission_status(ctx, "mine")
     proposed = [st["version_id"] for st in status["stages"] if st["stage"] == "proposed"]
     assert proposed == [made["version_id"]]  # the annotation's proposal is not this one's stage
-    with ctx.records.session() as s:
-        s.add(
-            DeadLetter(
-                subject=EVENTS.revision_parsed,
-                worker="categorize",
-                error="E: once",
-                payload=json.dumps({"submission": "mine"}),
-                created_at=ctx.clock(),
-                replayed_at=ctx.clock(),
-                replayed_as="replay:1:x",
-            )
-        )
+    dead_letter(
+        ctx,
+        {"submission": "mine"},
+        subject=EVENTS.revision_parsed,
+        worker="categorize",
+        error="E: once",
+        replayed_at=ctx.clock(),
+        replayed_as="replay:1:x",
+    )
     (letter,) = queries.submission_status(ctx, "mine")["dead_letters"]
     assert letter["replayed_at"] is not None and letter["error"] == "E: once"
