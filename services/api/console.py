@@ -7,20 +7,19 @@ import base64
 import hmac
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 
 from skillpress.services.api.auth import SESSION_COOKIE
 from skillpress.services.api.deps import read_spec_input, state
 from skillpress.services.api.headers import csp_nonce
+from skillpress.services.api.pages import templates
 from skillpress.services.app import changes, intake
 from skillpress.services.app.context import AppContext
 from skillpress.services.app.review import suggestion_groups
@@ -30,7 +29,6 @@ from skillpress.services.errors import NotFound, Permanent, Refused, Retryable
 __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
-templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
 
 def _ticks(text: str) -> Markup:
@@ -64,6 +62,7 @@ def _render(request: Request, template: str, status: int = 200, **context: Any) 
     flash = _read_flash(request, operators)
     context.setdefault("notice", flash.get("notice"))
     context.setdefault("error", flash.get("error"))
+    context.setdefault("max_bytes", state(request).ctx.settings.max_spec_bytes)
     response = templates.TemplateResponse(
         request,
         template,

@@ -7,6 +7,8 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillpress.services.api.pages import error_page, is_console
+
 __all__ = ["BodyCap"]
 
 
@@ -19,22 +21,28 @@ class BodyCap:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps(
-            {
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        detail = (
+            f"the request is over the {self.max_bytes:,}-byte limit"
+            " (SKILLPRESS_MAX_SPEC_BYTES sets it)"
+        )
+        if is_console(scope):  # a console form: a page with the way back to it
+            page = error_page(scope, 413, detail)
+            body, kind = page.body, b"text/html; charset=utf-8"
+        else:
+            problem = {
                 "type": "urn:skillpress:problem:too-large",
                 "title": "Too large",
                 "status": 413,
-                "detail": f"the request is over the {self.max_bytes:,}-byte limit"
-                " (SKILLPRESS_MAX_SPEC_BYTES sets it)",
+                "detail": detail,
             }
-        ).encode()
+            body, kind = json.dumps(problem).encode(), b"application/problem+json"
         await send(
             {
                 "type": "http.response.start",
                 "status": 413,
                 "headers": [
-                    (b"content-type", b"application/problem+json"),
+                    (b"content-type", kind),
                     (b"content-length", str(len(body)).encode()),
                     (b"connection", b"close"),
                 ],
@@ -49,7 +57,7 @@ class BodyCap:
         headers: dict[bytes, bytes] = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
         seen = 0
         over = False
@@ -72,7 +80,7 @@ class BodyCap:
             if over:
                 if not refused:
                     refused = True
-                    await self._refuse(send)
+                    await self._refuse(scope, send)
                 return
             await send(message)
 
@@ -81,4 +89,4 @@ class BodyCap:
         except _TooLarge:
             if not refused:
                 refused = True
-                await self._refuse(send)
+                await self._refuse(scope, send)

@@ -6,10 +6,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
+from skillpress.services.api.pages import error_page, is_console
 from skillpress.services.errors import Permanent, Retryable
 from skillpress.services.platform.logging import get_logger
 
@@ -116,31 +117,41 @@ def problem(status: int, detail: str, kind: str | None = None, **extra: Any) -> 
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
+def _answer(request: Request, status: int, detail: str, kind: str | None = None) -> Response:
+    """A problem for the API; for the console (a page or a form of it), the same refusal as a
+    page with the way back to its form."""
+    if is_console(request.scope):
+        return error_page(request.scope, status, detail)
+    return problem(status, detail, kind)
+
+
 def install(app: FastAPI) -> None:
     """Map the application layer's error kinds (and FastAPI's own) to problems, once."""
     log = get_logger("api")
 
     @app.exception_handler(Permanent)
-    async def refused(request: Request, exc: Permanent) -> JSONResponse:
+    async def refused(request: Request, exc: Permanent) -> Response:
         if exc.status >= 500:
             log.error("api.failed", path=request.url.path, problem=exc.problem, error=str(exc))
-        return problem(exc.status, str(exc), exc.problem)
+        return _answer(request, exc.status, str(exc), exc.problem)
 
     @app.exception_handler(Retryable)
-    async def unavailable(request: Request, exc: Retryable) -> JSONResponse:
-        return problem(exc.status, str(exc), exc.problem)
+    async def unavailable(request: Request, exc: Retryable) -> Response:
+        return _answer(request, exc.status, str(exc), exc.problem)
 
     @app.exception_handler(HTTPException)
-    async def http(request: Request, exc: HTTPException) -> JSONResponse:
-        return problem(exc.status_code, str(exc.detail))
+    async def http(request: Request, exc: HTTPException) -> Response:
+        return _answer(request, exc.status_code, str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return problem(422, f"{where}: {first.get('msg', 'invalid')}", "invalid-request")
+        detail = f"{where}: {first.get('msg', 'invalid')}"
+        return _answer(request, 422, detail, "invalid-request")
 
     @app.exception_handler(Exception)
-    async def crashed(request: Request, exc: Exception) -> JSONResponse:
+    async def crashed(request: Request, exc: Exception) -> Response:
         log.exception("api.crashed", path=request.url.path)
-        return problem(500, f"an unexpected {type(exc).__name__}; the server log has the detail")
+        detail = f"an unexpected {type(exc).__name__}; the server log has the detail"
+        return _answer(request, 500, detail)

@@ -231,6 +231,27 @@ def test_an_oversize_upload_is_a_413_before_it_is_parsed_or_stored(served: Serve
     assert after == before
 
 
+def test_the_console_is_refused_in_pages_with_the_way_back(served: Served) -> None:
+    """A console form over the cap, or with a field the server cannot read, is answered with a
+    page saying why and linking back to the form's page; the API keeps its problems."""
+    big = b"a" * (MAX_SPEC_BYTES + 300_000)
+    with served.client() as c:
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    with httpx.Client(base_url=served.base, cookies=cookie, follow_redirects=False) as browser:
+        over = browser.post("/skills/import", files={"file": ("big.json", big)})
+        unreadable = browser.post("/operations/approvals/seven", data={"csrf": "x"})
+        lost = browser.get("/skills/nope/somewhere")
+        api = browser.post("/v1/approvals/seven/grant")
+    assert over.status_code == 413 and over.headers["content-type"].startswith("text/html")
+    assert f"over the {MAX_SPEC_BYTES + 256 * 1024:,}-byte limit" in over.text
+    assert '<a href="/skills/import" id="way-back">' in over.text
+    assert unreadable.status_code == 422 and "request_id: " in unreadable.text
+    assert '<a href="/operations" id="way-back">' in unreadable.text
+    assert lost.status_code == 404 and '<h1>Not found <span class="muted">(404)' in lost.text
+    assert '<a href="/skills/nope" id="way-back">' in lost.text
+    assert api.headers["content-type"] == "application/problem+json"
+
+
 def test_a_url_import_goes_through_the_fetch_guard(served: Served) -> None:
     with served.client() as c:
         refused = c.post("/v1/skills/preview", data={"url": f"{served.base}/v1/openapi.json"})
@@ -414,7 +435,10 @@ def test_the_console_signs_in_with_a_strict_cookie_and_checks_csrf(served: Serve
         page = browser.get("/skills/import")
         assert page.status_code == 200 and 'name="csrf"' in page.text
         forged = browser.post("/skills/import", data={"csrf": "forged", "spec": "{}"})
-        assert _problem(forged, 403)["detail"].startswith("this form's CSRF token")
+        assert forged.status_code == 403
+        assert forged.headers["content-type"].startswith("text/html")
+        assert "this form&#39;s CSRF token is missing or stale: reload the page" in forged.text
+        assert '<a href="/skills/import" id="way-back">' in forged.text
         api_without_csrf = browser.post("/v1/skills/preview", data={"spec": "{}"})
         assert (
             _problem(api_without_csrf, 403)["detail"]

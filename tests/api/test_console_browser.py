@@ -240,6 +240,52 @@ def test_the_console_works_at_a_phone_width_and_from_the_keyboard(
     context.close()
 
 
+def _signed_in(browser: Any, served: Served) -> tuple[Any, Any, list[str], list[str]]:
+    context = browser.new_context()
+    page, errors, refused = _watched(context)
+    page.goto(f"{served.base}/sign-in?token={served.token}")
+    page.wait_for_url(f"{served.base}/skills")
+    return context, page, errors, refused
+
+
+def test_a_refused_form_says_why_in_a_page_and_keeps_what_was_typed(
+    browser: Any, served: Served
+) -> None:
+    from tests.api.conftest import MAX_SPEC_BYTES
+
+    context, page, errors, refused = _signed_in(browser, served)
+    page.goto(f"{served.base}/skills/import")
+    pasted = '{"openapi": "3.0.0", "x": "' + "a" * MAX_SPEC_BYTES + '"}'
+    page.locator("#spec").fill(pasted)
+    page.get_by_role("button", name="Preview").click()
+    said = page.locator("#too-large")
+    assert said.is_visible()
+    assert said.text_content() == (
+        f"The pasted spec is {len(pasted):,} bytes, over the {MAX_SPEC_BYTES:,}-byte limit"
+        " (SKILLPRESS_MAX_SPEC_BYTES sets it): give a smaller document or its URL."
+    )
+    assert page.url == f"{served.base}/skills/import"
+    assert page.locator("#spec").input_value() == pasted
+    # a stale form (its CSRF token from another session): a page in words, and back to the form
+    # with what was typed in it
+    page.locator("#spec").fill("openapi: 3.0.0")
+    page.locator("#slug").fill("kept-slug")
+    page.evaluate("document.querySelector('#spec-form input[name=csrf]').value = 'stale'")
+    page.get_by_role("button", name="Preview").click()
+    page.wait_for_selector("#problem")
+    assert page.locator("#problem").text_content() == (
+        "this form's CSRF token is missing or stale: reload the page"
+    )
+    assert page.locator("h1").text_content() == "Not allowed (403)"
+    _shot(page, "15-refused-page")
+    page.get_by_role("button", name="Back to the form").click()
+    page.wait_for_url(f"{served.base}/skills/import")
+    assert page.locator("#slug").input_value() == "kept-slug"
+    assert page.locator("#spec").input_value() == "openapi: 3.0.0"
+    assert errors == [] and refused == []
+    context.close()
+
+
 def _many_deletes(tmp: Path, n: int) -> Path:
     """An API of `n` deletable resources: `n` delete suggestions to review."""
     paths = {
