@@ -659,7 +659,7 @@ async def review_confirm(
 
 @router.get("/operations", response_class=HTMLResponse)
 def operations_page(request: Request) -> Response:
-    from skillpress.services.app.approvals import list_requests
+    from skillpress.services.app.approvals import decided_requests, list_requests
     from skillpress.services.app.queries import dead_letters, open_actions
 
     _operator(request)
@@ -670,6 +670,7 @@ def operations_page(request: Request) -> Response:
         actions=open_actions(ctx),
         letters=dead_letters(ctx),
         approvals=list_requests(ctx),
+        decided=decided_requests(ctx),
     )
 
 

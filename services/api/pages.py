@@ -4,6 +4,7 @@ server could not read) gets a page in words with a way back to its form, never r
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from fastapi.templating import Jinja2Templates
@@ -16,6 +17,20 @@ from skillpress.services.api.headers import csp_nonce
 __all__ = ["back_to", "error_page", "is_console", "templates"]
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def _as_text(value: object) -> str:
+    """A bound value as the text it is: a string itself, anything else its JSON (never escaped
+    to \\u sequences: the page escapes it as HTML)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _when(at: str | None) -> str:
+    return at[:19].replace("T", " ") + " UTC" if at else ""
+
+
+templates.env.filters["as_text"] = _as_text
+templates.env.filters["when"] = _when
 
 _TITLES = {
     400: "That request could not be read",

@@ -543,7 +543,7 @@ def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> Approv
     from skillpress.services.app.approvals import as_dict
     from skillpress.services.app.approvals import decide as decided
 
-    return as_dict(decided(ctx, request_id, body.grant, who))
+    return as_dict(decided(ctx, request_id, body.grant, who), ctx)
 
 
 for _route in router.routes:  # each operation's summary: its docstring's first line

@@ -5,9 +5,10 @@ is recorded with who made it (a gate's own `auto_below` included)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from skillpress.schemas.records import ApprovalRequest
 from skillpress.services.app.context import AppContext
@@ -20,6 +21,7 @@ __all__ = [
     "ask",
     "consume",
     "decide",
+    "decided_requests",
     "list_requests",
     "record",
     "as_dict",
@@ -31,7 +33,36 @@ def _bound(bound: dict[str, Any]) -> str:
     return json.dumps(bound, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def as_dict(r: ApprovalRequest) -> ApprovalView:
+def _utc(at: datetime) -> datetime:
+    return at if at.tzinfo else at.replace(tzinfo=UTC)  # SQLite gives its datetimes back naive
+
+
+def _expires_at(ctx: AppContext, r: ApprovalRequest) -> datetime | None:
+    """When an open request (pending since it was made, granted since it was decided) expires."""
+    since = r.created_at if r.status == "pending" else r.decided_at
+    if r.status not in ("pending", "granted") or since is None:
+        return None
+    return _utc(since) + timedelta(seconds=ctx.settings.approval_expiry)
+
+
+def _expire(ctx: AppContext, s: Session) -> None:
+    """Mark expired every open request past its time: a pending one no one decided while its
+    caller waited cannot be granted for nobody, and a grant no call used no longer lets one by."""
+    now = _utc(ctx.clock())
+    rows = s.exec(
+        select(ApprovalRequest).where(col(ApprovalRequest.status).in_(("pending", "granted")))
+    ).all()
+    for row in rows:
+        ends = _expires_at(ctx, row)
+        if ends is not None and ends <= now:
+            row.status = "expired"
+            if row.decided_at is None:
+                row.decided_at = ends
+    s.flush()
+
+
+def as_dict(r: ApprovalRequest, ctx: AppContext) -> ApprovalView:
+    ends = _expires_at(ctx, r)
     return {
         "id": r.id,
         "skill": r.skill,
@@ -43,15 +74,18 @@ def as_dict(r: ApprovalRequest) -> ApprovalView:
         "decided_by": r.decided_by,
         "created_at": r.created_at.isoformat(),
         "decided_at": r.decided_at.isoformat() if r.decided_at else None,
+        "expires_at": ends.isoformat() if ends else None,
     }
 
 
 def ask(
     ctx: AppContext, skill: str, operation: str, risk: str, bound: dict[str, Any], by: str
 ) -> ApprovalRequest:
-    """The open request for this exact call (the same one when asked again), or a new one."""
+    """The open request for this exact call (the same one when asked again, unless it expired),
+    or a new one."""
     key = _bound(bound)
     with ctx.records.session() as s:
+        _expire(ctx, s)
         found = s.exec(
             select(ApprovalRequest).where(
                 ApprovalRequest.skill == skill,
@@ -122,11 +156,18 @@ def settle(
 
 
 def decide(ctx: AppContext, request_id: int, grant: bool, by: str) -> ApprovalRequest:
-    """Grant or deny a pending request (Refused when it is decided already)."""
+    """Grant or deny a pending request (Refused when it is decided already, or expired)."""
     with ctx.records.session() as s:
+        _expire(ctx, s)
         row = s.get(ApprovalRequest, request_id)
         if row is None:
             raise NotFound(f"no approval request #{request_id} (skillpress approvals lists them)")
+        if row.status == "expired":
+            raise Refused(
+                f"approval request #{request_id} expired: no one decided it within"
+                f" {_span(ctx.settings.approval_expiry)} (SKILLPRESS_APPROVAL_EXPIRY), so no call"
+                " is waiting on it; if the caller still wants it, its next call asks again"
+            )
         if row.status != "pending":
             raise Refused(f"approval request #{request_id} is {row.status} already")
         row.status = "granted" if grant else "denied"
@@ -140,6 +181,7 @@ def consume(ctx: AppContext, request_id: int) -> ApprovalRequest:
     """The request's decision for the call waiting on it: a grant is used up (one call), a
     denial or a pending request is returned as it is."""
     with ctx.records.session() as s:
+        _expire(ctx, s)
         row = s.get(ApprovalRequest, request_id)
         if row is None:
             raise NotFound(f"no approval request #{request_id}")
@@ -151,12 +193,34 @@ def consume(ctx: AppContext, request_id: int) -> ApprovalRequest:
 
 
 def list_requests(ctx: AppContext, everything: bool = False) -> list[ApprovalView]:
-    """Pending requests, oldest first (`everything`: decided ones too)."""
+    """Pending requests, oldest first (`everything`: decided and expired ones too)."""
     with ctx.records.session() as s:
+        _expire(ctx, s)
         query = select(ApprovalRequest).order_by(col(ApprovalRequest.id))
         if not everything:
             query = query.where(ApprovalRequest.status == "pending")
-        return [as_dict(r) for r in s.exec(query).all()]
+        return [as_dict(r, ctx) for r in s.exec(query).all()]
+
+
+def decided_requests(ctx: AppContext, limit: int = 50) -> list[ApprovalView]:
+    """The latest decisions (granted, denied, used, automatic, expired), the last made first."""
+    with ctx.records.session() as s:
+        _expire(ctx, s)
+        query = (
+            select(ApprovalRequest)
+            .where(ApprovalRequest.status != "pending")
+            .order_by(col(ApprovalRequest.decided_at).desc(), col(ApprovalRequest.id).desc())
+            .limit(limit)
+        )
+        return [as_dict(r, ctx) for r in s.exec(query).all()]
+
+
+def _span(seconds: float) -> str:
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
 
 
 def announce(ctx: AppContext, request: ApprovalRequest) -> bool:

@@ -339,3 +339,4 @@ class ApprovalView(TypedDict):
     decided_by: str | None
     created_at: str
     decided_at: str | None
+    expires_at: str | None  # pending or granted: when it expires unless decided (or used)

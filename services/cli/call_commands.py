@@ -263,6 +263,11 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
                         return
                     if row.status == "denied":
                         fail(f"not sent: approval #{row.id} was denied by {row.decided_by}")
+                    if row.status == "expired":
+                        fail(
+                            f"not sent: approval #{row.id} expired before anyone decided it;"
+                            " calling again asks anew"
+                        )
                     if time.monotonic() >= deadline:
                         fail(
                             f"not sent: approval #{row.id} is still pending; the same call once"
@@ -678,17 +683,21 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
     records are opened at the first gated call, not when the server starts."""
 
     def decide(gate: GateCheck) -> tuple[bool, str]:
+        from datetime import timedelta
+
         from skillpress.services.app import approvals
 
         ctx = open_ctx()
         try:
             row = approvals.settle(ctx, slug, gate, "an MCP agent")
+            until = row.created_at + timedelta(seconds=ctx.settings.approval_expiry)
         finally:
             ctx.close()
         if row.status != "pending":
             return True, ""
         return False, (
-            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id});"
+            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}),"
+            f" open until {until:%Y-%m-%d %H:%M} UTC;"
             " tell the user what you would send and why, and call again with the same arguments"
             " once they say it is approved."
         )

@@ -360,6 +360,7 @@ def approvals(
             f"#{r['id']} {r['created_at'][:19]} {r['skill']} {r['operation']} (risk {r['risk']})"
             f" {json.dumps(r['bound'], ensure_ascii=False, sort_keys=True)}: {r['status']}"
             + (f" by {r['decided_by']}" if r["decided_by"] else "")
+            + (f" (expires {r['expires_at'][:19]})" if r["expires_at"] else "")
         ),
     )
 

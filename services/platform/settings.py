@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     outage_delays: tuple[float, ...] = (2.0, 5.0, 15.0, 30.0, 60.0)
     outage_limit: float = 3600.0
 
+    # a gated call's request for approval stays open this long (seconds); then it is expired
+    # (no one can grant it) and the same call asks anew; a grant not used in as long expires too
+    approval_expiry: float = Field(default=3600.0, gt=0)
+
     # fetching specs by URL
     fetch_timeout: float = 20.0
     fetch_allow_private: bool = (

@@ -203,14 +203,32 @@ def test_an_operator_imports_reviews_annotates_and_publishes(
 
     ctx = open_app(Settings(home=served.home))
     try:
-        waiting = ask(ctx, "pets", "remove_pet", "high", {"id": 9}, "agent-1")
+        waiting = ask(ctx, "pets", "remove_pet", "high", {"id": 9, "why": "<img src=x>"}, "agent-1")
     finally:
         ctx.close()
     page.goto(f"{served.base}/operations")
-    assert '{"id": 9}' in page.inner_text("#approvals")
+    row = page.locator("#approvals tbody tr").first
+    # the values as the text they are, who asked and when, Deny before Grant
+    assert row.locator("dl.bound").inner_text().split() == ["id", "9", "why", "<img", "src=x>"]
+    assert row.locator("td").nth(5).inner_text() == "agent-1"
+    assert row.locator("td").nth(6).inner_text().endswith(" UTC")
+    buttons = row.locator("button").all_inner_texts()
+    assert buttons == ["Deny", "Grant"]
     _shot(page, "12-operations")
+    # the page updates itself: a call that asks now shows without a reload
+    ctx = open_app(Settings(home=served.home))
+    try:
+        later = ask(ctx, "pets", "remove_pet", "high", {"id": 10}, "agent-2")
+    finally:
+        ctx.close()
+    page.get_by_role("button", name=f"grant request {later.id}").wait_for(timeout=15_000)
+    page.get_by_role("button", name=f"deny request {later.id}").click()
+    assert f"approval request #{later.id} denied" in page.inner_text(".notice")
     page.get_by_role("button", name=f"grant request {waiting.id}").click()
     assert f"approval request #{waiting.id} granted" in page.inner_text(".notice")
+    decided = page.locator("#decided tbody tr")
+    assert decided.nth(0).inner_text().split("\t")[6:8] == ["granted (not used yet)", "operator"]
+    assert decided.nth(1).inner_text().split("\t")[6:8] == ["denied", "operator"]
     assert "none waiting" in page.inner_text("#approvals")
     assert errors == [] and refused == []
     context.close()

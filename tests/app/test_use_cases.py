@@ -1039,3 +1039,36 @@ def test_a_submissions_status_is_its_own_stages_and_says_a_replayed_letter_was_r
     )
     (letter,) = queries.submission_status(ctx, "mine")["dead_letters"]
     assert letter["replayed_at"] is not None and letter["error"] == "E: once"
+
+
+def test_a_request_no_one_decides_expires_and_the_next_call_asks_anew(ctx: AppContext) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from skillpress.services.app import approvals
+
+    start = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    now = [start]
+    ctx.clock = lambda: now[0]
+    hour = timedelta(seconds=ctx.settings.approval_expiry)
+    bound = {"booking_id": "bk-1", "note": "<img src=x>"}
+    asked = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "alice")
+    assert asked.id is not None
+    [listed] = approvals.list_requests(ctx)
+    assert listed["expires_at"] == (start + hour).isoformat()
+    assert listed["bound"] == bound and listed["requested_by"] == "alice"
+    now[0] = start + hour  # its caller stopped waiting long ago: no one can grant it now
+    assert approvals.list_requests(ctx) == []
+    with pytest.raises(Refused, match=rf"#{asked.id} expired: no one decided it within 1 h"):
+        approvals.decide(ctx, asked.id, True, "ops")
+    [gone] = approvals.decided_requests(ctx)
+    assert (gone["id"], gone["status"], gone["decided_by"]) == (asked.id, "expired", None)
+    assert gone["decided_at"] == (start + hour).isoformat() and gone["expires_at"] is None
+    again = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "alice")
+    assert again.id != asked.id and again.status == "pending"
+    # a grant no call used in as long no longer lets one through
+    assert again.id is not None
+    approvals.decide(ctx, again.id, True, "ops")
+    now[0] += hour
+    assert approvals.consume(ctx, again.id).status == "expired"
+    newest = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "alice")
+    assert newest.id not in (asked.id, again.id) and newest.status == "pending"
