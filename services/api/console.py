@@ -384,7 +384,7 @@ def _skill_view(
     file: str | None,
     ref: str | None,
     query: str = "",
-    drops_seen: dict[tuple[str, str | None], tuple[str, ...]] | None = None,
+    drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None = None,
 ) -> dict[str, Any]:
     from skillpress.services.app.annotations import list_annotations
     from skillpress.services.app.versions import (
@@ -409,7 +409,7 @@ def _skill_view(
         None,
     )
     diff = diff_versions(ctx, slug, None, proposal["version_id"]) if proposal else None
-    drops: list[str] = []
+    drops: list[tuple[str, bool]] = []
     if proposal:
         # versions never change: the publish check behind this runs once per pair, not per view
         key = (proposal["version_id"], live["version_id"] if live else None)
@@ -539,21 +539,28 @@ async def retire_form(
     )
 
 
-@router.post("/skills/{slug}/annotations/{annotation_id}/rekey")
-async def rekey_form(
-    request: Request,
-    slug: str,
-    annotation_id: str,
-    csrf: Annotated[str, Form()] = "",
-    operation: Annotated[str, Form()] = "",
-) -> Response:
-    who = _checked(request, csrf)
+@router.post("/skills/{slug}/annotations/rekey")
+async def rekey_form(request: Request, slug: str) -> Response:
+    """The orphaned annotations' form: each `rekey-ID` field names the operation it moves to
+    (empty: left as it is); all chosen move in one proposal."""
+    form = await request.form()
+    who = _checked(request, str(form.get("csrf") or ""))
     ctx = state(request).ctx
+    moves = {
+        str(key)[len("rekey-") :]: str(value)
+        for key, value in form.multi_items()
+        if str(key).startswith("rekey-") and str(value)
+    }
+    if not moves:
+        return _back(request, f"/skills/{slug}", error="choose an operation for at least one")
     return await _act(
         request,
         f"/skills/{slug}",
-        lambda: changes.rekey(ctx, annotation_id, operation, who),
-        lambda done: f"re-keyed {annotation_id} to {operation}; {_proposed(done)}",
+        lambda: changes.rekey(ctx, moves, who),
+        lambda done: (
+            f"re-keyed {len(moves)} annotation{'s' if len(moves) > 1 else ''}"
+            f" ({', '.join(f'{a} to {op}' for a, op in moves.items())}); {_proposed(done)}"
+        ),
     )
 
 

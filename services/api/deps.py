@@ -33,7 +33,9 @@ class ServerState:
     operators: Operators
     nc: Any = None  # the shared NATS connection (nats.aio.client.Client) once started
     # (proposal, live) → the gates publishing it drops: the console's publish check, once
-    drops_seen: dict[tuple[str, str | None], tuple[str, ...]] = field(default_factory=dict)
+    drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] = field(
+        default_factory=dict
+    )
 
 
 def state(request: Request) -> ServerState:

@@ -426,7 +426,23 @@ def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> Annotat
     """Move an orphaned annotation to an operation's new name."""
     from skillpress.services.app.changes import rekey as rekeyed
 
-    return rekeyed(ctx, annotation_id, body.operation, who)
+    return rekeyed(ctx, {annotation_id: body.operation}, who)
+
+
+class RekeyManyIn(BaseModel):
+    moves: dict[str, str] = Field(
+        description="each orphaned annotation's id → the operation it belongs to now",
+        min_length=1,
+        max_length=1000,
+    )
+
+
+@router.post("/annotations/rekey", name="rekey_annotations", tags=["annotations"])
+def rekey_many(ctx: Ctx, who: Operator, body: RekeyManyIn) -> AnnotationRekeyed:
+    """Move several orphaned annotations of one skill at once: one version proposed for all."""
+    from skillpress.services.app.changes import rekey as rekeyed
+
+    return rekeyed(ctx, body.moves, who)
 
 
 @router.get("/skills/{slug}/suggestions", name="list_suggestions", tags=["review"])

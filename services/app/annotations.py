@@ -326,25 +326,36 @@ def retract_turn(ctx: AppContext, slug: str, turn: str, by: str) -> Stored | Non
     return Stored(ids, retire_rows(ctx, ids, by, now), now)
 
 
-def rekey(ctx: AppContext, annotation_id: str, operation: str, by: str) -> Stored:
-    """Move an annotation to an operation's new name: the old one retired, the same one added on
-    the new name (checked first). `ids` is [old, new]."""
+def rekey(ctx: AppContext, moves: Mapping[str, str], by: str) -> Stored:
+    """Move annotations to their operations' new names (`moves`: annotation id → operation) in
+    one change: each old one retired, the same one added on its new name, all checked together
+    first. `ids` is the old ones, then the new ones in the same order."""
+    if not moves:
+        raise Refused("name at least one annotation to re-key and the operation it belongs to now")
+    found: list[tuple[str, str, dict[str, Any], str]] = []
+    skill: Skill | None = None
     with ctx.records.session() as s:
-        row = s.get(AnnotationRecord, annotation_id)
-        if row is None or row.retired_at is not None:
-            raise NotFound(f"no active annotation {annotation_id!r}")
-        kind, body = row.kind, json.loads(row.body_json)
-        skill = s.get(Skill, row.skill_id)
-        assert skill is not None
-        s.expunge(skill)
-    target = f"operation:{operation}"
-    check_annotation(
-        ctx, skill, [Annotation("(new)", kind, target, body)], retiring=frozenset({annotation_id})
-    )
+        for annotation_id, operation in moves.items():
+            row = s.get(AnnotationRecord, annotation_id)
+            if row is None or row.retired_at is not None:
+                raise NotFound(f"no active annotation {annotation_id!r}")
+            if skill is not None and row.skill_id != skill.id:
+                raise Refused(f"{annotation_id} is another skill's: re-key one skill at a time")
+            if skill is None:
+                skill = s.get(Skill, row.skill_id)
+                assert skill is not None
+                s.expunge(skill)
+            found.append((annotation_id, row.kind, json.loads(row.body_json), operation))
+    assert skill is not None
+    new = [Annotation("(new)", kind, f"operation:{op}", body) for _, kind, body, op in found]
+    check_annotation(ctx, skill, new, retiring=frozenset(moves))
     now = ctx.clock()
-    retire_rows(ctx, [annotation_id], by, now)
-    aid = store_annotation(ctx, skill, kind, target, body, by, now)
-    return Stored([annotation_id, aid], skill, now)
+    retire_rows(ctx, list(moves), by, now)
+    added = [
+        store_annotation(ctx, skill, kind, f"operation:{op}", body, by, now)
+        for _, kind, body, op in found
+    ]
+    return Stored([*moves, *added], skill, now)
 
 
 def detach(ctx: AppContext, slug: str) -> None:

@@ -83,10 +83,16 @@ def retire(ctx: AppContext, annotation_id: str, by: str) -> AnnotationRetired:
     return {"retired": annotation_id, "proposal": proposal_of(ctx, stored, "retired")}
 
 
-def rekey(ctx: AppContext, annotation_id: str, operation: str, by: str) -> AnnotationRekeyed:
-    """Move an orphaned annotation to an operation's new name, and propose that version."""
-    stored = rekeyed(ctx, annotation_id, operation, by)
-    return {"annotation_id": stored.ids[1], "proposal": proposal_of(ctx, stored, "rekeyed")}
+def rekey(ctx: AppContext, moves: Mapping[str, str], by: str) -> AnnotationRekeyed:
+    """Move orphaned annotations (id → the operation it belongs to now) to their operations'
+    new names, and propose the one version they make."""
+    stored = rekeyed(ctx, moves, by)
+    new = stored.ids[len(moves) :]
+    return {
+        "annotation_id": new[0],
+        "annotation_ids": new,
+        "proposal": proposal_of(ctx, stored, "rekeyed"),
+    }
 
 
 def confirm(

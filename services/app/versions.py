@@ -276,14 +276,23 @@ def version_for_outcome(ctx: AppContext, skill: Skill, outcome: dict[str, Any]) 
     return version
 
 
-def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[str]]:
-    """(the id of the version `ref` names, the live gates publishing it would drop): what a
-    person confirms before a gate stops applying. Read from the two versions' declarations
-    alone, so a page can show it at once on a large API; publishing makes the load check too."""
+def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[tuple[str, bool]]]:
+    """(the id of the version `ref` names, the live gates publishing it would drop, each with
+    whether its operation is gone from that version): what a person confirms before a gate stops
+    applying. Read from the two versions' declarations alone, so a page can show it at once on a
+    large API; publishing makes the load check too."""
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
         version = find_version(s, skill, ref)
-        return version.id, _dropped(s, ctx.blobs, skill, version, version_files(ctx.blobs, version))
+        files = version_files(ctx.blobs, version)
+        dropped = _dropped(s, ctx.blobs, skill, version, files)
+    calls: set[str] = set()
+    if dropped and "skill.json" in files:
+        calls = {
+            f"{o.method.upper()} {o.path}"
+            for o in Manifest.from_json(files["skill.json"]).operations
+        }
+    return version.id, [(match, match not in calls) for match in dropped]
 
 
 def resolve_version(ctx: AppContext, slug: str, ref: str) -> tuple[Skill, Version]:

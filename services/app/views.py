@@ -225,9 +225,11 @@ class AnnotationRetired(TypedDict):
 
 @with_config(_OPEN)
 class AnnotationRekeyed(TypedDict):
-    """An orphaned annotation moved to an operation's new name (a new id), and its proposal."""
+    """Orphaned annotations moved to their operations' new names (new ids, in the order asked),
+    and the one version they propose."""
 
-    annotation_id: str
+    annotation_id: str  # the first one's new id
+    annotation_ids: list[str]
     proposal: ProposalView
 
 

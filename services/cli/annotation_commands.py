@@ -315,7 +315,7 @@ def rekey(
 
         ctx = open_ctx()
         with failures():
-            stored = rekeyed(ctx, annotation_id, operation, by)
+            stored = rekeyed(ctx, {annotation_id: operation}, by)
         proposal = propose(ctx, stored, "rekeyed", timeout)
         aid = stored.ids[1]
     report(

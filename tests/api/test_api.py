@@ -358,6 +358,10 @@ def test_a_skill_from_creation_to_its_second_revision(served: Served) -> None:
         assert diff["removed"] == ["delete_pet"] and diff["added"] == ["remove_pet"]
         orphaned = {o["id"]: o for o in diff["orphaned"]}
         assert orphaned[note_id]["rekey_to"] == "remove_pet"
+        none = c.post("/v1/annotations/rekey", json={"moves": {}})
+        assert _problem(none, 422)["type"] == "urn:skillpress:problem:invalid-request"
+        unknown = c.post("/v1/annotations/rekey", json={"moves": {"nope": "remove_pet"}})
+        assert _problem(unknown, 404)["detail"] == "no active annotation 'nope'"
         rekeyed = c.post(f"/v1/annotations/{note_id}/rekey", json={"operation": "remove_pet"})
         assert rekeyed.status_code == 200, rekeyed.text
         refused = c.post("/v1/skills/pets/versions/newest/publish", json={})

@@ -225,13 +225,65 @@ def test_a_note_applies_and_a_rename_orphans_it_until_it_is_rekeyed(ctx: AppCont
         {"id": note.ids[0], "kind": "note", "operation": "create_booking", "rekey_to": "book_room"}
     ]
     assert [a["status"] for a in annotations.list_annotations(ctx, "hollowbrook")] == ["orphaned"]
-    moved = annotations.rekey(ctx, note.ids[0], "book_room", "ann")
+    moved = annotations.rekey(ctx, {note.ids[0]: "book_room"}, "ann")
     propose(ctx, moved, "rekeyed")
     states = annotations.list_annotations(ctx, "hollowbrook", include_retired=True)
     assert [(a["id"], a["status"]) for a in states] == [
         (note.ids[0], "retired"),
         (moved.ids[1], "applied"),
     ]
+
+
+def test_several_orphans_are_rekeyed_in_one_proposal(ctx: AppContext) -> None:
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    note = annotations.add_annotation(
+        ctx, "hollowbrook", "note", "operation:create_booking", {"text": "Ask for dates."}, "ann"
+    )
+    example = annotations.add_annotation(
+        ctx, "hollowbrook", "identity", "operation:create_booking", {"fields": ["room_id"]}, "ann"
+    )
+    propose(ctx, example, "added")
+    submit(ctx, variant(rename="bookRoom"), "two")
+    orphans = [o["id"] for o in versions.diff_versions(ctx, "hollowbrook", None, None)["orphaned"]]
+    assert sorted(orphans) == sorted([note.ids[0], example.ids[0]])
+    moved = annotations.rekey(ctx, {note.ids[0]: "book_room", example.ids[0]: "book_room"}, "ann")
+    assert moved.ids[:2] == [note.ids[0], example.ids[0]] and len(moved.ids) == 4
+    proposed = propose(ctx, moved, "rekeyed")
+    assert proposed["summary"].get("orphaned", 0) == 0
+    states = {
+        a["id"]: (a["status"], a["target"])
+        for a in annotations.list_annotations(ctx, "hollowbrook", include_retired=True)
+    }
+    assert [states[i] for i in moved.ids] == [
+        ("retired", "operation:create_booking"),
+        ("retired", "operation:create_booking"),
+        ("applied", "operation:book_room"),
+        ("applied", "operation:book_room"),
+    ]
+    with pytest.raises(NotFound, match="no active annotation"):
+        annotations.rekey(ctx, {note.ids[0]: "book_room"}, "ann")
+    with pytest.raises(Refused, match="name at least one annotation"):
+        annotations.rekey(ctx, {}, "ann")
+
+
+def test_a_gate_whose_operation_is_removed_is_dropped_as_removed(ctx: AppContext) -> None:
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
+    gate = annotations.add_annotation(
+        ctx,
+        "hollowbrook",
+        "approval",
+        "operation:cancel_booking",
+        {"matches": "DELETE /bookings/{booking_id}", "risk": "high"},
+        "ann",
+    )
+    gated = propose(ctx, gate, "added")
+    publish(ctx, gated["version_id"])
+    assert first["version_id"] != gated["version_id"]
+    doc = yaml.safe_load(HOLLOWBROOK.read_text())
+    del doc["paths"]["/bookings/{booking_id}"]["delete"]
+    gone = last(submit(ctx, yaml.safe_dump(doc).encode(), "two"), EVENTS.version_proposed)
+    _, dropped = versions.gates_dropped(ctx, "hollowbrook", gone["version_id"])
+    assert dropped == [("DELETE /bookings/{booking_id}", True)]
 
 
 def test_annotations_that_cannot_be_meant_are_refused_before_anything_is_stored(
