@@ -258,6 +258,20 @@ def test_the_console_works_at_a_phone_width_and_from_the_keyboard(
         )
         assert label, f"a field without a label: {field.evaluate('f => f.outerHTML')}"
     _shot(page, "13-import-phone")
+    # every page of a skill's loop fits the screen: wide tables scroll inside themselves
+    from tests.api.test_api import _create
+
+    with served.client() as c:
+        _create(c, "phone", PETSTORE.read_bytes())
+    for path in ("/skills", "/skills/phone", "/skills/phone/review", "/operations"):
+        page.goto(f"{served.base}{path}")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        wide = page.evaluate(
+            "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 391)"
+            ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
+        )
+        assert width <= 390, f"{path} scrolls sideways at a phone width ({width}px): {wide}"
+    _shot(page, "14-skill-phone")
     context.close()
 
 
