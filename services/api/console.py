@@ -393,6 +393,7 @@ def _skill_view(
         gates_dropped,
         list_versions,
         pick_version,
+        revision_published,
         version_files,
     )
     from skillpress.services.derive.manifest import Manifest
@@ -409,6 +410,9 @@ def _skill_view(
         None,
     )
     diff = diff_versions(ctx, slug, None, proposal["version_id"]) if proposal else None
+    on_published = bool(proposal) and revision_published(
+        ctx, slug, proposal["revision_id"] if proposal else None
+    )
     drops: list[tuple[str, bool]] = []
     if proposal:
         # versions never change: the publish check behind this runs once per pair, not per view
@@ -441,6 +445,7 @@ def _skill_view(
         "live": live,
         "proposal": proposal,
         "diff": diff,
+        "on_published": on_published,
         "drops": drops,
         "shown": shown,
         "files": listed,

@@ -22,6 +22,7 @@ from skillpress.services.app.versions import (
     diff_versions,
     find_skill,
     resolve_version,
+    revision_published,
 )
 from skillpress.services.app.views import (
     AnnotationAdded,
@@ -52,7 +53,10 @@ def proposal_of(
     event = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
     if isinstance(event.message, RevisionRejected):
         raise Refused(f"refused: {event.message.reason}")
-    return cast(ProposalView, event.body)
+    proposal = cast(ProposalView, dict(event.body))
+    revision = proposal.get("revision_id")
+    proposal["revision_published"] = revision_published(ctx, stored.skill.slug, revision)
+    return proposal
 
 
 def annotate(

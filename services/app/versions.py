@@ -33,6 +33,7 @@ __all__ = [
     "find_skill",
     "find_version",
     "gates_dropped",
+    "revision_published",
     "list_versions",
     "live_versions",
     "live_files",
@@ -177,6 +178,25 @@ def pick_version(ctx: AppContext, skill: Skill, ref: str | None) -> Version:
             raise NotFound(f"{skill.slug} has no versions yet")
         s.expunge(v)
     return v
+
+
+def revision_published(ctx: AppContext, slug: str, revision_id: str | None) -> bool:
+    """Whether a version on this spec revision was ever published: a person has put its spec
+    live before (a proposal on one never published puts its spec changes live with it)."""
+    if revision_id is None:
+        return False
+    skill = find_skill(ctx, slug)
+    with ctx.records.session() as s:
+        return (
+            s.exec(
+                select(Version.id).where(
+                    Version.skill_id == skill.id,
+                    Version.revision_id == revision_id,
+                    col(Version.status).in_(("published", "superseded")),
+                )
+            ).first()
+            is not None
+        )
 
 
 def list_versions(ctx: AppContext, slug: str) -> list[VersionRow]:

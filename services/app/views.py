@@ -174,6 +174,9 @@ class ProposalView(TypedDict):
     version_id: str
     skill: str
     revision_id: NotRequired[str | None]
+    # an annotation change's: whether the revision it stands on was ever published (when not,
+    # publishing it puts that revision's spec changes live too)
+    revision_published: NotRequired[bool]
     created: NotRequired[bool]
     summary: NotRequired[dict[str, int]]
     submission: NotRequired[str | None]

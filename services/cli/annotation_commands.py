@@ -32,17 +32,13 @@ __all__ = ["register"]
 
 def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
     """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
-    from skillpress.schemas.events import RevisionRejected
-    from skillpress.services.app.pipeline import propose_change
+    from skillpress.services.app.changes import proposal_of
 
     try:
         with failures():
-            event = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
+            return dict(proposal_of(ctx, stored, change, timeout))
     finally:
         ctx.close()
-    if isinstance(event.message, RevisionRejected):
-        fail(f"refused: {event.message.reason}")
-    return event.body
 
 
 def report(
@@ -58,6 +54,13 @@ def report(
         + (f", {s.get('orphaned')} orphaned annotation(s)" if s.get("orphaned") else "")
         + f". Publish it: skillpress publish {proposal['skill']} {proposal['version_id'][:12]}"
     )
+    revision = proposal.get("revision_id")
+    if revision and proposal.get("revision_published") is False:
+        typer.echo(
+            f"note: it stands on spec revision {revision[:12]}, which was never published:"
+            " publishing it puts that revision's spec changes live too"
+            f" (skillpress diff {proposal['skill']} shows them all)"
+        )
 
 
 def annotate(

@@ -183,6 +183,8 @@ def test_an_operator_imports_reviews_annotates_and_publishes(
     gate_row.locator("select").select_option("")
     page.get_by_role("button", name="Re-key the chosen ones").click()
     assert re.search(r"re-keyed 1 annotation \(\S+ to remove_pet\)", page.inner_text(".notice"))
+    # the re-key's proposal stands on the renamed revision, which no one has published yet
+    assert "which was never published" in page.inner_text("#proposal-revision")
 
     # publishing now drops the delete gate: the page says so and asks first
     assert "stops gating: DELETE /pets/{id}. Calls to it will go out" in page.inner_text("#drops")

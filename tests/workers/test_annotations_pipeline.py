@@ -155,6 +155,10 @@ async def test_publishing_a_version_that_drops_a_live_gate_needs_remove_gates(
         retired = await cli(settings, "retire", gate_id, "--json")
         assert retired.returncode == 0, retired.stderr
         without = json.loads(retired.stdout)["proposal"]["version_id"]
+        # the gate's proposal stood on a revision no one had published; the retirement's on the
+        # one just published
+        assert json.loads(gated.stdout)["proposal"]["revision_published"] is False
+        assert json.loads(retired.stdout)["proposal"]["revision_published"] is True
         refused = await cli(settings, "publish", "hollowbrook", without)
         assert refused.returncode == 2
         assert refused.stderr.strip() == (
