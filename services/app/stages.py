@@ -63,7 +63,9 @@ class Taken:
 
 def _skill_and_source(
     ctx: AppContext, slug: str, url: str | None, base_url: str | None, credential_env: str | None
-) -> tuple[str, str]:
+) -> tuple[str, str, bool]:
+    """(skill id, source id, whether this submission changed how the source is derived: a new
+    base URL or credential variable, which the same bytes must be derived again with)."""
     skill_id = derived_id("skill", slug)
     source_id = derived_id("source", skill_id)
     with ctx.records.session() as s:
@@ -82,14 +84,17 @@ def _skill_and_source(
                     credential_env=credential_env,
                 )
             )
-        else:
-            if url:
-                source.kind, source.fetched_from = "url", url
-            if base_url:
-                source.base_url = base_url
-            if credential_env:
-                source.credential_env = credential_env
-    return skill_id, source_id
+            return skill_id, source_id, False
+        if url:
+            source.kind, source.fetched_from = "url", url
+        changed = bool(base_url and base_url != source.base_url) or bool(
+            credential_env and credential_env != source.credential_env
+        )
+        if base_url:
+            source.base_url = base_url
+        if credential_env:
+            source.credential_env = credential_env
+    return skill_id, source_id, changed
 
 
 def take_submission(
@@ -105,7 +110,8 @@ def take_submission(
 ) -> Taken:
     """The spec of a submission stored as a revision of its skill's source. Identical bytes make
     no new revision: unchanged once they made a version (or were refused); a revision that never
-    got that far (its messages dead-lettered) goes through again. FetchFailed (retryable) when
+    got that far (its messages dead-lettered), or whose source now has another base URL or
+    credential variable, goes through again. FetchFailed (retryable) when
     a URL does not answer."""
     if not (blob or url) or (blob and url):
         raise Permanent("a submission carries exactly one of blob or url")
@@ -115,7 +121,7 @@ def take_submission(
         _ended(ctx, submission, slug, "refused", None, why)
         return Taken(refused_id, "", False, why)
     assert data is not None
-    _, source_id = _skill_and_source(ctx, slug, url, base_url, credential_env)
+    _, source_id, rederive = _skill_and_source(ctx, slug, url, base_url, credential_env)
     sha = ctx.blobs.put(data)
     revision_id = derived_id("revision", source_id, sha)
     reason: str | None = None
@@ -141,9 +147,12 @@ def take_submission(
             created = False
         else:
             done = s.exec(select(Version.id).where(Version.revision_id == revision_id)).first()
-            created = done is None
+            # derived again when it never made a version, or its source's options changed
+            created = done is None or rederive
             if created:
                 existing.submission = submission[:128]
+            if rederive:  # its parse stage's files were derived with the old options
+                existing.status, existing.package_blob = "stored", None
     if not created:
         refused_again = existing is not None and existing.status == "refused"
         _ended(

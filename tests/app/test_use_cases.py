@@ -127,6 +127,33 @@ def test_the_chain_proposes_one_version_and_the_same_bytes_make_nothing_new(
     assert versions.version_for_outcome(ctx, skill, unchanged).id == proposed["version_id"]
 
 
+def test_the_same_bytes_with_another_credential_variable_are_derived_again(
+    ctx: AppContext,
+) -> None:
+    from skillpress.services.derive.manifest import Manifest
+
+    first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
+    blob = ctx.blobs.put(HOLLOWBROOK.read_bytes())
+    event = SpecSubmitted(
+        submission="two", skill="hollowbrook", blob=blob, created_by="t", credential_env="HB_KEY"
+    )
+    again = last(bus.run(ctx, EVENTS.spec_submitted, event), EVENTS.version_proposed)
+    assert again["version_id"] != first["version_id"]
+    skill = versions.find_skill(ctx, "hollowbrook")
+    files = versions.version_files(
+        ctx.blobs, versions.pick_version(ctx, skill, again["version_id"])
+    )
+    auth = Manifest.from_json(files["skill.json"]).auth
+    assert auth is not None and auth.env == "HB_KEY"
+    # and the same variable again is the same inputs: nothing new
+    event = SpecSubmitted(
+        submission="three", skill="hollowbrook", blob=blob, created_by="t", credential_env="HB_KEY"
+    )
+    assert [s for s, _ in bus.run(ctx, EVENTS.spec_submitted, event)][-1] == (
+        EVENTS.revision_unchanged
+    )
+
+
 def test_same_inputs_make_the_same_version_id_in_another_home(
     ctx: AppContext, tmp_path: Path
 ) -> None:
