@@ -689,7 +689,7 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
 
         ctx = open_ctx()
         try:
-            row = approvals.settle(ctx, slug, gate, "an MCP agent")
+            row = approvals.settle(ctx, slug, gate, gate.caller or "an MCP client")
             until = row.created_at + timedelta(seconds=ctx.settings.approval_expiry)
         finally:
             ctx.close()

@@ -24,6 +24,7 @@ class GateCheck:
     bound: dict[str, Any]  # the values of the fields the gate binds, as the call gives them
     auto: bool  # under `auto_below`: approved by the gate itself
     amount: Any = None
+    caller: str | None = None  # who asks, when the face knows (an MCP client by its name)
 
     def describe(self) -> str:
         values = json.dumps(self.bound, ensure_ascii=False, sort_keys=True)

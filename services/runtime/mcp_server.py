@@ -10,6 +10,8 @@ anything is sent). Nothing hands the model every schema at once unless `eager` i
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -58,6 +60,21 @@ HOW_TO = (
     " `next` has another page: call again with `next.arguments`, or with call_operation's"
     " `page_url` set to `next.page_url`."
 )
+
+
+# the MCP client whose tool call is being served (its gated calls are asked in its name)
+_CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_caller", default=None)
+
+
+def _client_name(ctx: Any) -> str:
+    """'MCP client NAME VERSION' as the client said at initialize (bounded), else 'an MCP client'."""
+    try:
+        info = ctx.session.client_params.client_info
+        said = f"{info.name} {info.version}".strip()
+    except AttributeError:
+        return "an MCP client"
+    clean = "".join(c for c in said if c.isprintable())[:80]
+    return f"MCP client {clean}" if clean else "an MCP client"
 
 
 def _text(value: Any, error: bool = False) -> types.CallToolResult:
@@ -357,6 +374,7 @@ def build_catalog_server(
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
+        _CALLER.set(_client_name(ctx))
         await current()
         loaded = loaded_for(ctx)
         if name == "loaded_tools":
@@ -491,7 +509,7 @@ def build_catalog_server(
         there is a gatekeeper, else only under the gate's `auto_below`."""
         gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
         if gatekeeper is not None:
-            allowed, message = gatekeeper(gate)
+            allowed, message = gatekeeper(dataclasses.replace(gate, caller=_CALLER.get()))
             return None if allowed else message
         if gate.auto:
             return None

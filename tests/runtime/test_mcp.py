@@ -304,6 +304,10 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
             assert seen == [], "nothing reached the API"
             operator = open_app(Settings(home=home))
             try:
+                [asked] = approvals.list_requests(operator)
+                # asked in the client's name, as it said at initialize
+                assert asked["requested_by"].startswith("MCP client "), asked["requested_by"]
+                assert asked["requested_by"] != "MCP client "
                 approvals.decide(operator, 1, True, "ops")
             finally:
                 operator.close()
