@@ -483,8 +483,9 @@ def run(
         sandboxed = not unsafe
     try:
         command = parse_slash(line)
+        workflows = _workflows(files, skill, None if skill_slug else Path(target).resolve().parent)
         if command.is_help:
-            typer.echo(help_text(skill, command.raw_args or None))
+            typer.echo(help_text(skill, command.raw_args or None, workflows))
             return
         name, raw = command.name, command.raw_args
         if name == "run":  # `/run workflow {...}`: skill-forward, by the workflow's name
@@ -493,7 +494,6 @@ def run(
         setup = _setup(
             skill, auth_env, CallLimits(timeout, max_response_bytes, retries, max_wait), files_dir
         )
-        workflows = _workflows(files, skill, None if skill_slug else Path(target).resolve().parent)
         if name in workflows:
             _run_workflow(
                 skill,
@@ -584,14 +584,13 @@ def _run_workflow(
         kinds_by_owner,
         prepare_step,
         run_workflow,
+        workflow_arguments,
     )
 
     try:
-        given = json.loads(raw_args) if raw_args else {}
-    except json.JSONDecodeError as exc:
-        fail(f"/{name}: arguments are not valid JSON ({exc.msg} at column {exc.colno})")
-    if not isinstance(given, dict):
-        fail(f"/{name}: arguments are a JSON object")
+        given = workflow_arguments(workflows[name], raw_args)
+    except StepFailed as exc:
+        fail(str(exc))
 
     def shown(value: Any) -> Any:
         return json.loads(json.dumps(value, default=str))

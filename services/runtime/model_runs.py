@@ -12,7 +12,13 @@ from typing import Any
 
 from skillpress.services.derive.model_grouping import ChatFailed
 from skillpress.services.runtime.skill import PackageError, Skill, UnknownOperation, shaped_tool
-from skillpress.services.runtime.workflows import Call, Run, StepFailed, Workflow
+from skillpress.services.runtime.workflows import (
+    Call,
+    Run,
+    StepFailed,
+    Workflow,
+    checked_arguments,
+)
 
 __all__ = ["Chat", "MAX_TURNS", "draft_run", "guided_run"]
 
@@ -56,8 +62,9 @@ def _system(wf: Workflow, body: str) -> str:
     return f"{body.strip()}\n\n# Workflow: {wf.name}\n\n{how}\n".lstrip()
 
 
-def _arguments(call: Any, where: str) -> tuple[str, dict[str, Any]]:
-    """(tool name, arguments) of one tool call in an answer, or StepFailed saying what is wrong."""
+def _arguments(wf: Workflow, call: Any, where: str) -> tuple[str, dict[str, Any]]:
+    """(tool name, arguments) of one tool call in an answer, or StepFailed saying what is wrong
+    (naming the workflow)."""
     try:
         fn = call["function"]
         name = str(fn["name"])
@@ -65,11 +72,11 @@ def _arguments(call: Any, where: str) -> tuple[str, dict[str, Any]]:
         args = json.loads(raw) if isinstance(raw, str) else raw
     except (KeyError, TypeError, ValueError):
         raise StepFailed(
-            "", where, "the model's tool call is malformed (no name or JSON arguments)"
+            wf.name, where, "the model's tool call is malformed (no name or JSON arguments)"
         ) from None
     if not isinstance(args, dict):
         raise StepFailed(
-            "", where, f"the model called {name} with arguments that are not an object"
+            wf.name, where, f"the model called {name} with arguments that are not an object"
         )
     return name, args
 
@@ -84,6 +91,7 @@ def guided_run(
 ) -> Run:
     """One model call with the workflow's tool forced; its defaults win over the model's arguments."""
     assert wf.tool is not None
+    arguments = checked_arguments(wf, arguments)  # before the model is asked anything
     tool = skill.tool(wf.tool)
     shaped, _ = shaped_tool(tool.name, tool.description, tool.schema, "openai")
     messages = _opening(wf, files, arguments)
@@ -94,7 +102,7 @@ def guided_run(
         raise StepFailed(
             wf.name, "model", f"the model made {len(calls)} tool calls; {tool.name} was forced"
         )
-    name, given = _arguments(calls[0], "model")
+    name, given = _arguments(wf, calls[0], "model")
     if name != tool.name:
         raise StepFailed(wf.name, "model", f"the model called {name}, not the forced {tool.name}")
     merged = {**given, **wf.defaults}  # the workflow's defaults win
@@ -118,6 +126,7 @@ def draft_run(
 ) -> Run:
     """Skill-forward: the model is told the body and the procedure, given the arguments, and calls
     the skill's tools (each through `call`) until it answers without one (or runs out of turns)."""
+    arguments = checked_arguments(wf, arguments)  # before the model is asked anything
     tools = [shaped_tool(t.name, t.description, t.schema, "openai")[0] for t in skill.tools]
     messages = _opening(wf, files, arguments)
     run = Run()
@@ -133,7 +142,7 @@ def draft_run(
         )
         for n, tc in enumerate(calls, 1):
             where = f"turn{turn}.{n}"
-            name, given = _arguments(tc, where)
+            name, given = _arguments(wf, tc, where)
             try:
                 tool = skill.tool(name)
             except (UnknownOperation, PackageError) as exc:

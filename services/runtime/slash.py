@@ -8,12 +8,16 @@ operation's one required argument (and is refused, with what it takes, when it h
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillpress.services.errors import Refused
 from skillpress.services.runtime.skill import Skill, Tool
 from skillpress.services.runtime.translate import CallRefused, describe_arguments
+
+if TYPE_CHECKING:
+    from skillpress.services.runtime.workflows import Workflow
 
 __all__ = ["SlashCommand", "SlashError", "help_text", "parse_slash", "slash_arguments"]
 
@@ -68,8 +72,33 @@ def slash_arguments(tool: Tool, raw: str) -> dict[str, Any]:
     )
 
 
-def help_text(skill: Skill, name: str | None = None) -> str:
-    """`/help`: every operation and whether it is a tool; `/help name`: one tool's arguments and schema."""
+def help_text(
+    skill: Skill, name: str | None = None, workflows: Mapping[str, Workflow] | None = None
+) -> str:
+    """`/help`: every operation and whether it is a tool, then the workflows; `/help name`: one
+    tool's (or workflow's) arguments and schema."""
+    flows = dict(workflows or {})
+    if name and name in flows:
+        wf = flows[name]
+        required = set(wf.parameters.get("required") or [])
+        takes = [
+            f"{p}{'' if p in required else '?'}"
+            for p in sorted(wf.parameters.get("properties") or {})
+        ]
+        lines = [
+            f"/{wf.name} — {wf.description}",
+            f"  workflow   {wf.execution}"
+            + (
+                " (its steps run as written, no model)"
+                if wf.execution == "hardened"
+                else " (a model runs it)"
+            ),
+            f"  tool       {wf.tool_name or wf.name}",
+            f"  arguments  {', '.join(takes) or 'none'}"
+            + (f"; plain text fills {next(iter(required))}" if len(required) == 1 else ""),
+            "  schema     " + json.dumps(wf.parameters, ensure_ascii=False),
+        ]
+        return "\n".join(lines)
     if name:
         tool = skill.tool(name)
         decl = tool.declaration
@@ -92,5 +121,16 @@ def help_text(skill: Skill, name: str | None = None) -> str:
     for entry in skill.operations:
         mark = "" if entry.tool else "  (not a tool: read its file)"
         lines.append(f"  /{entry.name.ljust(width)}  {entry.method} {entry.path}{mark}")
-    lines.append('Call one with /name {"arg": "value"}; /help name shows its arguments.')
+    if flows:
+        lines.append(f"Workflows ({len(flows)}):")
+        wide = max(len(n) for n in flows)
+        for n, wf in sorted(flows.items()):
+            lines.append(
+                f"  /{n.ljust(wide)}  {wf.execution}: {wf.description.splitlines()[0] if wf.description else ''}".rstrip()
+            )
+    lines.append(
+        'Call one with /name {"arg": "value"}'
+        + (", a workflow with /run name {...} or /name {...}" if flows else "")
+        + "; /help name shows its arguments."
+    )
     return "\n".join(lines)

@@ -27,6 +27,8 @@ from skillpress.services.errors import Permanent
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 
 __all__ = [
+    "checked_arguments",
+    "workflow_arguments",
     "MAX_STEPS",
     "WORKFLOWS_FILE",
     "Pending",
@@ -561,6 +563,56 @@ class Run:
     trace: list[str] = field(default_factory=list)
 
 
+def _defaulted(wf: Workflow, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    args = dict(arguments)
+    for pname, prop in (wf.parameters.get("properties") or {}).items():
+        if pname not in args and isinstance(prop, dict) and "default" in prop:
+            args[pname] = copy.deepcopy(prop["default"])
+    return args
+
+
+def checked_arguments(wf: Workflow, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's arguments with the parameters' defaults filled in, checked against them (any
+    execution: a guided or draft run is checked before its model is asked); StepFailed at step
+    `arguments` with the first thing wrong."""
+    from jsonschema import Draft202012Validator
+
+    args = _defaulted(wf, arguments)
+    errors = sorted(Draft202012Validator(wf.parameters).iter_errors(args), key=str)
+    if errors:
+        where = ".".join(str(p) for p in errors[0].absolute_path) or "arguments"
+        raise StepFailed(wf.name, "arguments", f"{where}: {errors[0].message}")
+    return args
+
+
+def workflow_arguments(wf: Workflow, raw: str) -> dict[str, Any]:
+    """A run's arguments from what follows its name on a slash line: a JSON object, or plain
+    text filling the workflow's one required parameter (refused, saying what it takes, when it
+    has not exactly one)."""
+    if not raw:
+        return {}
+    if raw[0] in '{["' or raw in ("null", "true", "false"):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise StepFailed(
+                wf.name, "arguments", f"not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if not isinstance(value, dict):
+            raise StepFailed(wf.name, "arguments", "arguments are a JSON object")
+        return value
+    required = [str(r) for r in wf.parameters.get("required") or []]
+    if len(required) == 1:
+        return {required[0]: raw}
+    takes = ", ".join(sorted(wf.parameters.get("properties") or {})) or "nothing"
+    raise StepFailed(
+        wf.name,
+        "arguments",
+        f"plain text fills a workflow's one required parameter, and this one has"
+        f" {len(required)}; give JSON: it takes {takes}",
+    )
+
+
 def run_workflow(
     workflows: Mapping[str, Workflow],
     name: str,
@@ -574,27 +626,17 @@ def run_workflow(
     then each step in order through `call`; StepFailed names the step that stopped it. A dry run
     (`call` records instead of sending) walks both branches of an `if` it cannot decide;
     `unknown_inputs` checks it with no arguments (each input a value not known yet)."""
-    from jsonschema import Draft202012Validator
 
     wf = workflows[name]
     if wf.execution != "hardened":
         raise WorkflowRefused(
             f"{name} is {wf.execution}: only hardened workflows run without a model"
         )
-    args = dict(arguments)
-    for pname, prop in (wf.parameters.get("properties") or {}).items():
-        if pname not in args and isinstance(prop, dict) and "default" in prop:
-            args[pname] = copy.deepcopy(prop["default"])
     if unknown_inputs:  # a check with no caller: every input is a value not known yet
+        args = _defaulted(wf, arguments)
         args = {k: args.get(k, Pending("inputs", k)) for k in wf.parameters.get("properties") or {}}
-    errors = (
-        []
-        if unknown_inputs
-        else sorted(Draft202012Validator(wf.parameters).iter_errors(args), key=str)
-    )
-    if errors:
-        where = ".".join(str(p) for p in errors[0].absolute_path) or "arguments"
-        raise StepFailed(name, "arguments", f"{where}: {errors[0].message}")
+    else:
+        args = checked_arguments(wf, arguments)
     outcome = Run()
 
     class _Returned(Exception):

@@ -250,6 +250,108 @@ def _operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(OPERATOR_TOKEN_ENV, add_operator(Settings(home=home), "ops"))
 
 
+def _guided(execution: str = "guided") -> str:
+    return yaml.safe_dump(
+        {
+            "workflows": [
+                {
+                    "name": "find_booking",
+                    "description": "Find a booking by its id.",
+                    "execution": execution,
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"booking_id": {"type": "string", "minLength": 3}},
+                        "required": ["booking_id"],
+                    },
+                    **(
+                        {"tool": "get_booking"}
+                        if execution == "guided"
+                        else {"procedure": "Look it up."}
+                    ),
+                }
+            ]
+        }
+    )
+
+
+def test_a_slash_line_fills_a_workflows_one_required_parameter_and_help_lists_workflows() -> None:
+    from skillpress.services.runtime.slash import help_text
+    from skillpress.services.runtime.workflows import StepFailed, workflow_arguments
+
+    files = _files(_guided())
+    skill = load_skill(files)
+    flows = load_workflows(files, skill)
+    wf = flows["find_booking"]
+    assert workflow_arguments(wf, "bk-123") == {"booking_id": "bk-123"}
+    assert workflow_arguments(wf, '{"booking_id": "bk-9"}') == {"booking_id": "bk-9"}
+    with pytest.raises(StepFailed, match=r"^find_booking: step arguments failed: not valid JSON"):
+        workflow_arguments(wf, "{nope")
+    book = load_workflows(_files(), load_skill(_files()))["book_room"]
+    with pytest.raises(StepFailed) as several:
+        workflow_arguments(book, "oak")
+    assert str(several.value) == (
+        "book_room: step arguments failed: plain text fills a workflow's one required"
+        " parameter, and this one has 4; give JSON: it takes arrival, departure, guest_name,"
+        " guests, room_id"
+    )
+    listed = help_text(skill, None, flows).splitlines()
+    assert listed[-2:] == [
+        "  /find_booking  guided: Find a booking by its id.",
+        'Call one with /name {"arg": "value"}, a workflow with /run name {...} or /name {...};'
+        " /help name shows its arguments.",
+    ]
+    assert "Workflows (1):" in listed
+    one = help_text(skill, "find_booking", flows).splitlines()
+    assert one[:4] == [
+        "/find_booking — Find a booking by its id.",
+        "  workflow   guided (a model runs it)",
+        "  tool       hollowbrook_find_booking",
+        "  arguments  booking_id; plain text fills booking_id",
+    ]
+
+
+@pytest.mark.parametrize("execution", ["guided", "draft"])
+def test_a_model_run_checks_its_arguments_before_the_model_is_asked(execution: str) -> None:
+    from skillpress.services.runtime.model_runs import draft_run, guided_run
+    from skillpress.services.runtime.workflows import StepFailed
+
+    files = _files(_guided(execution))
+    skill = load_skill(files)
+    wf = load_workflows(files, skill)["find_booking"]
+    asked: list[object] = []
+
+    def chat(*args: object) -> dict[str, object]:
+        asked.append(args)
+        return {"content": "done"}
+
+    run = guided_run if execution == "guided" else draft_run
+    with pytest.raises(StepFailed) as refused:
+        run(wf, skill, files, {"booking_id": "b"}, chat, lambda *a: None)
+    assert str(refused.value) == (
+        "find_booking: step arguments failed: booking_id: 'b' is too short"
+    )
+    assert asked == [], "the model was not asked"
+
+
+def test_a_malformed_model_answer_names_the_workflow() -> None:
+    from skillpress.services.runtime.model_runs import guided_run
+    from skillpress.services.runtime.workflows import StepFailed
+
+    files = _files(_guided())
+    skill = load_skill(files)
+    wf = load_workflows(files, skill)["find_booking"]
+
+    def chat(*args: object) -> dict[str, object]:
+        return {"tool_calls": [{"function": {"name": "x", "arguments": "{not json"}}]}
+
+    with pytest.raises(StepFailed) as failed:
+        guided_run(wf, skill, files, {"booking_id": "bk-1"}, chat, lambda *a: None)
+    assert str(failed.value) == (
+        "find_booking: step model failed: the model's tool call is malformed"
+        " (no name or JSON arguments)"
+    )
+
+
 def _run(skill_dir: Path, line: str, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "skillpress.services.cli.main", "run", str(skill_dir), line, *flags],
@@ -770,3 +872,22 @@ def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_
         ("GET", "/rooms/oak/availability"),
         ("POST", "/bookings"),
     ]
+
+
+def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
+    skill_dir: Path,
+) -> None:
+    helped = _run(skill_dir, "/help")
+    assert helped.returncode == 0, helped.stderr
+    assert "Workflows (1):\n  /book_room  hardened: Book a room for a guest" in helped.stdout
+    one = _run(skill_dir, "/help book_room")
+    assert (
+        one.stdout.startswith("/book_room — Book a room") and "  workflow   hardened" in one.stdout
+    )
+    refused = _run(skill_dir, "/run book_room oak")
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "error: book_room: step arguments failed: plain text fills a workflow's one required"
+        " parameter, and this one has 4; give JSON: it takes arrival, departure, guest_name,"
+        " guests, room_id"
+    )
