@@ -241,6 +241,27 @@ def build_mcp_server(
     )
 
 
+def _workflow_list(skill: Skill, files: Mapping[str, bytes]) -> str:
+    """The skill's workflows as the instructions list them for `skill_run` ("" when none, or
+    when its workflows do not load: skill_run then says so)."""
+    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+
+    if WORKFLOWS not in files:
+        return ""
+    try:
+        flows = load_workflows(files, skill)
+    except WorkflowRefused:
+        return ""
+    if not flows:
+        return ""
+    lines = [f"\nWorkflows of {skill.slug} (run one with skill_run):"]
+    for name, wf in sorted(flows.items()):
+        first = wf.description.splitlines()[0] if wf.description else ""
+        required = ", ".join(wf.parameters.get("required") or []) or "nothing required"
+        lines.append(f"- `{name}` ({wf.execution}; takes {required}): {first}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
 def _index(skills: Mapping[str, Loaded]) -> str:
     """The instructions of a server of several skills: each skill's name and what it is for,
     and where its body is read (bodies are read on demand, like every other file)."""
@@ -255,7 +276,8 @@ def _index(skills: Mapping[str, Loaded]) -> str:
         title = next((ln[2:].strip() for ln in body if ln.startswith("# ")), slug)
         about = next((ln.strip() for ln in body[1:] if ln.strip() and not ln.startswith("#")), "")
         lines.append(f"- `{slug}` — {title}: {about} ({len(skill.operations)} operations)")
-    return "\n".join(lines) + "\n"
+    flows = "".join(_workflow_list(skill, files) for _, (skill, files, _) in sorted(skills.items()))
+    return "\n".join(lines) + "\n" + flows
 
 
 def build_catalog_server(
@@ -597,7 +619,10 @@ def build_catalog_server(
         f"skillpress-{slugs[0]}" if only is not None else "skillpress",
         version="1",
         instructions=(
-            HOW_TO + "\n\n" + only[1].get("body.md", b"").decode("utf-8", "replace")
+            HOW_TO
+            + "\n\n"
+            + only[1].get("body.md", b"").decode("utf-8", "replace")
+            + _workflow_list(only[0], only[1])
             if only is not None
             else _index(state)
             + "".join(f"\nNot served: {why}.\n" for why in sorted(left_out.values()))

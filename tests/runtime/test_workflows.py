@@ -476,7 +476,13 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
             "booking_id": "bk-1",
             "total_pence": 28500,
         }
-        # skill_run, offered because the skill has workflows, runs one by name
+        # skill_run, offered because the skill has workflows, runs one by name: the
+        # instructions list the workflows it says they list
+        assert (client.instructions or "").endswith(
+            "\nWorkflows of hollowbrook (run one with skill_run):\n- `book_room` (hardened;"
+            " takes room_id, guest_name, arrival, departure): Book a room for a guest if it is"
+            " free for those nights; answers the booking id and the total.\n"
+        ), client.instructions
         listed_tools = [t.name for t in (await client.list_tools()).tools]
         assert listed_tools[-1] == "skill_run"
         again = await client.call_tool("skill_run", {"workflow": "book_room", "arguments": STAY})
