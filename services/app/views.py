@@ -136,6 +136,7 @@ VersionDiff = TypedDict(
         "files_changed": int,
         "summary": DiffSummary,
         "orphaned": list[dict[str, Any]],
+        "workflows": NotRequired[list[str]],
     },
 )
 _opened(VersionDiff, "What changed between two versions, with the annotations the newer orphans.")

@@ -141,6 +141,7 @@ def versions(
         mark = "* live" if v["live"] else f"  {v['status']}"
         typer.echo(
             f"{v['version_id'][:12]}  {mark:<12} {v['created_at'][:19]}  +{d.get('added', 0)} -{d.get('removed', 0)} ~{d.get('changed', 0)}"
+            + (f"  {d['workflows']} workflow change(s)" if d.get("workflows") else "")
         )
 
 
@@ -242,6 +243,8 @@ def _changes(result: Mapping[str, Any], slug: str | None = None) -> None:
         )
         for detail in ch.get("details") or []:
             typer.echo(f"      {detail}")
+    for flow in result.get("workflows") or []:
+        typer.echo(f"  {flow[0]} workflow {flow[2:]}")
     s_ = result["summary"]
     typer.echo(
         f"  {s_['added']} added, {s_['removed']} removed, {s_['changed']} changed; {s_['files_changed']} files differ"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NotRequired
 
+import yaml
 from typing_extensions import TypedDict
 
 from skillpress.services.derive.declaration_diff import declaration_changes
@@ -16,6 +17,9 @@ from skillpress.services.derive.frontmatter import (
 from skillpress.services.derive.manifest import Manifest, OperationEntry
 
 __all__ = ["ChangedOperation", "DiffSummary", "PackageDiff", "diff_packages", "gates"]
+
+
+WORKFLOWS_FILE = "workflows.yaml"
 
 
 def _index(files: dict[str, bytes]) -> dict[str, OperationEntry]:
@@ -30,6 +34,7 @@ class DiffSummary(TypedDict):
     changed: int
     files_changed: int
     orphaned: NotRequired[int]  # annotations whose operation is gone (a stored version's diff)
+    workflows: NotRequired[int]  # workflows added, removed or changed
 
 
 class ChangedOperation(TypedDict):
@@ -53,6 +58,52 @@ class PackageDiff(TypedDict):
     # the annotations whose operation is gone, with the operations they may be re-keyed to (a
     # stored version's diff)
     orphaned: NotRequired[list[dict[str, Any]]]
+    # each workflow added (+), removed (-) or changed (~, saying what), when any is
+    workflows: NotRequired[list[str]]
+
+
+_WORKFLOW_PARTS = (
+    *("execution", "description", "parameters", "steps", "tool"),
+    *("defaults", "procedure", "uses", "outputs"),
+)
+
+
+def _workflows_of(data: bytes | None) -> dict[str, dict[str, Any]]:
+    if not data:
+        return {}
+    try:
+        doc = yaml.safe_load(data.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError):
+        return {}
+    items = doc.get("workflows") if isinstance(doc, dict) else None
+    return {
+        str(w["name"]): w
+        for w in items or []
+        if isinstance(w, dict) and isinstance(w.get("name"), str)
+    }
+
+
+def workflow_changes(old: bytes | None, new: bytes | None) -> list[str]:
+    """Each workflow of `new` (a workflows.yaml) added, removed or changed against `old`, in
+    words: `+ name (execution)`, `- name`, `~ name: execution draft → hardened, steps`."""
+    before, after = _workflows_of(old), _workflows_of(new)
+    lines = [
+        f"+ {n} ({after[n].get('execution', 'draft')})" for n in sorted(set(after) - set(before))
+    ]
+    lines += [f"- {n}" for n in sorted(set(before) - set(after))]
+    for n in sorted(set(before) & set(after)):
+        a, b = before[n], after[n]
+        parts = []
+        for key in _WORKFLOW_PARTS:
+            if a.get(key) != b.get(key):
+                parts.append(
+                    f"execution {a.get('execution', 'draft')} → {b.get('execution', 'draft')}"
+                    if key == "execution"
+                    else key
+                )
+        if parts:
+            lines.append(f"~ {n}: {', '.join(parts)}")
+    return lines
 
 
 def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> PackageDiff:
@@ -64,13 +115,17 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
     after = _index(new)
     if old is None:
         added = sorted(after)
-        return {
+        first: PackageDiff = {
             "added": added,
             "removed": [],
             "changed": [],
             "files_changed": len(new),
             "summary": {"added": len(added), "removed": 0, "changed": 0, "files_changed": len(new)},
         }
+        if flows := workflow_changes(None, new.get(WORKFLOWS_FILE)):
+            first["workflows"] = flows
+            first["summary"]["workflows"] = len(flows)
+        return first
     before = _index(old)
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
@@ -93,7 +148,7 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
                 entry["details"] = details
             changed.append(entry)
     files_changed = sum(1 for p in set(old) | set(new) if old.get(p) != new.get(p))
-    return {
+    out: PackageDiff = {
         "added": added,
         "removed": removed,
         "changed": changed,
@@ -105,6 +160,11 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
             "files_changed": files_changed,
         },
     }
+    flows = workflow_changes(old.get(WORKFLOWS_FILE), new.get(WORKFLOWS_FILE))
+    if flows:
+        out["workflows"] = flows
+        out["summary"]["workflows"] = len(flows)
+    return out
 
 
 def gates(files: Mapping[str, bytes]) -> dict[str, str]:

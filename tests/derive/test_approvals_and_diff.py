@@ -243,3 +243,31 @@ def test_an_identity_is_guessed_for_creates_only_never_for_a_post_that_looks_thi
     guesses = guess_suggestions(derive_package(json.dumps(doc).encode()).files)
     identities = {g.operation: g.body["fields"] for g in guesses if g.kind == "identity"}
     assert identities == {"create_order": ["merchantAccount"]}
+
+
+def test_a_diff_names_each_workflow_added_removed_or_changed() -> None:
+    import yaml
+
+    from skillpress.services.derive.diff import diff_packages, workflow_changes
+
+    def flows(*items: dict[str, object]) -> bytes:
+        return yaml.safe_dump({"workflows": list(items)}).encode()
+
+    book = {"name": "book", "execution": "draft", "procedure": "Book it.", "parameters": {}}
+    hardened = {**book, "execution": "hardened", "steps": [{"id": "a", "tool": "x"}]}
+    hardened.pop("procedure")
+    cancel = {"name": "cancel", "execution": "guided", "tool": "cancel_booking"}
+    assert workflow_changes(flows(book), flows(hardened, cancel)) == [
+        "+ cancel (guided)",
+        "~ book: execution draft → hardened, steps, procedure",
+    ]
+    assert workflow_changes(flows(book, cancel), flows(book)) == ["- cancel"]
+    assert workflow_changes(flows(book), flows(book)) == []
+    base = derive_package((ROOT / "services" / "examples" / "hollowbrook.yaml").read_bytes()).files
+    diff = diff_packages(
+        {**base, "workflows.yaml": flows(book)}, {**base, "workflows.yaml": flows(hardened)}
+    )
+    assert diff["workflows"] == ["~ book: execution draft → hardened, steps, procedure"]
+    assert diff["summary"]["workflows"] == 1
+    assert (diff["added"], diff["removed"], diff["changed"]) == ([], [], [])
+    assert "workflows" not in diff_packages(base, base)
