@@ -207,6 +207,83 @@ def _for_elsewhere(text: str) -> str:
     return text.replace("(call it by that name; the request is built for you)", "(tools.json)")
 
 
+def _step_lines(skill: Skill, steps: Any, depth: int) -> list[str]:
+    pad = "   " * depth
+    lines = []
+    for n, step in enumerate(steps, 1):
+        head = f"{pad}{n}. `{step.id}`: " if step.id else f"{pad}{n}. "
+        if step.kind == "tool":
+            try:
+                name = skill.tool(str(step.target)).name
+            except Exception:  # noqa: BLE001 (another skill's operation: named as written)
+                name = str(step.target)
+            said = f"call `{name}` with `{json.dumps(step.args, ensure_ascii=False)}`"
+            if step.save_as:
+                said += f"; keep its answer as `{step.save_as}`"
+            if step.on_error:
+                said += f"; if it fails, stop: {step.on_error}"
+            lines.append(head + said + ".")
+        elif step.kind == "workflow":
+            lines.append(head + f"run the workflow `{step.target}` with `{json.dumps(step.args)}`.")
+        elif step.kind == "if":
+            lines.append(head + f"if `{step.condition}`:")
+            lines += _step_lines(skill, step.then, depth + 1)
+            if step.otherwise:
+                lines.append(f"{pad}   otherwise:")
+                lines += _step_lines(skill, step.otherwise, depth + 1)
+        elif step.kind == "return":
+            lines.append(head + f"answer `{json.dumps(step.value, ensure_ascii=False)}` and stop.")
+        else:
+            lines.append(head + f"stop, saying: {step.value}")
+    return lines
+
+
+def _workflow_lines(skill: Skill, files: Mapping[str, bytes]) -> list[str]:
+    """The skill's workflows as procedures over the tools of tools.json (`{{name}}` is a
+    parameter's value, `{{saved.field}}` a field of an answer kept); none when it has none."""
+    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+
+    if "workflows.yaml" not in files:
+        return []
+    try:
+        flows = load_workflows(files, skill)
+    except WorkflowRefused:
+        return []
+    if not flows:
+        return []
+    lines = [
+        "## Workflows",
+        "",
+        "Procedures over the tools below. `{{name}}` is a parameter's value, `{{kept.field}}` a"
+        " field of an answer kept by an earlier step; each call follows the tool rules.",
+    ]
+    for name, wf in sorted(flows.items()):
+        props = wf.parameters.get("properties") or {}
+        required = set(wf.parameters.get("required") or [])
+        takes = [
+            f"`{p}`"
+            + (" (required)" if p in required else "")
+            + (
+                f" (default {json.dumps(v['default'])})"
+                if isinstance(v, dict) and "default" in v
+                else ""
+            )
+            for p, v in sorted(props.items())
+        ]
+        lines += ["", f"### {name} ({wf.execution})", ""]
+        if wf.description:
+            lines.append(_INVISIBLE.sub("", wf.description.strip()))
+        lines.append("Parameters: " + (", ".join(takes) if takes else "none") + ".")
+        if wf.execution == "hardened":
+            lines += _step_lines(skill, wf.steps, 0)
+        elif wf.execution == "guided" and wf.tool:
+            always = f"; always send `{json.dumps(wf.defaults)}`" if wf.defaults else ""
+            lines.append(f"Call `{skill.tool(wf.tool).name}` with the user's values{always}.")
+        elif wf.procedure:
+            lines.append(_INVISIBLE.sub("", wf.procedure.strip()))
+    return [_INVISIBLE.sub("", ln) for ln in lines] + [""]
+
+
 def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, bytes]:
     """SKILL.md, tools.json and references/* for an Agent Skills runtime."""
     contract = tool_contract(skill, files)
@@ -230,8 +307,14 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
         if skill.auth.env:
             front.append(f"  {META_AUTH_ENV}: {json.dumps(skill.auth.env)}")
     front += ["---", ""]
+    flows = _workflow_lines(skill, files)
     skill_md = (
-        "\n".join(front) + body.rstrip("\n") + "\n\n" + "\n".join(_rule_lines(contract)) + "\n"
+        "\n".join(front)
+        + body.rstrip("\n")
+        + "\n\n"
+        + ("\n".join(flows) + "\n" if flows else "")
+        + "\n".join(_rule_lines(contract))
+        + "\n"
     )
     out = {
         "SKILL.md": skill_md.encode(),

@@ -364,3 +364,26 @@ def test_every_export_verifies_and_loads_back_as_the_same_tools(spec: Path) -> N
     folder = agent_skills_folder(skill, package.files)
     counts = verify_folder(folder)
     assert counts["tools"] == package.manifest.stats.tools
+
+
+def test_the_agent_skills_export_carries_the_workflows_as_procedures_over_its_tools() -> None:
+    folder = _folder()
+    text = folder["SKILL.md"].decode()
+    section = text[text.index("## Workflows") : text.index("## Tool Use Rules")]
+    lines = section.splitlines()
+    assert "### book_room (hardened)" in lines
+    assert (
+        "Parameters: `arrival` (required), `departure` (required), `guest_name` (required),"
+        " `guests` (default 2), `room_id` (required)." in lines
+    )
+    assert lines[lines.index("### book_room (hardened)") + 4] == (
+        '1. `check`: call `hollowbrook_check_availability` with `{"room_id": "{{room_id}}",'
+        ' "arrival": "{{arrival}}", "departure": "{{departure}}"}`; keep its answer as'
+        " `availability`."
+    )
+    assert "2. `if_free`: if `availability.available`:" in lines
+    assert "   otherwise:" in lines
+    tools = {t["name"] for t in json.loads(folder["tools.json"])}
+    named = set(re.findall(r"call `([a-z_]+)`", section))
+    assert named and named <= tools, "every step names a tool of tools.json"
+    assert verify_folder(folder)["write"] == 2  # the rules still close SKILL.md
