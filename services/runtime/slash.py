@@ -19,7 +19,14 @@ from skillpress.services.runtime.translate import CallRefused, describe_argument
 if TYPE_CHECKING:
     from skillpress.services.runtime.workflows import Workflow
 
-__all__ = ["SlashCommand", "SlashError", "help_text", "parse_slash", "slash_arguments"]
+__all__ = [
+    "SlashCommand",
+    "SlashError",
+    "help_text",
+    "json_arguments",
+    "parse_slash",
+    "slash_arguments",
+]
 
 
 class SlashError(ValueError, Refused):
@@ -46,22 +53,35 @@ def parse_slash(line: str) -> SlashCommand:
     return SlashCommand(head.strip(), rest.strip())
 
 
+def json_arguments(raw: str) -> dict[str, Any] | None:
+    """What follows a name on a slash line when it is JSON: the object it holds, or None when
+    it is plain text; ValueError (saying what is wrong) for broken JSON or JSON that is not an
+    object."""
+    if not (raw[:1] in ("{", "[", '"') or raw in ("null", "true", "false")):
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"arguments are not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    if not isinstance(value, dict):
+        raise ValueError("arguments must be a JSON object")
+    return value
+
+
 def slash_arguments(tool: Tool, raw: str) -> dict[str, Any]:
     """The call's arguments from what follows the name."""
     if not raw:
         return {}
-    if raw[0] in '{["' or raw in ("null", "true", "false"):
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CallRefused(
-                tool.operation, f"arguments are not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        if not isinstance(value, dict):
-            raise CallRefused(
-                tool.operation,
-                f"arguments must be a JSON object; it takes {describe_arguments(tool)}",
-            )
+    try:
+        value = json_arguments(raw)
+    except ValueError as exc:
+        said = str(exc)
+        if said.endswith("object"):
+            said += f"; it takes {describe_arguments(tool)}"
+        raise CallRefused(tool.operation, said) from None
+    if value is not None:
         return value
     required = tool.declaration.required
     if len(required) == 1:

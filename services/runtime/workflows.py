@@ -589,17 +589,15 @@ def workflow_arguments(wf: Workflow, raw: str) -> dict[str, Any]:
     """A run's arguments from what follows its name on a slash line: a JSON object, or plain
     text filling the workflow's one required parameter (refused, saying what it takes, when it
     has not exactly one)."""
+    from skillpress.services.runtime.slash import json_arguments
+
     if not raw:
         return {}
-    if raw[0] in '{["' or raw in ("null", "true", "false"):
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise StepFailed(
-                wf.name, "arguments", f"not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        if not isinstance(value, dict):
-            raise StepFailed(wf.name, "arguments", "arguments are a JSON object")
+    try:
+        value = json_arguments(raw)
+    except ValueError as exc:
+        raise StepFailed(wf.name, "arguments", str(exc)) from None
+    if value is not None:
         return value
     required = [str(r) for r in wf.parameters.get("required") or []]
     if len(required) == 1:

@@ -102,6 +102,18 @@ def publish(ctx: AppContext, version_id: str, remove_gates: bool = False) -> dic
     return last(bus.run(ctx, COMMANDS.publish_version, command), EVENTS.version_published)
 
 
+def _delete_gate(ctx: AppContext, by: str = "ann") -> Stored:
+    """A person's gate on cancel_booking's DELETE, stored (not yet proposed)."""
+    return annotations.add_annotation(
+        ctx,
+        "hollowbrook",
+        "approval",
+        "operation:cancel_booking",
+        {"matches": "DELETE /bookings/{booking_id}", "risk": "high"},
+        by,
+    )
+
+
 def test_the_chain_proposes_one_version_and_the_same_bytes_make_nothing_new(
     ctx: AppContext,
 ) -> None:
@@ -188,14 +200,7 @@ def test_publish_makes_one_version_live_and_refuses_to_drop_a_gate_silently(
         published["version_id"] == first["version_id"] and published["previous_version_id"] is None
     )
     assert set(versions.live_files(ctx, "hollowbrook")) == set(published["files"])
-    gate = annotations.add_annotation(
-        ctx,
-        "hollowbrook",
-        "approval",
-        "operation:cancel_booking",
-        {"matches": "DELETE /bookings/{booking_id}", "risk": "high"},
-        "tester",
-    )
+    gate = _delete_gate(ctx, "tester")
     gated = propose(ctx, gate, "added")
     publish(ctx, gated["version_id"])
     retired = annotations.retire(ctx, gate.ids[0], "tester")
@@ -295,14 +300,7 @@ def test_several_orphans_are_rekeyed_in_one_proposal(ctx: AppContext) -> None:
 
 def test_a_gate_whose_operation_is_removed_is_dropped_as_removed(ctx: AppContext) -> None:
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
-    gate = annotations.add_annotation(
-        ctx,
-        "hollowbrook",
-        "approval",
-        "operation:cancel_booking",
-        {"matches": "DELETE /bookings/{booking_id}", "risk": "high"},
-        "ann",
-    )
+    gate = _delete_gate(ctx)
     gated = propose(ctx, gate, "added")
     publish(ctx, gated["version_id"])
     assert first["version_id"] != gated["version_id"]

@@ -284,7 +284,9 @@ def test_a_slash_line_fills_a_workflows_one_required_parameter_and_help_lists_wo
     wf = flows["find_booking"]
     assert workflow_arguments(wf, "bk-123") == {"booking_id": "bk-123"}
     assert workflow_arguments(wf, '{"booking_id": "bk-9"}') == {"booking_id": "bk-9"}
-    with pytest.raises(StepFailed, match=r"^find_booking: step arguments failed: not valid JSON"):
+    with pytest.raises(
+        StepFailed, match=r"^find_booking: step arguments failed: arguments are not valid JSON"
+    ):
         workflow_arguments(wf, "{nope")
     book = load_workflows(_files(), load_skill(_files()))["book_room"]
     with pytest.raises(StepFailed) as several:
