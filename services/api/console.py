@@ -669,19 +669,29 @@ async def review_confirm(
 # --- action items and dead letters ---------------------------------------------------------
 
 
+APPROVALS_PAGE = 50  # waiting calls the operations page shows at once
+
+
 @router.get("/operations", response_class=HTMLResponse)
-def operations_page(request: Request) -> Response:
-    from skillpress.services.app.approvals import decided_requests, list_requests
+def operations_page(request: Request, page: int = 1) -> Response:
+    from skillpress.services.app.approvals import decided_requests, list_requests, pending_count
     from skillpress.services.app.queries import dead_letters, open_actions
 
     _operator(request)
     ctx = state(request).ctx
+    waiting = pending_count(ctx)
+    pages = max(1, -(-waiting // APPROVALS_PAGE))
+    at = min(max(page, 1), pages)
     return _render(
         request,
         "operations.html",
         actions=open_actions(ctx),
         letters=dead_letters(ctx),
-        approvals=list_requests(ctx),
+        approvals=list_requests(ctx, offset=(at - 1) * APPROVALS_PAGE, limit=APPROVALS_PAGE),
+        waiting=waiting,
+        page=at,
+        pages=pages,
+        first=(at - 1) * APPROVALS_PAGE + 1,
         decided=decided_requests(ctx),
     )
 

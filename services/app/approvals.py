@@ -23,6 +23,7 @@ __all__ = [
     "decide",
     "decided_requests",
     "list_requests",
+    "pending_count",
     "record",
     "as_dict",
     "settle",
@@ -192,14 +193,30 @@ def consume(ctx: AppContext, request_id: int) -> ApprovalRequest:
         return row
 
 
-def list_requests(ctx: AppContext, everything: bool = False) -> list[ApprovalView]:
-    """Pending requests, oldest first (`everything`: decided and expired ones too)."""
+def list_requests(
+    ctx: AppContext, everything: bool = False, offset: int = 0, limit: int | None = None
+) -> list[ApprovalView]:
+    """Pending requests, oldest first (`everything`: decided and expired ones too), from
+    `offset`, at most `limit` of them."""
     with ctx.records.session() as s:
         _expire(ctx, s)
         query = select(ApprovalRequest).order_by(col(ApprovalRequest.id))
         if not everything:
             query = query.where(ApprovalRequest.status == "pending")
+        query = query.offset(max(offset, 0))
+        if limit is not None:
+            query = query.limit(limit)
         return [as_dict(r, ctx) for r in s.exec(query).all()]
+
+
+def pending_count(ctx: AppContext) -> int:
+    """How many calls wait for a decision now."""
+    from sqlalchemy import func
+
+    with ctx.records.session() as s:
+        _expire(ctx, s)
+        query = select(func.count()).select_from(ApprovalRequest)
+        return int(s.exec(query.where(ApprovalRequest.status == "pending")).one())
 
 
 def decided_requests(ctx: AppContext, limit: int = 50) -> list[ApprovalView]:

@@ -626,3 +626,30 @@ def test_the_skill_page_of_a_large_skill_lists_what_can_be_read_and_finds_the_re
             )
             >= 1
         )
+
+
+def test_the_operations_page_pages_the_calls_waiting_and_says_how_many(served: Served) -> None:
+    from skillpress.services.app.approvals import ask, pending_count
+    from skillpress.services.app.context import open_app
+    from skillpress.services.platform.settings import Settings
+
+    ctx = open_app(Settings(home=served.home))
+    try:
+        before = pending_count(ctx)
+        for n in range(60):
+            ask(ctx, "pets", "delete_pet", "high", {"id": 1000 + n}, "agent-1")
+    finally:
+        ctx.close()
+    waiting = before + 60
+    with served.client() as c:
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    with httpx.Client(base_url=served.base, cookies=cookie) as browser:
+        first = browser.get("/operations")
+        last_page = browser.get("/operations", params={"page": 99})
+    assert f'<span class="muted" id="waiting-count">({waiting})</span>' in first.text
+    assert f"showing 1–50 of {waiting}, oldest first:" in first.text
+    assert first.text.count('aria-label="grant request ') == 50
+    pages = -(-waiting // 50)
+    assert f"(page {pages} of {pages})" in last_page.text  # past the end: the last page
+    assert last_page.text.count('aria-label="grant request ') == waiting - 50 * (pages - 1)
+    assert f'hx-get="/operations?page={pages}"' in last_page.text
