@@ -32,6 +32,7 @@ from skillpress.services.runtime.calls import (
     prepare_call,
 )
 from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, credential_env
+from skillpress.services.runtime.model_runs import Chat, draft_run, guided_run
 from skillpress.services.runtime.skill import (
     PackageError,
     Skill,
@@ -75,6 +76,9 @@ class SkillHost:
     # decides a gated call (returns to send it, raises GateClosed): the host's own approvals;
     # by default only a call under its gate's auto_below goes
     gatekeeper: Gatekeeper = closed_gate
+    # the host's model for guided and draft workflows (messages, tools, tool_choice → the
+    # assistant's message, OpenAI-shaped); without one only hardened workflows are tools
+    chat: Chat | None = None
     _bound: dict[str, _Bound] = field(default_factory=dict, init=False, repr=False)
 
     def bound(self) -> list[Skill]:
@@ -104,12 +108,13 @@ class SkillHost:
 
     def tools(self, provider: str = "anthropic") -> list[dict[str, Any]]:
         """Every bound skill's tools in `provider`'s shape (anthropic, openai, openai-strict,
-        gemini, mcp): its operations, then its hardened workflows (one tool runs them all)."""
+        gemini, mcp): its operations, then its workflows (one tool runs each): the hardened
+        ones, and with a `chat` model the guided and draft ones too."""
         out = []
         for skill in self.bound():
             out += [t.adapted(provider)[0] for t in skill.tools]
             for wf in self._held(skill).workflows().values():
-                if wf.execution == "hardened":
+                if self._runs(wf):
                     tool, _ = shaped_tool(
                         wf.tool_name, wf.description or wf.name, wf.to_tool_schema(), provider
                     )
@@ -122,9 +127,13 @@ class SkillHost:
     def _flow(self, name: str) -> tuple[Skill, Workflow] | None:
         for skill in self.bound():
             for wf in self._held(skill).workflows().values():
-                if wf.execution == "hardened" and name == wf.tool_name:
+                if self._runs(wf) and name == wf.tool_name:
                     return skill, wf
         return None
+
+    def _runs(self, wf: Workflow) -> bool:
+        """Whether this host can run `wf`: a hardened one always, a model's with `chat`."""
+        return wf.execution == "hardened" or self.chat is not None
 
     def _find(self, name: str) -> tuple[Skill, Tool]:
         skills = self.bound()
@@ -186,8 +195,9 @@ class SkillHost:
         environ: Mapping[str, str] | None,
         timeout: float | None,
     ) -> CallResult:
-        """A hardened workflow, each step a call like any other (its gate decided by the
-        host's gatekeeper); StepFailed names the step that stopped it. Its result is the
+        """A workflow (hardened: its steps; guided or draft: the host's model), each step a call
+        like any other (its gate decided by the host's gatekeeper); StepFailed names the step
+        that stopped it. Its result is the
         workflow's answer, as the body of a 200."""
         flows = self._held(skill).workflows()
 
@@ -195,7 +205,12 @@ class SkillHost:
             setup = self._setup(owner, environ, timeout)
             return placed_step(name, tool, given, owner, setup, self.gatekeeper).body_value()
 
-        done = run_workflow(flows, wf.name, args, skill, step)
+        if wf.execution == "hardened":
+            done = run_workflow(flows, wf.name, args, skill, step)
+        else:  # guided or draft: the host's model decides the calls, each one checked as any
+            assert self.chat is not None
+            run = guided_run if wf.execution == "guided" else draft_run
+            done = run(wf, skill, self._held(skill).files, args, self.chat, step)
         body = {"workflow": wf.name, "result": done.result, "steps": done.trace}
         data = json.dumps(body, ensure_ascii=False, default=str).encode()
         return CallResult(200, {"content-type": "application/json"}, data)

@@ -3,6 +3,7 @@ reloaded; a gated call is not sent."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -158,6 +159,52 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
             host.call("hollowbrook_cancel_booking", {"booking_id": "bk-2"})
         assert waiting.value.request == 7 and isinstance(waiting.value, SkillpressError)
         assert [c.bound for c in decided] == [{"booking_id": "bk-1"}, {"booking_id": "bk-2"}]
+    finally:
+        echo.server.shutdown()
+        echo.server.server_close()
+
+
+def test_a_host_with_a_model_offers_and_runs_a_guided_workflow_as_a_tool(tmp_path: Path) -> None:
+    import yaml
+
+    echo = _Echo()
+    try:
+        skill = tmp_path / "skills" / "hollowbrook"
+        shutil.copytree(ROOT / "services" / "examples" / "hollowbrook-skill", skill)
+        flows = yaml.safe_load((skill / "workflows.yaml").read_text())
+        flows["workflows"].append(
+            {
+                "name": "find_booking",
+                "description": "Find a booking by its id.",
+                "execution": "guided",
+                "tool": "get_booking",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"booking_id": {"type": "string"}},
+                    "required": ["booking_id"],
+                },
+            }
+        )
+        (skill / "workflows.yaml").write_text(yaml.safe_dump(flows, sort_keys=False))
+        asked: list[object] = []
+
+        def model(messages: list[dict], tools: list[dict], choice: object) -> dict:
+            # the host's model stand-in: it calls the tool it is made to, with the user's value
+            asked.append(choice)
+            given = json.loads(messages[-1]["content"])
+            call = {"name": tools[0]["function"]["name"], "arguments": json.dumps(given)}
+            return {"tool_calls": [{"id": "c1", "type": "function", "function": call}]}
+
+        bases = {"hollowbrook": echo.url}
+        without = SkillHost(tmp_path / "skills", base_urls=bases)
+        names = [t["name"] for t in without.tools()]
+        assert "hollowbrook_book_room" in names and "hollowbrook_find_booking" not in names
+        host = SkillHost(tmp_path / "skills", base_urls=bases, chat=model)
+        assert "hollowbrook_find_booking" in [t["name"] for t in host.tools()]
+        done = host.call("hollowbrook_find_booking", {"booking_id": "bk-7"}).body_value()
+        assert done["workflow"] == "find_booking"
+        assert done["result"]["path"] == "/bookings/bk-7"
+        assert asked == [{"type": "function", "function": {"name": "hollowbrook_get_booking"}}]
     finally:
         echo.server.shutdown()
         echo.server.server_close()
