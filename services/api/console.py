@@ -410,9 +410,7 @@ def _skill_view(
         None,
     )
     diff = diff_versions(ctx, slug, None, proposal["version_id"]) if proposal else None
-    on_published = bool(proposal) and revision_published(
-        ctx, slug, proposal["revision_id"] if proposal else None
-    )
+    on_published = proposal is not None and revision_published(ctx, skill, proposal["revision_id"])
     drops: list[tuple[str, bool]] = []
     if proposal:
         # versions never change: the publish check behind this runs once per pair, not per view
@@ -674,25 +672,23 @@ APPROVALS_PAGE = 50  # waiting calls the operations page shows at once
 
 @router.get("/operations", response_class=HTMLResponse)
 def operations_page(request: Request, page: int = 1) -> Response:
-    from skillpress.services.app.approvals import decided_requests, list_requests, pending_count
+    from skillpress.services.app.approvals import approvals_page
     from skillpress.services.app.queries import dead_letters, open_actions
 
     _operator(request)
     ctx = state(request).ctx
-    waiting = pending_count(ctx)
-    pages = max(1, -(-waiting // APPROVALS_PAGE))
-    at = min(max(page, 1), pages)
+    shown = approvals_page(ctx, page, APPROVALS_PAGE)
     return _render(
         request,
         "operations.html",
         actions=open_actions(ctx),
         letters=dead_letters(ctx),
-        approvals=list_requests(ctx, offset=(at - 1) * APPROVALS_PAGE, limit=APPROVALS_PAGE),
-        waiting=waiting,
-        page=at,
-        pages=pages,
-        first=(at - 1) * APPROVALS_PAGE + 1,
-        decided=decided_requests(ctx),
+        approvals=shown.pending,
+        waiting=shown.waiting,
+        page=shown.page,
+        pages=shown.pages,
+        first=shown.first,
+        decided=shown.decided,
     )
 
 

@@ -5,9 +5,11 @@ is recorded with who made it (a gate's own `auto_below` included)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from skillpress.schemas.records import ApprovalRequest
@@ -17,11 +19,14 @@ from skillpress.services.errors import NotFound, Refused
 from skillpress.services.runtime.gates import GateCheck
 
 __all__ = [
+    "ApprovalsPage",
     "announce",
+    "approvals_page",
     "ask",
     "consume",
     "decide",
     "decided_requests",
+    "expires_at",
     "list_requests",
     "pending_count",
     "record",
@@ -38,7 +43,7 @@ def _utc(at: datetime) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)  # SQLite gives its datetimes back naive
 
 
-def _expires_at(ctx: AppContext, r: ApprovalRequest) -> datetime | None:
+def expires_at(ctx: AppContext, r: ApprovalRequest) -> datetime | None:
     """When an open request (pending since it was made, granted since it was decided) expires."""
     since = r.created_at if r.status == "pending" else r.decided_at
     if r.status not in ("pending", "granted") or since is None:
@@ -46,24 +51,29 @@ def _expires_at(ctx: AppContext, r: ApprovalRequest) -> datetime | None:
     return _utc(since) + timedelta(seconds=ctx.settings.approval_expiry)
 
 
+def _lapsed(ctx: AppContext, row: ApprovalRequest) -> bool:
+    """Mark `row` expired when it is open and past its time (True then): a pending one no one
+    decided while its caller waited cannot be granted for nobody, and a grant no call used no
+    longer lets one by."""
+    ends = expires_at(ctx, row)
+    if ends is None or ends > _utc(ctx.clock()):
+        return False
+    row.status = "expired"
+    if row.decided_at is None:
+        row.decided_at = ends
+    return True
+
+
 def _expire(ctx: AppContext, s: Session) -> None:
-    """Mark expired every open request past its time: a pending one no one decided while its
-    caller waited cannot be granted for nobody, and a grant no call used no longer lets one by."""
-    now = _utc(ctx.clock())
-    rows = s.exec(
-        select(ApprovalRequest).where(col(ApprovalRequest.status).in_(("pending", "granted")))
-    ).all()
-    for row in rows:
-        ends = _expires_at(ctx, row)
-        if ends is not None and ends <= now:
-            row.status = "expired"
-            if row.decided_at is None:
-                row.decided_at = ends
+    """Every open request past its time marked expired (before a listing reads them)."""
+    open_ = col(ApprovalRequest.status).in_(("pending", "granted"))
+    for row in s.exec(select(ApprovalRequest).where(open_)).all():
+        _lapsed(ctx, row)
     s.flush()
 
 
 def as_dict(r: ApprovalRequest, ctx: AppContext) -> ApprovalView:
-    ends = _expires_at(ctx, r)
+    ends = expires_at(ctx, r)
     return {
         "id": r.id,
         "skill": r.skill,
@@ -86,7 +96,6 @@ def ask(
     or a new one."""
     key = _bound(bound)
     with ctx.records.session() as s:
-        _expire(ctx, s)
         found = s.exec(
             select(ApprovalRequest).where(
                 ApprovalRequest.skill == skill,
@@ -95,7 +104,7 @@ def ask(
                 col(ApprovalRequest.status).in_(("pending", "granted")),
             )
         ).first()
-        if found is None:
+        if found is None or _lapsed(ctx, found):
             found = ApprovalRequest(
                 skill=skill,
                 operation=operation,
@@ -159,11 +168,10 @@ def settle(
 def decide(ctx: AppContext, request_id: int, grant: bool, by: str) -> ApprovalRequest:
     """Grant or deny a pending request (Refused when it is decided already, or expired)."""
     with ctx.records.session() as s:
-        _expire(ctx, s)
         row = s.get(ApprovalRequest, request_id)
         if row is None:
             raise NotFound(f"no approval request #{request_id} (skillpress approvals lists them)")
-        if row.status == "expired":
+        if _lapsed(ctx, row) or row.status == "expired":
             raise Refused(
                 f"approval request #{request_id} expired: no one decided it within"
                 f" {_span(ctx.settings.approval_expiry)} (SKILLPRESS_APPROVAL_EXPIRY), so no call"
@@ -182,15 +190,42 @@ def consume(ctx: AppContext, request_id: int) -> ApprovalRequest:
     """The request's decision for the call waiting on it: a grant is used up (one call), a
     denial or a pending request is returned as it is."""
     with ctx.records.session() as s:
-        _expire(ctx, s)
         row = s.get(ApprovalRequest, request_id)
         if row is None:
             raise NotFound(f"no approval request #{request_id}")
+        _lapsed(ctx, row)
         if row.status == "granted":
             row.status = "used"
             s.flush()
         s.expunge(row)
         return row
+
+
+def _pending(
+    ctx: AppContext, s: Session, everything: bool, offset: int, limit: int | None
+) -> list[ApprovalView]:
+    query = select(ApprovalRequest).order_by(col(ApprovalRequest.id))
+    if not everything:
+        query = query.where(ApprovalRequest.status == "pending")
+    query = query.offset(max(offset, 0))
+    if limit is not None:
+        query = query.limit(limit)
+    return [as_dict(r, ctx) for r in s.exec(query).all()]
+
+
+def _waiting(s: Session) -> int:
+    query = select(func.count()).select_from(ApprovalRequest)
+    return int(s.exec(query.where(ApprovalRequest.status == "pending")).one())
+
+
+def _decided(ctx: AppContext, s: Session, limit: int) -> list[ApprovalView]:
+    query = (
+        select(ApprovalRequest)
+        .where(ApprovalRequest.status != "pending")
+        .order_by(col(ApprovalRequest.decided_at).desc(), col(ApprovalRequest.id).desc())
+        .limit(limit)
+    )
+    return [as_dict(r, ctx) for r in s.exec(query).all()]
 
 
 def list_requests(
@@ -200,36 +235,52 @@ def list_requests(
     `offset`, at most `limit` of them."""
     with ctx.records.session() as s:
         _expire(ctx, s)
-        query = select(ApprovalRequest).order_by(col(ApprovalRequest.id))
-        if not everything:
-            query = query.where(ApprovalRequest.status == "pending")
-        query = query.offset(max(offset, 0))
-        if limit is not None:
-            query = query.limit(limit)
-        return [as_dict(r, ctx) for r in s.exec(query).all()]
+        return _pending(ctx, s, everything, offset, limit)
 
 
 def pending_count(ctx: AppContext) -> int:
     """How many calls wait for a decision now."""
-    from sqlalchemy import func
-
     with ctx.records.session() as s:
         _expire(ctx, s)
-        query = select(func.count()).select_from(ApprovalRequest)
-        return int(s.exec(query.where(ApprovalRequest.status == "pending")).one())
+        return _waiting(s)
 
 
 def decided_requests(ctx: AppContext, limit: int = 50) -> list[ApprovalView]:
     """The latest decisions (granted, denied, used, automatic, expired), the last made first."""
     with ctx.records.session() as s:
         _expire(ctx, s)
-        query = (
-            select(ApprovalRequest)
-            .where(ApprovalRequest.status != "pending")
-            .order_by(col(ApprovalRequest.decided_at).desc(), col(ApprovalRequest.id).desc())
-            .limit(limit)
+        return _decided(ctx, s, limit)
+
+
+@dataclass(frozen=True)
+class ApprovalsPage:
+    """One page of the calls waiting (oldest first), how many wait in all, and the latest
+    decisions: what an operator's approvals page shows."""
+
+    waiting: int
+    page: int
+    pages: int
+    first: int  # the position of the page's first request among all waiting
+    pending: list[ApprovalView]
+    decided: list[ApprovalView]
+
+
+def approvals_page(ctx: AppContext, page: int, per_page: int, decided: int = 50) -> ApprovalsPage:
+    """Page `page` (held to the pages there are) of the waiting calls, expired ones marked once."""
+    with ctx.records.session() as s:
+        _expire(ctx, s)
+        waiting = _waiting(s)
+        pages = max(1, -(-waiting // per_page))
+        at = min(max(page, 1), pages)
+        offset = (at - 1) * per_page
+        return ApprovalsPage(
+            waiting,
+            at,
+            pages,
+            offset + 1,
+            _pending(ctx, s, False, offset, per_page),
+            _decided(ctx, s, decided),
         )
-        return [as_dict(r, ctx) for r in s.exec(query).all()]
 
 
 def _span(seconds: float) -> str:

@@ -55,7 +55,7 @@ def proposal_of(
         raise Refused(f"refused: {event.message.reason}")
     proposal = cast(ProposalView, dict(event.body))
     revision = proposal.get("revision_id")
-    proposal["revision_published"] = revision_published(ctx, stored.skill.slug, revision)
+    proposal["revision_published"] = revision_published(ctx, stored.skill, revision)
     return proposal
 
 

@@ -180,12 +180,11 @@ def pick_version(ctx: AppContext, skill: Skill, ref: str | None) -> Version:
     return v
 
 
-def revision_published(ctx: AppContext, slug: str, revision_id: str | None) -> bool:
+def revision_published(ctx: AppContext, skill: Skill, revision_id: str | None) -> bool:
     """Whether a version on this spec revision was ever published: a person has put its spec
     live before (a proposal on one never published puts its spec changes live with it)."""
     if revision_id is None:
         return False
-    skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
         return (
             s.exec(

@@ -682,18 +682,17 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
     records are opened at the first gated call, not when the server starts."""
 
     def decide(gate: GateCheck) -> tuple[bool, str]:
-        from datetime import timedelta
-
         from skillpress.services.app import approvals
 
         ctx = open_ctx()
         try:
             row = approvals.settle(ctx, slug, gate, gate.caller or "an MCP client")
-            until = row.created_at + timedelta(seconds=ctx.settings.approval_expiry)
+            until = approvals.expires_at(ctx, row)
         finally:
             ctx.close()
         if row.status != "pending":
             return True, ""
+        assert until is not None  # a pending request always has its time
         return False, (
             f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}),"
             f" open until {until:%Y-%m-%d %H:%M} UTC;"

@@ -62,9 +62,17 @@ class PackageDiff(TypedDict):
     workflows: NotRequired[list[str]]
 
 
+# what a workflow's change is named by, in this order
 _WORKFLOW_PARTS = (
-    *("execution", "description", "parameters", "steps", "tool"),
-    *("defaults", "procedure", "uses", "outputs"),
+    "execution",
+    "description",
+    "parameters",
+    "steps",
+    "tool",
+    "defaults",
+    "procedure",
+    "uses",
+    "outputs",
 )
 
 

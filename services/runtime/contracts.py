@@ -28,6 +28,7 @@ from skillpress.services.runtime.skill import (
     META_SLUG,
     Skill,
     Tool,
+    UnknownOperation,
 )
 from skillpress.services.runtime.translate import CONTRACT_ARGS
 
@@ -215,7 +216,7 @@ def _step_lines(skill: Skill, steps: Any, depth: int) -> list[str]:
         if step.kind == "tool":
             try:
                 name = skill.tool(str(step.target)).name
-            except Exception:  # noqa: BLE001 (another skill's operation: named as written)
+            except UnknownOperation:  # another skill's operation (`slug.operation`): as written
                 name = str(step.target)
             said = f"call `{name}` with `{json.dumps(step.args, ensure_ascii=False)}`"
             if step.save_as:
@@ -241,14 +242,9 @@ def _step_lines(skill: Skill, steps: Any, depth: int) -> list[str]:
 def _workflow_lines(skill: Skill, files: Mapping[str, bytes]) -> list[str]:
     """The skill's workflows as procedures over the tools of tools.json (`{{name}}` is a
     parameter's value, `{{saved.field}}` a field of an answer kept); none when it has none."""
-    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+    from skillpress.services.runtime.workflows import loadable_workflows
 
-    if "workflows.yaml" not in files:
-        return []
-    try:
-        flows = load_workflows(files, skill)
-    except WorkflowRefused:
-        return []
+    flows = loadable_workflows(files, skill)
     if not flows:
         return []
     lines = [

@@ -244,14 +244,9 @@ def build_mcp_server(
 def _workflow_list(skill: Skill, files: Mapping[str, bytes]) -> str:
     """The skill's workflows as the instructions list them for `skill_run` ("" when none, or
     when its workflows do not load: skill_run then says so)."""
-    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+    from skillpress.services.runtime.workflows import loadable_workflows
 
-    if WORKFLOWS not in files:
-        return ""
-    try:
-        flows = load_workflows(files, skill)
-    except WorkflowRefused:
-        return ""
+    flows = loadable_workflows(files, skill)
     if not flows:
         return ""
     lines = [f"\nWorkflows of {skill.slug} (run one with skill_run):"]
@@ -542,12 +537,9 @@ def build_catalog_server(
 
     def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
         """(the skill's workflows, the one named `wanted`), or None when there is none."""
-        from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+        from skillpress.services.runtime.workflows import loadable_workflows
 
-        try:
-            flows = load_workflows(files, skill)
-        except WorkflowRefused:
-            return None
+        flows = loadable_workflows(files, skill)
         flow = next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
         return (flows, flow) if flow is not None else None
 

@@ -28,6 +28,7 @@ from skillpress.services.runtime.skill import PackageError, Skill, Tool, Unknown
 
 __all__ = [
     "checked_arguments",
+    "loadable_workflows",
     "workflow_arguments",
     "MAX_STEPS",
     "WORKFLOWS_FILE",
@@ -435,6 +436,15 @@ def _uses(
             )
         found[slug] = other
     return found
+
+
+def loadable_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Workflow]:
+    """The skill's workflows, or {} when it has none or they do not load (where a listing
+    leaves them out: running one says why it is refused)."""
+    try:
+        return load_workflows(files, skill)
+    except WorkflowRefused:
+        return {}
 
 
 def load_workflows(

@@ -310,9 +310,13 @@ def test_a_gate_whose_operation_is_removed_is_dropped_as_removed(ctx: AppContext
     _, dropped = versions.gates_dropped(ctx, "hollowbrook", gone["version_id"])
     assert dropped == [("DELETE /bookings/{booking_id}", True)]
     # the first revision's spec went live; the second's never did
-    assert versions.revision_published(ctx, "hollowbrook", gated["revision_id"])
+    assert versions.revision_published(
+        ctx, versions.find_skill(ctx, "hollowbrook"), gated["revision_id"]
+    )
     assert gone["revision_id"] != gated["revision_id"]
-    assert not versions.revision_published(ctx, "hollowbrook", gone["revision_id"])
+    assert not versions.revision_published(
+        ctx, versions.find_skill(ctx, "hollowbrook"), gone["revision_id"]
+    )
 
 
 def test_annotations_that_cannot_be_meant_are_refused_before_anything_is_stored(
