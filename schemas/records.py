@@ -19,6 +19,7 @@ __all__ = [
     "DeadLetter",
     "Suggestion",
     "AnnotationRecord",
+    "WorkflowRun",
 ]
 
 
@@ -190,3 +191,27 @@ class AnnotationRecord(SQLModel, table=True):
     created_at: datetime
     retired_at: datetime | None = None
     retired_by: str | None = Field(default=None, max_length=128)
+
+
+class WorkflowRun(SQLModel, table=True):
+    """One run of a workflow: its steps as they ended (requests, statuses, tries, timings and
+    answers, secrets redacted) and how it ended. A run waiting at a gate (`approval`) resumes
+    when the same workflow is run again with the same arguments (`arguments_key`)."""
+
+    __tablename__ = "workflow_runs"
+    id: int | None = Field(default=None, primary_key=True)
+    skill: str = Field(max_length=128, index=True)  # the skill's slug
+    version: str | None = Field(default=None, max_length=64)
+    workflow: str = Field(max_length=128)
+    execution: str = Field(max_length=16)  # draft | guided | hardened
+    arguments_json: str = Field(sa_column=Column(Text, nullable=False))  # redacted
+    arguments_key: str = Field(max_length=64, index=True)  # sha256 of the arguments as given
+    status: str = Field(max_length=16)  # running | succeeded | failed | waiting
+    started_by: str = Field(max_length=128)
+    steps_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    result_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    approval: int | None = None  # the approval request a waiting run waits on
+    started_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None

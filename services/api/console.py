@@ -23,6 +23,7 @@ from skillpress.services.api.pages import templates
 from skillpress.services.app import changes, intake
 from skillpress.services.app.context import AppContext
 from skillpress.services.app.review import suggestion_groups
+from skillpress.services.app.runs import get_run, list_runs
 from skillpress.services.app.views import AnnotationView, SuggestionGroups
 from skillpress.services.errors import NotFound, Permanent, Refused, Retryable
 
@@ -472,6 +473,7 @@ def _skill_view(
             ("merge_categories", "merge categories A,B=NEW"),
         ],
         "risks": RISKS,
+        "runs": list_runs(ctx, skill.slug, RUNS_SHOWN),
     }
 
 
@@ -486,6 +488,19 @@ def skill_page(
     except NotFound as exc:
         return _render(request, "skills.html", 404, skills=[], error=str(exc))
     return _render(request, "skill.html", **view)
+
+
+@router.get("/skills/{slug}/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, slug: str, run_id: int) -> Response:
+    """One workflow run: each step's request, outcome, status, tries, timing and answer."""
+    _operator(request)
+    try:
+        found = get_run(state(request).ctx, run_id)
+        if found["skill"] != slug:
+            raise NotFound(f"run #{run_id} is not a run of {slug}")
+    except NotFound as exc:
+        return _render(request, "skills.html", 404, skills=[], error=str(exc))
+    return _render(request, "run.html", run=found, slug=slug)
 
 
 @router.post("/skills/{slug}/annotations")
@@ -668,6 +683,7 @@ async def review_confirm(
 
 
 APPROVALS_PAGE = 50  # waiting calls the operations page shows at once
+RUNS_SHOWN = 20  # workflow runs the skill page lists (newest first)
 
 
 @router.get("/operations", response_class=HTMLResponse)

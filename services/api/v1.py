@@ -33,6 +33,7 @@ from skillpress.services.app.views import (
     Overlay,
     PublicationView,
     Replayed,
+    RunView,
     SkillView,
     SubmissionView,
     SuggestionGroups,
@@ -560,6 +561,25 @@ def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> Approv
     from skillpress.services.app.approvals import decide as decided
 
     return as_dict(decided(ctx, request_id, body.grant, who), ctx)
+
+
+@router.get("/skills/{slug}/runs", name="list_runs", tags=["runs"])
+def skill_runs(
+    ctx: Ctx, who: Operator, slug: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
+) -> list[RunView]:
+    """The skill's workflow runs, newest first, without their steps."""
+    from skillpress.services.app.runs import list_runs
+
+    return list_runs(ctx, slug, limit)
+
+
+@router.get("/runs/{run_id}", name="get_run", tags=["runs"])
+def run(ctx: Ctx, who: Operator, run_id: int) -> RunView:
+    """One workflow run with its steps: each request (secrets redacted), status, try, timing
+    and answer; a waiting run names the approval request it waits on."""
+    from skillpress.services.app.runs import get_run
+
+    return get_run(ctx, run_id)
 
 
 for _route in router.routes:  # each operation's summary: its docstring's first line

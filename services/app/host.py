@@ -33,6 +33,7 @@ from skillpress.services.runtime.calls import (
 )
 from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, credential_env
 from skillpress.services.runtime.model_runs import Chat, draft_run, guided_run
+from skillpress.services.runtime.run_log import RunJournal, RunLog, journaled
 from skillpress.services.runtime.skill import (
     PackageError,
     Skill,
@@ -42,7 +43,7 @@ from skillpress.services.runtime.skill import (
     shaped_tool,
 )
 from skillpress.services.runtime.translate import PreparedRequest
-from skillpress.services.runtime.workflows import Workflow, load_workflows, run_workflow
+from skillpress.services.runtime.workflows import Run, Workflow, load_workflows, run_workflow
 
 __all__ = ["SkillHost", "GateClosed"]
 
@@ -79,6 +80,11 @@ class SkillHost:
     # the host's model for guided and draft workflows (messages, tools, tool_choice → the
     # assistant's message, OpenAI-shaped); without one only hardened workflows are tools
     chat: Chat | None = None
+    # where workflow runs are kept (a run waiting at a gate resumes when called again with the
+    # same arguments); without one a run's steps come back in its result only
+    runs: RunJournal | None = None
+    # who runs the workflows, as their records name them
+    caller: str = "an agent host"
     _bound: dict[str, _Bound] = field(default_factory=dict, init=False, repr=False)
 
     def bound(self) -> list[Skill]:
@@ -114,7 +120,7 @@ class SkillHost:
         for skill in self.bound():
             out += [t.adapted(provider)[0] for t in skill.tools]
             for wf in self._held(skill).workflows().values():
-                if self._runs(wf):
+                if self._can_run(wf):
                     tool, _ = shaped_tool(
                         wf.tool_name, wf.description or wf.name, wf.to_tool_schema(), provider
                     )
@@ -127,11 +133,11 @@ class SkillHost:
     def _flow(self, name: str) -> tuple[Skill, Workflow] | None:
         for skill in self.bound():
             for wf in self._held(skill).workflows().values():
-                if self._runs(wf) and name == wf.tool_name:
+                if self._can_run(wf) and name == wf.tool_name:
                     return skill, wf
         return None
 
-    def _runs(self, wf: Workflow) -> bool:
+    def _can_run(self, wf: Workflow) -> bool:
         """Whether this host can run `wf`: a hardened one always, a model's with `chat`."""
         return wf.execution == "hardened" or self.chat is not None
 
@@ -201,18 +207,25 @@ class SkillHost:
         workflow's answer, as the body of a 200."""
         flows = self._held(skill).workflows()
 
-        def step(name: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
-            setup = self._setup(owner, environ, timeout)
-            return placed_step(name, tool, given, owner, setup, self.gatekeeper).body_value()
+        def body(log: RunLog) -> Run:
+            def step(name: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
+                setup = self._setup(owner, environ, timeout)
+                return placed_step(name, tool, given, owner, setup, self.gatekeeper, log)
 
-        if wf.execution == "hardened":
-            done = run_workflow(flows, wf.name, args, skill, step)
-        else:  # guided or draft: the host's model decides the calls, each one checked as any
+            if wf.execution == "hardened":
+                return run_workflow(flows, wf.name, args, skill, step)
+            # guided or draft: the host's model decides the calls, each one checked as any
             assert self.chat is not None
             run = guided_run if wf.execution == "guided" else draft_run
-            done = run(wf, skill, self._held(skill).files, args, self.chat, step)
-        body = {"workflow": wf.name, "result": done.result, "steps": done.trace}
-        data = json.dumps(body, ensure_ascii=False, default=str).encode()
+            return run(wf, skill, self._held(skill).files, args, self.chat, step)
+
+        done, log = journaled(self.runs, skill.slug, None, wf, args, self.caller, body)
+        answer = {
+            "workflow": wf.name,
+            "result": done.result,
+            "steps": [s.as_dict() for s in log.steps],
+        } | ({"run": log.run_id} if log.run_id is not None else {})
+        data = json.dumps(answer, ensure_ascii=False, default=str).encode()
         return CallResult(200, {"content-type": "application/json"}, data)
 
     async def acall(

@@ -22,6 +22,8 @@ __all__ = [
     "AnnotationRetired",
     "AnnotationView",
     "ApprovalView",
+    "RunStepView",
+    "RunView",
     "ChangedOperation",
     "Confirmation",
     "DeadLetterBrief",
@@ -346,3 +348,49 @@ class ApprovalView(TypedDict):
     created_at: str
     decided_at: str | None
     expires_at: str | None  # pending or granted: when it expires unless decided (or used)
+
+
+@with_config(_OPEN)
+class RunStepView(TypedDict):
+    """One step's call in a workflow run, as it ended: `outcome` sent | failed | waiting (held
+    at its gate: `approval` names the request); every try (status or error, and the pause after
+    it); the answer as kept (fields named like secrets redacted)."""
+
+    step: str
+    operation: str
+    skill: str
+    outcome: str
+    request: dict[str, Any] | None
+    status: int | None
+    tries: list[dict[str, Any]]
+    waited: float
+    started_at: str
+    ms: int
+    answer: Any
+    answer_kept: bool
+    error: str | None
+    approval: int | None
+
+
+@with_config(_OPEN)
+class RunView(TypedDict):
+    """A workflow run: what was asked, by whom, how it ended (running | succeeded | failed |
+    waiting: on the approval request `approval`, resumed by the same run with the same
+    arguments once it is granted) and, shown one at a time, its steps."""
+
+    id: int
+    skill: str
+    version: str | None
+    workflow: str
+    execution: str
+    arguments: dict[str, Any]
+    status: str
+    started_by: str
+    started_at: str
+    updated_at: str
+    finished_at: str | None
+    result: Any
+    error: str | None
+    approval: int | None
+    step_count: int
+    steps: NotRequired[list[RunStepView]]

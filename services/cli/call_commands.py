@@ -218,21 +218,27 @@ def _all_pages(
         raise typer.Exit(1)
 
 
+def _who() -> str:
+    """The person at this terminal, by their login name."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this user id
+        return f"uid {os.getuid()}"
+
+
 def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     """A gated call goes only with a person's approval (or under the gate's `auto_below`), and
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
 
     def decide(gate: GateCheck) -> None:
-        import getpass
-
         from skillpress.services.app import approvals
         from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
+        from skillpress.services.runtime.calls import GateClosed
 
-        try:
-            who = getpass.getuser()
-        except (KeyError, OSError):  # no name for this user id
-            who = f"uid {os.getuid()}"
+        who = _who()
         ctx = open_ctx()
         try:
             with failures():
@@ -261,22 +267,26 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
                     if row.status == "used":
                         typer.echo(f"approved by {row.decided_by} (#{row.id})", err=True)
                         return
-                    if row.status == "denied":
-                        fail(f"not sent: approval #{row.id} was denied by {row.decided_by}")
-                    if row.status == "expired":
-                        fail(
-                            f"not sent: approval #{row.id} expired before anyone decided it;"
-                            " calling again asks anew"
-                        )
-                    if time.monotonic() >= deadline:
-                        fail(
-                            f"not sent: approval #{row.id} is still pending; the same call once"
-                            " it is approved goes through",
-                            1,
-                        )
+                    if row.status in ("denied", "expired") or time.monotonic() >= deadline:
+                        break
                     time.sleep(0.5)
         finally:
             ctx.close()
+        # not sent (raised outside `failures`, which would end the command: a run records it)
+        if row.status == "denied":
+            raise GateClosed(
+                f"not sent: approval #{row.id} was denied by {row.decided_by}", row.id, denied=True
+            )
+        if row.status == "expired":
+            raise GateClosed(
+                f"not sent: approval #{row.id} expired before anyone decided it;"
+                " calling again asks anew"
+            )
+        raise GateClosed(
+            f"not sent: approval #{row.id} is still pending; the same call once"
+            " it is approved goes through",
+            row.id,
+        )
 
     return decide
 
@@ -297,7 +307,7 @@ def _place(
     """One call from the command line: refused (exit 2) before anything is sent when its
     arguments are wrong; a dry run prints the request; a gated call waits for its approval;
     with `all_pages` (a page cap), its next pages followed."""
-    from skillpress.services.runtime.calls import place_call, prepare_call
+    from skillpress.services.runtime.calls import GateClosed, place_call, prepare_call
     from skillpress.services.runtime.execute import ExecutionFailed
     from skillpress.services.runtime.skill import PackageError
     from skillpress.services.runtime.translate import CallRefused
@@ -328,6 +338,8 @@ def _place(
             return
     except (CallRefused, PackageError) as exc:
         fail(str(exc))
+    except GateClosed as exc:
+        fail(str(exc), 1 if exc.waits else 2)
     except ExecutionFailed as exc:
         fail(str(exc), code=1)
     assert placed.result is not None
@@ -576,8 +588,10 @@ def _run_workflow(
 
     from skillpress.services.runtime.calls import placed_step
     from skillpress.services.runtime.gates import check_gate
+    from skillpress.services.runtime.run_log import RunLog, journaled
     from skillpress.services.runtime.workflows import (
         Pending,
+        Run,
         StepFailed,
         WorkflowRefused,
         has_pending,
@@ -597,60 +611,75 @@ def _run_workflow(
 
     kinds_of = kinds_by_owner(skill, files)
 
-    def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
-        kinds = kinds_of(owner)
-        own = setup if owner is skill else replace(setup, credential=_credential(owner, None))
-        pending = has_pending(args)
-        try:
-            request = prepare_step(
-                step, tool, shown(args) if pending else args, owner, kinds, sandboxed, SANDBOXED
+    def run(log: RunLog) -> Run:
+        def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
+            kinds = kinds_of(owner)
+            own = setup if owner is skill else replace(setup, credential=_credential(owner, None))
+            pending = has_pending(args)
+            try:
+                request = prepare_step(
+                    step, tool, shown(args) if pending else args, owner, kinds, sandboxed, SANDBOXED
+                )
+            except StepFailed as exc:
+                if not (dry_run and pending) or "writes, and" in exc.message:
+                    raise
+                typer.echo(
+                    f"# step {step}: {tool.operation} {json.dumps(shown(args))} (built when run)"
+                )
+                return Pending(step, "answer")
+            if dry_run:
+                typer.echo(
+                    f"# step {step}: {owner.slug}.{tool.operation}"
+                    if owner is not skill
+                    else f"# step {step}: {tool.operation}"
+                )
+                gate = check_gate(tool, args)
+                if gate is not None:
+                    typer.echo(f"gated: sending it needs an approval ({gate.describe()})", err=True)
+                extra = own.credential.placeholder() if own.credential else {}
+                typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
+                return Pending(step, "answer")
+            replaying = log.replaying
+            answer = placed_step(
+                step, tool, args, owner, own, _terminal_gate(owner, approve, wait), log
             )
-        except StepFailed as exc:
-            if not (dry_run and pending) or "writes, and" in exc.message:
-                raise
-            typer.echo(
-                f"# step {step}: {tool.operation} {json.dumps(shown(args))} (built when run)"
-            )
-            return Pending(step, "answer")
-        if dry_run:
-            typer.echo(
-                f"# step {step}: {owner.slug}.{tool.operation}"
-                if owner is not skill
-                else f"# step {step}: {tool.operation}"
-            )
-            gate = check_gate(tool, args)
-            if gate is not None:
-                typer.echo(f"gated: sending it needs an approval ({gate.describe()})", err=True)
-            extra = own.credential.placeholder() if own.credential else {}
-            typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
-            return Pending(step, "answer")
-        result = placed_step(step, tool, args, owner, own, _terminal_gate(owner, approve, wait))
-        if not as_json:
-            typer.echo(f"  ✓ step {step}: {tool.operation} → {result.status}", err=True)
-        return result.body_value()
+            if not as_json:
+                done = log.steps[-1]
+                typer.echo(
+                    f"  ↺ step {step}: {tool.operation} (sent before this run resumed: not again)"
+                    if replaying
+                    else f"  ✓ step {step}: {tool.operation} → {done.status}",
+                    err=True,
+                )
+            return answer
 
+        if by_model is None:
+            return run_workflow(workflows, name, given, skill, call, dry_run=dry_run)
+        result: Run = by_model(given, call)
+        return result
+
+    wf = workflows[name]
+    by_model = None if wf.execution == "hardened" else _model_runner(wf, skill, files, dry_run)
+    journal = None if dry_run else _runs()
     try:
-        if workflows[name].execution == "hardened":
-            done = run_workflow(workflows, name, given, skill, call, dry_run=dry_run)
-        else:
-            done = _model_run(workflows[name], skill, files, given, call, dry_run)
+        done, log = journaled(journal, skill.slug, None, wf, given, _who(), run)
     except (StepFailed, WorkflowRefused) as exc:
         fail(str(exc), 1 if isinstance(exc, StepFailed) and exc.step != "arguments" else 2)
     if dry_run:
         typer.echo("# dry run: nothing was sent", err=True)
         return
+    if log.run_id is not None and not as_json:
+        typer.echo(
+            f"run #{log.run_id}: {len(log.steps)} steps (skillpress runs --show {log.run_id})",
+            err=True,
+        )
     typer.echo(json.dumps(shown(done.result), indent=None if as_json else 2, ensure_ascii=False))
 
 
-def _model_run(
-    wf: Any,
-    skill: Skill,
-    files: Mapping[str, bytes],
-    given: dict[str, Any],
-    call: Any,
-    dry_run: bool,
-) -> Any:
-    """A guided or draft workflow: the configured model (SKILLPRESS_LLM_*) decides the calls."""
+def _model_runner(wf: Any, skill: Skill, files: Mapping[str, bytes], dry_run: bool) -> Any:
+    """How a guided or draft workflow runs: the configured model (SKILLPRESS_LLM_*) decides the
+    calls (a function of the arguments and the call); refused before anything starts when there
+    is no model, or for a dry run (nothing to print before the model decides)."""
     from skillpress.services.runtime.model_runs import draft_run, guided_run
 
     if dry_run:
@@ -664,7 +693,33 @@ def _model_run(
             " SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
         )
     run = guided_run if wf.execution == "guided" else draft_run
-    return run(wf, skill, files, given, chat, call)
+    return lambda given, call: run(wf, skill, files, given, chat, call)
+
+
+class _Runs:
+    """Workflow runs kept in the records, which are opened (and their modules loaded) at the
+    first run, not when a command or a server starts."""
+
+    def __init__(self) -> None:
+        self._kept: Any = None
+
+    def _journal(self) -> Any:
+        if self._kept is None:
+            from skillpress.services.app.runs import RecordedRuns
+
+            self._kept = RecordedRuns(open_ctx)
+        return self._kept
+
+    def begin(self, *args: Any) -> Any:
+        return self._journal().begin(*args)
+
+    def end(self, *args: Any, **kwargs: Any) -> None:
+        self._journal().end(*args, **kwargs)
+
+
+def _runs() -> Any:
+    """Workflow runs kept in the records."""
+    return _Runs()
 
 
 def _model_chat() -> Any:
@@ -676,13 +731,15 @@ def _model_chat() -> Any:
     return client.with_tools if client is not None else None
 
 
-def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
+def _gatekeeper(slug: str) -> Gatekeeper:
     """An agent's gated call over MCP: sent under `auto_below`, or when a person granted exactly
-    that call (used once); otherwise recorded as a request the agent is told to wait on. The
-    records are opened at the first gated call, not when the server starts."""
+    that call (used once); otherwise recorded as a request the agent is told to wait on
+    (GateClosed naming it). The records are opened at the first gated call, not when the server
+    starts."""
 
-    def decide(gate: GateCheck) -> tuple[bool, str]:
+    def decide(gate: GateCheck) -> None:
         from skillpress.services.app import approvals
+        from skillpress.services.runtime.calls import GateClosed
 
         ctx = open_ctx()
         try:
@@ -691,13 +748,14 @@ def _gatekeeper(slug: str) -> Callable[[GateCheck], tuple[bool, str]]:
         finally:
             ctx.close()
         if row.status != "pending":
-            return True, ""
+            return
         assert until is not None  # a pending request always has its time
-        return False, (
+        raise GateClosed(
             f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}),"
             f" open until {until:%Y-%m-%d %H:%M} UTC;"
             " tell the user what you would send and why, and call again with the same arguments"
-            " once they say it is approved."
+            " once they say it is approved.",
+            row.id,
         )
 
     return decide
@@ -782,6 +840,7 @@ def mcp(
         version=followed_version(Path(target)),
         sandboxed=Path(target).is_dir() and not unsafe,
         model=_model_chat,
+        runs=_runs(),
     )
     _serve_mcp(server, skill.slug, transport, port)
 
@@ -814,6 +873,7 @@ def _catalog_server(target: str | None, eager: bool, limits: CallLimits, unsafe:
         refresh=catalog.changed,
         sandboxed=target is not None and not unsafe,
         model=_model_chat,
+        runs=_runs(),
     )
 
 

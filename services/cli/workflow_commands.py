@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -153,5 +153,71 @@ def promote(
     report(proposal, as_json, f"{name} is {to} now", {"annotation_id": stored.ids[1]})
 
 
+def runs(
+    slug: Annotated[str | None, typer.Argument(help="only this skill's runs")] = None,
+    show: Annotated[
+        int | None, typer.Option("--show", metavar="ID", help="one run with its steps")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="how many runs, newest first")] = 50,
+    as_json: AsJson = False,
+) -> None:
+    """Workflow runs, newest first: how each ended (a waiting one resumes when the same workflow
+    is run again with the same arguments once its approval is granted); --show ID gives each
+    step's request, status, tries, timing and answer (secrets redacted)."""
+    from skillpress.services.app.runs import get_run, list_runs
+
+    ctx = open_ctx()
+    with failures():
+        if show is not None:
+            run = get_run(ctx, show)
+        else:
+            listed = list_runs(ctx, slug, limit)
+    if show is None:
+        if as_json:
+            typer.echo(json.dumps(listed, indent=2, ensure_ascii=False))
+            return
+        if not listed:
+            typer.echo("no workflow runs yet" + (f" of {slug}" if slug else ""))
+        for r in listed:
+            typer.echo(_run_line(r))
+        return
+    if as_json:
+        typer.echo(json.dumps(run, indent=2, ensure_ascii=False))
+        return
+    typer.echo(_run_line(run))
+    typer.echo(f"  arguments {json.dumps(run['arguments'], ensure_ascii=False, sort_keys=True)}")
+    for step in run.get("steps", []):
+        request = step["request"] or {}
+        sent = f"{request.get('method', '')} {request.get('url', '')}".strip()
+        tries = ", ".join(
+            str(t.get("status", t.get("error", "?")))
+            + (f" (then {t['then_waited']} s)" if "then_waited" in t else "")
+            for t in step["tries"]
+        )
+        status = f" → {step['status']}" if step["status"] is not None else ""
+        typer.echo(
+            f"  {step['step']}: {step['operation']} {step['outcome']}{status} in {step['ms']} ms"
+            + (f"; {sent}" if sent else "")
+            + (f"; tries {tries}" if len(step["tries"]) > 1 else "")
+        )
+        if step["error"]:
+            typer.echo(f"    {step['error']}")
+        elif step["answer"] is not None:
+            typer.echo(f"    answer {json.dumps(step['answer'], ensure_ascii=False)[:300]}")
+    if run["result"] is not None:
+        typer.echo(f"  result {json.dumps(run['result'], ensure_ascii=False)[:600]}")
+    if run["error"]:
+        typer.echo(f"  error {run['error']}")
+
+
+def _run_line(r: Mapping[str, Any]) -> str:
+    waits = f" on approval #{r['approval']}" if r["status"] == "waiting" and r["approval"] else ""
+    return (
+        f"#{r['id']} {r['started_at'][:19]} {r['skill']} {r['workflow']} ({r['execution']}):"
+        f" {r['status']}{waits}, {r['step_count']} steps, by {r['started_by']}"
+    )
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(workflow_app, name="workflow")
+    app.command()(runs)

@@ -17,6 +17,7 @@ import sysconfig
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "LocalServerError",
@@ -122,17 +123,27 @@ def reap_stale(run_dir: Path) -> list[int]:
     return killed
 
 
-def _die_with_parent() -> None:
-    """In the child, before it runs: the kernel stops it (SIGTERM) when the thread that started
-    it goes, whatever killed it (a SIGKILLed `up` leaves no nats-server behind). Linux only."""
+def _prctl() -> Any:
+    """libc's prctl, looked up in the parent: the child may run as another user who cannot
+    read this interpreter's modules, so it imports nothing (None where there is none)."""
     if not sys.platform.startswith("linux"):
-        return
+        return None
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError, ImportError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _die_with_parent() -> None:
+    """In the child, before it runs: the kernel stops it (SIGTERM) when the thread that started
+    it goes, whatever killed it (a SIGKILLed `up` leaves no nats-server behind). Linux only."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 class ManagedProcess:

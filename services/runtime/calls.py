@@ -16,6 +16,7 @@ from skillpress.services.errors import Refused
 from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, send
 from skillpress.services.runtime.gates import GateCheck, check_gate
 from skillpress.services.runtime.paging import next_page, page_url_request
+from skillpress.services.runtime.run_log import RunLog
 from skillpress.services.runtime.skill import Skill, Tool
 from skillpress.services.runtime.translate import (
     CallRefused,
@@ -43,9 +44,14 @@ class GateClosed(PermissionError, Refused):
     problem = "gate-closed"
     status = 409
 
-    def __init__(self, message: str, request: int | None = None) -> None:
+    def __init__(self, message: str, request: int | None = None, denied: bool = False) -> None:
         super().__init__(message)
-        self.request = request
+        self.request, self.denied = request, denied
+
+    @property
+    def waits(self) -> bool:
+        """Whether a person may still grant it (a request is pending), so the call can go later."""
+        return self.request is not None and not self.denied
 
 
 # decides a gated call: returns when it may be sent, raises GateClosed when it may not
@@ -138,6 +144,29 @@ def place_call(
     return Placed(placed.request, placed.gate, result)
 
 
+def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
+    """The request as a run's record keeps it: the credential as the variable it comes from,
+    headers, query values and body fields named like secrets redacted."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    from skillpress.services.runtime.run_log import REDACTED, redact
+
+    shown = placed.shown_request(setup)
+    credential = set(setup.credential.placeholder()) if setup.credential else set()
+    headers = shown["headers"]
+    kept = redact({k: v for k, v in headers.items() if k not in credential})
+    shown["headers"] = {k: headers[k] if k in credential else kept[k] for k in headers}
+    shown["body"] = redact(shown["body"])
+    url = urlsplit(shown["url"])
+    if url.query:
+        pairs = [
+            (k, REDACTED if redact({k: v})[k] == REDACTED else v)
+            for k, v in parse_qsl(url.query, keep_blank_values=True)
+        ]
+        shown["url"] = urlunsplit(url._replace(query=urlencode(pairs, safe="/:,")))
+    return shown
+
+
 def placed_step(
     step: str,
     tool: Tool,
@@ -145,22 +174,51 @@ def placed_step(
     owner: Skill,
     setup: CallSetup,
     gatekeeper: Gatekeeper,
-) -> CallResult:
-    """A hardened workflow step's call, placed like any call (built, held at its gate, sent):
-    its result, or StepFailed naming the step when it is refused, held, unanswered or answered
-    with an error (the start of whose body it quotes)."""
+    log: RunLog,
+) -> Any:
+    """A workflow step's call, placed like any call (built, held at its gate, sent) and logged
+    in `log`: its answer (the body's value), or StepFailed naming the step when it is refused,
+    held (`waiting`: the approval request it waits on), unanswered or answered with an error
+    (the start of whose body it quotes). In a resumed run, a step the run had sent is replayed
+    from the log instead (its request built and checked the same, nothing sent)."""
     import json
 
     from skillpress.services.runtime.execute import ExecutionFailed
+    from skillpress.services.runtime.run_log import ReplayRefused, StepRecord, redact
     from skillpress.services.runtime.workflows import StepFailed
 
+    at, began = log.started()
+    record = StepRecord(step, tool.operation, "failed", skill=owner.slug, started_at=at)
     try:
-        placed = place_call(tool, given, owner.hosts, setup, gatekeeper)
-    except (GateClosed, CallRefused, ExecutionFailed) as exc:
+        placed = prepare_call(tool, given, owner.hosts, setup)
+        record.request = _logged_request(placed, setup)
+        if log.replaying:
+            return log.replay(step, tool.operation, record.request)
+        log.check_sendable(step, given)
+        if placed.gate is not None:
+            gatekeeper(placed.gate)
+        result = send(
+            placed.request, credential=setup.credential, environ=setup.environ, limits=setup.limits
+        )
+    except ReplayRefused as exc:
+        raise StepFailed("", step, f"the run cannot resume: {exc}; start it anew") from None
+    except GateClosed as exc:
+        record.error, record.approval = str(exc), exc.request
+        record.outcome = "waiting" if exc.waits else "failed"
+        log.add(record, began)
+        raise StepFailed("", step, str(exc), waiting=exc.request if exc.waits else None) from None
+    except (CallRefused, ExecutionFailed) as exc:
+        record.error = str(exc)
+        log.add(record, began)
         raise StepFailed("", step, str(exc)) from None
-    result = placed.result
-    assert result is not None
+    record.status, record.tries, record.waited = result.status, result.attempts, result.waited
+    answer = result.body_value()
+    record.answer = redact(answer)
     if result.status >= 400:
-        said = json.dumps(result.body_value(), ensure_ascii=False)[:300]
-        raise StepFailed("", step, f"{tool.operation} answered {result.status}: {said}")
-    return result
+        said = json.dumps(answer, ensure_ascii=False)[:300]
+        record.error = f"{tool.operation} answered {result.status}: {said}"
+        log.add(record, began)
+        raise StepFailed("", step, record.error)
+    record.outcome = "sent"
+    log.add(record, began)
+    return answer

@@ -22,7 +22,7 @@ import re
 import time
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -225,6 +225,9 @@ class CallResult:
     retry_at: str | None = None  # when to try again (UTC), where the bound was passed
     next: dict[str, Any] | None = None  # the next page: its arguments, or its page_url
     next_refused: str | None = None  # why a next page the answer named is not offered
+    attempts: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # each try: status or error, pause after
 
     def body_value(self) -> Any:
         """The body as JSON when it is JSON, else as text."""
@@ -437,6 +440,7 @@ def send(
         f"a {request.method} without an Idempotency-Key is never sent twice: it might be done twice"
     )
     tries, waited = 0, 0.0
+    attempts: list[dict[str, Any]] = []
     while True:
         tries += 1
         try:
@@ -449,10 +453,11 @@ def send(
             pause = _backoff(tries)
             if waited + pause > limits.max_wait:
                 raise
+            attempts.append({"error": str(exc)[:200], "then_waited": round(pause, 3)})
             sleep(pause)
             waited += pause
             continue
-        result.tries, result.waited = tries, waited
+        result.tries, result.waited, result.attempts = tries, waited, attempts
         if result.status == 401 and client is not None and credential is not None:
             # the token fetched was refused (revoked, expired early): one fresh one, once; the
             # request was not carried out, so sending it again cannot do anything twice
@@ -460,18 +465,23 @@ def send(
             headers[credential.auth.header] = value
             secrets += (value,)
             client = None
+            attempts.append({"status": 401, "then": "a fresh token"})
             continue
         if result.status not in RETRY_STATUSES:
+            attempts.append({"status": result.status})
             return result
         asked = retry_delay(result.headers)
         pause = asked if asked is not None else _backoff(tries)
         if not safe:
             result.not_retried = why_not
             result.retry_at = _at(pause) if asked is not None else None
+            attempts.append({"status": result.status})
             return result
         if tries > limits.retries or waited + pause > limits.max_wait:
             result.retry_at = _at(pause)  # past the bound: when the agent may try again
+            attempts.append({"status": result.status})
             return result
+        attempts.append({"status": result.status, "then_waited": round(pause, 3)})
         sleep(pause)
         waited += pause
 

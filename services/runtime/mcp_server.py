@@ -28,6 +28,7 @@ from skillpress.services.runtime.calls import (
 )
 from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed
 from skillpress.services.runtime.gates import GateCheck
+from skillpress.services.runtime.run_log import RunJournal, RunLog, journaled
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from skillpress.services.runtime.translate import CallRefused
 
@@ -212,15 +213,17 @@ def build_mcp_server(
     eager: bool = False,
     credential: Credential | None = None,
     limits: CallLimits | None = None,
-    gatekeeper: Callable[[GateCheck], tuple[bool, str]] | None = None,
+    gatekeeper: Gatekeeper | None = None,
     reload: Callable[[], Loaded | None] | None = None,
     version: str | None = None,
     sandboxed: bool = False,
     model: Callable[[], Any] | None = None,
+    runs: RunJournal | None = None,
 ) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return).
-    `gatekeeper` decides a gated call (True to send, else the message the agent gets): the
-    operator's approvals; without one a gated call is never sent. `reload` gives the skill anew
+    `gatekeeper` decides a gated call (it returns to send, raises GateClosed with the message
+    the agent gets): the operator's approvals; without one a gated call is never sent. `runs`
+    keeps each workflow run (a run waiting at a gate resumes when called again). `reload` gives the skill anew
     when its version changed (None when not): the next request after a publication uses the new
     version, and results name the version they came from (`version`)."""
 
@@ -238,6 +241,7 @@ def build_mcp_server(
         several=False,
         sandboxed=sandboxed,
         model=model,
+        runs=runs,
     )
 
 
@@ -281,18 +285,20 @@ def build_catalog_server(
     eager: bool = False,
     credentials: Callable[[str, Skill], Credential | None] | None = None,
     limits: CallLimits | None = None,
-    gatekeepers: Callable[[str], Callable[[GateCheck], tuple[bool, str]]] | None = None,
+    gatekeepers: Callable[[str], Gatekeeper] | None = None,
     refresh: Callable[[], Mapping[str, Loaded] | None] | None = None,
     several: bool = True,
     sandboxed: bool = False,
     model: Callable[[], Any] | None = None,
+    runs: RunJournal | None = None,
 ) -> Server[Any]:
     """The MCP server for a set of skills by slug (`several`: the fixed tools take a `skill`).
     `refresh` gives the skills anew when one changed (None when none did): skills it names are
     replaced, so a publication is what the next request sees. `credentials` and `gatekeepers`
     give a skill's credential and approvals by its slug (a skill published later included).
     `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent.
-    `model` gives the chat function guided and draft workflows run with (None: no model)."""
+    `model` gives the chat function guided and draft workflows run with (None: no model).
+    `runs` keeps each workflow run as a record (None: not kept, and a waiting run cannot resume)."""
     limits = limits or CallLimits()
     state: dict[str, Loaded] = {}
     left_out: dict[str, str] = {}  # a key not served, and why
@@ -511,29 +517,23 @@ def build_catalog_server(
         return await _call(slug, tool, args.get("arguments") or {}, page)
 
     def gate_for(slug: str) -> Gatekeeper:
+        """A gated call is sent as the operator's approvals decide (GateClosed naming the
+        request it waits on), or, with no gatekeeper, only under its gate's `auto_below`."""
+        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
+
         def decide(gate: GateCheck) -> None:
-            refused = _refusal(slug, gate)
-            if refused is not None:
-                raise GateClosed(refused)
+            if gatekeeper is not None:
+                gatekeeper(dataclasses.replace(gate, caller=_CALLER.get()))
+            elif not gate.auto:
+                raise GateClosed(
+                    f"not sent: {gate.describe()}. A person approves each such call; tell the"
+                    " user what you would send and why, and leave the sending to them."
+                )
 
         return decide
 
     def setup_for(slug: str, sk: Skill) -> CallSetup:
         return CallSetup(credential=credentials(slug, sk) if credentials else None, limits=limits)
-
-    def _refusal(slug: str, gate: GateCheck) -> str | None:
-        """Why a gated call is not sent now (None: send it): the operator's approvals when
-        there is a gatekeeper, else only under the gate's `auto_below`."""
-        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
-        if gatekeeper is not None:
-            allowed, message = gatekeeper(dataclasses.replace(gate, caller=_CALLER.get()))
-            return None if allowed else message
-        if gate.auto:
-            return None
-        return (
-            f"not sent: {gate.describe()}. A person approves each such call; tell the user"
-            " what you would send and why, and leave the sending to them."
-        )
 
     def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
         """(the skill's workflows, the one named `wanted`), or None when there is none."""
@@ -550,6 +550,7 @@ def build_catalog_server(
         model; every call through the same checks as any call; sandboxed (a package from
         elsewhere) nothing that writes is sent."""
         from skillpress.services.runtime.workflows import (
+            Run,
             StepFailed,
             WorkflowRefused,
             kinds_by_owner,
@@ -560,32 +561,41 @@ def build_catalog_server(
         flows, wf = found
         flow = wf.name
         kinds_of = kinds_by_owner(skill, files)
-
-        def call(step: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
-            prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
-            setup = setup_for(owner.slug, owner)
-            return placed_step(step, tool, given, owner, setup, gate_for(slug)).body_value()
-
         given = args if isinstance(args, dict) else {}
-        try:
-            if wf.execution == "hardened":
-                done = await asyncio.to_thread(run_workflow, flows, flow, given, skill, call)
-            else:
-                chat = model() if model is not None else None
-                if chat is None:
-                    return _text(
-                        f"{flow} is {wf.execution}: a model carries it out, and this server has"
-                        " none (SKILLPRESS_LLM_BASE_URL, SKILLPRESS_LLM_MODEL); do its steps"
-                        " yourself with call_operation",
-                        error=True,
-                    )
-                from skillpress.services.runtime.model_runs import draft_run, guided_run
+        chat = model() if model is not None and wf.execution != "hardened" else None
+        if wf.execution != "hardened" and chat is None:
+            return _text(
+                f"{flow} is {wf.execution}: a model carries it out, and this server has"
+                " none (SKILLPRESS_LLM_BASE_URL, SKILLPRESS_LLM_MODEL); do its steps"
+                " yourself with call_operation",
+                error=True,
+            )
 
-                run = guided_run if wf.execution == "guided" else draft_run
-                done = await asyncio.to_thread(run, wf, skill, files, given, chat, call)
+        def body(log: RunLog) -> Run:
+            def call(step: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
+                prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
+                setup = setup_for(owner.slug, owner)
+                return placed_step(step, tool, given, owner, setup, gate_for(slug), log)
+
+            if wf.execution == "hardened":
+                return run_workflow(flows, flow, given, skill, call)
+            from skillpress.services.runtime.model_runs import draft_run, guided_run
+
+            run = guided_run if wf.execution == "guided" else draft_run
+            assert chat is not None  # refused above otherwise
+            return run(wf, skill, files, given, chat, call)
+
+        by = _CALLER.get() or "an MCP client"
+        try:
+            done, log = await asyncio.to_thread(
+                journaled, runs, slug, state[slug][2], wf, given, by, body
+            )
         except (StepFailed, WorkflowRefused, ExecutionFailed) as exc:
             return _text(str(exc), error=True)
-        return _text(versioned(slug, {"workflow": flow, "result": done.result}))
+        answer: dict[str, Any] = {"workflow": flow, "result": done.result}
+        if log.run_id is not None:
+            answer["run"] = log.run_id
+        return _text(versioned(slug, answer))
 
     async def _call(slug: str, tool: Tool, args: Any, page_url: Any = None) -> types.CallToolResult:
         """One call: built and checked, held at its gate (a person's approvals are in the

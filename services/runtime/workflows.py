@@ -83,9 +83,12 @@ class StepFailed(RuntimeError, Permanent):
 
     problem = "step-failed"
 
-    def __init__(self, workflow: str, step: str, message: str) -> None:
-        super().__init__(f"{workflow}: step {step} failed: {message}")
+    def __init__(self, workflow: str, step: str, message: str, waiting: int | None = None) -> None:
+        super().__init__(
+            f"{workflow}: step {step} {'waits' if waiting is not None else 'failed'}: {message}"
+        )
         self.workflow, self.step, self.message = workflow, step, message
+        self.waiting = waiting  # the approval request a step held at its gate waits on
 
 
 @dataclass(frozen=True)
@@ -686,7 +689,7 @@ def run_workflow(
                 if exc.step != s.id or exc.workflow not in ("", name):
                     raise  # a called workflow's own step: named as it is
                 said = f"{s.on_error} ({exc.message})" if s.on_error else exc.message
-                raise StepFailed(name, s.id, said) from None
+                raise StepFailed(name, s.id, said, exc.waiting) from None
 
     try:
         steps(wf.steps, args)

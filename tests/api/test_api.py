@@ -653,3 +653,49 @@ def test_the_operations_page_pages_the_calls_waiting_and_says_how_many(served: S
     assert f"(page {pages} of {pages})" in last_page.text  # past the end: the last page
     assert last_page.text.count('aria-label="grant request ') == waiting - 50 * (pages - 1)
     assert f'hx-get="/operations?page={pages}"' in last_page.text
+
+
+def test_workflow_runs_are_listed_and_shown_with_their_steps_over_the_api_and_console(
+    served: Served,
+) -> None:
+    from skillpress.services.app.context import open_app
+    from skillpress.services.app.runs import RecordedRuns
+    from skillpress.services.platform.settings import Settings
+    from skillpress.services.runtime.run_log import StepRecord
+    from skillpress.services.runtime.workflows import Workflow
+
+    flow = Workflow("adopt", "Adopt a pet.", "hardened", {"type": "object", "properties": {}})
+    journal = RecordedRuns(lambda: open_app(Settings(home=served.home)))
+    log = journal.begin("pets", "v1", flow, {"name": "Rex", "password": "hunter2"}, "agent-1")
+    found = StepRecord("find", "find_pets", "sent", skill="pets", status=200)
+    found.request = {"method": "GET", "url": "https://pets.example/pets", "headers": {}}
+    found.tries, found.answer = [{"status": 503, "then_waited": 0.4}, {"status": 200}], [{"id": 7}]
+    log.add(found, log.started()[1])
+    held = StepRecord("adopt", "delete_pet", "waiting", skill="pets", approval=4)
+    held.error = "not sent: waits for request #4"
+    log.add(held, log.started()[1])
+    journal.end(log, "waiting", error="adopt: step adopt waits: not sent")
+    with served.client() as c:
+        listed = c.get("/v1/skills/pets/runs").json()
+        assert [(r["id"], r["status"], r["approval"], r["step_count"]) for r in listed] == [
+            (log.run_id, "waiting", 4, 2)
+        ]
+        assert listed[0]["arguments"] == {"name": "Rex", "password": "[redacted]"}
+        shown = c.get(f"/v1/runs/{log.run_id}").json()
+        assert [(s["step"], s["outcome"], s["status"]) for s in shown["steps"]] == [
+            ("find", "sent", 200),
+            ("adopt", "waiting", None),
+        ]
+        assert shown["steps"][0]["tries"] == [{"status": 503, "then_waited": 0.4}, {"status": 200}]
+        assert "hunter2" not in json.dumps(shown)
+        _problem(c.get("/v1/runs/9999"), 404)
+        assert c.get("/v1/skills/pets/runs", headers={"Authorization": ""}).status_code == 401
+    with httpx.Client(base_url=served.base, follow_redirects=False) as browser:
+        browser.get(f"/sign-in?token={served.token}")
+        page = browser.get(f"/skills/pets/runs/{log.run_id}")
+        assert page.status_code == 200
+        assert 'on <a href="/operations">approval #4</a>: once it is granted' in page.text
+        assert (
+            "503, waited 0.4 s; 200" in page.text and "GET https://pets.example/pets" in page.text
+        )
+        assert browser.get(f"/skills/other/runs/{log.run_id}").status_code == 404

@@ -257,3 +257,44 @@ def test_a_large_json_answer_reaches_an_agent_as_valid_smaller_json_saying_what_
         "title": "Sign in",
         "text": "Hello",
     }
+
+
+def test_a_workflow_step_retries_only_when_safe_and_its_record_shows_each_try(
+    unruly: _Unruly,
+) -> None:
+    from skillpress.services.runtime.calls import closed_gate, placed_step
+    from skillpress.services.runtime.run_log import RunLog
+    from skillpress.services.runtime.workflows import StepFailed, load_workflows, run_workflow
+
+    skill = _skill(unruly.url)
+    flows = load_workflows(
+        {
+            "workflows.yaml": b"""workflows:
+  - name: read_then_write
+    execution: hardened
+    steps:
+      - {id: fetch, tool: read, args: {kind: flaky, key: wf}, save_as: got}
+      - {id: keyed, tool: create, args: {kind: flaky, key: wk, name: "try {{got.try}}"}}
+      - {id: plain, tool: write, args: {kind: flaky, key: wp, name: x}}
+"""
+        },
+        skill,
+    )
+    log = RunLog()
+
+    def call(step: str, tool: Any, given: dict[str, Any], owner: Skill) -> Any:
+        setup = CallSetup(limits=CallLimits(retries=2, max_wait=5))
+        return placed_step(step, tool, given, owner, setup, closed_gate, log)
+
+    with pytest.raises(StepFailed, match=r"step plain failed: write answered 429"):
+        run_workflow(flows, "read_then_write", {}, skill, call)
+    fetch, keyed, plain = log.steps
+    # a read and an identity-keyed write: tried again after the Retry-After asked for
+    assert fetch.tries == [{"status": 429, "then_waited": 1.0}, {"status": 200}]
+    assert (fetch.outcome, fetch.waited, fetch.answer) == ("sent", 1.0, {"ok": True, "try": 2})
+    assert keyed.tries == [{"status": 429, "then_waited": 1.0}, {"status": 200}]
+    assert keyed.request is not None and "Idempotency-Key" in keyed.request["headers"]
+    # a plain write: sent once, and the record says it stopped there
+    assert (plain.outcome, plain.status, plain.tries) == ("failed", 429, [{"status": 429}])
+    assert unruly.seen[("POST", "/flaky/wp")] == 1 and unruly.seen[("POST", "/flaky/wk")] == 2
+    assert fetch.ms >= 1000 > plain.ms

@@ -413,13 +413,75 @@ def test_a_hardened_booking_runs_with_no_model_and_sends_exactly_its_requests(
     assert wrong.returncode == 2 and "arguments" in wrong.stderr
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_run_from_the_command_line_is_kept_and_resumes_at_its_gate_once_granted(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    line = f"/book_room {json.dumps(STAY)}"
+    held = _run(skill_dir, line, "--unsafe", "--approval-timeout", "0")
+    assert held.returncode == 1
+    assert (
+        held.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "(run #1 is kept waiting here: the same call resumes it, and does not send again what it"
+            " sent (check))"
+        )
+    ), held.stderr
+    listed = _cli("runs", "--json")
+    (run,) = json.loads(listed.stdout)
+    assert (run["workflow"], run["status"], run["approval"], run["step_count"]) == (
+        "book_room",
+        "waiting",
+        1,
+        2,
+    )
+    assert _cli("runs").stdout.startswith("#1 ") and "waiting on approval #1, 2 steps" in (
+        _cli("runs", "hollowbrook").stdout
+    )
+    assert _cli("approve", "1").returncode == 0
+    resumed = _run(skill_dir, line, "--unsafe", "--approval-timeout", "0")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "↺ step check: check_availability (sent before this run resumed: not again)" in (
+        resumed.stderr
+    )
+    assert "✓ step book: create_booking → 201" in resumed.stderr
+    assert "run #1: 2 steps (skillpress runs --show 1)" in resumed.stderr
+    assert [(s.method, s.path) for s in server.house.seen] == [
+        ("GET", "/rooms/oak/availability"),
+        ("POST", "/bookings"),
+    ]
+    shown = _cli("runs", "--show", "1")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("#1 ") and "book_room (hardened): succeeded, 2 steps" in lines[0]
+    assert any(
+        ln.startswith("  check: check_availability sent → 200 in ")
+        and "; GET http://127.0.0.1:" in ln
+        for ln in lines
+    ), lines
+    assert any(ln.startswith("  book: create_booking sent → 201 in ") for ln in lines), lines
+    assert lines[-1] == '  result {"booking_id": "bk-1", "total_pence": 28500}'
+    assert KEY not in shown.stdout + _cli("runs", "--show", "1", "--json").stdout
+    missing = _cli("runs", "--show", "9")
+    assert missing.returncode == 2 and "no workflow run #9" in missing.stderr
+
+
 async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    from skillpress.services.app import approvals
+    from skillpress.services.app import approvals, runs
     from skillpress.services.app.context import open_app
     from skillpress.services.platform.settings import Settings
 
@@ -465,19 +527,45 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
         assert described["workflow"] == "hardened" and described["tool"] == "hollowbrook_book_room"
         waiting = await client.call_tool("call_operation", {"name": "book_room", "arguments": STAY})
         assert waiting.is_error and "approval" in waiting.content[0].text
+        # the run is kept, waiting: the same call once it is approved resumes it
+        # (run 1 was the sandboxed server's, refused at its write)
+        assert waiting.content[0].text.endswith(
+            "(run #2 is kept waiting here: the same call resumes it, and does not send again what"
+            " it sent (check))"
+        ), waiting.content[0].text
         assert [s.method for s in server.house.seen] == ["GET", "GET"]
         ctx = open_app(Settings(home=home))
         try:
             (pending,) = approvals.list_requests(ctx)
+            held_run = runs.get_run(ctx, 2)
             approvals.decide(ctx, pending["id"], True, "the test's operator")
         finally:
             ctx.close()
+        assert (held_run["status"], held_run["approval"]) == ("waiting", pending["id"])
+        assert [(s["step"], s["outcome"]) for s in held_run["steps"]][-1] == ("book", "waiting")
         booked = await client.call_tool("call_operation", {"name": "book_room", "arguments": STAY})
         assert not booked.is_error, booked.content[0].text
         assert json.loads(booked.content[0].text)["result"] == {
             "booking_id": "bk-1",
             "total_pence": 28500,
         }
+        assert json.loads(booked.content[0].text)["run"] == 2
+        # resumed, not started again: the steps it had sent are not sent twice
+        assert [s.method for s in server.house.seen] == ["GET", "GET", "POST"]
+        ctx = open_app(Settings(home=home))
+        try:
+            done_run = runs.get_run(ctx, 2)
+            sandboxed_run = runs.get_run(ctx, 1)
+        finally:
+            ctx.close()
+        assert done_run["status"] == "succeeded" and done_run["approval"] is None
+        assert [s["outcome"] for s in done_run["steps"]] == ["sent"] * len(done_run["steps"])
+        book_step = done_run["steps"][-1]
+        assert book_step["tries"] == [{"status": 201}] and book_step["request"]["method"] == "POST"
+        assert KEY not in json.dumps(done_run)
+        assert sandboxed_run["status"] == "failed" and "runs sandboxed" in (
+            sandboxed_run["error"] or ""
+        )
         # skill_run, offered because the skill has workflows, runs one by name: the
         # instructions list the workflows it says they list
         assert (client.instructions or "").endswith(
@@ -491,7 +579,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
         assert again.is_error and "oak is taken" in again.content[0].text
         nothing = await client.call_tool("skill_run", {"workflow": "nope"})
         assert nothing.is_error and nothing.content[0].text == "hollowbrook has no workflow 'nope'"
-    assert [s.method for s in server.house.seen] == ["GET", "GET", "GET", "POST", "GET"]
+    assert [s.method for s in server.house.seen] == ["GET", "GET", "POST", "GET"]
 
 
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
@@ -864,22 +952,98 @@ def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_
         "arrival",
         "departure",
     ]
-    with pytest.raises(StepFailed, match="step book failed: the booking was not made"):
+    with pytest.raises(StepFailed, match="step book waits: the booking was not made"):
         host.call("hollowbrook_book_room", dict(STAY))
     assert [(s.method, s.path) for s in server.house.seen] == [("GET", "/rooms/oak/availability")]
     assert len(asked) == 1
     server.house.seen.clear()
     allow["create_booking"] = True
     done = host.call("hollowbrook_book_room", dict(STAY))
-    assert done.body_value() == {
-        "workflow": "book_room",
-        "result": {"booking_id": "bk-1", "total_pence": 28500},
-        "steps": ["check: check_availability", "book: create_booking"],
-    }
+    body = done.body_value()
+    assert body["result"] == {"booking_id": "bk-1", "total_pence": 28500}
+    # each step as it ended: its request (the credential as its variable), status and tries
+    assert [(s["step"], s["operation"], s["outcome"], s["status"]) for s in body["steps"]] == [
+        ("check", "check_availability", "sent", 200),
+        ("book", "create_booking", "sent", 201),
+    ]
+    assert body["steps"][1]["tries"] == [{"status": 201}] and "run" not in body
+    assert "<from $HOLLOWBROOK_API_KEY>" in body["steps"][1]["request"]["headers"].values()
+    assert KEY not in done.body.decode()
     assert [(s.method, s.path) for s in server.house.seen] == [
         ("GET", "/rooms/oak/availability"),
         ("POST", "/bookings"),
     ]
+
+
+def test_a_skillhost_run_kept_in_the_records_resumes_at_its_gate_without_sending_twice(
+    skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from skillpress.services.app import runs
+    from skillpress.services.app.context import open_app
+    from skillpress.services.app.host import GateClosed, SkillHost
+    from skillpress.services.platform.settings import Settings
+    from skillpress.services.runtime.gates import GateCheck
+    from skillpress.services.runtime.workflows import StepFailed
+
+    monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
+    settings = Settings(home=tmp_path / "home")
+    allow = {"create_booking": False}
+
+    def host_approvals(check: GateCheck) -> None:
+        if not allow.get(check.operation, False):
+            raise GateClosed("not sent: waits for request #7", request=7)
+
+    host = SkillHost(
+        skill_dir.parent,
+        skills=("hollowbrook",),
+        gatekeeper=host_approvals,
+        runs=runs.RecordedRuns(lambda: open_app(settings)),
+        caller="the booking desk",
+    )
+    with pytest.raises(StepFailed) as held:
+        host.call("hollowbrook_book_room", dict(STAY))
+    assert str(held.value).endswith(
+        "(run #1 is kept waiting here: the same call resumes it, and does not send again what it"
+        " sent (check))"
+    )
+    ctx = open_app(settings)
+    try:
+        (listed,) = runs.list_runs(ctx, "hollowbrook")
+        assert (listed["status"], listed["approval"], listed["started_by"]) == (
+            "waiting",
+            7,
+            "the booking desk",
+        )
+        assert listed["step_count"] == 2 and "steps" not in listed
+    finally:
+        ctx.close()
+    # another run with other arguments is a run of its own; the same arguments resume run 1
+    allow["create_booking"] = True
+    done = host.call("hollowbrook_book_room", dict(STAY)).body_value()
+    assert done["run"] == 1 and done["result"] == {"booking_id": "bk-1", "total_pence": 28500}
+    assert [(s.method, s.path) for s in server.house.seen] == [
+        ("GET", "/rooms/oak/availability"),
+        ("POST", "/bookings"),
+    ]
+    ctx = open_app(settings)
+    try:
+        run = runs.get_run(ctx, 1)
+    finally:
+        ctx.close()
+    assert run["status"] == "succeeded" and run["result"] == done["result"]
+    assert [(s["step"], s["outcome"]) for s in run["steps"]] == [
+        ("check", "sent"),
+        ("book", "sent"),
+    ]
+    # a finished run is never resumed: the same call again is a new run, sent anew
+    with pytest.raises(StepFailed, match="oak is taken"):
+        host.call("hollowbrook_book_room", dict(STAY))
+    ctx = open_app(settings)
+    try:
+        assert [r["id"] for r in runs.list_runs(ctx)] == [2, 1]
+        assert runs.get_run(ctx, 2)["status"] == "failed"
+    finally:
+        ctx.close()
 
 
 def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
