@@ -47,7 +47,7 @@ def export(
     """The package's workflows as an Arazzo 1.0.1 document (YAML)."""
     import yaml
 
-    from skillpress.services.runtime.arazzo import to_arazzo
+    from skillpress.services.runtime.arazzo import left_out, to_arazzo
     from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
 
     files, skill = _package(package_dir)
@@ -55,11 +55,19 @@ def export(
         flows = load_workflows(files, skill)
         if not flows:
             fail(f"{package_dir} has no workflows.yaml")
-        text = yaml.safe_dump(
-            to_arazzo(flows, skill, source_url), sort_keys=False, allow_unicode=True
-        )
+        doc = to_arazzo(flows, skill, source_url, files)
+        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     except WorkflowRefused as exc:
         fail(str(exc))
+    for why in left_out(flows):
+        typer.echo(f"note: left out {why}", err=True)
+    if not source_url:
+        typer.echo(
+            f"note: the steps' source description is {doc['sourceDescriptions'][0]['url']};"
+            " give --source-url with where the OpenAPI document is, so another runner finds it",
+            err=True,
+        )
+    flows = {n: wf for n, wf in flows.items() if wf.execution == "hardened"}
     if out is None:
         typer.echo(text, nl=False)
         return
@@ -98,7 +106,7 @@ def import_(
     except (OSError, ValueError, yaml.YAMLError) as exc:
         fail(f"{document}: cannot be read ({type(exc).__name__})")
     try:
-        text = yaml.safe_dump(from_arazzo(doc, skill), sort_keys=False, allow_unicode=True)
+        text = yaml.safe_dump(from_arazzo(doc, skill, files), sort_keys=False, allow_unicode=True)
         flows = load_workflows({**files, WORKFLOWS_FILE: text.encode()}, skill)
     except WorkflowRefused as exc:
         fail(str(exc))

@@ -26,14 +26,16 @@ from skillpress.services.runtime.workflows import (
     _walk,
 )
 
-__all__ = ["ARAZZO_VERSION", "ArazzoRefused", "from_arazzo", "to_arazzo"]
+__all__ = ["ARAZZO_VERSION", "ArazzoRefused", "Locator", "from_arazzo", "left_out", "to_arazzo"]
 
 ARAZZO_VERSION = "1.0.1"
 OK = "$statusCode < 400"
-_INPUT = re.compile(r"^\$inputs\.([A-Za-z_][A-Za-z0-9_]*)((?:#/[^\s{}]*)?)$")
+_INPUT = re.compile(r"^\$inputs\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)((?:#/[^\s{}]*)?)$")
 _STEP = re.compile(
-    r"^\$steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z_][A-Za-z0-9_]*)((?:#/[^\s{}]*)?)$"
+    r"^\$steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)"
+    r"((?:#/[^\s{}]*)?)$"
 )
+_TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
 _EMBEDDED = re.compile(r"\{(\$[^{}]+)\}")
 
 
@@ -44,15 +46,43 @@ class ArazzoRefused(WorkflowRefused):
 # --- export ----------------------------------------------------------------------------------
 
 
-def _pointer(path: str) -> str:
-    parts = [p for p in path.split(".") if p]
-    return ("#/" + "/".join(parts)) if parts else ""
-
-
 def _expr(head: str, path: str, params: set[str], saver: Mapping[str, str]) -> str:
+    """`$inputs.x.a.b` or `$steps.s.outputs.y.a.0`: the dotted form standard runners resolve
+    (arazzo-runner reads a `#/` pointer only straight after `$response.body`)."""
     if head in params:
-        return f"$inputs.{head}{_pointer(path)}"
-    return f"$steps.{saver[head]}.outputs.{head}{_pointer(path)}"
+        return f"$inputs.{head}{path}"
+    return f"$steps.{saver[head]}.outputs.{head}{path}"
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+class Locator:
+    """How an export names each operation: the spec's `operationId` where the package knows it
+    (`skill.json`), else an `operationPath` into the source description by method and path."""
+
+    def __init__(self, skill: Skill, files: Mapping[str, bytes], source: str) -> None:
+        self.source = source
+        self.known: dict[str, tuple[str | None, str, str]] = {
+            e.name: (None, e.method, e.path) for e in skill.operations
+        }
+        if "skill.json" in files:
+            from skillpress.services.derive.manifest import Manifest, ManifestError
+
+            try:
+                manifest = Manifest.from_json(files["skill.json"])
+            except ManifestError:
+                return
+            for e in manifest.operations:
+                self.known[e.name] = (e.operation_id, e.method, e.path)
+
+    def locate(self, operation: str) -> dict[str, str]:
+        op_id, method, path = self.known.get(operation, (None, "", ""))
+        if op_id:
+            return {"operationId": op_id}
+        pointer = "/paths/" + _escape(path) + "/" + method.lower()
+        return {"operationPath": f"{{$sourceDescriptions.{self.source}.url}}#{pointer}"}
 
 
 def _value_out(value: Any, params: set[str], saver: Mapping[str, str]) -> Any:
@@ -70,7 +100,9 @@ def _value_out(value: Any, params: set[str], saver: Mapping[str, str]) -> Any:
     return value
 
 
-def _call_out(s: Step, skill: Skill, params: set[str], saver: Mapping[str, str]) -> dict[str, Any]:
+def _call_out(
+    s: Step, skill: Skill, params: set[str], saver: Mapping[str, str], where: Locator
+) -> dict[str, Any]:
     out: dict[str, Any] = {"stepId": s.id}
     args = _value_out(s.args or {}, params, saver)
     if s.kind == "workflow":
@@ -83,7 +115,7 @@ def _call_out(s: Step, skill: Skill, params: set[str], saver: Mapping[str, str])
                 " source description"
             )
         decl = skill.tool(s.target or "").declaration
-        out["operationId"] = s.target
+        out.update(where.locate(s.target or ""))
         located = [
             {"name": decl.wire_name(k) if k in decl.query else k, "in": where, "value": v}
             for k, v in args.items()
@@ -107,10 +139,24 @@ def _call_out(s: Step, skill: Skill, params: set[str], saver: Mapping[str, str])
 
 
 def to_arazzo(
-    workflows: Mapping[str, Workflow], skill: Skill, source_url: str = ""
+    workflows: Mapping[str, Workflow],
+    skill: Skill,
+    source_url: str = "",
+    files: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
-    """An Arazzo 1.0.1 document of the skill's workflows (ArazzoRefused for one that does not map)."""
-    return {
+    """An Arazzo 1.0.1 document of the skill's hardened workflows (ArazzoRefused for one that
+    does not map, or when none is hardened): steps name the spec's operations (`files`: the
+    package, whose skill.json knows their operationIds), and the one source description is
+    the OpenAPI document at `source_url`. Guided and draft workflows are left out (`left_out`
+    says so): a model decides their calls, and Arazzo describes fixed steps."""
+    fixed = {n: wf for n, wf in workflows.items() if wf.execution == "hardened"}
+    if not fixed:
+        raise ArazzoRefused(
+            f"{skill.slug} has no hardened workflow: Arazzo describes fixed steps, and a guided"
+            " or draft workflow's calls are a model's"
+        )
+    where = Locator(skill, files or {}, skill.slug)
+    doc = {
         "arazzo": ARAZZO_VERSION,
         "info": {"title": f"{skill.slug} workflows", "version": "1"},
         "sourceDescriptions": [
@@ -120,11 +166,26 @@ def to_arazzo(
                 "type": "openapi",
             }
         ],
-        "workflows": [_workflow_out(wf, skill) for wf in workflows.values()],
+        "workflows": [_workflow_out(wf, skill, where) for wf in fixed.values()],
     }
+    from skillpress.services.runtime.arazzo_schema import problems
+
+    wrong = problems(doc)
+    if wrong:  # what this module writes is held to the specification's shape
+        raise ArazzoRefused(f"the export is not valid Arazzo 1.0.1: {'; '.join(wrong[:3])}")
+    return doc
 
 
-def _workflow_out(wf: Workflow, skill: Skill) -> dict[str, Any]:
+def left_out(workflows: Mapping[str, Workflow]) -> list[str]:
+    """What an export leaves out, and why: one line per guided or draft workflow."""
+    return [
+        f"{n} is {wf.execution}: a model decides its calls, and Arazzo describes fixed steps"
+        for n, wf in workflows.items()
+        if wf.execution != "hardened"
+    ]
+
+
+def _workflow_out(wf: Workflow, skill: Skill, where: Locator) -> dict[str, Any]:
     params = set((wf.parameters.get("properties") or {}).keys())
     saver = {s.save_as: s.id for s in _walk(wf.steps) if s.save_as}
     outputs: dict[str, Any] = {}
@@ -152,7 +213,7 @@ def _workflow_out(wf: Workflow, skill: Skill) -> dict[str, Any]:
         for n, s in enumerate(seq):
             rest = seq[n + 1 :]
             if s.kind in ("tool", "workflow"):
-                out.append(_call_out(s, skill, params, saver))
+                out.append(_call_out(s, skill, params, saver, where))
                 continue
             if not out or out[-1].get("onSuccess"):
                 raise refuse(s, f"a {s.kind} that does not follow a call")
@@ -166,12 +227,10 @@ def _workflow_out(wf: Workflow, skill: Skill) -> dict[str, Any]:
                 raise refuse(s, "an if followed by something other than a call")
             head = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$", s.condition or "")
             assert head is not None
+            # a simple condition, which standard runners evaluate as skillpress does for a
+            # boolean (a JSONPath test is true there whenever the path matches, even `false`)
             criteria = [
-                {
-                    "context": _expr(head.group(1), "", params, saver),
-                    "condition": "$" + "".join(f".{p}" for p in head.group(2).split(".") if p),
-                    "type": "jsonpath",
-                }
+                {"condition": f"{_expr(head.group(1), head.group(2), params, saver)} == true"}
             ]
             actions = []
             laid: list[dict[str, Any]] = []
@@ -207,8 +266,6 @@ def _workflow_out(wf: Workflow, skill: Skill) -> dict[str, Any]:
     }
     if outputs:
         doc["outputs"] = outputs
-    if wf.execution != "hardened":
-        doc["x-skillpress-execution"] = wf.execution
     return doc
 
 
@@ -219,16 +276,22 @@ def _template(expr: str, where: str, scope: Mapping[str, str]) -> str:
     """`$inputs.x#/a/b` → `{{x.a.b}}`; `$steps.s.outputs.name#/a` → `{{name.a}}`."""
     m = _INPUT.match(expr)
     if m:
-        head, pointer = m.group(1), m.group(2)
+        head, dotted, pointer = m.group(1), m.group(2), m.group(3)
     else:
         m = _STEP.match(expr)
         if m is None:
             raise ArazzoRefused(f"{where}: the expression {expr!r} is outside the subset")
-        head, pointer = m.group(2), m.group(3)
+        head, dotted, pointer = m.group(2), m.group(3), m.group(4)
         if scope.get(head) != m.group(1):
             raise ArazzoRefused(f"{where}: {expr!r} names no output step {m.group(1)} saved")
-    path = ".".join(p for p in pointer.removeprefix("#/").split("/") if p)
-    return "{{" + head + (f".{path}" if path else "") + "}}"
+    tokens = [
+        p.replace("~1", "/").replace("~0", "~") for p in pointer.removeprefix("#/").split("/")
+    ]
+    parts = [p for p in dotted.split(".") if p] + [p for p in tokens if p]
+    bad = next((p for p in parts if not re.fullmatch(r"[A-Za-z0-9_-]+", p)), None)
+    if bad is not None:
+        raise ArazzoRefused(f"{where}: {expr!r}: a path part {bad!r} a template cannot name")
+    return "{{" + head + "".join(f".{p}" for p in parts) + "}}"
 
 
 def _value_in(value: Any, where: str, scope: Mapping[str, str]) -> Any:
@@ -246,6 +309,7 @@ def _value_in(value: Any, where: str, scope: Mapping[str, str]) -> Any:
 _STEP_KEYS = {
     "stepId",
     "operationId",
+    "operationPath",
     "workflowId",
     "parameters",
     "requestBody",
@@ -257,9 +321,38 @@ _STEP_KEYS = {
 }
 
 
-def _operation(skill: Skill, op_id: str, where: str) -> Tool:
+def _operation(skill: Skill, step: Mapping[str, Any], where: str, known: Locator) -> Tool:
+    """The skill's tool a step names: by `operationId` (the spec's, the skill's own name, or
+    qualified `$sourceDescriptions.<name>.<operationId>`), or by `operationPath` (a pointer to
+    the operation's path and method in the source description)."""
     from skillpress.services.derive.naming import snake
 
+    if "operationPath" in step:
+        raw = str(step["operationPath"])
+        pointer = raw.split("#", 1)[1] if "#" in raw else ""
+        tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")]
+        if len(tokens) != 4 or tokens[:2] != ["", "paths"]:
+            raise ArazzoRefused(
+                f"{where}: operationPath {raw!r} is not #/paths/<path>/<method> of the source"
+            )
+        path, method = tokens[2], tokens[3].upper()
+        found = next(
+            (n for n, (_, m, p) in known.known.items() if (m.upper(), p) == (method, path)), None
+        )
+        if found is None:
+            raise ArazzoRefused(f"{where}: {method} {path} is not an operation of {skill.slug}")
+        return skill.tool(found)
+    op_id = str(step.get("operationId", ""))
+    qualified = re.match(r"^\$sourceDescriptions\.([A-Za-z0-9_-]+)\.(.+)$", op_id)
+    if qualified:
+        if qualified.group(1) != known.source:
+            raise ArazzoRefused(
+                f"{where}: {op_id!r} names source {qualified.group(1)!r}, not {known.source!r}"
+            )
+        op_id = qualified.group(2)
+    for name, (spec_id, _, _) in known.known.items():
+        if spec_id == op_id:
+            return skill.tool(name)
     for entry in skill.operations:  # by its name here, or the spec's operationId it came from
         if entry.name in (op_id, snake(op_id)) and entry.tool:
             return skill.tool(entry.name)
@@ -271,9 +364,10 @@ def _operation(skill: Skill, op_id: str, where: str) -> Tool:
         ) from None
 
 
-def from_arazzo(doc: Any, skill: Skill) -> dict[str, Any]:
+def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None) -> dict[str, Any]:
     """The `workflows.yaml` mapping for an Arazzo document's workflows (ArazzoRefused, naming
-    what is outside the subset); load it with `load_workflows` to check it like any other."""
+    what is outside the subset); load it with `load_workflows` to check it like any other.
+    `files` (the package) lets a step name the spec's operationId exactly."""
     if not isinstance(doc, dict) or not str(doc.get("arazzo", "")).startswith("1.0"):
         raise ArazzoRefused("not an Arazzo 1.0 document (no `arazzo: 1.0.x`)")
     for key in ("components",):
@@ -285,15 +379,16 @@ def from_arazzo(doc: Any, skill: Skill) -> dict[str, Any]:
     flows = doc.get("workflows")
     if not isinstance(flows, list) or not flows:
         raise ArazzoRefused("workflows: a list of at least one")
-    return {"workflows": [_workflow_in(w, skill) for w in flows]}
+    known = Locator(skill, files or {}, str(sources[0].get("name", skill.slug)))
+    return {"workflows": [_workflow_in(w, skill, known) for w in flows]}
 
 
-def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
+def _workflow_in(raw: Any, skill: Skill, known: Locator) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ArazzoRefused("a workflow is a mapping")
     name = str(raw.get("workflowId", ""))
-    known = {"workflowId", "summary", "description", "inputs", "steps", "outputs"}
-    for key in sorted(set(raw) - known - {"x-skillpress-execution"}):
+    allowed = {"workflowId", "summary", "description", "inputs", "steps", "outputs"}
+    for key in sorted(set(raw) - allowed - {"x-skillpress-execution"}):
         raise ArazzoRefused(f"{name}: `{key}` is outside the subset")
     steps = raw.get("steps") or []
     if not isinstance(steps, list) or not steps:
@@ -313,15 +408,31 @@ def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
                 f"{where}: successCriteria {crit!r} is outside the subset (a step succeeds on a status below 400)"
             )
         args: dict[str, Any] = {}
+        runs = [k for k in ("operationId", "operationPath", "workflowId") if k in s]
+        if len(runs) != 1:
+            raise ArazzoRefused(
+                f"{where}: a step names exactly one of operationId, operationPath, workflowId"
+                f" ({', '.join(runs) or 'none'} here)"
+            )
         if "workflowId" in s:
             step: dict[str, Any] = {"id": sid, "workflow": s["workflowId"]}
             for p in s.get("parameters") or []:
+                if p["name"] in args:
+                    raise ArazzoRefused(
+                        f"{where}: parameter {p['name']!r} is given twice; give it once"
+                    )
                 args[p["name"]] = _value_in(p.get("value"), where, scope)
         else:
-            tool = _operation(skill, str(s.get("operationId", "")), where)
+            tool = _operation(skill, s, where, known)
             decl = tool.declaration
             wire = {decl.wire_name(q): q for q in decl.query}
             step = {"id": sid, "tool": tool.operation}
+            named = [(p.get("name"), p.get("in")) for p in s.get("parameters") or []]
+            twice = next((n for n in named if named.count(n) > 1), None)
+            if twice is not None:
+                raise ArazzoRefused(
+                    f"{where}: parameter {twice[0]!r} ({twice[1]}) is given twice; give it once"
+                )
             for p in s.get("parameters") or []:
                 if p.get("in") not in ("path", "query"):
                     raise ArazzoRefused(
@@ -350,17 +461,24 @@ def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
             step["on_error"] = s["x-skillpress-on-error"]
         return step
 
-    def ending(action: dict[str, Any], where: str) -> list[dict[str, Any]]:
-        """What an `end` says: a fail with its message, the workflow's outputs, or just stop."""
+    needs = _output_refs(outputs)  # the saved values the workflow's outputs read
+
+    def ending(action: dict[str, Any], where: str, saved: frozenset[str]) -> list[dict[str, Any]]:
+        """What an `end` says: a fail with its message, the workflow's outputs (where the way
+        to it saved what they read), or just stop."""
         sid = str(action.get("name", "end"))
         if "x-skillpress-fail" in action:
             return [{"id": sid, "fail": _value_in(action["x-skillpress-fail"], where, scope)}]
-        if action.get("x-skillpress-return") or (outputs and not action.get("criteria")):
+        if action.get("x-skillpress-return") or (outputs and needs <= saved):
             return [{"id": sid, "return": _value_in(outputs, where, scope)}]
         return []
 
-    def build(start: int, seen: set[int]) -> tuple[list[dict[str, Any]], str | None]:
-        """Steps from `start` until a branch ends (None) or jumps on (the stepId)."""
+    def build(
+        start: int, seen: set[int], saved: frozenset[str] = frozenset()
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Steps from `start` until a branch ends (None) or jumps on (the stepId); `saved`:
+        what the way here saved. A way that runs off the last step answers the workflow's
+        outputs when it saved what they read."""
         seq: list[dict[str, Any]] = []
         n = start
         while n < len(steps):
@@ -369,6 +487,8 @@ def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
             seen.add(n)
             raw_step = steps[n]
             seq.append(call(raw_step))
+            if seq[-1].get("save_as"):
+                saved = saved | {seq[-1]["save_as"]}
             where = f"{name} step {raw_step.get('stepId')}"
             actions = raw_step.get("onSuccess") or []
             for a in actions:
@@ -382,33 +502,32 @@ def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
             if len(actions) == 1 and not actions[0].get("criteria"):
                 a = actions[0]
                 if a["type"] == "end":
-                    seq += ending(a, where)
+                    seq += ending(a, where, saved)
                     return seq, None
                 return seq, str(a["stepId"])
             if len(actions) != 2 or not actions[0].get("criteria") or actions[1].get("criteria"):
                 raise ArazzoRefused(
                     f"{where}: onSuccess maps when it is one goto or end, or a goto with criteria then one without"
                 )
-            crit = actions[0]["criteria"]
-            if len(crit) != 1 or crit[0].get("type") != "jsonpath":
-                raise ArazzoRefused(
-                    f"{where}: criteria other than one jsonpath test are outside the subset"
-                )
-            head = _template(str(crit[0].get("context", "")), where, scope).strip("{}")
-            path = str(crit[0].get("condition", "$")).removeprefix("$").strip(".")
-            condition = head + (f".{path}" if path else "")
-            branches = []
-            jumps = set()
+            condition = _condition(actions[0]["criteria"], raw_step, where)
+            built: list[tuple[list[dict[str, Any]], str | None, str | None]] = []
             for a in actions:
                 if a["type"] == "end":
-                    branches.append(ending(a, where))
+                    built.append((ending(a, where, saved), None, None))
                     continue
                 target = str(a["stepId"])
                 if target not in index:
                     raise ArazzoRefused(f"{where}: goto {target!r}, which is no step")
-                branch, jump = build(index[target], set(seen))
-                branches.append(branch)
-                jumps.add(jump)
+                branch, jump = build(index[target], set(seen), saved)
+                built.append((branch, jump, target))
+            # a way that goes straight to where the other one rejoins is empty (an `if` with
+            # no `else`, followed by a step): its steps are those after the `if`
+            joins = {jump for _, jump, _ in built if jump is not None}
+            built = [
+                (([], t, t) if t is not None and t in joins else b) for b in built for t in [b[2]]
+            ]
+            branches = [b for b, _, _ in built]
+            jumps = {jump for _, jump, _ in built}
             cond_step = {
                 "id": str(actions[0].get("name")),
                 "if": condition,
@@ -424,7 +543,42 @@ def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
             after = jumps.pop()
             assert after is not None
             n = index[after]
+        if outputs and needs <= saved:  # ran off the last step: the workflow's outputs
+            seq.append({"id": "outputs", "return": _value_in(outputs, f"{name} outputs", scope)})
         return seq, None
+
+    def _condition(crit: Any, raw_step: Mapping[str, Any], where: str) -> str:
+        """An `if`'s saved value from one criterion: `EXPR == true` (a simple condition), or a
+        jsonpath test on a saved value (`context` an output, or `$response.body` the step saved)."""
+        if not isinstance(crit, list) or len(crit) != 1 or not isinstance(crit[0], dict):
+            raise ArazzoRefused(f"{where}: criteria other than one test are outside the subset")
+        test = crit[0]
+        if test.get("type") in (None, "simple") and "context" not in test:
+            said = _TRUE.match(str(test.get("condition", "")))
+            if said is None:
+                raise ArazzoRefused(
+                    f"{where}: the condition {test.get('condition')!r} is outside the subset"
+                    " (`<expression> == true`, or a jsonpath test)"
+                )
+            return _template(said.group(1), where, scope).strip("{}")
+        if test.get("type") != "jsonpath":
+            raise ArazzoRefused(f"{where}: a {test.get('type')!r} criterion is outside the subset")
+        context = str(test.get("context", ""))
+        if context == "$response.body":
+            saved = [k for k, v in (raw_step.get("outputs") or {}).items() if v == "$response.body"]
+            if not saved:
+                raise ArazzoRefused(
+                    f"{where}: a test on $response.body needs the step to save it (outputs)"
+                )
+            head = str(saved[0])
+        else:
+            head = _template(context, where, scope).strip("{}")
+        path = str(test.get("condition", "$")).removeprefix("$").strip(".")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]*", path):
+            raise ArazzoRefused(
+                f"{where}: the jsonpath {test.get('condition')!r} is outside the subset (a path)"
+            )
+        return head + (f".{path}" if path else "")
 
     body, _ = build(0, set())
     out: dict[str, Any] = {
@@ -435,3 +589,11 @@ def _workflow_in(raw: Any, skill: Skill) -> dict[str, Any]:
         "steps": body,
     }
     return out
+
+
+def _output_refs(outputs: Any) -> frozenset[str]:
+    """The saved values a workflow's outputs read (`$steps.<id>.outputs.<name>…`)."""
+    text = " ".join(str(v) for v in outputs.values()) if isinstance(outputs, dict) else ""
+    return frozenset(
+        re.findall(r"\$steps\.[A-Za-z0-9_-]+\.outputs\.([A-Za-z_][A-Za-z0-9_]*)", text)
+    )

@@ -68,7 +68,9 @@ STEP_KEYS = {
     "return": ("id", "return"),
     "fail": ("id", "fail"),
 }
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")  # a saved value's name: what templates read
+# a workflow's name and a step's id: as an Arazzo document has them too (`buyNow`, `get-pet`)
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
 _PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
 
@@ -157,8 +159,10 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
         if not isinstance(item, dict):
             raise _refuse(f"{wf} step {n}", "a step is a mapping")
         sid = str(item["id"]) if "id" in item else f"step{len(seen_ids) + 1}"
-        if "id" in item and not _NAME.match(sid):
-            raise _refuse(f"{wf} step {n}", f"id {sid!r}: lowercase letters, digits and '_'")
+        if "id" in item and not _ID.match(sid):
+            raise _refuse(
+                f"{wf} step {n}", f"id {sid!r}: a letter, then letters, digits, '_' and '-'"
+            )
         where = f"{wf} step {sid}"
         if sid in seen_ids:
             raise _refuse(where, "two steps have this id")
@@ -181,7 +185,10 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
                 raise _refuse(where, "args is a mapping of argument → value or template")
             save_as = item.get("save_as")
             if save_as is not None and not _NAME.match(str(save_as)):
-                raise _refuse(where, f"save_as {save_as!r}: lowercase letters, digits and '_'")
+                raise _refuse(
+                    where,
+                    f"save_as {save_as!r}: letters, digits and '_' (what a template can name)",
+                )
             out.append(Step(sid, kind, str(item[kind]), args, save_as, _opt(item.get("on_error"))))
         elif kind == "if":
             cond = str(item["if"]).strip()
@@ -474,8 +481,8 @@ def load_workflows(
         raise _refuse("the file", unknown)
     out: dict[str, Workflow] = {}
     for n, item in enumerate(items, 1):
-        if not isinstance(item, dict) or not _NAME.match(str(item.get("name", ""))):
-            raise _refuse(f"workflow {n}", "name: lowercase letters, digits and '_'")
+        if not isinstance(item, dict) or not _ID.match(str(item.get("name", ""))):
+            raise _refuse(f"workflow {n}", "name: a letter, then letters, digits, '_' and '-'")
         name = str(item["name"])
         unknown = unknown_keys(item, WORKFLOW_KEYS)
         if unknown:

@@ -584,6 +584,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
 
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
     from skillpress.services.runtime.arazzo import to_arazzo
+    from skillpress.services.runtime.arazzo_schema import problems
 
     out = tmp_path / "hollowbrook"
     out.mkdir()
@@ -604,22 +605,26 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
     doc = yaml.safe_load((tmp_path / "book.arazzo.yaml").read_text())
     assert doc["arazzo"] == "1.0.1" and doc["workflows"][0]["workflowId"] == "book_room"
     steps = doc["workflows"][0]["steps"]
-    assert [s["operationId"] for s in steps] == ["check_availability", "create_booking"]
+    # a hand-written package knows no spec operationIds: its steps point into the source
+    # description by path and method, which any runner resolves
+    assert [s["operationPath"] for s in steps] == [
+        "{$sourceDescriptions.hollowbrook.url}#/paths/~1rooms~1{room_id}~1availability/get",
+        "{$sourceDescriptions.hollowbrook.url}#/paths/~1bookings/post",
+    ]
+    assert "note: the steps' source description is ./hollowbrook.openapi.json" in exported.stderr
     assert steps[0]["parameters"][0] == {
         "name": "room_id",
         "in": "path",
         "value": "$inputs.room_id",
     }
+    # a simple condition, which a standard runner evaluates the way skillpress does
     assert steps[0]["onSuccess"][0]["criteria"] == [
-        {
-            "context": "$steps.check.outputs.availability",
-            "condition": "$.available",
-            "type": "jsonpath",
-        }
+        {"condition": "$steps.check.outputs.availability.available == true"}
     ]
     assert (
-        doc["workflows"][0]["outputs"]["total_pence"] == "$steps.book.outputs.booking#/total_pence"
+        doc["workflows"][0]["outputs"]["total_pence"] == "$steps.book.outputs.booking.total_pence"
     )
+    assert problems(doc) == []
 
     imported = cli("import", str(tmp_path / "book.arazzo.yaml"), str(out))
     assert imported.returncode == 0, imported.stderr
@@ -629,6 +634,12 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
     again = load_workflows(back_files, load_skill(back_files))
     assert again == original
     assert to_arazzo(again, load_skill(back_files)) == doc
+    # export → import → export: the same bytes
+    second = cli("export", str(out), "--out", str(tmp_path / "again.arazzo.yaml"))
+    assert second.returncode == 0, second.stderr
+    assert (tmp_path / "again.arazzo.yaml").read_bytes() == (
+        tmp_path / "book.arazzo.yaml"
+    ).read_bytes()
     refused_again = cli("import", str(tmp_path / "book.arazzo.yaml"), str(out))
     assert refused_again.returncode == 2 and "give --force" in refused_again.stderr
 
@@ -658,7 +669,10 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
             "book_room step check: an onSuccess 'retry' is outside the subset",
         ),
         (
-            lambda d: d["workflows"][0]["steps"][0].update(operationId="bookSpa"),
+            lambda d: (
+                d["workflows"][0]["steps"][0].update(operationId="bookSpa"),
+                d["workflows"][0]["steps"][0].pop("operationPath"),
+            ),
             "book_room step check: operationId 'bookSpa' is not an operation of hollowbrook",
         ),
     ],
@@ -686,15 +700,26 @@ def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
 
 
 def test_an_arazzo_step_by_the_specs_own_operation_id_maps_to_the_skills_name() -> None:
-    from skillpress.services.runtime.arazzo import from_arazzo, to_arazzo
+    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
 
     files = _files()
     skill = load_skill(files)
     doc = to_arazzo(load_workflows(files, skill), skill)
-    doc["workflows"][0]["steps"][1]["operationId"] = "createBooking"  # as in hollowbrook.yaml
-    assert (
-        from_arazzo(doc, skill)["workflows"][0]["steps"][1]["then"][0]["tool"] == "create_booking"
-    )
+    book = doc["workflows"][0]["steps"][1]
+    book.pop("operationPath")
+    for named in ("createBooking", "$sourceDescriptions.hollowbrook.createBooking"):
+        book["operationId"] = named  # as in hollowbrook.yaml, plain or qualified
+        assert (
+            from_arazzo(doc, skill)["workflows"][0]["steps"][1]["then"][0]["tool"]
+            == "create_booking"
+        )
+    book["operationPath"] = "x"
+    with pytest.raises(ArazzoRefused, match="exactly one of operationId, operationPath"):
+        from_arazzo(doc, skill)
+    book.pop("operationPath")
+    book["operationId"] = "$sourceDescriptions.elsewhere.createBooking"
+    with pytest.raises(ArazzoRefused, match="names source 'elsewhere', not 'hollowbrook'"):
+        from_arazzo(doc, skill)
 
 
 MODEL_FLOWS = """

@@ -1,0 +1,356 @@
+"""Arazzo that another runner agrees with: documents modelled on the specification's examples
+are imported, run by `skillpress run` against a local server, exported, and run again by
+arazzo-runner (the Python Arazzo runner, from PyPI): both send the same requests in the same
+order, the export is valid Arazzo 1.0.1, and export → import → export gives the same bytes.
+
+arazzo-runner fills no input defaults, so each run is given every input; it sends no
+Idempotency-Key (skillpress's own, from an identity), so headers are not compared."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+
+from skillpress.services.runtime.arazzo_schema import problems
+from tests.runtime.guesthouse import KEY, GuesthouseServer
+
+EXAMPLES = Path(__file__).parents[2] / "services" / "examples"
+Sent = tuple[str, str, dict[str, list[str]], Any]
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillpress.services.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _oracle(document: Path, workflow: str, inputs: dict[str, Any], env: dict[str, str]) -> Any:
+    """arazzo-runner's run of `workflow` in `document` (its source description beside it)."""
+    from arazzo_runner import ArazzoRunner
+
+    logging.getLogger("arazzo-runner").setLevel(logging.ERROR)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return ArazzoRunner.from_arazzo_path(str(document)).execute_workflow(workflow, inputs)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _round_trip(package: Path, exported: Path, tmp_path: Path, source: str) -> None:
+    """The export is valid Arazzo, and importing it and exporting again gives the same bytes."""
+    assert problems(yaml.safe_load(exported.read_text())) == []
+    again_pkg = tmp_path / "again" / package.name
+    again_pkg.parent.mkdir()
+    subprocess.run(["cp", "-r", str(package), str(again_pkg)], check=True)
+    (again_pkg / "workflows.yaml").unlink()
+    imported = _cli("workflow", "import", str(exported), str(again_pkg))
+    assert imported.returncode == 0, imported.stderr
+    second = tmp_path / "again.arazzo.yaml"
+    out = _cli("workflow", "export", str(again_pkg), "--source-url", source, "--out", str(second))
+    assert out.returncode == 0, out.stderr
+    assert second.read_bytes() == exported.read_bytes()
+
+
+# --- the guesthouse: availability, then a booking only when the room is free ----------------
+
+
+def _guesthouse_package(tmp_path: Path, server: GuesthouseServer, name: str) -> Path:
+    """Hollowbrook derived from its OpenAPI document (so skill.json knows the spec's
+    operationIds), with the example's workflows."""
+    spec = tmp_path / f"{name}.openapi.yaml"
+    text = (EXAMPLES / "hollowbrook.yaml").read_text()
+    spec.write_text(text.replace("http://hollowbrook.localhost:8084", server.url))
+    package = tmp_path / name / "hollowbrook"
+    derived = _cli("derive", str(spec), "--out", str(package), "--slug", "hollowbrook")
+    assert derived.returncode == 0, derived.stderr
+    # the example's workflow, less the fields the spec's NewBooking does not have
+    flows = yaml.safe_load((EXAMPLES / "hollowbrook-skill" / "workflows.yaml").read_text())
+    flow = flows["workflows"][0]
+    del flow["parameters"]["properties"]["guests"]
+    book = flow["steps"][1]["then"][0]
+    del book["args"]["guests"], book["args"]["notes"]
+    (package / "workflows.yaml").write_text(yaml.safe_dump(flows, sort_keys=False))
+    return package
+
+
+def _sent_to(server: GuesthouseServer) -> list[Sent]:
+    return [
+        (s.method, s.path, s.query, json.loads(s.body) if s.body else None)
+        for s in server.house.seen
+    ]
+
+
+STAY = {
+    "room_id": "oak",
+    "guest_name": "Ada Lovelace",
+    "arrival": "2026-12-24",
+    "departure": "2026-12-27",
+}
+
+
+def test_arazzo_runner_runs_the_booking_export_and_sends_what_skillpress_sends(
+    tmp_path: Path,
+) -> None:
+    line = f"/book_room {json.dumps(STAY)}"
+    env = {"HOLLOWBROOK_API_KEY": KEY, "SKILLPRESS_HOME": str(tmp_path / "home")}
+    with GuesthouseServer() as ours, GuesthouseServer() as theirs:
+        package = _guesthouse_package(tmp_path, ours, "ours")
+        first = _cli("run", str(package), line, "--unsafe", "--approve", "--json", env=env)
+        assert first.returncode == 0, first.stderr
+        taken = _cli("run", str(package), line, "--unsafe", "--approve", env=env)
+        assert taken.returncode == 1 and "oak is taken" in taken.stderr
+
+        exported = tmp_path / "theirs.arazzo.yaml"
+        source = "./theirs.openapi.yaml"
+        _guesthouse_package(tmp_path, theirs, "theirs")  # writes theirs.openapi.yaml
+        out = _cli(
+            "workflow", "export", str(package), "--source-url", source, "--out", str(exported)
+        )
+        assert out.returncode == 0, out.stderr
+        steps = yaml.safe_load(exported.read_text())["workflows"][0]["steps"]
+        # named by the spec's own operationIds, which a runner finds in the source description
+        assert [s["operationId"] for s in steps] == ["checkAvailability", "createBooking"]
+        # arazzo-runner reads the key from HOLLOWBROOK_APIKEY (its name for the apiKey scheme)
+        booked = _oracle(exported, "book_room", STAY, {"HOLLOWBROOK_APIKEY": KEY})
+        assert booked.outputs == {"booking_id": "bk-1", "total_pence": 28500}, booked
+        refused = _oracle(exported, "book_room", STAY, {"HOLLOWBROOK_APIKEY": KEY})
+        assert refused.outputs == {"booking_id": None, "total_pence": None}
+        # the same requests in the same order: a booking when free, only the check when taken
+        assert _sent_to(theirs) == _sent_to(ours)
+        assert [(m, p) for m, p, _, _ in _sent_to(ours)] == [
+            ("GET", "/rooms/oak/availability"),
+            ("POST", "/bookings"),
+            ("GET", "/rooms/oak/availability"),
+        ]
+        _round_trip(package, exported, tmp_path, source)
+
+
+# --- pet adoption, as in the specification's example -----------------------------------------
+
+PETS_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Pet adoptions", "version": "1.0.0"},
+    "paths": {
+        "/pets": {
+            "get": {
+                "operationId": "findPetsByStatus",
+                "parameters": [
+                    {
+                        "name": "status",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {"200": {"description": "the pets with that status"}},
+            }
+        },
+        "/pets/{petId}/adoptions": {
+            "post": {
+                "operationId": "adoptPet",
+                "parameters": [
+                    {"name": "petId", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["adopter"],
+                                "properties": {
+                                    "adopter": {"type": "string"},
+                                    "note": {"type": "string"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"201": {"description": "the adoption"}},
+            }
+        },
+    },
+}
+
+# camelCase ids, a qualified operationId, a simple condition on a saved value, and workflow
+# outputs that no `end` carries (the way that runs off the last step answers them)
+ADOPTION = {
+    "arazzo": "1.0.1",
+    "info": {"title": "Adopt a pet", "version": "1.0.0"},
+    "sourceDescriptions": [{"name": "petstore", "url": "./pets.openapi.json", "type": "openapi"}],
+    "workflows": [
+        {
+            "workflowId": "adoptPet",
+            "summary": "Adopt the first pet of a status, when it may be adopted.",
+            "inputs": {
+                "type": "object",
+                "properties": {"status": {"type": "string"}, "adopter": {"type": "string"}},
+                "required": ["status", "adopter"],
+            },
+            "steps": [
+                {
+                    "stepId": "findPets",
+                    "operationId": "$sourceDescriptions.petstore.findPetsByStatus",
+                    "parameters": [{"name": "status", "in": "query", "value": "$inputs.status"}],
+                    "successCriteria": [{"condition": "$statusCode < 400"}],
+                    "outputs": {"pets": "$response.body"},
+                    "onSuccess": [
+                        {
+                            "name": "adoptable",
+                            "type": "goto",
+                            "stepId": "adopt-pet",
+                            "criteria": [
+                                {"condition": "$steps.findPets.outputs.pets.0.adoptable == true"}
+                            ],
+                        },
+                        {"name": "noneAdoptable", "type": "end"},
+                    ],
+                },
+                {
+                    "stepId": "adopt-pet",
+                    "operationId": "adoptPet",
+                    "parameters": [
+                        {
+                            "name": "petId",
+                            "in": "path",
+                            "value": "$steps.findPets.outputs.pets.0.id",
+                        }
+                    ],
+                    "requestBody": {
+                        "contentType": "application/json",
+                        "payload": {
+                            "adopter": "$inputs.adopter",
+                            "note": "adopted by {$inputs.adopter}",
+                        },
+                    },
+                    "successCriteria": [{"condition": "$statusCode < 400"}],
+                    "outputs": {"adoption": "$response.body"},
+                },
+            ],
+            "outputs": {"adoptionId": "$steps.adopt-pet.outputs.adoption.id"},
+        }
+    ],
+}
+
+
+class _Shelter:
+    """`GET /pets?status=` answers the pets of that status (`calm` ones may be adopted, `shy`
+    ones not); `POST /pets/{id}/adoptions` answers 201 with an adoption id."""
+
+    def __init__(self) -> None:
+        self.seen: list[Sent] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                parts = urlsplit(self.path)
+                query = parse_qs(parts.query)
+                outer.seen.append(
+                    (self.command, parts.path, query, json.loads(raw) if raw else None)
+                )
+                if self.command == "GET":
+                    status = query.get("status", [""])[0]
+                    pets = [{"id": f"{status}-1", "adoptable": status == "calm"}]
+                    return self._send(200, pets)
+                pet = parts.path.split("/")[2]
+                return self._send(201, {"id": f"adoption-of-{pet}", "pet": pet})
+
+            def _send(self, status: int, value: Any) -> None:
+                body = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer  # noqa: N815
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def shelters() -> Iterator[tuple[_Shelter, _Shelter]]:
+    ours, theirs = _Shelter(), _Shelter()
+    yield ours, theirs
+    for s in (ours, theirs):
+        s.httpd.shutdown()
+        s.httpd.server_close()
+
+
+def test_a_pet_adoption_document_imports_runs_and_runs_the_same_in_arazzo_runner(
+    tmp_path: Path, shelters: tuple[_Shelter, _Shelter]
+) -> None:
+    ours, theirs = shelters
+    env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
+    for shelter, name in ((ours, "ours"), (theirs, "theirs")):
+        spec = dict(PETS_SPEC, servers=[{"url": shelter.url}])
+        (tmp_path / f"{name}.openapi.json").write_text(json.dumps(spec))
+    package = tmp_path / "pkg" / "pet-adoptions"
+    derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
+    assert derived.returncode == 0, derived.stderr
+    document = tmp_path / "adopt.arazzo.json"
+    document.write_text(json.dumps(ADOPTION))
+    imported = _cli("workflow", "import", str(document), str(package))
+    assert imported.returncode == 0, imported.stderr
+    flows = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
+    assert flows[0]["name"] == "adoptPet" and [s["id"] for s in flows[0]["steps"]] == [
+        "findPets",
+        "adoptable",
+    ]
+
+    for status in ("calm", "shy"):
+        given = {"status": status, "adopter": "Ada"}
+        done = _cli(
+            "run", str(package), f"/adoptPet {json.dumps(given)}", "--unsafe", "--json", env=env
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == (
+            {"adoptionId": "adoption-of-calm-1"}
+            if status == "calm"
+            else [{"id": "shy-1", "adoptable": False}]
+        )
+
+    exported = tmp_path / "theirs.arazzo.yaml"
+    source = "./theirs.openapi.json"
+    out = _cli("workflow", "export", str(package), "--source-url", source, "--out", str(exported))
+    assert out.returncode == 0, out.stderr
+    for status in ("calm", "shy"):
+        ran = _oracle(exported, "adoptPet", {"status": status, "adopter": "Ada"}, {})
+        assert ran.error is None, ran
+    assert theirs.seen == ours.seen
+    assert [(m, p) for m, p, _, _ in ours.seen] == [
+        ("GET", "/pets"),
+        ("POST", "/pets/calm-1/adoptions"),
+        ("GET", "/pets"),
+    ]
+    assert ours.seen[1][3] == {"adopter": "Ada", "note": "adopted by Ada"}
+    _round_trip(package, exported, tmp_path, source)
