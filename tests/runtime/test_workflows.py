@@ -1088,3 +1088,78 @@ def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
         " parameter, and this one has 4; give JSON: it takes arrival, departure, guest_name,"
         " guests, room_id"
     )
+
+
+def test_an_exported_if_without_else_followed_by_a_step_imports_back_and_a_repeated_parameter_is_refused() -> (
+    None
+):
+    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.services.runtime.arazzo_schema import problems
+
+    text = yaml.safe_dump(
+        {
+            "workflows": [
+                {
+                    "name": "look_then_list",
+                    "execution": "hardened",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"room_id": {"type": "string"}},
+                        "required": ["room_id"],
+                    },
+                    "steps": [
+                        {
+                            "id": "check",
+                            "tool": "check_availability",
+                            "args": {
+                                "room_id": "{{room_id}}",
+                                "arrival": "2026-12-24",
+                                "departure": "2026-12-27",
+                            },
+                            "save_as": "availability",
+                        },
+                        {
+                            "id": "if_free",
+                            "if": "availability.available",
+                            "then": [{"id": "rooms", "tool": "list_rooms", "args": {}}],
+                        },
+                        {"id": "again", "tool": "list_rooms", "args": {}},
+                    ],
+                }
+            ]
+        }
+    )
+    files = _files(text)
+    skill = load_skill(files)
+    flows = load_workflows(files, skill)
+    doc = to_arazzo(flows, skill)
+    assert problems(doc) == []
+    back = from_arazzo(doc, skill)
+    assert load_workflows(_files(yaml.safe_dump(back)), skill) == flows
+    check = doc["workflows"][0]["steps"][0]
+    check["parameters"].append(dict(check["parameters"][0]))
+    first = check["parameters"][0]
+    with pytest.raises(
+        ArazzoRefused, match=f"parameter '{first['name']}' \\({first['in']}\\) is given twice"
+    ):
+        from_arazzo(doc, skill)
+
+
+def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
+    from skillpress.services.runtime.arazzo_schema import problems
+
+    files = _files()
+    from skillpress.services.runtime.arazzo import to_arazzo
+
+    doc = to_arazzo(load_workflows(files, load_skill(files)), load_skill(files))
+    step = doc["workflows"][0]["steps"][0]
+    step["operationId"] = "both"  # beside its operationPath
+    step["onSuccess"][0].pop("stepId")  # a goto going nowhere
+    doc["info"].pop("version")
+    doc["workflows"][0]["stepz"] = []
+    found = problems(doc)
+    assert any(p.startswith("info: 'version' is a required property") for p in found), found
+    assert "workflows/0: 'stepz' does not match any of the regexes: '^x-'" in found
+    assert any(p.startswith("workflows/0/steps/0: {") for p in found), found  # two ways to run
+    assert any(p.startswith("workflows/0/steps/0/onSuccess/0: {") for p in found), found
+    assert len(found) == 4
