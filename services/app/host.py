@@ -208,9 +208,11 @@ class SkillHost:
         flows = self._held(skill).workflows()
 
         def body(log: RunLog) -> Run:
-            def step(name: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
+            def step(
+                name: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
+            ) -> Any:
                 setup = self._setup(owner, environ, timeout)
-                return placed_step(name, tool, given, owner, setup, self.gatekeeper, log)
+                return placed_step(name, tool, given, owner, setup, self.gatekeeper, log, rules)
 
             if wf.execution == "hardened":
                 return run_workflow(flows, wf.name, args, skill, step)

@@ -612,7 +612,9 @@ def _run_workflow(
     kinds_of = kinds_by_owner(skill, files)
 
     def run(log: RunLog) -> Run:
-        def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
+        def call(
+            step: str, tool: Tool, args: dict[str, Any], owner: Skill, rules: Any = None
+        ) -> Any:
             kinds = kinds_of(owner)
             own = setup if owner is skill else replace(setup, credential=_credential(owner, None))
             pending = has_pending(args)
@@ -641,7 +643,7 @@ def _run_workflow(
                 return Pending(step, "answer")
             replaying = log.replaying
             answer = placed_step(
-                step, tool, args, owner, own, _terminal_gate(owner, approve, wait), log
+                step, tool, args, owner, own, _terminal_gate(owner, approve, wait), log, rules
             )
             if not as_json:
                 done = log.steps[-1]

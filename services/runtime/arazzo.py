@@ -35,6 +35,7 @@ _STEP = re.compile(
     r"^\$steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)"
     r"((?:#/[^\s{}]*)?)$"
 )
+_STATUS = re.compile(r"^\$statusCode\s*(==|!=|<=|>=|<|>)\s*[1-5][0-9]{2}$")
 _TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
 _EMBEDDED = re.compile(r"\{(\$[^{}]+)\}")
 
@@ -130,7 +131,21 @@ def _call_out(
             out["requestBody"] = {"contentType": decl.content_type, "payload": body[decl.body_arg]}
         elif body:
             out["requestBody"] = {"contentType": decl.content_type, "payload": body}
-    out["successCriteria"] = [{"condition": OK}]
+    rules = s.rules
+    out["successCriteria"] = (
+        [{"condition": f"$statusCode {op} {n}"} for op, n in rules.success]
+        if rules is not None and rules.success
+        else [{"condition": OK}]
+    )
+    if rules is not None and rules.retry_limit:
+        out["onFailure"] = [
+            {
+                "name": "retry",
+                "type": "retry",
+                "retryAfter": rules.retry_after,
+                "retryLimit": rules.retry_limit,
+            }
+        ]
     if s.save_as:
         out["outputs"] = {s.save_as: "$response.body"}
     if s.on_error:
@@ -316,6 +331,7 @@ _STEP_KEYS = {
     "successCriteria",
     "outputs",
     "onSuccess",
+    "onFailure",
     "description",
     "x-skillpress-on-error",
 }
@@ -403,10 +419,21 @@ def _workflow_in(raw: Any, skill: Skill, known: Locator) -> dict[str, Any]:
         for key in sorted(set(s) - _STEP_KEYS):
             raise ArazzoRefused(f"{where}: `{key}` is outside the subset")
         crit = s.get("successCriteria") or [{"condition": OK}]
-        if crit != [{"condition": OK}]:
-            raise ArazzoRefused(
-                f"{where}: successCriteria {crit!r} is outside the subset (a step succeeds on a status below 400)"
-            )
+        success: list[str] = []
+        for c in crit if isinstance(crit, list) else [crit]:
+            said = str(c.get("condition", "")).strip() if isinstance(c, dict) else ""
+            if (
+                not isinstance(c, dict)
+                or set(c) - {"condition", "type"}
+                or c.get("type", "simple") != "simple"
+                or not _STATUS.match(said)
+            ):
+                raise ArazzoRefused(
+                    f"{where}: successCriteria {c!r} is outside the subset (tests of $statusCode:"
+                    " ==, !=, <, <=, >, >=)"
+                )
+            success.append(" ".join(said.split()))
+        retry = _retry_in(s.get("onFailure"), where)
         args: dict[str, Any] = {}
         runs = [k for k in ("operationId", "operationPath", "workflowId") if k in s]
         if len(runs) != 1:
@@ -449,6 +476,16 @@ def _workflow_in(raw: Any, skill: Skill, known: Locator) -> dict[str, Any]:
                 else:
                     raise ArazzoRefused(f"{where}: a payload that is not the body's fields")
         step["args"] = args
+        if success != [OK]:
+            if "workflowId" in s:
+                raise ArazzoRefused(
+                    f"{where}: successCriteria on a workflow step is outside the subset"
+                )
+            step["success"] = success
+        if retry is not None:
+            if "workflowId" in s:
+                raise ArazzoRefused(f"{where}: a retry of a workflow step is outside the subset")
+            step["retry"] = retry
         outs = s.get("outputs") or {}
         if len(outs) > 1 or any(v != "$response.body" for v in outs.values()):
             raise ArazzoRefused(
@@ -597,3 +634,22 @@ def _output_refs(outputs: Any) -> frozenset[str]:
     return frozenset(
         re.findall(r"\$steps\.[A-Za-z0-9_-]+\.outputs\.([A-Za-z_][A-Za-z0-9_]*)", text)
     )
+
+
+def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
+    """A step's `onFailure`: one `retry` (retryAfter, retryLimit), or nothing."""
+    if not actions:
+        return None
+    if (
+        not isinstance(actions, list)
+        or len(actions) != 1
+        or not isinstance(actions[0], dict)
+        or actions[0].get("type") != "retry"
+        or actions[0].get("criteria")
+        or set(actions[0]) - {"name", "type", "retryAfter", "retryLimit"}
+    ):
+        raise ArazzoRefused(
+            f"{where}: onFailure maps when it is one retry (retryAfter, retryLimit) without criteria"
+        )
+    after = actions[0].get("retryAfter", 1)
+    return {"limit": actions[0].get("retryLimit", 1), "after": after}

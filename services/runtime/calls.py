@@ -8,12 +8,19 @@ in where the credential and local files come from (`CallSetup`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from skillpress.services.errors import Refused
-from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, send
+from skillpress.services.runtime.execute import (
+    SAFE_METHODS,
+    CallLimits,
+    CallResult,
+    Credential,
+    send,
+)
 from skillpress.services.runtime.gates import GateCheck, check_gate
 from skillpress.services.runtime.paging import next_page, page_url_request
 from skillpress.services.runtime.run_log import RunLog
@@ -24,6 +31,7 @@ from skillpress.services.runtime.translate import (
     PreparedRequest,
     build_request,
 )
+from skillpress.services.runtime.workflows import StepRules
 
 __all__ = [
     "CallSetup",
@@ -175,12 +183,17 @@ def placed_step(
     setup: CallSetup,
     gatekeeper: Gatekeeper,
     log: RunLog,
+    rules: StepRules | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Any:
     """A workflow step's call, placed like any call (built, held at its gate, sent) and logged
     in `log`: its answer (the body's value), or StepFailed naming the step when it is refused,
     held (`waiting`: the approval request it waits on), unanswered or answered with an error
-    (the start of whose body it quotes). In a resumed run, a step the run had sent is replayed
-    from the log instead (its request built and checked the same, nothing sent)."""
+    (the start of whose body it quotes). `rules`: the step's own success tests (else a status
+    below 400) and further tries when it did not succeed — only when the call is safe to repeat
+    (a read, or a write with an Idempotency-Key); every try is in the log. In a resumed run, a
+    step the run had sent is replayed from the log instead (its request built and checked the
+    same, nothing sent)."""
     import json
 
     from skillpress.services.runtime.execute import ExecutionFailed
@@ -197,9 +210,30 @@ def placed_step(
         log.check_sendable(step, given)
         if placed.gate is not None:
             gatekeeper(placed.gate)
+        judge = rules or StepRules()
         result = send(
             placed.request, credential=setup.credential, environ=setup.environ, limits=setup.limits
         )
+        tries, waited = list(result.attempts), result.waited
+        safe = placed.request.method in SAFE_METHODS or any(
+            k.lower() == "idempotency-key" for k, _ in placed.request.headers
+        )
+        for _ in range(judge.retry_limit if safe else 0):
+            if judge.succeeded(result.status):
+                break
+            if tries:
+                tries[-1] = {**tries[-1], "then_waited": judge.retry_after}
+            sleep(judge.retry_after)
+            waited += judge.retry_after
+            result = send(
+                placed.request,
+                credential=setup.credential,
+                environ=setup.environ,
+                limits=setup.limits,
+            )
+            tries += result.attempts
+            waited += result.waited
+        result.attempts, result.waited = tries, waited
     except ReplayRefused as exc:
         raise StepFailed("", step, f"the run cannot resume: {exc}; start it anew") from None
     except GateClosed as exc:
@@ -214,9 +248,15 @@ def placed_step(
     record.status, record.tries, record.waited = result.status, result.attempts, result.waited
     answer = result.body_value()
     record.answer = redact(answer)
-    if result.status >= 400:
+    if not judge.succeeded(result.status):
         said = json.dumps(answer, ensure_ascii=False)[:300]
-        record.error = f"{tool.operation} answered {result.status}: {said}"
+        wanted = f" (it succeeds on {judge.said()})" if judge.success else ""
+        record.error = f"{tool.operation} answered {result.status}{wanted}: {said}"
+        if judge.retry_limit and not safe:
+            record.error += (
+                f"; not tried again: a {placed.request.method} without an Idempotency-Key might be"
+                " done twice"
+            )
         log.add(record, began)
         raise StepFailed("", step, record.error)
     record.outcome = "sent"

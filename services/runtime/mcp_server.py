@@ -572,10 +572,12 @@ def build_catalog_server(
             )
 
         def body(log: RunLog) -> Run:
-            def call(step: str, tool: Tool, given: dict[str, Any], owner: Skill) -> Any:
+            def call(
+                step: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
+            ) -> Any:
                 prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
                 setup = setup_for(owner.slug, owner)
-                return placed_step(step, tool, given, owner, setup, gate_for(slug), log)
+                return placed_step(step, tool, given, owner, setup, gate_for(slug), log, rules)
 
             if wf.execution == "hardened":
                 return run_workflow(flows, flow, given, skill, call)

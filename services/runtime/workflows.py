@@ -35,6 +35,7 @@ __all__ = [
     "Pending",
     "Step",
     "StepFailed",
+    "StepRules",
     "Workflow",
     "WorkflowRefused",
     "dry_call",
@@ -62,7 +63,7 @@ WORKFLOW_KEYS = (
     "uses",
 )
 STEP_KEYS = {
-    "tool": ("id", "tool", "args", "save_as", "on_error"),
+    "tool": ("id", "tool", "args", "save_as", "on_error", "success", "retry"),
     "workflow": ("id", "workflow", "args", "save_as", "on_error"),
     "if": ("id", "if", "then", "else"),
     "return": ("id", "return"),
@@ -72,6 +73,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")  # a saved value's name: wh
 # a workflow's name and a step's id: as an Arazzo document has them too (`buyNow`, `get-pet`)
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
+_STATUS = re.compile(r"^\$statusCode\s*(==|!=|<=|>=|<|>)\s*([1-5][0-9]{2})$")
+MAX_RETRY_LIMIT, MAX_RETRY_AFTER = 10, 60.0
 _PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
 
 
@@ -94,6 +97,78 @@ class StepFailed(RuntimeError, Permanent):
 
 
 @dataclass(frozen=True)
+class StepRules:
+    """When a tool step succeeds and whether it is tried again: `success` the status tests that
+    must all hold (`("==", 201)`; none: a status below 400), `retry_limit` further tries after
+    `retry_after` seconds when it did not succeed — only for a call safe to repeat (a read, or
+    a write with an identity's Idempotency-Key)."""
+
+    success: tuple[tuple[str, int], ...] = ()
+    retry_limit: int = 0
+    retry_after: float = 0.0
+
+    def succeeded(self, status: int) -> bool:
+        if not self.success:
+            return status < 400
+        tests = {
+            "==": status.__eq__,
+            "!=": status.__ne__,
+            "<": status.__lt__,
+            "<=": status.__le__,
+            ">": status.__gt__,
+            ">=": status.__ge__,
+        }
+        return all(tests[op](n) for op, n in self.success)
+
+    def said(self) -> str:
+        return (
+            " and ".join(f"$statusCode {op} {n}" for op, n in self.success) or "$statusCode < 400"
+        )
+
+
+def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
+    raw_success = item.get("success")
+    success: list[tuple[str, int]] = []
+    if raw_success is not None:
+        given = raw_success if isinstance(raw_success, list) else [raw_success]
+        for cond in given:
+            m = _STATUS.match(str(cond).strip())
+            if m is None:
+                raise _refuse(
+                    where,
+                    f"success {cond!r}: a list of status tests like '$statusCode == 201'"
+                    " (==, !=, <, <=, >, >=)",
+                )
+            success.append((m.group(1), int(m.group(2))))
+    retry = item.get("retry")
+    limit, after = 0, 0.0
+    if retry is not None:
+        unknown = unknown_keys(retry, ("limit", "after")) if isinstance(retry, dict) else ""
+        if not isinstance(retry, dict) or unknown:
+            raise _refuse(
+                where, f"retry is {{limit: N, after: SECONDS}}{f' ({unknown})' if unknown else ''}"
+            )
+        limit, after = retry.get("limit", 1), retry.get("after", 1.0)
+        if (
+            not isinstance(limit, int)
+            or isinstance(limit, bool)
+            or not 1 <= limit <= MAX_RETRY_LIMIT
+        ):
+            raise _refuse(
+                where, f"retry.limit {limit!r}: a whole number from 1 to {MAX_RETRY_LIMIT}"
+            )
+        if (
+            not isinstance(after, int | float)
+            or isinstance(after, bool)
+            or not 0 <= after <= MAX_RETRY_AFTER
+        ):
+            raise _refuse(where, f"retry.after {after!r}: seconds from 0 to {MAX_RETRY_AFTER:g}")
+    if not success and not limit:
+        return None
+    return StepRules(tuple(success), limit, float(after))
+
+
+@dataclass(frozen=True)
 class Step:
     id: str
     kind: str  # tool | workflow | if | return | fail
@@ -105,6 +180,7 @@ class Step:
     then: tuple[Step, ...] = ()
     otherwise: tuple[Step, ...] = ()
     value: Any = None  # what `return` gives, or `fail`'s message
+    rules: StepRules | None = None  # a tool step's own success tests and retries
 
 
 @dataclass(frozen=True)
@@ -189,7 +265,18 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
                     where,
                     f"save_as {save_as!r}: letters, digits and '_' (what a template can name)",
                 )
-            out.append(Step(sid, kind, str(item[kind]), args, save_as, _opt(item.get("on_error"))))
+            rules = _rules(item, where) if kind == "tool" else None
+            out.append(
+                Step(
+                    sid,
+                    kind,
+                    str(item[kind]),
+                    args,
+                    save_as,
+                    _opt(item.get("on_error")),
+                    rules=rules,
+                )
+            )
         elif kind == "if":
             cond = str(item["if"]).strip()
             if not _PATH.match(cond):
@@ -570,8 +657,9 @@ def _text(value: Any) -> str:
     )
 
 
-# (step id, tool, arguments, the skill the tool belongs to) → the answer
-Call = Callable[[str, Tool, dict[str, Any], Skill], Any]
+# (step id, tool, arguments, the skill the tool belongs to[, the step's StepRules]) → the answer;
+# every face's call takes the rules and honours them (placed_step does)
+Call = Callable[..., Any]
 
 
 @dataclass
@@ -672,7 +760,11 @@ def run_workflow(
                         outcome.trace.extend(sub.trace)
                     else:
                         owner, tool = wf.owner(skill, s.target or "")
-                        answer = call(s.id, tool, given, owner)
+                        answer = (
+                            call(s.id, tool, given, owner, s.rules)
+                            if s.rules is not None
+                            else call(s.id, tool, given, owner)
+                        )
                         outcome.trace.append(f"{label}{s.id}: {tool.operation}")
                     outcome.result = answer
                     if s.save_as:
@@ -741,7 +833,7 @@ def dry_call() -> Call:
     """A `call` for a dry run that only checks: each request is built (StepFailed when its
     translation refuses it) unless it depends on an answer not known yet; nothing is sent."""
 
-    def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill) -> Any:
+    def call(step: str, tool: Tool, args: dict[str, Any], owner: Skill, rules: Any = None) -> Any:
         if not has_pending(args):
             prepare_step(step, tool, args, owner, {}, False)
             return Pending(step, "answer")

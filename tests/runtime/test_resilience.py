@@ -298,3 +298,47 @@ def test_a_workflow_step_retries_only_when_safe_and_its_record_shows_each_try(
     assert (plain.outcome, plain.status, plain.tries) == ("failed", 429, [{"status": 429}])
     assert unruly.seen[("POST", "/flaky/wp")] == 1 and unruly.seen[("POST", "/flaky/wk")] == 2
     assert fetch.ms >= 1000 > plain.ms
+
+
+def test_a_step_of_its_own_succeeds_on_the_statuses_it_names_and_retries_only_when_safe(
+    unruly: _Unruly,
+) -> None:
+    from skillpress.services.runtime.calls import closed_gate, placed_step
+    from skillpress.services.runtime.run_log import RunLog
+    from skillpress.services.runtime.workflows import StepFailed, load_workflows, run_workflow
+
+    skill = _skill(unruly.url)
+    flows = load_workflows(
+        {
+            "workflows.yaml": b"""workflows:
+  - name: own_rules
+    execution: hardened
+    steps:
+      - {id: fetch, tool: read, args: {kind: flaky, key: sr}, success: ["$statusCode == 200"],
+         retry: {limit: 1, after: 0.2}}
+      - {id: plain, tool: write, args: {kind: flaky, key: pw, name: x}, retry: {limit: 2}}
+  - name: wants_created
+    execution: hardened
+    steps:
+      - {id: limited, tool: get_any, args: {kind: limited}, success: ["$statusCode == 201"]}
+"""
+        },
+        skill,
+    )
+    log, waits = RunLog(), []
+
+    def call(step: str, tool: Any, given: dict[str, Any], owner: Skill, rules: Any = None) -> Any:
+        setup = CallSetup(limits=CallLimits(retries=0))  # only the step's own retry
+        return placed_step(step, tool, given, owner, setup, closed_gate, log, rules, waits.append)
+
+    with pytest.raises(StepFailed) as stopped:
+        run_workflow(flows, "own_rules", {}, skill, call)
+    fetch, plain = log.steps
+    assert fetch.tries == [{"status": 429, "then_waited": 0.2}, {"status": 200}]
+    assert (fetch.outcome, fetch.waited, waits) == ("sent", 0.2, [0.2])
+    assert plain.tries == [{"status": 429}] and unruly.seen[("POST", "/flaky/pw")] == 1
+    assert str(stopped.value).endswith(
+        "not tried again: a POST without an Idempotency-Key might be done twice"
+    )
+    with pytest.raises(StepFailed, match=r"answered 200 \(it succeeds on \$statusCode == 201\)"):
+        run_workflow(flows, "wants_created", {}, skill, call)

@@ -139,15 +139,15 @@ CHECK = {
         ),
         (
             _one([{**CHECK, "timeout": 5}]),
-            "workflows.yaml: flow step check: a tool step: unknown key 'timeout' (it takes id, tool, args, save_as, on_error)",
+            "workflows.yaml: flow step check: a tool step: unknown key 'timeout' (it takes id, tool, args, save_as, on_error, success, retry)",
         ),
         (
-            _one([{**CHECK, "retry": 3}]),
-            "workflows.yaml: flow step check: a tool step: unknown key 'retry' (it takes id, tool, args, save_as, on_error)",
+            _one([{**CHECK, "retry": {"limit": 3, "wait": 1}}]),
+            "workflows.yaml: flow step check: retry is {limit: N, after: SECONDS} (unknown key 'wait' (it takes limit, after))",
         ),
         (
             _one([{"id": "a", "tol": "list_rooms"}]),
-            "workflows.yaml: flow step a: a step is exactly one of tool, workflow, if, return, fail (unknown key 'tol'; did you mean `tool`? (it takes args, else, fail, id, if, on_error, return, save_as, then, tool, workflow))",
+            "workflows.yaml: flow step a: a step is exactly one of tool, workflow, if, return, fail (unknown key 'tol'; did you mean `tool`? (it takes args, else, fail, id, if, on_error, retry, return, save_as, success, then, tool, workflow))",
         ),
         (
             _one([CHECK]) + "workflow: {}\n",
@@ -650,9 +650,9 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
         (lambda d: d.update(components={"inputs": {}}), "`components` is outside the subset"),
         (
             lambda d: d["workflows"][0]["steps"][0].update(
-                successCriteria=[{"condition": "$statusCode == 200"}]
+                successCriteria=[{"condition": "$response.body#/ok == true"}]
             ),
-            "book_room step check: successCriteria [{'condition': '$statusCode == 200'}] is outside the subset",
+            "book_room step check: successCriteria {'condition': '$response.body#/ok == true'} is outside the subset",
         ),
         (
             lambda d: d["workflows"][0]["steps"][0]["parameters"][0].update({"in": "header"}),
@@ -660,9 +660,9 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
         ),
         (
             lambda d: d["workflows"][0]["steps"][1].update(
-                onFailure=[{"name": "again", "type": "retry"}]
+                onFailure=[{"name": "elsewhere", "type": "goto", "stepId": "check"}]
             ),
-            "book_room step book: `onFailure` is outside the subset",
+            "book_room step book: onFailure maps when it is one retry (retryAfter, retryLimit) without criteria",
         ),
         (
             lambda d: d["workflows"][0]["steps"][0]["onSuccess"][0].update(type="retry"),
@@ -1163,3 +1163,33 @@ def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
     assert any(p.startswith("workflows/0/steps/0: {") for p in found), found  # two ways to run
     assert any(p.startswith("workflows/0/steps/0/onSuccess/0: {") for p in found), found
     assert len(found) == 4
+
+
+def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() -> None:
+    from skillpress.services.runtime.arazzo import from_arazzo, to_arazzo
+    from skillpress.services.runtime.arazzo_schema import problems
+
+    text = _one(
+        [
+            {
+                **CHECK,
+                "success": ["$statusCode == 200"],
+                "retry": {"limit": 2, "after": 1.5},
+            }
+        ]
+    )
+    files = _files(text)
+    skill = load_skill(files)
+    flows = load_workflows(files, skill)
+    doc = to_arazzo(flows, skill)
+    step = doc["workflows"][0]["steps"][0]
+    assert step["successCriteria"] == [{"condition": "$statusCode == 200"}]
+    assert step["onFailure"] == [
+        {"name": "retry", "type": "retry", "retryAfter": 1.5, "retryLimit": 2}
+    ]
+    assert problems(doc) == []
+    assert load_workflows(_files(yaml.safe_dump(from_arazzo(doc, skill))), skill) == flows
+    with pytest.raises(WorkflowRefused, match=r"retry.limit 50: a whole number from 1 to 10"):
+        load_workflows(_files(_one([{**CHECK, "retry": {"limit": 50}}])), skill)
+    with pytest.raises(WorkflowRefused, match=r"success '\$statusCode is 200': a list of status"):
+        load_workflows(_files(_one([{**CHECK, "success": "$statusCode is 200"}])), skill)
