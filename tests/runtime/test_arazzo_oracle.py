@@ -354,3 +354,187 @@ def test_a_pet_adoption_document_imports_runs_and_runs_the_same_in_arazzo_runner
     ]
     assert ours.seen[1][3] == {"adopter": "Ada", "note": "adopted by Ada"}
     _round_trip(package, exported, tmp_path, source)
+
+
+# --- buy now, pay later, as in the specification's example ------------------------------------
+
+BNPL_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Pay later", "version": "1.0.0"},
+    "paths": {
+        "/eligibility-checks": {
+            "post": {
+                "operationId": "checkEligibility",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["customer", "amount"],
+                                "properties": {
+                                    "customer": {"type": "string"},
+                                    "amount": {"type": "integer"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "whether the customer may pay later"}},
+            }
+        },
+        "/applications": {
+            "post": {
+                "operationId": "createApplication",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["customer", "plan"],
+                                "properties": {
+                                    "customer": {"type": "string"},
+                                    "plan": {"type": "string"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"201": {"description": "the application"}},
+            }
+        },
+    },
+}
+
+# success on one exact status, a jsonpath test on the step's own response body, a retry, and
+# kebab-case ids
+BNPL = {
+    "arazzo": "1.0.1",
+    "info": {"title": "Apply for pay later", "version": "1.0.0"},
+    "sourceDescriptions": [{"name": "bnpl", "url": "./bnpl.openapi.json", "type": "openapi"}],
+    "workflows": [
+        {
+            "workflowId": "apply-pay-later",
+            "inputs": {
+                "type": "object",
+                "properties": {"customer": {"type": "string"}, "amount": {"type": "integer"}},
+                "required": ["customer", "amount"],
+            },
+            "steps": [
+                {
+                    "stepId": "check-eligibility",
+                    "operationId": "checkEligibility",
+                    "requestBody": {
+                        "contentType": "application/json",
+                        "payload": {"customer": "$inputs.customer", "amount": "$inputs.amount"},
+                    },
+                    "successCriteria": [{"condition": "$statusCode == 200"}],
+                    "outputs": {"eligibility": "$response.body"},
+                    "onSuccess": [
+                        {
+                            "name": "eligible",
+                            "type": "goto",
+                            "stepId": "create-application",
+                            "criteria": [
+                                {
+                                    "context": "$response.body",
+                                    "condition": "$.eligible",
+                                    "type": "jsonpath",
+                                }
+                            ],
+                        },
+                        {"name": "notEligible", "type": "end"},
+                    ],
+                },
+                {
+                    "stepId": "create-application",
+                    "operationId": "createApplication",
+                    "requestBody": {
+                        "contentType": "application/json",
+                        "payload": {
+                            "customer": "$inputs.customer",
+                            "plan": "$steps.check-eligibility.outputs.eligibility.plan",
+                        },
+                    },
+                    "successCriteria": [{"condition": "$statusCode == 201"}],
+                    "onFailure": [
+                        {"name": "again", "type": "retry", "retryAfter": 0, "retryLimit": 1}
+                    ],
+                    "outputs": {"application": "$response.body"},
+                },
+            ],
+            "outputs": {"applicationId": "$steps.create-application.outputs.application.id"},
+        }
+    ],
+}
+
+
+class _Lender(_Shelter):
+    """`POST /eligibility-checks`: eligible (plan `p3`) under 500; `POST /applications`: 201."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        seen = self.seen
+        handler = self.httpd.RequestHandlerClass
+
+        def answer(h: Any) -> None:
+            length = int(h.headers.get("Content-Length") or 0)
+            raw = h.rfile.read(length)
+            parts = urlsplit(h.path)
+            body = json.loads(raw) if raw else None
+            seen.append((h.command, parts.path, parse_qs(parts.query), body))
+            if parts.path == "/eligibility-checks":
+                ok = int(body["amount"]) < 500
+                return h._send(200, {"eligible": ok, "plan": "p3" if ok else None})
+            return h._send(201, {"id": f"app-{body['customer']}", "plan": body["plan"]})
+
+        handler.do_POST = answer  # type: ignore[attr-defined]
+
+
+def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner(
+    tmp_path: Path,
+) -> None:
+    ours, theirs = _Lender(), _Lender()
+    try:
+        env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
+        for lender, name in ((ours, "ours"), (theirs, "theirs")):
+            spec = dict(BNPL_SPEC, servers=[{"url": lender.url}])
+            (tmp_path / f"{name}.openapi.json").write_text(json.dumps(spec))
+        package = tmp_path / "pkg" / "pay-later"
+        derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
+        assert derived.returncode == 0, derived.stderr
+        document = tmp_path / "bnpl.arazzo.json"
+        document.write_text(json.dumps(BNPL))
+        imported = _cli("workflow", "import", str(document), str(package))
+        assert imported.returncode == 0, imported.stderr
+        (flow,) = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
+        assert flow["steps"][0]["success"] == ["$statusCode == 200"]
+        assert flow["steps"][1]["if"] == "eligibility.eligible"
+        assert flow["steps"][1]["then"][0]["retry"] == {"limit": 1, "after": 0}
+        for amount in (120, 900):
+            given = {"customer": "ada", "amount": amount}
+            line = f"/apply-pay-later {json.dumps(given)}"
+            done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
+            assert done.returncode == 0, done.stderr
+        exported = tmp_path / "theirs.arazzo.yaml"
+        source = "./theirs.openapi.json"
+        out = _cli(
+            "workflow", "export", str(package), "--source-url", source, "--out", str(exported)
+        )
+        assert out.returncode == 0, out.stderr
+        for amount in (120, 900):
+            ran = _oracle(exported, "apply-pay-later", {"customer": "ada", "amount": amount}, {})
+            assert ran.error is None, ran
+        assert theirs.seen == ours.seen
+        assert [(m, p) for m, p, _, _ in ours.seen] == [
+            ("POST", "/eligibility-checks"),
+            ("POST", "/applications"),
+            ("POST", "/eligibility-checks"),
+        ]
+        assert ours.seen[1][3] == {"customer": "ada", "plan": "p3"}
+        _round_trip(package, exported, tmp_path, source)
+    finally:
+        for lender in (ours, theirs):
+            lender.httpd.shutdown()
+            lender.httpd.server_close()
