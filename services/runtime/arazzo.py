@@ -35,6 +35,10 @@ _STEP = re.compile(
     r"^\$steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)"
     r"((?:#/[^\s{}]*)?)$"
 )
+_WORKFLOW_OUT = re.compile(
+    r"^\$workflows\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)"
+    r"((?:#/[^\s{}]*)?)$"
+)
 _STATUS = re.compile(r"^\$statusCode\s*(==|!=|<=|>=|<|>)\s*[1-5][0-9]{2}$")
 _TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
 _EMBEDDED = re.compile(r"\{(\$[^{}]+)\}")
@@ -290,8 +294,14 @@ def _workflow_out(wf: Workflow, skill: Skill, where: Locator) -> dict[str, Any]:
 def _template(expr: str, where: str, scope: Mapping[str, str]) -> str:
     """`$inputs.x#/a/b` → `{{x.a.b}}`; `$steps.s.outputs.name#/a` → `{{name.a}}`."""
     m = _INPUT.match(expr)
+    w = _WORKFLOW_OUT.match(expr)
     if m:
         head, dotted, pointer = m.group(1), m.group(2), m.group(3)
+    elif w:  # a workflow this one dependsOn: its outputs, saved when it ran first
+        head = next((k for k, v in scope.items() if v == f"$workflows.{w.group(1)}"), "")
+        if not head:
+            raise ArazzoRefused(f"{where}: {expr!r} names a workflow this one does not dependsOn")
+        dotted, pointer = f".{w.group(2)}{w.group(3)}", w.group(4)
     else:
         m = _STEP.match(expr)
         if m is None:
@@ -396,14 +406,53 @@ def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None
     if not isinstance(flows, list) or not flows:
         raise ArazzoRefused("workflows: a list of at least one")
     known = Locator(skill, files or {}, str(sources[0].get("name", skill.slug)))
-    return {"workflows": [_workflow_in(w, skill, known) for w in flows]}
+    by_id = {str(w.get("workflowId")): w for w in flows if isinstance(w, dict)}
+    return {"workflows": [_workflow_in(w, skill, known, by_id) for w in flows]}
 
 
-def _workflow_in(raw: Any, skill: Skill, known: Locator) -> dict[str, Any]:
+def _depends(
+    raw: Mapping[str, Any], name: str, by_id: Mapping[str, Any], scope: dict[str, str]
+) -> list[dict[str, Any]]:
+    """`dependsOn` as the steps a workflow runs first: each workflow it names, given the inputs
+    of the same name, its outputs saved for `$workflows.<id>.outputs…`."""
+    depends = raw.get("dependsOn") or []
+    if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
+        raise ArazzoRefused(f"{name}: dependsOn is a list of workflowIds")
+    mine = set(((raw.get("inputs") or {}).get("properties") or {}).keys())
+    first = []
+    for dep in depends:
+        other = by_id.get(dep)
+        if other is None or dep == name:
+            raise ArazzoRefused(
+                f"{name}: dependsOn {dep!r}, which is no other workflow of this document"
+            )
+        theirs = (other.get("inputs") or {}).get("properties") or {}
+        lacking = [r for r in (other.get("inputs") or {}).get("required") or [] if r not in mine]
+        if lacking:
+            raise ArazzoRefused(
+                f"{name}: dependsOn {dep!r}, which needs {', '.join(lacking)}: inputs this"
+                " workflow does not have (it is given the inputs of the same name)"
+            )
+        save = re.sub(r"[^A-Za-z0-9_]", "_", dep)[:50] + "_outputs"
+        scope[save] = f"$workflows.{dep}"
+        first.append(
+            {
+                "id": f"first-{dep}"[:64],
+                "workflow": dep,
+                "args": {k: "{{" + k + "}}" for k in theirs if k in mine},
+                "save_as": save,
+            }
+        )
+    return first
+
+
+def _workflow_in(
+    raw: Any, skill: Skill, known: Locator, by_id: Mapping[str, Any]
+) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ArazzoRefused("a workflow is a mapping")
     name = str(raw.get("workflowId", ""))
-    allowed = {"workflowId", "summary", "description", "inputs", "steps", "outputs"}
+    allowed = {"workflowId", "summary", "description", "inputs", "steps", "outputs", "dependsOn"}
     for key in sorted(set(raw) - allowed - {"x-skillpress-execution"}):
         raise ArazzoRefused(f"{name}: `{key}` is outside the subset")
     steps = raw.get("steps") or []
@@ -411,6 +460,7 @@ def _workflow_in(raw: Any, skill: Skill, known: Locator) -> dict[str, Any]:
         raise ArazzoRefused(f"{name}: steps: a list of at least one")
     index = {str(s.get("stepId")): n for n, s in enumerate(steps) if isinstance(s, dict)}
     scope: dict[str, str] = {}  # saved name → the step that saved it
+    first = _depends(raw, name, by_id, scope)
     outputs = raw.get("outputs") or {}
 
     def call(s: dict[str, Any]) -> dict[str, Any]:
@@ -617,13 +667,13 @@ def _workflow_in(raw: Any, skill: Skill, known: Locator) -> dict[str, Any]:
             )
         return head + (f".{path}" if path else "")
 
-    body, _ = build(0, set())
+    body, _ = build(0, set(), frozenset(scope))
     out: dict[str, Any] = {
         "name": name,
         "description": str(raw.get("description") or raw.get("summary") or ""),
         "execution": raw.get("x-skillpress-execution", "hardened"),
         "parameters": raw.get("inputs") or {"type": "object", "properties": {}},
-        "steps": body,
+        "steps": first + body,
     }
     return out
 

@@ -1193,3 +1193,76 @@ def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() 
         load_workflows(_files(_one([{**CHECK, "retry": {"limit": 50}}])), skill)
     with pytest.raises(WorkflowRefused, match=r"success '\$statusCode is 200': a list of status"):
         load_workflows(_files(_one([{**CHECK, "success": "$statusCode is 200"}])), skill)
+
+
+def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
+    skill_dir: Path, server: GuesthouseServer, tmp_path: Path
+) -> None:
+    from skillpress.services.app.package_dir import read_package_dir
+    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo
+
+    stay = {
+        "type": "object",
+        "properties": {k: {"type": "string"} for k in ("room_id", "arrival", "departure")},
+        "required": ["room_id", "arrival", "departure"],
+    }
+    path = "{$sourceDescriptions.hollowbrook.url}#/paths/"
+    doc = {
+        "arazzo": "1.0.1",
+        "info": {"title": "t", "version": "1"},
+        "sourceDescriptions": [{"name": "hollowbrook", "url": "./h.yaml", "type": "openapi"}],
+        "workflows": [
+            {
+                "workflowId": "checkRoom",
+                "inputs": stay,
+                "steps": [
+                    {
+                        "stepId": "check",
+                        "operationPath": path + "~1rooms~1{room_id}~1availability/get",
+                        "parameters": [
+                            {
+                                "name": k,
+                                "in": "query" if k != "room_id" else "path",
+                                "value": f"$inputs.{k}",
+                            }
+                            for k in ("room_id", "arrival", "departure")
+                        ],
+                        "outputs": {"availability": "$response.body"},
+                    }
+                ],
+                "outputs": {"free": "$steps.check.outputs.availability.available"},
+            },
+            {
+                "workflowId": "listIfFree",
+                "dependsOn": ["checkRoom"],
+                "inputs": stay,
+                "steps": [
+                    {
+                        "stepId": "rooms",
+                        "operationPath": path + "~1rooms/get",
+                    }
+                ],
+                "outputs": {"free": "$workflows.checkRoom.outputs.free"},
+            },
+        ],
+    }
+    flows = from_arazzo(doc, load_skill(read_package_dir(skill_dir, hand_written=True)))
+    second = flows["workflows"][1]
+    assert second["steps"][0] == {
+        "id": "first-checkRoom",
+        "workflow": "checkRoom",
+        "args": {"room_id": "{{room_id}}", "arrival": "{{arrival}}", "departure": "{{departure}}"},
+        "save_as": "checkRoom_outputs",
+    }
+    (skill_dir / "workflows.yaml").write_text(yaml.safe_dump(flows))
+    given = {"room_id": "oak", "arrival": "2026-12-24", "departure": "2026-12-27"}
+    done = _run(skill_dir, f"/listIfFree {json.dumps(given)}", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"free": True}  # the outputs of the one it depends on
+    assert [(s.method, s.path) for s in server.house.seen] == [
+        ("GET", "/rooms/oak/availability"),
+        ("GET", "/rooms"),
+    ]
+    doc["workflows"][1]["dependsOn"] = ["nowhere"]
+    with pytest.raises(ArazzoRefused, match="dependsOn 'nowhere', which is no other workflow"):
+        from_arazzo(doc, load_skill(read_package_dir(skill_dir, hand_written=True)))
