@@ -527,7 +527,7 @@ def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills
         files |= {
             f"references/{p.name}": p.read_bytes()
             for p in sorted(references.iterdir())[:50_000]
-            if p.is_file() and (p.suffix == ".md" or p.name == "types.json")
+            if p.is_file() and (p.suffix == ".md" or p.name in ("types.json", "workflows.yaml"))
         }
     try:
         counts = verify_folder(files)

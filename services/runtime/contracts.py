@@ -101,6 +101,62 @@ def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, An
                 "inputSchema": schema,
             }
         )
+    return out + _workflow_contract(skill, files, kinds)
+
+
+def workflow_kind(wf: Any, flows: Mapping[str, Any], kinds: Mapping[str, str]) -> str:
+    """write when any step it runs (a workflow it calls included) writes, else read."""
+    from skillpress.services.runtime.workflows import _walk
+
+    def writes(name: str, seen: frozenset[str]) -> bool:
+        for step in _walk(flows[name].steps):
+            if step.kind == "tool" and kinds.get(step.target or "", "write") == "write":
+                return True
+            callee = step.target or ""
+            if (
+                step.kind == "workflow"
+                and callee not in seen
+                and callee in flows
+                and writes(callee, seen | {callee})
+            ):
+                return True
+        return False
+
+    return "write" if writes(wf.name, frozenset({wf.name})) else "read"
+
+
+def _workflow_contract(
+    skill: Skill, files: Mapping[str, bytes], kinds: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """The skill's hardened workflows as tools.json entries (`workflow`: its name): typed read
+    or write by the steps they run, a writing one needing the user's confirmation."""
+    from skillpress.services.runtime.workflows import loadable_workflows
+
+    flows = loadable_workflows(files, skill)
+    out = []
+    for wf in flows.values():
+        if wf.execution != "hardened" or wf.uses:
+            continue
+        kind = workflow_kind(wf, flows, kinds)
+        schema = wf.to_tool_schema()
+        if kind == "write":
+            schema.setdefault("properties", {})["user_confirmed"] = {
+                "type": "boolean",
+                "const": True,
+                "description": "Must be true. Set only after the user explicitly confirmed this exact run.",
+            }
+            schema["required"] = [*schema.get("required", []), "user_confirmed"]
+        out.append(
+            {
+                "name": wf.tool_name,
+                "type": kind,
+                "description": wf.description or wf.name,
+                "requiresConfirmation": kind == "write",
+                "idempotent": False,
+                "inputSchema": schema,
+                "workflow": wf.name,
+            }
+        )
     return out
 
 
@@ -320,6 +376,8 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
     header = skill.auth.header if skill.auth else None
     if "types.json" in files:  # what the operation files' schemas refer to
         out["references/types.json"] = files["types.json"]
+    if any("workflow" in t for t in contract):  # what its workflow tools run
+        out["references/workflows.yaml"] = files["workflows.yaml"]
     for path, data in files.items():
         if not path.endswith(".md") or path == "body.md":
             continue
@@ -399,7 +457,9 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
         key = props.get("idempotency_key")
         if key is not None and (not isinstance(key, dict) or key.get("type") != "string"):
             problems.append(f"{name}: idempotency_key is not typed string")
-        if declared is not None:
+        if declared is not None and "workflow" in t:
+            problems += _against_workflow(name, t, schema, files)
+        elif declared is not None:
             problems += _against_reference(name, t, schema, declared)
         line = next((ln for ln in rules.splitlines() if ln.startswith(f"- `{name}` ")), None)
         if line is None:
@@ -417,6 +477,10 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
             problems.append(f"{m.group(1)}: in SKILL.md's Tool Use Rules but not in tools.json")
     for name in sorted(set(declared or {}) - set(names)):
         problems.append(f"{name}: its reference file declares it, but tools.json does not list it")
+    for name in sorted(set(_folder_workflows(files)) - set(names)):
+        problems.append(
+            f"{name}: references/workflows.yaml declares it, but tools.json does not list it"
+        )
     if problems:
         raise ContractError("; ".join(problems))
     return {
@@ -440,6 +504,39 @@ def _declared(files: Mapping[str, bytes], problems: list[str]) -> dict[str, Tool
         problems.append(f"the folder does not load as a skill: {exc}")
         return None
     return {t.name: t for t in skill.tools}
+
+
+def _folder_workflows(files: Mapping[str, bytes]) -> dict[str, Any]:
+    """The folder's hardened workflows by tool name, as the runtime loads them ({} when none)."""
+    from skillpress.services.runtime.skill import PackageError, load_skill
+    from skillpress.services.runtime.workflows import load_workflows
+
+    if "references/workflows.yaml" not in files:
+        return {}
+    try:
+        skill = load_skill(files)
+        flows = load_workflows(files, skill)
+    except PackageError:
+        return {}
+    return {wf.tool_name: (wf, flows, skill) for wf in flows.values() if wf.execution == "hardened"}
+
+
+def _against_workflow(
+    name: str, entry: Mapping[str, Any], schema: Mapping[str, Any], files: Mapping[str, bytes]
+) -> list[str]:
+    found = _folder_workflows(files).get(name)
+    if found is None:
+        return [
+            f"{name}: in tools.json as a workflow, but references/workflows.yaml has none by that name"
+        ]
+    wf, flows, skill = found
+    problems = []
+    if _without_contract(schema) != _without_contract(wf.to_tool_schema()):
+        problems.append(f"{name}: its inputSchema is not the parameters workflows.yaml declares")
+    kind = workflow_kind(wf, flows, operation_kinds(skill, files))
+    if entry["type"] != kind:
+        problems.append(f"{name}: typed {entry['type']}, but its steps make it {kind}")
+    return problems
 
 
 def _without_contract(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -551,8 +551,8 @@ def load_workflows(
 ) -> dict[str, Workflow]:
     """The skill's workflows by name ({} without `workflows.yaml`), each checked; WorkflowRefused
     for anything a run could trip over. `others` finds a skill a workflow `uses` by its slug."""
-    raw_bytes = files.get(WORKFLOWS_FILE)
-    if raw_bytes is None:
+    raw_bytes = files.get(WORKFLOWS_FILE, files.get(f"references/{WORKFLOWS_FILE}"))
+    if raw_bytes is None:  # (an Agent Skills folder keeps it among its references)
         return {}
     if len(raw_bytes) > MAX_FILE_BYTES:
         raise _refuse("the file", f"over {MAX_FILE_BYTES:,} bytes")
@@ -682,10 +682,24 @@ def _defaulted(wf: Workflow, arguments: Mapping[str, Any]) -> dict[str, Any]:
 def checked_arguments(wf: Workflow, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """A run's arguments with the parameters' defaults filled in, checked against them (any
     execution: a guided or draft run is checked before its model is asked); StepFailed at step
-    `arguments` with the first thing wrong."""
+    `arguments` with the first thing wrong. A `user_confirmed` the workflow does not declare is
+    the exported contract's: taken off, and refused unless true."""
     from jsonschema import Draft202012Validator
 
-    args = _defaulted(wf, arguments)
+    given = dict(arguments)
+    props = wf.parameters.get("properties") or {}
+    # what an exported tools.json adds to a workflow that writes: the user's confirmation
+    if (
+        "user_confirmed" in given
+        and "user_confirmed" not in props
+        and given.pop("user_confirmed") is not True
+    ):
+        raise StepFailed(
+            wf.name,
+            "arguments",
+            "user_confirmed must be true: set it only after the user confirmed this run",
+        )
+    args = _defaulted(wf, given)
     errors = sorted(Draft202012Validator(wf.parameters).iter_errors(args), key=str)
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path) or "arguments"

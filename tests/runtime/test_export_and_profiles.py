@@ -130,23 +130,33 @@ def _tamper(change: Any) -> dict[str, bytes]:
             "hollowbrook_check_availability: SKILL.md calls it something other than write",
         ),
         (
-            lambda c: c.pop(),
+            lambda c: c.remove(next(t for t in c if t["name"] == "hollowbrook_list_rooms")),
             "hollowbrook_list_rooms: in SKILL.md's Tool Use Rules but not in tools.json",
+        ),
+        (
+            lambda c: c.remove(next(t for t in c if t.get("workflow") == "book_room")),
+            "hollowbrook_book_room: references/workflows.yaml declares it, but tools.json does not list it",
+        ),
+        (
+            lambda c: next(t for t in c if t.get("workflow") == "book_room").update(
+                type="read", requiresConfirmation=False
+            ),
+            "hollowbrook_book_room: typed read, but its steps make it write",
         ),
     ],
 )
 def test_verify_fails_when_the_two_surfaces_disagree_or_a_write_lacks_confirmation(
     change: Any, message: str, tmp_path: Path
 ) -> None:
-    assert verify_folder(_folder())["write"] == 2
+    assert verify_folder(_folder())["write"] == 3  # two operations, and the booking workflow
     tampered = _tamper(change)
     with pytest.raises(ContractError) as failed:
         verify_folder(tampered)
     assert message in str(failed.value)
     out = tmp_path / "t"
-    out.mkdir()
-    for name in ("SKILL.md", "tools.json"):
-        (out / name).write_bytes(tampered[name])
+    for name, data in tampered.items():  # the whole folder, as an export writes it
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
     cli = _cli("verify", str(out))
     assert cli.returncode == 1 and message in cli.stderr
 
@@ -348,6 +358,19 @@ def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
                 "idempotency_key": "k",
             },
         )
+    # a hardened workflow is a tool of the contract too: typed by its steps, run by the host
+    flow = contract["hollowbrook_book_room"]
+    assert (flow["type"], flow["workflow"], flow["requiresConfirmation"]) == (
+        "write",
+        "book_room",
+        True,
+    )
+    assert flow["inputSchema"]["required"][-1] == "user_confirmed"
+    from skillpress.services.runtime.workflows import StepFailed
+
+    stay = {k: booking[k] for k in ("room_id", "guest_name", "arrival", "departure")}
+    with pytest.raises(StepFailed, match="user_confirmed must be true"):
+        host.call("hollowbrook_book_room", {**stay, "user_confirmed": False})
     verified = _cli("verify", str(out))
     assert verified.returncode == 0, verified.stderr
 
@@ -386,4 +409,4 @@ def test_the_agent_skills_export_carries_the_workflows_as_procedures_over_its_to
     tools = {t["name"] for t in json.loads(folder["tools.json"])}
     named = set(re.findall(r"call `([a-z_]+)`", section))
     assert named and named <= tools, "every step names a tool of tools.json"
-    assert verify_folder(folder)["write"] == 2  # the rules still close SKILL.md
+    assert verify_folder(folder)["write"] == 3  # the rules still close SKILL.md
