@@ -217,13 +217,28 @@ def tools(
 
     if format not in PROVIDERS:
         fail(f"unknown format {format!r}: choose one of {', '.join(PROVIDERS)}")
+    from skillpress.services.cli.common import settings
+    from skillpress.services.platform.llm import chat_client
+    from skillpress.services.runtime.skill import load_skill
+    from skillpress.services.runtime.workflows import loadable_workflows
+
     notes: dict[str, list[str]] = {}
+    with_model = chat_client(settings()) is not None  # who runs guided and draft workflows
     try:
         files = read_package_dir(package_dir, hand_written=True)
-        result = package_tools(files, format, notes, tuple(only or ()))
+        result = package_tools(files, format, notes, tuple(only or ()), with_model)
     except (OutputDirError, PackageError, UnknownOperation) as exc:
         fail(str(exc))
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    if not with_model:
+        flows = loadable_workflows(files, load_skill(files, lazy=True))
+        for wf in flows.values():
+            if wf.execution != "hardened" and (not only or wf.name in only):
+                typer.echo(
+                    f"note: left out {wf.execution} workflow {wf.name}: a model runs it; set"
+                    " SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL to offer it",
+                    err=True,
+                )
     if report:
         for name, changed in notes.items():
             typer.echo(f"{name}: " + "; ".join(changed), err=True)

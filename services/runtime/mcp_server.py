@@ -245,6 +245,12 @@ def build_mcp_server(
     )
 
 
+def _loadable(skill: Skill, files: Mapping[str, bytes]) -> Mapping[str, Any]:
+    from skillpress.services.runtime.workflows import loadable_workflows
+
+    return loadable_workflows(files, skill)
+
+
 def _workflow_list(skill: Skill, files: Mapping[str, bytes]) -> str:
     """The skill's workflows as the instructions list them for `skill_run` ("" when none, or
     when its workflows do not load: skill_run then says so)."""
@@ -349,6 +355,13 @@ def build_catalog_server(
             # eager: every tool by name, from the index (each is built when it is listed)
             loaded_by_client[key] = (
                 [(k, e.tool) for k, (sk, _, _) in state.items() for e in sk.operations if e.tool]
+                + [  # and its workflows, each a tool of its own
+                    (k, wf.tool_name)
+                    for k, (sk, files, _) in state.items()
+                    if WORKFLOWS in files
+                    for wf in _loadable(sk, files).values()
+                    if runnable(wf)
+                ]
                 if eager
                 else []
             )
@@ -366,7 +379,40 @@ def build_catalog_server(
             return None
 
     def loaded_tools(ctx: Any) -> list[tuple[str, Tool]]:
-        return [found for k, n in loaded_for(ctx) if (found := owner(k, n)) is not None]
+        return [
+            found
+            for k, n in loaded_for(ctx)
+            if flow_of(k, n) is None and (found := owner(k, n)) is not None
+        ]
+
+    def runnable(wf: Any) -> bool:
+        """Whether this server runs `wf`: a hardened one always, a model's with a model."""
+        return bool(wf.execution == "hardened" or (model is not None and model() is not None))
+
+    def flow_of(key: str, tool_name: str) -> Any:
+        """The (workflows, workflow) a loaded tool name runs, or None (an operation's name)."""
+        if key not in state:
+            return None
+        sk, files, _ = state[key]
+        if WORKFLOWS not in files:
+            return None
+        found = _workflow(sk, files, tool_name)
+        return found if found is not None and found[1].tool_name == tool_name else None
+
+    def loaded_flows(ctx: Any) -> list[types.Tool]:
+        out = []
+        for k, n in loaded_for(ctx):
+            found = flow_of(k, n)
+            if found is not None and runnable(found[1]):
+                wf = found[1]
+                out.append(
+                    types.Tool(
+                        name=wf.tool_name,
+                        description=wf.description or wf.name,
+                        input_schema=wf.to_tool_schema(),
+                    )
+                )
+        return out
 
     def chosen(args: dict[str, Any]) -> tuple[str, Skill, Mapping[str, bytes]] | str:
         """The skill a fixed tool's call names (the only one, when one is served), or why not;
@@ -393,7 +439,9 @@ def build_catalog_server(
         fixed = _base_tools(first, sorted(now) if several else None)
         if any(WORKFLOWS in files for _, files, _ in now.values()):
             fixed.append(_skill_run_tool(sorted(now) if several else None))
-        return types.ListToolsResult(tools=[*fixed, *(_as_mcp(t) for _, t in loaded_tools(ctx))])
+        return types.ListToolsResult(
+            tools=[*fixed, *(_as_mcp(t) for _, t in loaded_tools(ctx)), *loaded_flows(ctx)]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, args = params.name, dict(params.arguments or {})
@@ -418,6 +466,10 @@ def build_catalog_server(
             slug, skill, files = picked
         else:
             key = next((k for k, n in loaded if n == name), None)
+            flow = flow_of(key, name) if key is not None else None
+            if key is not None and flow is not None:
+                sk, files, _ = state[key]
+                return await _run(key, sk, files, flow, args)
             found = owner(key, name) if key is not None else None
             if found is None:
                 hint = (
@@ -449,17 +501,26 @@ def build_catalog_server(
             added, problems = [], []
             for raw in names[:20]:
                 try:
-                    tool = skill.tool(str(raw))
+                    tool_name = skill.tool(str(raw)).name
                 except (UnknownOperation, PackageError) as exc:
-                    problems.append(str(exc))
-                    continue
-                taken = next((k for k, n in loaded if n == tool.name and k != slug), None)
+                    flow = _workflow(skill, files, str(raw)) if WORKFLOWS in files else None
+                    if flow is None:
+                        problems.append(str(exc))
+                        continue
+                    if not runnable(flow[1]):
+                        problems.append(
+                            f"{flow[1].name} is {flow[1].execution}: a model carries it out, and"
+                            " this server has none"
+                        )
+                        continue
+                    tool_name = flow[1].tool_name
+                taken = next((k for k, n in loaded if n == tool_name and k != slug), None)
                 if taken is not None:
-                    problems.append(f"{tool.name}: {taken} has a loaded tool of that name")
+                    problems.append(f"{tool_name}: {taken} has a loaded tool of that name")
                     continue
-                if (slug, tool.name) not in loaded:
-                    loaded.append((slug, tool.name))
-                    added.append(tool.name)
+                if (slug, tool_name) not in loaded:
+                    loaded.append((slug, tool_name))
+                    added.append(tool_name)
             if added:
                 try:
                     await ctx.session.send_tool_list_changed()
@@ -535,11 +596,15 @@ def build_catalog_server(
     def setup_for(slug: str, sk: Skill) -> CallSetup:
         return CallSetup(credential=credentials(slug, sk) if credentials else None, limits=limits)
 
-    def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
-        """(the skill's workflows, the one named `wanted`), or None when there is none."""
-        from skillpress.services.runtime.workflows import loadable_workflows
+    read_flows: dict[str, tuple[Mapping[str, bytes], Mapping[str, Any]]] = {}  # by slug
 
-        flows = loadable_workflows(files, skill)
+    def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
+        """(the skill's workflows, the one named `wanted`), or None when there is none; a
+        version's workflows are read once (a new version's files are another mapping)."""
+        held = read_flows.get(skill.slug)
+        if held is None or held[0] is not files:
+            held = read_flows[skill.slug] = (files, _loadable(skill, files))
+        flows = held[1]
         flow = next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
         return (flows, flow) if flow is not None else None
 

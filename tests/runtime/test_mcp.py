@@ -152,6 +152,7 @@ async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> No
     assert names == [
         "call_operation",
         "describe_operation",
+        "hollowbrook_book_room",  # its hardened workflow, a tool too
         "hollowbrook_cancel_booking",
         "hollowbrook_check_availability",
         "hollowbrook_create_booking",

@@ -579,7 +579,21 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
         assert again.is_error and "oak is taken" in again.content[0].text
         nothing = await client.call_tool("skill_run", {"workflow": "nope"})
         assert nothing.is_error and nothing.content[0].text == "hollowbrook has no workflow 'nope'"
-    assert [s.method for s in server.house.seen] == ["GET", "GET", "POST", "GET"]
+        # a workflow loads as a tool of its own, like an operation, and is called by its name
+        loaded = await client.call_tool("load_tools", {"names": ["book_room"]})
+        assert json.loads(loaded.content[0].text)["loaded"] == ["hollowbrook_book_room"]
+        listed_now = {t.name: t for t in (await client.list_tools()).tools}
+        assert listed_now["hollowbrook_book_room"].input_schema["required"] == [
+            "room_id",
+            "guest_name",
+            "arrival",
+            "departure",
+        ]
+        named = await client.call_tool("hollowbrook_book_room", STAY)
+        assert named.is_error and "oak is taken" in named.content[0].text
+    async with Client(params("--eager")) as eager:
+        assert "hollowbrook_book_room" in [t.name for t in (await eager.list_tools()).tools]
+    assert [s.method for s in server.house.seen] == ["GET", "GET", "POST", "GET", "GET"]
 
 
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
@@ -1266,3 +1280,35 @@ def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
     doc["workflows"][1]["dependsOn"] = ["nowhere"]
     with pytest.raises(ArazzoRefused, match="dependsOn 'nowhere', which is no other workflow"):
         from_arazzo(doc, load_skill(read_package_dir(skill_dir, hand_written=True)))
+
+
+def test_skillpress_tools_offers_a_guided_workflow_only_where_a_model_runs_it(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "hollowbrook"
+    package.mkdir()
+    for name, data in _files(_guided()).items():
+        (package / name).write_bytes(data)
+
+    def listed(**env: str) -> subprocess.CompletedProcess[str]:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_LLM")}
+        return subprocess.run(
+            [sys.executable, "-m", "skillpress.services.cli.main", "tools", str(package)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**clean, "SKILLPRESS_HOME": str(tmp_path / "home"), **env},
+        )
+
+    without = listed()
+    assert without.returncode == 0, without.stderr
+    assert "hollowbrook_find_booking" not in [t["name"] for t in json.loads(without.stdout)]
+    assert (
+        "note: left out guided workflow find_booking: a model runs it; set"
+        " SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL to offer it"
+    ) in without.stderr
+    modelled = listed(SKILLPRESS_LLM_BASE_URL="http://127.0.0.1:9/v1", SKILLPRESS_LLM_MODEL="any")
+    assert modelled.returncode == 0, modelled.stderr
+    tools = {t["name"]: t for t in json.loads(modelled.stdout)}
+    assert tools["hollowbrook_find_booking"]["input_schema"]["required"] == ["booking_id"]
+    assert "left out" not in modelled.stderr
