@@ -164,14 +164,22 @@ def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
     headers = shown["headers"]
     kept = redact({k: v for k, v in headers.items() if k not in credential})
     shown["headers"] = {k: headers[k] if k in credential else kept[k] for k in headers}
-    shown["body"] = redact(shown["body"])
-    url = urlsplit(shown["url"])
-    if url.query:
+
+    def form(text: str) -> str:  # a form's (or a query's) fields named like secrets
         pairs = [
             (k, REDACTED if redact({k: v})[k] == REDACTED else v)
-            for k, v in parse_qsl(url.query, keep_blank_values=True)
+            for k, v in parse_qsl(text, keep_blank_values=True)
         ]
-        shown["url"] = urlunsplit(url._replace(query=urlencode(pairs, safe="/:,")))
+        return urlencode(pairs, safe="/:,")
+
+    kind = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    body = shown["body"]
+    shown["body"] = (
+        form(body) if isinstance(body, str) and "x-www-form-urlencoded" in kind else redact(body)
+    )
+    url = urlsplit(shown["url"])
+    if url.query:
+        shown["url"] = urlunsplit(url._replace(query=form(url.query)))
     return shown
 
 

@@ -538,3 +538,169 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
         for lender in (ours, theirs):
             lender.httpd.shutdown()
             lender.httpd.server_close()
+
+
+# --- an OAuth 2 token, then a call that presents it, as in the specification's OAuth example ---
+
+OAUTH_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Token service", "version": "1.0.0"},
+    "paths": {
+        "/oauth/token": {
+            "post": {
+                "operationId": "getToken",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/x-www-form-urlencoded": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["grant_type", "client_id"],
+                                "properties": {
+                                    "grant_type": {"type": "string"},
+                                    "client_id": {"type": "string"},
+                                    "scope": {"type": "string"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "the token"}},
+            }
+        },
+        "/oauth/introspect": {
+            "post": {
+                "operationId": "introspectToken",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/x-www-form-urlencoded": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["token"],
+                                "properties": {"token": {"type": "string"}},
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "what the token allows"}},
+            }
+        },
+    },
+}
+
+OAUTH = {
+    "arazzo": "1.0.1",
+    "info": {"title": "Get a token and check it", "version": "1.0.0"},
+    "sourceDescriptions": [{"name": "auth", "url": "./auth.openapi.json", "type": "openapi"}],
+    "workflows": [
+        {
+            "workflowId": "tokenAndIntrospect",
+            "inputs": {
+                "type": "object",
+                "properties": {"clientId": {"type": "string"}, "scope": {"type": "string"}},
+                "required": ["clientId", "scope"],
+            },
+            "steps": [
+                {
+                    "stepId": "getToken",
+                    "operationId": "getToken",
+                    "requestBody": {
+                        "contentType": "application/x-www-form-urlencoded",
+                        "payload": {
+                            "grant_type": "client_credentials",
+                            "client_id": "$inputs.clientId",
+                            "scope": "$inputs.scope",
+                        },
+                    },
+                    "successCriteria": [{"condition": "$statusCode == 200"}],
+                    "outputs": {"tokenResponse": "$response.body"},
+                },
+                {
+                    "stepId": "introspect",
+                    "operationId": "introspectToken",
+                    "requestBody": {
+                        "contentType": "application/x-www-form-urlencoded",
+                        "payload": {"token": "$steps.getToken.outputs.tokenResponse.access_token"},
+                    },
+                    "successCriteria": [{"condition": "$statusCode == 200"}],
+                    "outputs": {"introspection": "$response.body"},
+                },
+            ],
+            "outputs": {"active": "$steps.introspect.outputs.introspection.active"},
+        }
+    ],
+}
+
+
+class _Issuer(_Shelter):
+    """`POST /oauth/token` (a form) answers a token for the client; `POST /oauth/introspect`
+    says whether a token is one it issued."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        seen = self.seen
+        handler = self.httpd.RequestHandlerClass
+
+        def answer(h: Any) -> None:
+            length = int(h.headers.get("Content-Length") or 0)
+            form = {k: v[0] for k, v in parse_qs(h.rfile.read(length).decode()).items()}
+            seen.append((h.command, h.path, {}, form))
+            if h.path == "/oauth/token":
+                return h._send(200, {"access_token": f"tok-{form['client_id']}", "expires_in": 60})
+            return h._send(200, {"active": form.get("token", "").startswith("tok-")})
+
+        handler.do_POST = answer  # type: ignore[attr-defined]
+
+
+def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
+    tmp_path: Path,
+) -> None:
+    ours, theirs = _Issuer(), _Issuer()
+    try:
+        env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
+        for issuer, name in ((ours, "ours"), (theirs, "theirs")):
+            spec = dict(OAUTH_SPEC, servers=[{"url": issuer.url}])
+            (tmp_path / f"{name}.openapi.json").write_text(json.dumps(spec))
+        package = tmp_path / "pkg" / "tokens"
+        derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
+        assert derived.returncode == 0, derived.stderr
+        document = tmp_path / "oauth.arazzo.json"
+        document.write_text(json.dumps(OAUTH))
+        imported = _cli("workflow", "import", str(document), str(package))
+        assert imported.returncode == 0, imported.stderr
+        given = {"clientId": "app-1", "scope": "read"}
+        line = f"/tokenAndIntrospect {json.dumps(given)}"
+        done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {"active": True}
+        # the run's record keeps the token the first answer held redacted
+        runs = _cli("runs", "--show", "1", "--json", env=env)
+        assert runs.returncode == 0, runs.stderr
+        record = json.loads(runs.stdout)
+        assert record["steps"][0]["answer"] == {"access_token": "[redacted]", "expires_in": 60}
+        assert record["steps"][1]["request"]["body"] == "token=%5Bredacted%5D"
+        assert "tok-app-1" not in runs.stdout
+        exported = tmp_path / "theirs.arazzo.yaml"
+        source = "./theirs.openapi.json"
+        out = _cli(
+            "workflow", "export", str(package), "--source-url", source, "--out", str(exported)
+        )
+        assert out.returncode == 0, out.stderr
+        ran = _oracle(exported, "tokenAndIntrospect", given, {})
+        assert ran.error is None and ran.outputs == {"active": True}, ran
+        assert theirs.seen == ours.seen
+        assert ours.seen == [
+            (
+                "POST",
+                "/oauth/token",
+                {},
+                {"grant_type": "client_credentials", "client_id": "app-1", "scope": "read"},
+            ),
+            ("POST", "/oauth/introspect", {}, {"token": "tok-app-1"}),
+        ]
+        _round_trip(package, exported, tmp_path, source)
+    finally:
+        for issuer in (ours, theirs):
+            issuer.httpd.shutdown()
+            issuer.httpd.server_close()
