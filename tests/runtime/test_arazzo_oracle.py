@@ -72,6 +72,37 @@ def _round_trip(package: Path, exported: Path, tmp_path: Path, source: str) -> N
     assert second.read_bytes() == exported.read_bytes()
 
 
+def _imported(
+    tmp_path: Path, spec: dict[str, Any], urls: tuple[str, str], document: dict[str, Any]
+) -> Path:
+    """A package derived from `spec` served at ours (`urls[0]`), with `document` imported; the
+    same spec at theirs (`urls[1]`) written beside as theirs.openapi.json for the oracle."""
+    for url, name in zip(urls, ("ours", "theirs"), strict=True):
+        (tmp_path / f"{name}.openapi.json").write_text(
+            json.dumps(dict(spec, servers=[{"url": url}]))
+        )
+    package = tmp_path / "pkg" / "derived"
+    derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
+    assert derived.returncode == 0, derived.stderr
+    source = tmp_path / "document.arazzo.json"
+    source.write_text(json.dumps(document))
+    imported = _cli("workflow", "import", str(source), str(package))
+    assert imported.returncode == 0, imported.stderr
+    return package
+
+
+def _exported(package: Path, tmp_path: Path) -> Path:
+    """The package's workflows exported, their source description theirs.openapi.json."""
+    exported = tmp_path / "theirs.arazzo.yaml"
+    out = _cli("workflow", "export", str(package), "--source-url", THEIRS, "--out", str(exported))
+    assert out.returncode == 0, out.stderr
+    return exported
+
+
+THEIRS = "./theirs.openapi.json"
+FORM = "application/x-www-form-urlencoded"
+
+
 # --- the guesthouse: availability, then a booking only when the room is free ----------------
 
 
@@ -146,12 +177,36 @@ def test_arazzo_runner_runs_the_booking_export_and_sends_what_skillpress_sends(
         _round_trip(package, exported, tmp_path, source)
 
 
+def _body_op(
+    op_id: str,
+    fields: dict[str, str],
+    required: list[str],
+    media: str = "application/json",
+    parameters: tuple[dict[str, Any], ...] = (),
+) -> dict[str, Any]:
+    """An OpenAPI POST operation taking a body of `fields` (name → type)."""
+    schema = {
+        "type": "object",
+        "required": required,
+        "properties": {k: {"type": t} for k, t in fields.items()},
+    }
+    return {
+        "operationId": op_id,
+        **({"parameters": list(parameters)} if parameters else {}),
+        "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+        "responses": {"200": {"description": "its answer"}},
+    }
+
+
+def _spec(title: str, paths: dict[str, Any]) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": title, "version": "1.0.0"}, "paths": paths}
+
+
 # --- pet adoption, as in the specification's example -----------------------------------------
 
-PETS_SPEC = {
-    "openapi": "3.0.3",
-    "info": {"title": "Pet adoptions", "version": "1.0.0"},
-    "paths": {
+PETS_SPEC = _spec(
+    "Pet adoptions",
+    {
         "/pets": {
             "get": {
                 "operationId": "findPetsByStatus",
@@ -167,31 +222,17 @@ PETS_SPEC = {
             }
         },
         "/pets/{petId}/adoptions": {
-            "post": {
-                "operationId": "adoptPet",
-                "parameters": [
-                    {"name": "petId", "in": "path", "required": True, "schema": {"type": "string"}}
-                ],
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["adopter"],
-                                "properties": {
-                                    "adopter": {"type": "string"},
-                                    "note": {"type": "string"},
-                                },
-                            }
-                        }
-                    },
-                },
-                "responses": {"201": {"description": "the adoption"}},
-            }
+            "post": _body_op(
+                "adoptPet",
+                {"adopter": "string", "note": "string"},
+                ["adopter"],
+                parameters=(
+                    {"name": "petId", "in": "path", "required": True, "schema": {"type": "string"}},
+                ),
+            )
         },
     },
-}
+)
 
 # camelCase ids, a qualified operationId, a simple condition on a saved value, and workflow
 # outputs that no `end` carries (the way that runs off the last step answers them)
@@ -311,16 +352,7 @@ def test_a_pet_adoption_document_imports_runs_and_runs_the_same_in_arazzo_runner
 ) -> None:
     ours, theirs = shelters
     env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
-    for shelter, name in ((ours, "ours"), (theirs, "theirs")):
-        spec = dict(PETS_SPEC, servers=[{"url": shelter.url}])
-        (tmp_path / f"{name}.openapi.json").write_text(json.dumps(spec))
-    package = tmp_path / "pkg" / "pet-adoptions"
-    derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
-    assert derived.returncode == 0, derived.stderr
-    document = tmp_path / "adopt.arazzo.json"
-    document.write_text(json.dumps(ADOPTION))
-    imported = _cli("workflow", "import", str(document), str(package))
-    assert imported.returncode == 0, imported.stderr
+    package = _imported(tmp_path, PETS_SPEC, (ours.url, theirs.url), ADOPTION)
     flows = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
     assert flows[0]["name"] == "adoptPet" and [s["id"] for s in flows[0]["steps"]] == [
         "findPets",
@@ -339,10 +371,7 @@ def test_a_pet_adoption_document_imports_runs_and_runs_the_same_in_arazzo_runner
             else [{"id": "shy-1", "adoptable": False}]
         )
 
-    exported = tmp_path / "theirs.arazzo.yaml"
-    source = "./theirs.openapi.json"
-    out = _cli("workflow", "export", str(package), "--source-url", source, "--out", str(exported))
-    assert out.returncode == 0, out.stderr
+    exported = _exported(package, tmp_path)
     for status in ("calm", "shy"):
         ran = _oracle(exported, "adoptPet", {"status": status, "adopter": "Ada"}, {})
         assert ran.error is None, ran
@@ -353,59 +382,28 @@ def test_a_pet_adoption_document_imports_runs_and_runs_the_same_in_arazzo_runner
         ("GET", "/pets"),
     ]
     assert ours.seen[1][3] == {"adopter": "Ada", "note": "adopted by Ada"}
-    _round_trip(package, exported, tmp_path, source)
+    _round_trip(package, exported, tmp_path, THEIRS)
 
 
 # --- buy now, pay later, as in the specification's example ------------------------------------
 
-BNPL_SPEC = {
-    "openapi": "3.0.3",
-    "info": {"title": "Pay later", "version": "1.0.0"},
-    "paths": {
+BNPL_SPEC = _spec(
+    "Pay later",
+    {
         "/eligibility-checks": {
-            "post": {
-                "operationId": "checkEligibility",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["customer", "amount"],
-                                "properties": {
-                                    "customer": {"type": "string"},
-                                    "amount": {"type": "integer"},
-                                },
-                            }
-                        }
-                    },
-                },
-                "responses": {"200": {"description": "whether the customer may pay later"}},
-            }
+            "post": _body_op(
+                "checkEligibility",
+                {"customer": "string", "amount": "integer"},
+                ["customer", "amount"],
+            )
         },
         "/applications": {
-            "post": {
-                "operationId": "createApplication",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["customer", "plan"],
-                                "properties": {
-                                    "customer": {"type": "string"},
-                                    "plan": {"type": "string"},
-                                },
-                            }
-                        }
-                    },
-                },
-                "responses": {"201": {"description": "the application"}},
-            }
+            "post": _body_op(
+                "createApplication", {"customer": "string", "plan": "string"}, ["customer", "plan"]
+            )
         },
     },
-}
+)
 
 # success on one exact status, a jsonpath test on the step's own response body, a retry, and
 # kebab-case ids
@@ -498,16 +496,7 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
     ours, theirs = _Lender(), _Lender()
     try:
         env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
-        for lender, name in ((ours, "ours"), (theirs, "theirs")):
-            spec = dict(BNPL_SPEC, servers=[{"url": lender.url}])
-            (tmp_path / f"{name}.openapi.json").write_text(json.dumps(spec))
-        package = tmp_path / "pkg" / "pay-later"
-        derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
-        assert derived.returncode == 0, derived.stderr
-        document = tmp_path / "bnpl.arazzo.json"
-        document.write_text(json.dumps(BNPL))
-        imported = _cli("workflow", "import", str(document), str(package))
-        assert imported.returncode == 0, imported.stderr
+        package = _imported(tmp_path, BNPL_SPEC, (ours.url, theirs.url), BNPL)
         (flow,) = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
         assert flow["steps"][0]["success"] == ["$statusCode == 200"]
         assert flow["steps"][1]["if"] == "eligibility.eligible"
@@ -517,12 +506,7 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
             line = f"/apply-pay-later {json.dumps(given)}"
             done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
             assert done.returncode == 0, done.stderr
-        exported = tmp_path / "theirs.arazzo.yaml"
-        source = "./theirs.openapi.json"
-        out = _cli(
-            "workflow", "export", str(package), "--source-url", source, "--out", str(exported)
-        )
-        assert out.returncode == 0, out.stderr
+        exported = _exported(package, tmp_path)
         for amount in (120, 900):
             ran = _oracle(exported, "apply-pay-later", {"customer": "ada", "amount": amount}, {})
             assert ran.error is None, ran
@@ -533,7 +517,7 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
             ("POST", "/eligibility-checks"),
         ]
         assert ours.seen[1][3] == {"customer": "ada", "plan": "p3"}
-        _round_trip(package, exported, tmp_path, source)
+        _round_trip(package, exported, tmp_path, THEIRS)
     finally:
         for lender in (ours, theirs):
             lender.httpd.shutdown()
@@ -542,52 +526,22 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
 
 # --- an OAuth 2 token, then a call that presents it, as in the specification's OAuth example ---
 
-OAUTH_SPEC = {
-    "openapi": "3.0.3",
-    "info": {"title": "Token service", "version": "1.0.0"},
-    "paths": {
+OAUTH_SPEC = _spec(
+    "Token service",
+    {
         "/oauth/token": {
-            "post": {
-                "operationId": "getToken",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/x-www-form-urlencoded": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["grant_type", "client_id"],
-                                "properties": {
-                                    "grant_type": {"type": "string"},
-                                    "client_id": {"type": "string"},
-                                    "scope": {"type": "string"},
-                                },
-                            }
-                        }
-                    },
-                },
-                "responses": {"200": {"description": "the token"}},
-            }
+            "post": _body_op(
+                "getToken",
+                {"grant_type": "string", "client_id": "string", "scope": "string"},
+                ["grant_type", "client_id"],
+                FORM,
+            )
         },
         "/oauth/introspect": {
-            "post": {
-                "operationId": "introspectToken",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/x-www-form-urlencoded": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["token"],
-                                "properties": {"token": {"type": "string"}},
-                            }
-                        }
-                    },
-                },
-                "responses": {"200": {"description": "what the token allows"}},
-            }
+            "post": _body_op("introspectToken", {"token": "string"}, ["token"], FORM)
         },
     },
-}
+)
 
 OAUTH = {
     "arazzo": "1.0.1",
@@ -659,16 +613,7 @@ def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
     ours, theirs = _Issuer(), _Issuer()
     try:
         env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
-        for issuer, name in ((ours, "ours"), (theirs, "theirs")):
-            spec = dict(OAUTH_SPEC, servers=[{"url": issuer.url}])
-            (tmp_path / f"{name}.openapi.json").write_text(json.dumps(spec))
-        package = tmp_path / "pkg" / "tokens"
-        derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
-        assert derived.returncode == 0, derived.stderr
-        document = tmp_path / "oauth.arazzo.json"
-        document.write_text(json.dumps(OAUTH))
-        imported = _cli("workflow", "import", str(document), str(package))
-        assert imported.returncode == 0, imported.stderr
+        package = _imported(tmp_path, OAUTH_SPEC, (ours.url, theirs.url), OAUTH)
         given = {"clientId": "app-1", "scope": "read"}
         line = f"/tokenAndIntrospect {json.dumps(given)}"
         done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
@@ -681,12 +626,7 @@ def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
         assert record["steps"][0]["answer"] == {"access_token": "[redacted]", "expires_in": 60}
         assert record["steps"][1]["request"]["body"] == "token=%5Bredacted%5D"
         assert "tok-app-1" not in runs.stdout
-        exported = tmp_path / "theirs.arazzo.yaml"
-        source = "./theirs.openapi.json"
-        out = _cli(
-            "workflow", "export", str(package), "--source-url", source, "--out", str(exported)
-        )
-        assert out.returncode == 0, out.stderr
+        exported = _exported(package, tmp_path)
         ran = _oracle(exported, "tokenAndIntrospect", given, {})
         assert ran.error is None and ran.outputs == {"active": True}, ran
         assert theirs.seen == ours.seen
@@ -699,7 +639,7 @@ def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
             ),
             ("POST", "/oauth/introspect", {}, {"token": "tok-app-1"}),
         ]
-        _round_trip(package, exported, tmp_path, source)
+        _round_trip(package, exported, tmp_path, THEIRS)
     finally:
         for issuer in (ours, theirs):
             issuer.httpd.shutdown()
