@@ -9,7 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillpress.services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore
+from skillpress.services.platform.blobs import (
+    BlobStore,
+    CachedBlobs,
+    LocalBlobStore,
+    S3BlobStore,
+)
 from skillpress.services.platform.records import RecordStore
 from skillpress.services.platform.settings import Settings, load_settings
 
@@ -46,15 +51,22 @@ class AppContext:
 
 
 def blob_store(settings: Settings) -> BlobStore:
-    if settings.s3_endpoint:
-        return S3BlobStore.from_env(
+    """The configured store (S3, or the local folder), with what this process wrote or read
+    lately held in memory up to SKILLPRESS_BLOB_CACHE_MB (0: nothing held)."""
+    store: BlobStore = (
+        S3BlobStore.from_env(
             settings.s3_endpoint,
             settings.s3_access_key_env,
             settings.s3_secret_key_env,
             settings.s3_bucket,
             secure=settings.s3_secure,
         )
-    return LocalBlobStore(settings.blob_dir)
+        if settings.s3_endpoint
+        else LocalBlobStore(settings.blob_dir)
+    )
+    if settings.blob_cache_mb <= 0:
+        return store
+    return CachedBlobs(store, settings.blob_cache_mb * 1024 * 1024)
 
 
 def private_home(home: Path) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "BlobCorrupt",
     "BlobStoreUnavailable",
     "LocalBlobStore",
+    "CachedBlobs",
     "S3BlobStore",
     "sha256_hex",
 ]
@@ -236,3 +237,60 @@ class S3BlobStore:
             return True
         except BlobNotFound:
             return False
+
+
+class CachedBlobs:
+    """A blob store with the blobs this process wrote or read lately held in memory: blobs are
+    addressed by their content and never deleted, so what is held is always right. The parse
+    worker writes an API's operations and the categorize, guess and render steps each read them
+    all; in one process they are read from here (a stripe import: 1,547 reads of the store
+    become 1). Bounded: the least recently used go past `max_bytes`; a blob over an eighth of
+    it is not held."""
+
+    def __init__(self, inner: BlobStore, max_bytes: int) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.inner = inner
+        self.max_bytes = max_bytes
+        self._held: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._stored: set[str] = set()  # keys the store is known to hold (64 bytes each)
+        self._lock = threading.Lock()
+        self.reads = self.writes = 0  # what reached the store
+
+    def _hold(self, key: str, data: bytes) -> None:
+        with self._lock:
+            if len(self._stored) < 1_000_000:
+                self._stored.add(key)
+            if key in self._held or len(data) > self.max_bytes // 8:
+                return
+            self._held[key] = data
+            self._size += len(data)
+            while self._size > self.max_bytes:
+                _, gone = self._held.popitem(last=False)
+                self._size -= len(gone)
+
+    def put(self, data: bytes) -> str:
+        key = sha256_hex(data)
+        if key in self._stored:
+            self._hold(key, data)
+            return key
+        self.writes += 1
+        self.inner.put(data)
+        self._hold(key, data)
+        return key
+
+    def get(self, key: str) -> bytes:
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None:
+                self._held.move_to_end(key)
+                return held
+        self.reads += 1
+        data = self.inner.get(key)  # verified against its key as it is read
+        self._hold(key, data)
+        return data
+
+    def exists(self, key: str) -> bool:
+        return key in self._stored or self.inner.exists(key)

@@ -88,6 +88,10 @@ class Settings(BaseSettings):
     # (no one can grant it) and the same call asks anew; a grant not used in as long expires too
     approval_expiry: float = Field(default=3600.0, gt=0)
 
+    # blobs this process wrote or read lately, held in memory (MB; 0: none): the pipeline's
+    # steps read back what the step before them wrote
+    blob_cache_mb: int = Field(default=64, ge=0, le=65536)
+
     # fetching specs by URL
     fetch_timeout: float = 20.0
     fetch_allow_private: bool = (

@@ -95,3 +95,24 @@ def test_credentials_come_from_named_variables(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("SP_TEST_KEY", raising=False)
     with pytest.raises(BlobStoreUnavailable, match="set SP_TEST_KEY and SP_TEST_SECRET"):
         S3BlobStore.from_env("127.0.0.1:9", "SP_TEST_KEY", "SP_TEST_SECRET", "b")
+
+
+def test_a_cached_store_reads_back_what_it_wrote_or_read_from_memory_within_its_bound(
+    tmp_path: Path,
+) -> None:
+    from skillpress.services.platform.blobs import CachedBlobs, LocalBlobStore
+
+    inner = LocalBlobStore(tmp_path / "blobs")
+    cached = CachedBlobs(inner, max_bytes=8 * 1024)
+    small = [bytes([n]) * 900 for n in range(12)]  # 12 × 900 B: more than the 8 KB bound
+    keys = [cached.put(b) for b in small]
+    assert (cached.writes, cached.reads) == (12, 0)
+    assert cached.get(keys[-1]) == small[-1] and cached.reads == 0  # written here: held
+    assert cached.get(keys[0]) == small[0] and cached.reads == 1  # the oldest went past the bound
+    assert cached.put(small[3]) == keys[3] and cached.writes == 12  # known stored: not sent again
+    big = b"x" * 2000  # over an eighth of the bound: stored, never held
+    key = cached.put(big)
+    assert cached.get(key) == big and cached.get(key) == big and cached.reads == 3
+    assert cached.exists(key) and not cached.exists("0" * 64)
+    # what another process reads is the store's: the same bytes
+    assert LocalBlobStore(tmp_path / "blobs").get(keys[5]) == small[5]

@@ -13,7 +13,7 @@ from sqlmodel import select
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import DeadLetter, Version
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.app.context import AppContext, open_app
+from skillpress.services.app.context import AppContext, blob_store, open_app
 from skillpress.services.platform.embedded_nats import NatsServer
 from skillpress.services.platform.settings import Settings
 from tests.local_servers import Cable
@@ -119,7 +119,10 @@ async def test_a_dependency_gone_past_the_outage_limit_is_a_dead_letter_saying_s
     ctx = open_app(settings)
     url = nats_server.url
     try:
-        blob = ctx.blobs.put((SPECS / SPEC).read_bytes())
+        # put by another process (the CLI's), so the workers' own cache does not hold it
+        blob = blob_store(settings.model_copy(update={"blob_cache_mb": 0})).put(
+            (SPECS / SPEC).read_bytes()
+        )
         event = SpecSubmitted(submission="gone", skill="petstore", blob=blob, created_by="test")
         letters: list[DeadLetter] = []
         async with watching(url) as (_, nc), workers(ctx, url):
@@ -135,8 +138,8 @@ async def test_a_dependency_gone_past_the_outage_limit_is_a_dead_letter_saying_s
     finally:
         ctx.records.close()
     assert [(d.worker, d.msg_id) for d in letters] == [("fetch", "submitted:gone")]
-    assert letters[0].error.startswith(
-        f"BlobStoreUnavailable: S3 at 127.0.0.1:{cable.port} is unreachable during get:"
+    assert letters[0].error.startswith(  # the workers' first word with S3: is the bucket there
+        f"BlobStoreUnavailable: S3 at 127.0.0.1:{cable.port} is unreachable during bucket check:"
     ), letters[0].error
     assert letters[0].error.endswith(
         "(waited 2 s for it; the limit is SKILLPRESS_OUTAGE_LIMIT=2 s)"
