@@ -44,6 +44,10 @@ def _iso(when: datetime | None) -> str | None:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat()
 
 
+def _steps_json(log: RunLog) -> str:
+    return json.dumps([s.as_dict() for s in log.steps], ensure_ascii=False, default=str)
+
+
 def _steps(row: WorkflowRun) -> list[StepRecord]:
     return [StepRecord.from_dict(s) for s in json.loads(row.steps_json)]
 
@@ -150,7 +154,7 @@ class RecordedRuns:
         return RunLog(run_id, prior, on_change=self._save)
 
     def _save(self, log: RunLog) -> None:
-        steps = json.dumps([s.as_dict() for s in log.steps], ensure_ascii=False, default=str)
+        steps = _steps_json(log)
 
         def save(ctx: AppContext) -> None:
             with ctx.records.session() as s:
@@ -162,7 +166,7 @@ class RecordedRuns:
 
     def end(self, log: RunLog, status: str, result: Any = None, error: str | None = None) -> None:
         last = log.steps[-1] if log.steps else None
-        steps = json.dumps([s.as_dict() for s in log.steps], ensure_ascii=False, default=str)
+        steps = _steps_json(log)
 
         def end(ctx: AppContext) -> None:
             now = ctx.clock()

@@ -19,6 +19,7 @@ from typing import Any
 
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from skillpress.services.runtime.workflows import (
+    _STATUS,
     _TEMPLATE,
     Step,
     Workflow,
@@ -39,7 +40,6 @@ _WORKFLOW_OUT = re.compile(
     r"^\$workflows\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)"
     r"((?:#/[^\s{}]*)?)$"
 )
-_STATUS = re.compile(r"^\$statusCode\s*(==|!=|<=|>=|<|>)\s*[1-5][0-9]{2}$")
 _TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
 _EMBEDDED = re.compile(r"\{(\$[^{}]+)\}")
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from skillpress.services.errors import Refused
 from skillpress.services.runtime.execute import (
-    SAFE_METHODS,
     CallLimits,
     CallResult,
     Credential,
+    repeatable,
     send,
 )
 from skillpress.services.runtime.gates import GateCheck, check_gate
@@ -145,9 +145,7 @@ def place_call(
     placed = prepare_call(tool, args, hosts, setup, page_url)
     if placed.gate is not None:
         gatekeeper(placed.gate)
-    result = send(
-        placed.request, credential=setup.credential, environ=setup.environ, limits=setup.limits
-    )
+    result = _send(placed.request, setup)
     _with_next(tool, args, hosts, placed.request, result)
     return Placed(placed.request, placed.gate, result)
 
@@ -157,19 +155,15 @@ def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
     headers, query values and body fields named like secrets redacted."""
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-    from skillpress.services.runtime.run_log import REDACTED, redact
+    from skillpress.services.runtime.run_log import redact
 
     shown = placed.shown_request(setup)
     credential = set(setup.credential.placeholder()) if setup.credential else set()
     headers = shown["headers"]
-    kept = redact({k: v for k, v in headers.items() if k not in credential})
-    shown["headers"] = {k: headers[k] if k in credential else kept[k] for k in headers}
+    shown["headers"] = {k: v if k in credential else redact({k: v})[k] for k, v in headers.items()}
 
     def form(text: str) -> str:  # a form's (or a query's) fields named like secrets
-        pairs = [
-            (k, REDACTED if redact({k: v})[k] == REDACTED else v)
-            for k, v in parse_qsl(text, keep_blank_values=True)
-        ]
+        pairs = [(k, str(redact({k: v})[k])) for k, v in parse_qsl(text, keep_blank_values=True)]
         return urlencode(pairs, safe="/:,")
 
     kind = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
@@ -181,6 +175,10 @@ def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
     if url.query:
         shown["url"] = urlunsplit(url._replace(query=form(url.query)))
     return shown
+
+
+def _send(request: PreparedRequest, setup: CallSetup) -> CallResult:
+    return send(request, credential=setup.credential, environ=setup.environ, limits=setup.limits)
 
 
 def placed_step(
@@ -219,13 +217,9 @@ def placed_step(
         if placed.gate is not None:
             gatekeeper(placed.gate)
         judge = rules or StepRules()
-        result = send(
-            placed.request, credential=setup.credential, environ=setup.environ, limits=setup.limits
-        )
+        result = _send(placed.request, setup)
         tries, waited = list(result.attempts), result.waited
-        safe = placed.request.method in SAFE_METHODS or any(
-            k.lower() == "idempotency-key" for k, _ in placed.request.headers
-        )
+        safe = repeatable(placed.request)
         for _ in range(judge.retry_limit if safe else 0):
             if judge.succeeded(result.status):
                 break
@@ -233,12 +227,7 @@ def placed_step(
                 tries[-1] = {**tries[-1], "then_waited": judge.retry_after}
             sleep(judge.retry_after)
             waited += judge.retry_after
-            result = send(
-                placed.request,
-                credential=setup.credential,
-                environ=setup.environ,
-                limits=setup.limits,
-            )
+            result = _send(placed.request, setup)
             tries += result.attempts
             waited += result.waited
         result.attempts, result.waited = tries, waited

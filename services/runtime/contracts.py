@@ -64,6 +64,15 @@ def operation_kinds(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
     return out
 
 
+def _confirmation(what: str) -> dict[str, Any]:
+    """The `user_confirmed` argument a write tool's contract requires."""
+    return {
+        "type": "boolean",
+        "const": True,
+        "description": f"Must be true. Set only after the user explicitly confirmed this exact {what}.",
+    }
+
+
 def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
     """The tools.json entries: typed, with the obligations written into each schema."""
     kinds = operation_kinds(skill, files)
@@ -75,11 +84,7 @@ def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, An
         required = list(schema.get("required", []))
         idempotent = bool(tool.declaration.identity)
         if kind == "write":
-            props["user_confirmed"] = {
-                "type": "boolean",
-                "const": True,
-                "description": "Must be true. Set only after the user explicitly confirmed this exact operation.",
-            }
+            props["user_confirmed"] = _confirmation("operation")
             required.append("user_confirmed")
         if idempotent:
             props["idempotency_key"] = {
@@ -140,11 +145,7 @@ def _workflow_contract(
         kind = workflow_kind(wf, flows, kinds)
         schema = wf.to_tool_schema()
         if kind == "write":
-            schema.setdefault("properties", {})["user_confirmed"] = {
-                "type": "boolean",
-                "const": True,
-                "description": "Must be true. Set only after the user explicitly confirmed this exact run.",
-            }
+            schema.setdefault("properties", {})["user_confirmed"] = _confirmation("run")
             schema["required"] = [*schema.get("required", []), "user_confirmed"]
         out.append(
             {
@@ -414,7 +415,9 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
             problems.append(f"SKILL.md's Tool Use Rules lack the rule that {what} ({rule!r})")
     if not isinstance(contract, list):
         raise ContractError("tools.json is not a list of tools")
-    declared = _declared(files, problems)
+    loaded = _declared(files, problems)
+    declared = {t.name: t for t in loaded.tools} if loaded is not None else None
+    flows = _folder_workflows(files, loaded) if loaded is not None else {}
     names = []
     for t in contract:
         if not isinstance(t, dict) or not {
@@ -458,7 +461,7 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
         if key is not None and (not isinstance(key, dict) or key.get("type") != "string"):
             problems.append(f"{name}: idempotency_key is not typed string")
         if declared is not None and "workflow" in t:
-            problems += _against_workflow(name, t, schema, files)
+            problems += _against_workflow(name, t, schema, flows)
         elif declared is not None:
             problems += _against_reference(name, t, schema, declared)
         line = next((ln for ln in rules.splitlines() if ln.startswith(f"- `{name}` ")), None)
@@ -477,7 +480,7 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
             problems.append(f"{m.group(1)}: in SKILL.md's Tool Use Rules but not in tools.json")
     for name in sorted(set(declared or {}) - set(names)):
         problems.append(f"{name}: its reference file declares it, but tools.json does not list it")
-    for name in sorted(set(_folder_workflows(files)) - set(names)):
+    for name in sorted(set(flows) - set(names)):
         problems.append(
             f"{name}: references/workflows.yaml declares it, but tools.json does not list it"
         )
@@ -490,9 +493,9 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
     }
 
 
-def _declared(files: Mapping[str, bytes], problems: list[str]) -> dict[str, Tool] | None:
-    """The folder's tools as the runtime loads them from its reference files (None, with the
-    problem noted, when it does not load)."""
+def _declared(files: Mapping[str, bytes], problems: list[str]) -> Skill | None:
+    """The folder as the runtime loads it from its reference files (None, with the problem
+    noted, when it does not load)."""
     from skillpress.services.runtime.skill import PackageError, load_skill
 
     if not any(p.startswith("references/") for p in files):
@@ -503,37 +506,44 @@ def _declared(files: Mapping[str, bytes], problems: list[str]) -> dict[str, Tool
     except PackageError as exc:
         problems.append(f"the folder does not load as a skill: {exc}")
         return None
-    return {t.name: t for t in skill.tools}
+    return skill
 
 
-def _folder_workflows(files: Mapping[str, bytes]) -> dict[str, Any]:
-    """The folder's hardened workflows by tool name, as the runtime loads them ({} when none)."""
-    from skillpress.services.runtime.skill import PackageError, load_skill
+def _folder_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, tuple[Any, str]]:
+    """The folder's hardened workflows by tool name, each with the kind its steps make it, as
+    the runtime loads them ({} when none)."""
+    from skillpress.services.runtime.skill import PackageError
     from skillpress.services.runtime.workflows import load_workflows
 
     if "references/workflows.yaml" not in files:
         return {}
     try:
-        skill = load_skill(files)
         flows = load_workflows(files, skill)
     except PackageError:
         return {}
-    return {wf.tool_name: (wf, flows, skill) for wf in flows.values() if wf.execution == "hardened"}
+    kinds = operation_kinds(skill, files)
+    return {
+        wf.tool_name: (wf, workflow_kind(wf, flows, kinds))
+        for wf in flows.values()
+        if wf.execution == "hardened"
+    }
 
 
 def _against_workflow(
-    name: str, entry: Mapping[str, Any], schema: Mapping[str, Any], files: Mapping[str, bytes]
+    name: str,
+    entry: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    flows: Mapping[str, tuple[Any, str]],
 ) -> list[str]:
-    found = _folder_workflows(files).get(name)
+    found = flows.get(name)
     if found is None:
         return [
             f"{name}: in tools.json as a workflow, but references/workflows.yaml has none by that name"
         ]
-    wf, flows, skill = found
+    wf, kind = found
     problems = []
     if _without_contract(schema) != _without_contract(wf.to_tool_schema()):
         problems.append(f"{name}: its inputSchema is not the parameters workflows.yaml declares")
-    kind = workflow_kind(wf, flows, operation_kinds(skill, files))
     if entry["type"] != kind:
         problems.append(f"{name}: typed {entry['type']}, but its steps make it {kind}")
     return problems

@@ -44,6 +44,7 @@ __all__ = [
     "ExecutionFailed",
     "credential_env",
     "default_env_var",
+    "repeatable",
     "send",
 ]
 
@@ -331,6 +332,14 @@ def _redacted(text: str, secrets: tuple[str, ...]) -> str:
     return text
 
 
+def repeatable(request: PreparedRequest) -> bool:
+    """Whether sending `request` again cannot do anything twice: a read, or a write carrying an
+    Idempotency-Key (from an identity, or the contract's `idempotency_key`)."""
+    return request.method in SAFE_METHODS or any(
+        k.lower() == "idempotency-key" for k, _ in request.headers
+    )
+
+
 @functools.cache
 def _tls() -> ssl.SSLContext:
     """One TLS context for every call: building one reads the whole CA bundle (about 15 ms, two
@@ -450,7 +459,7 @@ def send(
             secrets = (value, (env.get(credential.env_var) or "").strip())
             if client is not None:
                 secrets += (client.client_secret,)
-    safe = request.method in SAFE_METHODS or "Idempotency-Key" in headers
+    safe = repeatable(request)
     why_not = (
         f"a {request.method} without an Idempotency-Key is never sent twice: it might be done twice"
     )

@@ -657,8 +657,8 @@ def _text(value: Any) -> str:
     )
 
 
-# (step id, tool, arguments, the skill the tool belongs to[, the step's StepRules]) → the answer;
-# every face's call takes the rules and honours them (placed_step does)
+# (step id, tool, arguments, the skill the tool belongs to, the step's StepRules or None) → the
+# answer; every face's call honours the rules (placed_step does)
 Call = Callable[..., Any]
 
 
@@ -774,11 +774,7 @@ def run_workflow(
                         outcome.trace.extend(sub.trace)
                     else:
                         owner, tool = wf.owner(skill, s.target or "")
-                        answer = (
-                            call(s.id, tool, given, owner, s.rules)
-                            if s.rules is not None
-                            else call(s.id, tool, given, owner)
-                        )
+                        answer = call(s.id, tool, given, owner, s.rules)
                         outcome.trace.append(f"{label}{s.id}: {tool.operation}")
                     outcome.result = answer
                     if s.save_as:

@@ -282,9 +282,9 @@ def test_a_workflow_step_retries_only_when_safe_and_its_record_shows_each_try(
     )
     log = RunLog()
 
-    def call(step: str, tool: Any, given: dict[str, Any], owner: Skill) -> Any:
+    def call(step: str, tool: Any, given: dict[str, Any], owner: Skill, rules: Any) -> Any:
         setup = CallSetup(limits=CallLimits(retries=2, max_wait=5))
-        return placed_step(step, tool, given, owner, setup, closed_gate, log)
+        return placed_step(step, tool, given, owner, setup, closed_gate, log, rules)
 
     with pytest.raises(StepFailed, match=r"step plain failed: write answered 429"):
         run_workflow(flows, "read_then_write", {}, skill, call)
