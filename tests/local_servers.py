@@ -110,7 +110,7 @@ class PostgresServer:
             )
             if result.returncode != 0:
                 raise LocalServerError(f"initdb failed: {result.stderr.strip()[-800:]}")
-        self.port = free_port()
+        self.port = self.port or free_port()  # a restart answers where clients look
         argv = [
             str(bindir / "postgres"),
             "-D",

@@ -5,7 +5,11 @@ is back; one whose dependency stays away past the outage limit is a dead letter 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from sqlmodel import select
@@ -16,7 +20,8 @@ from skillpress.schemas.subjects import EVENTS, STREAM
 from skillpress.services.app.context import AppContext, blob_store, open_app
 from skillpress.services.platform.embedded_nats import NatsServer
 from skillpress.services.platform.settings import Settings
-from tests.local_servers import Cable
+from tests.local_servers import Cable, PostgresServer
+from tests.servers import ServerPool
 from tests.workers.conftest import SPECS, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -145,3 +150,93 @@ async def test_a_dependency_gone_past_the_outage_limit_is_a_dead_letter_saying_s
         "(waited 2 s for it; the limit is SKILLPRESS_OUTAGE_LIMIT=2 s)"
     ), letters[0].error
     assert delivered.consumer_seq == 1
+
+
+def _own_postgres(pool: ServerPool) -> PostgresServer:
+    """A PostgreSQL of this test's own, to stop and start (in the pool's folder, which the
+    server's unprivileged user can reach)."""
+    return PostgresServer(Path(tempfile.mkdtemp(prefix="pg-", dir=pool.base))).start()
+
+
+async def _import_process(settings: Settings, *args: str) -> asyncio.subprocess.Process:
+    env = {
+        **os.environ,
+        "SKILLPRESS_HOME": str(settings.home),
+        "SKILLPRESS_NATS_URL": settings.nats_url or "",
+        "SKILLPRESS_DATABASE_URL": settings.database_url or "",
+    }
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "skillpress.services.cli.main",
+        "import",
+        str(SPECS / SPEC),
+        "--skill",
+        "petstore",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def test_postgresql_restarted_under_a_waiting_import_is_waited_through(
+    nats_server: NatsServer, tmp_path: Path, server_pool: ServerPool
+) -> None:
+    """The drill an operator runs: PostgreSQL restarted while `skillpress import` waits for its
+    story, with the workers meeting it down. The import waits it out and ends as it would have,
+    its first line the submission id, no traceback; the workers hold the message meanwhile."""
+    pg = _own_postgres(server_pool)
+    settings = Settings(
+        home=tmp_path / "home", nats_url=nats_server.url, database_url=pg.url, **OUTAGE
+    )
+    ctx = open_app(settings)
+    try:
+        async with watching(nats_server.url) as (watcher, nc):
+            proc = await _import_process(settings)
+            submitted = await watcher.wait_for(EVENTS.spec_submitted, timeout=60)
+            pg.stop()  # the import now waits with its records gone, and no worker has run yet
+            async with workers(ctx, nats_server.url):
+                await asyncio.sleep(4.0)  # the workers meet PostgreSQL down, the import polls it
+                assert EVENTS.revision_stored not in [s for s, _ in watcher.seen]
+                pg.start()
+                out, err = await asyncio.wait_for(proc.communicate(), 90)
+            delivered = (await nc.jetstream().consumer_info(STREAM, "fetch")).delivered
+        with ctx.records.session() as s:
+            versions = s.exec(select(Version)).all()
+            letters = s.exec(select(DeadLetter)).all()
+    finally:
+        ctx.records.close()
+        pg.stop()
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 0, err.decode()
+    assert lines[0] == f"submission {submitted['submission']} (petstore)"
+    assert "Traceback" not in err.decode(), err.decode()
+    assert out.decode().startswith(f"proposed petstore version {versions[0].id[:12]};")
+    assert (len(versions), letters, delivered.consumer_seq) == (1, [], 1)
+
+
+async def test_postgresql_gone_under_a_waiting_import_ends_it_in_one_line_with_its_id(
+    nats_server: NatsServer, tmp_path: Path, server_pool: ServerPool
+) -> None:
+    """PostgreSQL stopped under a waiting import and not back before its --timeout: one line
+    naming the submission to look for, never a SQLAlchemy traceback."""
+    pg = _own_postgres(server_pool)
+    settings = Settings(home=tmp_path / "home", nats_url=nats_server.url, database_url=pg.url)
+    open_app(settings).records.close()  # the schema, as an operator's stack has it
+    try:
+        async with watching(nats_server.url) as (watcher, _):
+            proc = await _import_process(settings, "--timeout", "6")
+            submitted = await watcher.wait_for(EVENTS.spec_submitted, timeout=60)
+            pg.stop()
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        pg.stop()
+    submission = submitted["submission"]
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 1, err.decode()
+    assert lines[0] == f"submission {submission} (petstore)"
+    assert lines[-1].startswith("error: "), lines
+    assert lines[-1].endswith(f"(submission {submission}: skillpress status {submission})")
+    assert len(lines) <= 3 and "Traceback" not in err.decode(), err.decode()
+    assert out == b""
