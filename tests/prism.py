@@ -3,15 +3,14 @@
 Prism is the independent judge of "does the request we built conform to the spec": in
 `--errors` mode it answers a request that breaks the spec with 422 (or 415/404/405/401) and
 lists what is wrong in an `sl-violations` header. Installing it is part of test setup: the
-first session on a machine runs `npm install` into a cache directory (~20 s), later ones reuse it.
+first session on a machine runs `npm install` into a cache directory (~20 s; tests/npm_tools.py),
+later ones reuse it.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -20,6 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from skillpress.services.platform.embedded_nats import free_port
+from tests.npm_tools import NpmToolUnavailable, npm_binary
 
 PRISM_PACKAGE = "@stoplight/prism-cli"
 PRISM_VERSION = "5.14.2"
@@ -29,47 +29,12 @@ class PrismUnavailable(RuntimeError):
     """Prism could not be installed or started; the message says what to install."""
 
 
-def _cache_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "skillpress-tests" / f"prism-{PRISM_VERSION}"
-
-
 def prism_binary() -> Path:
     """The prism executable, installed from npm into the cache on first use."""
-    target = _cache_dir()
-    binary = target / "node_modules" / ".bin" / "prism"
-    if binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        raise PrismUnavailable(
-            "the Prism conformance test needs Node.js and npm (Debian: apt install nodejs npm)"
-        )
-    target.mkdir(parents=True, exist_ok=True)
-    with open(target / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not binary.exists():
-            done = subprocess.run(
-                [
-                    npm,
-                    "install",
-                    "--prefix",
-                    str(target),
-                    "--no-audit",
-                    "--no-fund",
-                    "--no-save",
-                    "--loglevel=error",
-                    f"{PRISM_PACKAGE}@{PRISM_VERSION}",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            if done.returncode != 0 or not binary.exists():
-                raise PrismUnavailable(
-                    f"npm install {PRISM_PACKAGE}@{PRISM_VERSION} failed: {done.stderr.strip()[-2000:]}"
-                )
-    return binary
+    try:
+        return npm_binary(PRISM_PACKAGE, PRISM_VERSION, "prism")
+    except NpmToolUnavailable as exc:
+        raise PrismUnavailable(f"the Prism conformance test: {exc}") from exc
 
 
 class PrismMock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,9 +13,10 @@ from skillpress.services.app.package_dir import read_package_dir
 
 if TYPE_CHECKING:
     from skillpress.services.app.context import AppContext
+    from skillpress.services.runtime.skill import Skill
 from skillpress.services.app.views import Overlay
 
-__all__ = ["overlay", "skill_files"]
+__all__ = ["AgentSkillsExport", "agent_skills_zip", "overlay", "skill_files", "write_agent_skills"]
 
 # The records stack (SQLModel, SQLAlchemy, Alembic) is imported where a function needs it: a
 # runtime serving a package directory never opens the records, and that import alone costs it
@@ -98,15 +100,50 @@ def agent_skills_zip(ctx: AppContext, slug: str) -> bytes:
     import zipfile
 
     from skillpress.services.app.versions import live_files
-    from skillpress.services.runtime.contracts import agent_skills_folder
+    from skillpress.services.runtime.contracts import agent_skill_name, agent_skills_folder
     from skillpress.services.runtime.skill import load_skill
 
     files = live_files(ctx, slug)
-    folder = agent_skills_folder(load_skill(files, lazy=True), files)
+    skill = load_skill(files, lazy=True)
+    folder = agent_skills_folder(skill, files)
+    # the folder bears the skill's name, as Agent Skills requires
+    name = agent_skill_name(skill.slug)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for path in sorted(folder):
-            info = zipfile.ZipInfo(f"{slug}/{path}", date_time=(2000, 1, 1, 0, 0, 0))
+            info = zipfile.ZipInfo(f"{name}/{path}", date_time=(2000, 1, 1, 0, 0, 0))
             info.external_attr = 0o644 << 16
             z.writestr(info, folder[path], zipfile.ZIP_DEFLATED)
     return out.getvalue()
+
+
+@dataclass(frozen=True)
+class AgentSkillsExport:
+    """An Agent Skills folder written: where, and what its contract holds."""
+
+    folder: Path
+    tools: int
+    writes: int
+    references: int
+
+
+def write_agent_skills(skill: Skill, files: Mapping[str, bytes], out: Path) -> AgentSkillsExport:
+    """The skill as an Agent Skills folder (SKILL.md, tools.json, references/). Agent Skills
+    requires a skill's folder to bear its name, so it is written into `out` itself when `out`'s
+    name is the skill's, and into `out/<name>/` otherwise (`out` then holds skills, as a
+    runtime's skills folder does). Raises OutputDirError (an OSError) for a folder it may not
+    write."""
+    from skillpress.services.app.package_dir import write_package_dir
+    from skillpress.services.runtime.contracts import agent_skill_name, agent_skills_folder
+
+    folder = agent_skills_folder(skill, files)
+    name = agent_skill_name(skill.slug)
+    target = out if out.name == name else out / name
+    write_package_dir(folder, target, marker="SKILL.md")
+    contract = json.loads(folder["tools.json"])
+    return AgentSkillsExport(
+        folder=target,
+        tools=len(contract),
+        writes=sum(t["type"] == "write" for t in contract),
+        references=sum(1 for p in folder if p.startswith("references/")),
+    )

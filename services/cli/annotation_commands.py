@@ -480,26 +480,34 @@ def export(
         ),
     ] = "overlay",
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="the folder to write (agent-skills)")
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="agent-skills: the folder to write, or the folder to write it in (DIR/<name>) when DIR is not named as the skill",
+        ),
     ] = None,
 ) -> None:
     """Export a skill for other tooling: its annotations as an Overlay, or the whole skill as an Agent Skills folder."""
     if format == "agent-skills":
-        from skillpress.services.app.package_dir import write_package_dir
-        from skillpress.services.runtime.contracts import agent_skills_folder
+        from skillpress.services.app.exports import write_agent_skills
 
         if out is None:
             fail("--format agent-skills needs --out DIR")
         skill, files = load_target(target, None, "apiKey", None)
-        folder = agent_skills_folder(skill, files)
         try:
-            write_package_dir(folder, out, marker="SKILL.md")
+            done = write_agent_skills(skill, files, out)
         except OSError as exc:
             fail(str(exc))
-        contract = json.loads(folder["tools.json"])
+        if done.folder != out:
+            typer.echo(
+                f"note: an Agent Skills folder bears its skill's name: written to {done.folder}"
+                f" (give --out {done.folder} to write there directly)",
+                err=True,
+            )
         typer.echo(
-            f"wrote {out}: SKILL.md, tools.json ({len(contract)} tools, {sum(t['type'] == 'write' for t in contract)} write),"
-            f" {sum(1 for p in folder if p.startswith('references/'))} reference files"
+            f"wrote {done.folder}: SKILL.md, tools.json ({done.tools} tools, {done.writes} write),"
+            f" {done.references} reference files"
         )
         return
     if format != "overlay":

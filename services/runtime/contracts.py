@@ -32,9 +32,15 @@ from skillpress.services.runtime.skill import (
 )
 from skillpress.services.runtime.translate import CONTRACT_ARGS
 
-__all__ = ["ContractError", "agent_skills_folder", "tool_contract", "verify_folder"]
+__all__ = [
+    "ContractError",
+    "agent_skill_name",
+    "agent_skills_folder",
+    "tool_contract",
+    "verify_folder",
+]
 
-_NAME = re.compile(r"[^a-z0-9-]+")
+_NAME = re.compile(r"[^a-z0-9]+")
 RULES_HEADING = "## Tool Use Rules"
 
 
@@ -44,8 +50,11 @@ class ContractError(ValueError, Permanent):
     problem = "contract-broken"
 
 
-def _agent_name(slug: str) -> str:
-    return _NAME.sub("-", slug.lower()).strip("-")[:64] or "skill"
+def agent_skill_name(slug: str) -> str:
+    """The skill's Agent Skills name: lowercase letters, digits and single hyphens, at most 64
+    characters, neither starting nor ending with a hyphen (the folder holding it must have this
+    name)."""
+    return _NAME.sub("-", slug.lower()).strip("-")[:64].strip("-") or "skill"
 
 
 def operation_kinds(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
@@ -347,7 +356,7 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
     description = _clean(described or skill.title or skill.slug)[:1000] or skill.slug
     front = [
         "---",
-        f"name: {_agent_name(skill.slug)}",
+        f"name: {agent_skill_name(skill.slug)}",
         f"description: {json.dumps(description, ensure_ascii=False)}",
         "metadata:",
         f"  {META_SLUG}: {json.dumps(skill.slug)}",

@@ -12,18 +12,30 @@ from typing import Any
 
 import pytest
 
+from skillpress.services.app.exports import write_agent_skills
 from skillpress.services.app.package_dir import write_package_dir
 from skillpress.services.derive import derive_package
-from skillpress.services.runtime.contracts import ContractError, agent_skills_folder, verify_folder
+from skillpress.services.runtime.contracts import (
+    ContractError,
+    agent_skill_name,
+    agent_skills_folder,
+    verify_folder,
+)
 from skillpress.services.runtime.profiles import adapt
 from skillpress.services.runtime.skill import load_skill
 from skillpress.services.runtime.translate import build_request
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
 from tests.derived import derived, spread
+from tests.npm_tools import npm_binary
 
 ROOT = Path(__file__).parents[2]
 SPECS = ROOT / "tests" / "fixtures" / "specs"
+
+
+def skills_ref() -> Path:
+    """The Agent Skills reference validator (`skills-ref validate DIR`), from npm."""
+    return npm_binary("skills-ref", "0.1.5", "skills-ref")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -40,9 +52,21 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
     package = derive_package((SPECS / "harbor.swagger2.yaml").read_bytes())
     pkg = tmp_path / "pkg"
     write_package_dir(package.files, pkg)
-    out = tmp_path / "harbor-skill"
-    done = _cli("export", str(pkg), "--format", "agent-skills", "--out", str(out))
+    skills = tmp_path / "skills"  # not named as the skill: the folder goes in it, named so
+    done = _cli("export", str(pkg), "--format", "agent-skills", "--out", str(skills))
     assert done.returncode == 0, done.stderr
+    out = skills / "harbor"
+    assert done.stderr == (
+        f"note: an Agent Skills folder bears its skill's name: written to {out}"
+        f" (give --out {out} to write there directly)\n"
+    )
+    assert done.stdout.startswith(f"wrote {out}: SKILL.md, tools.json (")
+    again = _cli("export", str(pkg), "--format", "agent-skills", "--out", str(out))
+    assert (again.returncode, again.stderr, sorted(skills.iterdir())) == (0, "", [out])
+    validated = subprocess.run(
+        [str(skills_ref()), "validate", str(out)], capture_output=True, text=True, timeout=60
+    )
+    assert validated.returncode == 0, validated.stderr
     skill_md = (out / "SKILL.md").read_text()
     front, text = skill_md.split("\n---\n", 1)
     name = re.search(r"^name: (.+)$", front, re.M)
@@ -379,14 +403,28 @@ def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
 @pytest.mark.parametrize(
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
 )
-def test_every_export_verifies_and_loads_back_as_the_same_tools(spec: Path) -> None:
+def test_every_export_verifies_loads_back_as_the_same_tools_and_passes_the_reference_validator(
+    spec: Path, tmp_path: Path
+) -> None:
     """The folder an agent elsewhere gets says what the package says: every tool, its schema,
-    its kind (verify loads the reference files as the runtime does)."""
+    its kind (verify loads the reference files as the runtime does); and the Agent Skills
+    reference validator (skills-ref, npm) takes the folder as it is written."""
     package = derived(spec, "https://api.example.test")
     skill = load_skill(package.files, lazy=True)
     folder = agent_skills_folder(skill, package.files)
     counts = verify_folder(folder)
     assert counts["tools"] == package.manifest.stats.tools
+    written = write_agent_skills(skill, package.files, tmp_path)
+    assert written.folder == tmp_path / agent_skill_name(skill.slug)
+    assert (written.folder / "SKILL.md").read_bytes() == folder["SKILL.md"]
+    validated = subprocess.run(
+        [str(skills_ref()), "validate", str(written.folder)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert validated.returncode == 0, validated.stderr
+    assert validated.stdout.strip() == f"Valid skill: {written.folder}"
 
 
 def test_the_agent_skills_export_carries_the_workflows_as_procedures_over_its_tools() -> None:
