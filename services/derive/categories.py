@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from skillpress.services.derive.gc_pause import cleared_after
 from skillpress.services.derive.model import Operation
 from skillpress.services.derive.naming import snake
 
@@ -164,6 +165,7 @@ def group_by_tags(ops: list[Operation], tag_docs: dict[str, str]) -> list[Catego
 _EXT = re.compile(r"\.(json|xml|csv|txt)$", re.IGNORECASE)
 
 
+@cleared_after
 @lru_cache(maxsize=65536)
 def _segments(path: str) -> tuple[str, ...]:
     """A path's meaningful segments: no parameters, versions or `api`, no file extensions."""

@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from skillpress.services.derive.errors import SchemaTooLarge
+from skillpress.services.derive.gc_pause import cleared_after
 from skillpress.services.derive.jsonfmt import scalar_json
 from skillpress.services.derive.schema import reachable
 from skillpress.services.derive.text import short_text
@@ -30,6 +31,7 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
 
 
+@cleared_after
 @lru_cache(maxsize=262144)  # keys and enum values recur across a spec's schemas
 def _str_bytes(text: str) -> int:
     return len(compact_json(text).encode())

@@ -6,20 +6,34 @@ trigger walks the whole heap for nothing (a fifth of Microsoft Graph's derivatio
 child it also touches, and so copies, every page it shares with its parent). Reference counting
 still frees everything as usual; the collector resumes when the outermost derivation ends, in
 whichever thread that is.
+
+The same moment empties the caches a derivation fills (`cleared_after`: names, short texts,
+string sizes, path segments), which pay within one large API and would otherwise keep what every
+API a long-lived worker derived left in them (bounded, but tens of MB).
 """
 
 from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
-__all__ = ["gc_paused"]
+__all__ = ["cleared_after", "gc_paused"]
 
 _lock = threading.Lock()
 _depth = 0
 _resume = False
+_caches: list[Callable[[], None]] = []
+
+C = TypeVar("C")
+
+
+def cleared_after(cache: C) -> C:
+    """`cache` (a functools cache) is emptied whenever no derivation is running any more."""
+    _caches.append(cache.cache_clear)  # type: ignore[attr-defined]
+    return cache
 
 
 @contextmanager
@@ -35,5 +49,8 @@ def gc_paused() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0 and _resume:
-                gc.enable()
+            if _depth == 0:
+                for clear in _caches:
+                    clear()
+                if _resume:
+                    gc.enable()

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import combinations, pairwise
 
+from skillpress.services.derive.gc_pause import cleared_after
 from skillpress.services.derive.model import Operation
 
 __all__ = [
@@ -46,6 +47,7 @@ _FILLER = {
 }
 
 
+@cleared_after
 @lru_cache(maxsize=65536)
 def snake(text: str) -> str:
     """`findPetsByStatus` → `find_pets_by_status`; `find pet by id` → `find_pet_by_id`."""

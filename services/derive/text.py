@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from skillpress.services.derive.gc_pause import cleared_after
+
 __all__ = ["short_text", "first_sentence", "one_line", "without_urls", "full_text", "spec_line"]
 
 _WS = re.compile(r"\s+")
@@ -40,6 +42,7 @@ def short_text(text: str, limit: int = 300) -> str:
     return _short_text(text, limit)
 
 
+@cleared_after
 @lru_cache(maxsize=65536)  # the same descriptions recur across a spec's operations
 def _short_text(text: str, limit: int) -> str:
     para = text.strip().split("\n\n", 1)[0]

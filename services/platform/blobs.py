@@ -239,13 +239,17 @@ class S3BlobStore:
             return False
 
 
+STORED_KEYS = 65_536  # the keys a cache remembers are stored: at most ~10 MB
+
+
 class CachedBlobs:
     """A blob store with the blobs this process wrote or read lately held in memory: blobs are
     addressed by their content and never deleted, so what is held is always right. The parse
     worker writes an API's operations and the categorize, guess and render steps each read them
     all; in one process they are read from here (a stripe import: 1,547 reads of the store
     become 1). Bounded: the least recently used go past `max_bytes`; a blob over an eighth of
-    it is not held."""
+    it is not held, and it remembers which keys the store holds for the last STORED_KEYS of them
+    (a long-lived worker sees millions)."""
 
     def __init__(self, inner: BlobStore, max_bytes: int) -> None:
         import threading
@@ -255,14 +259,17 @@ class CachedBlobs:
         self.max_bytes = max_bytes
         self._held: OrderedDict[str, bytes] = OrderedDict()
         self._size = 0
-        self._stored: set[str] = set()  # keys the store is known to hold (64 bytes each)
+        # keys the store is known to hold, the most recent STORED_KEYS of them (~150 bytes each)
+        self._stored: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
         self.reads = self.writes = 0  # what reached the store
 
     def _hold(self, key: str, data: bytes) -> None:
         with self._lock:
-            if len(self._stored) < 1_000_000:
-                self._stored.add(key)
+            self._stored[key] = None
+            self._stored.move_to_end(key)
+            if len(self._stored) > STORED_KEYS:
+                self._stored.popitem(last=False)
             if key in self._held or len(data) > self.max_bytes // 8:
                 return
             self._held[key] = data

@@ -177,6 +177,22 @@ def test_the_collector_is_paused_for_the_outermost_derivation_only() -> None:
         gc.enable()
 
 
+def test_the_caches_a_derivation_fills_are_empty_once_none_runs() -> None:
+    """A worker derives API after API: what one derivation cached is not kept for the next."""
+    from skillpress.services.derive import derive_package
+    from skillpress.services.derive.categories import _segments
+    from skillpress.services.derive.expand import _str_bytes
+    from skillpress.services.derive.naming import snake
+    from skillpress.services.derive.text import _short_text
+
+    caches = [_segments, _str_bytes, snake, _short_text]
+    spec = spec_bytes(next(p for p in corpus() if p.name == "oai-petstore-expanded.yaml"))
+    with gc_paused():
+        derive_package(spec)  # nested in an outer derivation: the caches serve it still
+        assert all(c.cache_info().currsize > 0 for c in caches)
+    assert [c.cache_info().currsize for c in caches] == [0, 0, 0, 0]
+
+
 def test_derivations_in_threads_leave_the_collector_on() -> None:
     entered = threading.Barrier(2)
 

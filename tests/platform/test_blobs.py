@@ -116,3 +116,19 @@ def test_a_cached_store_reads_back_what_it_wrote_or_read_from_memory_within_its_
     assert cached.exists(key) and not cached.exists("0" * 64)
     # what another process reads is the store's: the same bytes
     assert LocalBlobStore(tmp_path / "blobs").get(keys[5]) == small[5]
+
+
+def test_a_cached_store_remembers_which_keys_are_stored_within_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived worker sees millions of blobs: what it remembers of them is bounded too."""
+    from skillpress.services.platform import blobs
+    from skillpress.services.platform.blobs import CachedBlobs, LocalBlobStore
+
+    monkeypatch.setattr(blobs, "STORED_KEYS", 4)
+    cached = CachedBlobs(LocalBlobStore(tmp_path / "blobs"), max_bytes=0)  # holds no bytes
+    keys = [cached.put(bytes([n])) for n in range(6)]
+    assert cached.writes == 6 and len(cached._stored) == 4
+    assert cached.put(bytes([5])) == keys[5] and cached.writes == 6  # remembered: not sent again
+    assert cached.put(bytes([0])) == keys[0] and cached.writes == 7  # forgotten: sent again
+    assert all(cached.exists(k) for k in keys)  # the store still answers for the forgotten
