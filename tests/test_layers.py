@@ -65,8 +65,25 @@ def test_the_layer_rules_hold() -> None:
             "import httpx\n",
             "skillpress.services.derive.breach -> httpx",
         ),
+        (
+            "services/cli/breach.py",
+            "def later() -> None:\n    from skillpress.services.runtime.skill import load_skill\n",
+            "skillpress.services.cli.breach -> skillpress.services.runtime.skill",
+        ),
+        (
+            "services/workers/breach.py",
+            "from skillpress.services.derive.approvals import guess_suggestions\n",
+            "skillpress.services.workers.breach -> skillpress.services.derive.approvals",
+        ),
     ],
-    ids=["core-to-platform", "app-to-workers-inside-a-function", "face-to-face", "core-io"],
+    ids=[
+        "core-to-platform",
+        "app-to-workers-inside-a-function",
+        "face-to-face",
+        "core-io",
+        "face-to-runtime-past-app",
+        "worker-to-core-past-app",
+    ],
 )
 def test_a_deliberate_breach_fails_naming_it(
     tmp_path: Path, where: str, line: str, broken: str

@@ -310,10 +310,13 @@ def submission_page(
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
     from skillpress.schemas.events import RevisionRejected
     from skillpress.services.app.pipeline import stored_outcome
-    from skillpress.services.app.versions import find_skill, version_files, version_for_outcome
-    from skillpress.services.derive.auth import auth_hint
-    from skillpress.services.derive.manifest import Manifest
-    from skillpress.services.runtime.execute import credential_env
+    from skillpress.services.app.versions import (
+        find_skill,
+        manifest_of,
+        version_files,
+        version_for_outcome,
+        what_it_needs,
+    )
 
     _operator(request)
     ctx = state(request).ctx
@@ -334,16 +337,10 @@ def submission_page(
         )
     body = outcome.body
     version = version_for_outcome(ctx, find_skill(ctx, slug), body)
-    manifest = Manifest.from_json(version_files(ctx.blobs, version)["skill.json"])
-    needs = {
-        "hosts": list(manifest.hosts),
-        "header": manifest.auth.header,
-        "holds": auth_hint(manifest.auth.to_dict()),
-        "env": manifest.auth.env or credential_env(slug, None),
-        "base_url": manifest.base_url,
-        "unservable": manifest.auth.operations_unservable,
-        "headers_to_fix": sorted({h for o in manifest.operations for h in o.required_headers}),
-    }
+    manifest = manifest_of(version_files(ctx.blobs, version))
+    if manifest is None:
+        raise NotFound(f"version {version.id[:12]} of {slug} has no skill.json")
+    needs = what_it_needs(slug, manifest)
     return _render(
         request,
         "submission.html",
@@ -393,11 +390,11 @@ def _skill_view(
         find_skill,
         gates_dropped,
         list_versions,
+        manifest_of,
         pick_version,
         revision_published,
         version_files,
     )
-    from skillpress.services.derive.manifest import Manifest
 
     skill = find_skill(ctx, slug)
     versions = list_versions(ctx, slug)
@@ -422,7 +419,7 @@ def _skill_view(
         drops = list(seen[key])
     shown = pick_version(ctx, skill, ref or versions[0]["version_id"]) if versions else None
     files = version_files(ctx.blobs, shown) if shown else {}
-    manifest = Manifest.from_json(files["skill.json"]) if "skill.json" in files else None
+    manifest = manifest_of(files)
     annotations = list_annotations(ctx, slug)
     by_target: dict[str, list[AnnotationView]] = {}
     for a in annotations:

@@ -16,7 +16,14 @@ if TYPE_CHECKING:
     from skillpress.services.runtime.skill import Skill
 from skillpress.services.app.views import Overlay
 
-__all__ = ["AgentSkillsExport", "agent_skills_zip", "overlay", "skill_files", "write_agent_skills"]
+__all__ = [
+    "AgentSkillsExport",
+    "agent_skills_zip",
+    "overlay",
+    "skill_files",
+    "verify_agent_skills",
+    "write_agent_skills",
+]
 
 # The records stack (SQLModel, SQLAlchemy, Alembic) is imported where a function needs it: a
 # runtime serving a package directory never opens the records, and that import alone costs it
@@ -147,3 +154,28 @@ def write_agent_skills(skill: Skill, files: Mapping[str, bytes], out: Path) -> A
         writes=sum(t["type"] == "write" for t in contract),
         references=sum(1 for p in folder if p.startswith("references/")),
     )
+
+
+def verify_agent_skills(folder: Path) -> dict[str, int]:
+    """An exported Agent Skills folder checked: tools.json is a sound contract, SKILL.md states
+    the same rules and the reference files the same schemas (ContractError lists every
+    disagreement; OutputDirError for what is not a folder). Its counts of tools, writes and
+    idempotent ones."""
+    from skillpress.services.app.package_dir import OutputDirError
+    from skillpress.services.runtime.contracts import verify_folder
+
+    if not folder.is_dir():
+        raise OutputDirError(f"{folder} is not a directory")
+    files = {
+        p.name: p.read_bytes()
+        for p in folder.iterdir()
+        if p.is_file() and p.name in ("SKILL.md", "tools.json")
+    }
+    references = folder / "references"
+    if references.is_dir():
+        files |= {
+            f"references/{p.name}": p.read_bytes()
+            for p in sorted(references.iterdir())[:50_000]
+            if p.is_file() and (p.suffix == ".md" or p.name in ("types.json", "workflows.yaml"))
+        }
+    return verify_folder(files)

@@ -5,19 +5,34 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from skillpress.services.derive import DeriveOptions, SkillPackage, derive_package
+from skillpress.services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
 from skillpress.services.derive.load import MAX_SPEC_BYTES
 from skillpress.services.derive.model_grouping import Chat, choose_grouping
+from skillpress.services.derive.package import (
+    PackageSummary,
+    derive_document,
+    read_document,
+    spec_sha256,
+)
 from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:
     from skillpress.services.platform.settings import Settings
 
-__all__ = ["SpecUnreadable", "derive_with_model", "max_spec_bytes", "read_spec_file"]
+__all__ = [
+    "Derived",
+    "PackageSummary",
+    "SkillPackage",
+    "SpecUnreadable",
+    "derive_file",
+    "derive_with_model",
+    "max_spec_bytes",
+    "read_spec_file",
+]
 
 
 class SpecUnreadable(Refused):
@@ -78,6 +93,59 @@ def derive_with_model(
         say(f"--llm: {why}; kept the offline grouping")
         return package
     return derive_package(data, replace(options, grouping=chosen))
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A package derived from a file, and the parsed document it came from: a caller about to
+    exit holds `document` to the end, since freeing a large one piece by piece only adds to
+    the wait."""
+
+    package: SkillPackage
+    document: Any
+
+
+def derive_file(
+    spec: Path,
+    *,
+    slug: str | None,
+    base_url: str | None,
+    on_stage: Callable[[str], None] | None,
+    on_files: Callable[[dict[str, bytes]], None] | None,
+    llm: Settings | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> Derived:
+    """`skillpress derive`: the file read under SKILLPRESS_MAX_SPEC_BYTES and derived, a share
+    of a large API rendered by a forked child (`on_files` takes the operation files as they are
+    made, so they are written while the manifest is built); with `llm` (the settings naming a
+    model), the model groups the operations when the tags fail, `say` telling what it decided.
+    SpecUnreadable, SpecRefused, or Refused when `llm` names no model, say why not."""
+    limits = LoadLimits(max_bytes=max_spec_bytes())
+    options = DeriveOptions(
+        slug=slug,
+        base_url=base_url,
+        limits=limits,
+        processes=2,  # a command line is single-threaded: forking is safe
+        on_stage=on_stage,
+        # (not with a model: it may derive twice, and forks only a single thread may)
+        on_files=None if llm is not None else on_files,
+    )
+    data = read_spec_file(spec, limits.max_bytes)
+    if llm is not None:
+        from skillpress.services.platform.llm import chat_client
+
+        client = chat_client(llm)
+        if client is None:
+            raise Refused(
+                "--llm: set SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL (and"
+                " SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
+            )
+        package = derive_with_model(
+            data, options, client.complete, client.model, llm.llm_context_budget, say
+        )
+        return Derived(package, None)
+    document = read_document(data, options)
+    return Derived(derive_document(document, spec_sha256(data), options), document)
 
 
 def fetch_url(settings: Settings, url: str) -> bytes:

@@ -13,7 +13,7 @@ from skillpress.schemas.events import LiveVersion
 from skillpress.schemas.records import Skill, Version
 from skillpress.services.app.context import AppContext
 from skillpress.services.app.package_dir import LazyFiles
-from skillpress.services.app.views import VersionDiff, VersionRow, VersionView
+from skillpress.services.app.views import NeedsView, VersionDiff, VersionRow, VersionView
 from skillpress.services.derive.diff import diff_packages, gates
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound, Refused
@@ -37,6 +37,7 @@ __all__ = [
     "list_versions",
     "live_versions",
     "live_files",
+    "manifest_of",
     "newest_manifest",
     "newest_version",
     "pick_version",
@@ -45,6 +46,7 @@ __all__ = [
     "version_for_outcome",
     "version_pointer",
     "version_view",
+    "what_it_needs",
 ]
 
 
@@ -57,6 +59,29 @@ class PublishRefused(Refused):
 def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
     keys: dict[str, str] = json.loads(version.files_json)
     return {path: blobs.get(key) for path, key in keys.items()}
+
+
+def manifest_of(files: Mapping[str, bytes]) -> Manifest | None:
+    """A version's skill.json as its typed manifest (None for a package without one)."""
+    return Manifest.from_json(files["skill.json"]) if "skill.json" in files else None
+
+
+def what_it_needs(slug: str, manifest: Manifest) -> NeedsView:
+    """What a proposed version still needs before its calls can work: the hosts to allow, the
+    credential (its header, what it holds, the variable it is read from), a base URL, the
+    operations whose auth a header cannot serve, and the headers a person must fix."""
+    from skillpress.services.derive.auth import auth_hint
+    from skillpress.services.runtime.execute import credential_env
+
+    return {
+        "hosts": list(manifest.hosts),
+        "header": manifest.auth.header,
+        "holds": auth_hint(manifest.auth.to_dict()),
+        "env": manifest.auth.env or credential_env(slug, None),
+        "base_url": manifest.base_url,
+        "unservable": manifest.auth.operations_unservable,
+        "headers_to_fix": sorted({h for o in manifest.operations for h in o.required_headers}),
+    }
 
 
 def newest_version(s: Session, skill_id: str) -> Version | None:

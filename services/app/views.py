@@ -157,6 +157,18 @@ class VersionRow(TypedDict):
     base_version_id: str | None
 
 
+class NeedsView(TypedDict):
+    """What a proposed version still needs before its calls can work."""
+
+    hosts: list[str]
+    header: str | None
+    holds: str | None
+    env: str
+    base_url: str | None
+    unservable: int
+    headers_to_fix: list[str]
+
+
 @with_config(_OPEN)
 class VersionView(TypedDict):
     """One version: its files by sha256, hosts, status, whether it is live."""

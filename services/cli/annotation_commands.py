@@ -521,25 +521,14 @@ def export(
 
 def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills folder")]) -> None:
     """Check an exported folder: tools.json is a sound contract and SKILL.md states the same rules (exit 1 if not)."""
-    from skillpress.services.runtime.contracts import ContractError, verify_folder
+    from skillpress.services.app.exports import verify_agent_skills
+    from skillpress.services.errors import Permanent
 
     if not folder.is_dir():
         fail(f"{folder} is not a directory")
-    files = {
-        p.name: p.read_bytes()
-        for p in folder.iterdir()
-        if p.is_file() and p.name in ("SKILL.md", "tools.json")
-    }
-    references = folder / "references"
-    if references.is_dir():
-        files |= {
-            f"references/{p.name}": p.read_bytes()
-            for p in sorted(references.iterdir())[:50_000]
-            if p.is_file() and (p.suffix == ".md" or p.name in ("types.json", "workflows.yaml"))
-        }
     try:
-        counts = verify_folder(files)
-    except ContractError as exc:
+        counts = verify_agent_skills(folder)
+    except Permanent as exc:  # ContractError: the disagreements, listed
         fail(f"{folder}: {exc}", 1)
     typer.echo(
         f"ok: {counts['tools']} tools, {counts['write']} write (each requires confirmation), {counts['idempotent']} idempotent"

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from skillpress.services.app.package_dir import OutputDirError, read_package_dir
 from skillpress.services.cli.common import (
     fail,
     failures,
@@ -23,15 +22,18 @@ from skillpress.services.cli.common import (
 )
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
-    from skillpress.services.runtime.calls import CallSetup, Gatekeeper, Placed
-    from skillpress.services.runtime.execute import CallLimits, CallResult, Credential
-    from skillpress.services.runtime.gates import GateCheck
-    from skillpress.services.runtime.mcp_server import Loaded
-    from skillpress.services.runtime.skill import Skill, Tool
+    from skillpress.services.app.calling import (
+        CallResult,
+        CallSetup,
+        Gatekeeper,
+        Placed,
+        Skill,
+        Tool,
+    )
 
 __all__ = ["register"]
 
-AUTH_KINDS = ("apiKey", "bearer", "basic")
+AUTH_KINDS = ("apiKey", "bearer", "basic")  # as app.calling.AUTH_KINDS (not imported for --help)
 
 PackageDir = Annotated[
     Path,
@@ -107,40 +109,17 @@ AsJson = Annotated[
 
 def _load(
     package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
-) -> Skill:
-    from skillpress.services.runtime.skill import AuthHeader, PackageError, load_skill
+) -> tuple[Skill, Mapping[str, bytes]]:
+    from skillpress.services.app.calling import OutputDirError, PackageError, open_package
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
-    override = AuthHeader(auth_header, auth_kind) if auth_header else None
     try:
-        files = read_package_dir(package_dir, hand_written=True)
-        skill = load_skill(
-            files, slug=package_dir.resolve().name, auth=override, base_url=base_url, lazy=True
-        )
+        skill, files = open_package(package_dir, auth_header, auth_kind, base_url)
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
     say_base_url(skill, base_url)
-    return skill
-
-
-def _credential(skill: Skill, auth_env: str | None) -> Credential | None:
-    from skillpress.services.runtime.execute import Credential
-
-    if skill.auth is None:
-        return None
-    from skillpress.services.runtime.execute import credential_env
-
-    return Credential(
-        skill.auth,
-        credential_env(skill.slug, skill.auth, auth_env),
-        allow_private_token_url=_allow_private(),
-    )
-
-
-def _allow_private() -> bool:
-    """SKILLPRESS_FETCH_ALLOW_PRIVATE: a token URL on a trusted network may be reached too."""
-    return settings().fetch_allow_private
+    return skill, files
 
 
 def _print_result(result: CallResult, as_json: bool) -> None:
@@ -232,63 +211,41 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     """A gated call goes only with a person's approval (or under the gate's `auto_below`), and
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
+    from skillpress.services.app.calling import terminal_gatekeeper
+    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
 
-    def decide(gate: GateCheck) -> None:
-        from skillpress.services.app import approvals
-        from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
-        from skillpress.services.runtime.calls import GateClosed
+    def approver(ctx: Any) -> str | None:
+        if not approve:
+            return None
+        with failures():
+            return operator_for(ctx.settings, os.environ.get(OPERATOR_TOKEN_ENV))
 
-        who = _who()
-        ctx = open_ctx()
-        try:
-            with failures():
-                approver = (
-                    operator_for(ctx.settings, os.environ.get(OPERATOR_TOKEN_ENV))
-                    if approve
-                    else None
-                )
-                row = approvals.settle(
-                    ctx, skill.slug, gate, who, f"{approver} at the terminal" if approver else None
-                )
-                if row.status != "pending":
-                    typer.echo(
-                        f"approved by {row.decided_by} (#{row.id}): {gate.describe()}", err=True
-                    )
-                    return
-                typer.echo(
-                    f"waiting for approval #{row.id}: {gate.describe()}."
-                    f" A person approves it: skillpress approve {row.id} (or deny {row.id})",
-                    err=True,
-                )
-                deadline = time.monotonic() + wait
-                assert row.id is not None
-                while True:
-                    row = approvals.consume(ctx, row.id)
-                    if row.status == "used":
-                        typer.echo(f"approved by {row.decided_by} (#{row.id})", err=True)
-                        return
-                    if row.status in ("denied", "expired") or time.monotonic() >= deadline:
-                        break
-                    time.sleep(0.5)
-        finally:
-            ctx.close()
-        # not sent (raised outside `failures`, which would end the command: a run records it)
-        if row.status == "denied":
-            raise GateClosed(
-                f"not sent: approval #{row.id} was denied by {row.decided_by}", row.id, denied=True
-            )
-        if row.status == "expired":
-            raise GateClosed(
-                f"not sent: approval #{row.id} expired before anyone decided it;"
-                " calling again asks anew"
-            )
-        raise GateClosed(
-            f"not sent: approval #{row.id} is still pending; the same call once"
-            " it is approved goes through",
-            row.id,
-        )
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
 
-    return decide
+    decide = terminal_gatekeeper(open_ctx, skill.slug, _who(), approver, wait, say)
+
+    def gate(check: Any) -> None:
+        with failures_of_the_records():
+            decide(check)
+
+    return gate
+
+
+@contextlib.contextmanager
+def failures_of_the_records() -> Iterator[None]:
+    """What goes wrong while a gate is decided (the records unreachable, a request refused) ends
+    the command in one line; a gate that stays closed (GateClosed) is the caller's to handle (a
+    run records it)."""
+    from skillpress.services.app.calling import GateClosed
+
+    try:
+        yield
+    except GateClosed:
+        raise
+    except Exception as exc:  # noqa: BLE001 (failures() says each in one line, or re-raises)
+        with failures():
+            raise exc
 
 
 def _place(
@@ -307,10 +264,14 @@ def _place(
     """One call from the command line: refused (exit 2) before anything is sent when its
     arguments are wrong; a dry run prints the request; a gated call waits for its approval;
     with `all_pages` (a page cap), its next pages followed."""
-    from skillpress.services.runtime.calls import GateClosed, place_call, prepare_call
-    from skillpress.services.runtime.execute import ExecutionFailed
-    from skillpress.services.runtime.skill import PackageError
-    from skillpress.services.runtime.translate import CallRefused
+    from skillpress.services.app.calling import (
+        CallRefused,
+        ExecutionFailed,
+        GateClosed,
+        PackageError,
+        place_call,
+        prepare_call,
+    )
 
     try:
         placed = prepare_call(tool, args, skill.hosts, setup, page_url)  # refused before asking
@@ -346,17 +307,10 @@ def _place(
     _print_result(placed.result, as_json)
 
 
-def _setup(
-    skill: Skill, auth_env: str | None, limits: CallLimits, files_dir: Path | None
-) -> CallSetup:
-    from skillpress.services.runtime.calls import CallSetup
-    from skillpress.services.runtime.files import local_files
+def _setup(skill: Skill, auth_env: str | None, limits: Any, files_dir: Path | None) -> CallSetup:
+    from skillpress.services.app.calling import call_setup
 
-    return CallSetup(
-        credential=_credential(skill, auth_env),
-        limits=limits,
-        files=local_files(files_dir or Path.cwd()),
-    )
+    return call_setup(skill, auth_env, limits, files_dir, settings().fetch_allow_private)
 
 
 def call(
@@ -397,10 +351,9 @@ def call(
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
     or when the operation is gated and nobody approved the call."""
-    from skillpress.services.runtime.execute import CallLimits
-    from skillpress.services.runtime.skill import PackageError, UnknownOperation
+    from skillpress.services.app.calling import CallLimits, PackageError, UnknownOperation
 
-    skill = _load(package_dir, auth_header, auth_kind, base_url)
+    skill, _ = _load(package_dir, auth_header, auth_kind, base_url)
     try:
         parsed: Any = json.loads(args)
     except json.JSONDecodeError as exc:
@@ -471,13 +424,16 @@ def run(
     or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
     no model). A package directory is sandboxed: its workflows send nothing that writes unless
     --unsafe; a published skill (--skill SLUG) is the operator's own."""
-    from skillpress.services.runtime.execute import CallLimits
-    from skillpress.services.runtime.skill import PackageError, UnknownOperation
-    from skillpress.services.runtime.slash import (
+    from skillpress.services.app.calling import (
+        CallLimits,
+        PackageError,
         SlashError,
+        UnknownOperation,
+        WorkflowRefused,
         help_text,
         parse_slash,
         slash_arguments,
+        workflows_for,
     )
 
     if skill_slug is not None:
@@ -489,13 +445,15 @@ def run(
     else:
         if line is None:
             fail("give a package DIR and a line, or --skill SLUG and a line")
-        package_dir = Path(target)
-        skill = _load(package_dir, auth_header, auth_kind, base_url)
-        files = read_package_dir(package_dir, hand_written=True)
+        skill, files = _load(Path(target), auth_header, auth_kind, base_url)
         sandboxed = not unsafe
     try:
         command = parse_slash(line)
-        workflows = _workflows(files, skill, None if skill_slug else Path(target).resolve().parent)
+        beside = None if skill_slug else Path(target).resolve().parent
+        try:
+            workflows = workflows_for(files, skill, beside, open_ctx)
+        except WorkflowRefused as exc:
+            fail(str(exc))
         if command.is_help:
             typer.echo(help_text(skill, command.raw_args or None, workflows))
             return
@@ -539,34 +497,6 @@ def run(
     )
 
 
-SANDBOXED = (
-    "a workflow from a package you did not publish runs sandboxed: nothing that writes is sent"
-    " unless you give --unsafe"
-)
-
-
-def _workflows(files: Mapping[str, bytes], skill: Skill, beside: Path | None) -> dict[str, Any]:
-    """The workflows of the skill; a skill one `uses` is the package folder of that slug beside
-    this one (`beside`), or else the published skill's live version."""
-    from skillpress.services.runtime.skill import load_skill
-    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
-
-    def other(slug: str) -> Skill | None:
-        from skillpress.services.app.exports import skill_files
-
-        where = beside / slug if beside is not None and (beside / slug).is_dir() else slug
-        try:
-            found, named = skill_files(str(where), open_ctx)
-            return load_skill(found, slug=named, lazy=True)
-        except (SystemExit, Exception):  # noqa: BLE001 (not available: the caller says so)
-            return None
-
-    try:
-        return load_workflows(files, skill, other)
-    except WorkflowRefused as exc:
-        fail(str(exc))
-
-
 def _run_workflow(
     skill: Skill,
     files: Mapping[str, bytes],
@@ -581,90 +511,46 @@ def _run_workflow(
     sandboxed: bool,
     as_json: bool,
 ) -> None:
-    """A workflow (a hardened one step by step: each call translated and checked like any other, gated
-    calls approved first, destructive ones refused in the sandbox (a package directory from
-    elsewhere) unless `unsafe`; a dry run prints each request in order and sends nothing."""
-    from dataclasses import replace
+    """A workflow run from here (app.calling.run_here), its steps shown as they go: a dry run
+    prints each request in order and sends nothing."""
+    from skillpress.services.app.calling import RunOptions, StepFailed, WorkflowRefused, run_here
 
-    from skillpress.services.runtime.calls import placed_step
-    from skillpress.services.runtime.gates import check_gate
-    from skillpress.services.runtime.run_log import RunLog, journaled
-    from skillpress.services.runtime.workflows import (
-        Pending,
-        Run,
-        StepFailed,
-        WorkflowRefused,
-        has_pending,
-        kinds_by_owner,
-        prepare_step,
-        run_workflow,
-        workflow_arguments,
-    )
+    class Shown:
+        def planned(
+            self, step: str, operation: str, request: dict[str, Any], gated: str | None
+        ) -> None:
+            typer.echo(f"# step {step}: {operation}")
+            if gated is not None:
+                typer.echo(f"gated: sending it needs an approval ({gated})", err=True)
+            typer.echo(json.dumps(request, indent=2, ensure_ascii=False))
 
-    try:
-        given = workflow_arguments(workflows[name], raw_args)
-    except StepFailed as exc:
-        fail(str(exc))
+        def deferred(self, step: str, operation: str, arguments: Any) -> None:
+            typer.echo(f"# step {step}: {operation} {json.dumps(arguments)} (built when run)")
 
-    def shown(value: Any) -> Any:
-        return json.loads(json.dumps(value, default=str))
-
-    kinds_of = kinds_by_owner(skill, files)
-
-    def run(log: RunLog) -> Run:
-        def call(
-            step: str, tool: Tool, args: dict[str, Any], owner: Skill, rules: Any = None
-        ) -> Any:
-            kinds = kinds_of(owner)
-            own = setup if owner is skill else replace(setup, credential=_credential(owner, None))
-            pending = has_pending(args)
-            try:
-                request = prepare_step(
-                    step, tool, shown(args) if pending else args, owner, kinds, sandboxed, SANDBOXED
-                )
-            except StepFailed as exc:
-                if not (dry_run and pending) or "writes, and" in exc.message:
-                    raise
-                typer.echo(
-                    f"# step {step}: {tool.operation} {json.dumps(shown(args))} (built when run)"
-                )
-                return Pending(step, "answer")
-            if dry_run:
-                typer.echo(
-                    f"# step {step}: {owner.slug}.{tool.operation}"
-                    if owner is not skill
-                    else f"# step {step}: {tool.operation}"
-                )
-                gate = check_gate(tool, args)
-                if gate is not None:
-                    typer.echo(f"gated: sending it needs an approval ({gate.describe()})", err=True)
-                extra = own.credential.placeholder() if own.credential else {}
-                typer.echo(json.dumps(request.as_dict(extra), indent=2, ensure_ascii=False))
-                return Pending(step, "answer")
-            replaying = log.replaying
-            answer = placed_step(
-                step, tool, args, owner, own, _terminal_gate(owner, approve, wait), log, rules
+        def sent(self, step: str, operation: str, status: int | None, replayed: bool) -> None:
+            if as_json:
+                return
+            typer.echo(
+                f"  ↺ step {step}: {operation} (sent before this run resumed: not again)"
+                if replayed
+                else f"  ✓ step {step}: {operation} → {status}",
+                err=True,
             )
-            if not as_json:
-                done = log.steps[-1]
-                typer.echo(
-                    f"  ↺ step {step}: {tool.operation} (sent before this run resumed: not again)"
-                    if replaying
-                    else f"  ✓ step {step}: {tool.operation} → {done.status}",
-                    err=True,
-                )
-            return answer
 
-        if by_model is None:
-            return run_workflow(workflows, name, given, skill, call, dry_run=dry_run)
-        result: Run = by_model(given, call)
-        return result
-
-    wf = workflows[name]
-    by_model = None if wf.execution == "hardened" else _model_runner(wf, skill, files, dry_run)
-    journal = None if dry_run else _runs()
     try:
-        done, log = journaled(journal, skill.slug, None, wf, given, _who(), run)
+        done, log = run_here(
+            skill,
+            files,
+            workflows,
+            name,
+            raw_args,
+            setup,
+            lambda owner: _terminal_gate(owner, approve, wait),
+            RunOptions(dry_run=dry_run, sandboxed=sandboxed, who=_who()),
+            Shown(),
+            _runs(),
+            _model_chat,
+        )
     except (StepFailed, WorkflowRefused) as exc:
         fail(str(exc), 1 if isinstance(exc, StepFailed) and exc.step != "arguments" else 2)
     if dry_run:
@@ -675,27 +561,8 @@ def _run_workflow(
             f"run #{log.run_id}: {len(log.steps)} steps (skillpress runs --show {log.run_id})",
             err=True,
         )
-    typer.echo(json.dumps(shown(done.result), indent=None if as_json else 2, ensure_ascii=False))
-
-
-def _model_runner(wf: Any, skill: Skill, files: Mapping[str, bytes], dry_run: bool) -> Any:
-    """How a guided or draft workflow runs: the configured model (SKILLPRESS_LLM_*) decides the
-    calls (a function of the arguments and the call); refused before anything starts when there
-    is no model, or for a dry run (nothing to print before the model decides)."""
-    from skillpress.services.runtime.model_runs import draft_run, guided_run
-
-    if dry_run:
-        fail(
-            f"/{wf.name} is {wf.execution}: a model decides its calls, so there is nothing to print before it runs"
-        )
-    chat = _model_chat()
-    if chat is None:
-        fail(
-            f"/{wf.name} is {wf.execution}: it needs a model; set SKILLPRESS_LLM_BASE_URL and"
-            " SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
-        )
-    run = guided_run if wf.execution == "guided" else draft_run
-    return lambda given, call: run(wf, skill, files, given, chat, call)
+    result = json.loads(json.dumps(done.result, default=str))
+    typer.echo(json.dumps(result, indent=None if as_json else 2, ensure_ascii=False))
 
 
 class _Runs:
@@ -727,40 +594,9 @@ def _runs() -> Any:
 def _model_chat() -> Any:
     """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none;
     it raises ChatFailed when the model does not answer usefully."""
-    from skillpress.services.platform.llm import chat_client
+    from skillpress.services.app.calling import model_chat
 
-    client = chat_client(settings())
-    return client.with_tools if client is not None else None
-
-
-def _gatekeeper(slug: str) -> Gatekeeper:
-    """An agent's gated call over MCP: sent under `auto_below`, or when a person granted exactly
-    that call (used once); otherwise recorded as a request the agent is told to wait on
-    (GateClosed naming it). The records are opened at the first gated call, not when the server
-    starts."""
-
-    def decide(gate: GateCheck) -> None:
-        from skillpress.services.app import approvals
-        from skillpress.services.runtime.calls import GateClosed
-
-        ctx = open_ctx()
-        try:
-            row = approvals.settle(ctx, slug, gate, gate.caller or "an MCP client")
-            until = approvals.expires_at(ctx, row)
-        finally:
-            ctx.close()
-        if row.status != "pending":
-            return
-        assert until is not None  # a pending request always has its time
-        raise GateClosed(
-            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}),"
-            f" open until {until:%Y-%m-%d %H:%M} UTC;"
-            " tell the user what you would send and why, and call again with the same arguments"
-            " once they say it is approved.",
-            row.id,
-        )
-
-    return decide
+    return model_chat(settings())
 
 
 def mcp(
@@ -802,97 +638,54 @@ def mcp(
     ] = False,
 ) -> None:
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
-    from skillpress.services.runtime.execute import CallLimits
-    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.services.app.calling import CallLimits, OutputDirError, PackageError
+    from skillpress.services.app.serving import (
+        NoSkills,
+        ServeOptions,
+        catalog_server,
+        serve,
+        skill_server,
+    )
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
+    if transport not in ("stdio", "http"):
+        fail(f"--transport {transport!r}: stdio or http")
+    options = ServeOptions(
+        eager, CallLimits(timeout, max_response_bytes, retries, max_wait), unsafe
+    )
     if every:
-        limits = CallLimits(timeout, max_response_bytes, retries, max_wait)
-        server = _catalog_server(target, eager, limits, unsafe)
-        _serve_mcp(server, "every skill", transport, port)
-        return
-    if target is None:
-        fail("name a skill (its slug, or a package directory), or give --all")
-    skill, files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
-    from skillpress.services.app.follow import folder_stamp, followed_version
-
-    stamp = [folder_stamp(Path(target))]
-
-    def reload() -> Loaded | None:
-        """The skill anew when `skillpress follow` swapped its folder to another version."""
-        now = folder_stamp(Path(target))
-        if now == stamp[0]:
-            return None
         try:
-            fresh, fresh_files = load_target(target, auth_header, auth_kind, base_url, lazy=True)
-        except (SystemExit, Exception):  # noqa: BLE001 (a half-swapped folder: keep serving the old)
-            return None
-        stamp[0] = now
-        return fresh, fresh_files, followed_version(Path(target))
-
-    server = build_mcp_server(
-        skill,
-        files,
-        eager=eager,
-        credential=_credential(skill, auth_env),
-        limits=CallLimits(timeout, max_response_bytes, retries, max_wait),
-        gatekeeper=_gatekeeper(skill.slug),
-        reload=reload if Path(target).is_dir() else None,
-        version=followed_version(Path(target)),
-        sandboxed=Path(target).is_dir() and not unsafe,
-        model=_model_chat,
-        runs=_runs(),
-    )
-    _serve_mcp(server, skill.slug, transport, port)
-
-
-def _catalog_server(target: str | None, eager: bool, limits: CallLimits, unsafe: bool) -> Any:
-    """Several skills behind one MCP server, each with its own credential variable and gate."""
-    from skillpress.services.app.catalog import folder_catalog, live_catalog
-    from skillpress.services.app.package_dir import OutputDirError
-    from skillpress.services.runtime.mcp_server import build_catalog_server
-    from skillpress.services.runtime.skill import PackageError
-
-    try:
-        with failures():
-            catalog = folder_catalog(Path(target)) if target else live_catalog(open_ctx())
-            skills = catalog.current()
-    except (OutputDirError, PackageError) as exc:
-        fail(str(exc))
-    if not skills:
-        fail(
-            f"no skill package under {target}"
-            if target
-            else "no skill is live yet: publish one first (skillpress versions SLUG)"
-        )
-    return build_catalog_server(
-        skills,
-        eager=eager,
-        credentials=lambda slug, sk: _credential(sk, None),
-        limits=limits,
-        gatekeepers=_gatekeeper,
-        refresh=catalog.changed,
-        sandboxed=target is not None and not unsafe,
-        model=_model_chat,
-        runs=_runs(),
-    )
-
-
-def _serve_mcp(server: Any, what: str, transport: str, port: int) -> None:
-    import asyncio
-
-    from skillpress.services.runtime.mcp_server import serve_http, serve_stdio
-
-    if transport == "stdio":
-        asyncio.run(serve_stdio(server))
-    elif transport == "http":
+            with failures():
+                server = catalog_server(target, options, open_ctx, _model_chat, _runs())
+        except (OutputDirError, PackageError, NoSkills) as exc:
+            fail(str(exc))
+        what = "every skill"
+    else:
+        if target is None:
+            fail("name a skill (its slug, or a package directory), or give --all")
+        try:
+            with failures():
+                skill, server = skill_server(
+                    target,
+                    auth_env,
+                    auth_header,
+                    auth_kind,
+                    base_url,
+                    options,
+                    open_ctx,
+                    _model_chat,
+                    _runs(),
+                )
+        except (OutputDirError, PackageError) as exc:
+            fail(str(exc))
+        say_base_url(skill, base_url)
+        what = skill.slug
+    if transport == "http":
         typer.echo(
             f"serving {what} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp", err=True
         )
-        serve_http(server, "127.0.0.1", port)
-    else:
-        fail(f"--transport {transport!r}: stdio or http")
+    serve(server, transport, port)
 
 
 def register(app: typer.Typer) -> None:

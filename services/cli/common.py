@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 if TYPE_CHECKING:
+    from skillpress.services.app.calling import Skill
     from skillpress.services.app.context import AppContext
     from skillpress.services.app.pipeline import Event
     from skillpress.services.platform.settings import Settings
-    from skillpress.services.runtime.skill import Skill
 
 __all__ = [
     "AsJson",
@@ -98,15 +98,13 @@ def load_target(
 ) -> tuple[Skill, Mapping[str, bytes]]:
     """A package directory, or a skill's live version from the records and blob store, loaded
     (`lazy`: each tool built when first asked for)."""
-    from skillpress.services.app.exports import skill_files
-    from skillpress.services.app.package_dir import OutputDirError
-    from skillpress.services.runtime.skill import AuthHeader, PackageError, load_skill
+    from skillpress.services.app.calling import OutputDirError, PackageError, open_target
 
-    override = AuthHeader(auth_header, auth_kind) if auth_header else None
     try:
         with failures():
-            files, slug = skill_files(target, open_ctx)
-        skill = load_skill(files, slug=slug, auth=override, base_url=base_url, lazy=lazy)
+            skill, files = open_target(
+                target, auth_header, auth_kind, base_url, open_ctx, lazy=lazy
+            )
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
     say_base_url(skill, base_url)

@@ -13,15 +13,12 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from skillpress.services.app.package_dir import (
-    OutputDirError,
     PackageWriter,
-    read_package_dir,
 )
 from skillpress.services.cli.common import fail, failures
 
 if TYPE_CHECKING:
-    from skillpress.services.derive import DeriveOptions, SkillPackage
-    from skillpress.services.derive.package import PackageSummary
+    from skillpress.services.app.offline import PackageSummary
 
 app = typer.Typer(
     name="skillpress",
@@ -54,29 +51,6 @@ def _root(
     ] = False,
 ) -> None:
     """Turn an OpenAPI document into an agent skill: a small manifest, a file per operation, a tool per operation."""
-
-
-def _model_grouped(data: bytes, options: DeriveOptions) -> SkillPackage:
-    """`derive --llm`: the configured model groups the operations when the tags fail."""
-    from skillpress.services.app.offline import derive_with_model
-    from skillpress.services.cli.common import quiet_logs, settings
-
-    chosen = settings()
-    quiet_logs(chosen)
-    from skillpress.services.platform.llm import chat_client
-
-    client = chat_client(chosen)
-    if client is None:
-        fail(
-            "--llm: set SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
-        )
-
-    def say(line: str) -> None:
-        typer.echo(line, err=True)
-
-    return derive_with_model(
-        data, options, client.complete, client.model, chosen.llm_context_budget, say
-    )
 
 
 def print_summary(summary: PackageSummary, out: Path | None) -> None:
@@ -125,34 +99,30 @@ def derive(
     ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
-    from skillpress.services.app.offline import max_spec_bytes, read_spec_file
-    from skillpress.services.derive import DeriveOptions, LoadLimits
-    from skillpress.services.derive.package import derive_document, read_document, spec_sha256
+    from skillpress.services.app.offline import derive_file
 
     try:  # a wrong --out is refused before any work
         writer = PackageWriter(out)
     except OSError as exc:
         fail(str(exc))
     try:
+        chosen = None
+        if llm:
+            from skillpress.services.cli.common import quiet_logs, settings
+
+            chosen = settings()
+            quiet_logs(chosen)
         with failures():
-            limits = LoadLimits(max_bytes=max_spec_bytes())
-            # a command line is single-threaded: a forked child may render a share of a large
-            # API; another writes the Markdown files while the manifest is built
-            options = DeriveOptions(
+            derived = derive_file(
+                spec,
                 slug=slug,
                 base_url=base_url,
-                limits=limits,
-                processes=2,
                 on_stage=_stage_printer(),
-                # (not with --llm: it may derive twice, and forks only a single thread may)
-                on_files=None if llm else writer.write_soon,
+                on_files=writer.write_soon,
+                llm=chosen,
+                say=lambda line: typer.echo(line, err=True),
             )
-            data = read_spec_file(spec, limits.max_bytes)
-            if llm:
-                package = _model_grouped(data, options)
-            else:  # the document is held to the end (`_done`): never freed piece by piece
-                document = read_document(data, options)
-                package = derive_document(document, spec_sha256(data), options)
+            package = derived.package  # its document is held to the end (`_done`)
     except BaseException:
         writer.abort()
         raise
@@ -208,37 +178,28 @@ def tools(
     ] = None,
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
-    from skillpress.services.runtime.skill import (
-        PROVIDERS,
+    from skillpress.services.app.calling import (
+        OutputDirError,
         PackageError,
         UnknownOperation,
-        package_tools,
+        tool_list,
     )
-
-    if format not in PROVIDERS:
-        fail(f"unknown format {format!r}: choose one of {', '.join(PROVIDERS)}")
     from skillpress.services.cli.common import settings
     from skillpress.services.platform.llm import chat_client
-    from skillpress.services.runtime.skill import load_skill
-    from skillpress.services.runtime.workflows import loadable_workflows
 
-    notes: dict[str, list[str]] = {}
     with_model = chat_client(settings()) is not None  # who runs guided and draft workflows
     try:
-        files = read_package_dir(package_dir, hand_written=True)
-        result = package_tools(files, format, notes, tuple(only or ()), with_model)
+        listed = tool_list(package_dir, format, tuple(only or ()), with_model)
     except (OutputDirError, PackageError, UnknownOperation) as exc:
         fail(str(exc))
+    result, notes = listed.tools, listed.adapted
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
-    if not with_model:
-        flows = loadable_workflows(files, load_skill(files, lazy=True))
-        for wf in flows.values():
-            if wf.execution != "hardened" and (not only or wf.name in only):
-                typer.echo(
-                    f"note: left out {wf.execution} workflow {wf.name}: a model runs it; set"
-                    " SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL to offer it",
-                    err=True,
-                )
+    for wf in listed.left_out:
+        typer.echo(
+            f"note: left out {wf.execution} workflow {wf.name}: a model runs it; set"
+            " SKILLPRESS_LLM_BASE_URL and SKILLPRESS_LLM_MODEL to offer it",
+            err=True,
+        )
     if report:
         for name, changed in notes.items():
             typer.echo(f"{name}: " + "; ".join(changed), err=True)

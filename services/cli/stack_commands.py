@@ -120,8 +120,12 @@ def demo(
     """Run the pipeline on the bundled Hollowbrook spec: submit, derive, propose, publish; print the skill."""
     from skillpress.schemas.subjects import EVENTS
     from skillpress.services.app.pipeline import request_publish, submit_spec
-    from skillpress.services.app.versions import find_skill, version_files, version_for_outcome
-    from skillpress.services.derive.manifest import Manifest
+    from skillpress.services.app.versions import (
+        find_skill,
+        manifest_of,
+        version_files,
+        version_for_outcome,
+    )
 
     spec = resources.files("skillpress.services.examples").joinpath("hollowbrook.yaml").read_bytes()
     ctx = open_ctx()
@@ -144,7 +148,8 @@ def demo(
     finally:
         shown.stop()
         ctx.close()
-    meta = Manifest.from_json(files["skill.json"])
+    meta = manifest_of(files)
+    assert meta is not None  # a derived version always has its skill.json
     stats = meta.stats
     result = {
         "skill": "hollowbrook",

@@ -12,7 +12,7 @@ import typer
 from skillpress.services.cli.common import AsJson, By, Timeout, fail, failures, open_ctx
 
 if TYPE_CHECKING:
-    from skillpress.services.runtime.skill import Skill
+    from skillpress.services.app.calling import Skill
 
 __all__ = ["register"]
 
@@ -24,14 +24,13 @@ PackageDir = Annotated[Path, typer.Argument(metavar="DIR", help="a skill package
 
 
 def _package(package_dir: Path) -> tuple[Mapping[str, bytes], Skill]:
-    from skillpress.services.app.package_dir import OutputDirError, read_package_dir
-    from skillpress.services.runtime.skill import PackageError, load_skill
+    from skillpress.services.app.calling import OutputDirError, PackageError, open_package
 
     try:
-        files = read_package_dir(package_dir, hand_written=True)
-        return files, load_skill(files, slug=package_dir.resolve().name, lazy=True)
+        skill, files = open_package(package_dir)
     except (OutputDirError, PackageError) as exc:
         fail(str(exc))
+    return files, skill
 
 
 @workflow_app.command("export")
@@ -45,34 +44,27 @@ def export(
     ] = "",
 ) -> None:
     """The package's workflows as an Arazzo 1.0.1 document (YAML)."""
-    import yaml
-
-    from skillpress.services.runtime.arazzo import left_out, to_arazzo
-    from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+    from skillpress.services.app.arazzo_io import WorkflowRefused, arazzo_of
 
     files, skill = _package(package_dir)
     try:
-        flows = load_workflows(files, skill)
-        if not flows:
-            fail(f"{package_dir} has no workflows.yaml")
-        doc = to_arazzo(flows, skill, source_url, files)
-        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+        made = arazzo_of(skill, files, package_dir, source_url)
     except WorkflowRefused as exc:
         fail(str(exc))
-    for why in left_out(flows):
+    for why in made.left_out:
         typer.echo(f"note: left out {why}", err=True)
     if not source_url:
         typer.echo(
-            f"note: the steps' source description is {doc['sourceDescriptions'][0]['url']};"
+            f"note: the steps' source description is {made.source_url};"
             " give --source-url with where the OpenAPI document is, so another runner finds it",
             err=True,
         )
-    flows = {n: wf for n, wf in flows.items() if wf.execution == "hardened"}
+    text = made.text
     if out is None:
         typer.echo(text, nl=False)
         return
     out.write_text(text)
-    typer.echo(f"wrote {out}: {len(flows)} workflow(s), Arazzo 1.0.1", err=True)
+    typer.echo(f"wrote {out}: {made.workflows} workflow(s), Arazzo 1.0.1", err=True)
 
 
 @workflow_app.command("import")
@@ -89,11 +81,11 @@ def import_(
     anything outside the subset that maps is refused, naming it)."""
     import yaml
 
-    from skillpress.services.runtime.arazzo import from_arazzo
-    from skillpress.services.runtime.workflows import (
+    from skillpress.services.app.arazzo_io import (
         WORKFLOWS_FILE,
         WorkflowRefused,
-        load_workflows,
+        read_arazzo,
+        workflows_from_arazzo,
     )
 
     files, skill = _package(package_dir)
@@ -101,13 +93,11 @@ def import_(
     if target.exists() and not force:
         fail(f"{target} exists: give --force to replace it")
     try:
-        raw = document.read_bytes()
-        doc = json.loads(raw) if raw.lstrip().startswith(b"{") else yaml.safe_load(raw)
+        doc = read_arazzo(document.read_bytes())
     except (OSError, ValueError, yaml.YAMLError) as exc:
         fail(f"{document}: cannot be read ({type(exc).__name__})")
     try:
-        text = yaml.safe_dump(from_arazzo(doc, skill, files), sort_keys=False, allow_unicode=True)
-        flows = load_workflows({**files, WORKFLOWS_FILE: text.encode()}, skill)
+        text, flows = workflows_from_arazzo(doc, skill, files)
     except WorkflowRefused as exc:
         fail(str(exc))
     target.write_text(f"# imported from {document.name} (Arazzo)\n" + text)

@@ -9,28 +9,14 @@ from __future__ import annotations
 from skillpress.schemas.events import RevisionParsed, RevisionRejected, RevisionStored
 from skillpress.schemas.subjects import EVENTS
 from skillpress.services.app.context import AppContext
-from skillpress.services.app.derivations import derive_revision, load_revision, store_derivation
-from skillpress.services.app.stages import record_parse
-from skillpress.services.derive import SpecRefused
+from skillpress.services.app.revision_stages import parse_revision
 from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "parse"]
 
 
 def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
-    inputs = load_revision(ctx, event.revision_id)
-    rev = inputs.revision
-    if rev.status == "stored":
-        manifest = None
-        try:
-            package = derive_revision(ctx, inputs)
-            status, reason, operations = "parsed", None, package.manifest.stats.operations
-            manifest = store_derivation(
-                ctx, package
-            ).manifest  # later stages read it instead of deriving again
-        except SpecRefused as exc:
-            status, reason, operations = "refused", exc.reason, None
-        rev = record_parse(ctx, rev.id, status, reason, operations, manifest)
+    rev = parse_revision(ctx, event.revision_id)
     if rev.status == "refused":
         return [
             Outgoing(

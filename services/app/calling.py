@@ -1,0 +1,463 @@
+"""Calling a skill's operations and running its workflows from a face that is not a host: the
+command line's `call` and `run`, and the gatekeepers every server face uses. Each use-case here
+is what the face calls; the face parses its input and prints.
+
+- `open_package` / `open_target`: a package directory, or a published skill's live version,
+  loaded (lazily: each tool built when first asked for);
+- `call_setup`: the credential (by the variable it is read from), limits and the file folder a
+  call may read a file argument from;
+- `terminal_gatekeeper`: a gated call from a terminal waits for a person's approval (or carries
+  the operator's own, `--approve`), every decision recorded; `agent_gatekeeper`: an agent's gated
+  call is recorded as a request it is told to wait on;
+- `workflows_for` and `run_here`: a skill's workflows (another skill's found beside it or
+  published), and one run step by step, each call checked, gated and recorded like any other.
+
+The runtime's call types and errors the faces handle are re-exported here, so a face imports
+nothing below the application layer.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from skillpress.services.app.exports import skill_files
+from skillpress.services.app.package_dir import OutputDirError, read_package_dir
+from skillpress.services.runtime.calls import (
+    CallSetup,
+    GateClosed,
+    Gatekeeper,
+    Placed,
+    place_call,
+    placed_step,
+    prepare_call,
+)
+from skillpress.services.runtime.execute import (
+    CallLimits,
+    CallResult,
+    Credential,
+    ExecutionFailed,
+    credential_env,
+)
+from skillpress.services.runtime.files import local_files
+from skillpress.services.runtime.gates import GateCheck, check_gate
+from skillpress.services.runtime.skill import (
+    AuthHeader,
+    PackageError,
+    Skill,
+    Tool,
+    UnknownOperation,
+    load_skill,
+)
+from skillpress.services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
+from skillpress.services.runtime.translate import CallRefused
+from skillpress.services.runtime.workflows import (
+    Pending,
+    Run,
+    StepFailed,
+    Workflow,
+    WorkflowRefused,
+    has_pending,
+    kinds_by_owner,
+    load_workflows,
+    prepare_step,
+    run_workflow,
+    workflow_arguments,
+)
+
+if TYPE_CHECKING:
+    from skillpress.services.app.context import AppContext
+    from skillpress.services.platform.settings import Settings
+    from skillpress.services.runtime.model_runs import Chat
+    from skillpress.services.runtime.run_log import RunJournal, RunLog
+
+__all__ = [
+    "AUTH_KINDS",
+    "SANDBOXED",
+    "CallLimits",
+    "CallRefused",
+    "CallResult",
+    "CallSetup",
+    "Credential",
+    "ExecutionFailed",
+    "GateCheck",
+    "GateClosed",
+    "Gatekeeper",
+    "OutputDirError",
+    "PackageError",
+    "Placed",
+    "RunOptions",
+    "Skill",
+    "SlashError",
+    "StepFailed",
+    "StepReport",
+    "Tool",
+    "UnknownOperation",
+    "Workflow",
+    "WorkflowRefused",
+    "agent_gatekeeper",
+    "call_setup",
+    "credential_for",
+    "help_text",
+    "model_chat",
+    "open_package",
+    "open_target",
+    "parse_slash",
+    "place_call",
+    "prepare_call",
+    "run_here",
+    "slash_arguments",
+    "terminal_gatekeeper",
+    "tool_list",
+    "ToolList",
+    "workflows_for",
+]
+
+AUTH_KINDS = ("apiKey", "bearer", "basic")
+SANDBOXED = (
+    "a workflow from a package you did not publish runs sandboxed: nothing that writes is sent"
+    " unless you give --unsafe"
+)
+
+
+def _override(auth_header: str | None, auth_kind: str) -> AuthHeader | None:
+    if auth_kind not in AUTH_KINDS:
+        raise PackageError(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
+    return AuthHeader(auth_header, auth_kind) if auth_header else None
+
+
+def model_chat(settings: Settings) -> Chat | None:
+    """The chat function of the configured model (SKILLPRESS_LLM_*) that guided and draft
+    workflows run with, or None when there is none; it raises ChatFailed when the model does not
+    answer usefully."""
+    from skillpress.services.platform.llm import chat_client
+
+    client = chat_client(settings)
+    return client.with_tools if client is not None else None
+
+
+def open_package(
+    package_dir: Path,
+    auth_header: str | None = None,
+    auth_kind: str = "apiKey",
+    base_url: str | None = None,
+) -> tuple[Skill, Mapping[str, bytes]]:
+    """A package directory (derived, hand-written or an Agent Skills folder) as a skill named
+    after its folder, each tool built when first asked for. PackageError / OutputDirError say
+    what is wrong with it."""
+    override = _override(auth_header, auth_kind)
+    files = read_package_dir(package_dir, hand_written=True)
+    skill = load_skill(
+        files, slug=package_dir.resolve().name, auth=override, base_url=base_url, lazy=True
+    )
+    return skill, files
+
+
+def open_target(
+    target: str,
+    auth_header: str | None,
+    auth_kind: str,
+    base_url: str | None,
+    open_ctx: Callable[[], AppContext],
+    *,
+    lazy: bool = False,
+) -> tuple[Skill, Mapping[str, bytes]]:
+    """A package directory, or a skill's live version from the records and blob store, loaded
+    (`lazy`: each tool built when first asked for)."""
+    override = _override(auth_header, auth_kind)
+    files, slug = skill_files(target, open_ctx)
+    return load_skill(files, slug=slug, auth=override, base_url=base_url, lazy=lazy), files
+
+
+@dataclass(frozen=True)
+class ToolList:
+    """A package's tools in a provider's shape, what the provider's profile changed in each,
+    and the workflows left out because no model is there to run them."""
+
+    tools: list[dict[str, Any]]
+    adapted: dict[str, list[str]]
+    left_out: list[Workflow]
+
+
+def tool_list(
+    package_dir: Path, provider: str, only: tuple[str, ...], with_model: bool
+) -> ToolList:
+    """Every tool of the package (or those named in `only`, reading only their files) in
+    `provider`'s shape: its operations, its hardened workflows, and its guided and draft ones
+    when a model runs them (`with_model`). PackageError / UnknownOperation / OutputDirError
+    say what is wrong."""
+    from skillpress.services.runtime.skill import PROVIDERS, package_tools
+    from skillpress.services.runtime.workflows import loadable_workflows
+
+    if provider not in PROVIDERS:
+        raise PackageError(f"unknown format {provider!r}: choose one of {', '.join(PROVIDERS)}")
+    files = read_package_dir(package_dir, hand_written=True)
+    notes: dict[str, list[str]] = {}
+    tools = package_tools(files, provider, notes, only, with_model)
+    left: list[Workflow] = []
+    if not with_model:
+        flows = loadable_workflows(files, load_skill(files, lazy=True))
+        left = [
+            wf
+            for wf in flows.values()
+            if wf.execution != "hardened" and (not only or wf.name in only)
+        ]
+    return ToolList(tools, notes, left)
+
+
+def credential_for(
+    skill: Skill, auth_env: str | None, allow_private_token_url: bool = False
+) -> Credential | None:
+    """The skill's credential as the variable it is read from (`auth_env`, else the one chosen at
+    import, else <SLUG>_API_KEY); None for a skill that sends none."""
+    if skill.auth is None:
+        return None
+    return Credential(
+        skill.auth,
+        credential_env(skill.slug, skill.auth, auth_env),
+        allow_private_token_url=allow_private_token_url,
+    )
+
+
+def call_setup(
+    skill: Skill,
+    auth_env: str | None,
+    limits: CallLimits,
+    files_dir: Path | None,
+    allow_private_token_url: bool = False,
+) -> CallSetup:
+    """What every call of the skill from here goes out with: its credential, the limits, and the
+    folder a file argument's path may name a file under (default: the current one)."""
+    return CallSetup(
+        credential=credential_for(skill, auth_env, allow_private_token_url),
+        limits=limits,
+        files=local_files(files_dir or Path.cwd()),
+    )
+
+
+def terminal_gatekeeper(
+    open_ctx: Callable[[], AppContext],
+    slug: str,
+    who: str,
+    approver: Callable[[AppContext], str | None],
+    wait: float,
+    say: Callable[[str], None],
+) -> Gatekeeper:
+    """A gated call from a terminal goes only with a person's approval (or under the gate's
+    `auto_below`), and every decision is recorded: the operator's own (`approver` names them,
+    `--approve`), or a request another person grants (waited for up to `wait` seconds, polled
+    twice a second). Raises GateClosed, naming the request, when it is denied, expires or is
+    still pending."""
+
+    def decide(gate: GateCheck) -> None:
+        from skillpress.services.app import approvals  # the records stack, at the first gate
+
+        ctx = open_ctx()
+        try:
+            by = approver(ctx)
+            row = approvals.settle(ctx, slug, gate, who, f"{by} at the terminal" if by else None)
+            if row.status != "pending":
+                say(f"approved by {row.decided_by} (#{row.id}): {gate.describe()}")
+                return
+            say(
+                f"waiting for approval #{row.id}: {gate.describe()}."
+                f" A person approves it: skillpress approve {row.id} (or deny {row.id})"
+            )
+            deadline = time.monotonic() + wait
+            assert row.id is not None
+            while True:
+                row = approvals.consume(ctx, row.id)
+                if row.status == "used":
+                    say(f"approved by {row.decided_by} (#{row.id})")
+                    return
+                if row.status in ("denied", "expired") or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.5)
+        finally:
+            ctx.close()
+        if row.status == "denied":
+            raise GateClosed(
+                f"not sent: approval #{row.id} was denied by {row.decided_by}", row.id, denied=True
+            )
+        if row.status == "expired":
+            raise GateClosed(
+                f"not sent: approval #{row.id} expired before anyone decided it;"
+                " calling again asks anew"
+            )
+        raise GateClosed(
+            f"not sent: approval #{row.id} is still pending; the same call once"
+            " it is approved goes through",
+            row.id,
+        )
+
+    return decide
+
+
+def agent_gatekeeper(open_ctx: Callable[[], AppContext], slug: str) -> Gatekeeper:
+    """An agent's gated call (over MCP): sent under `auto_below`, or when a person granted exactly
+    that call (used once); otherwise recorded as a request the agent is told to wait on
+    (GateClosed naming it). The records are opened at the first gated call, not when the server
+    starts."""
+
+    def decide(gate: GateCheck) -> None:
+        from skillpress.services.app import approvals  # the records stack, at the first gate
+
+        ctx = open_ctx()
+        try:
+            row = approvals.settle(ctx, slug, gate, gate.caller or "an MCP client")
+            until = approvals.expires_at(ctx, row)
+        finally:
+            ctx.close()
+        if row.status != "pending":
+            return
+        assert until is not None  # a pending request always has its time
+        raise GateClosed(
+            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}),"
+            f" open until {until:%Y-%m-%d %H:%M} UTC;"
+            " tell the user what you would send and why, and call again with the same arguments"
+            " once they say it is approved.",
+            row.id,
+        )
+
+    return decide
+
+
+def workflows_for(
+    files: Mapping[str, bytes],
+    skill: Skill,
+    beside: Path | None,
+    open_ctx: Callable[[], AppContext],
+) -> dict[str, Workflow]:
+    """The workflows of the skill; a skill one `uses` is the package folder of that slug beside
+    this one (`beside`), or else the published skill's live version. WorkflowRefused when they
+    do not load."""
+
+    def other(slug: str) -> Skill | None:
+        where = beside / slug if beside is not None and (beside / slug).is_dir() else slug
+        try:
+            found, named = skill_files(str(where), open_ctx)
+            return load_skill(found, slug=named, lazy=True)
+        except (SystemExit, Exception):  # noqa: BLE001 (not available: the caller says so)
+            return None
+
+    return load_workflows(files, skill, other)
+
+
+class StepReport(Protocol):
+    """What a face shows of a run as it goes (the command line prints it)."""
+
+    def planned(
+        self, step: str, operation: str, request: dict[str, Any], gated: str | None
+    ) -> None:
+        """A dry run's step: the request it would send (and the approval it would need)."""
+
+    def deferred(self, step: str, operation: str, arguments: Any) -> None:
+        """A dry run's step whose request needs an answer no dry run has."""
+
+    def sent(self, step: str, operation: str, status: int | None, replayed: bool) -> None:
+        """A step sent now (or, `replayed`, sent before a run held at a gate resumed)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run from here goes: a dry run sends nothing; a sandboxed one (a package from
+    elsewhere) sends nothing that writes."""
+
+    dry_run: bool
+    sandboxed: bool
+    who: str
+
+
+def _shown(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def run_here(
+    skill: Skill,
+    files: Mapping[str, bytes],
+    workflows: dict[str, Workflow],
+    name: str,
+    raw_args: str,
+    setup: CallSetup,
+    gate_for: Callable[[Skill], Gatekeeper],
+    options: RunOptions,
+    report: StepReport,
+    journal: RunJournal | None,
+    model: Callable[[], Chat | None],
+) -> tuple[Run, RunLog]:
+    """A workflow run from the command line: a hardened one step by step (each call translated
+    and checked like any other, gated calls approved first, destructive ones refused in the
+    sandbox), a guided or draft one by the configured model (`model()`, asked only for those),
+    every call through the same checks; a dry run prints each request in order and sends
+    nothing. Kept in `journal` (not for a dry run). StepFailed / WorkflowRefused say where it
+    stopped."""
+    from skillpress.services.runtime.model_runs import draft_run, guided_run
+    from skillpress.services.runtime.run_log import journaled
+
+    wf = workflows[name]
+    given = workflow_arguments(wf, raw_args)
+    chat = None
+    if wf.execution != "hardened":
+        if options.dry_run:
+            raise WorkflowRefused(
+                f"/{wf.name} is {wf.execution}: a model decides its calls, so there is nothing"
+                " to print before it runs"
+            )
+        chat = model()
+        if chat is None:
+            raise WorkflowRefused(
+                f"/{wf.name} is {wf.execution}: it needs a model; set SKILLPRESS_LLM_BASE_URL and"
+                " SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
+            )
+    kinds_of = kinds_by_owner(skill, files)
+
+    def run(log: RunLog) -> Run:
+        def call(
+            step: str, tool: Tool, args: dict[str, Any], owner: Skill, rules: Any = None
+        ) -> Any:
+            kinds = kinds_of(owner)
+            own = (
+                setup if owner is skill else replace(setup, credential=credential_for(owner, None))
+            )
+            pending = has_pending(args)
+            try:
+                request = prepare_step(
+                    step,
+                    tool,
+                    _shown(args) if pending else args,
+                    owner,
+                    kinds,
+                    options.sandboxed,
+                    SANDBOXED,
+                )
+            except StepFailed as exc:
+                if not (options.dry_run and pending) or "writes, and" in exc.message:
+                    raise
+                report.deferred(step, tool.operation, _shown(args))
+                return Pending(step, "answer")
+            if options.dry_run:
+                gate = check_gate(tool, args)
+                extra = own.credential.placeholder() if own.credential else {}
+                shown = f"{owner.slug}.{tool.operation}" if owner is not skill else tool.operation
+                report.planned(
+                    step, shown, request.as_dict(extra), gate.describe() if gate else None
+                )
+                return Pending(step, "answer")
+            replaying = log.replaying
+            answer = placed_step(step, tool, args, owner, own, gate_for(owner), log, rules)
+            report.sent(step, tool.operation, log.steps[-1].status, replaying)
+            return answer
+
+        if wf.execution == "hardened":
+            return run_workflow(workflows, name, given, skill, call, dry_run=options.dry_run)
+        assert chat is not None
+        by_model = guided_run if wf.execution == "guided" else draft_run
+        return by_model(wf, skill, files, given, chat, call)
+
+    return journaled(
+        None if options.dry_run else journal, skill.slug, None, wf, given, options.who, run
+    )

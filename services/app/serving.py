@@ -1,0 +1,140 @@
+"""Serving skills over MCP: one skill (a published one, or a package directory that
+`skillpress follow` may swap to a new version under it) or several behind one server, each with
+its own credential variable, gates and workflow runs, and the transports they are served on.
+The command line parses its options, calls one of these, and serves what it gets."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillpress.services.app.calling import (
+    CallLimits,
+    agent_gatekeeper,
+    credential_for,
+    open_target,
+)
+from skillpress.services.app.follow import folder_stamp, followed_version
+
+if TYPE_CHECKING:
+    from skillpress.services.app.calling import Skill
+    from skillpress.services.app.context import AppContext
+    from skillpress.services.runtime.mcp_server import Loaded
+    from skillpress.services.runtime.model_runs import Chat
+    from skillpress.services.runtime.run_log import RunJournal
+
+__all__ = ["NoSkills", "ServeOptions", "catalog_server", "serve", "skill_server"]
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How a server's calls go: every operation listed up front (`eager`), the limits of one
+    call, and whether workflows of packages the operator did not publish run sandboxed."""
+
+    eager: bool
+    limits: CallLimits
+    unsafe: bool
+
+
+class NoSkills(LookupError):
+    """Nothing to serve: the message says what to do."""
+
+
+def skill_server(
+    target: str,
+    auth_env: str | None,
+    auth_header: str | None,
+    auth_kind: str,
+    base_url: str | None,
+    options: ServeOptions,
+    open_ctx: Callable[[], AppContext],
+    model: Callable[[], Chat | None],
+    runs: RunJournal,
+) -> tuple[Skill, Any]:
+    """One skill's MCP server (and the skill): served from a package directory, the next request
+    after a follower swapped the folder uses the new version; a package from elsewhere runs its
+    workflows sandboxed unless `unsafe`."""
+    from skillpress.services.runtime.mcp_server import build_mcp_server
+
+    skill, files = open_target(target, auth_header, auth_kind, base_url, open_ctx, lazy=True)
+    folder = Path(target)
+    stamp = [folder_stamp(folder)]
+
+    def reload() -> Loaded | None:
+        """The skill anew when `skillpress follow` swapped its folder to another version."""
+        now = folder_stamp(folder)
+        if now == stamp[0]:
+            return None
+        try:
+            fresh, fresh_files = open_target(
+                target, auth_header, auth_kind, base_url, open_ctx, lazy=True
+            )
+        except (SystemExit, Exception):  # noqa: BLE001 (a half-swapped folder: keep serving the old)
+            return None
+        stamp[0] = now
+        return fresh, fresh_files, followed_version(folder)
+
+    server = build_mcp_server(
+        skill,
+        files,
+        eager=options.eager,
+        credential=credential_for(skill, auth_env),
+        limits=options.limits,
+        gatekeeper=agent_gatekeeper(open_ctx, skill.slug),
+        reload=reload if folder.is_dir() else None,
+        version=followed_version(folder),
+        sandboxed=folder.is_dir() and not options.unsafe,
+        model=model,
+        runs=runs,
+    )
+    return skill, server
+
+
+def catalog_server(
+    target: str | None,
+    options: ServeOptions,
+    open_ctx: Callable[[], AppContext],
+    model: Callable[[], Chat | None],
+    runs: RunJournal,
+) -> Any:
+    """Several skills behind one MCP server: every live one, or every package folder under
+    `target` (as `skillpress follow` keeps them), each with its own credential variable and
+    gate; one published or added during the session is served from the next request on.
+    NoSkills when there is none."""
+    from skillpress.services.app.catalog import folder_catalog, live_catalog
+    from skillpress.services.runtime.mcp_server import build_catalog_server
+
+    catalog = folder_catalog(Path(target)) if target else live_catalog(open_ctx())
+    skills = catalog.current()
+    if not skills:
+        raise NoSkills(
+            f"no skill package under {target}"
+            if target
+            else "no skill is live yet: publish one first (skillpress versions SLUG)"
+        )
+    return build_catalog_server(
+        skills,
+        eager=options.eager,
+        credentials=lambda slug, sk: credential_for(sk, None),
+        limits=options.limits,
+        gatekeepers=lambda slug: agent_gatekeeper(open_ctx, slug),
+        refresh=catalog.changed,
+        sandboxed=target is not None and not options.unsafe,
+        model=model,
+        runs=runs,
+    )
+
+
+def serve(server: Any, transport: str, port: int) -> None:
+    """Serve over stdio, or streamable HTTP at http://127.0.0.1:PORT/mcp, until stopped."""
+    from skillpress.services.runtime.mcp_server import serve_http, serve_stdio
+
+    if transport == "stdio":
+        asyncio.run(serve_stdio(server))
+    elif transport == "http":
+        serve_http(server, "127.0.0.1", port)
+    else:
+        raise ValueError(f"--transport {transport!r}: stdio or http")
