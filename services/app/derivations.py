@@ -82,7 +82,8 @@ class Derivation:
 
 
 def store_derivation(ctx: AppContext, package: SkillPackage) -> Derivation:
-    files = {path: ctx.blobs.put(data) for path, data in package.files.items()}
+    paths = list(package.files)
+    files = dict(zip(paths, ctx.blobs.put_many([package.files[p] for p in paths]), strict=True))
     grouping = ctx.blobs.put(package.grouping.to_json())
     manifest = ctx.blobs.put(
         json.dumps({"files": files, "grouping": grouping}, sort_keys=True).encode()
@@ -96,7 +97,9 @@ def load_derivation(ctx: AppContext, manifest: str) -> Derivation:
 
 
 def derivation_files(ctx: AppContext, derivation: Derivation) -> dict[str, bytes]:
-    return {path: ctx.blobs.get(key) for path, key in derivation.files.items()}
+    paths = list(derivation.files)
+    data = ctx.blobs.get_many([derivation.files[p] for p in paths])
+    return dict(zip(paths, data, strict=True))
 
 
 def latest_revision_id(ctx: AppContext, skill_id: str) -> str | None:

@@ -58,7 +58,8 @@ class PublishRefused(Refused):
 
 def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
     keys: dict[str, str] = json.loads(version.files_json)
-    return {path: blobs.get(key) for path, key in keys.items()}
+    paths = list(keys)
+    return dict(zip(paths, blobs.get_many([keys[p] for p in paths]), strict=True))
 
 
 def manifest_of(files: Mapping[str, bytes]) -> Manifest | None:
@@ -424,9 +425,9 @@ def version_archive(ctx: AppContext, slug: str, ref: str) -> tuple[str, bytes]:
     _, version = resolve_version(ctx, slug, ref)
     keys: dict[str, str] = json.loads(version.files_json)
     raw = io.BytesIO()
+    paths = sorted(keys)
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in sorted(keys):
-            data = ctx.blobs.get(keys[path])
+        for path, data in zip(paths, ctx.blobs.get_many([keys[p] for p in paths]), strict=True):
             info = tarfile.TarInfo(path)
             info.size, info.mtime, info.mode = len(data), 0, 0o644
             tar.addfile(info, io.BytesIO(data))

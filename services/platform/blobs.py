@@ -11,8 +11,9 @@ import io
 import os
 import re
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from skillpress.services.errors import NotFound, Permanent, Unavailable
 
@@ -58,6 +59,8 @@ class BlobStore(Protocol):
     def put(self, data: bytes) -> str: ...
     def get(self, key: str) -> bytes: ...
     def exists(self, key: str) -> bool: ...
+    def put_many(self, datas: Sequence[bytes]) -> list[str]: ...
+    def get_many(self, keys: Sequence[str]) -> list[bytes]: ...
 
 
 def _check_key(key: str) -> None:
@@ -110,6 +113,12 @@ class LocalBlobStore:
     def exists(self, key: str) -> bool:
         return bool(_KEY.match(key)) and self._path(key).exists()
 
+    def put_many(self, datas: Sequence[bytes]) -> list[str]:
+        return [self.put(d) for d in datas]
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes]:
+        return [self.get(k) for k in keys]
+
 
 class S3BlobStore:
     """Blobs as objects `sha256/<ab>/<sha256>` in one bucket of an S3 server."""
@@ -130,6 +139,7 @@ class S3BlobStore:
         self.endpoint = endpoint
         self.bucket = bucket
         http = urllib3.PoolManager(
+            maxsize=CONCURRENT,  # a connection kept for each request sent at once (put_many)
             timeout=urllib3.Timeout(connect=timeout, read=timeout * 4),
             retries=urllib3.Retry(total=1, backoff_factor=0.1, status_forcelist=[502, 503, 504]),
         )
@@ -238,6 +248,32 @@ class S3BlobStore:
         except BlobNotFound:
             return False
 
+    def put_many(self, datas: Sequence[bytes]) -> list[str]:
+        """Each blob put, CONCURRENT requests at a time: a derivation writes hundreds of small
+        files, and the time goes to the round trips, not to this process."""
+        self._ensure_bucket()
+        return _concurrently(self.put, datas)
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes]:
+        self._ensure_bucket()
+        return _concurrently(self.get, keys)
+
+
+CONCURRENT = 8  # requests an S3 store has in flight at once for put_many and get_many
+A = TypeVar("A")
+R = TypeVar("R")
+
+
+def _concurrently(fn: Callable[[A], R], items: Sequence[A]) -> list[R]:
+    """`fn` over `items` in order, CONCURRENT at a time (a few alone: in turn); the first error
+    any raised is raised."""
+    if len(items) <= 2:
+        return [fn(i) for i in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(CONCURRENT, len(items)), thread_name_prefix="blobs") as pool:
+        return list(pool.map(fn, items))
+
 
 STORED_KEYS = 65_536  # the keys a cache remembers are stored: at most ~10 MB
 
@@ -301,3 +337,29 @@ class CachedBlobs:
 
     def exists(self, key: str) -> bool:
         return key in self._stored or self.inner.exists(key)
+
+    def put_many(self, datas: Sequence[bytes]) -> list[str]:
+        keys = [sha256_hex(d) for d in datas]
+        new = [d for k, d in zip(keys, datas, strict=True) if k not in self._stored]
+        if new:
+            self.writes += len(new)
+            self.inner.put_many(new)
+        for k, d in zip(keys, datas, strict=True):
+            self._hold(k, d)
+        return keys
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes]:
+        found: dict[str, bytes] = {}
+        with self._lock:
+            for k in keys:
+                held = self._held.get(k)
+                if held is not None:
+                    self._held.move_to_end(k)
+                    found[k] = held
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            self.reads += len(missing)
+            for k, data in zip(missing, self.inner.get_many(missing), strict=True):
+                self._hold(k, data)
+                found[k] = data
+        return [found[k] for k in keys]

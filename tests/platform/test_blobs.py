@@ -59,6 +59,24 @@ def test_same_bytes_twice_is_one_object(store: tuple[str, object]) -> None:
         assert [o.object_name for o in objects] == [f"sha256/{first[:2]}/{first}"]
 
 
+@pytest.mark.parametrize("cached", [False, True], ids=["plain", "cached"])
+def test_many_blobs_at_once_come_back_in_order(store: tuple[str, object], cached: bool) -> None:
+    """put_many / get_many (what a derivation's files go through, several requests at a time
+    on S3): the keys and bytes in the order given, a repeat as often as given, a missing key
+    BlobNotFound as one alone is."""
+    from skillpress.services.platform.blobs import BlobStore, CachedBlobs
+
+    _, inner = store
+    s: BlobStore = CachedBlobs(inner, 1024) if cached else inner  # type: ignore[assignment]
+    datas = [f"file {n}\n".encode() * (n + 1) for n in range(20)] + [b"file 3\n" * 4]
+    keys = s.put_many(datas)
+    assert keys == [sha256_hex(d) for d in datas]
+    assert s.get_many(list(reversed(keys))) == list(reversed(datas))
+    assert s.put_many([]) == [] and s.get_many([]) == []
+    with pytest.raises(BlobNotFound):
+        s.get_many([keys[0], "0" * 64, keys[1]])
+
+
 def test_missing_key_is_blob_not_found(store: tuple[str, object]) -> None:
     _, s = store
     key = sha256_hex(b"never stored")
