@@ -20,6 +20,8 @@ import pytest
 
 import skillpress
 
+pytestmark = pytest.mark.integration  # builds a wheel and installs it into fresh virtualenvs
+
 ROOT = Path(__file__).parents[1]
 
 # run beside the user's own packages: import every module of ours, then check theirs is intact
@@ -29,6 +31,7 @@ import importlib, json, pkgutil, sys
 import services, schemas
 from skillpress import SkillHost, SkillpressError, GateClosed
 import skillpress
+
 mine = [m.name for m in pkgutil.walk_packages(skillpress.__path__, "skillpress.")
         if ".migrations" not in m.name]
 for name in mine:

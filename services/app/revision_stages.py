@@ -12,6 +12,7 @@ revision (the worker parses the message, calls one, and publishes what it return
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skillpress.schemas.records import SourceRevision
@@ -23,6 +24,7 @@ from skillpress.services.app.derivations import (
     load_revision,
     store_derivation,
 )
+from skillpress.services.app.package_dir import LazyFiles
 from skillpress.services.app.stages import (
     Grouped,
     record_grouping,
@@ -74,7 +76,7 @@ class Categorized:
 
 
 def _decide(
-    ctx: AppContext, files: dict[str, bytes], offline: Grouping
+    ctx: AppContext, files: Mapping[str, bytes], offline: Grouping
 ) -> tuple[Grouping, str | None]:
     """The grouping to use and why (`choose_grouping`, with the configured model if any)."""
     client = ctx.chat()
@@ -99,7 +101,9 @@ def categorize_revision(ctx: AppContext, revision_id: str) -> Categorized:
     if inputs.revision.grouping_blob is None:  # decided once: a redelivery reuses the decision
         parsed = load_derivation(ctx, inputs.revision.package_blob)
         offline = Grouping.from_json(ctx.blobs.get(parsed.grouping))
-        grouping, note = _decide(ctx, derivation_files(ctx, parsed), offline)
+        # the files are read only if a model is asked (tags failed and categories are needed)
+        files = LazyFiles(sorted(parsed.files), lambda path: ctx.blobs.get(parsed.files[path]))
+        grouping, note = _decide(ctx, files, offline)
         blob = ctx.blobs.put(grouping.to_json())
         record_grouping(
             ctx, revision_id, Grouped(blob, grouping.source, grouping.tag_failure, note)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,7 +190,7 @@ def assemble(
     return Grouping("model", tag_failure, "categories", cats)
 
 
-def summaries_of(files: dict[str, bytes]) -> tuple[str, list[OpSummary]]:
+def summaries_of(files: Mapping[str, bytes]) -> tuple[str, list[OpSummary]]:
     """(title, each operation's name and first line) from a derived package: all the model sees."""
     manifest = Manifest.from_json(files["skill.json"])
     out = []
@@ -252,7 +252,7 @@ def propose_grouping(
 
 def choose_grouping(
     offline: Grouping,
-    files: dict[str, bytes],
+    files: Mapping[str, bytes],
     chat: Chat | None,
     model: str = "",
     budget_chars: int = 12_000,

@@ -37,6 +37,7 @@ def test_no_token_no_listening_beyond_loopback(tmp_path: Path) -> None:
         add_token(tmp_path / "operator-tokens", "Bad Name")
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "skillpress.services.cli.main", "serve", "--host", "0.0.0.0"],
@@ -49,6 +50,7 @@ def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
     assert done.stderr.startswith("error: refusing to listen on 0.0.0.0 with no operator token")
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
     import socket
 
@@ -103,6 +105,7 @@ def test_a_signed_out_session_stops_working_on_every_server_of_the_home(tmp_path
     assert len(lines) == 2, "an expired session is not kept on the list"
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_a_revoked_token_and_its_sessions_stop_working_on_a_running_server(
     tmp_path: Path,
 ) -> None:

@@ -15,6 +15,9 @@ from skillpress.services.platform.local_api import read_link, storage_fingerprin
 from tests.cli.test_up import _start, _stop, home_env
 from tests.conftest import SPECS
 
+# starts `skillpress up` (NATS, the API) and runs commands beside it
+pytestmark = pytest.mark.integration
+
 # run a command, and say on stderr whether the records stack was imported
 _PROBE = (
     "import sys, runpy; sys.argv = ['skillpress', *sys.argv[1:]]\n"

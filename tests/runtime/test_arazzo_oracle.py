@@ -26,6 +26,9 @@ import yaml
 from skillpress.services.runtime.arazzo_schema import problems
 from tests.runtime.guesthouse import KEY, GuesthouseServer
 
+# runs another project's runner (arazzo-runner) beside the command line
+pytestmark = pytest.mark.integration
+
 EXAMPLES = Path(__file__).parents[2] / "services" / "examples"
 Sent = tuple[str, str, dict[str, list[str]], Any]
 

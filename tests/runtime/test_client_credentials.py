@@ -245,6 +245,7 @@ def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
     )
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_the_command_line_shows_neither_secret_nor_token(tmp_path: Path, issuer: _Issuer) -> None:
     out = _package(tmp_path, f"{issuer.url}/token", issuer.url)
     env = {

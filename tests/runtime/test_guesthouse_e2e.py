@@ -115,6 +115,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_the_slash_form_books_and_refuses_from_the_command_line(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:

@@ -15,6 +15,8 @@ import pytest
 
 from tests.runtime.guesthouse import KEY, GuesthouseServer, example_skill
 
+pytestmark = pytest.mark.integration  # a soak: a server answering thousands of calls
+
 WARM, WINDOW = 600, 300  # caches (regexes, type checkers) fill over the first ~750 calls
 ARGS = {
     "name": "check_availability",

@@ -364,6 +364,7 @@ def _run(skill_dir: Path, line: str, *flags: str) -> subprocess.CompletedProcess
     )
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_a_hardened_booking_runs_with_no_model_and_sends_exactly_its_requests(
     skill_dir: Path, server: GuesthouseServer
 ) -> None:
@@ -422,6 +423,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_a_run_from_the_command_line_is_kept_and_resumes_at_its_gate_once_granted(
     skill_dir: Path, server: GuesthouseServer
 ) -> None:
@@ -475,6 +477,7 @@ def test_a_run_from_the_command_line_is_kept_and_resumes_at_its_gate_once_grante
     assert missing.returncode == 2 and "no workflow run #9" in missing.stderr
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
@@ -772,6 +775,7 @@ def _tool_call(name: str, args: object, call_id: str = "c1") -> dict[str, object
     }
 
 
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_guided_and_draft_runs_go_through_the_same_calls_with_a_stub_model(
     skill_dir: Path, server: GuesthouseServer
 ) -> None:
