@@ -223,7 +223,22 @@ async def submission_stream(
     name="follow_submission",
     tags=["pipeline"],
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    responses={
+        200: {
+            "content": {
+                "text/event-stream": {
+                    "schema": {
+                        "type": "string",
+                        "description": "Server-Sent Events: `event: stage` for each pipeline"
+                        " stage and `event: end` for the outcome (proposed, rejected or"
+                        " unchanged), each `data:` a JSON object {subject, text, next, body}"
+                        " (the stage's subject, its words, what it waits for next, its"
+                        " message); `: waiting` comments while nothing happens.",
+                    }
+                }
+            }
+        }
+    },
 )
 async def submission_events_stream(
     request: Request,

@@ -598,6 +598,68 @@ def test_a_runtime_without_store_access_follows_over_the_api(
     )
 
 
+def test_a_follower_over_the_api_takes_a_thousand_file_version_in_one_request(
+    served: Served, tmp_path: Path
+) -> None:
+    """`follow --api` on a version of 1,000 operations (1,000+ files): one archive request for
+    the version, never a request per file (that was ~2 s a file, each reading every blob), every
+    file checked against the live pointer, within seconds."""
+    import hashlib
+    import subprocess
+    import sys
+    import time
+
+    from tests.cli.test_up import home_env
+    from tests.synthetic import synthetic_spec
+
+    with served.client() as c:
+        _create(c, "thousand", synthetic_spec(1000), "thousand.json")
+        version = c.post("/v1/skills/thousand/versions/newest/publish", json={}).json()
+        live = {v["skill"]: v for v in c.get("/v1/live").json()}["thousand"]
+    assert live["version_id"] == version["version_id"] and len(live["files"]) > 1000
+    out = tmp_path / "runtime"
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skillpress.services.cli.main",
+            "follow",
+            str(out),
+            "--api",
+            served.base,
+            "--token-env",
+            "FOLLOW_TOKEN",
+            "--skill",
+            "thousand",
+            "--once",
+        ],
+        capture_output=True,
+        text=True,
+        env=home_env(tmp_path / "runtime-home") | {"FOLLOW_TOKEN": served.token},
+        timeout=120,
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert took < 30, f"follow --api took {took:.1f} s for {len(live['files'])} files"
+    for path, digest in live["files"].items():
+        assert hashlib.sha256((out / "thousand" / path).read_bytes()).hexdigest() == digest
+    prefix = "/v1/skills/thousand/versions/"
+    asked: list[str] = []
+    for _ in range(50):  # the server's log is read by a thread: wait for the archive's line
+        asked = [
+            e["path"]
+            for e in (json.loads(line) for line in list(served.log) if line.startswith("{"))
+            if e.get("event") == "http.request"
+            and e["method"] == "GET"
+            and e["path"].startswith(prefix)
+        ]
+        if asked:
+            break
+        time.sleep(0.1)
+    assert asked == [f"{prefix}{live['version_id']}/archive"]
+
+
 def test_the_skill_page_of_a_large_skill_lists_what_can_be_read_and_finds_the_rest(
     served: Served,
 ) -> None:
