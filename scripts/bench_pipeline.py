@@ -70,10 +70,10 @@ def start_replicas(
 
 
 async def run_batch(
-    url: str, blobs: BlobStore, specs: list[Path], tag: str, sequential: bool
+    url: str, blobs: BlobStore, specs: list[Path], tag: str, sequential: bool, replicas: int = 1
 ) -> tuple[list[float], float]:
     nc = await connect(url)
-    await ensure_stream(nc)
+    await ensure_stream(nc, replicas)  # as the workers made them: no warning that it differs
     done: dict[str, float] = {}
     started: dict[str, float] = {}
     finished = asyncio.Event()
@@ -179,10 +179,13 @@ def main() -> None:
                 try:
                     time.sleep(3.0 + replicas)  # the replicas connect and create their consumers
                     small = [SPECS / "oai-petstore-expanded.yaml"] * 7
-                    lat, _ = asyncio.run(run_batch(url, blobs, small, f"lat{db}", sequential=True))
+                    copies = 3 if clustered else 1
+                    lat, _ = asyncio.run(
+                        run_batch(url, blobs, small, f"lat{db}", sequential=True, replicas=copies)
+                    )
                     before = sum(cpu_seconds(p.pid) for p in procs)
                     _, elapsed = asyncio.run(
-                        run_batch(url, blobs, corpus, f"tp{db}", sequential=False)
+                        run_batch(url, blobs, corpus, f"tp{db}", sequential=False, replicas=copies)
                     )
                     busy = sum(cpu_seconds(p.pid) for p in procs) - before
                 finally:
