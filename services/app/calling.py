@@ -365,11 +365,13 @@ class StepReport(Protocol):
 @dataclass(frozen=True)
 class RunOptions:
     """How a run from here goes: a dry run sends nothing; a sandboxed one (a package from
-    elsewhere) sends nothing that writes."""
+    elsewhere) sends nothing that writes; `who` started it; a credential's token URL may be on a
+    private network (SKILLPRESS_FETCH_ALLOW_PRIVATE) for another skill a step calls too."""
 
     dry_run: bool
     sandboxed: bool
     who: str
+    allow_private_token_url: bool = False
 
 
 def _shown(value: Any) -> Any:
@@ -420,8 +422,11 @@ def run_here(
             step: str, tool: Tool, args: dict[str, Any], owner: Skill, rules: Any = None
         ) -> Any:
             kinds = kinds_of(owner)
+            allow = options.allow_private_token_url
             own = (
-                setup if owner is skill else replace(setup, credential=credential_for(owner, None))
+                setup
+                if owner is skill
+                else replace(setup, credential=credential_for(owner, None, allow))
             )
             pending = has_pending(args)
             try:

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from skillpress.services.app.package_dir import read_package_dir
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the read models load pydantic: a call on a package never needs them
     from skillpress.services.app.context import AppContext
+    from skillpress.services.app.views import Overlay
     from skillpress.services.runtime.skill import Skill
-from skillpress.services.app.views import Overlay
 
 __all__ = [
     "AgentSkillsExport",

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from skillpress.services.app.calling import (
     CallLimits,
+    Credential,
+    Skill,
     agent_gatekeeper,
     credential_for,
     open_target,
@@ -20,7 +22,6 @@ from skillpress.services.app.calling import (
 from skillpress.services.app.follow import folder_stamp, followed_version
 
 if TYPE_CHECKING:
-    from skillpress.services.app.calling import Skill
     from skillpress.services.app.context import AppContext
     from skillpress.services.runtime.mcp_server import Loaded
     from skillpress.services.runtime.model_runs import Chat
@@ -32,11 +33,18 @@ __all__ = ["NoSkills", "ServeOptions", "catalog_server", "serve", "skill_server"
 @dataclass(frozen=True)
 class ServeOptions:
     """How a server's calls go: every operation listed up front (`eager`), the limits of one
-    call, and whether workflows of packages the operator did not publish run sandboxed."""
+    call, whether workflows of packages the operator did not publish run sandboxed, and whether
+    a credential's token URL may be on a private network (SKILLPRESS_FETCH_ALLOW_PRIVATE: asked
+    only of a skill that sends a credential, so a server of others reads no settings for it)."""
 
     eager: bool
     limits: CallLimits
     unsafe: bool
+    allow_private_token_url: Callable[[], bool] = lambda: False
+
+    def credential(self, skill: Skill, auth_env: str | None) -> Credential | None:
+        allow = skill.auth is not None and self.allow_private_token_url()
+        return credential_for(skill, auth_env, allow)
 
 
 class NoSkills(LookupError):
@@ -81,7 +89,7 @@ def skill_server(
         skill,
         files,
         eager=options.eager,
-        credential=credential_for(skill, auth_env),
+        credential=options.credential(skill, auth_env),
         limits=options.limits,
         gatekeeper=agent_gatekeeper(open_ctx, skill.slug),
         reload=reload if folder.is_dir() else None,
@@ -118,7 +126,7 @@ def catalog_server(
     return build_catalog_server(
         skills,
         eager=options.eager,
-        credentials=lambda slug, sk: credential_for(sk, None),
+        credentials=lambda slug, sk: options.credential(sk, None),
         limits=options.limits,
         gatekeepers=lambda slug: agent_gatekeeper(open_ctx, slug),
         refresh=catalog.changed,

@@ -310,7 +310,10 @@ def _place(
 def _setup(skill: Skill, auth_env: str | None, limits: Any, files_dir: Path | None) -> CallSetup:
     from skillpress.services.app.calling import call_setup
 
-    return call_setup(skill, auth_env, limits, files_dir, settings().fetch_allow_private)
+    # SKILLPRESS_FETCH_ALLOW_PRIVATE matters only to a credential's token URL: a skill that sends
+    # none loads no settings
+    allow_private = settings().fetch_allow_private if skill.auth is not None else False
+    return call_setup(skill, auth_env, limits, files_dir, allow_private)
 
 
 def call(
@@ -546,7 +549,7 @@ def _run_workflow(
             raw_args,
             setup,
             lambda owner: _terminal_gate(owner, approve, wait),
-            RunOptions(dry_run=dry_run, sandboxed=sandboxed, who=_who()),
+            RunOptions(dry_run, sandboxed, _who(), settings().fetch_allow_private),
             Shown(),
             _runs(),
             _model_chat,
@@ -651,9 +654,8 @@ def mcp(
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
     if transport not in ("stdio", "http"):
         fail(f"--transport {transport!r}: stdio or http")
-    options = ServeOptions(
-        eager, CallLimits(timeout, max_response_bytes, retries, max_wait), unsafe
-    )
+    limits = CallLimits(timeout, max_response_bytes, retries, max_wait)
+    options = ServeOptions(eager, limits, unsafe, lambda: settings().fetch_allow_private)
     if every:
         try:
             with failures():
