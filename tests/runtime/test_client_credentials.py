@@ -307,3 +307,45 @@ def test_which_flows_the_runtime_serves_and_what_it_says_of_the_others() -> None
         "an OAuth 2 access token obtained outside (no sign-in flow is run here), sent as"
         " `Authorization: Bearer <token>`"
     )
+
+
+@pytest.mark.integration  # an MCP server as a process, beside the issuer
+@pytest.mark.parametrize("every", [False, True], ids=["one-skill", "all"])
+async def test_an_mcp_server_fetches_its_token_where_the_operator_allows_it(
+    tmp_path: Path, issuer: _Issuer, every: bool
+) -> None:
+    """SKILLPRESS_FETCH_ALLOW_PRIVATE reaches an MCP server's credential as it does a call's:
+    with it, the token comes from the private token URL and the call goes through; without it,
+    the guard refuses to send the secret to it."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    out = _package(tmp_path, f"{issuer.url}/token", issuer.url)
+    target = ["--all", str(out.parent)] if every else [str(out)]
+    arguments = {"name": "list_pets", "arguments": {}} | ({"skill": "pets"} if every else {})
+    answers = []
+    for allowed in ("true", "false"):
+        forget_tokens()
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "skillpress.services.cli.main", "mcp", *target],
+            env={
+                **os.environ,
+                "PETS_CLIENT_ID": CLIENT_ID,
+                "PETS_CLIENT_SECRET": SECRET,
+                "SKILLPRESS_FETCH_ALLOW_PRIVATE": allowed,
+                "SKILLPRESS_HOME": str(tmp_path / "home"),
+            },
+        )
+        async with Client(params) as client:
+            answers.append(await client.call_tool("call_operation", arguments))
+    allowed_answer, refused = answers
+    assert not allowed_answer.is_error, allowed_answer.content
+    assert json.loads(allowed_answer.content[0].text)["body"] == [{"id": 1, "name": "Rex"}]
+    assert len(issuer.tokens) == 1 and issuer.calls == ["Bearer tok-1"]
+    assert refused.is_error and refused.content[0].text == (
+        f"the token endpoint {issuer.url}/token is not https: a client secret is only ever sent"
+        " over TLS"
+    )
+    for shown in answers:
+        assert SECRET not in shown.content[0].text
