@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from skillpress.services.app.calling import credential_for
 from skillpress.services.app.follow import folder_stamp
 from skillpress.services.app.package_dir import read_package_dir
 from skillpress.services.runtime.calls import (
@@ -31,7 +32,7 @@ from skillpress.services.runtime.calls import (
     placed_step,
     prepare_call,
 )
-from skillpress.services.runtime.execute import CallLimits, CallResult, Credential, credential_env
+from skillpress.services.runtime.execute import CallLimits, CallResult
 from skillpress.services.runtime.model_runs import Chat, draft_run, guided_run
 from skillpress.services.runtime.run_log import RunJournal, RunLog, journaled
 from skillpress.services.runtime.skill import (
@@ -158,10 +159,9 @@ class SkillHost:
         environ: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> CallSetup:
-        credential = None
-        if skill.auth is not None:
-            env = credential_env(skill.slug, skill.auth, self.credentials.get(skill.slug))
-            credential = Credential(skill.auth, env, self.allow_private_token_url)
+        credential = credential_for(
+            skill, self.credentials.get(skill.slug), self.allow_private_token_url
+        )
         limits = self.limits if timeout is None else replace(self.limits, timeout=timeout)
         return CallSetup(credential=credential, limits=limits, environ=environ)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -516,6 +518,34 @@ def test_calls_waiting_for_approval_are_granted_or_denied_by_name(served: Served
         assert len(c.get("/v1/approvals", params={"everything": True}).json()) == 2
 
 
+def _follow_api(
+    served: Served, out: Path, env: dict[str, str], skill: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """`skillpress follow OUT --api … --skill SKILL --once` as a runtime without store access
+    runs it, its token in $FOLLOW_TOKEN."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skillpress.services.cli.main",
+            "follow",
+            str(out),
+            "--api",
+            served.base,
+            "--token-env",
+            "FOLLOW_TOKEN",
+            "--skill",
+            skill,
+            "--once",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
 def test_a_runtime_without_store_access_follows_over_the_api(
     served: Served, tmp_path: Path
 ) -> None:
@@ -536,27 +566,7 @@ def test_a_runtime_without_store_access_follows_over_the_api(
     env = home_env(tmp_path / "runtime-home") | {"FOLLOW_TOKEN": served.token}
 
     def follow(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "skillpress.services.cli.main",
-                "follow",
-                str(out),
-                "--api",
-                served.base,
-                "--token-env",
-                "FOLLOW_TOKEN",
-                "--skill",
-                "followed",
-                "--once",
-                *extra,
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        return _follow_api(served, out, env, "followed", *extra)
 
     done = follow()
     assert done.returncode == 0, done.stderr
@@ -605,8 +615,6 @@ def test_a_follower_over_the_api_takes_a_thousand_file_version_in_one_request(
     the version, never a request per file (that was ~2 s a file, each reading every blob), every
     file checked against the live pointer, within seconds."""
     import hashlib
-    import subprocess
-    import sys
     import time
 
     from tests.cli.test_up import home_env
@@ -619,26 +627,8 @@ def test_a_follower_over_the_api_takes_a_thousand_file_version_in_one_request(
     assert live["version_id"] == version["version_id"] and len(live["files"]) > 1000
     out = tmp_path / "runtime"
     started = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "skillpress.services.cli.main",
-            "follow",
-            str(out),
-            "--api",
-            served.base,
-            "--token-env",
-            "FOLLOW_TOKEN",
-            "--skill",
-            "thousand",
-            "--once",
-        ],
-        capture_output=True,
-        text=True,
-        env=home_env(tmp_path / "runtime-home") | {"FOLLOW_TOKEN": served.token},
-        timeout=120,
-    )
+    env = home_env(tmp_path / "runtime-home") | {"FOLLOW_TOKEN": served.token}
+    done = _follow_api(served, out, env, "thousand")
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert took < 30, f"follow --api took {took:.1f} s for {len(live['files'])} files"
