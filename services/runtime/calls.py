@@ -109,7 +109,7 @@ def prepare_call(
     request = build_request(tool, args, hosts, setup.files)
     if page_url is not None:
         request = page_url_request(tool.declaration, request, page_url, hosts)
-    return Placed(request, check_gate(tool, args if isinstance(args, dict) else {}))
+    return Placed(request, check_gate(tool, args if isinstance(args, dict) else {}, page_url))
 
 
 def _with_next(

@@ -24,14 +24,14 @@ import ssl
 import time
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from skillpress.services.derive.auth import default_credential_env
 from skillpress.services.errors import Retryable
 from skillpress.services.runtime.skill import AuthHeader
-from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token
+from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token, discard_token
 from skillpress.services.runtime.translate import PreparedRequest
 
 if TYPE_CHECKING:
@@ -133,12 +133,14 @@ class Credential:
             }
         return {self.auth.header: f"<from ${self.env_var}>"}
 
-    def token(self, client: Client, timeout: float, fresh: bool = False) -> str:
-        """`Bearer <token>` fetched with `client` (ExecutionFailed, never sent, when none comes)."""
+    def token(self, client: Client, deadline: float, fresh: bool = False) -> str:
+        """`Bearer <token>` fetched with `client` by `deadline` (a `time.monotonic()` moment: the
+        call's own, so a token endpoint that drips its answer cannot hold the call past it);
+        ExecutionFailed, never sent, when none comes."""
         try:
             token = bearer_token(
                 client,
-                timeout=min(timeout, 20.0),
+                timeout=min(deadline - time.monotonic(), 20.0),
                 allow_private=self.allow_private_token_url,
                 fresh=fresh,
             )
@@ -176,43 +178,73 @@ RETRY_STATUSES = (429, 502, 503, 504)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
-def rate_limit(headers: Mapping[str, str]) -> dict[str, Any] | None:
+_DIGITS = re.compile(r"[0-9]{1,12}")  # ASCII digits only: `²` is a digit to str.isdigit
+_LONGEST_WAIT = 366 * 24 * 3600.0  # a Retry-After past a year is no instruction anyone keeps
+
+
+def _number(text: str) -> int | None:
+    return int(text) if _DIGITS.fullmatch(text) else None
+
+
+def rate_limit(
+    headers: Mapping[str, str], ignored: list[str] | None = None
+) -> dict[str, Any] | None:
     """The rate limit an answer states, compact: `limit`, `remaining`, `reset` (seconds, as the
     API says it), from the IETF RateLimit fields, the X-RateLimit family or Retry-After; None
-    when it states none."""
+    when it states none. A value that is not a number is left out (and said in `ignored`)."""
     found: dict[str, Any] = {}
     combined = headers.get("ratelimit")  # RateLimit: limit=100, remaining=50, reset=5
     if combined:
         for part in re.split(r"[;,]", combined):
             key, _, value = part.strip().partition("=")
-            if key in ("limit", "remaining", "reset") and value.strip().isdigit():
-                found[key] = int(value.strip())
+            number = _number(value.strip())
+            if key in ("limit", "remaining", "reset") and number is not None:
+                found[key] = number
     for key in ("limit", "remaining", "reset", "used"):
         for name in (f"ratelimit-{key}", f"x-ratelimit-{key}", f"x-rate-limit-{key}"):
             value = headers.get(name)
-            if value is not None and key not in found:
-                text = value.strip().split(",")[0].split(";")[0]
-                found[key] = int(text) if text.isdigit() else text
+            if value is None or key in found:
+                continue
+            number = _number(value.strip().split(",")[0].split(";")[0].strip())
+            if number is not None:
+                found[key] = number
+            elif ignored is not None:
+                ignored.append(f"{name}: {_quoted(value)} is not a number")
     after = headers.get("retry-after")
     if after is not None:
-        found["retry_after"] = after.strip()
+        if retry_delay(headers) is not None:
+            found["retry_after"] = after.strip()
+        elif ignored is not None:
+            ignored.append(f"retry-after: {_quoted(after)} is neither seconds nor a date")
     return found or None
 
 
+def _quoted(value: str) -> str:
+    return json.dumps(value[:40] + ("…" if len(value) > 40 else ""), ensure_ascii=False)
+
+
 def retry_delay(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """What `Retry-After` asks for, in seconds (delta-seconds or an HTTP date), or None."""
+    """What `Retry-After` asks for, in seconds (delta-seconds or an HTTP date), or None when it
+    asks for nothing usable (not a number, not a date, more than a year)."""
     value = (headers.get("retry-after") or "").strip()
     if not value:
         return None
-    if value.isdigit():
-        return float(value)
+    number = _number(value)
+    if number is not None:
+        return float(number) if number <= _LONGEST_WAIT else None
+    if len(value) > 64:
+        return None
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    try:
+        wait = max(0.0, when.timestamp() - (time.time() if now is None else now))
+    except (OverflowError, OSError, ValueError):
+        return None
+    return wait if wait <= _LONGEST_WAIT else None
 
 
 @dataclass
@@ -231,15 +263,16 @@ class CallResult:
     attempts: list[dict[str, Any]] = field(
         default_factory=list
     )  # each try: status or error, pause after
+    credential_missing: str | None = None  # sent without the credential, and why
+    ignored: list[str] = field(default_factory=list)  # answer headers that did not parse
 
     def body_value(self) -> Any:
-        """The body as JSON when it is JSON, else as text."""
+        """The body as JSON when it is JSON (nested at most MAX_JSON_DEPTH deep), else as text."""
         text = self.body.decode("utf-8", "replace")
         if not self.truncated and "json" in self.headers.get("content-type", ""):
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError:
-                pass
+            parsed = parse_json(text)
+            if parsed is not _NOT_JSON:
+                return parsed
         return text
 
     def agent_headers(self) -> dict[str, str]:
@@ -267,7 +300,12 @@ class CallResult:
             if described is not None:
                 out["body"] = described
             else:
-                out["body"], cuts = fit_json(out["body"])
+                note: list[dict[str, Any]] = []
+                value = out["body"]
+                if self.truncated and "json" in self.headers.get("content-type", ""):
+                    value, note = closed_prefix(self.body)
+                out["body"], cuts = fit_json(value)
+                cuts = note + cuts
                 if cuts:
                     out["cut"] = cuts
         if self.status in (301, 302, 303, 307, 308):
@@ -278,14 +316,58 @@ class CallResult:
             out["not_retried"] = self.not_retried
         if self.retry_at:
             out["retry_at"] = self.retry_at
-        limit = rate_limit(self.headers)
+        ignored = list(self.ignored)
+        limit = rate_limit(self.headers, ignored)
         if limit:
             out["rate_limit"] = limit
+        if ignored:
+            out["ignored_headers"] = ignored
+        if self.credential_missing:
+            out["credential_missing"] = self.credential_missing
         if self.next is not None:
             out["next"] = self.next
         if self.next_refused:
             out["next_refused"] = self.next_refused
         return out
+
+
+MAX_JSON_DEPTH = 100  # an answer nested deeper is given as its text
+_NOT_JSON = object()
+
+
+def json_depth(value: Any) -> int:
+    """How deeply `value` nests (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            stack.extend((v, depth) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def parse_json(text: str) -> Any:
+    """`text` as JSON, or `_NOT_JSON` when it is not, or nests past MAX_JSON_DEPTH (a hostile
+    answer 10,000 levels deep is text, never a RecursionError)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+    return value if json_depth(value) <= MAX_JSON_DEPTH else _NOT_JSON
+
+
+def closed_prefix(body: bytes) -> tuple[Any, list[dict[str, Any]]]:
+    """A JSON body cut by the read limit, as the value its complete start makes: the text up to
+    the last element that ended, its open arrays and objects closed (the structure the agent's
+    cut then works on), and a note of the cut; the text itself when no element ended."""
+    from skillpress.services.runtime.fit import close_json
+
+    text = body.decode("utf-8", "replace")
+    closed = close_json(text)
+    value = parse_json(closed) if closed is not None else _NOT_JSON
+    note = [{"at": "$", "read_limit": len(body), "kept_whole_elements": value is not _NOT_JSON}]
+    return (text if value is _NOT_JSON else value), note
 
 
 class _Inflater:
@@ -330,6 +412,22 @@ def _redacted(text: str, secrets: tuple[str, ...]) -> str:
             text = text.replace(secret, "<credential>")
             text = text.replace(repr(secret.encode())[2:-1], "<credential>")
     return text
+
+
+def _scrubbed(result: CallResult, secrets: tuple[str, ...]) -> CallResult:
+    """What came back, with every form of the credential it echoes taken out (an API that
+    quotes the request's headers, a body that repeats the token): data for the agent, never the
+    credential itself."""
+    forms = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+    if not forms:
+        return result
+    for secret in forms:
+        result.body = result.body.replace(secret.encode(), b"[redacted]")
+    result.headers = {
+        k: _redacted(v, tuple(forms)).replace("<credential>", "[redacted]")
+        for k, v in result.headers.items()
+    }
+    return result
 
 
 def repeatable(request: PreparedRequest) -> bool:
@@ -410,13 +508,17 @@ def _once(
     limits: CallLimits,
     transport: httpx.AsyncBaseTransport | None,
     secrets: tuple[str, ...],
+    budget: float,
 ) -> CallResult:
-    """One exchange, the whole of it (connect, headers, body) within `limits.timeout`."""
+    """One exchange, the whole of it (connect, headers, body) within `budget` seconds (what is
+    left of the call's `limits.timeout`)."""
     import httpx
+
+    bounded_limits = replace(limits, timeout=max(budget, 0.001))
 
     async def bounded() -> CallResult:
         return await asyncio.wait_for(
-            _exchange(request, headers, limits, transport), limits.timeout
+            _exchange(request, headers, bounded_limits, transport), bounded_limits.timeout
         )
 
     try:
@@ -432,6 +534,10 @@ def _once(
         raise ExecutionFailed(f"{request.operation}: request failed: {said}", sent=sent) from None
 
 
+def _tries(n: int) -> str:
+    return f"{n} tr{'y' if n == 1 else 'ies'}"
+
+
 def send(
     request: PreparedRequest,
     *,
@@ -441,24 +547,31 @@ def send(
     transport: httpx.AsyncBaseTransport | None = None,
     sleep: Any = time.sleep,
 ) -> CallResult:
-    """Send `request`, the whole exchange within `limits.timeout` and the body (decompressed)
-    within `limits.max_response_bytes`; a call safe to repeat (a read, or a write with an
-    Idempotency-Key) tried again on 429/502/503/504 and on a failed connection, as
-    `limits.retries` and `limits.max_wait` allow. ExecutionFailed when no answer came."""
+    """Send `request`; the whole call (a token fetched for it, every try and every pause
+    between them) within `limits.timeout`, and each body (decompressed) within
+    `limits.max_response_bytes`. A call safe to repeat (a read, or a write with an
+    Idempotency-Key) is tried again on 429/502/503/504 and on a failed connection, as
+    `limits.retries` and `limits.max_wait` allow; a plain write is sent once, even when the API
+    refused the token fetched for it. ExecutionFailed, saying how many tries it made, when no
+    answer came. What comes back never carries the credential (`_scrubbed`)."""
+    deadline = time.monotonic() + limits.timeout
     env = os.environ if environ is None else environ
     headers = {"User-Agent": USER_AGENT, **dict(request.headers)}
     secrets: tuple[str, ...] = ()
     client: Client | None = None
+    missing: str | None = None
     if credential is not None:
         value = credential.header_value(env)
         if value is None:
             client = credential.client(env)
-            value = credential.token(client, limits.timeout) if client is not None else None
+            value = credential.token(client, deadline) if client is not None else None
         if value is not None:
             headers[credential.auth.header] = value
             secrets = (value, (env.get(credential.env_var) or "").strip())
             if client is not None:
-                secrets += (client.client_secret,)
+                secrets += client.secret_forms()
+        else:
+            missing = f"{credential.where()} is not set: sent without {credential.auth.header}"
     safe = repeatable(request)
     why_not = (
         f"a {request.method} without an Idempotency-Key is never sent twice: it might be done twice"
@@ -468,24 +581,40 @@ def send(
     while True:
         tries += 1
         try:
-            result = _once(request, headers, limits, transport, secrets)
+            result = _once(
+                request, headers, limits, transport, secrets, deadline - time.monotonic()
+            )
         except ExecutionFailed as exc:
+            said = f"{exc} ({_tries(tries)})"
             if not safe or tries > limits.retries:
                 if not safe and tries == 1:
-                    raise ExecutionFailed(f"{exc} (not tried again: {why_not})", exc.sent) from None
-                raise
+                    raise ExecutionFailed(
+                        f"{said} (not tried again: {why_not})", exc.sent
+                    ) from None
+                raise ExecutionFailed(said, exc.sent) from None
             pause = _backoff(tries)
-            if waited + pause > limits.max_wait:
-                raise
+            if waited + pause > limits.max_wait or time.monotonic() + pause >= deadline:
+                raise ExecutionFailed(said, exc.sent) from None
             attempts.append({"error": str(exc)[:200], "then_waited": round(pause, 3)})
             sleep(pause)
             waited += pause
             continue
+        result = _scrubbed(result, secrets)
         result.tries, result.waited, result.attempts = tries, waited, attempts
+        result.credential_missing = missing
         if result.status == 401 and client is not None and credential is not None:
-            # the token fetched was refused (revoked, expired early): one fresh one, once; the
-            # request was not carried out, so sending it again cannot do anything twice
-            value = credential.token(client, limits.timeout, fresh=True)
+            # the token fetched was refused (revoked, expired early): it is dropped, so the next
+            # call fetches a fresh one; the request is sent again with it only when sending it
+            # twice cannot do anything twice
+            discard_token(client)
+            if not safe:
+                result.not_retried = (
+                    "the API refused the token fetched for this call (401); a fresh one is"
+                    f" fetched for the next: call again ({why_not})"
+                )
+                attempts.append({"status": 401})
+                return result
+            value = credential.token(client, deadline, fresh=True)
             headers[credential.auth.header] = value
             secrets += (value,)
             client = None
@@ -501,7 +630,11 @@ def send(
             result.retry_at = _at(pause) if asked is not None else None
             attempts.append({"status": result.status})
             return result
-        if tries > limits.retries or waited + pause > limits.max_wait:
+        if (
+            tries > limits.retries
+            or waited + pause > limits.max_wait
+            or time.monotonic() + pause >= deadline
+        ):
             result.retry_at = _at(pause)  # past the bound: when the agent may try again
             attempts.append({"status": result.status})
             return result

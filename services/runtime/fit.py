@@ -11,10 +11,67 @@ import json
 import re
 from typing import Any
 
-__all__ = ["AGENT_BUDGET", "describe_body", "fit_json"]
+__all__ = ["AGENT_BUDGET", "AGENT_DEPTH", "close_json", "describe_body", "fit_json", "render"]
 
 AGENT_BUDGET = 48 * 1024  # bytes of body an agent is given in one result
+AGENT_DEPTH = 32  # levels of nesting an agent is given; deeper containers are said, not sent
 _LONG_STRING = 2000
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+
+
+def render(value: Any) -> str:
+    """`value` as the text an agent is sent: indented when that fits the budget, else compact
+    (which `fit_json` held to it): what is measured is what is sent."""
+    if isinstance(value, str):
+        return value
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    if len(text.encode()) <= AGENT_BUDGET:
+        return text
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def close_json(text: str) -> str | None:
+    """The start of a JSON text cut off mid-way (a read limit), made whole: up to where its last
+    element ended, every array and object still open closed. None when no element ended."""
+    stack: list[str] = []
+    safe: tuple[int, int] | None = None  # (where the text may end, how many containers are open)
+    at = 0
+    for match in _TOKENS.finditer(text):
+        if '"' in text[at : match.start()]:  # a string the cut left open: nothing after counts
+            break
+        at = match.end()
+        token = match.group()
+        if token in "[{":
+            stack.append(token)
+            safe = (match.end(), len(stack))
+        elif token in "]}":
+            if not stack:
+                return None
+            stack.pop()
+            safe = (match.end(), len(stack))
+        elif token == ",":
+            safe = (match.start(), len(stack))
+    if safe is None:
+        return None
+    end, depth = safe
+    # no container closed after `safe` (a close is a later safe point): the open ones are the
+    # first `depth` still on the stack
+    closers = "".join("]" if c == "[" else "}" for c in reversed(stack[:depth]))
+    return text[:end] + closers
+
+
+def _shallow(value: Any, limit: int, path: str, cuts: list[dict[str, Any]]) -> Any:
+    """`value` with every container deeper than `limit` levels said instead of sent."""
+    if not isinstance(value, dict | list):
+        return value
+    if limit <= 0:
+        cuts.append({"at": path, "deeper_than": AGENT_DEPTH})
+        return "…"
+    if isinstance(value, dict):
+        return {k: _shallow(v, limit - 1, f"{path}.{k}", cuts) for k, v in value.items()}
+    return [_shallow(v, limit - 1, f"{path}[{i}]", cuts) for i, v in enumerate(value)]
+
+
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
 _TAGS = re.compile(rb"<(script|style|head)[^>]*>.*?</\1>|<[^>]+>", re.I | re.S)
 
@@ -52,9 +109,11 @@ def _largest_list(value: Any, path: str = "$") -> tuple[str, list[Any]] | None:
 
 
 def fit_json(value: Any, budget: int = AGENT_BUDGET) -> tuple[Any, list[dict[str, Any]]]:
-    """`value` within `budget` bytes as JSON, and what was cut: long strings first, then the
-    largest list shortened (its first items kept) until it fits."""
+    """`value` within `budget` bytes as JSON and AGENT_DEPTH levels deep, and what was cut: what
+    nests deeper first, then long strings, then the largest list shortened (its first items
+    kept) until it fits."""
     cuts: list[dict[str, Any]] = []
+    value = _shallow(value, AGENT_DEPTH, "$", cuts)
     if _size(value) <= budget:
         return value, cuts
     value = _strings(value, _LONG_STRING, "$", cuts)

@@ -40,8 +40,10 @@ def _dig(args: dict[str, Any], dotted: str) -> Any:
     return value
 
 
-def check_gate(tool: Tool, args: dict[str, Any]) -> GateCheck | None:
-    """The gate on this call, or None when the operation has none."""
+def check_gate(tool: Tool, args: dict[str, Any], page_url: str | None = None) -> GateCheck | None:
+    """The gate on this call, or None when the operation has none. A call sent to a page URL
+    binds that URL too (its path values and its whole query are what the person sees and
+    grants): a grant for one page is not a grant for another."""
     gate = tool.declaration.approval
     if gate is None:
         return None
@@ -56,4 +58,6 @@ def check_gate(tool: Tool, args: dict[str, Any]) -> GateCheck | None:
         and (currency is None or str(currency).upper() == (gate.auto_currency or ""))
     )
     bound = {name: args[name] for name in gate.binds if args.get(name) is not None}
+    if page_url is not None:
+        bound["page_url"] = page_url
     return GateCheck(tool.operation, gate.risk, bound, auto, amount)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +26,7 @@ from skillpress.services.runtime.calls import (
     placed_step,
 )
 from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed
+from skillpress.services.runtime.fit import render
 from skillpress.services.runtime.gates import GateCheck
 from skillpress.services.runtime.run_log import RunJournal, RunLog, journaled
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
@@ -79,7 +79,7 @@ def _client_name(ctx: Any) -> str:
 
 
 def _text(value: Any, error: bool = False) -> types.CallToolResult:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+    text = render(value)  # what is measured against the budget is what is sent
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
 
 

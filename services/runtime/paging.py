@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from skillpress.services.derive.frontmatter import Declaration
 from skillpress.services.derive.paging import Paging
-from skillpress.services.runtime.translate import CallRefused, PreparedRequest, static_prefix
+from skillpress.services.runtime.translate import CallRefused, PreparedRequest
 
 __all__ = ["next_page", "page_url_request"]
 
@@ -154,11 +154,64 @@ def _default(decl: Declaration, name: str) -> int:
     return default if isinstance(default, int) and not isinstance(default, bool) else 1
 
 
+# query names an API invents for "where the next page starts" (compared without case, `$`, `_`
+# or `-`): a page URL may carry these besides the operation's own parameters, and nothing else
+CONTINUATION_NAMES = frozenset(
+    {
+        "after",
+        "before",
+        "continuation",
+        "continuationtoken",
+        "continue",
+        "cursor",
+        "from",
+        "marker",
+        "next",
+        "nextcursor",
+        "nextpagetoken",
+        "nexttoken",
+        "offset",
+        "page",
+        "pagenumber",
+        "pagetoken",
+        "paginationtoken",
+        "skip",
+        "skiptoken",
+        "start",
+        "startafter",
+        "startindex",
+        "startingafter",
+        "startingtoken",
+    }
+)
+
+
+def _plain(name: str) -> str:
+    return re.sub(r"[$_\-]", "", name).lower()
+
+
+def _segments(op: str, path: str) -> list[str]:
+    """A URL path's segments, each percent-decoded; CallRefused for one that decodes to a path
+    of its own (`%2f`), a dot segment or a control character."""
+    from urllib.parse import unquote
+
+    out = []
+    for raw in path.split("/")[1:]:
+        seg = unquote(raw)
+        if "/" in seg or seg in (".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in seg):
+            raise CallRefused(op, "page_url is not a page of this operation: its path differs")
+        out.append(seg)
+    return out
+
+
 def page_url_request(
     decl: Declaration, request: PreparedRequest, page_url: str, hosts: frozenset[str]
 ) -> PreparedRequest:
-    """`request` sent to `page_url` instead, a `next.page_url` a previous result gave: only a
-    GET, only on the skill's hosts, only on this operation's path (CallRefused otherwise)."""
+    """`request` sent to `page_url` instead, a `next.page_url` a previous result gave. A page URL
+    only continues the same call: a GET of an operation that pages, on the skill's hosts, on the
+    very path this call's arguments build (segment by segment, percent-decoded: the same
+    operation and the same path values), its query naming only the operation's own parameters
+    and the names APIs give a next page's position (`CONTINUATION_NAMES`). CallRefused otherwise."""
     op = request.operation
     if decl.paging is None or decl.method != "GET":
         raise CallRefused(
@@ -172,12 +225,18 @@ def page_url_request(
             op,
             f"page_url goes to {parts.netloc or 'no host'}, which is not one of the skill's hosts",
         )
-    if (
-        parts.netloc.lower() != built.netloc.lower()
-        or not parts.path.startswith(static_prefix(decl.url))
-        or parts.path.count("/") != built.path.count("/")
-    ):
-        raise CallRefused(op, "page_url is not a page of this operation: its path differs")
     if parts.username or parts.password or parts.fragment:
         raise CallRefused(op, "page_url carries credentials or a fragment")
+    if parts.netloc.lower() != built.netloc.lower() or _segments(op, parts.path) != _segments(
+        op, built.path
+    ):
+        raise CallRefused(op, "page_url is not a page of this operation: its path differs")
+    own = {_plain(decl.wire_name(q)) for q in decl.query}
+    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+        if _plain(name) not in own and _plain(name) not in CONTINUATION_NAMES:
+            raise CallRefused(
+                op,
+                f"page_url names {name!r}, which is neither a parameter of this operation nor"
+                " where a next page starts: a page URL only continues the same call",
+            )
     return PreparedRequest(op, request.method, page_url, request.headers, None, None)

@@ -9,23 +9,21 @@ answers 401, once), one fetch at a time per client, and is never written anywher
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from skillpress.services.derive.addresses import address_refusal
 from skillpress.services.errors import Retryable
 
-if TYPE_CHECKING:
-    import httpx
-
-__all__ = ["Client", "TokenFailed", "bearer_token", "forget_tokens"]
+__all__ = ["Client", "TokenFailed", "bearer_token", "discard_token", "forget_tokens"]
 
 MAX_TOKEN_RESPONSE = 64 * 1024
 _EARLY = 30.0  # seconds before its expiry a token is fetched again
@@ -52,6 +50,36 @@ class Client:
         digest = hashlib.sha256(self.client_secret.encode()).hexdigest()
         return (self.token_url, self.client_id, digest, self.scopes)
 
+    def basic(self) -> str:
+        """The Basic authorization the token request carries (RFC 6749 §2.3.1: each part
+        form-encoded first)."""
+        pair = f"{quote(self.client_id, safe='')}:{quote(self.client_secret, safe='')}"
+        return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+
+    def secret_forms(self) -> tuple[str, ...]:
+        """Every form the secret may come back in (as it is, form-encoded, inside the Basic
+        header or its base64 alone): what is taken out of any text that leaves the runtime."""
+        basic = self.basic()
+        plain = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
+        return tuple(
+            f
+            for f in (
+                self.client_secret,
+                quote(self.client_secret, safe=""),
+                basic,
+                basic.removeprefix("Basic "),
+                plain,
+            )
+            if f
+        )
+
+    def scrub(self, text: str, *more: str) -> str:
+        """`text` without the secret in any of its forms (nor any of `more`, a token)."""
+        for form in sorted({*self.secret_forms(), *more}, key=len, reverse=True):
+            if form and len(form) >= 4:
+                text = text.replace(form, "<secret>")
+        return text
+
 
 _tokens: dict[tuple[str, str, str, tuple[str, ...]], tuple[str, float | None]] = {}
 _locks: dict[tuple[str, str, str, tuple[str, ...]], threading.Lock] = {}
@@ -64,22 +92,32 @@ def forget_tokens() -> None:
         _tokens.clear()
 
 
+def discard_token(client: Client) -> None:
+    """Drop the token held for `client` (the API refused it): the next call fetches a fresh one."""
+    with _guard:
+        _tokens.pop(client.key, None)
+
+
 def bearer_token(
     client: Client,
     *,
     timeout: float = 20.0,
     allow_private: bool = False,
     fresh: bool = False,
-    transport: httpx.BaseTransport | None = None,
 ) -> str:
     """The access token for `client`: the one held while it is valid, else one fetched (once,
-    however many calls ask at the same moment). `fresh` drops the held one first (the API
-    answered 401 to it). TokenFailed when the endpoint gives none."""
+    however many calls ask at the same moment), all of it, waiting for another caller's fetch
+    included, within `timeout` seconds. `fresh` drops the held one first (the API answered 401
+    to it). A token whose `expires_in` is zero or less is used for this call and not kept.
+    TokenFailed when the endpoint gives none in time."""
+    started = time.monotonic()
     key = client.key
     with _guard:
         lock = _locks.setdefault(key, threading.Lock())
         stale = _tokens.get(key) if fresh else None
-    with lock:
+    if timeout <= 0 or not lock.acquire(timeout=timeout):
+        raise _refused(client.token_url, f"did not answer within {max(timeout, 0):g} s")
+    try:
         with _guard:
             held = _tokens.get(key)
             if held is not None and held == stale:  # nobody fetched since the 401: drop it
@@ -88,11 +126,16 @@ def bearer_token(
         now = time.monotonic()
         if held is not None and (held[1] is None or held[1] > now):
             return held[0]
-        token, lifetime = _fetch(client, timeout, allow_private, transport)
+        left = timeout - (now - started)
+        token, lifetime = _fetch(client, left, allow_private)
+        if lifetime is not None and lifetime <= 0:
+            return token  # already expired, as the endpoint says: good for this call only
         expiry = None if lifetime is None else now + max(lifetime - _EARLY, lifetime / 2)
         with _guard:
             _tokens[key] = (token, expiry)
         return token
+    finally:
+        lock.release()
 
 
 def _refused(url: str, why: str) -> TokenFailed:
@@ -128,29 +171,84 @@ def _pinned(url: str, allow_private: bool) -> tuple[str, str, str]:
     return target, parts.netloc.rsplit("@", 1)[-1], host
 
 
-def _fetch(
-    client: Client, timeout: float, allow_private: bool, transport: httpx.BaseTransport | None
-) -> tuple[str, float | None]:
-    import httpx
-
+def _fetch(client: Client, timeout: float, allow_private: bool) -> tuple[str, float | None]:
+    """One token request, the whole exchange (connect, headers, body) within `timeout`: a token
+    endpoint that drips its answer a byte a second is cut at the deadline."""
     url = client.token_url
+    if timeout <= 0:
+        raise _refused(url, "did not answer in time")
     target, host_header, tls_name = _pinned(url, allow_private)
-    pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
     form = {"grant_type": "client_credentials"}
     if client.scopes:
         form["scope"] = " ".join(client.scopes)
     headers = {
         "Host": host_header,
-        "Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii"),
+        "Authorization": client.basic(),
         "Content-Type": "application/x-www-form-urlencoded",
         "Accept": "application/json",
         "User-Agent": "skillpress",
     }
     try:
-        with (
-            httpx.Client(
-                follow_redirects=False, trust_env=False, timeout=timeout, transport=transport
-            ) as http,
+        status, location, body = asyncio.run(
+            asyncio.wait_for(_exchange(target, headers, form, tls_name, timeout), timeout)
+        )
+    except (TimeoutError, _Timeout):
+        raise _refused(url, f"did not answer within {timeout:g} s") from None
+    except _Unreachable as exc:
+        raise _refused(url, f"could not be reached ({exc})") from None
+    if 300 <= status < 400:
+        raise _refused(
+            url, f"answered {status} (a redirect to {client.scrub(location)}): not followed"
+        )
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        answer = None
+    if not isinstance(answer, dict):
+        raise _refused(url, f"answered {status} without a JSON object")
+    token = answer.get("access_token")
+    if status >= 400:
+        # whatever field of the answer carries them, the secret and any token stay out
+        more = (token,) if isinstance(token, str) else ()
+        error = client.scrub(str(answer.get("error") or "no error code"), *more)[:100]
+        said = client.scrub(str(answer.get("error_description") or ""), *more)[:300]
+        raise _refused(
+            url,
+            f"refused the client credentials: {status} {error}" + (f" ({said})" if said else ""),
+        )
+    if not isinstance(token, str) or not token.strip():
+        raise _refused(url, "answered without an access_token")
+    kind = answer.get("token_type")
+    if isinstance(kind, str) and kind.lower() != "bearer":
+        raise _refused(
+            url, f"gave a {client.scrub(kind, token)[:40]!r} token; only bearer tokens are sent"
+        )
+    lifetime = answer.get("expires_in")
+    if isinstance(lifetime, str) and re.fullmatch(r"-?[0-9]{1,12}", lifetime.strip()):
+        lifetime = int(lifetime)
+    if isinstance(lifetime, bool) or not isinstance(lifetime, int | float):
+        lifetime = None  # not said: kept until the API refuses it
+    elif lifetime != lifetime or lifetime in (float("inf"), float("-inf")):
+        lifetime = 0  # not a number: not kept
+    return token.strip(), None if lifetime is None else float(lifetime)
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Unreachable(Exception):
+    pass
+
+
+async def _exchange(
+    target: str, headers: dict[str, str], form: dict[str, str], tls_name: str, timeout: float
+) -> tuple[int, str, bytes]:
+    import httpx
+
+    try:
+        async with (
+            httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=timeout) as http,
             http.stream(
                 "POST",
                 target,
@@ -160,41 +258,14 @@ def _fetch(
             ) as response,
         ):
             body = b""
-            for chunk in response.iter_bytes():
+            async for chunk in response.aiter_bytes():
                 body += chunk
                 if len(body) > MAX_TOKEN_RESPONSE:
-                    raise _refused(url, f"answered more than {MAX_TOKEN_RESPONSE:,} bytes")
-            status = response.status_code
-            location = response.headers.get("location", "?")
+                    raise TokenFailed(
+                        f"the token endpoint answered more than {MAX_TOKEN_RESPONSE:,} bytes"
+                    )
+            return response.status_code, response.headers.get("location", "?"), body
     except httpx.TimeoutException:
-        raise _refused(url, f"did not answer within {timeout:g} s") from None
+        raise _Timeout() from None
     except httpx.HTTPError as exc:
-        raise _refused(url, f"could not be reached ({type(exc).__name__})") from None
-    if 300 <= status < 400:
-        raise _refused(url, f"answered {status} (a redirect to {location}): not followed")
-    try:
-        answer = json.loads(body)
-    except ValueError:
-        answer = None
-    if not isinstance(answer, dict):
-        raise _refused(url, f"answered {status} without a JSON object")
-    if status >= 400:
-        error = str(answer.get("error") or "no error code")[:100]
-        said = str(answer.get("error_description") or "")[:300]
-        said = said.replace(client.client_secret, "<secret>") if client.client_secret else said
-        raise _refused(
-            url,
-            f"refused the client credentials: {status} {error}" + (f" ({said})" if said else ""),
-        )
-    token = answer.get("access_token")
-    if not isinstance(token, str) or not token.strip():
-        raise _refused(url, "answered without an access_token")
-    kind = answer.get("token_type")
-    if isinstance(kind, str) and kind.lower() != "bearer":
-        raise _refused(url, f"gave a {kind!r} token; only bearer tokens are sent")
-    lifetime = answer.get("expires_in")
-    if isinstance(lifetime, str) and lifetime.isdigit():
-        lifetime = int(lifetime)
-    if isinstance(lifetime, bool) or not isinstance(lifetime, int | float) or lifetime <= 0:
-        lifetime = None
-    return token.strip(), None if lifetime is None else float(lifetime)
+        raise _Unreachable(type(exc).__name__) from None

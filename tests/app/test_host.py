@@ -83,12 +83,16 @@ def test_two_folders_of_one_skill_are_refused_so_a_call_cannot_reach_the_wrong_g
 
 
 class _Echo:
-    """Answers every request with what it was sent: the path and the credential header."""
+    """Answers every request with what it was sent: the path and the credential header (which
+    the runtime takes out of the answer: `keys` keeps what arrived)."""
 
     def __init__(self) -> None:
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.keys: list[str | None] = []
+        keys = self.keys
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
@@ -98,6 +102,7 @@ class _Echo:
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 said = {"path": self.path, "key": self.headers.get("X-Hollowbrook-Key")}
+                keys.append(said["key"])
                 data = json.dumps(said).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -152,7 +157,9 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
         two = asyncio.run(
             host.acall("hollowbrook_list_rooms", {}, environ={"HOLLOWBROOK_API_KEY": "tenant-2"})
         )
-        assert (one.body_value()["key"], two.body_value()["key"]) == ("tenant-1", "tenant-2")
+        assert echo.keys[1:] == ["tenant-1", "tenant-2"]  # each call its own tenant's key
+        # and an API that echoes a key gives the agent none of it
+        assert (one.body_value()["key"], two.body_value()["key"]) == ("[redacted]", "[redacted]")
         cancelled = host.call("hollowbrook_cancel_booking", {"booking_id": "bk-1"}, timeout=5)
         assert cancelled.body_value()["path"] == "/bookings/bk-1"
         with pytest.raises(GateClosed) as waiting:
