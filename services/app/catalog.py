@@ -47,8 +47,9 @@ class Catalog:
         return fresh or None
 
 
-def live_catalog(ctx: AppContext) -> Catalog:
-    """The published skills: each its live version, read from the blob store as files are asked for."""
+def live_catalog(ctx: AppContext, base_urls: Mapping[str, str] | None = None) -> Catalog:
+    """The published skills: each its live version, read from the blob store as files are asked
+    for; a skill named in `base_urls` calls there (and only there)."""
     from sqlmodel import col, select
 
     from skillpress.schemas.records import Skill as SkillRecord
@@ -63,13 +64,15 @@ def live_catalog(ctx: AppContext) -> Catalog:
 
     def load(slug: str, version: str) -> Loaded:
         files = live_files(ctx, slug)
-        return load_skill(files, lazy=True), files, version[:12]
+        skill = load_skill(files, base_url=(base_urls or {}).get(slug), lazy=True)
+        return skill, files, version[:12]
 
     return Catalog(stamps, load)
 
 
-def folder_catalog(folder: Path) -> Catalog:
-    """Every package folder directly under `folder` (a followed folder's `<slug>` links among them)."""
+def folder_catalog(folder: Path, base_urls: Mapping[str, str] | None = None) -> Catalog:
+    """Every package folder directly under `folder` (a followed folder's `<slug>` links among
+    them); one named in `base_urls` calls there (and only there)."""
     if not folder.is_dir():
         raise OutputDirError(f"{folder} is not a directory")
 
@@ -83,6 +86,7 @@ def folder_catalog(folder: Path) -> Catalog:
     def load(slug: str, stamp: str) -> Loaded:
         path = folder / slug
         files = read_package_dir(path)
-        return load_skill(files, slug=slug, lazy=True), files, followed_version(path)
+        skill = load_skill(files, slug=slug, base_url=(base_urls or {}).get(slug), lazy=True)
+        return skill, files, followed_version(path)
 
     return Catalog(stamps, load)

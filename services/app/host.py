@@ -42,6 +42,7 @@ from skillpress.services.runtime.skill import (
     UnknownOperation,
     load_skill,
     shaped_tool,
+    tool_clash,
 )
 from skillpress.services.runtime.translate import PreparedRequest
 from skillpress.services.runtime.workflows import Run, Workflow, load_workflows, run_workflow
@@ -96,6 +97,7 @@ class SkillHost:
             sorted(p.name for p in root.iterdir() if not p.name.startswith(".") and p.is_dir())
         )
         out: list[Skill] = []
+        changed = False
         for name in names:
             path = root / name
             stamp = folder_stamp(path)
@@ -104,6 +106,7 @@ class SkillHost:
                 files = read_package_dir(path, hand_written=True)
                 skill = load_skill(files, slug=name, base_url=self.base_urls.get(name), lazy=True)
                 held = self._bound[name] = _Bound(skill, stamp, files)
+                changed = True
             same = next((s for s in out if s.slug == held.skill.slug), None)
             if same is not None:  # their tools would share names: a call could reach either
                 raise PackageError(
@@ -111,6 +114,10 @@ class SkillHost:
                     " already; bind one of them"
                 )
             out.append(held.skill)
+        if changed:  # tool names are made from each slug; two slugs can still meet in one
+            clash = tool_clash({s.slug: s for s in out})
+            if clash is not None:
+                raise PackageError(f"{clash} under {root}: bind one of them")
         return out
 
     def tools(self, provider: str = "anthropic") -> list[dict[str, Any]]:

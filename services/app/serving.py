@@ -6,7 +6,7 @@ The command line parses its options, calls one of these, and serves what it gets
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,21 +107,30 @@ def catalog_server(
     open_ctx: Callable[[], AppContext],
     model: Callable[[], Chat | None],
     runs: RunJournal,
+    base_urls: Mapping[str, str] | None = None,
 ) -> Any:
     """Several skills behind one MCP server: every live one, or every package folder under
     `target` (as `skillpress follow` keeps them), each with its own credential variable and
-    gate; one published or added during the session is served from the next request on.
-    NoSkills when there is none."""
+    gate; one published or added during the session is served from the next request on. A
+    skill named in `base_urls` (by its slug, or its folder) calls there and nowhere else.
+    NoSkills when there is none, or when `base_urls` names a skill not served."""
     from skillpress.services.app.catalog import folder_catalog, live_catalog
     from skillpress.services.runtime.mcp_server import build_catalog_server
 
-    catalog = folder_catalog(Path(target)) if target else live_catalog(open_ctx())
+    moved = dict(base_urls or {})
+    catalog = folder_catalog(Path(target), moved) if target else live_catalog(open_ctx(), moved)
     skills = catalog.current()
     if not skills:
         raise NoSkills(
             f"no skill package under {target}"
             if target
             else "no skill is live yet: publish one first (skillpress versions SLUG)"
+        )
+    stray = sorted(set(moved) - set(skills))
+    if stray:
+        raise NoSkills(
+            f"--base-url names {stray[0]}, which is not served here (one of"
+            f" {', '.join(sorted(skills))}): a redirect that cannot be honoured is refused"
         )
     return build_catalog_server(
         skills,

@@ -602,6 +602,24 @@ def _model_chat() -> Any:
     return model_chat(settings())
 
 
+def _is_slug_url(value: str) -> bool:
+    name, eq, url = value.partition("=")
+    return bool(eq) and "://" not in name and url.startswith(("http://", "https://"))
+
+
+def _slug_urls(given: list[str]) -> dict[str, str]:
+    """`--base-url SLUG=URL` values (with --all), each skill at most once."""
+    out: dict[str, str] = {}
+    for value in given:
+        if not _is_slug_url(value):
+            fail(f"--base-url {value!r}: with --all, give SLUG=URL (once for each skill it moves)")
+        slug, _, url = value.partition("=")
+        if slug in out:
+            fail(f"--base-url names {slug} twice")
+        out[slug] = url
+    return out
+
+
 def mcp(
     target: Annotated[
         str | None,
@@ -627,7 +645,13 @@ def mcp(
     auth_env: AuthEnv = None,
     auth_header: AuthHeaderOpt = None,
     auth_kind: AuthKind = "apiKey",
-    base_url: BaseUrl = None,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--base-url",
+            help="where the API is (every request goes there, said on stderr); with --all, SLUG=URL once for each skill it moves",
+        ),
+    ] = None,
     timeout: Timeout = 30.0,
     max_response_bytes: MaxBytes = 4 * 1024 * 1024,
     retries: Retries = 2,
@@ -656,16 +680,36 @@ def mcp(
         fail(f"--transport {transport!r}: stdio or http")
     limits = CallLimits(timeout, max_response_bytes, retries, max_wait)
     options = ServeOptions(eager, limits, unsafe, lambda: settings().fetch_allow_private)
+    given = list(base_url or [])
     if every:
+        # a flag that redirects calls or credentials holds, or is refused: never ignored
+        for flag, value in (
+            ("--auth-env", auth_env),
+            ("--auth-header", auth_header),
+            ("--auth-kind", None if auth_kind == "apiKey" else auth_kind),
+        ):
+            if value is not None:
+                fail(
+                    f"{flag} names one skill's credential; with --all each skill reads its own"
+                    " (the variable chosen at import, else <SLUG>_API_KEY): leave it out"
+                )
+        moved = _slug_urls(given)
         try:
             with failures():
-                server = catalog_server(target, options, open_ctx, _model_chat, _runs())
+                server = catalog_server(target, options, open_ctx, _model_chat, _runs(), moved)
         except (OutputDirError, PackageError, NoSkills) as exc:
             fail(str(exc))
+        for slug, url in sorted(moved.items()):
+            typer.echo(
+                f"note: --base-url: every request of {slug} goes to {url.rstrip('/')}", err=True
+            )
         what = "every skill"
     else:
         if target is None:
             fail("name a skill (its slug, or a package directory), or give --all")
+        if len(given) > 1 or any(_is_slug_url(u) for u in given):
+            fail("--base-url takes one URL for one skill (SLUG=URL is for --all)")
+        one = given[0] if given else None
         try:
             with failures():
                 skill, server = skill_server(
@@ -673,7 +717,7 @@ def mcp(
                     auth_env,
                     auth_header,
                     auth_kind,
-                    base_url,
+                    one,
                     options,
                     open_ctx,
                     _model_chat,
@@ -681,7 +725,7 @@ def mcp(
                 )
         except (OutputDirError, PackageError) as exc:
             fail(str(exc))
-        say_base_url(skill, base_url)
+        say_base_url(skill, one)
         what = skill.slug
     if transport == "http":
         typer.echo(

@@ -29,6 +29,7 @@ from skillpress.services.runtime.skill import (
     Skill,
     Tool,
     UnknownOperation,
+    with_confirmation,
 )
 from skillpress.services.runtime.translate import CONTRACT_ARGS
 
@@ -73,28 +74,20 @@ def operation_kinds(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
     return out
 
 
-def _confirmation(what: str) -> dict[str, Any]:
-    """The `user_confirmed` argument a write tool's contract requires."""
-    return {
-        "type": "boolean",
-        "const": True,
-        "description": f"Must be true. Set only after the user explicitly confirmed this exact {what}.",
-    }
-
-
 def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
     """The tools.json entries: typed, with the obligations written into each schema."""
     kinds = operation_kinds(skill, files)
     out = []
     for tool in skill.tools:
         kind = kinds.get(tool.operation, "write")
-        schema = json.loads(json.dumps(tool.schema))
+        schema = (
+            with_confirmation(tool.schema, "operation")
+            if kind == "write"
+            else json.loads(json.dumps(tool.schema))
+        )
         props = schema.setdefault("properties", {})
         required = list(schema.get("required", []))
         idempotent = bool(tool.declaration.identity)
-        if kind == "write":
-            props["user_confirmed"] = _confirmation("operation")
-            required.append("user_confirmed")
         if idempotent:
             props["idempotency_key"] = {
                 "type": "string",
@@ -152,10 +145,7 @@ def _workflow_contract(
         if wf.execution != "hardened" or wf.uses:
             continue
         kind = workflow_kind(wf, flows, kinds)
-        schema = wf.to_tool_schema()
-        if kind == "write":
-            schema.setdefault("properties", {})["user_confirmed"] = _confirmation("run")
-            schema["required"] = [*schema.get("required", []), "user_confirmed"]
+        schema = with_confirmation(wf.parameters, "run") if kind == "write" else wf.to_tool_schema()
         out.append(
             {
                 "name": wf.tool_name,

@@ -29,7 +29,13 @@ from skillpress.services.runtime.execute import CallLimits, Credential, Executio
 from skillpress.services.runtime.fit import render
 from skillpress.services.runtime.gates import GateCheck
 from skillpress.services.runtime.run_log import RunJournal, RunLog, journaled
-from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.skill import (
+    PackageError,
+    Skill,
+    Tool,
+    UnknownOperation,
+    tool_clash,
+)
 from skillpress.services.runtime.translate import CallRefused
 
 __all__ = [
@@ -203,7 +209,7 @@ def _one_skill_tools(skill: Skill | None) -> list[types.Tool]:
 
 
 def _as_mcp(tool: Tool) -> types.Tool:
-    return types.Tool(name=tool.name, description=tool.description, input_schema=tool.schema)
+    return types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema)
 
 
 def build_mcp_server(
@@ -319,6 +325,16 @@ def build_catalog_server(
             )
             if other is not None:
                 left_out[key] = f"{key} is skill {loaded[0].slug}, which {other} serves already"
+                continue
+            try:
+                clash = tool_clash(
+                    {k: sk for k, (sk, _, _) in state.items() if k != key} | {key: loaded[0]}
+                )
+            except PackageError as exc:  # a package that does not list: not served
+                left_out[key] = f"{key} does not load ({exc})"
+                continue
+            if clash is not None:
+                left_out[key] = f"{key} is not served: {clash}"
                 continue
             state[key] = loaded
 
@@ -569,7 +585,7 @@ def build_catalog_server(
                         "name": tool.operation,
                         "tool": tool.name,
                         "description": tool.description,
-                        "input_schema": tool.schema,
+                        "input_schema": tool.input_schema,
                         "gated": tool.declaration.approval is not None,
                     },
                 )

@@ -41,6 +41,7 @@ from skillpress.services.errors import NotFound, Permanent
 
 __all__ = [
     "AuthHeader",
+    "CONFIRMATION",
     "PackageError",
     "PROVIDERS",
     "Skill",
@@ -49,6 +50,8 @@ __all__ = [
     "load_skill",
     "package_tools",
     "shaped_tool",
+    "tool_clash",
+    "with_confirmation",
 ]
 
 PROVIDERS = ("anthropic", "openai", "mcp", "openai-strict", "gemini")
@@ -89,10 +92,19 @@ class Tool:
     operation: str
     declaration: Declaration
     schema: dict[str, Any]
+    # the skill's tool contract (an Agent Skills folder's tools.json) requires the user's
+    # confirmation of every call: `user_confirmed` true, and absent is refused like false
+    confirm: bool = False
 
     @property
     def description(self) -> str:
         return self.declaration.description
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        """The schema a model is offered: the operation's, and `user_confirmed` (required) when
+        the contract asks for confirmation."""
+        return with_confirmation(self.schema, "operation") if self.confirm else self.schema
 
     @cached_property
     def validator(self) -> Draft202012Validator:
@@ -100,7 +112,22 @@ class Tool:
 
     def adapted(self, provider: str) -> tuple[dict[str, Any], list[str]]:
         """The tool in `provider`'s shape, its schema adapted to what that provider accepts, and what changed."""
-        return shaped_tool(self.name, self.description, self.schema, provider)
+        return shaped_tool(self.name, self.description, self.input_schema, provider)
+
+
+CONFIRMATION = "user_confirmed"
+
+
+def with_confirmation(schema: dict[str, Any], what: str) -> dict[str, Any]:
+    """`schema` with the `user_confirmed` argument a write's contract requires (boolean, true)."""
+    out: dict[str, Any] = json.loads(json.dumps(schema))
+    out.setdefault("properties", {})[CONFIRMATION] = {
+        "type": "boolean",
+        "const": True,
+        "description": f"Must be true. Set only after the user explicitly confirmed this exact {what}.",
+    }
+    out["required"] = [*(r for r in out.get("required", []) if r != CONFIRMATION), CONFIRMATION]
+    return out
 
 
 def shaped_tool(
@@ -153,6 +180,8 @@ class Skill:
     lookup: Callable[[str], OperationEntry | None] | None = field(
         default=None, repr=False, compare=False
     )
+    # the tools (and workflow tools) its contract requires the user's confirmation of
+    confirms: frozenset[str] = frozenset()
 
     @cached_property
     def operations(self) -> tuple[OperationEntry, ...]:
@@ -373,18 +402,31 @@ def _derived(
         hosts = frozenset({host})  # every request goes where the caller said, and nowhere else
 
     def entry(row: tuple[str, str, str, str | None, str | None]) -> OperationEntry:
-        name, method, path, tool, reason = row
+        # a tool's name is made here from the skill's slug and the operation's name, never read
+        # from the file: a package cannot take another skill's tool names (and their gates)
+        name, method, path, recorded, reason = row
+        tool = tool_name(index.slug, name) if recorded else None
         return OperationEntry(name, method, path, tool, reason, f"{name}.md")
 
     def listing() -> tuple[OperationEntry, ...]:
         try:
-            return tuple(entry(row) for row in index.rows)
+            rows = index.rows
         except ManifestError as exc:
             raise PackageError(str(exc)) from None
+        out = tuple(entry(row) for row in rows)
+        forged = next((r for r, e in zip(rows, out, strict=True) if r[3] and r[3] != e.tool), None)
+        if forged is not None:
+            raise PackageError(
+                f"skill.json: operation {forged[0]} is listed as tool {forged[3]}, but a tool of"
+                f" {index.slug} is named {tool_name(index.slug, forged[0])}: derive the package"
+                " again"
+            )
+        return out
 
     def lookup(key: str) -> OperationEntry | None:
         row = index.find(key)
-        return None if row is None else entry(row)
+        found = None if row is None else entry(row)
+        return found if found is not None and key in (found.name, found.tool) else None
 
     types: list[_SchemaCheck] = []
 
@@ -405,6 +447,20 @@ def _derived(
         return _tool(str(entry.tool), decl, types[0].types, types[0])
 
     return Skill(index.slug, index.title, hosts, auth, build, listing, lookup)
+
+
+def tool_clash(skills: Mapping[str, Skill]) -> str | None:
+    """Why these skills cannot be offered together (two of them would have a tool of the same
+    name, so a call could reach either one's gates), or None."""
+    owner: dict[str, str] = {}
+    for key, skill in sorted(skills.items()):
+        for entry in skill.operations:
+            if entry.tool is None:
+                continue
+            other = owner.setdefault(entry.tool, key)
+            if other != key:
+                return f"{other} and {key} both have a tool named {entry.tool}"
+    return None
 
 
 def _missing(files: Mapping[str, bytes], entry: OperationEntry) -> None:
@@ -534,7 +590,15 @@ def _hand_written(
     hosts = frozenset(t.declaration.origin for t in tools if t.declaration.origin)
     if base_host:  # every request goes where the caller said
         hosts = frozenset({base_host})
-    tools = [replace(t, declaration=_rooted(t.declaration, root)) for t in tools]
+    confirms = _contract(files, names) if "SKILL.md" in files and "body.md" not in files else None
+    tools = [
+        replace(
+            t,
+            declaration=_rooted(t.declaration, root),
+            confirm=confirms is not None and t.name in confirms,
+        )
+        for t in tools
+    ]
     by_name = {t.operation: t for t in tools}
     entries = tuple(
         OperationEntry(
@@ -547,7 +611,39 @@ def _hand_written(
         )
         for t in tools
     )
-    return Skill(slug, title or slug, hosts, auth, lambda e: by_name[e.name], lambda: entries)
+    return Skill(
+        slug,
+        title or slug,
+        hosts,
+        auth,
+        lambda e: by_name[e.name],
+        lambda: entries,
+        confirms=frozenset(confirms or ()),
+    )
+
+
+def _contract(files: Mapping[str, bytes], tools: list[str]) -> frozenset[str] | None:
+    """An Agent Skills folder's tools.json, read for what the runtime holds every call to: the
+    tools whose calls need the user's confirmation (None without a contract). One that cannot be
+    read as a contract is refused: a declaration is applied or refused, never ignored."""
+    if "tools.json" not in files:
+        return None
+    contract = _json_file(files, "tools.json", [])
+    if not isinstance(contract, list):
+        raise PackageError("tools.json: not a list of tools")
+    out = set()
+    for n, entry in enumerate(contract, 1):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        confirm = entry.get("requiresConfirmation") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not isinstance(confirm, bool):
+            raise PackageError(
+                f"tools.json: entry {n} is not a tool with a name and requiresConfirmation"
+            )
+        if not isinstance(entry, dict) or ("workflow" not in entry and name not in tools):
+            raise PackageError(f"tools.json: {name!r} is no tool of this folder's references")
+        if confirm:
+            out.add(name)
+    return frozenset(out)
 
 
 def _types(files: Mapping[str, bytes]) -> dict[str, Any]:

@@ -482,11 +482,12 @@ def contract_args(tool: Tool, args: Any) -> tuple[Any, str | None]:
     op = tool.operation
     props = tool.schema.get("properties", {})
     rest = dict(args)
-    if (
-        "user_confirmed" in rest
-        and "user_confirmed" not in props
-        and rest.pop("user_confirmed") is not True
+    if "user_confirmed" not in props and (
+        ("user_confirmed" in rest and rest.pop("user_confirmed") is not True)
+        or ("user_confirmed" not in args and tool.confirm)
     ):
+        # absent is refused like false where the contract asks for it: a write is never sent
+        # on a model's say-so
         raise CallRefused(
             op, "user_confirmed must be true: set it only after the user confirmed this call"
         )

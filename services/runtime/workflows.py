@@ -24,7 +24,13 @@ import yaml
 
 from skillpress.services.derive.keys import unknown_keys
 from skillpress.services.errors import Permanent
-from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.skill import (
+    PackageError,
+    Skill,
+    Tool,
+    UnknownOperation,
+    with_confirmation,
+)
 
 __all__ = [
     "checked_arguments",
@@ -196,6 +202,7 @@ class Workflow:
     procedure: str = ""  # draft: how to do it, in words, for the model
     uses: tuple[str, ...] = ()  # other skills whose operations its steps call (`slug.operation`)
     others: dict[str, Skill] = field(default_factory=dict, compare=False, repr=False)
+    confirm: bool = False  # the skill's contract requires the user's confirmation of a run
 
     def owner(self, skill: Skill, target: str) -> tuple[Skill, Tool]:
         """The skill a step's `tool` belongs to, and the tool: `operation` (this skill's) or
@@ -206,6 +213,8 @@ class Workflow:
         return skill, skill.tool(target)
 
     def to_tool_schema(self) -> dict[str, Any]:
+        if self.confirm:
+            return with_confirmation(self.parameters, "run")
         return copy.deepcopy(self.parameters)
 
 
@@ -598,6 +607,7 @@ def load_workflows(
             procedure=str(item.get("procedure", "")).strip(),
             uses=tuple(item.get("uses") or ()),
             others=_uses(item, name, skill, others),
+            confirm=f"{skill.slug.replace('-', '_')}_{name}"[:64] in skill.confirms,
         )
         if execution == "draft" and not (out[name].procedure or out[name].description):
             raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
@@ -688,11 +698,11 @@ def checked_arguments(wf: Workflow, arguments: Mapping[str, Any]) -> dict[str, A
 
     given = dict(arguments)
     props = wf.parameters.get("properties") or {}
-    # what an exported tools.json adds to a workflow that writes: the user's confirmation
-    if (
-        "user_confirmed" in given
-        and "user_confirmed" not in props
-        and given.pop("user_confirmed") is not True
+    # what an exported tools.json adds to a workflow that writes: the user's confirmation,
+    # absent refused like false where the contract asks for it
+    if "user_confirmed" not in props and (
+        ("user_confirmed" in given and given.pop("user_confirmed") is not True)
+        or ("user_confirmed" not in arguments and wf.confirm)
     ):
         raise StepFailed(
             wf.name,

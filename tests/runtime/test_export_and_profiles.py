@@ -399,6 +399,72 @@ def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
     assert verified.returncode == 0, verified.stderr
 
 
+def test_a_write_without_user_confirmed_is_refused_like_false_on_every_face(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An Agent Skills folder's contract requires `user_confirmed` of every write: left out, the
+    write is refused as `false` is, by SkillHost, over MCP, by the command line and in a
+    workflow; the schema every face offers requires it too."""
+    import asyncio
+
+    from mcp import Client
+    from typer.testing import CliRunner
+
+    from skillpress.services.app.calling import open_package
+    from skillpress.services.app.host import SkillHost
+    from skillpress.services.cli.main import app
+    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.services.runtime.translate import CallRefused
+    from skillpress.services.runtime.workflows import StepFailed
+
+    out = tmp_path / "skills" / "hollowbrook"
+    for name, data in _folder().items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    host = SkillHost(tmp_path / "skills")
+    offered = {t["name"]: t["input_schema"] for t in host.tools()}
+    assert offered["hollowbrook_create_booking"]["required"][-1] == "user_confirmed"
+    assert offered["hollowbrook_book_room"]["required"][-1] == "user_confirmed"
+    assert "user_confirmed" not in offered["hollowbrook_list_rooms"].get("properties", {})
+    booking = {
+        "room_id": "oak",
+        "guest_name": "Ada",
+        "arrival": "2026-12-24",
+        "departure": "2026-12-27",
+    }
+    with pytest.raises(CallRefused, match="user_confirmed must be true"):
+        host.call("hollowbrook_create_booking", booking)
+    with pytest.raises(CallRefused, match="user_confirmed must be true"):
+        host.call("hollowbrook_cancel_booking", {"booking_id": "bk-1"})
+    with pytest.raises(StepFailed, match="user_confirmed must be true"):
+        host.call("hollowbrook_book_room", booking)
+    host.prepare("hollowbrook_list_rooms", {})  # a read needs no confirmation
+    skill, files = open_package(out)
+
+    async def over_mcp() -> tuple[Any, Any]:
+        async with Client(build_mcp_server(skill, files)) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert listed  # the fixed tools
+            described = await client.call_tool("describe_operation", {"name": "create_booking"})
+            called = await client.call_tool(
+                "call_operation", {"name": "create_booking", "arguments": booking}
+            )
+            return described, called
+
+    described, called = asyncio.run(over_mcp())
+    assert json.loads(described.content[0].text)["input_schema"]["required"][-1] == "user_confirmed"
+    assert called.is_error and "user_confirmed must be true" in called.content[0].text
+    monkeypatch.setenv("SKILLPRESS_HOME", str(tmp_path / "home"))
+    done = CliRunner().invoke(
+        app, ["call", str(out), "create_booking", "--args", json.dumps(booking), "--dry-run"]
+    )
+    assert done.exit_code == 2 and "user_confirmed must be true" in done.output
+    # a contract that cannot be read is refused, never ignored
+    (out / "tools.json").write_text('{"not": "a list"}')
+    with pytest.raises(Exception, match="tools.json: not a list of tools"):
+        SkillHost(tmp_path / "skills").tools()
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize(
     "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
