@@ -17,6 +17,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from skillpress.services.app.calling import api_gatekeeper
     from skillpress.services.app.host import SkillHost
     from skillpress.services.errors import Permanent, Retryable, SkillpressError, Unavailable
     from skillpress.services.runtime.calls import GateClosed, Gatekeeper
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "SkillHost": "skillpress.services.app.host",
+    "api_gatekeeper": "skillpress.services.app.calling",
     "SkillpressError": "skillpress.services.errors",
     "Permanent": "skillpress.services.errors",
     "Retryable": "skillpress.services.errors",
@@ -42,6 +44,7 @@ _HOMES = {
 
 __all__ = [
     "SkillHost",
+    "api_gatekeeper",
     "SkillpressError",
     "Permanent",
     "Retryable",

@@ -71,7 +71,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _announce(request: pytest.FixtureRequest, running: Running) -> None:
-    _USED.append(f"{running.name} at {running.address}")
+    from skillpress.services.platform.nats_urls import shown_url
+
+    shown = shown_url(running.address) if running.address.startswith("nats") else running.address
+    _USED.append(f"{running.name} at {shown}")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -23,7 +23,13 @@ KEDA = INFRA / "k8s" / "keda-scaledobjects.yaml"
 OUR_IMAGE = "skillpress:0.1.0"
 PUBLIC_IMAGES = {"nats", "postgres", "minio/minio", "minio/mc"}
 # what an operator exports before `docker compose up`: references, never values in the files
-OPERATOR_VARIABLES = {"POSTGRES_PASSWORD", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"}
+OPERATOR_VARIABLES = {
+    "NATS_PASSWORD",
+    "NATS_ROUTE_PASSWORD",
+    "POSTGRES_PASSWORD",
+    "MINIO_ROOT_USER",
+    "MINIO_ROOT_PASSWORD",
+}
 
 
 def _settings_variables() -> set[str]:
@@ -32,6 +38,7 @@ def _settings_variables() -> set[str]:
     names = {f"SKILLPRESS_{name.upper()}" for name in Settings.model_fields}
     defaults = Settings(home=Path("/nonexistent"))
     names |= {defaults.s3_access_key_env, defaults.s3_secret_key_env}
+    names |= {defaults.nats_password_env, defaults.nats_token_env}
     return names
 
 
@@ -187,3 +194,29 @@ def test_the_nats_values_and_the_lag_scaler_name_what_skillpress_runs() -> None:
     deployments = {d["metadata"]["name"] for d in _k8s_docs() if d["kind"] == "Deployment"}
     assert scaled["spec"]["scaleTargetRef"]["name"] in deployments
     assert "Caveat, clustered" in KEDA.read_text()
+
+
+def test_every_process_the_manifests_run_proves_itself_to_nats() -> None:
+    """No deployment talks to an open NATS: each skillpress process is given the user and the
+    variable its password is read from, and the NATS it talks to asks for them."""
+    for files in ("one host", "cluster"):
+        doc = _load(COMPOSE) if files == "one host" else _merged()
+        for name, svc in doc["services"].items():
+            if svc["image"] == OUR_IMAGE:
+                env = svc["environment"]
+                assert env["SKILLPRESS_NATS_USER"] == "skillpress", (files, name)
+                assert env["SKILLPRESS_NATS_PASSWORD"] == "${NATS_PASSWORD:?set NATS_PASSWORD}"
+            elif svc["image"].startswith("nats:"):
+                assert "--user" in svc["command"] and "--pass" in svc["command"], (files, name)
+    for doc in yaml.safe_load_all((INFRA / "k8s" / "skillpress.yaml").read_text()):
+        if doc.get("kind") == "ConfigMap":
+            assert doc["data"]["SKILLPRESS_NATS_USER"] == "skillpress"
+        spec = (doc.get("spec") or {}).get("template") or (
+            ((doc.get("spec") or {}).get("jobTemplate") or {}).get("spec", {}).get("template")
+        )
+        if doc.get("kind") in ("Deployment", "CronJob") and spec is not None:
+            for container in spec["spec"]["containers"]:
+                names = {e["name"] for e in container.get("env", [])}
+                assert "SKILLPRESS_NATS_PASSWORD" in names, doc["metadata"]["name"]
+    values = _load(INFRA / "k8s" / "nats-values.yaml")
+    assert values["config"]["merge"]["authorization"]["user"] == "skillpress"

@@ -37,9 +37,18 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
         if nats_url:
             from faststream.nats import NatsBroker
 
-            from skillpress.services.platform.broker import ensure_stream, server_list
+            from skillpress.services.platform.broker import (
+                broker_options,
+                ensure_stream,
+                server_list,
+            )
 
-            broker = NatsBroker(server_list(nats_url), logger=None, connect_timeout=5)
+            broker = NatsBroker(
+                server_list(nats_url),
+                logger=None,
+                connect_timeout=5,
+                **broker_options(ctx.settings, nats_url),
+            )
             await broker.connect()
             st.nc = broker.connection
             await ensure_stream(st.nc, ctx.settings.stream_replicas)
@@ -56,7 +65,9 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
         summary="Turn an OpenAPI document into an agent skill, and keep it.",
         description=(
             "Operators import specs, review what the pipeline proposes, annotate and publish."
-            " Every request needs an operator token: `Authorization: Bearer TOKEN`."
+            " Every request needs a token, `Authorization: Bearer TOKEN`: an operator's for"
+            " everything; a runtime's (a follower, an MCP server, a host) reads published"
+            " versions, asks for approvals and waits on them, and decides nothing."
         ),
         lifespan=lifespan,
         openapi_url="/v1/openapi.json",

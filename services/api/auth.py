@@ -1,6 +1,8 @@
-"""Who gets in: operator tokens (named; `created_by` is the name), signed session cookies for the
-console, CSRF tokens for its forms. Tokens live in `<home>/operator-tokens` (mode 0600), one
-`NAME SECRET` per line; the embedded default generates one on first start."""
+"""Who gets in: named tokens with a role (`created_by` is the name), signed session cookies for
+the console, CSRF tokens for its forms. Tokens live in `<home>/operator-tokens` (mode 0600), only
+their digests (`platform.operator_tokens`); the first start on a home with no operator makes one
+and prints it, once. An operator's token opens everything; a runtime's reads live versions and
+asks for and waits on approvals, nothing more; only an operator signs in to the console."""
 
 from __future__ import annotations
 
@@ -12,8 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillpress.services.platform.operator_tokens import (
+    OPERATOR,
+    TokenEntry,
     TokenRefused,
     add_token,
+    digest,
+    find_token,
     read_tokens,
     write_private,
 )
@@ -41,20 +47,23 @@ class Operators:
     With `path`, the token file is read again whenever it changes, so a token revoked there
     (`skillpress token revoke NAME`) stops working, and its sessions, from the next request on."""
 
-    own: dict[str, str]  # tokens of this run's own (the command line's link), never in the file
+    own: dict[
+        str, str
+    ]  # operator tokens of this run's own (the command line's link), never in the file
     key: bytes
-    generated: str | None = None  # a token made on this start (printed as a sign-in URL)
+    generated: str | None = None  # the first operator's token, made on this start (printed once)
     path: Path | None = None
     # sessions signed out before they expired, `SID EXPIRES` per line (mode 0600): every
     # server on the same home refuses them from the next request on
     signed_out_path: Path | None = None
-    _file: dict[str, str] = field(default_factory=dict)
+    _file: dict[str, TokenEntry] = field(default_factory=dict)
     _stamp: tuple[int, int] | None = None
     _signed_out: dict[str, int] = field(default_factory=dict)
     _out_stamp: tuple[int, int] | None = None
 
     @property
-    def tokens(self) -> dict[str, str]:
+    def tokens(self) -> dict[str, TokenEntry]:
+        """Every token by name: the file's as it is now, and this run's own (operators)."""
         if self.path is not None:
             try:
                 info = self.path.stat()
@@ -64,16 +73,17 @@ class Operators:
             if stamp != self._stamp:
                 self._file = read_tokens(self.path) if stamp != (0, 0) else {}
                 self._stamp = stamp
-        return {**self._file, **self.own}
+        own = {n: TokenEntry(n, OPERATOR, digest(s), "-") for n, s in self.own.items()}
+        return {**self._file, **own}
+
+    def caller(self, secret: str) -> TokenEntry | None:
+        """The token `secret` is (its name and role; compared in constant time), or None."""
+        return find_token(self.tokens, secret)
 
     def who(self, secret: str) -> str | None:
-        """The operator whose token this is (compared in constant time), or None."""
-        found = None
-        given = secret.encode()
-        for name, token in self.tokens.items():
-            if hmac.compare_digest(given, token.encode()):
-                found = name
-        return found
+        """The operator whose token this is, or None (a runtime's token is no operator's)."""
+        found = self.caller(secret)
+        return found.name if found is not None and found.role == OPERATOR else None
 
     def sign(self, text: str) -> str:
         """`text`'s signature under this server's key (sessions, CSRF tokens, notices)."""
@@ -93,7 +103,10 @@ class Operators:
         name, expires, sid, mac = cookie.split(":")
         if not hmac.compare_digest(mac, self.sign(f"{name}:{expires}:{sid}")):
             return None
-        if not expires.isdigit() or int(expires) < (now or time.time()) or name not in self.tokens:
+        entry = self.tokens.get(name)
+        if not expires.isdigit() or int(expires) < (now or time.time()) or entry is None:
+            return None
+        if entry.role != OPERATOR:
             return None
         if sid in self.signed_out():
             return None
@@ -141,19 +154,19 @@ class Operators:
 
 
 def load_operators(home: Path, tokens_file: Path | None, host: str) -> Operators:
-    """The operators of this server. On loopback with no token anywhere, one named `operator` is
-    generated (mode 0600) and reported; on any other address a token must already exist."""
+    """The operators of this server. On loopback on a home with no operator, one named
+    `operator` is made (its digest kept, mode 0600) and its token reported, this once; on any
+    other address an operator's token must already exist."""
     path = tokens_file or home / "operator-tokens"
     tokens = read_tokens(path)
     generated = None
-    if not tokens:
+    if not any(t.role == OPERATOR for t in tokens.values()):
         if not is_loopback(host):
             raise TokenRefused(
                 f"refusing to listen on {host} with no operator token: create one first"
                 f" (skillpress token add NAME), or listen on 127.0.0.1"
             )
-        generated = add_token(path, "operator")
-        tokens = read_tokens(path)
+        generated = add_token(path, "operator" if "operator" not in tokens else "operator-1")
     key_path = home / "session-key"
     if not key_path.exists():
         write_private(key_path, secrets.token_hex(32))

@@ -187,7 +187,7 @@ def sign_in_page(request: Request, token: str = "", next: str = "/skills") -> Re
         name = state(request).operators.who(token)
         if name is not None:
             return _signed_in(request, name, next)
-        return _back(request, "/sign-in", error="that token is not known here", next=next)
+        return _back(request, "/sign-in", error=_not_signed_in(request, token), next=next)
     return _render(request, "sign_in.html", next=next)
 
 
@@ -197,10 +197,18 @@ def sign_in(
 ) -> Response:
     name = state(request).operators.who(token.strip())
     if name is None:
-        return _render(
-            request, "sign_in.html", 401, next=next, error="that token is not known here"
-        )
+        error = _not_signed_in(request, token.strip())
+        return _render(request, "sign_in.html", 401, next=next, error=error)
     return _signed_in(request, name, next)
+
+
+def _not_signed_in(request: Request, token: str) -> str:
+    """Why a token does not open the console: unknown, or a runtime's (which reads live
+    versions and asks for approvals, and decides nothing)."""
+    found = state(request).operators.caller(token)
+    if found is not None:
+        return f"{found.name}'s token is a {found.role}'s: only an operator signs in here"
+    return "that token is not known here"
 
 
 @router.post("/sign-out")

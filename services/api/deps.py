@@ -14,11 +14,15 @@ from starlette.exceptions import HTTPException
 from skillpress.services.api.auth import SESSION_COOKIE, Operators
 from skillpress.services.app.context import AppContext
 from skillpress.services.errors import Refused
+from skillpress.services.platform.operator_tokens import OPERATOR
 
 __all__ = [
+    "Caller",
     "Ctx",
     "Operator",
+    "Reader",
     "SpecInput",
+    "current_caller",
     "current_operator",
     "read_spec_input",
     "state",
@@ -47,17 +51,47 @@ def _ctx(request: Request) -> AppContext:
     return state(request).ctx
 
 
-def current_operator(request: Request) -> str:
-    """The operator's name: from `Authorization: Bearer TOKEN`, or from the console's session
-    cookie (a change then needs the CSRF token in `X-CSRF-Token` or the form's `csrf` field,
-    checked by the route that reads the form)."""
+@dataclass(frozen=True)
+class Caller:
+    """Who a request is from: a token's name and role (`operator` or `runtime`)."""
+
+    name: str
+    role: str
+
+    @property
+    def operator(self) -> bool:
+        return self.role == OPERATOR
+
+
+def current_caller(request: Request) -> Caller:
+    """Who is asking: an operator or a runtime by `Authorization: Bearer TOKEN`, or an
+    operator by the console's session cookie (a change then needs the CSRF token in
+    `X-CSRF-Token` or the form's `csrf` field, checked by the route that reads the form)."""
     operators = state(request).operators
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
-        name = operators.who(header[7:].strip())
-        if name is None:
-            raise HTTPException(401, "that operator token is not known here")
-        return name
+        found = operators.caller(header[7:].strip())
+        if found is None:
+            raise HTTPException(401, "that token is not known here")
+        return Caller(found.name, found.role)
+    return Caller(_session_operator(request), OPERATOR)
+
+
+def current_operator(request: Request) -> str:
+    """The operator's name (as `current_caller` finds it): a runtime's token is refused (403),
+    since deciding, publishing, annotating and minting are an operator's."""
+    caller = current_caller(request)
+    if not caller.operator:
+        raise HTTPException(
+            403,
+            f"{caller.name}'s token is a {caller.role}'s: it reads live versions and asks for"
+            " approvals; this is an operator's to do",
+        )
+    return caller.name
+
+
+def _session_operator(request: Request) -> str:
+    operators = state(request).operators
     cookie = request.cookies.get(SESSION_COOKIE)
     name = operators.session_operator(cookie)
     if name is None:
@@ -73,6 +107,7 @@ def current_operator(request: Request) -> str:
 
 Ctx = Annotated[AppContext, Depends(_ctx)]
 Operator = Annotated[str, Depends(current_operator)]
+Reader = Annotated[Caller, Depends(current_caller)]  # an operator or a runtime
 
 
 @dataclass(frozen=True)

@@ -46,12 +46,14 @@ def server_operators(ctx: AppContext, host: str) -> Operators:
 
 
 def console_url(where: Listening, operators: Operators) -> str:
-    """Where an operator signs in: with the token in the URL on loopback (as notebook servers
-    print it), else the plain sign-in page."""
-    token = operators.generated or operators.tokens.get("operator")
+    """Where an operator signs in: on the start that made the home's first operator, with its
+    token in the URL on loopback (as notebook servers print it; the only time it is shown);
+    else the plain sign-in page, where an operator signs in with their own token (only its
+    digest is kept, so no later start can print it, and none mints one for whoever starts it)."""
+    token = operators.generated
     if token and is_loopback(where.host):
         return f"{where.base}/sign-in?token={token}"
-    return f"{where.base}/sign-in"
+    return f"{where.base}/sign-in (with your operator token)"
 
 
 class _Server:

@@ -14,7 +14,14 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
 from skillpress.schemas.events import LiveVersion
-from skillpress.services.api.deps import Ctx, Operator, SpecInput, read_spec_input, state
+from skillpress.services.api.deps import (
+    Ctx,
+    Operator,
+    Reader,
+    SpecInput,
+    read_spec_input,
+    state,
+)
 from skillpress.services.api.problems import PROBLEM_RESPONSES
 from skillpress.services.app.annotations import Kind
 from skillpress.services.app.context import AppContext
@@ -270,32 +277,35 @@ def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
 
 
 @router.get("/live", name="list_live_versions", tags=["versions"])
-def live(ctx: Ctx, who: Operator) -> list[LiveVersion]:
-    """Every skill's live version: its id, each file's sha256, its hosts (what followers keep)."""
+def live(ctx: Ctx, who: Reader) -> list[LiveVersion]:
+    """Every skill's live version: its id, each file's sha256, its hosts (what followers keep;
+    a runtime's token reads it)."""
     from skillpress.services.app.versions import live_versions
 
     return live_versions(ctx)
 
 
 @router.get("/skills/{slug}/versions/{ref}", name="get_version", tags=["versions"])
-def version(ctx: Ctx, who: Operator, slug: str, ref: str) -> VersionView:
+def version(ctx: Ctx, who: Reader, slug: str, ref: str) -> VersionView:
     """One version's id, files by sha256, hosts, status and whether it is live (`ref`: an id or
-    prefix, `live`, `newest`, or `current`: the live one, else the newest)."""
+    prefix, `live`, `newest`, or `current`: the live one, else the newest; a runtime's token
+    reads published versions only)."""
     from skillpress.services.app.versions import version_view
 
-    return version_view(ctx, slug, ref)
+    return version_view(ctx, slug, ref, not who.operator)
 
 
-def _files(ctx: AppContext, slug: str, ref: str) -> dict[str, bytes]:
+def _files(ctx: AppContext, slug: str, ref: str, published_only: bool) -> dict[str, bytes]:
     from skillpress.services.app.versions import resolve_version, version_files
 
-    return version_files(ctx.blobs, resolve_version(ctx, slug, ref)[1])
+    return version_files(ctx.blobs, resolve_version(ctx, slug, ref, published_only)[1])
 
 
 @router.get("/skills/{slug}/versions/{ref}/files", name="list_version_files", tags=["versions"])
-def version_file_list(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str, int]:
+def version_file_list(ctx: Ctx, who: Reader, slug: str, ref: str) -> dict[str, int]:
     """A version's files and their sizes (`ref`: a version id or prefix, `live` or `newest`)."""
-    return {path: len(data) for path, data in sorted(_files(ctx, slug, ref).items())}
+    files = _files(ctx, slug, ref, not who.operator)
+    return {path: len(data) for path, data in sorted(files.items())}
 
 
 @router.get(
@@ -318,12 +328,12 @@ def version_file_list(ctx: Ctx, who: Operator, slug: str, ref: str) -> dict[str,
         }
     },
 )
-def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Response:
+def version_file(ctx: Ctx, who: Reader, slug: str, ref: str, path: str) -> Response:
     """One file of a version, as stored (read alone, by its digest)."""
     from skillpress.services.app.versions import version_file as one_file
 
     kind = "application/json" if path.endswith(".json") else "text/markdown; charset=utf-8"
-    return Response(one_file(ctx, slug, ref, path), media_type=kind)
+    return Response(one_file(ctx, slug, ref, path, not who.operator), media_type=kind)
 
 
 @router.get(
@@ -333,12 +343,12 @@ def version_file(ctx: Ctx, who: Operator, slug: str, ref: str, path: str) -> Res
     response_class=Response,
     responses=_bytes("every file of the version in one tar.gz, as stored", "application/gzip"),
 )
-def version_archive(ctx: Ctx, who: Operator, slug: str, ref: str) -> Response:
+def version_archive(ctx: Ctx, who: Reader, slug: str, ref: str) -> Response:
     """Every file of a version in one gzip-compressed tar (what a follower fetches: check each
     file against the sha256 `/v1/live` names for it before using it)."""
     from skillpress.services.app.versions import version_archive as archive
 
-    version_id, data = archive(ctx, slug, ref)
+    version_id, data = archive(ctx, slug, ref, not who.operator)
     return Response(
         data,
         media_type="application/gzip",
@@ -576,6 +586,87 @@ def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> Approv
     from skillpress.services.app.approvals import decide as decided
 
     return as_dict(decided(ctx, request_id, body.grant, who), ctx)
+
+
+class AskIn(BaseModel):
+    skill: str = Field(max_length=64, description="the skill's slug")
+    operation: str = Field(max_length=128, description="the gated operation")
+    risk: str = Field(default="high", max_length=32, description="the gate's risk")
+    bound: dict[str, Any] = Field(description="the values the gate binds, as the call gives them")
+    auto: bool = Field(
+        default=False,
+        description="the call is under its gate's auto_below (recorded as the gate's)",
+    )
+    requested_by: str = Field(default="", max_length=128, description="who asks (an agent, a host)")
+
+
+@router.post("/approvals", name="ask_approval", tags=["approvals"])
+def ask(ctx: Ctx, who: Reader, body: AskIn) -> ApprovalView:
+    """A gated call asks (a runtime's token may): `used` when a grant for exactly these values
+    was waiting (used up now), `auto` when under its gate's threshold, else the `pending`
+    request it waits on (announced). Its caller waits with `consume`."""
+    from skillpress.services.app.approvals import settle_asked
+
+    by = f"{body.requested_by[:100]} (as {who.name})" if body.requested_by else who.name
+    return settle_asked(ctx, body.skill, body.operation, body.risk, body.bound, body.auto, by)
+
+
+@router.get("/approvals/{request_id}", name="get_approval", tags=["approvals"])
+def approval(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
+    """One request as it stands (pending, granted, denied, used, expired)."""
+    from skillpress.services.app.approvals import request_view
+
+    return request_view(ctx, request_id)
+
+
+@router.post("/approvals/{request_id}/consume", name="consume_approval", tags=["approvals"])
+def consume(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
+    """The decision for the call waiting on a request: a grant is used up (`used`: send it, once);
+    a pending, denied or expired one comes back as it is."""
+    from skillpress.services.app.approvals import as_dict
+    from skillpress.services.app.approvals import consume as consumed
+
+    return as_dict(consumed(ctx, request_id), ctx)
+
+
+class TokenIn(BaseModel):
+    name: str = Field(max_length=64, description="whose token (lowercase letters, digits, . _ -)")
+    role: Literal["operator", "runtime"] = Field(
+        default="runtime",
+        description="runtime: reads live versions, asks for approvals and waits on them;"
+        " operator: everything",
+    )
+
+
+class TokenMade(BaseModel):
+    name: str
+    role: str
+    token: str = Field(description="the token itself: shown this once, only its digest is kept")
+
+
+class TokenRow(BaseModel):
+    name: str
+    role: str
+    created: str
+
+
+@router.get("/tokens", name="list_tokens", tags=["tokens"])
+def tokens(ctx: Ctx, who: Operator) -> list[TokenRow]:
+    """Every token by name, with its role and when it was made (never a token itself)."""
+    from skillpress.services.app.operators import token_list
+
+    return [TokenRow(name=t.name, role=t.role, created=t.created) for t in token_list(ctx.settings)]
+
+
+@router.post("/tokens", name="make_token", tags=["tokens"])
+def make_token(ctx: Ctx, who: Operator, body: TokenIn) -> TokenMade:
+    """A new token (an operator's to make): a runtime's for a follower, an MCP server or a host
+    that asks for approvals here; its secret is in this answer only."""
+    from skillpress.services.app.operators import mint_token
+
+    return TokenMade(
+        name=body.name, role=body.role, token=mint_token(ctx.settings, body.name, body.role)
+    )
 
 
 @router.get("/skills/{slug}/runs", name="list_runs", tags=["runs"])

@@ -31,7 +31,9 @@ __all__ = [
     "pending_count",
     "record",
     "as_dict",
+    "request_view",
     "settle",
+    "settle_asked",
 ]
 
 
@@ -163,6 +165,33 @@ def settle(
     if asked.status == "pending":
         announce(ctx, asked)
     return consume(ctx, asked.id)
+
+
+def settle_asked(
+    ctx: AppContext,
+    skill: str,
+    operation: str,
+    risk: str,
+    bound: dict[str, Any],
+    auto: bool,
+    asked_by: str,
+) -> ApprovalView:
+    """`settle` for a runtime that asks over the API: never a person's approval at the call (a
+    runtime's token decides nothing), its gate's own under `auto_below`."""
+    gate = GateCheck(operation, risk, bound, auto)
+    return as_dict(settle(ctx, skill, gate, asked_by), ctx)
+
+
+def request_view(ctx: AppContext, request_id: int) -> ApprovalView:
+    """One request as it stands now (an open one past its time marked expired)."""
+    with ctx.records.session() as s:
+        row = s.get(ApprovalRequest, request_id)
+        if row is None:
+            raise NotFound(f"no approval request #{request_id}")
+        _lapsed(ctx, row)
+        s.flush()
+        s.expunge(row)
+        return as_dict(row, ctx)
 
 
 def decide(ctx: AppContext, request_id: int, grant: bool, by: str) -> ApprovalRequest:
@@ -300,7 +329,7 @@ def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
     from skillpress.schemas.events import ApprovalRequested
     from skillpress.schemas.subjects import EVENTS, STREAM
     from skillpress.services.app.pipeline import running_up
-    from skillpress.services.platform.broker import BrokerUnavailable, connect
+    from skillpress.services.platform.broker import BrokerUnavailable, connect, nats_options
 
     url = ctx.settings.nats_url or running_up(ctx.settings)
     if not url or request.id is None:
@@ -315,7 +344,12 @@ def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
     )
 
     async def send() -> None:
-        nc = await connect(url, name="skillpress-approvals", attempts=1)
+        nc = await connect(
+            url,
+            name="skillpress-approvals",
+            attempts=1,
+            options=nats_options(ctx.settings, url),
+        )
         try:
             await nc.jetstream().publish(
                 EVENTS.approval_requested,

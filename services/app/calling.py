@@ -71,6 +71,7 @@ from skillpress.services.runtime.workflows import (
 
 if TYPE_CHECKING:
     from skillpress.services.app.context import AppContext
+    from skillpress.services.app.views import ApprovalView
     from skillpress.services.platform.settings import Settings
     from skillpress.services.runtime.model_runs import Chat
     from skillpress.services.runtime.run_log import RunJournal, RunLog
@@ -99,9 +100,15 @@ __all__ = [
     "UnknownOperation",
     "Workflow",
     "WorkflowRefused",
+    "NOT_HERE",
+    "ApiDesk",
+    "Desk",
+    "LocalDesk",
     "agent_gatekeeper",
+    "api_gatekeeper",
     "call_setup",
     "credential_for",
+    "desk_opener",
     "help_text",
     "model_chat",
     "open_package",
@@ -239,11 +246,119 @@ def call_setup(
     )
 
 
+class Desk(Protocol):
+    """Where a gated call is settled: the records here (`LocalDesk`), or the approvals of a
+    skillpress API a runtime reaches with a token that decides nothing (`ApiDesk`)."""
+
+    def settle(
+        self, slug: str, gate: GateCheck, asked_by: str, approved_by: str | None = None
+    ) -> ApprovalView:
+        """The call's decision as it stands: `auto`, `used` (go, once), or `pending`."""
+
+    def consume(self, request_id: int) -> ApprovalView:
+        """The decision the call waiting on `request_id` gets now (`used`: send it)."""
+
+    def close(self) -> None:
+        """Let go of what it holds."""
+
+
+class LocalDesk:
+    """Gated calls settled in this home's records (opened at the first gate, not before)."""
+
+    def __init__(self, open_ctx: Callable[[], AppContext]) -> None:
+        from skillpress.services.app import approvals
+
+        self._approvals = approvals
+        self.ctx = open_ctx()
+
+    def settle(
+        self, slug: str, gate: GateCheck, asked_by: str, approved_by: str | None = None
+    ) -> ApprovalView:
+        row = self._approvals.settle(self.ctx, slug, gate, asked_by, approved_by)
+        return self._approvals.as_dict(row, self.ctx)
+
+    def consume(self, request_id: int) -> ApprovalView:
+        return self._approvals.as_dict(self._approvals.consume(self.ctx, request_id), self.ctx)
+
+    def close(self) -> None:
+        self.ctx.close()
+
+
+NOT_HERE = (
+    "gated calls here are decided through the approvals API (SKILLPRESS_APPROVALS_URL), where a"
+    " person grants them: nothing at this terminal approves"
+)
+
+
+class ApiDesk:
+    """Gated calls settled through a skillpress API's approvals with a runtime's token: the
+    person decides there; nothing here can approve."""
+
+    def __init__(self, url: str, token: str) -> None:
+        from skillpress.services.platform.approvals_api import ApprovalsApi
+
+        self.api = ApprovalsApi(url, token)
+
+    def settle(
+        self, slug: str, gate: GateCheck, asked_by: str, approved_by: str | None = None
+    ) -> ApprovalView:
+        if approved_by:
+            from skillpress.services.errors import Refused
+
+            raise Refused(NOT_HERE)
+        found = self.api.settle(slug, gate.operation, gate.risk, gate.bound, gate.auto, asked_by)
+        return _view(found)
+
+    def consume(self, request_id: int) -> ApprovalView:
+        return _view(self.api.consume(request_id))
+
+    def close(self) -> None:
+        self.api.close()
+
+
+def _view(found: dict[str, Any]) -> ApprovalView:
+    """An approval as the API answered it, held to the shape the gatekeepers read."""
+    from typing import cast
+
+    from skillpress.services.platform.approvals_api import ApprovalsUnavailable
+
+    if not isinstance(found.get("id"), int) or not isinstance(found.get("status"), str):
+        raise ApprovalsUnavailable("the approvals API answered without a request's id and status")
+    return cast("ApprovalView", found)
+
+
+def desk_opener(
+    approvals_url: str | None, open_ctx: Callable[[], AppContext]
+) -> Callable[[], Desk]:
+    """How this process settles gated calls: through the approvals API at `approvals_url`
+    (SKILLPRESS_APPROVALS_URL) with the runtime token in SKILLPRESS_RUNTIME_TOKEN, or in the
+    records here. The one place the two are chosen, for every face."""
+    if not approvals_url:
+        return lambda: LocalDesk(open_ctx)
+    url = approvals_url
+
+    def api() -> Desk:
+        import os
+
+        from skillpress.services.app.operators import RUNTIME_TOKEN_ENV
+        from skillpress.services.errors import Refused
+
+        token = os.environ.get(RUNTIME_TOKEN_ENV, "").strip()
+        if not token:
+            raise Refused(
+                f"SKILLPRESS_APPROVALS_URL is {url}: this runtime asks for approvals there with"
+                f" its token, in {RUNTIME_TOKEN_ENV}, which is not set; the call was not sent"
+            )
+        return ApiDesk(url, token)
+
+    return api
+
+
 def terminal_gatekeeper(
-    open_ctx: Callable[[], AppContext],
+    open_desk: Callable[[], Desk],
     slug: str,
     who: str,
-    approver: Callable[[AppContext], str | None],
+    approver: Callable[[], str | None],
     wait: float,
     say: Callable[[str], None],
 ) -> Gatekeeper:
@@ -251,79 +366,85 @@ def terminal_gatekeeper(
     `auto_below`), and every decision is recorded: the operator's own (`approver` names them,
     `--approve`), or a request another person grants (waited for up to `wait` seconds, polled
     twice a second). Raises GateClosed, naming the request, when it is denied, expires or is
-    still pending."""
+    still pending. What it says names no command that decides: whoever runs the call may be an
+    agent."""
 
     def decide(gate: GateCheck) -> None:
-        from skillpress.services.app import approvals  # the records stack, at the first gate
-
-        ctx = open_ctx()
+        desk = open_desk()
         try:
-            by = approver(ctx)
-            row = approvals.settle(ctx, slug, gate, who, f"{by} at the terminal" if by else None)
-            if row.status != "pending":
-                say(f"approved by {row.decided_by} (#{row.id}): {gate.describe()}")
+            by = approver()
+            row = desk.settle(slug, gate, who, f"{by} at the terminal" if by else None)
+            if row["status"] != "pending":
+                say(f"approved by {row['decided_by']} (#{row['id']}): {gate.describe()}")
                 return
             say(
-                f"waiting for approval #{row.id}: {gate.describe()}."
-                f" A person approves it: skillpress approve {row.id} (or deny {row.id})"
+                f"waiting for approval #{row['id']}: {gate.describe()}."
+                " It waits for a person's decision"
             )
             deadline = time.monotonic() + wait
-            assert row.id is not None
+            asked = row["id"]
+            assert asked is not None
             while True:
-                row = approvals.consume(ctx, row.id)
-                if row.status == "used":
-                    say(f"approved by {row.decided_by} (#{row.id})")
+                row = desk.consume(asked)
+                if row["status"] == "used":
+                    say(f"approved by {row['decided_by']} (#{row['id']})")
                     return
-                if row.status in ("denied", "expired") or time.monotonic() >= deadline:
+                if row["status"] in ("denied", "expired") or time.monotonic() >= deadline:
                     break
                 time.sleep(0.5)
         finally:
-            ctx.close()
-        if row.status == "denied":
+            desk.close()
+        if row["status"] == "denied":
             raise GateClosed(
-                f"not sent: approval #{row.id} was denied by {row.decided_by}", row.id, denied=True
+                f"not sent: approval #{row['id']} was denied by {row['decided_by']}",
+                row["id"],
+                denied=True,
             )
-        if row.status == "expired":
+        if row["status"] == "expired":
             raise GateClosed(
-                f"not sent: approval #{row.id} expired before anyone decided it;"
+                f"not sent: approval #{row['id']} expired before anyone decided it;"
                 " calling again asks anew"
             )
         raise GateClosed(
-            f"not sent: approval #{row.id} is still pending; the same call once"
+            f"not sent: approval #{row['id']} is still pending; the same call once"
             " it is approved goes through",
-            row.id,
+            row["id"],
         )
 
     return decide
 
 
-def agent_gatekeeper(open_ctx: Callable[[], AppContext], slug: str) -> Gatekeeper:
-    """An agent's gated call (over MCP): sent under `auto_below`, or when a person granted exactly
-    that call (used once); otherwise recorded as a request the agent is told to wait on
-    (GateClosed naming it). The records are opened at the first gated call, not when the server
-    starts."""
+def agent_gatekeeper(open_desk: Callable[[], Desk], slug: str) -> Gatekeeper:
+    """An agent's gated call (over MCP, or a host's): sent under `auto_below`, or when a person
+    granted exactly that call (used once); otherwise recorded as a request the agent is told to
+    wait on (GateClosed naming it). The desk is opened at the first gated call, not when the
+    server starts."""
 
     def decide(gate: GateCheck) -> None:
-        from skillpress.services.app import approvals  # the records stack, at the first gate
-
-        ctx = open_ctx()
+        desk = open_desk()
         try:
-            row = approvals.settle(ctx, slug, gate, gate.caller or "an MCP client")
-            until = approvals.expires_at(ctx, row)
+            row = desk.settle(slug, gate, gate.caller or "an MCP client")
         finally:
-            ctx.close()
-        if row.status != "pending":
+            desk.close()
+        if row["status"] != "pending":
             return
-        assert until is not None  # a pending request always has its time
+        until = (row["expires_at"] or "")[:16].replace("T", " ")
         raise GateClosed(
-            f"not sent: {gate.describe()}. It waits for a person's approval (request #{row.id}),"
-            f" open until {until:%Y-%m-%d %H:%M} UTC;"
+            f"not sent: {gate.describe()}. It waits for a person's approval (request"
+            f" #{row['id']}), open until {until} UTC;"
             " tell the user what you would send and why, and call again with the same arguments"
             " once they say it is approved.",
-            row.id,
+            row["id"],
         )
 
     return decide
+
+
+def api_gatekeeper(url: str, token: str, slug: str) -> Gatekeeper:
+    """`agent_gatekeeper` over the approvals of the skillpress API at `url`, with a runtime's
+    `token`: what an agent host (`SkillHost(gatekeeper=...)`) uses when the approvals live with
+    `skillpress serve`, out of the agent's reach."""
+    return agent_gatekeeper(lambda: ApiDesk(url, token), slug)
 
 
 def workflows_for(

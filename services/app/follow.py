@@ -138,7 +138,12 @@ async def follow_live(
     from nats.errors import TimeoutError as NatsTimeout
     from nats.js.errors import NoKeysError
 
-    from skillpress.services.platform.broker import LIVE_BUCKET, connect, ensure_stream
+    from skillpress.services.platform.broker import (
+        LIVE_BUCKET,
+        connect,
+        ensure_stream,
+        nats_options,
+    )
 
     read = store_reader(ctx)
     await _hold_pins(read, lambda slug, ref: _pointer(ctx, slug, ref), out, fmt, pins, on_swap)
@@ -153,7 +158,9 @@ async def follow_live(
         if wanted(live.skill) and await asyncio.to_thread(materialize, read, out, live, fmt):
             on_swap(live)
 
-    nc = await connect(nats_url, name="skillpress-follow")
+    nc = await connect(
+        nats_url, name="skillpress-follow", options=nats_options(ctx.settings, nats_url)
+    )
     try:
         await ensure_stream(nc, ctx.settings.stream_replicas)
         kv = await nc.jetstream().key_value(LIVE_BUCKET)

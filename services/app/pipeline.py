@@ -26,6 +26,7 @@ from skillpress.schemas.subjects import COMMANDS, EVENTS
 from skillpress.services.app.context import AppContext
 from skillpress.services.app.views import Replayed
 from skillpress.services.errors import Refused, Retryable, Unavailable
+from skillpress.services.platform.nats_urls import shown_url
 from skillpress.services.platform.settings import Settings
 
 if TYPE_CHECKING:
@@ -132,9 +133,14 @@ class Pipeline:
     @contextlib.asynccontextmanager
     async def connection(self) -> AsyncIterator[NATS]:
         """A connection to this pipeline's NATS with its streams in place, closed after."""
-        from skillpress.services.platform.broker import connect, ensure_stream
+        from skillpress.services.platform.broker import connect, ensure_stream, nats_options
 
-        nc = await connect(self.nats_url, name="skillpress-cli", attempts=2)
+        nc = await connect(
+            self.nats_url,
+            name="skillpress-cli",
+            attempts=2,
+            options=nats_options(self.ctx.settings, self.nats_url),
+        )
         try:
             await ensure_stream(nc, self.ctx.settings.stream_replicas)
             yield nc
@@ -147,9 +153,12 @@ def _marker(settings: Settings) -> Path:
 
 
 def write_up_marker(settings: Settings, nats_url: str) -> Path:
+    """`<home>/up.json` (mode 0600: the URL carries the embedded NATS's credentials), what a
+    command line on the same home finds a running `up` by."""
+    from skillpress.services.platform.operator_tokens import write_private
+
     path = _marker(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"nats_url": nats_url, "pid": os.getpid()}))
+    write_private(path, json.dumps({"nats_url": nats_url, "pid": os.getpid()}))
     return path
 
 
@@ -272,7 +281,7 @@ async def follow(
                     return seen
             if left <= 0:
                 where = {
-                    "configured": f"workers on {pipeline.nats_url} (skillpress worker NAME)",
+                    "configured": f"workers on {shown_url(pipeline.nats_url)} (skillpress worker NAME)",
                     "up": "the running `skillpress up`",
                     "embedded": "the in-process workers",
                 }[pipeline.mode]

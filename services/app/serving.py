@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 from skillpress.services.app.calling import (
     CallLimits,
     Credential,
+    Desk,
     Skill,
     agent_gatekeeper,
     credential_for,
+    desk_opener,
     open_target,
 )
 from skillpress.services.app.follow import folder_stamp, followed_version
@@ -27,7 +29,15 @@ if TYPE_CHECKING:
     from skillpress.services.runtime.model_runs import Chat
     from skillpress.services.runtime.run_log import RunJournal
 
-__all__ = ["NoSkills", "ServeOptions", "catalog_server", "serve", "skill_server"]
+__all__ = [
+    "MCP_TOKEN_ENV",
+    "NoSkills",
+    "ServeOptions",
+    "catalog_server",
+    "http_token",
+    "serve",
+    "skill_server",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,12 @@ class ServeOptions:
     limits: CallLimits
     unsafe: bool
     allow_private_token_url: Callable[[], bool] = lambda: False
+    # gated calls settled through this skillpress API's approvals (SKILLPRESS_APPROVALS_URL,
+    # with the runtime's token), else in the records here: asked at the first gated call
+    approvals_url: Callable[[], str | None] = lambda: None
+
+    def desk(self, open_ctx: Callable[[], AppContext]) -> Callable[[], Desk]:
+        return lambda: desk_opener(self.approvals_url(), open_ctx)()
 
     def credential(self, skill: Skill, auth_env: str | None) -> Credential | None:
         allow = skill.auth is not None and self.allow_private_token_url()
@@ -91,7 +107,7 @@ def skill_server(
         eager=options.eager,
         credential=options.credential(skill, auth_env),
         limits=options.limits,
-        gatekeeper=agent_gatekeeper(open_ctx, skill.slug),
+        gatekeeper=agent_gatekeeper(options.desk(open_ctx), skill.slug),
         reload=reload if folder.is_dir() else None,
         version=followed_version(folder),
         sandboxed=folder.is_dir() and not options.unsafe,
@@ -137,7 +153,7 @@ def catalog_server(
         eager=options.eager,
         credentials=lambda slug, sk: options.credential(sk, None),
         limits=options.limits,
-        gatekeepers=lambda slug: agent_gatekeeper(open_ctx, slug),
+        gatekeepers=lambda slug: agent_gatekeeper(options.desk(open_ctx), slug),
         refresh=catalog.changed,
         sandboxed=target is not None and not options.unsafe,
         model=model,
@@ -145,13 +161,29 @@ def catalog_server(
     )
 
 
-def serve(server: Any, transport: str, port: int) -> None:
-    """Serve over stdio, or streamable HTTP at http://127.0.0.1:PORT/mcp, until stopped."""
+# the bearer token an MCP server over HTTP takes, when given (else one is made and printed)
+MCP_TOKEN_ENV = "SKILLPRESS_MCP_TOKEN"
+
+
+def http_token(environ: Mapping[str, str]) -> tuple[str, bool]:
+    """(the bearer token an MCP server over HTTP answers to, whether it was made now): the one
+    in SKILLPRESS_MCP_TOKEN, or a new one for this run (printed for the client it is for)."""
+    import secrets
+
+    given = (environ.get(MCP_TOKEN_ENV) or "").strip()
+    return (given, False) if given else (secrets.token_urlsafe(32), True)
+
+
+def serve(server: Any, transport: str, port: int, token: str | None = None) -> None:
+    """Serve over stdio, or streamable HTTP at http://127.0.0.1:PORT/mcp (answering only
+    requests that bear `token`), until stopped."""
     from skillpress.services.runtime.mcp_server import serve_http, serve_stdio
 
     if transport == "stdio":
         asyncio.run(serve_stdio(server))
     elif transport == "http":
-        serve_http(server, "127.0.0.1", port)
+        if not token:
+            raise ValueError("an MCP server over HTTP needs its bearer token")
+        serve_http(server, "127.0.0.1", port, token)
     else:
         raise ValueError(f"--transport {transport!r}: stdio or http")

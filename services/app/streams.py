@@ -31,14 +31,24 @@ def stream_replicas(ctx: AppContext, replicas: int | None = None) -> list[Stream
     """Each stream's replica count and the nodes holding it; with `replicas`, every stream and
     the live bucket are changed to that many copies first (StreamReplicasRefused when the
     cluster cannot hold them)."""
-    from skillpress.services.platform.broker import connect, set_replicas, stream_states
+    from skillpress.services.platform.broker import (
+        connect,
+        nats_options,
+        set_replicas,
+        stream_states,
+    )
 
     if replicas is not None and not 1 <= replicas <= 5:
         raise Refused(f"--replicas {replicas}: JetStream keeps 1 to 5 copies of a stream")
     url = _nats_url(ctx)
 
     async def run() -> list[StreamState]:
-        nc = await connect(url, name="skillpress-streams", attempts=3)
+        nc = await connect(
+            url,
+            name="skillpress-streams",
+            attempts=3,
+            options=nats_options(ctx.settings, url),
+        )
         try:
             if replicas is not None:
                 return await set_replicas(nc, replicas)

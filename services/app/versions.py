@@ -340,9 +340,21 @@ def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[tuple
     return version.id, [(match, match not in calls) for match in dropped]
 
 
-def resolve_version(ctx: AppContext, slug: str, ref: str) -> tuple[Skill, Version]:
+def resolve_version(
+    ctx: AppContext, slug: str, ref: str, published_only: bool = False
+) -> tuple[Skill, Version]:
     """The skill and the version `ref` names: an id or prefix, `live`, `newest`, or `current`
-    (the live one, else the newest; NotFound when there is no such version)."""
+    (the live one, else the newest; NotFound when there is no such version). `published_only`
+    (what a runtime may read): a proposal no person published is not found."""
+    skill, version = _resolve(ctx, slug, ref)
+    if published_only and version.status == "proposed":
+        raise NotFound(
+            f"{slug} {ref}: a proposal no one has published; a runtime reads published versions"
+        )
+    return skill, version
+
+
+def _resolve(ctx: AppContext, slug: str, ref: str) -> tuple[Skill, Version]:
     skill = find_skill(ctx, slug)
     if ref == "current":
         return skill, pick_version(ctx, skill, None)
@@ -366,10 +378,10 @@ def version_pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
     return _pointer(*resolve_version(ctx, slug, ref))
 
 
-def version_view(ctx: AppContext, slug: str, ref: str) -> VersionView:
-    """A version's pointer with its status and whether it is live (`ref` as `resolve_version`
-    reads it): what `show` lists."""
-    skill, version = resolve_version(ctx, slug, ref)
+def version_view(ctx: AppContext, slug: str, ref: str, published_only: bool = False) -> VersionView:
+    """A version's pointer with its status and whether it is live (`ref` and `published_only`
+    as `resolve_version` reads them): what `show` lists."""
+    skill, version = resolve_version(ctx, slug, ref, published_only)
     pointer = _pointer(skill, version)
     return {
         "skill": pointer.skill,
@@ -405,16 +417,20 @@ def live_versions(ctx: AppContext) -> list[LiveVersion]:
         return out
 
 
-def version_file(ctx: AppContext, slug: str, ref: str, path: str) -> bytes:
+def version_file(
+    ctx: AppContext, slug: str, ref: str, path: str, published_only: bool = False
+) -> bytes:
     """One file of a version, read by its digest alone (never the version's other files)."""
-    _, version = resolve_version(ctx, slug, ref)
+    _, version = resolve_version(ctx, slug, ref, published_only)
     keys: dict[str, str] = json.loads(version.files_json)
     if path not in keys:
         raise NotFound(f"{slug} {ref} has no file {path!r}")
     return ctx.blobs.get(keys[path])
 
 
-def version_archive(ctx: AppContext, slug: str, ref: str) -> tuple[str, bytes]:
+def version_archive(
+    ctx: AppContext, slug: str, ref: str, published_only: bool = False
+) -> tuple[str, bytes]:
     """(the version id, every file of it in one gzip-compressed tar): what a follower fetches in
     one request. Deterministic: sorted paths, fixed times and owners, so the same version is the
     same bytes."""
@@ -422,7 +438,7 @@ def version_archive(ctx: AppContext, slug: str, ref: str) -> tuple[str, bytes]:
     import io
     import tarfile
 
-    _, version = resolve_version(ctx, slug, ref)
+    _, version = resolve_version(ctx, slug, ref, published_only)
     keys: dict[str, str] = json.loads(version.files_json)
     raw = io.BytesIO()
     paths = sorted(keys)

@@ -211,19 +211,25 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     """A gated call goes only with a person's approval (or under the gate's `auto_below`), and
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
-    from skillpress.services.app.calling import terminal_gatekeeper
+    from skillpress.services.app.calling import NOT_HERE, desk_opener, terminal_gatekeeper
+    from skillpress.services.errors import Refused
     from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
 
-    def approver(ctx: Any) -> str | None:
+    def approver() -> str | None:
         if not approve:
             return None
         with failures():
-            return operator_for(ctx.settings, os.environ.get(OPERATOR_TOKEN_ENV))
+            if settings().approvals_url:  # a flag this face cannot honour is refused
+                raise Refused(NOT_HERE)
+            return operator_for(settings(), os.environ.get(OPERATOR_TOKEN_ENV))
 
     def say(line: str) -> None:
         typer.echo(line, err=True)
 
-    decide = terminal_gatekeeper(open_ctx, skill.slug, _who(), approver, wait, say)
+    def desk() -> Any:  # settings read at the first gate, not for every call
+        return desk_opener(settings().approvals_url, open_ctx)()
+
+    decide = terminal_gatekeeper(desk, skill.slug, _who(), approver, wait, say)
 
     def gate(check: Any) -> None:
         with failures_of_the_records():
@@ -679,7 +685,13 @@ def mcp(
     if transport not in ("stdio", "http"):
         fail(f"--transport {transport!r}: stdio or http")
     limits = CallLimits(timeout, max_response_bytes, retries, max_wait)
-    options = ServeOptions(eager, limits, unsafe, lambda: settings().fetch_allow_private)
+    options = ServeOptions(
+        eager,
+        limits,
+        unsafe,
+        lambda: settings().fetch_allow_private,
+        approvals_url=lambda: settings().approvals_url,
+    )
     given = list(base_url or [])
     if every:
         # a flag that redirects calls or credentials holds, or is refused: never ignored
@@ -727,11 +739,22 @@ def mcp(
             fail(str(exc))
         say_base_url(skill, one)
         what = skill.slug
+    token = None
     if transport == "http":
+        from skillpress.services.app.serving import MCP_TOKEN_ENV, http_token
+
+        token, made = http_token(os.environ)
         typer.echo(
-            f"serving {what} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp", err=True
+            f"serving {what} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp;"
+            " every request bears Authorization: Bearer "
+            + (
+                f"{token} (made for this run; set {MCP_TOKEN_ENV} to choose it)"
+                if made
+                else f"${MCP_TOKEN_ENV}"
+            ),
+            err=True,
         )
-    serve(server, transport, port)
+    serve(server, transport, port, token)
 
 
 def register(app: typer.Typer) -> None:

@@ -532,8 +532,11 @@ def follow(
     ] = None,
     token_env: Annotated[
         str,
-        typer.Option("--token-env", help="with --api: the variable holding an operator token"),
-    ] = "SKILLPRESS_OPERATOR_TOKEN",
+        typer.Option(
+            "--token-env",
+            help="with --api: the variable holding a runtime token (reading live versions is all it can do)",
+        ),
+    ] = "SKILLPRESS_RUNTIME_TOKEN",
     interval: Annotated[
         float, typer.Option("--interval", help="with --api: seconds between looks")
     ] = 2.0,
@@ -555,7 +558,10 @@ def follow(
         pins[slug] = ref
     token = os.environ.get(token_env, "") if api else ""
     if api and not token:
-        fail(f"--api needs an operator token in ${token_env} (skillpress token add NAME makes one)")
+        fail(
+            f"--api needs a runtime token in ${token_env}: an operator makes one for this"
+            " follower (a runtime's token reads live versions and decides nothing)"
+        )
     ctx = None if api else open_ctx()
     url = None if ctx is None else (ctx.settings.nats_url or running_up(ctx.settings))
     if ctx is not None and not url:

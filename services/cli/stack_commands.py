@@ -78,39 +78,62 @@ token_app = typer.Typer(help="Operator tokens for the API and console.", no_args
 
 @token_app.command("add")
 def token_add(
-    name: Annotated[str, typer.Argument(help="the operator's name, recorded as created_by")],
+    name: Annotated[str, typer.Argument(help="whose token: recorded as created_by")],
+    role: Annotated[
+        str,
+        typer.Option(
+            "--role",
+            help="operator (decides, publishes, annotates, makes tokens) | runtime (reads live"
+            " versions, asks for approvals and waits: a follower, an MCP server, a host)",
+        ),
+    ] = "operator",
 ) -> None:
-    """Make a token for an operator (printed once; stored in <home>/operator-tokens, mode 0600)."""
-    from skillpress.services.app.operators import add_operator, tokens_file
+    """Make a token (printed once; only its digest is kept in <home>/operator-tokens, mode
+    0600). The first operator of a home needs none; after that, an operator's token in
+    SKILLPRESS_OPERATOR_TOKEN makes each one."""
+    import os
+
+    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, add_token_as, tokens_file
 
     chosen = settings()
     with failures():
-        secret = add_operator(chosen, name)
+        secret = add_token_as(chosen, name, role, os.environ.get(OPERATOR_TOKEN_ENV))
     typer.echo(secret)
+    where = "sign in with it on the console" if role == "operator" else "give it to the runtime"
     typer.echo(
-        f"stored for {name} in {tokens_file(chosen)}; sign in with it on the console", err=True
+        f"a {role} token for {name}; its digest is kept in {tokens_file(chosen)}, the token is"
+        f" shown this once: {where}",
+        err=True,
     )
 
 
 @token_app.command("list")
 def token_list() -> None:
-    """The operators who have a token, by name (their secrets are never shown again)."""
-    from skillpress.services.app.operators import operator_names
+    """Every token by name, with its role and when it was made (never a token itself)."""
+    from skillpress.services.app.operators import token_list as listed
 
     with failures():
-        names = operator_names(settings())
-    typer.echo("\n".join(names) if names else "no operator tokens yet: skillpress token add NAME")
+        tokens = listed(settings())
+    if not tokens:
+        typer.echo("no tokens yet: the first start of `skillpress up` or `serve` makes one")
+        return
+    width = max(len(t.name) for t in tokens)
+    for t in tokens:
+        typer.echo(f"{t.name:<{width}}  {t.role:<8}  made {t.created}")
 
 
 @token_app.command("revoke")
 def token_revoke(
-    name: Annotated[str, typer.Argument(help="the operator whose token stops working")],
+    name: Annotated[str, typer.Argument(help="whose token stops working")],
 ) -> None:
-    """Revoke an operator's token: a running API refuses it (and its sessions) from then on."""
-    from skillpress.services.app.operators import revoke_operator
+    """Revoke a token: a running API refuses it (and its sessions) from then on. An operator's
+    decision: SKILLPRESS_OPERATOR_TOKEN holds yours."""
+    import os
+
+    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, revoke_as
 
     with failures():
-        revoke_operator(settings(), name)
+        revoke_as(settings(), name, os.environ.get(OPERATOR_TOKEN_ENV))
     typer.echo(f"revoked {name}'s token", err=True)
 
 

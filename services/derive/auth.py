@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from skillpress.services.derive.frontmatter import HEADER_NAME
 from skillpress.services.derive.model import Operation
 from skillpress.services.derive.refs import Resolver
 
@@ -106,8 +107,10 @@ def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
     if typ == "apikey":
         where = str(scheme.get("in", "")).lower()
         name = scheme.get("name")
-        if where == "header" and isinstance(name, str) and name:
+        if where == "header" and isinstance(name, str) and HEADER_NAME.match(name):
             return "apiKey", name, True
+        if where == "header":  # `X-Key"><script>` is no header anything can send
+            return "apiKey_header_not_a_header_name", None, False
         return f"apiKey_{where or 'unknown'}", None, False
     if typ in ("oauth2", "openidconnect"):
         # the token is obtained outside (a flow the operator runs); presented, it is a bearer token

@@ -116,7 +116,10 @@ FILE_KEYS = ("operation", "identity", "approval")
 # the one reading of a path template: `{name}` within a segment (an empty name is caught as an error)
 PATH_TEMPLATE = re.compile(r"\{([^{}/]*)\}")
 # what a field (argument) name may be: no spaces, braces, slashes or control characters
-FIELD_NAME = re.compile(r"^[^\s{}/\x00-\x1f\x7f]{1,200}$")
+# (nor a zero-width or bidirectional control: a name that reads as another)
+FIELD_NAME = re.compile(
+    r"^[^\s{}/\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]{1,200}$"
+)
 _FRONTMATTER_LIMITS = LoadLimits(
     max_bytes=MAX_OPERATION_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000
 )

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from skillpress.services.derive.errors import SpecRefused
+from skillpress.services.derive.text import INVISIBLE, visible
 
 __all__ = ["LoadLimits", "load_document", "parse_bytes"]
 
@@ -236,9 +237,35 @@ def parse_bytes(data: bytes, limits: LoadLimits | None = None) -> Any:
     stripped = text.lstrip()
     if not stripped:
         raise SpecRefused("the document is empty")
-    if stripped[0] in "{[":
-        return _load_json(text)
-    return _load_yaml(text, limits)
+    doc = _load_json(text) if stripped[0] in "{[" else _load_yaml(text, limits)
+    if INVISIBLE.search(text) or _ESCAPED_INVISIBLE.search(text):
+        doc = _visible_prose(doc)
+    return doc
+
+
+# an invisible character written as an escape (JSON's and YAML's `\u200b`)
+_ESCAPED_INVISIBLE = re.compile(r"\\u(?:200[b-f]|202[a-e]|206[0-46-9]|feff)", re.IGNORECASE)
+
+
+# the spec's words for people and models, written out with invisible characters taken out: a
+# description cannot hide an instruction behind a bidi control (names and values the API reads
+# are kept as they are, and derive refuses to offer a name that reads as another)
+_PROSE_KEYS = frozenset({"description", "summary", "title", "operationId", "x-summary"})
+
+
+def _visible_prose(doc: Any) -> Any:
+    stack: list[Any] = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _PROSE_KEYS and isinstance(value, str):
+                    node[key] = visible(value)
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, dict | list))
+    return doc
 
 
 def load_document(data: bytes, limits: LoadLimits | None = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from skillpress.services.derive.model import Operation, Param, Webhook
 from skillpress.services.derive.schema import type_label
 from skillpress.services.derive.servers import join_url
 from skillpress.services.derive.text import (
+    INVISIBLE,
     first_sentence,
     full_text,
     one_line,
@@ -528,8 +529,6 @@ def _render_operation(
 ) -> str:
     parts: list[str] = []
     front = declaration_block(op, url)
-    if front:
-        parts.append(front)
     parts.append(f"# {op.name}\n")
     what = spec_line(op.summary or first_sentence(op.description)) or _humanize(op.name)
     parts.append(what.rstrip(".") + ".")
@@ -563,7 +562,10 @@ def _render_operation(
     lines += _body_section(op, level)
     lines += _responses_section(op, level)
     lines += _examples_section(op)
-    return "\n".join(lines).rstrip() + "\n"
+    prose = "\n".join(lines).rstrip() + "\n"
+    if INVISIBLE.search(prose):  # a name or path that holds one: shown as its escape, never hidden
+        prose = INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", prose)
+    return (front + "\n" if front else "") + prose
 
 
 def render_webhook(hook: Webhook) -> str:

@@ -7,7 +7,26 @@ from functools import lru_cache
 
 from skillpress.services.derive.gc_pause import cleared_after
 
-__all__ = ["short_text", "first_sentence", "one_line", "without_urls", "full_text", "spec_line"]
+__all__ = [
+    "INVISIBLE",
+    "short_text",
+    "first_sentence",
+    "one_line",
+    "without_urls",
+    "full_text",
+    "spec_line",
+    "visible",
+]
+
+# zero-width characters and bidirectional controls: text that reads one way and is another (an
+# instruction hidden in a description, `na\u200bme` that reads as `name`)
+INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def visible(text: str) -> str:
+    """`text` without zero-width characters and bidirectional controls."""
+    return INVISIBLE.sub("", text)
+
 
 _WS = re.compile(r"\s+")
 # a link's target may hold one level of parentheses (`…/wiki/Idempotence_(safe)`)

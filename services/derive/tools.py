@@ -24,6 +24,7 @@ from skillpress.services.derive.frontmatter import (
     path_template_names,
 )
 from skillpress.services.derive.model import Operation, ToolDecl
+from skillpress.services.derive.text import INVISIBLE, visible
 
 __all__ = ["declare_tool"]
 
@@ -181,6 +182,16 @@ def _whole_body_name(taken: dict[str, Any]) -> str:
     return "body__"
 
 
+def _invisible_name(op: Operation) -> str | None:
+    """A path parameter or body field of `op` whose name holds an invisible character (a query
+    or header one is offered under a clean name instead, `sent_as` keeping the original)."""
+    names = list(path_template_names(op.path))
+    schema = op.body.schema if op.body is not None else None
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        names += [str(n) for n in schema["properties"]]
+    return next((n for n in names if INVISIBLE.search(n)), None)
+
+
 def declare_tool(
     op: Operation, types: dict[str, Any], sizes: ExpandedSizes | None = None
 ) -> tuple[ToolDecl | None, str | None]:
@@ -191,6 +202,12 @@ def declare_tool(
     clash with a parameter's name: then the whole body is one argument (`body`)."""
     if op.method not in METHODS:
         return None, f"{op.method} is not a method skillpress sends"
+    hidden = _invisible_name(op)
+    if hidden is not None:
+        return None, (
+            f"its argument {hidden!r} holds an invisible character (zero-width or a"
+            " direction control): it would read as another name"
+        )
     body = op.body
     body_props: dict[str, Any] = {}
     body_required: list[str] = []
@@ -293,7 +310,7 @@ def declare_tool(
         elif not FIELD_NAME.match(
             arg
         ):  # `ip address`, `{field_name}`: an argument name a model can use
-            base = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", arg).strip("_") or "param"
+            base = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", visible(arg)).strip("_") or "param"
             arg = next(n for n in (base, f"{base}_q", f"{base}__q") if n not in props)
             sent_as[arg] = p.name
         sub = p.schema if isinstance(p.schema, dict) else {}

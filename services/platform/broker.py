@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nats
 from nats.aio.client import Client
@@ -13,9 +14,16 @@ from nats.js.errors import BucketNotFoundError, NotFoundError
 
 from skillpress.schemas.subjects import STREAM, STREAM_SUBJECTS
 from skillpress.services.errors import Permanent, Unavailable
+from skillpress.services.platform.nats_urls import carries_credentials, server_list, shown_url
+
+if TYPE_CHECKING:
+    from skillpress.services.platform.settings import Settings
 
 __all__ = [
+    "broker_options",
     "connect",
+    "nats_options",
+    "shown_url",
     "ensure_stream",
     "set_replicas",
     "stream_states",
@@ -44,9 +52,63 @@ EXHAUSTED_STREAM = f"{STREAM}_EXHAUSTED"
 EXHAUSTED_SUBJECTS = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{STREAM}.*"
 
 
-def server_list(url: str) -> list[str]:
-    """The servers a NATS URL names: one, or a cluster's comma-separated (any node will do)."""
-    return [u.strip() for u in url.split(",") if u.strip()]
+def nats_options(
+    settings: Settings, url: str, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """How this process proves itself to the NATS at `url`, as nats-py (and FastStream) take
+    it: a credentials file, a user and password, or a token (each secret read from the variable
+    the settings name, never from a setting), and TLS against a CA bundle (a client certificate
+    too, for mutual TLS). A URL that carries its own user and password (the embedded server's,
+    generated for its processes) takes none of the configured credentials. SettingsRefused,
+    naming the variable, for one that cannot be used."""
+    import os
+    import ssl
+
+    from skillpress.services.platform.settings import SettingsRefused
+
+    env = os.environ if environ is None else environ
+    out: dict[str, Any] = {}
+    if carries_credentials(url):
+        return out
+    if settings.nats_creds is not None:
+        if not settings.nats_creds.is_file():
+            raise SettingsRefused(
+                f"SKILLPRESS_NATS_CREDS={str(settings.nats_creds)!r}: no such file (a .creds"
+                " file: the user's JWT and NKey seed)"
+            )
+        out["user_credentials"] = str(settings.nats_creds)
+    token = (env.get(settings.nats_token_env) or "").strip()
+    if settings.nats_user:
+        password = (env.get(settings.nats_password_env) or "").strip()
+        if not password:
+            raise SettingsRefused(
+                f"SKILLPRESS_NATS_USER is {settings.nats_user!r}: its password goes in"
+                f" ${settings.nats_password_env}, which is not set"
+            )
+        if token:
+            raise SettingsRefused(
+                f"both SKILLPRESS_NATS_USER and ${settings.nats_token_env} are set: a NATS"
+                " client proves itself one way, drop one"
+            )
+        out["user"], out["password"] = settings.nats_user, password
+    elif token:
+        out["token"] = token
+    if settings.nats_ca or settings.nats_cert:
+        try:
+            context = ssl.create_default_context(
+                cafile=str(settings.nats_ca) if settings.nats_ca else None
+            )
+            if settings.nats_cert:
+                context.load_cert_chain(
+                    str(settings.nats_cert), str(settings.nats_key) if settings.nats_key else None
+                )
+        except (OSError, ssl.SSLError) as exc:
+            raise SettingsRefused(
+                f"SKILLPRESS_NATS_CA / SKILLPRESS_NATS_CERT / SKILLPRESS_NATS_KEY cannot be read"
+                f" as TLS files ({exc})"
+            ) from None
+        out["tls"] = context
+    return out
 
 
 class BrokerUnavailable(Unavailable):
@@ -59,13 +121,44 @@ class StreamReplicasRefused(Permanent):
     problem = "replicas-refused"
 
 
-async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> Client:
+def broker_options(settings: Settings, url: str) -> dict[str, Any]:
+    """`nats_options` as FastStream's NatsBroker takes them: one `security` object."""
+    from faststream.nats.security import (
+        NatsCredentials,
+        NatsSecurity,
+        NatsToken,
+        NatsUserPassword,
+    )
+
+    found = nats_options(settings, url)
+    tls = found.get("tls")
+    security: NatsSecurity | None = None
+    if "user_credentials" in found:
+        security = NatsCredentials(found["user_credentials"], ssl_context=tls)
+    elif "user" in found:
+        security = NatsUserPassword(found["user"], found["password"], ssl_context=tls)
+    elif "token" in found:
+        security = NatsToken(found["token"], ssl_context=tls)
+    elif tls is not None:
+        security = NatsSecurity(ssl_context=tls)
+    return {"security": security} if security is not None else {}
+
+
+async def connect(
+    url: str,
+    name: str = "skillpress",
+    *,
+    attempts: int = 3,
+    options: Mapping[str, Any] | None = None,
+) -> Client:
     """A connection to NATS, its troubles logged as one structured event each (never the
     library's tracebacks); BrokerUnavailable when it cannot be reached after `attempts` tries
-    half a second apart (a command line gives up in a few seconds)."""
+    half a second apart (a command line gives up in a few seconds). `options`: how it proves
+    itself (`nats_options`); the embedded server's credentials ride in its URL."""
     from skillpress.services.platform.logging import get_logger
 
-    log = get_logger("broker").bind(nats=url, client=name)
+    shown = shown_url(url)
+    log = get_logger("broker").bind(nats=shown, client=name)
     last: list[str] = []
 
     async def on_error(exc: Exception) -> None:
@@ -77,7 +170,7 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
 
     def server() -> str | None:
         found = held[0].connected_url if held else None
-        on[0] = found.netloc if found is not None else on[0]
+        on[0] = found.netloc.rpartition("@")[2] if found is not None else on[0]
         return on[0]
 
     async def on_disconnected() -> None:
@@ -90,20 +183,28 @@ async def connect(url: str, name: str = "skillpress", *, attempts: int = 3) -> C
 
     servers = server_list(url)
     try:
-        client = await nats.connect(
-            servers,
-            name=name,
-            connect_timeout=2,
-            reconnect_time_wait=0.5,
-            max_reconnect_attempts=attempts,
-            allow_reconnect=True,
-            error_cb=on_error,
-            disconnected_cb=on_disconnected,
-            reconnected_cb=on_reconnected,
+        # bounded here too: nats-py keeps trying a server whose TLS certificate it refused
+        # well past its own attempts (a wrong CA bundle would hang a command line forever)
+        client = await asyncio.wait_for(
+            nats.connect(
+                servers,
+                name=name,
+                connect_timeout=2,
+                reconnect_time_wait=0.5,
+                max_reconnect_attempts=attempts,
+                allow_reconnect=True,
+                error_cb=on_error,
+                disconnected_cb=on_disconnected,
+                reconnected_cb=on_reconnected,
+                **dict(options or {}),
+            ),
+            timeout=(2.5 * len(servers)) * (attempts + 1) + 2,
         )
     except Exception as exc:  # nats-py raises several unrelated types for a refused connection
         why = last[0] if last else f"{type(exc).__name__}: {exc}"
-        raise BrokerUnavailable(f"cannot reach NATS at {url} ({why})") from None
+        if "authorization violation" in why.lower():
+            why += "; this NATS asks for credentials (SKILLPRESS_NATS_CREDS, _USER, _TOKEN_ENV)"
+        raise BrokerUnavailable(f"cannot reach NATS at {shown} ({why})") from None
     held.append(client)
     log.info("nats.connected", server=server())
     return client

@@ -24,6 +24,7 @@ __all__ = [
     "ManagedProcess",
     "NatsCluster",
     "NatsServer",
+    "credentials",
     "free_port",
     "reap_stale",
     "find_binary",
@@ -251,8 +252,53 @@ def wait_http(url: str, proc: ManagedProcess, timeout: float) -> None:
     raise LocalServerError(f"{proc.name} not ready after {timeout}s ({url}):\n{proc.log_tail()}")
 
 
+def _private(path: Path, text: str) -> None:
+    """`text` in `path`, readable by this user alone (mode 0600) from the moment it exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+
+
+def credentials(home: Path, name: str = "credentials.json") -> tuple[str, str]:
+    """The user and password an embedded nats-server asks of every client, made once for the
+    home (`<home>/credentials.json`, mode 0600) and kept: processes started beside a running
+    server (a worker, a command line) read them there, through the URL `skillpress up` records."""
+    import secrets
+
+    path = home / name
+    try:
+        found = json.loads(path.read_text())
+        if isinstance(found, dict) and found.get("user") and found.get("password"):
+            return str(found["user"]), str(found["password"])
+    except (OSError, ValueError):
+        pass
+    user, password = "skillpress", secrets.token_urlsafe(32)
+    _private(path, json.dumps({"user": user, "password": password}))
+    return user, password
+
+
+def _authorization(user: str, password: str) -> str:
+    return (
+        "authorization {\n  user: "
+        + json.dumps(user)
+        + "\n  password: "
+        + json.dumps(password)
+        + "\n}\n"
+    )
+
+
+def _with_credentials(url: str, user: str, password: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{user}:{password}@{rest}"
+
+
 class NatsServer:
-    """nats-server with JetStream on free loopback ports; its store survives restarts."""
+    """nats-server with JetStream on free loopback ports; its store survives restarts. Every
+    client must give the user and password generated for the home (`credentials`): another
+    local process cannot publish a command or read the streams; `url` carries them for this
+    run's own processes (shown without them: `broker.shown_url`)."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
@@ -270,11 +316,14 @@ class NatsServer:
         for stale in self.home.glob("nats-server_*.ports"):
             stale.unlink(missing_ok=True)
         # sync_interval always: an acknowledged publish is on disk, not only in the page cache
+        user, password = credentials(self.home)
         config = self.home / "nats.conf"
-        config.write_text(
+        _private(
+            config,
             "jetstream {\n  store_dir: "
             + json.dumps(str(self.store))
             + "\n  sync_interval: always\n}\n"
+            + _authorization(user, password),
         )
         argv = [
             str(binary),
@@ -305,7 +354,7 @@ class NatsServer:
                 raise LocalServerError(f"nats-server wrote no ports file in {timeout}s")
             time.sleep(0.02)
         info = json.loads(ports.read_text())
-        self.url = info["nats"][0]
+        self.url = _with_credentials(info["nats"][0], user, password)
         self.monitor_url = info["monitoring"][0]
         wait_http(f"{self.monitor_url}/healthz?js-enabled-only=true", self.proc, timeout)
         return self
@@ -334,7 +383,8 @@ class NatsCluster:
 
     @property
     def urls(self) -> list[str]:
-        return [f"nats://127.0.0.1:{client}" for client, _, _ in self.ports]
+        user, password = credentials(self.home)
+        return [f"nats://{user}:{password}@127.0.0.1:{client}" for client, _, _ in self.ports]
 
     @property
     def url(self) -> str:
@@ -342,22 +392,34 @@ class NatsCluster:
         return ",".join(self.urls)
 
     def _config(self, i: int) -> Path:
+        """Node `i`'s configuration: clients give the home's user and password, and the nodes
+        give each other a route password of their own (a local process cannot join the
+        cluster as a route either)."""
         client, cluster, monitor = self.ports[i]
-        routes = [f"nats://127.0.0.1:{c}" for j, (_, c, _) in enumerate(self.ports) if j != i]
+        user, password = credentials(self.home)
+        route_user, route_password = credentials(self.home, "routes.json")
+        routes = [
+            f"nats://{route_user}:{route_password}@127.0.0.1:{c}"
+            for j, (_, c, _) in enumerate(self.ports)
+            if j != i
+        ]
         node = self.home / f"n{i + 1}"
         node.mkdir(parents=True, exist_ok=True)
         config = node / "nats.conf"
-        config.write_text(
+        _private(
+            config,
             f"server_name: n{i + 1}\n"
             f"listen: 127.0.0.1:{client}\n"
             f"http: 127.0.0.1:{monitor}\n"
             "jetstream {\n  store_dir: "
             + json.dumps(str(node / "js"))
             + "\n  sync_interval: always\n}\n"
-            "cluster {\n  name: skillpress\n"
+            + _authorization(user, password)
+            + "cluster {\n  name: skillpress\n"
             f"  listen: 127.0.0.1:{cluster}\n"
+            "  " + _authorization(route_user, route_password).replace("\n", "\n  ").rstrip() + "\n"
             f"  routes: [{', '.join(json.dumps(r) for r in routes)}]\n"
-            "}\n"
+            "}\n",
         )
         return config
 

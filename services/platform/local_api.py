@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +46,7 @@ class LocalApi:
     pid: int
 
 
-def local_operator(taken: Mapping[str, str]) -> str:
+def local_operator(taken: Container[str]) -> str:
     """The operator name changes made through the link are recorded under: `cli`, as a command
     line's own are (or `cli-local` where a person's token already has that name)."""
     return "cli" if "cli" not in taken else "cli-local"

@@ -54,6 +54,17 @@ class Settings(BaseSettings):
     nats_url: str | None = (
         None  # None: the embedded nats-server; several: comma-separated (a cluster)
     )
+    # how a client proves itself to a configured NATS (the embedded one makes its own): a
+    # credentials file (JWT and NKey seed), or a user with the password in the variable
+    # nats_password_env names, or a token in the variable nats_token_env names; TLS with a
+    # `tls://` URL, against the CA bundle nats_ca (and a client certificate, for mutual TLS)
+    nats_creds: Path | None = None
+    nats_user: str | None = None
+    nats_password_env: str = "SKILLPRESS_NATS_PASSWORD"
+    nats_token_env: str = "SKILLPRESS_NATS_TOKEN"
+    nats_ca: Path | None = None
+    nats_cert: Path | None = None
+    nats_key: Path | None = None
     stream_replicas: int = Field(
         default=1,
         ge=1,
@@ -84,6 +95,9 @@ class Settings(BaseSettings):
     outage_delays: tuple[float, ...] = (2.0, 5.0, 15.0, 30.0, 60.0)
     outage_limit: float = 3600.0
 
+    # where a runtime (call, run, mcp) settles gated calls: the approvals of this skillpress API
+    # (http(s)://host:port), with its runtime token in SKILLPRESS_RUNTIME_TOKEN; None: the records
+    approvals_url: str | None = None
     # a gated call's request for approval stays open this long (seconds); then it is expired
     # (no one can grant it) and the same call asks anew; a grant not used in as long expires too
     approval_expiry: float = Field(default=3600.0, gt=0)

@@ -27,6 +27,7 @@ from skillpress.services.derive.expand import (
     has_ref_keyword,
 )
 from skillpress.services.derive.frontmatter import (
+    HEADER_NAME,
     Declaration,
     DeclarationError,
     OperationFile,
@@ -82,6 +83,15 @@ class AuthHeader:
     token_url: str | None = None  # bearer only: where a client-credentials token is fetched
     scopes: tuple[str, ...] = ()
     env: str | None = None  # the variable the credential is read from, when not <SLUG>_API_KEY
+
+    def __post_init__(self) -> None:
+        # a name that is no header (`X-Key"><script>`) is refused where it is declared (derive,
+        # import, publish, a package's load), never first when a call is sent
+        if not isinstance(self.header, str) or not HEADER_NAME.match(self.header):
+            raise PackageError(
+                f"the credential header {self.header!r} is not a header name (letters, digits"
+                " and !#$%&'*+.^_`|~-)"
+            )
 
 
 @dataclass(frozen=True)

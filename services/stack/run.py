@@ -87,6 +87,7 @@ def run_stack(
     from skillpress.services.app.pipeline import running_up, write_up_marker
     from skillpress.services.platform.local_api import local_operator, remove_link, write_link
     from skillpress.services.platform.logging import configure_logging, get_logger
+    from skillpress.services.platform.nats_urls import shown_url
     from skillpress.services.stack.workers import run_workers, worker_names
 
     configure_logging(chosen.log_format, chosen.log_level)
@@ -111,8 +112,8 @@ def run_stack(
         other = running_up(chosen)
         if other:
             raise Refused(
-                f"skillpress up is already running on {chosen.home} (NATS {other}); stop it first,"
-                " or use another SKILLPRESS_HOME"
+                f"skillpress up is already running on {chosen.home} (NATS {shown_url(other)});"
+                " stop it first, or use another SKILLPRESS_HOME"
             )
     joined = None if (workers or chosen.nats_url) else running_up(chosen)
     if joined:
@@ -153,13 +154,13 @@ def run_stack(
                 blobs = chosen.s3_endpoint or str(chosen.blob_dir)
                 log.info(
                     f"{what}.ready",
-                    nats=nats_url,
+                    nats=shown_url(nats_url),
                     records=ctx.records.safe_url,
                     blobs=blobs,
                     workers=names,
                 )
                 lines.append(
-                    f"skillpress is up: NATS {nats_url} (stream SKILLPRESS), records {ctx.records.safe_url}, "
+                    f"skillpress is up: NATS {shown_url(nats_url)} (stream SKILLPRESS), records {ctx.records.safe_url}, "
                     f"blobs {blobs}, workers {', '.join(names)}."
                 )
             if where is not None and operators is not None:
@@ -180,7 +181,7 @@ def run_stack(
                 await _first(listening, tasks[-1])
                 at = bound[0]
                 write_link(chosen.home, at.loopback, link_token, link_operator)
-                log.info(f"{what}.serving", url=at.base, nats=nats_url)
+                log.info(f"{what}.serving", url=at.base, nats=shown_url(nats_url))
                 lines.append(
                     f"console and API at {at.base} (API under /v1, its document at /v1/openapi.json);"
                     f" sign in: {console_url(at, operators)}"

@@ -14,9 +14,12 @@ from skillpress.schemas.subjects import COMMANDS, STREAM
 from skillpress.services.app.context import AppContext
 from skillpress.services.platform.broker import (
     BrokerUnavailable,
+    broker_options,
     connect,
     ensure_stream,
+    nats_options,
     server_list,
+    shown_url,
 )
 from skillpress.services.platform.logging import get_logger
 from skillpress.services.workers import (
@@ -80,11 +83,11 @@ async def serve_workers(
     unknown = [n for n in names if n not in WORKERS]
     if unknown:
         raise ValueError(f"unknown worker {unknown[0]!r}: choose from {', '.join(WORKERS)}")
-    log = get_logger("workers", workers=names, nats=nats_url)
+    log = get_logger("workers", workers=names, nats=shown_url(nats_url))
     delay = 0.5
     while True:
         try:
-            nc = await connect(nats_url)
+            nc = await connect(nats_url, options=nats_options(ctx.settings, nats_url))
             break
         except BrokerUnavailable as exc:
             if not wait_for_nats:
@@ -118,12 +121,17 @@ async def _serve(
         raw = await js.get_msg(STREAM, seq)
         return raw.subject or "", raw.data or b"", dict(raw.headers or {})
 
-    broker = NatsBroker(server_list(nats_url), logger=None, connect_timeout=5)
+    broker = NatsBroker(
+        server_list(nats_url),
+        logger=None,
+        connect_timeout=5,
+        **broker_options(ctx.settings, nats_url),
+    )
     for name in names:
         for step in WORKERS[name]:
             subscribe(broker, ctx, step)
     subscribe_exhausted(broker, ctx, original)
-    log = get_logger("workers", workers=names, nats=nats_url)
+    log = get_logger("workers", workers=names, nats=shown_url(nats_url))
     await broker.start()
     scheduler = None
     if schedule and ctx.settings.refresh_interval > 0:

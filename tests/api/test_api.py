@@ -92,7 +92,7 @@ def test_every_endpoint_needs_an_operator_token(served: Served, method: str, pat
         body = _problem(anonymous.request(method, path), 401)
         assert "Bearer" in body["detail"]
         assert _problem(stranger.request(method, path), 401)["detail"] == (
-            "that operator token is not known here"
+            "that token is not known here"
         )
 
 
@@ -562,8 +562,10 @@ def test_a_runtime_without_store_access_follows_over_the_api(
         assert pointers["followed"]["version_id"] == first
         one = c.get(f"/v1/skills/followed/versions/{first[:10]}").json()
         assert one == pointers["followed"] | {"status": "published", "live": True}
+        # a runtime's token is all a follower needs (an operator makes it)
+        runtime = c.post("/v1/tokens", json={"name": "follower", "role": "runtime"}).json()
     out = tmp_path / "runtime"
-    env = home_env(tmp_path / "runtime-home") | {"FOLLOW_TOKEN": served.token}
+    env = home_env(tmp_path / "runtime-home") | {"FOLLOW_TOKEN": runtime["token"]}
 
     def follow(*extra: str) -> subprocess.CompletedProcess[str]:
         return _follow_api(served, out, env, "followed", *extra)
@@ -604,7 +606,7 @@ def test_a_runtime_without_store_access_follows_over_the_api(
     )
     assert refused.returncode == 2
     assert refused.stderr.startswith(
-        "error: --api needs an operator token in $SKILLPRESS_OPERATOR_TOKEN"
+        "error: --api needs a runtime token in $SKILLPRESS_RUNTIME_TOKEN"
     )
 
 
@@ -751,3 +753,66 @@ def test_workflow_runs_are_listed_and_shown_with_their_steps_over_the_api_and_co
             "503, waited 0.4 s; 200" in page.text and "GET https://pets.example/pets" in page.text
         )
         assert browser.get(f"/skills/other/runs/{log.run_id}").status_code == 404
+
+
+def test_a_runtime_decides_its_gated_calls_through_the_api_and_cannot_approve_them(
+    served: Served, tmp_path: Path
+) -> None:
+    """The approval store out of the agent's reach: a runtime token asks for and waits on a
+    gated call at `serve`; only the operator's grant there lets it through, once; nothing the
+    runtime runs approves it (`call --approve` is refused)."""
+    import shutil
+
+    from skillpress import SkillHost, api_gatekeeper
+    from skillpress.services.runtime.calls import GateClosed
+    from tests.cli.test_up import home_env
+    from tests.runtime.hostile_api import Answer, hostile_api
+
+    skill = tmp_path / "skills" / "hollowbrook"
+    shutil.copytree(
+        Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill", skill
+    )
+    with served.client() as c:
+        token = c.post("/v1/tokens", json={"name": "agent-host", "role": "runtime"}).json()["token"]
+    for api in hostile_api({"/": lambda seen: Answer(204, body=b"")}):
+        host = SkillHost(
+            skill.parent,
+            base_urls={"hollowbrook": api.url},
+            gatekeeper=api_gatekeeper(served.base, token, "hollowbrook"),
+        )
+        with pytest.raises(GateClosed) as held:
+            host.call("hollowbrook_cancel_booking", {"booking_id": "bk-77"})
+        request = held.value.request
+        assert request is not None and api.seen == []
+        env = home_env(tmp_path / "agent-home") | {
+            "SKILLPRESS_APPROVALS_URL": served.base,
+            "SKILLPRESS_RUNTIME_TOKEN": token,
+        }
+        args = ("call", str(skill), "cancel_booking", "--args", '{"booking_id": "bk-77"}')
+        cli = [sys.executable, "-m", "skillpress.services.cli.main", *args, "--base-url", api.url]
+        waiting = subprocess.run(
+            [*cli, "--approval-timeout", "0"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert waiting.returncode == 1 and f"approval #{request} is still pending" in waiting.stderr
+        approving = subprocess.run(
+            [*cli, "--approve"],
+            env=env | {"SKILLPRESS_OPERATOR_TOKEN": served.token},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert approving.returncode == 2 and "nothing at this terminal approves" in approving.stderr
+        with served.client(token=token) as as_runtime:
+            refused = as_runtime.post(f"/v1/approvals/{request}/decide", json={"grant": True})
+            assert refused.status_code == 403
+        with served.client() as c:
+            granted = c.post(f"/v1/approvals/{request}/decide", json={"grant": True}).json()
+            assert granted["status"] == "granted"
+        done = subprocess.run(
+            [*cli, "--approval-timeout", "5"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert [s.path for s in api.seen] == ["/bookings/bk-77"]
+        with pytest.raises(GateClosed):  # the grant was spent: the next call asks anew
+            host.call("hollowbrook_cancel_booking", {"booking_id": "bk-77"})
+        assert len(api.seen) == 1

@@ -51,7 +51,12 @@ def _start(home: Path, *args: str, api_port: str = "0") -> tuple[subprocess.Pope
             SERVING[proc.pid] = json.loads(line)["url"]
             # keep reading its log (an access log line per request) so it never blocks on a pipe
             threading.Thread(target=proc.stderr.read, daemon=True).start()
-            return proc, nats
+            # the log names NATS without its credentials; this home's own processes (a command
+            # line, a worker beside it) find them in up.json, mode 0600
+            assert nats and "@" not in nats
+            marker = home / "up.json"
+            assert oct(marker.stat().st_mode & 0o777) == "0o600"
+            return proc, json.loads(marker.read_text())["nats_url"]
     proc.kill()
     raise AssertionError("skillpress up never became ready")
 
@@ -112,8 +117,10 @@ def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> 
     proc, url = _start(home)
     try:
         seq = asyncio.run(_publish(url))
-        # up serves the API and console too, behind the token it generated
-        token = (home / "operator-tokens").read_text().split()[1]
+        # up serves the API and console too, behind tokens: only their digests in the file, and
+        # a token of this run's own for the command lines on this home (api.json, mode 0600)
+        assert "sha256:" in (home / "operator-tokens").read_text()
+        token = json.loads((home / "api.json").read_text())["token"]
         api = f"{SERVING[proc.pid]}/v1/skills"
         assert httpx.get(api, headers={"Authorization": f"Bearer {token}"}).json() == []
         assert httpx.get(api).status_code == 401
@@ -132,10 +139,19 @@ def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> 
 
 
 def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: Path) -> None:
-    from skillpress.services.platform.embedded_nats import NatsServer, free_port
+    from skillpress.services.platform.embedded_nats import NatsServer, credentials, free_port
 
     port = free_port()
-    env = home_env(tmp_path / "home", nats_url=f"nats://127.0.0.1:{port}", log_format="json")
+    # a configured NATS that asks for a user and password: the worker gives the ones its
+    # settings name (the password read from SKILLPRESS_NATS_PASSWORD, never a setting)
+    user, password = credentials(tmp_path / "nats")
+    env = home_env(
+        tmp_path / "home",
+        nats_url=f"nats://127.0.0.1:{port}",
+        nats_user=user,
+        nats_password=password,
+        log_format="json",
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "skillpress.services.cli.main", "worker", "fetch"],
         env=env,

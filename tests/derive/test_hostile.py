@@ -203,3 +203,82 @@ def test_size_limit_is_configurable() -> None:
 
     with pytest.raises(SpecRefused, match="over the 10-byte limit"):
         derive_package(data, DeriveOptions(limits=LoadLimits(max_bytes=10)))
+
+
+_ZW, _RTL = "\u200b", "\u202e"
+
+
+def _invisible_spec(header: str = "X-Key") -> dict[str, object]:
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Inv", "version": "1", "description": f"Hidden{_ZW} text {_RTL}evil"},
+        "servers": [{"url": "https://api.example.com"}],
+        "components": {
+            "securitySchemes": {"k": {"type": "apiKey", "in": "header", "name": header}}
+        },
+        "security": [{"k": []}],
+        "paths": {
+            "/items": {
+                "get": {
+                    "operationId": f"list{_ZW}Items",
+                    "summary": f"List{_ZW} the items {_RTL}desrever",
+                    "parameters": [
+                        {"name": f"q{_ZW}x", "in": "query", "schema": {"type": "string"}},
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            f"/items/{{i{_ZW}d}}": {
+                "delete": {
+                    "operationId": "dropItem",
+                    "summary": "Drop an item.",
+                    "parameters": [
+                        {
+                            "name": f"i{_ZW}d",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {"204": {"description": "gone"}},
+                }
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize("escaped", [True, False], ids=["json-escaped", "raw"])
+def test_invisible_characters_never_reach_a_model_unseen(escaped: bool) -> None:
+    from skillpress.services.runtime.skill import load_skill
+
+    data = json.dumps(_invisible_spec(), ensure_ascii=escaped).encode()
+    files = derive_package(data).files
+    invisible = (_ZW, _RTL)
+    body = files["body.md"].decode()
+    assert "Hidden text evil" in body and not any(c in body for c in invisible)
+    skill = load_skill(files)
+    listed = skill.tool("list_items")
+    assert not any(c in json.dumps(listed.input_schema, ensure_ascii=False) for c in invisible)
+    assert not any(c in listed.description for c in invisible)
+    assert list(listed.schema["properties"]) == ["qx"]  # a clean name, sent as the spec's
+    assert listed.declaration.wire_name("qx") == f"q{_ZW}x"
+    dropped = next(e for e in skill.operations if e.name == "drop_item")
+    assert dropped.tool is None and "invisible character" in (dropped.not_tool_reason or "")
+    detail = files["drop_item.md"].decode()
+    assert "i\\u200bd" in detail and _ZW not in detail  # shown as its escape, never hidden
+
+
+def test_a_credential_header_that_is_no_header_name_is_refused_where_it_is_declared(
+    tmp_path: object,
+) -> None:
+    from skillpress.services.runtime.skill import PackageError, load_skill
+
+    files = derive_package(json.dumps(_invisible_spec('X-Key"><script>')).encode()).files
+    meta = json.loads(files["skill.json"])
+    assert meta["auth"].get("header") is None  # never recorded as the skill's credential
+    hand = {
+        "body.md": b'---\nname: bad\nauth:\n  header: X-Key"><script>\n---\n\n# Bad\n',
+        "ping.md": b"---\noperation:\n  method: GET\n  url: https://api.example.com/ping\n---\n\n# ping\n",
+    }
+    with pytest.raises(PackageError, match="is not a header name"):
+        load_skill(hand)

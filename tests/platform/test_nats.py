@@ -107,3 +107,160 @@ async def test_the_loss_of_a_server_and_its_return_are_logged_naming_it(tmp_path
     assert ("nats.reconnected", where) in said
     assert said.index(("nats.disconnected", where)) < said.index(("nats.reconnected", where))
     assert said[-1] == ("nats.reconnected", where), said  # closing said nothing more
+
+
+async def test_the_embedded_nats_takes_no_client_without_the_homes_credentials(
+    tmp_path: Path,
+) -> None:
+    """Another local process (another OS user, or a process not given the home) connecting with
+    no credentials cannot publish a command, nor read a spec or an approval off the stream."""
+    import stat
+    from urllib.parse import urlsplit
+
+    import nats
+
+    from skillpress.schemas.subjects import COMMANDS
+    from skillpress.services.platform.broker import shown_url
+
+    home = Path("/tmp") / f"skillpress-auth-{tmp_path.name}"
+    server = NatsServer(home).start()
+    try:
+        for private in ("credentials.json", "nats.conf"):
+            assert stat.S_IMODE((home / private).stat().st_mode) == 0o600
+        bare = f"nats://{urlsplit(server.url).netloc.rpartition('@')[2]}"
+        assert shown_url(server.url) == bare
+        with pytest.raises(BrokerUnavailable, match="(?i)authorization violation"):
+            await connect(bare, attempts=1)
+        errors: list[Exception] = []
+
+        async def said(exc: Exception) -> None:
+            errors.append(exc)
+
+        with pytest.raises(Exception):  # noqa: B017 (nats-py's own type for a refused connection)
+            await nats.connect(bare, allow_reconnect=False, error_cb=said, connect_timeout=2)
+        assert any("authorization" in str(e).lower() for e in errors)
+        mallory = f"nats://mallory:guess@{urlsplit(bare).netloc}"
+        with pytest.raises(BrokerUnavailable):
+            await connect(mallory, attempts=1)
+        nc = await connect(server.url)  # this home's own processes, through the URL up records
+        try:
+            await ensure_stream(nc)
+            ack = await nc.jetstream().publish(COMMANDS.publish_version, b"{}", stream=STREAM)
+            assert ack.seq >= 1
+        finally:
+            await nc.close()
+        # the same credentials after a restart: a worker beside `up` keeps its URL
+        first = server.url
+        server.stop()
+        server = NatsServer(home).start()
+        assert first.split("@")[0] == server.url.split("@")[0]
+    finally:
+        server.stop()
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA and a server certificate for 127.0.0.1 it signed (openssl, as an operator would)."""
+    import subprocess
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=folder)
+
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=skillpress test CA",
+    )
+    run(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    )
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    )
+    return folder / "ca.pem", folder / "server.pem", folder / "server.key"
+
+
+async def test_a_configured_nats_is_reached_with_tls_and_the_settings_credentials(
+    tmp_path: Path,
+) -> None:
+    """Production: a `tls://` URL checked against SKILLPRESS_NATS_CA, a user whose password is
+    read from the variable SKILLPRESS_NATS_PASSWORD_ENV names; without them, no connection."""
+    import json as jsonlib
+
+    from skillpress.services.platform.broker import nats_options
+    from skillpress.services.platform.embedded_nats import ManagedProcess, find_binary
+    from skillpress.services.platform.settings import Settings
+
+    ca, cert, key = _certificates(tmp_path)
+    port = free_port()
+    config = tmp_path / "nats.conf"
+    config.write_text(
+        f"listen: 127.0.0.1:{port}\n"
+        f"tls {{\n  cert_file: {jsonlib.dumps(str(cert))}\n  key_file: {jsonlib.dumps(str(key))}\n}}\n"
+        'authorization {\n  user: "ops-nats"\n  password: "correct horse"\n}\n'
+    )
+    proc = ManagedProcess(
+        "nats-tls", [str(find_binary("nats-server")), "-c", str(config)], tmp_path
+    )
+    proc.start()
+    try:
+        url = f"tls://127.0.0.1:{port}"
+        settings = Settings(home=tmp_path / "home", nats_url=url, nats_ca=ca, nats_user="ops-nats")
+        options = nats_options(settings, url, {"SKILLPRESS_NATS_PASSWORD": "correct horse"})
+        nc = None
+        for _ in range(50):  # until it listens
+            try:
+                nc = await connect(url, attempts=1, options=options)
+                break
+            except BrokerUnavailable:
+                import asyncio
+
+                await asyncio.sleep(0.1)
+        assert nc is not None and nc.is_connected
+        await nc.close()
+        with pytest.raises(BrokerUnavailable):  # the right CA, no password
+            await connect(url, attempts=1, options={"tls": options["tls"]})
+        with pytest.raises(
+            BrokerUnavailable
+        ):  # the password, no CA: the certificate is not trusted
+            await connect(
+                url, attempts=1, options={"user": "ops-nats", "password": "correct horse"}
+            )
+    finally:
+        proc.stop()

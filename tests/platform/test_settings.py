@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.platform.settings import SettingsRefused, load_settings
+from skillpress.services.platform.settings import Settings, SettingsRefused, load_settings
 
 
 @pytest.mark.parametrize(
@@ -81,3 +81,52 @@ def test_a_setting_that_cannot_be_used_stops_a_command_in_one_line(
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and said in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_nats_credentials_come_from_the_variables_the_settings_name(tmp_path: Path) -> None:
+    from skillpress.services.platform.broker import nats_options
+
+    url = "nats://nats.internal:4222"
+    plain = Settings(home=tmp_path)
+    assert nats_options(plain, url, {}) == {}
+    token = nats_options(plain, url, {"SKILLPRESS_NATS_TOKEN": "t0k\n"})
+    assert token == {"token": "t0k"}
+    user = Settings(home=tmp_path, nats_user="svc", nats_password_env="MY_NATS_PW")
+    assert nats_options(user, url, {"MY_NATS_PW": "pw"}) == {"user": "svc", "password": "pw"}
+    with pytest.raises(
+        SettingsRefused, match=r"its password goes in \$MY_NATS_PW, which is not set"
+    ):
+        nats_options(user, url, {})
+    with pytest.raises(SettingsRefused, match="drop one"):
+        nats_options(user, url, {"MY_NATS_PW": "pw", "SKILLPRESS_NATS_TOKEN": "t"})
+    creds = Settings(home=tmp_path, nats_creds=tmp_path / "missing.creds")
+    with pytest.raises(
+        SettingsRefused, match="SKILLPRESS_NATS_CREDS='.*missing.creds': no such file"
+    ):
+        nats_options(creds, url, {})
+    # the embedded server's URL carries its own: the configured ones are not sent there
+    assert nats_options(user, "nats://skillpress:pw@127.0.0.1:4222", {}) == {}
+
+
+def test_the_workers_broker_is_given_the_same_credentials_as_every_client(tmp_path: Path) -> None:
+    import os
+
+    from faststream.nats.security import NatsToken, NatsUserPassword
+
+    from skillpress.services.platform.broker import broker_options
+
+    url = "nats://nats.internal:4222"
+    user = Settings(home=tmp_path, nats_user="svc", nats_password_env="MY_NATS_PW")
+    os.environ["MY_NATS_PW"] = "pw"
+    try:
+        security = broker_options(user, url)["security"]
+        assert isinstance(security, NatsUserPassword)
+        assert (security.username, security.password) == ("svc", "pw")
+    finally:
+        del os.environ["MY_NATS_PW"]
+    os.environ["SKILLPRESS_NATS_TOKEN"] = "t0k"
+    try:
+        assert isinstance(broker_options(Settings(home=tmp_path), url)["security"], NatsToken)
+    finally:
+        del os.environ["SKILLPRESS_NATS_TOKEN"]
+    assert broker_options(Settings(home=tmp_path), url) == {}

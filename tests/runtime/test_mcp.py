@@ -165,9 +165,12 @@ async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> No
     ]
 
 
-async def test_the_same_server_over_streamable_http() -> None:
+async def test_the_same_server_over_streamable_http_answers_only_its_bearer_token() -> None:
     import asyncio
     import subprocess
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
 
     from skillpress.services.platform.embedded_nats import free_port
 
@@ -185,10 +188,15 @@ async def test_the_same_server_over_streamable_http() -> None:
             str(port),
         ],
         cwd=str(ROOT),
+        env={k: v for k, v in os.environ.items() if k != "SKILLPRESS_MCP_TOKEN"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        text=True,
     )
     try:
+        assert proc.stderr is not None
+        said = proc.stderr.readline()  # the token made for this run, said to whoever started it
+        token = said.split("Authorization: Bearer ", 1)[1].split()[0]
         for _ in range(100):
             try:
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -196,7 +204,17 @@ async def test_the_same_server_over_streamable_http() -> None:
                 break
             except OSError:
                 await asyncio.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        url = f"http://127.0.0.1:{port}/mcp"
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        async with httpx2.AsyncClient() as raw:
+            for headers in ({}, {"Authorization": "Bearer not-the-token"}):
+                refused = await raw.post(url, json=hello, headers=headers)
+                assert (
+                    refused.status_code == 401
+                    and "bearer" in refused.headers["www-authenticate"].lower()
+                )
+        authed = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        async with Client(streamable_http_client(url, http_client=authed)) as client:
             assert [t.name for t in (await client.list_tools()).tools] == [
                 "read_skill_file",
                 "describe_operation",

@@ -14,7 +14,7 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from skillpress.services.app import approvals
-from skillpress.services.app.calling import agent_gatekeeper, open_package
+from skillpress.services.app.calling import LocalDesk, agent_gatekeeper, open_package
 from skillpress.services.app.context import AppContext, open_app
 from skillpress.services.app.host import SkillHost
 from skillpress.services.platform.settings import Settings
@@ -106,7 +106,8 @@ def test_a_grant_for_one_account_is_not_spent_on_a_page_url_for_another(
 ) -> None:
     _granted(settings, {"account_id": "1"})
     host = SkillHost(
-        package.parent, gatekeeper=agent_gatekeeper(lambda: open_app(settings), "acct")
+        package.parent,
+        gatekeeper=agent_gatekeeper(lambda: LocalDesk(lambda: open_app(settings)), "acct"),
     )
     # another account's export, and a query the operation does not take: not a page of this call
     with pytest.raises(CallRefused, match="its path differs"):
@@ -171,7 +172,9 @@ async def test_over_mcp_a_page_url_is_held_to_the_same_call(
     _granted(settings, {"account_id": "1"})
     skill, files = open_package(package)
     server = build_mcp_server(
-        skill, files, gatekeeper=agent_gatekeeper(lambda: open_app(settings), "acct")
+        skill,
+        files,
+        gatekeeper=agent_gatekeeper(lambda: LocalDesk(lambda: open_app(settings)), "acct"),
     )
     async with Client(server) as client:
         other = await client.call_tool(
