@@ -212,8 +212,8 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
     from skillpress.services.app.calling import NOT_HERE, desk_opener, terminal_gatekeeper
-    from skillpress.services.errors import Refused
     from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
+    from skillpress.services.errors import Refused
 
     def approver() -> str | None:
         if not approve:
