@@ -42,6 +42,18 @@ def spec_bytes(path: Path) -> bytes:
 GITHUB = SPECS / "github.json.gz"
 
 
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A command line run in-process (typer's CliRunner) configures logging for itself: at its
+    quieter level, into the stream it captured and then closed. Each test leaves structlog as it
+    found it, so no later test loses its log events (or writes them to a closed file)."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
 @pytest.fixture(scope="session")
 def server_pool(request: pytest.FixtureRequest) -> Iterator[ServerPool]:
     pool = ServerPool()

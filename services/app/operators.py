@@ -66,7 +66,7 @@ def _operator_named(tokens: dict[str, TokenEntry], secret: str | None, doing: st
     """The operator `secret` is the token of; Refused (naming what it was for) otherwise."""
     if not secret or not secret.strip():
         raise Refused(
-            f"{doing} is an operator's: set {OPERATOR_TOKEN_ENV} to your operator token"
+            f"{doing} needs an operator's token: set {OPERATOR_TOKEN_ENV} to yours"
             " (an agent's runtime is never given one)"
         )
     found = find_token(tokens, secret)
@@ -74,7 +74,8 @@ def _operator_named(tokens: dict[str, TokenEntry], secret: str | None, doing: st
         raise Refused(f"{OPERATOR_TOKEN_ENV} holds no token known here")
     if found.role != OPERATOR:
         raise Refused(
-            f"{OPERATOR_TOKEN_ENV} holds {found.name}'s {found.role} token: {doing} is an operator's"
+            f"{OPERATOR_TOKEN_ENV} holds {found.name}'s {found.role} token: {doing} needs an"
+            " operator's token"
         )
     return found.name
 

@@ -61,7 +61,7 @@ def test_once_an_operator_exists_only_an_operator_makes_or_revokes_a_token(
     settings: Settings,
 ) -> None:
     first = add_token_as(settings, "ops-alice", "operator", None)  # the bootstrap
-    with pytest.raises(Refused, match="making a token is an operator's"):
+    with pytest.raises(Refused, match="making a token needs an operator's token"):
         add_token_as(settings, "mallory", "operator", None)
     runtime = add_token_as(settings, "follower", RUNTIME, first)
     with pytest.raises(Refused, match="holds follower's runtime token"):
@@ -70,7 +70,7 @@ def test_once_an_operator_exists_only_an_operator_makes_or_revokes_a_token(
         add_token_as(settings, "mallory", "operator", "made-up")
     with pytest.raises(Refused, match="holds follower's runtime token"):
         operator_for(settings, runtime)  # a runtime's token decides no gated call
-    with pytest.raises(Refused, match="revoking a token is an operator's"):
+    with pytest.raises(Refused, match="revoking a token needs an operator's token"):
         revoke_as(settings, "ops-alice", runtime)
     with pytest.raises(TokenRefused, match="is the last operator"):
         revoke_as(settings, "ops-alice", first)
@@ -90,7 +90,7 @@ def test_the_command_line_will_not_mint_an_operator_for_an_agents_shell(
     secret = made.stdout.strip()
     refused = runner.invoke(app, ["token", "add", "anyone"])
     assert refused.exit_code == 2
-    assert "making a token is an operator's" in refused.output
+    assert "making a token needs an operator's token" in refused.output
     assert "token add" not in refused.output  # it names no command that mints
     monkeypatch.setenv("SKILLPRESS_OPERATOR_TOKEN", secret)
     follower = runner.invoke(app, ["token", "add", "follower", "--role", "runtime"])
@@ -245,7 +245,7 @@ def test_no_message_an_agent_is_shown_names_a_command_that_decides(
         app,
         ["call", str(package), "cancel_booking", "--args", '{"booking_id": "bk-2"}', "--approve"],
     )
-    assert approving.exit_code == 2 and "is an operator's" in approving.output
+    assert approving.exit_code == 2 and "needs an operator's token" in approving.output
     skill, files = open_package(package)
     server = build_mcp_server(
         skill,

@@ -1,0 +1,119 @@
+"""The size rule, as a check (CI runs it through tests/test_sizes.py; `python scripts/check_sizes.py`
+prints the same): no module over 500 lines, no function over 80 lines or a cyclomatic complexity
+over 25, unless it says why in one line at its top: `# size: <reason>` among a module's first
+lines, or as the first line of a function's body (or the line just above its `def`).
+
+Complexity is counted as McCabe does: one, plus one for each `if`/`elif`, loop, `except`, `case`,
+conditional expression, comprehension clause, and each extra operand of `and`/`or`; a nested
+function is counted on its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+MAX_COMPLEXITY = 25
+REASON = "# size:"
+
+__all__ = ["Breach", "breaches", "complexity"]
+
+
+@dataclass(frozen=True)
+class Breach:
+    where: str  # path:line
+    what: str  # "module of 612 lines", "function f: 95 lines, complexity 31"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what} (split it, or say why at its top: `{REASON} …`)"
+
+
+class _Counter(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.count = 1
+
+    def generic_visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.If | ast.For | ast.AsyncFor | ast.While | ast.IfExp):
+            self.count += 1
+        elif isinstance(node, ast.ExceptHandler | ast.match_case):
+            self.count += 1
+        elif isinstance(node, ast.comprehension):
+            self.count += 1 + len(node.ifs)
+        elif isinstance(node, ast.BoolOp):
+            self.count += len(node.values) - 1
+        super().generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        pass  # counted on its own
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        pass
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.generic_visit(node)
+
+
+def complexity(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    counter = _Counter()
+    for stmt in fn.body:
+        counter.visit(stmt)
+    return counter.count
+
+
+def _reasoned(lines: list[str], fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    above = lines[fn.lineno - 2].strip() if fn.lineno >= 2 else ""
+    first = fn.body[0]
+    start = first.lineno - 1
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):  # a docstring
+        start = (first.end_lineno or first.lineno) if len(fn.body) > 1 else start
+    body_first = lines[start].strip() if start < len(lines) else ""
+    return above.startswith(REASON) or body_first.startswith(REASON)
+
+
+def breaches(paths: list[Path]) -> list[Breach]:
+    out: list[Breach] = []
+    for path in paths:
+        text = path.read_text()
+        lines = text.splitlines()
+        shown = path.relative_to(ROOT)
+        if len(lines) > MAX_MODULE_LINES and not any(
+            ln.strip().startswith(REASON) for ln in lines[:15]
+        ):
+            out.append(Breach(f"{shown}:1", f"module of {len(lines)} lines"))
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            size = (node.end_lineno or node.lineno) - node.lineno + 1
+            score = complexity(node)
+            if (size > MAX_FUNCTION_LINES or score > MAX_COMPLEXITY) and not _reasoned(
+                lines, node
+            ):
+                out.append(
+                    Breach(
+                        f"{shown}:{node.lineno}",
+                        f"function {node.name}: {size} lines, complexity {score}",
+                    )
+                )
+    return out
+
+
+def sources() -> list[Path]:
+    return sorted(
+        p
+        for folder in ("services", "schemas")
+        for p in (ROOT / folder).rglob("*.py")
+        if "migrations" not in p.parts
+    )
+
+
+if __name__ == "__main__":
+    found = breaches(sources())
+    for breach in found:
+        print(breach)
+    print(f"{len(found)} over the size rule")
+    sys.exit(1 if found else 0)
