@@ -38,9 +38,16 @@ class _Counter(ast.NodeVisitor):
         self.count = 1
 
     def generic_visit(self, node: ast.AST) -> None:
-        if isinstance(node, ast.If | ast.For | ast.AsyncFor | ast.While | ast.IfExp):
-            self.count += 1
-        elif isinstance(node, ast.ExceptHandler | ast.match_case):
+        branches = (
+            ast.If,
+            ast.For,
+            ast.AsyncFor,
+            ast.While,
+            ast.IfExp,
+            ast.ExceptHandler,
+            ast.match_case,
+        )
+        if isinstance(node, branches):
             self.count += 1
         elif isinstance(node, ast.comprehension):
             self.count += 1 + len(node.ifs)
@@ -90,9 +97,7 @@ def breaches(paths: list[Path]) -> list[Breach]:
                 continue
             size = (node.end_lineno or node.lineno) - node.lineno + 1
             score = complexity(node)
-            if (size > MAX_FUNCTION_LINES or score > MAX_COMPLEXITY) and not _reasoned(
-                lines, node
-            ):
+            if (size > MAX_FUNCTION_LINES or score > MAX_COMPLEXITY) and not _reasoned(lines, node):
                 out.append(
                     Breach(
                         f"{shown}:{node.lineno}",
