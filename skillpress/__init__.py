@@ -17,17 +17,17 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillpress.services.app.calling import api_gatekeeper
-    from skillpress.services.app.host import SkillHost
+    from skillpress.services.app.serving.calling import api_gatekeeper
     from skillpress.services.errors import Permanent, Retryable, SkillpressError, Unavailable
+    from skillpress.services.host import SkillHost
     from skillpress.services.runtime.calls import GateClosed, Gatekeeper
     from skillpress.services.runtime.execute import CallResult, ExecutionFailed
     from skillpress.services.runtime.skill import PackageError, UnknownOperation
     from skillpress.services.runtime.translate import CallRefused, PreparedRequest
 
 _HOMES = {
-    "SkillHost": "skillpress.services.app.host",
-    "api_gatekeeper": "skillpress.services.app.calling",
+    "SkillHost": "skillpress.services.host",
+    "api_gatekeeper": "skillpress.services.app.serving.calling",
     "SkillpressError": "skillpress.services.errors",
     "Permanent": "skillpress.services.errors",
     "Retryable": "skillpress.services.errors",

@@ -73,7 +73,7 @@ def _expected(probed: dict[str, object]) -> None:
     assert probed["services"] == "the user's own services"
     assert probed["schemas"] == "the user's own schemas"
     assert probed["generic"] == []
-    assert probed["host"] == "skillpress.services.app.host"
+    assert probed["host"] == "skillpress.services.host"
     assert probed["errors"] == [
         "skillpress.services.errors",
         "skillpress.services.runtime.calls",

@@ -17,7 +17,7 @@ from skillpress.services.api.auth import Operators
 from skillpress.services.api.deps import ServerState
 from skillpress.services.api.headers import SecurityHeaders
 from skillpress.services.api.limits import BodyCap
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 
 __all__ = ["API_VERSION", "create_app", "openapi_document"]
 
@@ -137,7 +137,7 @@ def api_document() -> dict[str, Any]:
     """The API's OpenAPI document as served (built without a store or a broker)."""
     from pathlib import Path
 
-    from skillpress.services.app.context import AppContext
+    from skillpress.services.app.base.context import AppContext
     from skillpress.services.platform.blobs import LocalBlobStore
     from skillpress.services.platform.settings import Settings
 

@@ -20,11 +20,11 @@ from skillpress.services.api.auth import SESSION_COOKIE
 from skillpress.services.api.deps import read_spec_input, state
 from skillpress.services.api.headers import csp_nonce
 from skillpress.services.api.pages import templates
-from skillpress.services.app import changes, intake
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.review import suggestion_groups
-from skillpress.services.app.runs import get_run, list_runs
-from skillpress.services.app.views import AnnotationView, SuggestionGroups
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import AnnotationView, SuggestionGroups
+from skillpress.services.app.operator import changes, intake
+from skillpress.services.app.operator.review import suggestion_groups
+from skillpress.services.app.operator.runs import get_run, list_runs
 from skillpress.services.errors import NotFound, Permanent, Refused, Retryable
 
 __all__ = ["router"]
@@ -230,7 +230,7 @@ def home() -> RedirectResponse:
 
 @router.get("/skills", response_class=HTMLResponse)
 def skills(request: Request) -> Response:
-    from skillpress.services.app.queries import skills_overview
+    from skillpress.services.app.operator.queries import skills_overview
 
     _operator(request)
     return _render(request, "skills.html", skills=skills_overview(state(request).ctx))
@@ -317,8 +317,8 @@ def submission_page(
 ) -> Response:
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
     from skillpress.schemas.events import RevisionRejected
-    from skillpress.services.app.pipeline import stored_outcome
-    from skillpress.services.app.versions import (
+    from skillpress.services.app.operator.submissions import stored_outcome
+    from skillpress.services.app.records.versions import (
         find_skill,
         manifest_of,
         version_files,
@@ -392,8 +392,8 @@ def _skill_view(
     query: str = "",
     drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None = None,
 ) -> dict[str, Any]:
-    from skillpress.services.app.annotations import list_annotations
-    from skillpress.services.app.versions import (
+    from skillpress.services.app.operator.annotations import list_annotations
+    from skillpress.services.app.records.versions import (
         diff_versions,
         find_skill,
         gates_dropped,
@@ -693,8 +693,8 @@ RUNS_SHOWN = 20  # workflow runs the skill page lists (newest first)
 
 @router.get("/operations", response_class=HTMLResponse)
 def operations_page(request: Request, page: int = 1) -> Response:
-    from skillpress.services.app.approvals import approvals_page
-    from skillpress.services.app.queries import dead_letters, open_actions
+    from skillpress.services.app.operator.queries import dead_letters, open_actions
+    from skillpress.services.app.records.approval_requests import approvals_page
 
     _operator(request)
     ctx = state(request).ctx
@@ -720,7 +720,7 @@ async def decide_form(
     csrf: Annotated[str, Form()] = "",
     decision: Annotated[str, Form()] = "",
 ) -> Response:
-    from skillpress.services.app.approvals import decide
+    from skillpress.services.app.records.approval_requests import decide
 
     who = _checked(request, csrf)
     ctx = state(request).ctx
@@ -738,7 +738,7 @@ async def decide_form(
 async def resolve_form(
     request: Request, action_id: int, csrf: Annotated[str, Form()] = ""
 ) -> Response:
-    from skillpress.services.app.queries import resolve_action
+    from skillpress.services.app.operator.queries import resolve_action
 
     _checked(request, csrf)
     ctx = state(request).ctx
@@ -754,7 +754,7 @@ async def resolve_form(
 async def replay_form(
     request: Request, csrf: Annotated[str, Form()] = "", letter: Annotated[str, Form()] = ""
 ) -> Response:
-    from skillpress.services.app.pipeline import replay_dead_letters
+    from skillpress.services.app.operator.dispatch import replay_dead_letters
 
     _checked(request, csrf)
     ctx = state(request).ctx

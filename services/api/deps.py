@@ -12,7 +12,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
 from skillpress.services.api.auth import SESSION_COOKIE, Operators
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.errors import Refused
 from skillpress.services.platform.operator_tokens import OPERATOR
 

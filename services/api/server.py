@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillpress.services.api.auth import Operators, is_loopback, load_operators
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -23,10 +23,8 @@ from skillpress.services.api.deps import (
     state,
 )
 from skillpress.services.api.problems import PROBLEM_RESPONSES
-from skillpress.services.app.annotations import Kind
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.intake import SpecPreview, Submitted
-from skillpress.services.app.views import (
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import (
     ActionItemView,
     ActionResolved,
     AnnotationAdded,
@@ -48,6 +46,8 @@ from skillpress.services.app.views import (
     VersionRow,
     VersionView,
 )
+from skillpress.services.app.operator.annotations import Kind
+from skillpress.services.app.operator.intake import SpecPreview, Submitted
 
 __all__ = ["router", "submit", "submission_stream"]
 
@@ -109,7 +109,7 @@ BaseUrlForm = Annotated[
 async def preview(
     ctx: AppContext, spec: SpecInput, slug: str | None, base_url: str | None
 ) -> SpecPreview:
-    from skillpress.services.app.intake import preview as previewed
+    from skillpress.services.app.operator.intake import preview as previewed
 
     return await run_in_threadpool(previewed, ctx, spec.data, spec.url, slug, base_url)
 
@@ -144,7 +144,7 @@ async def submit(
     credential_env: str | None = None,
 ) -> Submitted:
     """Submit a spec to the pipeline and return where to follow it."""
-    from skillpress.services.app.intake import submit as submitted
+    from skillpress.services.app.operator.intake import submit as submitted
 
     shared = state(request)
     return await submitted(
@@ -185,7 +185,7 @@ async def create_skill(
 @router.get("/skills", name="list_skills", tags=["skills"])
 def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
     """Every skill: its live version, proposals waiting, open action items."""
-    from skillpress.services.app.queries import skills_overview
+    from skillpress.services.app.operator.queries import skills_overview
 
     return skills_overview(ctx)
 
@@ -193,7 +193,7 @@ def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
 @router.get("/submissions/{submission}", name="get_submission", tags=["pipeline"])
 def submission_status(ctx: Ctx, who: Operator, submission: str) -> SubmissionView:
     """Where a submission is, stage by stage, from the records."""
-    from skillpress.services.app.queries import submission_status as status
+    from skillpress.services.app.operator.queries import submission_status as status
 
     return status(ctx, submission)
 
@@ -202,7 +202,7 @@ async def submission_stream(
     request: Request, slug: str, submission: str, after: int | None
 ) -> AsyncIterator[str]:
     """Server-Sent Events: `stage` per event (its words and body), `end` with the outcome."""
-    from skillpress.services.app.pipeline import describe_event, submission_events
+    from skillpress.services.app.operator.submissions import describe_event, submission_events
 
     st = state(request)
     yield "retry: 2000\n\n"
@@ -258,7 +258,7 @@ async def submission_events_stream(
 ) -> StreamingResponse:
     """A submission's stages as they happen (replayed from `after`), ending with its outcome."""
     if state(request).nc is None:
-        from skillpress.services.app.pipeline import StackError
+        from skillpress.services.app.base.bus import StackError
 
         raise StackError("this server has no pipeline connection")
     return StreamingResponse(
@@ -271,7 +271,7 @@ async def submission_events_stream(
 @router.get("/skills/{slug}/versions", name="list_versions", tags=["versions"])
 def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
     """The skill's versions, newest first."""
-    from skillpress.services.app.versions import list_versions
+    from skillpress.services.app.records.versions import list_versions
 
     return list_versions(ctx, slug)
 
@@ -280,7 +280,7 @@ def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
 def live(ctx: Ctx, who: Reader) -> list[LiveVersion]:
     """Every skill's live version: its id, each file's sha256, its hosts (what followers keep;
     a runtime's token reads it)."""
-    from skillpress.services.app.versions import live_versions
+    from skillpress.services.app.records.versions import live_versions
 
     return live_versions(ctx)
 
@@ -290,13 +290,13 @@ def version(ctx: Ctx, who: Reader, slug: str, ref: str) -> VersionView:
     """One version's id, files by sha256, hosts, status and whether it is live (`ref`: an id or
     prefix, `live`, `newest`, or `current`: the live one, else the newest; a runtime's token
     reads published versions only)."""
-    from skillpress.services.app.versions import version_view
+    from skillpress.services.app.records.versions import version_view
 
     return version_view(ctx, slug, ref, not who.operator)
 
 
 def _files(ctx: AppContext, slug: str, ref: str, published_only: bool) -> dict[str, bytes]:
-    from skillpress.services.app.versions import resolve_version, version_files
+    from skillpress.services.app.records.versions import resolve_version, version_files
 
     return version_files(ctx.blobs, resolve_version(ctx, slug, ref, published_only)[1])
 
@@ -330,7 +330,7 @@ def version_file_list(ctx: Ctx, who: Reader, slug: str, ref: str) -> dict[str, i
 )
 def version_file(ctx: Ctx, who: Reader, slug: str, ref: str, path: str) -> Response:
     """One file of a version, as stored (read alone, by its digest)."""
-    from skillpress.services.app.versions import version_file as one_file
+    from skillpress.services.app.records.versions import version_file as one_file
 
     kind = "application/json" if path.endswith(".json") else "text/markdown; charset=utf-8"
     return Response(one_file(ctx, slug, ref, path, not who.operator), media_type=kind)
@@ -346,7 +346,7 @@ def version_file(ctx: Ctx, who: Reader, slug: str, ref: str, path: str) -> Respo
 def version_archive(ctx: Ctx, who: Reader, slug: str, ref: str) -> Response:
     """Every file of a version in one gzip-compressed tar (what a follower fetches: check each
     file against the sha256 `/v1/live` names for it before using it)."""
-    from skillpress.services.app.versions import version_archive as archive
+    from skillpress.services.app.records.versions import version_archive as archive
 
     version_id, data = archive(ctx, slug, ref, not who.operator)
     return Response(
@@ -365,7 +365,7 @@ def diff(
     to: Annotated[str | None, Query(description="default: newest")] = None,
 ) -> VersionDiff:
     """What changed between two versions, with the annotations the newer one orphans."""
-    from skillpress.services.app.versions import diff_versions
+    from skillpress.services.app.records.versions import diff_versions
 
     return diff_versions(ctx, slug, from_, to)
 
@@ -380,7 +380,7 @@ class PublishIn(BaseModel):
 @router.post("/skills/{slug}/versions/{ref}/publish", name="publish_version", tags=["versions"])
 def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> PublicationView:
     """Make a version live (refused with the gates it would drop unless `remove_gates`)."""
-    from skillpress.services.app.changes import publish as published
+    from skillpress.services.app.operator.changes import publish as published
 
     return published(ctx, slug, ref, body.remove_gates, body.timeout, who)
 
@@ -390,7 +390,7 @@ def annotations_list(
     ctx: Ctx, who: Operator, slug: str, include_retired: bool = False
 ) -> list[AnnotationView]:
     """Annotations, each applied, orphaned, pending or retired."""
-    from skillpress.services.app.annotations import list_annotations
+    from skillpress.services.app.operator.annotations import list_annotations
 
     return list_annotations(ctx, slug, include_retired)
 
@@ -418,7 +418,7 @@ class AnnotationIn(BaseModel):
 
 
 def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) -> AnnotationAdded:
-    from skillpress.services.app.changes import annotate
+    from skillpress.services.app.operator.changes import annotate
 
     values = given.model_dump()
     values[given.kind] = given.value
@@ -438,7 +438,7 @@ def annotate(ctx: Ctx, who: Operator, slug: str, body: AnnotationIn) -> Annotati
 @router.post("/annotations/{annotation_id}/retire", name="retire_annotation", tags=["annotations"])
 def retire(ctx: Ctx, who: Operator, annotation_id: str) -> AnnotationRetired:
     """Retire an annotation (it stays on record) and propose the version without it."""
-    from skillpress.services.app.changes import retire as retired
+    from skillpress.services.app.operator.changes import retire as retired
 
     return retired(ctx, annotation_id, who)
 
@@ -450,7 +450,7 @@ class RekeyIn(BaseModel):
 @router.post("/annotations/{annotation_id}/rekey", name="rekey_annotation", tags=["annotations"])
 def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> AnnotationRekeyed:
     """Move an orphaned annotation to an operation's new name."""
-    from skillpress.services.app.changes import rekey as rekeyed
+    from skillpress.services.app.operator.changes import rekey as rekeyed
 
     return rekeyed(ctx, {annotation_id: body.operation}, who)
 
@@ -466,7 +466,7 @@ class RekeyManyIn(BaseModel):
 @router.post("/annotations/rekey", name="rekey_annotations", tags=["annotations"])
 def rekey_many(ctx: Ctx, who: Operator, body: RekeyManyIn) -> AnnotationRekeyed:
     """Move several orphaned annotations of one skill at once: one version proposed for all."""
-    from skillpress.services.app.changes import rekey as rekeyed
+    from skillpress.services.app.operator.changes import rekey as rekeyed
 
     return rekeyed(ctx, body.moves, who)
 
@@ -474,7 +474,7 @@ def rekey_many(ctx: Ctx, who: Operator, body: RekeyManyIn) -> AnnotationRekeyed:
 @router.get("/skills/{slug}/suggestions", name="list_suggestions", tags=["review"])
 def suggestions(ctx: Ctx, who: Operator, slug: str) -> SuggestionGroups:
     """Open suggestions grouped money, deletes, changes, reads."""
-    from skillpress.services.app.review import suggestion_groups
+    from skillpress.services.app.operator.review import suggestion_groups
 
     return suggestion_groups(ctx, slug)
 
@@ -487,7 +487,7 @@ class ConfirmIn(BaseModel):
 @router.post("/skills/{slug}/suggestions/confirm", name="confirm_suggestions", tags=["review"])
 def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confirmation:
     """Confirm suggestions one at a time or a group at once; each becomes an annotation."""
-    from skillpress.services.app.changes import confirm
+    from skillpress.services.app.operator.changes import confirm
 
     return confirm(ctx, slug, body.ids, body.groups, who)
 
@@ -495,7 +495,7 @@ def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confir
 @router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])
 def detach(ctx: Ctx, who: Operator, slug: str) -> Detached:
     """From now on the skill is an ordinary package: new revisions propose nothing."""
-    from skillpress.services.app.annotations import detach as detached
+    from skillpress.services.app.operator.annotations import detach as detached
 
     detached(ctx, slug)
     return {"skill": slug, "detached": True}
@@ -504,7 +504,7 @@ def detach(ctx: Ctx, who: Operator, slug: str) -> Detached:
 @router.get("/skills/{slug}/export/overlay", name="export_overlay", tags=["exports"])
 def export_overlay(ctx: Ctx, who: Operator, slug: str) -> Overlay:
     """The annotations as an OpenAPI Overlay 1.0 document."""
-    from skillpress.services.app.exports import overlay
+    from skillpress.services.app.operator.exports import overlay
 
     return overlay(ctx, slug)
 
@@ -520,7 +520,7 @@ def export_overlay(ctx: Ctx, who: Operator, slug: str) -> Overlay:
 )
 def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
     """The live version as an Agent Skills folder, zipped."""
-    from skillpress.services.app.exports import agent_skills_zip
+    from skillpress.services.app.operator.exports import agent_skills_zip
 
     return Response(
         agent_skills_zip(ctx, slug),
@@ -532,7 +532,7 @@ def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
 @router.get("/actions", name="list_action_items", tags=["operations"])
 def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
     """Open action items."""
-    from skillpress.services.app.queries import open_actions
+    from skillpress.services.app.operator.queries import open_actions
 
     return open_actions(ctx)
 
@@ -540,7 +540,7 @@ def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
 @router.post("/actions/{action_id}/resolve", name="resolve_action_item", tags=["operations"])
 def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
     """Mark an action item handled."""
-    from skillpress.services.app.queries import resolve_action
+    from skillpress.services.app.operator.queries import resolve_action
 
     return resolve_action(ctx, action_id)
 
@@ -548,7 +548,7 @@ def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
 @router.get("/dead-letters", name="list_dead_letters", tags=["operations"])
 def dead_letters(ctx: Ctx, who: Operator) -> list[DeadLetterView]:
     """Messages no worker could handle, oldest first."""
-    from skillpress.services.app.queries import dead_letters as letters
+    from skillpress.services.app.operator.queries import dead_letters as letters
 
     return letters(ctx)
 
@@ -562,7 +562,7 @@ class ReplayIn(BaseModel):
 @router.post("/dead-letters/replay", name="replay_dead_letters", tags=["operations"])
 def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
     """Re-publish dead letters' original messages under fresh message ids."""
-    from skillpress.services.app.pipeline import replay_dead_letters
+    from skillpress.services.app.operator.dispatch import replay_dead_letters
 
     return replay_dead_letters(ctx, body.ids)
 
@@ -570,7 +570,7 @@ def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
 @router.get("/approvals", name="list_approvals", tags=["approvals"])
 def approvals(ctx: Ctx, who: Operator, everything: bool = False) -> list[ApprovalView]:
     """Calls to gated operations waiting for a person, oldest first (`everything`: decided ones too)."""
-    from skillpress.services.app.approvals import list_requests
+    from skillpress.services.app.records.approval_requests import list_requests
 
     return list_requests(ctx, everything)
 
@@ -582,8 +582,8 @@ class DecisionIn(BaseModel):
 @router.post("/approvals/{request_id}/decide", name="decide_approval", tags=["approvals"])
 def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> ApprovalView:
     """Grant or deny a waiting call; the operator's name is recorded with the decision."""
-    from skillpress.services.app.approvals import as_dict
-    from skillpress.services.app.approvals import decide as decided
+    from skillpress.services.app.records.approval_requests import as_dict
+    from skillpress.services.app.records.approval_requests import decide as decided
 
     return as_dict(decided(ctx, request_id, body.grant, who), ctx)
 
@@ -605,7 +605,7 @@ def ask(ctx: Ctx, who: Reader, body: AskIn) -> ApprovalView:
     """A gated call asks (a runtime's token may): `used` when a grant for exactly these values
     was waiting (used up now), `auto` when under its gate's threshold, else the `pending`
     request it waits on (announced). Its caller waits with `consume`."""
-    from skillpress.services.app.approvals import settle_asked
+    from skillpress.services.app.records.approval_requests import settle_asked
 
     by = f"{body.requested_by[:100]} (as {who.name})" if body.requested_by else who.name
     return settle_asked(ctx, body.skill, body.operation, body.risk, body.bound, body.auto, by)
@@ -614,7 +614,7 @@ def ask(ctx: Ctx, who: Reader, body: AskIn) -> ApprovalView:
 @router.get("/approvals/{request_id}", name="get_approval", tags=["approvals"])
 def approval(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
     """One request as it stands (pending, granted, denied, used, expired)."""
-    from skillpress.services.app.approvals import request_view
+    from skillpress.services.app.records.approval_requests import request_view
 
     return request_view(ctx, request_id)
 
@@ -623,8 +623,8 @@ def approval(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
 def consume(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
     """The decision for the call waiting on a request: a grant is used up (`used`: send it, once);
     a pending, denied or expired one comes back as it is."""
-    from skillpress.services.app.approvals import as_dict
-    from skillpress.services.app.approvals import consume as consumed
+    from skillpress.services.app.records.approval_requests import as_dict
+    from skillpress.services.app.records.approval_requests import consume as consumed
 
     return as_dict(consumed(ctx, request_id), ctx)
 
@@ -653,7 +653,7 @@ class TokenRow(BaseModel):
 @router.get("/tokens", name="list_tokens", tags=["tokens"])
 def tokens(ctx: Ctx, who: Operator) -> list[TokenRow]:
     """Every token by name, with its role and when it was made (never a token itself)."""
-    from skillpress.services.app.operators import token_list
+    from skillpress.services.app.base.roles import token_list
 
     return [TokenRow(name=t.name, role=t.role, created=t.created) for t in token_list(ctx.settings)]
 
@@ -662,7 +662,7 @@ def tokens(ctx: Ctx, who: Operator) -> list[TokenRow]:
 def make_token(ctx: Ctx, who: Operator, body: TokenIn) -> TokenMade:
     """A new token (an operator's to make): a runtime's for a follower, an MCP server or a host
     that asks for approvals here; its secret is in this answer only."""
-    from skillpress.services.app.operators import mint_token
+    from skillpress.services.app.base.roles import mint_token
 
     return TokenMade(
         name=body.name, role=body.role, token=mint_token(ctx.settings, body.name, body.role)
@@ -674,7 +674,7 @@ def skill_runs(
     ctx: Ctx, who: Operator, slug: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
 ) -> list[RunView]:
     """The skill's workflow runs, newest first, without their steps."""
-    from skillpress.services.app.runs import list_runs
+    from skillpress.services.app.operator.runs import list_runs
 
     return list_runs(ctx, slug, limit)
 
@@ -683,7 +683,7 @@ def skill_runs(
 def run(ctx: Ctx, who: Operator, run_id: int) -> RunView:
     """One workflow run with its steps: each request (secrets redacted), status, try, timing
     and answer; a waiting run names the approval request it waits on."""
-    from skillpress.services.app.runs import get_run
+    from skillpress.services.app.operator.runs import get_run
 
     return get_run(ctx, run_id)
 

@@ -24,15 +24,15 @@ from skillpress.services.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from skillpress.services.app.annotations import Stored
-    from skillpress.services.app.context import AppContext
+    from skillpress.services.app.base.context import AppContext
+    from skillpress.services.app.operator.annotations import Stored
 
 __all__ = ["register"]
 
 
 def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
     """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
-    from skillpress.services.app.changes import proposal_of
+    from skillpress.services.app.operator.changes import proposal_of
 
     try:
         with failures():
@@ -205,13 +205,16 @@ def annotate(
             done["proposal"],
         )
     else:
-        from skillpress.services.app.annotations import add_annotation, compose_annotation
+        from skillpress.services.app.operator.annotations import (
+            compose_annotation,
+            record_annotation,
+        )
 
         with failures():
             kind, target, body = compose_annotation(kind, operation, category, given | extra)
         ctx = open_ctx()
         with failures():
-            stored = add_annotation(ctx, slug, kind, target, body, by)
+            stored = record_annotation(ctx, slug, kind, target, body, by)
         proposal = propose(ctx, stored, "added", timeout)
         aid = stored.ids[0]
     report(proposal, as_json, f"annotation {aid} ({kind} on {target})", {"annotation_id": aid})
@@ -230,7 +233,7 @@ def annotations_(
     retired = "true" if include_retired else "false"
     out = through_api(lambda api: api.get(f"/skills/{slug}/annotations", include_retired=retired))
     if out is None:
-        from skillpress.services.app.annotations import list_annotations
+        from skillpress.services.app.operator.annotations import list_annotations
 
         with failures():
             out = list_annotations(open_ctx(), slug, include_retired)
@@ -260,11 +263,11 @@ def retire(
     if done is not None:
         proposal = done["proposal"]
     else:
-        from skillpress.services.app.annotations import retire as retired
+        from skillpress.services.app.operator.annotations import record_retirement
 
         ctx = open_ctx()
         with failures():
-            stored = retired(ctx, annotation_id, by)
+            stored = record_retirement(ctx, annotation_id, by)
         proposal = propose(ctx, stored, "retired", timeout)
     report(proposal, as_json, f"retired {annotation_id}")
 
@@ -277,7 +280,7 @@ def retract_turn(
     timeout: Timeout = 120.0,
 ) -> None:
     """A flagged turn takes its examples down with it: every example observed in it is retired."""
-    from skillpress.services.app.annotations import retract_turn as retract
+    from skillpress.services.app.operator.annotations import retract_turn as retract
 
     ctx = open_ctx()
     with failures():
@@ -314,11 +317,11 @@ def rekey(
     if done is not None:
         aid, proposal = done["annotation_id"], done["proposal"]
     else:
-        from skillpress.services.app.annotations import rekey as rekeyed
+        from skillpress.services.app.operator.annotations import record_rekeying
 
         ctx = open_ctx()
         with failures():
-            stored = rekeyed(ctx, {annotation_id: operation}, by)
+            stored = record_rekeying(ctx, {annotation_id: operation}, by)
         proposal = propose(ctx, stored, "rekeyed", timeout)
         aid = stored.ids[1]
     report(
@@ -354,14 +357,14 @@ def review(
     """Walk the approval and identity suggestions: money, deletes, changes, then reads; each
     confirmation becomes an annotation. Without a terminal: `--json` lists them, `--confirm ID`,
     `--dismiss ID` and `--accept-group GROUP` decide them."""
-    from skillpress.services.app.annotations import Stored
-    from skillpress.services.app.review import (
+    from skillpress.services.app.operator.annotations import Stored
+    from skillpress.services.app.operator.review import (
         confirm,
         confirm_suggestions,
         dismiss_suggestions,
         open_suggestions,
     )
-    from skillpress.services.app.versions import find_skill
+    from skillpress.services.app.records.versions import find_skill
     from skillpress.services.errors import Refused
 
     groups = accept_group or []
@@ -457,7 +460,7 @@ def review(
 
 def detach(slug: Annotated[str, typer.Argument(help="the skill's slug")]) -> None:
     """Detach a skill from its source: from its live version on it is an ordinary package that no longer regenerates."""
-    from skillpress.services.app.annotations import detach as detached
+    from skillpress.services.app.operator.annotations import detach as detached
 
     with failures():
         detached(open_ctx(), slug)
@@ -490,7 +493,7 @@ def export(
 ) -> None:
     """Export a skill for other tooling: its annotations as an Overlay, or the whole skill as an Agent Skills folder."""
     if format == "agent-skills":
-        from skillpress.services.app.exports import write_agent_skills
+        from skillpress.services.app.operator.exports import write_agent_skills
 
         if out is None:
             fail("--format agent-skills needs --out DIR")
@@ -512,7 +515,7 @@ def export(
         return
     if format != "overlay":
         fail(f"--format {format!r}: overlay or agent-skills")
-    from skillpress.services.app.exports import overlay
+    from skillpress.services.app.operator.exports import overlay
 
     with failures():
         doc = overlay(open_ctx(), target)
@@ -521,7 +524,7 @@ def export(
 
 def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills folder")]) -> None:
     """Check an exported folder: tools.json is a sound contract and SKILL.md states the same rules (exit 1 if not)."""
-    from skillpress.services.app.exports import verify_agent_skills
+    from skillpress.services.app.operator.exports import verify_agent_skills
     from skillpress.services.errors import Permanent
 
     if not folder.is_dir():

@@ -22,7 +22,7 @@ from skillpress.services.cli.common import (
 )
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
-    from skillpress.services.app.calling import (
+    from skillpress.services.app.serving.calling import (
         CallResult,
         CallSetup,
         Gatekeeper,
@@ -110,7 +110,7 @@ AsJson = Annotated[
 def _load(
     package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
 ) -> tuple[Skill, Mapping[str, bytes]]:
-    from skillpress.services.app.calling import OutputDirError, PackageError, open_package
+    from skillpress.services.app.serving.calling import OutputDirError, PackageError, open_package
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
@@ -211,8 +211,8 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     """A gated call goes only with a person's approval (or under the gate's `auto_below`), and
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
-    from skillpress.services.app.calling import NOT_HERE, desk_opener, terminal_gatekeeper
-    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
+    from skillpress.services.app.base.roles import OPERATOR_TOKEN_ENV, operator_for
+    from skillpress.services.app.serving.calling import NOT_HERE, desk_opener, terminal_gatekeeper
     from skillpress.services.errors import Refused
 
     def approver() -> str | None:
@@ -243,7 +243,7 @@ def failures_of_the_records() -> Iterator[None]:
     """What goes wrong while a gate is decided (the records unreachable, a request refused) ends
     the command in one line; a gate that stays closed (GateClosed) is the caller's to handle (a
     run records it)."""
-    from skillpress.services.app.calling import GateClosed
+    from skillpress.services.app.serving.calling import GateClosed
 
     try:
         yield
@@ -270,7 +270,7 @@ def _place(
     """One call from the command line: refused (exit 2) before anything is sent when its
     arguments are wrong; a dry run prints the request; a gated call waits for its approval;
     with `all_pages` (a page cap), its next pages followed."""
-    from skillpress.services.app.calling import (
+    from skillpress.services.app.serving.calling import (
         CallRefused,
         ExecutionFailed,
         GateClosed,
@@ -314,7 +314,7 @@ def _place(
 
 
 def _setup(skill: Skill, auth_env: str | None, limits: Any, files_dir: Path | None) -> CallSetup:
-    from skillpress.services.app.calling import call_setup
+    from skillpress.services.app.serving.calling import call_setup
 
     # SKILLPRESS_FETCH_ALLOW_PRIVATE matters only to a credential's token URL: a skill that sends
     # none loads no settings
@@ -360,7 +360,7 @@ def call(
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
     or when the operation is gated and nobody approved the call."""
-    from skillpress.services.app.calling import CallLimits, PackageError, UnknownOperation
+    from skillpress.services.app.serving.calling import CallLimits, PackageError, UnknownOperation
 
     skill, _ = _load(package_dir, auth_header, auth_kind, base_url)
     try:
@@ -433,7 +433,7 @@ def run(
     or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
     no model). A package directory is sandboxed: its workflows send nothing that writes unless
     --unsafe; a published skill (--skill SLUG) is the operator's own."""
-    from skillpress.services.app.calling import (
+    from skillpress.services.app.serving.calling import (
         CallLimits,
         PackageError,
         SlashError,
@@ -522,7 +522,12 @@ def _run_workflow(
 ) -> None:
     """A workflow run from here (app.calling.run_here), its steps shown as they go: a dry run
     prints each request in order and sends nothing."""
-    from skillpress.services.app.calling import RunOptions, StepFailed, WorkflowRefused, run_here
+    from skillpress.services.app.serving.calling import (
+        RunOptions,
+        StepFailed,
+        WorkflowRefused,
+        run_here,
+    )
 
     class Shown:
         def planned(
@@ -583,7 +588,7 @@ class _Runs:
 
     def _journal(self) -> Any:
         if self._kept is None:
-            from skillpress.services.app.runs import RecordedRuns
+            from skillpress.services.app.operator.runs import RecordedRuns
 
             self._kept = RecordedRuns(open_ctx)
         return self._kept
@@ -603,7 +608,7 @@ def _runs() -> Any:
 def _model_chat() -> Any:
     """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none;
     it raises ChatFailed when the model does not answer usefully."""
-    from skillpress.services.app.calling import model_chat
+    from skillpress.services.app.serving.calling import model_chat
 
     return model_chat(settings())
 
@@ -671,8 +676,8 @@ def mcp(
     ] = False,
 ) -> None:
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
-    from skillpress.services.app.calling import CallLimits, OutputDirError, PackageError
-    from skillpress.services.app.serving import (
+    from skillpress.services.app.serving.calling import CallLimits, OutputDirError, PackageError
+    from skillpress.services.app.serving.mcp import (
         NoSkills,
         ServeOptions,
         catalog_server,
@@ -741,7 +746,7 @@ def mcp(
         what = skill.slug
     token = None
     if transport == "http":
-        from skillpress.services.app.serving import MCP_TOKEN_ENV, http_token
+        from skillpress.services.app.serving.mcp import MCP_TOKEN_ENV, http_token
 
         token, made = http_token(os.environ)
         typer.echo(

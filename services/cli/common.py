@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 if TYPE_CHECKING:
-    from skillpress.services.app.calling import Skill
-    from skillpress.services.app.context import AppContext
-    from skillpress.services.app.pipeline import Event
+    from skillpress.services.app.base.bus import Event
+    from skillpress.services.app.base.context import AppContext
+    from skillpress.services.app.serving.calling import Skill
     from skillpress.services.platform.settings import Settings
 
 __all__ = [
@@ -79,7 +79,7 @@ def quiet_logs(settings: Settings) -> None:
 def open_ctx(given: Settings | None = None) -> AppContext:
     """The application context for this command (logs quiet unless asked for); with no NATS
     configured or up, a use-case runs the stack's embedded pipeline for its duration."""
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
     from skillpress.services.stack.workers import embedded_pipeline
 
     chosen = given or settings()
@@ -98,7 +98,7 @@ def load_target(
 ) -> tuple[Skill, Mapping[str, bytes]]:
     """A package directory, or a skill's live version from the records and blob store, loaded
     (`lazy`: each tool built when first asked for)."""
-    from skillpress.services.app.calling import OutputDirError, PackageError, open_target
+    from skillpress.services.app.serving.calling import OutputDirError, PackageError, open_target
 
     try:
         with failures():
@@ -135,7 +135,7 @@ class Progress:
             self.status.start()
 
     def on_event(self, event: Event) -> None:
-        from skillpress.services.app.pipeline import describe_event
+        from skillpress.services.app.operator.submissions import describe_event
 
         text, next_wait = describe_event(event)
         if text != event.subject:

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from skillpress.services.app.package_dir import (
+from skillpress.services.app.base.package_dir import (
     PackageWriter,
 )
 from skillpress.services.cli.common import fail, failures
 
 if TYPE_CHECKING:
-    from skillpress.services.app.offline import PackageSummary
+    from skillpress.services.app.operator.offline import PackageSummary
 
 app = typer.Typer(
     name="skillpress",
@@ -99,7 +99,7 @@ def derive(
     ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
-    from skillpress.services.app.offline import derive_file
+    from skillpress.services.app.operator.offline import derive_file
 
     try:  # a wrong --out is refused before any work
         writer = PackageWriter(out)
@@ -178,7 +178,7 @@ def tools(
     ] = None,
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
-    from skillpress.services.app.calling import (
+    from skillpress.services.app.serving.calling import (
         OutputDirError,
         PackageError,
         UnknownOperation,

@@ -48,9 +48,9 @@ def import_(
 ) -> None:
     """Submit a spec and follow it through the pipeline to a proposed version (or its refusal)."""
     from skillpress.schemas.subjects import EVENTS
-    from skillpress.services.app.intake import check_slug
-    from skillpress.services.app.offline import read_spec_file
-    from skillpress.services.app.pipeline import submit_spec
+    from skillpress.services.app.operator.intake import check_slug
+    from skillpress.services.app.operator.offline import read_spec_file
+    from skillpress.services.app.operator.submissions import submit_spec
     from skillpress.services.errors import Retryable
 
     with failures():
@@ -127,7 +127,7 @@ def versions(
 
     out = through_api(lambda api: api.get(f"/skills/{slug}/versions"))
     if out is None:
-        from skillpress.services.app.versions import list_versions
+        from skillpress.services.app.records.versions import list_versions
 
         with failures():
             out = list_versions(open_ctx(), slug)
@@ -166,7 +166,7 @@ def show(
 
     found = through_api(remotely)
     if found is None:
-        from skillpress.services.app.versions import version_view
+        from skillpress.services.app.records.versions import version_view
 
         ctx = open_ctx()
         with failures():
@@ -216,7 +216,7 @@ def diff(
     ends = {k: v for k, v in (("from", a), ("to", b)) if v is not None}
     result = through_api(lambda api: api.get(f"/skills/{slug}/diff", **ends))
     if result is None:
-        from skillpress.services.app.versions import diff_versions
+        from skillpress.services.app.records.versions import diff_versions
 
         with failures():
             result = diff_versions(open_ctx(), slug, a, b)
@@ -277,7 +277,7 @@ def publish(
         lambda api: api.post(f"/skills/{slug}/versions/{version}/publish", asked, wait=timeout)
     )
     if event is None:
-        from skillpress.services.app.changes import publish as published
+        from skillpress.services.app.operator.changes import publish as published
 
         ctx = open_ctx()
         try:
@@ -303,7 +303,7 @@ def revisions(
     slug: Annotated[str, typer.Argument(help="the skill's slug")], as_json: AsJson = False
 ) -> None:
     """A skill's revisions, newest first: when, from where, parsed or refused, what each made."""
-    from skillpress.services.app.queries import revisions as listed
+    from skillpress.services.app.operator.queries import revisions as listed
 
     with failures():
         rows = listed(open_ctx(), slug)
@@ -328,7 +328,7 @@ def status(
     as_json: AsJson = False,
 ) -> None:
     """Where a submission is now, stage by stage (and any dead letter it left)."""
-    from skillpress.services.app.queries import submission_status
+    from skillpress.services.app.operator.queries import submission_status
 
     with failures():
         found = submission_status(open_ctx(), submission)
@@ -353,7 +353,7 @@ def approvals(
     as_json: AsJson = False,
 ) -> None:
     """Calls to gated operations waiting for a person (oldest first), with the values they bind."""
-    from skillpress.services.app.approvals import list_requests
+    from skillpress.services.app.records.approval_requests import list_requests
 
     _listing(
         list_requests(open_ctx(), everything),
@@ -371,8 +371,8 @@ def approvals(
 def _decide(request_id: int, grant: bool) -> None:
     import os
 
-    from skillpress.services.app.approvals import decide
-    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, operator_for
+    from skillpress.services.app.base.roles import OPERATOR_TOKEN_ENV, operator_for
+    from skillpress.services.app.records.approval_requests import decide
 
     ctx = open_ctx()
     with failures():
@@ -406,7 +406,7 @@ def actions(
     ] = None,
 ) -> None:
     """Open action items: proposals a scheduled refresh made, waiting for a person."""
-    from skillpress.services.app.queries import open_actions, resolve_action
+    from skillpress.services.app.operator.queries import open_actions, resolve_action
 
     if resolve is not None:
         with failures():
@@ -451,7 +451,7 @@ def streams(
     stream's copies (one started without SKILLPRESS_STREAM_REPLICAS warns instead); this does."""
     from dataclasses import asdict
 
-    from skillpress.services.app.streams import stream_replicas
+    from skillpress.services.app.base.streams import stream_replicas
 
     ctx = open_ctx()
     with failures():
@@ -482,11 +482,11 @@ def dead_letters(
 ) -> None:
     """Messages no worker could handle, with their error; --replay sends one again once its
     cause is fixed (a fresh message id, so JetStream does not take it for a duplicate)."""
-    from skillpress.services.app.queries import dead_letters as listed
+    from skillpress.services.app.operator.queries import dead_letters as listed
 
     ctx = open_ctx()
     if replay or replay_all:
-        from skillpress.services.app.pipeline import replay_dead_letters
+        from skillpress.services.app.operator.dispatch import replay_dead_letters
 
         with failures():
             done = replay_dead_letters(ctx, None if replay_all else list(replay or []))
@@ -547,8 +547,8 @@ def follow(
     import os
     import signal
 
-    from skillpress.services.app.follow import ApiFollower, follow_api, follow_live
-    from skillpress.services.app.pipeline import running_up
+    from skillpress.services.app.base.bus import running_up
+    from skillpress.services.app.serving.followers import ApiFollower, follow_api, follow_live
 
     pins = {}
     for item in pin or []:
@@ -602,7 +602,7 @@ def follow(
 def refresh() -> None:
     """Ask for the scheduled re-fetch of URL sources now (once per refresh interval, however many
     ask: what a cron job runs)."""
-    from skillpress.services.app.pipeline import request_refresh
+    from skillpress.services.app.operator.dispatch import request_refresh
 
     ctx = open_ctx()
     try:
@@ -633,8 +633,8 @@ def worker(
     import asyncio
     import signal
 
-    from skillpress.services.app.context import open_app
-    from skillpress.services.app.pipeline import running_up
+    from skillpress.services.app.base.bus import running_up
+    from skillpress.services.app.base.context import open_app
     from skillpress.services.platform.logging import configure_logging
     from skillpress.services.stack.workers import run_workers, worker_names
 

@@ -93,7 +93,7 @@ def token_add(
     SKILLPRESS_OPERATOR_TOKEN makes each one."""
     import os
 
-    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, add_token_as, tokens_file
+    from skillpress.services.app.base.roles import OPERATOR_TOKEN_ENV, add_token_as, tokens_file
 
     chosen = settings()
     with failures():
@@ -110,7 +110,7 @@ def token_add(
 @token_app.command("list")
 def token_list() -> None:
     """Every token by name, with its role and when it was made (never a token itself)."""
-    from skillpress.services.app.operators import token_list as listed
+    from skillpress.services.app.base.roles import token_list as listed
 
     with failures():
         tokens = listed(settings())
@@ -130,7 +130,7 @@ def token_revoke(
     decision: SKILLPRESS_OPERATOR_TOKEN holds yours."""
     import os
 
-    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, revoke_as
+    from skillpress.services.app.base.roles import OPERATOR_TOKEN_ENV, revoke_as
 
     with failures():
         revoke_as(settings(), name, os.environ.get(OPERATOR_TOKEN_ENV))
@@ -142,8 +142,9 @@ def demo(
 ) -> None:
     """Run the pipeline on the bundled Hollowbrook spec: submit, derive, propose, publish; print the skill."""
     from skillpress.schemas.subjects import EVENTS
-    from skillpress.services.app.pipeline import request_publish, submit_spec
-    from skillpress.services.app.versions import (
+    from skillpress.services.app.operator.dispatch import request_publish
+    from skillpress.services.app.operator.submissions import submit_spec
+    from skillpress.services.app.records.versions import (
         find_skill,
         manifest_of,
         version_files,

@@ -12,7 +12,7 @@ import typer
 from skillpress.services.cli.common import AsJson, By, Timeout, fail, failures, open_ctx
 
 if TYPE_CHECKING:
-    from skillpress.services.app.calling import Skill
+    from skillpress.services.app.serving.calling import Skill
 
 __all__ = ["register"]
 
@@ -24,7 +24,7 @@ PackageDir = Annotated[Path, typer.Argument(metavar="DIR", help="a skill package
 
 
 def _package(package_dir: Path) -> tuple[Mapping[str, bytes], Skill]:
-    from skillpress.services.app.calling import OutputDirError, PackageError, open_package
+    from skillpress.services.app.serving.calling import OutputDirError, PackageError, open_package
 
     try:
         skill, files = open_package(package_dir)
@@ -44,7 +44,7 @@ def export(
     ] = "",
 ) -> None:
     """The package's workflows as an Arazzo 1.0.1 document (YAML)."""
-    from skillpress.services.app.arazzo_io import WorkflowRefused, arazzo_of
+    from skillpress.services.app.operator.arazzo_io import WorkflowRefused, arazzo_of
 
     files, skill = _package(package_dir)
     try:
@@ -81,7 +81,7 @@ def import_(
     anything outside the subset that maps is refused, naming it)."""
     import yaml
 
-    from skillpress.services.app.arazzo_io import (
+    from skillpress.services.app.operator.arazzo_io import (
         WORKFLOWS_FILE,
         WorkflowRefused,
         read_arazzo,
@@ -114,7 +114,7 @@ def add(
 ) -> None:
     """Add workflows to a published skill as annotations (they survive new spec revisions) and
     propose the version that carries them."""
-    from skillpress.services.app.workflows import add_workflows
+    from skillpress.services.app.operator.skill_workflows import add_workflows
     from skillpress.services.cli.annotation_commands import propose, report
 
     try:
@@ -141,7 +141,7 @@ def promote(
 ) -> None:
     """Move a workflow to another execution level, as a change that proposes a version; to
     hardened only with steps and a dry run that passes."""
-    from skillpress.services.app.workflows import promote_workflow
+    from skillpress.services.app.operator.skill_workflows import promote_workflow
     from skillpress.services.cli.annotation_commands import propose, report
 
     ctx = open_ctx()
@@ -162,7 +162,7 @@ def runs(
     """Workflow runs, newest first: how each ended (a waiting one resumes when the same workflow
     is run again with the same arguments once its approval is granted); --show ID gives each
     step's request, status, tries, timing and answer (secrets redacted)."""
-    from skillpress.services.app.runs import get_run, list_runs
+    from skillpress.services.app.operator.runs import get_run, list_runs
 
     ctx = open_ctx()
     with failures():

@@ -7,7 +7,7 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from skillpress.services.app.pipeline import StackError
+from skillpress.services.app.base.bus import StackError
 from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:
@@ -83,8 +83,8 @@ def run_stack(
     it cannot start."""
     import asyncio
 
-    from skillpress.services.app.context import open_app
-    from skillpress.services.app.pipeline import running_up, write_up_marker
+    from skillpress.services.app.base.bus import running_up, write_up_marker
+    from skillpress.services.app.base.context import open_app
     from skillpress.services.platform.local_api import local_operator, remove_link, write_link
     from skillpress.services.platform.logging import configure_logging, get_logger
     from skillpress.services.platform.nats_urls import shown_url

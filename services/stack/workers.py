@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 
 __all__ = ["embedded_pipeline", "run_workers", "worker_names"]
 
@@ -38,7 +38,7 @@ async def run_workers(
 async def embedded_pipeline(ctx: AppContext) -> AsyncIterator[str]:
     """An embedded nats-server and every worker in this process for the duration: the pipeline a
     command line uses when none is configured or up (yields its NATS URL)."""
-    from skillpress.services.app.pipeline import StackError
+    from skillpress.services.app.base.bus import StackError
     from skillpress.services.platform.embedded_nats import LocalServerError, NatsServer
 
     try:

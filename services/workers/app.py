@@ -11,7 +11,7 @@ from nats.aio.client import Client
 
 from skillpress.schemas.events import RefreshSources
 from skillpress.schemas.subjects import COMMANDS, STREAM
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.platform.broker import (
     BrokerUnavailable,
     broker_options,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from skillpress.schemas.events import RevisionCategorized, RevisionParsed
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.revision_stages import categorize_revision
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.stages.categorize import categorize_revision
 from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "categorize"]

@@ -27,8 +27,8 @@ from faststream.nats import ConsumerConfig, JStream, NatsBroker, NatsMessage, Pu
 from pydantic import BaseModel, ValidationError
 
 from skillpress.schemas.subjects import STREAM
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.stages import dead_letter, exhausted_letter
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.stages.letters import dead_letter, exhausted_letter
 from skillpress.services.errors import Permanent, Unavailable
 from skillpress.services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from skillpress.services.platform.logging import get_logger

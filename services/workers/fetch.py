@@ -13,8 +13,8 @@ from skillpress.schemas.events import (
     SpecSubmitted,
 )
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.stages import take_submission
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.stages.fetch import take_submission
 from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "fetch"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from skillpress.schemas.events import RevisionParsed, SuggestionsMade
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.revision_stages import guess_revision
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.stages.guess import guess_revision
 from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "guess_approvals"]

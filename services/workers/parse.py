@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from skillpress.schemas.events import RevisionParsed, RevisionRejected, RevisionStored
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.revision_stages import parse_revision
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.stages.parse import parse_revision
 from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "parse"]

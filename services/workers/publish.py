@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from skillpress.schemas.events import LiveVersion, PublishVersion, VersionPublished
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.publishing import publish_version
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.stages.publish import publish_version
 from skillpress.services.platform.broker import live_subject
 from skillpress.services.workers.delivery import Outgoing, Step
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from skillpress.schemas.events import RefreshSources, SpecSubmitted
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.stages import due_sources
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.stages.fetch import due_sources
 from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "refresh"]

@@ -20,25 +20,35 @@ from skillpress.schemas.events import (
     VersionProposed,
 )
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.derivations import (
-    RevisionInputs,
-    as_utc,
-    latest_revision_id,
-    load_revision,
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.records.derivations import as_utc
+from skillpress.services.app.stages.propose import (
+    Detached,
+    Proposed,
+    propose_for_change,
+    propose_for_revision,
 )
-from skillpress.services.app.proposals import propose_version
-from skillpress.services.app.versions import find_skill
-from skillpress.services.errors import NotFound
 from skillpress.services.workers.delivery import Outgoing, Step
 
 __all__ = ["STEP", "STEP_ANNOTATIONS", "render", "render_annotations"]
 
 
-def _propose(
-    ctx: AppContext, inputs: RevisionInputs, as_of: datetime, submission: str | None
+def _announced(
+    made: Proposed | Detached, as_of: datetime, submission: str | None
 ) -> list[Outgoing]:
-    made = propose_version(ctx, inputs, as_of)
+    if isinstance(made, Detached):
+        return [
+            Outgoing(
+                EVENTS.revision_rejected,
+                RevisionRejected(
+                    revision_id=made.revision_id,
+                    skill=made.skill,
+                    reason=made.reason,
+                    submission=submission,
+                ),
+                f"detached:{made.revision_id}",
+            )
+        ]
     return [
         Outgoing(
             EVENTS.version_proposed,
@@ -55,39 +65,14 @@ def _propose(
     ]
 
 
-def _detached(ctx: AppContext, inputs: RevisionInputs, submission: str | None) -> list[Outgoing]:
-    reason = f"{inputs.skill.slug} is detached from its source: it no longer regenerates (its versions are edited as packages)"
-    return [
-        Outgoing(
-            EVENTS.revision_rejected,
-            RevisionRejected(
-                revision_id=inputs.revision.id,
-                skill=inputs.skill.slug,
-                reason=reason,
-                submission=submission,
-            ),
-            f"detached:{inputs.revision.id}",
-        )
-    ]
-
-
 def render(ctx: AppContext, event: RevisionCategorized) -> list[Outgoing]:
-    inputs = load_revision(ctx, event.revision_id)
-    if inputs.skill.detached:
-        return _detached(ctx, inputs, event.submission)
-    return _propose(ctx, inputs, as_utc(inputs.revision.fetched_at), event.submission)
+    made, as_of = propose_for_revision(ctx, event.revision_id)
+    return _announced(made, as_of, event.submission)
 
 
 def render_annotations(ctx: AppContext, event: AnnotationChanged) -> list[Outgoing]:
     as_of = as_utc(datetime.fromisoformat(event.as_of))
-    skill_id = find_skill(ctx, event.skill).id
-    revision_id = latest_revision_id(ctx, skill_id)
-    if revision_id is None:
-        raise NotFound(f"{event.skill} has no categorized revision to derive from")
-    inputs = load_revision(ctx, revision_id)
-    if inputs.skill.detached:
-        return _detached(ctx, inputs, event.submission)
-    return _propose(ctx, inputs, as_of, event.submission)
+    return _announced(propose_for_change(ctx, event.skill, as_of), as_of, event.submission)
 
 
 STEP = Step("render", EVENTS.revision_categorized, RevisionCategorized, render)

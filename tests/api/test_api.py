@@ -388,7 +388,7 @@ def test_a_skill_from_creation_to_its_second_revision(served: Served) -> None:
 
 def test_action_items_and_dead_letters(served: Served) -> None:
     from skillpress.schemas.records import ActionItem, Skill
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
     from skillpress.services.platform.settings import Settings
 
     with served.client() as c:
@@ -491,8 +491,8 @@ def test_every_answer_carries_security_headers_and_a_signed_out_session_is_dead(
 
 
 def test_calls_waiting_for_approval_are_granted_or_denied_by_name(served: Served) -> None:
-    from skillpress.services.app.approvals import ask
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.app.records.approval_requests import ask
     from skillpress.services.platform.settings import Settings
 
     ctx = open_app(Settings(home=served.home))
@@ -683,8 +683,8 @@ def test_the_skill_page_of_a_large_skill_lists_what_can_be_read_and_finds_the_re
 
 
 def test_the_operations_page_pages_the_calls_waiting_and_says_how_many(served: Served) -> None:
-    from skillpress.services.app.approvals import ask, pending_count
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.app.records.approval_requests import ask, pending_count
     from skillpress.services.platform.settings import Settings
 
     ctx = open_app(Settings(home=served.home))
@@ -712,8 +712,8 @@ def test_the_operations_page_pages_the_calls_waiting_and_says_how_many(served: S
 def test_workflow_runs_are_listed_and_shown_with_their_steps_over_the_api_and_console(
     served: Served,
 ) -> None:
-    from skillpress.services.app.context import open_app
-    from skillpress.services.app.runs import RecordedRuns
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.app.operator.runs import RecordedRuns
     from skillpress.services.platform.settings import Settings
     from skillpress.services.runtime.run_log import StepRecord
     from skillpress.services.runtime.workflows import Workflow

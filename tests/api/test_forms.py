@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from skillpress.services.api.app import create_app
 from skillpress.services.api.auth import Operators
-from skillpress.services.app.context import open_app
+from skillpress.services.app.base.context import open_app
 from skillpress.services.platform.settings import Settings
 
 PETSTORE = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.workers.app import WORKERS
 from skillpress.services.workers.delivery import Outgoing, Step
 

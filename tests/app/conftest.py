@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.app.context import AppContext, open_app
+from skillpress.services.app.base.context import AppContext, open_app
 from skillpress.services.platform.settings import Settings
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from skillpress.schemas.events import MESSAGES, RevisionCategorized, VersionProposed
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app.pipeline import Event, describe_event, parse_event
+from skillpress.services.app.base.bus import Event, parse_event
+from skillpress.services.app.operator.submissions import describe_event
 
 
 def test_every_subject_of_the_catalogue_has_its_model() -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.app.host import GateClosed, SkillHost
-from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.app.base.package_dir import write_package_dir
 from skillpress.services.derive import derive_package
+from skillpress.services.host import GateClosed, SkillHost
 
 ROOT = Path(__file__).parents[2]
 PETSTORE = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"

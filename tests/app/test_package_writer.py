@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.app.package_dir import OutputDirError, PackageWriter
+from skillpress.services.app.base.package_dir import OutputDirError, PackageWriter
 from skillpress.services.derive import DeriveOptions, derive_package
 from tests.conftest import SPECS
 

@@ -19,8 +19,8 @@ from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
 from skillpress.services.api.app import create_app
 from skillpress.services.api.auth import load_operators
-from skillpress.services.app.context import AppContext, open_app
-from skillpress.services.app.operators import (
+from skillpress.services.app.base.context import AppContext, open_app
+from skillpress.services.app.base.roles import (
     RUNTIME,
     add_token_as,
     mint_token,
@@ -107,7 +107,7 @@ def _published_and_proposed(ctx: AppContext) -> tuple[str, str]:
     """Hollowbrook published once, then a proposal on top (a changed summary)."""
     from skillpress.schemas.events import PublishVersion
     from skillpress.schemas.subjects import COMMANDS
-    from skillpress.services.app import versions
+    from skillpress.services.app.records import versions
 
     def submit(data: bytes, name: str) -> str:
         event = SpecSubmitted(
@@ -221,7 +221,7 @@ def test_no_message_an_agent_is_shown_names_a_command_that_decides(
 
     from mcp import Client
 
-    from skillpress.services.app.calling import LocalDesk, agent_gatekeeper, open_package
+    from skillpress.services.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
     from skillpress.services.cli.main import app
     from skillpress.services.runtime.mcp_server import build_mcp_server
 

@@ -23,12 +23,17 @@ from skillpress.schemas.events import (
 )
 from skillpress.schemas.records import DeadLetter, Source
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app import annotations, exports, queries, review, versions
-from skillpress.services.app.annotations import Stored
-from skillpress.services.app.context import AppContext, open_app
-from skillpress.services.app.offline import SpecUnreadable, derive_with_model, read_spec_file
-from skillpress.services.app.package_dir import write_package_dir
-from skillpress.services.app.pipeline import Event
+from skillpress.services.app.base.bus import Event
+from skillpress.services.app.base.context import AppContext, open_app
+from skillpress.services.app.base.package_dir import write_package_dir
+from skillpress.services.app.operator import annotations, exports, queries, review
+from skillpress.services.app.operator.annotations import Stored
+from skillpress.services.app.operator.offline import (
+    SpecUnreadable,
+    derive_with_model,
+    read_spec_file,
+)
+from skillpress.services.app.records import versions
 from skillpress.services.derive import DeriveOptions, derive_package
 from skillpress.services.derive.annotations import AnnotationRefused
 from skillpress.services.derive.model_grouping import ChatFailed
@@ -104,7 +109,7 @@ def publish(ctx: AppContext, version_id: str, remove_gates: bool = False) -> dic
 
 def _delete_gate(ctx: AppContext, by: str = "ann") -> Stored:
     """A person's gate on cancel_booking's DELETE, stored (not yet proposed)."""
-    return annotations.add_annotation(
+    return annotations.record_annotation(
         ctx,
         "hollowbrook",
         "approval",
@@ -203,7 +208,7 @@ def test_publish_makes_one_version_live_and_refuses_to_drop_a_gate_silently(
     gate = _delete_gate(ctx, "tester")
     gated = propose(ctx, gate, "added")
     publish(ctx, gated["version_id"])
-    retired = annotations.retire(ctx, gate.ids[0], "tester")
+    retired = annotations.record_retirement(ctx, gate.ids[0], "tester")
     ungated = propose(ctx, retired, "retired")
     with pytest.raises(
         versions.PublishRefused, match="would drop the live version's gate DELETE /bookings/"
@@ -238,7 +243,7 @@ def test_lookups_refuse_with_what_to_do(ctx: AppContext) -> None:
 def test_a_note_applies_and_a_rename_orphans_it_until_it_is_rekeyed(ctx: AppContext) -> None:
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])
-    note = annotations.add_annotation(
+    note = annotations.record_annotation(
         ctx, "hollowbrook", "note", "operation:create_booking", {"text": "Ask for dates."}, "ann"
     )
     noted = propose(ctx, note, "added")
@@ -257,7 +262,7 @@ def test_a_note_applies_and_a_rename_orphans_it_until_it_is_rekeyed(ctx: AppCont
         {"id": note.ids[0], "kind": "note", "operation": "create_booking", "rekey_to": "book_room"}
     ]
     assert [a["status"] for a in annotations.list_annotations(ctx, "hollowbrook")] == ["orphaned"]
-    moved = annotations.rekey(ctx, {note.ids[0]: "book_room"}, "ann")
+    moved = annotations.record_rekeying(ctx, {note.ids[0]: "book_room"}, "ann")
     propose(ctx, moved, "rekeyed")
     states = annotations.list_annotations(ctx, "hollowbrook", include_retired=True)
     assert [(a["id"], a["status"]) for a in states] == [
@@ -268,17 +273,19 @@ def test_a_note_applies_and_a_rename_orphans_it_until_it_is_rekeyed(ctx: AppCont
 
 def test_several_orphans_are_rekeyed_in_one_proposal(ctx: AppContext) -> None:
     submit(ctx, HOLLOWBROOK.read_bytes(), "one")
-    note = annotations.add_annotation(
+    note = annotations.record_annotation(
         ctx, "hollowbrook", "note", "operation:create_booking", {"text": "Ask for dates."}, "ann"
     )
-    example = annotations.add_annotation(
+    example = annotations.record_annotation(
         ctx, "hollowbrook", "identity", "operation:create_booking", {"fields": ["room_id"]}, "ann"
     )
     propose(ctx, example, "added")
     submit(ctx, variant(rename="bookRoom"), "two")
     orphans = [o["id"] for o in versions.diff_versions(ctx, "hollowbrook", None, None)["orphaned"]]
     assert sorted(orphans) == sorted([note.ids[0], example.ids[0]])
-    moved = annotations.rekey(ctx, {note.ids[0]: "book_room", example.ids[0]: "book_room"}, "ann")
+    moved = annotations.record_rekeying(
+        ctx, {note.ids[0]: "book_room", example.ids[0]: "book_room"}, "ann"
+    )
     assert moved.ids[:2] == [note.ids[0], example.ids[0]] and len(moved.ids) == 4
     proposed = propose(ctx, moved, "rekeyed")
     assert proposed["summary"].get("orphaned", 0) == 0
@@ -293,9 +300,9 @@ def test_several_orphans_are_rekeyed_in_one_proposal(ctx: AppContext) -> None:
         ("applied", "operation:book_room"),
     ]
     with pytest.raises(NotFound, match="no active annotation"):
-        annotations.rekey(ctx, {note.ids[0]: "book_room"}, "ann")
+        annotations.record_rekeying(ctx, {note.ids[0]: "book_room"}, "ann")
     with pytest.raises(Refused, match="name at least one annotation"):
-        annotations.rekey(ctx, {}, "ann")
+        annotations.record_rekeying(ctx, {}, "ann")
 
 
 def test_a_gate_whose_operation_is_removed_is_dropped_as_removed(ctx: AppContext) -> None:
@@ -324,7 +331,7 @@ def test_annotations_that_cannot_be_meant_are_refused_before_anything_is_stored(
 ) -> None:
     submit(ctx, HOLLOWBROOK.read_bytes(), "one")
     with pytest.raises(AnnotationRefused, match="a gate must match its operation"):
-        annotations.add_annotation(
+        annotations.record_annotation(
             ctx,
             "hollowbrook",
             "approval",
@@ -333,16 +340,18 @@ def test_annotations_that_cannot_be_meant_are_refused_before_anything_is_stored(
             "x",
         )
     with pytest.raises(AnnotationRefused, match="the skill has no operation 'nope'"):
-        annotations.add_annotation(ctx, "hollowbrook", "note", "operation:nope", {"text": "t"}, "x")
+        annotations.record_annotation(
+            ctx, "hollowbrook", "note", "operation:nope", {"text": "t"}, "x"
+        )
     with pytest.raises(NotFound, match="no active annotation 'missing'"):
-        annotations.retire(ctx, "missing", "x")
+        annotations.record_retirement(ctx, "missing", "x")
     assert annotations.list_annotations(ctx, "hollowbrook", include_retired=True) == []
 
 
 def test_a_flagged_turn_takes_its_examples_down(ctx: AppContext) -> None:
     submit(ctx, HOLLOWBROOK.read_bytes(), "one")
     example = {"arguments": {"room_id": "r1"}, "turn": "t-9"}
-    added = annotations.add_annotation(
+    added = annotations.record_annotation(
         ctx, "hollowbrook", "example", "operation:check_availability", example, "x"
     )
     assert annotations.retract_turn(ctx, "hollowbrook", "t-other", "x") is None
@@ -374,10 +383,10 @@ def test_review_confirms_in_order_and_cannot_gate_what_binds_nothing(ctx: AppCon
 
 def test_overlay_and_skill_files_export_what_is_stored(ctx: AppContext, tmp_path: Path) -> None:
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
-    stored = annotations.add_annotation(
+    stored = annotations.record_annotation(
         ctx, "hollowbrook", "skill_note", "skill", {"text": "Dates are ISO."}, "x"
     )
-    annotations.add_annotation(
+    annotations.record_annotation(
         ctx, "hollowbrook", "identity", "operation:create_booking", {"fields": ["room_id"]}, "x"
     )
     propose(ctx, stored, "added")
@@ -390,10 +399,12 @@ def test_overlay_and_skill_files_export_what_is_stored(ctx: AppContext, tmp_path
         },
     ]
     publish(ctx, first["version_id"])
-    files, slug = exports.skill_files("hollowbrook", lambda: ctx)
+    from skillpress.services.app.serving.calling import skill_files
+
+    files, slug = skill_files("hollowbrook", lambda: ctx)
     assert slug is None and set(files) == set(versions.live_files(ctx, "hollowbrook"))
     write_package_dir(files, tmp_path / "pkg")
-    again, folder = exports.skill_files(str(tmp_path / "pkg"))
+    again, folder = skill_files(str(tmp_path / "pkg"))
     assert again == files and folder == "pkg"
 
 
@@ -644,7 +655,7 @@ def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
     )
     tool = load_skill(files).tool("get_file")
     assert tool.schema["required"] == ["id", "BoxApi"]
-    fixed = annotations.add_annotation(
+    fixed = annotations.record_annotation(
         ctx,
         "box",
         "fixed",
@@ -685,7 +696,7 @@ def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
 def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.pipeline import stored_outcome
+    from skillpress.services.app.operator.submissions import stored_outcome
 
     events = submit(ctx, HOLLOWBROOK.read_bytes(), "s1")
     proposed = last(events, EVENTS.version_proposed)
@@ -725,7 +736,7 @@ def test_revisions_and_a_submissions_stages_are_read_from_the_records(ctx: AppCo
 def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.pipeline import stored_outcome
+    from skillpress.services.app.operator.submissions import stored_outcome
 
     # a URL the fetch guard refuses: refused, with why, and no skill made or changed
     url = SpecSubmitted(
@@ -766,7 +777,7 @@ def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
 
 
 def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None:
-    from skillpress.services.app import approvals
+    from skillpress.services.app.records import approval_requests as approvals
 
     bound = {"booking_id": "bk-1"}
     asked = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "agent")
@@ -797,7 +808,7 @@ def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None
 def test_the_live_catalog_serves_each_published_skill_and_says_which_changed(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.catalog import live_catalog
+    from skillpress.services.app.serving.catalog import live_catalog
 
     catalog = live_catalog(ctx)
     assert catalog.current() == {}
@@ -855,7 +866,7 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     import subprocess
     import sys
 
-    from skillpress.services.app.workflows import add_workflows, promote_workflow
+    from skillpress.services.app.operator.skill_workflows import add_workflows, promote_workflow
     from skillpress.services.runtime.skill import load_skill
     from skillpress.services.runtime.workflows import load_workflows
 
@@ -928,7 +939,7 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
     skill = versions.find_skill(ctx, "hollowbrook")
     first = {(p.operation, p.kind): p for p in review.open_suggestions(ctx, skill)}
     # a group is one derivation however many it holds
-    import skillpress.services.app.annotations as app_annotations
+    import skillpress.services.app.operator.annotations as app_annotations
 
     derived: list[int] = []
     real = app_annotations.derive_revision
@@ -963,8 +974,8 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
 def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_stored(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.pipeline import spec_submitted
-    from skillpress.services.app.preview import preview_spec
+    from skillpress.services.app.operator.preview import preview_spec
+    from skillpress.services.app.operator.submissions import spec_submitted
 
     for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://u:p@api.test", "/api/v1"):
         with pytest.raises(Refused, match="base URL"):
@@ -979,8 +990,8 @@ def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_st
 def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runtime(
     ctx: AppContext, tmp_path: Path
 ) -> None:
-    from skillpress.services.app.host import SkillHost
-    from skillpress.services.app.pipeline import spec_submitted
+    from skillpress.services.app.operator.submissions import spec_submitted
+    from skillpress.services.host import SkillHost
     from skillpress.services.runtime.execute import credential_env
     from skillpress.services.runtime.skill import load_skill
 
@@ -1040,7 +1051,7 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
 
 
 def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: AppContext) -> None:
-    from skillpress.services.app.intake import slug_in_use
+    from skillpress.services.app.operator.intake import slug_in_use
 
     assert slug_in_use(ctx, "hollowbrook", ("list_rooms",)) is None
     submit(ctx, HOLLOWBROOK.read_bytes(), "first")
@@ -1058,7 +1069,7 @@ def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: App
 
 
 def test_a_submission_a_dead_letter_stopped_says_so_and_how_to_go_on(ctx: AppContext) -> None:
-    from skillpress.services.app.pipeline import DeadLettered, dead_lettered
+    from skillpress.services.app.operator.submissions import DeadLettered, dead_lettered
 
     dead_lettered(ctx, "sub-1")  # nothing stopped it: no word
     dead_letter(
@@ -1085,7 +1096,7 @@ def test_a_submission_a_dead_letter_stopped_says_so_and_how_to_go_on(ctx: AppCon
 
 @pytest.mark.parametrize("slug", ["airflow-v1", "petstore", "a1-b2-c3"])
 def test_a_slug_that_is_one_is_taken_as_it_is(slug: str) -> None:
-    from skillpress.services.app.intake import check_slug
+    from skillpress.services.app.operator.intake import check_slug
 
     assert check_slug(slug, named="--skill") == slug
 
@@ -1094,7 +1105,7 @@ def test_a_slug_that_is_one_is_taken_as_it_is(slug: str) -> None:
     ("given", "tried"), [("Airflow", "airflow"), ("a--b", "a-b"), ("-x", "x"), ("pets_v2", "pets")]
 )
 def test_a_slug_that_is_not_one_is_refused_with_the_one_it_could_be(given: str, tried: str) -> None:
-    from skillpress.services.app.intake import check_slug
+    from skillpress.services.app.operator.intake import check_slug
 
     with pytest.raises(Refused) as refused:
         check_slug(given, named="--skill")
@@ -1129,7 +1140,7 @@ def test_a_submissions_status_is_its_own_stages_and_says_a_replayed_letter_was_r
 def test_a_request_no_one_decides_expires_and_the_next_call_asks_anew(ctx: AppContext) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from skillpress.services.app import approvals
+    from skillpress.services.app.records import approval_requests as approvals
 
     start = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     now = [start]

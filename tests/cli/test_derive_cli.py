@@ -213,7 +213,7 @@ def test_an_offline_derive_loads_no_database_broker_or_settings_module(tmp_path:
         "httpx",
         "skillpress.services.platform.settings",
         "skillpress.services.platform.records",
-        "skillpress.services.app.context",
+        "skillpress.services.app.base.context",
         "rich.markdown",
     }
     assert sorted(unneeded & loaded) == []
@@ -249,7 +249,7 @@ def test_a_call_and_an_mcp_server_on_a_package_directory_open_no_records(
     spec = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
     root = Path(__file__).parents[2]
     assert run("derive", str(spec), "--out", str(tmp_path / "pets")).returncode == 0
-    records = {"sqlalchemy", "sqlmodel", "alembic", "skillpress.services.app.context"}
+    records = {"sqlalchemy", "sqlmodel", "alembic", "skillpress.services.app.base.context"}
     call = ["call", str(tmp_path / "pets"), "find_pets", "--dry-run"]
     assert sorted(records & _modules_loaded(call, root)) == []
     # an MCP server started and given no request (stdin closed): what its start loaded

@@ -168,7 +168,7 @@ def test_a_dead_lettered_submission_replays_and_reaches_a_version(tmp_path: Path
     from skillpress.schemas.events import SpecSubmitted
     from skillpress.schemas.records import DeadLetter
     from skillpress.schemas.subjects import EVENTS
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
     from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"

@@ -117,7 +117,7 @@ def test_unreachable_database_is_a_specific_error() -> None:
 def test_the_home_and_the_records_are_the_operators_alone(tmp_path: Path) -> None:
     import stat
 
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
     from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"

@@ -16,12 +16,12 @@ import yaml
 from mcp import Client
 from typer.testing import CliRunner
 
-from skillpress.services.app.calling import CallLimits
-from skillpress.services.app.context import open_app
-from skillpress.services.app.host import SkillHost
-from skillpress.services.app.package_dir import write_package_dir
-from skillpress.services.app.serving import ServeOptions, catalog_server
+from skillpress.services.app.base.context import open_app
+from skillpress.services.app.base.package_dir import write_package_dir
+from skillpress.services.app.serving.calling import CallLimits
+from skillpress.services.app.serving.mcp import ServeOptions, catalog_server
 from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.host import SkillHost
 from skillpress.services.platform.settings import Settings
 from skillpress.services.runtime.calls import GateClosed
 from skillpress.services.runtime.skill import PackageError

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs
 import pytest
 import yaml
 
-from skillpress.services.app.host import SkillHost
 from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.host import SkillHost
 from skillpress.services.runtime.execute import ExecutionFailed
 from skillpress.services.runtime.tokens import forget_tokens
 

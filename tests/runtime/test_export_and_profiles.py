@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.app.exports import write_agent_skills
-from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.app.base.package_dir import write_package_dir
+from skillpress.services.app.operator.exports import write_agent_skills
 from skillpress.services.derive import derive_package
 from skillpress.services.runtime.contracts import (
     ContractError,
@@ -343,7 +343,7 @@ def test_verify_holds_both_files_to_the_reference_files(
 def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
     tmp_path: Path,
 ) -> None:
-    from skillpress.services.app.host import SkillHost
+    from skillpress.services.host import SkillHost
     from skillpress.services.runtime.translate import CallRefused
 
     out = tmp_path / "skills" / "hollowbrook"
@@ -410,9 +410,9 @@ def test_a_write_without_user_confirmed_is_refused_like_false_on_every_face(
     from mcp import Client
     from typer.testing import CliRunner
 
-    from skillpress.services.app.calling import open_package
-    from skillpress.services.app.host import SkillHost
+    from skillpress.services.app.serving.calling import open_package
     from skillpress.services.cli.main import app
+    from skillpress.services.host import SkillHost
     from skillpress.services.runtime.mcp_server import build_mcp_server
     from skillpress.services.runtime.translate import CallRefused
     from skillpress.services.runtime.workflows import StepFailed

@@ -293,7 +293,7 @@ def test_a_derived_package_refuses_an_operation_off_its_hosts() -> None:
 def test_a_lazy_load_reads_only_the_manifest_and_the_file_of_the_tool_asked_for(
     tmp_path: Path,
 ) -> None:
-    from skillpress.services.app.package_dir import read_package_dir, write_package_dir
+    from skillpress.services.app.base.package_dir import read_package_dir, write_package_dir
 
     spec = (Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml").read_bytes()
     files = dict(derive_package(spec).files)

@@ -18,8 +18,8 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from skillpress.services.app.calling import call_setup, open_package
-from skillpress.services.app.host import SkillHost
+from skillpress.services.app.serving.calling import call_setup, open_package
+from skillpress.services.host import SkillHost
 from skillpress.services.runtime.execute import CallLimits, ExecutionFailed
 from skillpress.services.runtime.fit import AGENT_BUDGET
 from skillpress.services.runtime.mcp_server import build_mcp_server

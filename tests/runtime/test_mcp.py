@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.app.base.package_dir import write_package_dir
 from skillpress.services.derive import DeriveOptions, derive_package
 from skillpress.services.runtime.mcp_server import HOW_TO
 
@@ -237,9 +237,11 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     grants it, then exactly that call goes, once."""
     from skillpress.schemas.events import PublishVersion, SpecSubmitted
     from skillpress.schemas.subjects import COMMANDS, EVENTS
-    from skillpress.services.app import approvals, review, versions
-    from skillpress.services.app.context import open_app
-    from skillpress.services.app.exports import skill_files
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.app.operator import review
+    from skillpress.services.app.records import approval_requests as approvals
+    from skillpress.services.app.records import versions
+    from skillpress.services.app.serving.calling import skill_files
     from skillpress.services.platform.settings import Settings
     from tests.app import bus
     from tests.app.specs import money_spec
@@ -441,7 +443,7 @@ async def test_one_bad_tool_never_takes_the_server_down_and_names_never_cross_sk
     left out of an eager listing and named when asked for, while everything else answers; two
     folders of the same skill are served once (a call always goes to the skill it names); a
     call without a name is told what to give."""
-    from skillpress.services.app.catalog import folder_catalog
+    from skillpress.services.app.serving.catalog import folder_catalog
     from skillpress.services.runtime.mcp_server import build_catalog_server, build_mcp_server
     from skillpress.services.runtime.skill import load_skill
 

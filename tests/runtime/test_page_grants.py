@@ -13,10 +13,10 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from skillpress.services.app import approvals
-from skillpress.services.app.calling import LocalDesk, agent_gatekeeper, open_package
-from skillpress.services.app.context import AppContext, open_app
-from skillpress.services.app.host import SkillHost
+from skillpress.services.app.base.context import AppContext, open_app
+from skillpress.services.app.records import approval_requests as approvals
+from skillpress.services.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
+from skillpress.services.host import SkillHost
 from skillpress.services.platform.settings import Settings
 from skillpress.services.runtime.calls import GateClosed
 from skillpress.services.runtime.mcp_server import build_mcp_server

@@ -19,14 +19,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from skillpress.services.app.host import SkillHost
-from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.app.base.package_dir import write_package_dir
 from skillpress.services.derive.frontmatter import (
     DeclarationError,
     parse_operation_file,
     split_frontmatter,
 )
 from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.host import SkillHost
 from skillpress.services.runtime.translate import CallRefused
 
 ITEMS = [{"id": f"it_{n}", "n": n} for n in range(1, 6)]  # five items, pages of two

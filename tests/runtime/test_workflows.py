@@ -242,7 +242,7 @@ def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
 @pytest.fixture(autouse=True)
 def _operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A home of this test's own, and an operator's token: `--approve` is an operator's."""
-    from skillpress.services.app.operators import OPERATOR_TOKEN_ENV, add_operator
+    from skillpress.services.app.base.roles import OPERATOR_TOKEN_ENV, add_operator
     from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "operator-home"
@@ -484,8 +484,9 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    from skillpress.services.app import approvals, runs
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.app.operator import runs
+    from skillpress.services.app.records import approval_requests as approvals
     from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"
@@ -974,7 +975,7 @@ workflows:
 def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_host(
     skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.app.host import GateClosed, SkillHost
+    from skillpress.services.host import GateClosed, SkillHost
     from skillpress.services.runtime.gates import GateCheck
     from skillpress.services.runtime.workflows import StepFailed
 
@@ -1021,9 +1022,9 @@ def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_
 def test_a_skillhost_run_kept_in_the_records_resumes_at_its_gate_without_sending_twice(
     skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from skillpress.services.app import runs
-    from skillpress.services.app.context import open_app
-    from skillpress.services.app.host import GateClosed, SkillHost
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.app.operator import runs
+    from skillpress.services.host import GateClosed, SkillHost
     from skillpress.services.platform.settings import Settings
     from skillpress.services.runtime.gates import GateCheck
     from skillpress.services.runtime.workflows import StepFailed
@@ -1216,7 +1217,7 @@ def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() 
 def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
-    from skillpress.services.app.package_dir import read_package_dir
+    from skillpress.services.app.base.package_dir import read_package_dir
     from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo
 
     stay = {

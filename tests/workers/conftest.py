@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from skillpress.schemas.subjects import STREAM
-from skillpress.services.app.context import AppContext, open_app
+from skillpress.services.app.base.context import AppContext, open_app
 from skillpress.services.platform.broker import connect, ensure_stream
 from skillpress.services.platform.embedded_nats import NatsServer
 from skillpress.services.platform.settings import Settings

@@ -14,7 +14,7 @@ import yaml
 
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.platform.settings import Settings
 from tests.workers.conftest import settings_env, submit, watching, workers
 

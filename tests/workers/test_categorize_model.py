@@ -10,8 +10,8 @@ import pytest
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import SourceRevision, Version
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import open_app
-from skillpress.services.app.versions import version_files
+from skillpress.services.app.base.context import open_app
+from skillpress.services.app.records.versions import version_files
 from skillpress.services.platform.settings import Settings
 from tests.chat_server import ChatServer
 from tests.workers.conftest import SPECS, submit, watching, workers

@@ -23,8 +23,10 @@ from sqlmodel import col, func, select
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import DeadLetter, SourceRevision, Version
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.app.context import open_app
-from skillpress.services.app.pipeline import replay_dead_letters, send, stored_outcome
+from skillpress.services.app.base.bus import send
+from skillpress.services.app.base.context import open_app
+from skillpress.services.app.operator.dispatch import replay_dead_letters
+from skillpress.services.app.operator.submissions import stored_outcome
 from skillpress.services.platform.broker import connect, ensure_stream
 from skillpress.services.platform.embedded_nats import NatsServer, free_port
 from skillpress.services.platform.settings import Settings

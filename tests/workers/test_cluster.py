@@ -22,8 +22,9 @@ from sqlmodel import col, func, select
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import SourceRevision, Version
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.app.context import open_app
-from skillpress.services.app.pipeline import send, stored_outcome
+from skillpress.services.app.base.bus import send
+from skillpress.services.app.base.context import open_app
+from skillpress.services.app.operator.submissions import stored_outcome
 from skillpress.services.platform.broker import (
     StreamReplicasRefused,
     connect,

@@ -20,7 +20,7 @@ from sqlmodel import select
 from skillpress.schemas.events import PublishVersion, RefreshSources, SpecSubmitted
 from skillpress.schemas.records import ActionItem, DeadLetter, Skill, SourceRevision, Version
 from skillpress.schemas.subjects import COMMANDS, EVENTS, STREAM
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.platform.broker import connect
 from skillpress.services.platform.embedded_nats import NatsServer
 from skillpress.services.platform.settings import Settings
@@ -273,7 +273,7 @@ async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(
 async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
     from skillpress.services.workers import delivery
     from tests.workers.slow_worker import slowed
 
@@ -301,7 +301,7 @@ async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(
 async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_letter(
     settings: Settings,
 ) -> None:
-    from skillpress.services.app.context import open_app
+    from skillpress.services.app.base.context import open_app
 
     tight = settings.model_copy(update={"max_deliver": 2, "ack_wait": 2.0})
     assert tight.nats_url

@@ -17,7 +17,7 @@ from sqlmodel import select
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import DeadLetter, Version
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.app.context import AppContext, blob_store, open_app
+from skillpress.services.app.base.context import AppContext, blob_store, open_app
 from skillpress.services.platform.embedded_nats import NatsServer
 from skillpress.services.platform.settings import Settings
 from tests.local_servers import Cable, PostgresServer

@@ -25,7 +25,7 @@ from skillpress.schemas.records import (
     Version,
 )
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.platform.blobs import S3BlobStore
 from skillpress.services.platform.broker import live_subject
 from skillpress.services.platform.settings import Settings

@@ -19,7 +19,7 @@ import pytest
 
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import open_app
+from skillpress.services.app.base.context import open_app
 from skillpress.services.platform.embedded_nats import NatsServer
 from skillpress.services.platform.settings import Settings
 from skillpress.services.workers.app import WORKERS

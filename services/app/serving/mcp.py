@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillpress.services.app.calling import (
+from skillpress.services.app.serving.calling import (
     CallLimits,
     Credential,
     Desk,
@@ -21,10 +21,10 @@ from skillpress.services.app.calling import (
     desk_opener,
     open_target,
 )
-from skillpress.services.app.follow import folder_stamp, followed_version
+from skillpress.services.app.serving.followers import folder_stamp, followed_version
 
 if TYPE_CHECKING:
-    from skillpress.services.app.context import AppContext
+    from skillpress.services.app.base.context import AppContext
     from skillpress.services.runtime.mcp_server import Loaded
     from skillpress.services.runtime.model_runs import Chat
     from skillpress.services.runtime.run_log import RunJournal
@@ -130,7 +130,7 @@ def catalog_server(
     gate; one published or added during the session is served from the next request on. A
     skill named in `base_urls` (by its slug, or its folder) calls there and nowhere else.
     NoSkills when there is none, or when `base_urls` names a skill not served."""
-    from skillpress.services.app.catalog import folder_catalog, live_catalog
+    from skillpress.services.app.serving.catalog import folder_catalog, live_catalog
     from skillpress.services.runtime.mcp_server import build_catalog_server
 
     moved = dict(base_urls or {})

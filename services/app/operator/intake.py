@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def spec_bytes(ctx: AppContext, data: bytes | None, url: str | None) -> bytes:
     """The spec's bytes: as given, or fetched from `url` through the fetch guard."""
     if data is not None:
         return data
-    from skillpress.services.app.offline import fetch_url
+    from skillpress.services.app.operator.offline import fetch_url
 
     assert url is not None
     return fetch_url(ctx.settings, url)
@@ -112,7 +112,7 @@ def preview(
 ) -> SpecPreview:
     """Derive the spec offline and say what it answers; its bytes are kept (as `blob`) so the
     skill is created from exactly what was previewed."""
-    from skillpress.services.app.preview import preview_spec
+    from skillpress.services.app.operator.preview import preview_spec
 
     given = spec_bytes(ctx, data, url)
     shown = preview_spec(given, check_slug(slug), base_url)
@@ -129,8 +129,8 @@ def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse
     from sqlmodel import select
 
     from skillpress.schemas.records import Skill, Source
-    from skillpress.services.app.annotations import annotations_of
-    from skillpress.services.app.versions import newest_manifest
+    from skillpress.services.app.operator.annotations import annotations_of
+    from skillpress.services.app.records.versions import newest_manifest
     from skillpress.services.platform.ids import derived_id
 
     with ctx.records.session() as s:
@@ -181,7 +181,8 @@ async def submit(
     """Submit a spec to the pipeline over `nc` (its first check done here, so a refused
     document is refused at once) and say where to follow it. `credential_env`: the variable
     the skill's credential is read from, when not `<SLUG>_API_KEY` (kept with its source)."""
-    from skillpress.services.app.pipeline import StackError, send, spec_submitted
+    from skillpress.services.app.base.bus import StackError, send
+    from skillpress.services.app.operator.submissions import spec_submitted
     from skillpress.services.derive.load import LoadLimits, load_document
 
     checked = check_slug(slug)

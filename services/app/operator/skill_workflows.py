@@ -9,15 +9,15 @@ import json
 import yaml
 
 from skillpress.schemas.records import AnnotationRecord, Skill
-from skillpress.services.app.annotations import (
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.operator.annotations import (
     Stored,
     active_of_kind,
     check_annotation,
     retire_rows,
     store_annotation,
 )
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.versions import find_skill, live_skill_finder
+from skillpress.services.app.records.versions import find_skill, live_skill_finder
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.errors import NotFound, Refused
 from skillpress.services.runtime.workflows import EXECUTIONS
@@ -85,7 +85,7 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
     new = Annotation("(new)", "workflow", "skill", {"workflow": flow})
     check_annotation(ctx, skill, [new], retiring=frozenset({row.id}))
     if to == "hardened":
-        from skillpress.services.app.derivations import (
+        from skillpress.services.app.records.derivations import (
             active_annotations,
             derive_revision,
             latest_revision_id,

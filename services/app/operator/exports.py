@@ -1,26 +1,23 @@
-"""Exports for other tooling: a skill's annotations as an OpenAPI Overlay 1.0 document, and the
-files a runtime serves (a package directory, or a skill's live version)."""
+"""Exports for other tooling: a skill's annotations as an OpenAPI Overlay 1.0 document, and its
+live version as an Agent Skills folder (written, verified, or zipped for the console)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillpress.services.app.package_dir import read_package_dir
-
 if TYPE_CHECKING:  # the read models load pydantic: a call on a package never needs them
-    from skillpress.services.app.context import AppContext
-    from skillpress.services.app.views import Overlay
+    from skillpress.services.app.base.context import AppContext
+    from skillpress.services.app.base.views import Overlay
     from skillpress.services.runtime.skill import Skill
 
 __all__ = [
     "AgentSkillsExport",
     "agent_skills_zip",
     "overlay",
-    "skill_files",
     "verify_agent_skills",
     "write_agent_skills",
 ]
@@ -36,7 +33,7 @@ def overlay(ctx: AppContext, slug: str) -> Overlay:
     from sqlmodel import col, select
 
     from skillpress.schemas.records import AnnotationRecord
-    from skillpress.services.app.versions import find_skill, newest_manifest
+    from skillpress.services.app.records.versions import find_skill, newest_manifest
 
     skill = find_skill(ctx, slug)
     with ctx.records.session() as s:
@@ -82,31 +79,13 @@ def overlay(ctx: AppContext, slug: str) -> Overlay:
     }
 
 
-def skill_files(
-    target: str, open_ctx: Callable[[], AppContext] | None = None
-) -> tuple[Mapping[str, bytes], str | None]:
-    """A package directory's files (and its folder name, the slug of a hand-written skill), or the
-    live version's files of the skill named `target` (slug None: the package names itself)."""
-    path = Path(target)
-    if path.is_dir():
-        return read_package_dir(path, hand_written=True), path.resolve().name
-    from skillpress.services.app.context import open_app
-    from skillpress.services.app.versions import live_files
-
-    ctx = (open_ctx or open_app)()
-    try:
-        return live_files(ctx, target), None
-    finally:
-        ctx.close()
-
-
 def agent_skills_zip(ctx: AppContext, slug: str) -> bytes:
     """The live version as an Agent Skills folder (SKILL.md, tools.json, references/), zipped
     with fixed timestamps: the same version gives the same bytes."""
     import io
     import zipfile
 
-    from skillpress.services.app.versions import live_files
+    from skillpress.services.app.records.versions import live_files
     from skillpress.services.runtime.contracts import agent_skill_name, agent_skills_folder
     from skillpress.services.runtime.skill import load_skill
 
@@ -140,7 +119,7 @@ def write_agent_skills(skill: Skill, files: Mapping[str, bytes], out: Path) -> A
     name is the skill's, and into `out/<name>/` otherwise (`out` then holds skills, as a
     runtime's skills folder does). Raises OutputDirError (an OSError) for a folder it may not
     write."""
-    from skillpress.services.app.package_dir import write_package_dir
+    from skillpress.services.app.base.package_dir import write_package_dir
     from skillpress.services.runtime.contracts import agent_skill_name, agent_skills_folder
 
     folder = agent_skills_folder(skill, files)
@@ -161,7 +140,7 @@ def verify_agent_skills(folder: Path) -> dict[str, int]:
     the same rules and the reference files the same schemas (ContractError lists every
     disagreement; OutputDirError for what is not a folder). Its counts of tools, writes and
     idempotent ones."""
-    from skillpress.services.app.package_dir import OutputDirError
+    from skillpress.services.app.base.package_dir import OutputDirError
     from skillpress.services.runtime.contracts import verify_folder
 
     if not folder.is_dir():

@@ -13,8 +13,8 @@ from typing import Any
 from sqlmodel import Session
 
 from skillpress.schemas.records import ActionItem, AnnotationRecord, Skill, Source, Version
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.derivations import (
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.records.derivations import (
     RevisionInputs,
     active_annotations,
     derivation_files,
@@ -22,7 +22,7 @@ from skillpress.services.app.derivations import (
     load_derivation,
     store_derivation,
 )
-from skillpress.services.app.versions import newest_version, version_files
+from skillpress.services.app.records.versions import newest_version, version_files
 from skillpress.services.derive.annotations import operation_target
 from skillpress.services.derive.categories import Grouping
 from skillpress.services.derive.diff import diff_packages
@@ -30,7 +30,7 @@ from skillpress.services.derive.manifest import Manifest
 from skillpress.services.derive.package import package_id
 from skillpress.services.platform.ids import derived_id
 
-__all__ = ["Proposed", "propose_version"]
+__all__ = ["Detached", "Proposed", "propose_for_change", "propose_for_revision", "propose_version"]
 
 
 @dataclass(frozen=True)
@@ -138,3 +138,46 @@ def propose_version(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) ->
         else:
             diff = json.loads(existing.diff_json)
     return Proposed(version_id, inputs.skill.slug, rev.id, created, dict(diff.get("summary", {})))
+
+
+@dataclass(frozen=True)
+class Detached:
+    """No proposal: the skill is detached from its source and no longer regenerates."""
+
+    revision_id: str
+    skill: str
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"{self.skill} is detached from its source: it no longer regenerates (its versions"
+            " are edited as packages)"
+        )
+
+
+def _proposal(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) -> Proposed | Detached:
+    if inputs.skill.detached:
+        return Detached(inputs.revision.id, inputs.skill.slug)
+    return propose_version(ctx, inputs, as_of)
+
+
+def propose_for_revision(ctx: AppContext, revision_id: str) -> tuple[Proposed | Detached, datetime]:
+    """A new spec revision's version, with the annotations as of its fetch (and that moment)."""
+    from skillpress.services.app.records.derivations import as_utc, load_revision
+
+    inputs = load_revision(ctx, revision_id)
+    as_of = as_utc(inputs.revision.fetched_at)
+    return _proposal(ctx, inputs, as_of), as_of
+
+
+def propose_for_change(ctx: AppContext, slug: str, as_of: datetime) -> Proposed | Detached:
+    """The version a person's change proposes: the skill's latest revision with the annotations
+    as of the change. NotFound when the skill has no revision to derive from."""
+    from skillpress.services.app.records.derivations import latest_revision_id, load_revision
+    from skillpress.services.app.records.versions import find_skill
+    from skillpress.services.errors import NotFound
+
+    revision_id = latest_revision_id(ctx, find_skill(ctx, slug).id)
+    if revision_id is None:
+        raise NotFound(f"{slug} has no categorized revision to derive from")
+    return _proposal(ctx, load_revision(ctx, revision_id), as_of)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from sqlmodel import Session, col, select
 
 from skillpress.schemas.records import AnnotationRecord, Skill, Source, SourceRevision
-from skillpress.services.app.context import AppContext
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.derive.categories import Grouping

@@ -11,11 +11,11 @@ from typing import Any
 from sqlmodel import col, select
 
 from skillpress.schemas.records import AnnotationRecord, Skill, Suggestion
-from skillpress.services.app.annotations import check_annotation, store_annotation
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.derivations import latest_revision_id
-from skillpress.services.app.versions import find_skill
-from skillpress.services.app.views import SuggestionGroups, SuggestionView
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import SuggestionGroups, SuggestionView
+from skillpress.services.app.operator.annotations import check_annotation, store_annotation
+from skillpress.services.app.records.derivations import latest_revision_id
+from skillpress.services.app.records.versions import find_skill
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.derive.approvals import GROUPS
 from skillpress.services.errors import NotFound, Refused

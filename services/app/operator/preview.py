@@ -53,7 +53,7 @@ def _question(warnings: list[str]) -> str:
 def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = None) -> Preview:
     """Derive `data` in memory (SpecRefused with the reason for refused input) and say what it
     answers and what is still to ask."""
-    from skillpress.services.app.pipeline import check_base_url
+    from skillpress.services.app.operator.submissions import check_base_url
 
     check_base_url(base_url)
     package = derive_package(data, DeriveOptions(slug=slug or None, base_url=base_url or None))

@@ -13,8 +13,8 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from skillpress.schemas.records import ApprovalRequest
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.views import ApprovalView
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import ApprovalView
 from skillpress.services.errors import NotFound, Refused
 from skillpress.services.runtime.gates import GateCheck
 
@@ -328,7 +328,7 @@ def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
 
     from skillpress.schemas.events import ApprovalRequested
     from skillpress.schemas.subjects import EVENTS, STREAM
-    from skillpress.services.app.pipeline import running_up
+    from skillpress.services.app.base.bus import running_up
     from skillpress.services.platform.broker import BrokerUnavailable, connect, nats_options
 
     url = ctx.settings.nats_url or running_up(ctx.settings)

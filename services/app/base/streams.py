@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.pipeline import running_up
+from skillpress.services.app.base.bus import running_up
+from skillpress.services.app.base.context import AppContext
 from skillpress.services.errors import Refused
 from skillpress.services.platform.broker import StreamState
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.follow import folder_stamp, followed_version
-from skillpress.services.app.package_dir import OutputDirError, read_package_dir
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.package_dir import OutputDirError, read_package_dir
+from skillpress.services.app.serving.followers import folder_stamp, followed_version
 from skillpress.services.runtime.skill import Skill, load_skill
 
 __all__ = ["Catalog", "Loaded", "folder_catalog", "live_catalog"]
@@ -53,7 +53,7 @@ def live_catalog(ctx: AppContext, base_urls: Mapping[str, str] | None = None) ->
     from sqlmodel import col, select
 
     from skillpress.schemas.records import Skill as SkillRecord
-    from skillpress.services.app.versions import live_files
+    from skillpress.services.app.records.versions import live_files
 
     def stamps() -> dict[str, str]:
         with ctx.records.session() as s:

@@ -15,10 +15,8 @@ from skillpress.schemas.records import (
     SubmissionOutcome,
     Version,
 )
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.derivations import as_utc
-from skillpress.services.app.versions import find_skill
-from skillpress.services.app.views import (
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import (
     ActionItemView,
     ActionResolved,
     DeadLetterBrief,
@@ -28,6 +26,8 @@ from skillpress.services.app.views import (
     Stage,
     SubmissionView,
 )
+from skillpress.services.app.records.derivations import as_utc
+from skillpress.services.app.records.versions import find_skill
 from skillpress.services.errors import NotFound
 
 __all__ = [

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillpress.schemas.events import LiveVersion
-from skillpress.services.app.package_dir import write_package_dir
+from skillpress.services.app.base.package_dir import write_package_dir
 from skillpress.services.errors import Refused
 
 if TYPE_CHECKING:  # the records stack, only where the store is followed (a runtime never needs it)
-    from skillpress.services.app.context import AppContext
+    from skillpress.services.app.base.context import AppContext
 
 __all__ = [
     "FORMATS",
@@ -206,7 +206,7 @@ class ApiFollower:
     def _get(self, path: str) -> Any:
         import httpx
 
-        from skillpress.services.app.pipeline import StackError
+        from skillpress.services.app.base.bus import StackError
 
         try:
             response = self.client.get(path)
@@ -295,6 +295,6 @@ async def follow_api(
 
 
 def _pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
-    from skillpress.services.app.versions import version_pointer
+    from skillpress.services.app.records.versions import version_pointer
 
     return version_pointer(ctx, slug, ref)

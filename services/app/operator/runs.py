@@ -15,8 +15,8 @@ from sqlalchemy import update
 from sqlmodel import col, select
 
 from skillpress.schemas.records import WorkflowRun
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.views import RunStepView, RunView
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import RunStepView, RunView
 from skillpress.services.errors import NotFound
 from skillpress.services.runtime.run_log import RunLog, StepRecord, redact
 from skillpress.services.runtime.workflows import Workflow

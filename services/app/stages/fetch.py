@@ -1,53 +1,22 @@
-"""What each pipeline stage stores, as use-cases: a worker parses its message, calls one of these,
-and publishes what it returns. Every one is idempotent (ids derived from content, a row written
-only once): a redelivered message finds its effect and gets the same answer.
-
-- `take_submission` (fetch): the bytes, uploaded or fetched under guard → a stored revision, the
-  same bytes again → unchanged, or the reason it is refused;
-- `record_parse`, `record_grouping` / `revision_grouping` (parse, categorize);
-- `record_suggestions` (guess-approvals): a decision a person made on an earlier revision's
-  suggestion, or an annotation already in force, stays decided;
-- `due_sources` (refresh); `dead_letter`, `exhausted_letter` (the delivery contract).
-"""
+"""The fetch stage's use-case: a submission taken in (its bytes uploaded, or fetched under the
+guard) as a stored revision of its skill's source, the same bytes again as unchanged, or the
+reason it is refused; and the refresh stage's: the URL sources due for a re-fetch. Idempotent:
+ids derived from content, a row written once."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlmodel import col, select
 
-from skillpress.schemas.records import (
-    AnnotationRecord,
-    DeadLetter,
-    Skill,
-    Source,
-    SourceRevision,
-    SubmissionOutcome,
-    Suggestion,
-    Version,
-)
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.derivations import as_utc
-from skillpress.services.derive.approvals import Suggestion as Guess
+from skillpress.schemas.records import Skill, Source, SourceRevision, SubmissionOutcome, Version
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.records.derivations import as_utc
 from skillpress.services.errors import Permanent
 from skillpress.services.platform.ids import derived_id
 
-__all__ = [
-    "Due",
-    "Grouped",
-    "Taken",
-    "dead_letter",
-    "due_sources",
-    "exhausted_letter",
-    "record_grouping",
-    "record_parse",
-    "record_suggestions",
-    "revision_grouping",
-    "take_submission",
-]
+__all__ = ["Due", "Taken", "due_sources", "take_submission"]
 
 
 @dataclass(frozen=True)
@@ -222,109 +191,6 @@ def _ended(
             )
 
 
-def record_parse(
-    ctx: AppContext,
-    revision_id: str,
-    status: str,
-    reason: str | None,
-    operations: int | None,
-    manifest: str | None,
-) -> SourceRevision:
-    """The parse stage's outcome on its revision, written once (a redelivery keeps the first);
-    the revision as it now stands."""
-    with ctx.records.session() as s:
-        row = s.get(SourceRevision, revision_id)
-        if row is None:
-            raise Permanent(f"no revision {revision_id}")
-        if row.status == "stored":
-            row.status, row.refusal_reason, row.operations, row.package_blob = (
-                status,
-                reason,
-                operations,
-                manifest,
-            )
-        s.flush()
-        s.expunge(row)
-        return row
-
-
-@dataclass(frozen=True)
-class Grouped:
-    """The grouping a revision's categorize stage decided, and where it came from."""
-
-    blob: str
-    source: str | None
-    tag_failure: str | None
-    note: str | None
-
-
-def record_grouping(ctx: AppContext, revision_id: str, grouping: Grouped) -> None:
-    """The categorize stage's decision on its revision, written once."""
-    with ctx.records.session() as s:
-        row = s.get(SourceRevision, revision_id)
-        if row is None:
-            raise Permanent(f"no revision {revision_id}")
-        if row.grouping_blob is None:
-            row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = (
-                grouping.blob,
-                grouping.source,
-                grouping.tag_failure,
-                grouping.note,
-            )
-
-
-def revision_grouping(ctx: AppContext, revision_id: str) -> Grouped:
-    with ctx.records.session() as s:
-        row = s.get(SourceRevision, revision_id)
-        if row is None or row.grouping_blob is None:
-            raise Permanent(f"revision {revision_id} has no grouping")
-        return Grouped(row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note)
-
-
-def record_suggestions(
-    ctx: AppContext, skill_id: str, revision_id: str, guesses: Sequence[Guess]
-) -> None:
-    """Each guess as an open suggestion of this revision, once. A person's decision is never
-    lost to a new revision: an operation whose suggestion of the same kind was confirmed or
-    dismissed on an earlier one, or that already has an annotation of that kind in force,
-    starts decided."""
-    now = ctx.clock()
-    with ctx.records.session() as s:
-        decided: dict[tuple[str, str], str] = {}
-        for op, kind, status in s.exec(
-            select(Suggestion.operation, Suggestion.kind, Suggestion.status)
-            .where(Suggestion.skill_id == skill_id, Suggestion.status != "open")
-            .order_by(col(Suggestion.created_at))
-        ).all():
-            decided[(op, kind)] = status  # the latest decision stands
-        for rec in s.exec(
-            select(AnnotationRecord).where(
-                AnnotationRecord.skill_id == skill_id,
-                col(AnnotationRecord.retired_at).is_(None),
-                col(AnnotationRecord.kind).in_(("approval", "identity")),
-            )
-        ).all():
-            if rec.target.startswith("operation:"):
-                decided.setdefault((rec.target.split(":", 1)[1], rec.kind), "confirmed")
-        for g in guesses:
-            sid = derived_id("suggestion", revision_id, g.operation, g.kind)
-            if s.get(Suggestion, sid) is not None:
-                continue
-            s.add(
-                Suggestion(
-                    id=sid,
-                    skill_id=skill_id,
-                    revision_id=revision_id,
-                    operation=g.operation[:128],
-                    kind=g.kind,
-                    group=g.group,
-                    body_json=json.dumps(g.body, sort_keys=True),
-                    status=decided.get((g.operation[:128], g.kind), "open"),
-                    created_at=now,
-                )
-            )
-
-
 @dataclass(frozen=True)
 class Due:
     """A URL source due for a re-fetch, submitted again as `submission`."""
@@ -356,40 +222,3 @@ def due_sources(ctx: AppContext, slug: str | None, interval: float) -> list[Due]
             assert source.fetched_from is not None
             out.append(Due(submission, skill.slug, source.fetched_from, source.base_url))
     return out
-
-
-def dead_letter(
-    ctx: AppContext, subject: str, worker: str, msg_id: str | None, error: str, payload: str
-) -> None:
-    """A message no handler could take, kept with its error for a person to replay."""
-    with ctx.records.session() as s:
-        s.add(
-            DeadLetter(
-                subject=subject,
-                worker=worker,
-                msg_id=msg_id,
-                error=error[:20_000],
-                payload=payload[:200_000],
-                created_at=ctx.clock(),
-            )
-        )
-
-
-def exhausted_letter(
-    ctx: AppContext, subject: str, worker: str, msg_id: str | None, error: str, payload: str
-) -> bool:
-    """The dead letter of a message whose deliveries ran out unacknowledged; False when a
-    redelivered advisory finds it written already."""
-    with ctx.records.session() as s:
-        exists = s.exec(
-            select(DeadLetter.id).where(
-                DeadLetter.subject == subject,
-                DeadLetter.worker == worker,
-                DeadLetter.msg_id == msg_id,
-                col(DeadLetter.error).startswith("exhausted:"),
-            )
-        ).first()
-        if exists is not None:
-            return False
-    dead_letter(ctx, subject, worker, msg_id, error, payload)
-    return True

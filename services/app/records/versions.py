@@ -11,9 +11,9 @@ from sqlmodel import Session, col, select
 
 from skillpress.schemas.events import LiveVersion
 from skillpress.schemas.records import Skill, Version
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.package_dir import LazyFiles
-from skillpress.services.app.views import NeedsView, VersionDiff, VersionRow, VersionView
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.package_dir import LazyFiles
+from skillpress.services.app.base.views import NeedsView, VersionDiff, VersionRow, VersionView
 from skillpress.services.derive.diff import diff_packages, gates
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound, Refused

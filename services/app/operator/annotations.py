@@ -2,7 +2,7 @@
 be meant), list them with their state, retire, re-key, retract a turn's examples, detach.
 
 Each change is stored first and then proposes a version through the pipeline
-(`skillpress.services.app.pipeline.propose_change`); nothing here publishes.
+(`skillpress.services.app.operator.dispatch.propose_change`); nothing here publishes.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from typing import Any, Literal, get_args
 from sqlmodel import col, select
 
 from skillpress.schemas.records import AnnotationRecord, Skill
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.derivations import (
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import AnnotationView
+from skillpress.services.app.records.derivations import (
     active_annotations,
     derive_revision,
     latest_revision_id,
     load_revision,
     parsed_operation_names,
 )
-from skillpress.services.app.versions import find_skill, newest_manifest
-from skillpress.services.app.views import AnnotationView
+from skillpress.services.app.records.versions import find_skill, newest_manifest
 from skillpress.services.derive.annotations import Annotation, check_shape
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound, Refused
@@ -36,15 +36,15 @@ __all__ = [
     "Kind",
     "Stored",
     "active_of_kind",
-    "add_annotation",
+    "record_annotation",
     "check_annotation",
     "check_workflows",
     "compose_annotation",
     "detach",
     "annotations_of",
     "list_annotations",
-    "rekey",
-    "retire",
+    "record_rekeying",
+    "record_retirement",
     "retire_rows",
     "retract_turn",
     "store_annotation",
@@ -180,7 +180,7 @@ def check_annotation(
 def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
     """The package's workflows load as the runtime will load them, a skill one `uses` being the
     published one (AnnotationRefused if not)."""
-    from skillpress.services.app.versions import live_skill_finder
+    from skillpress.services.app.records.versions import live_skill_finder
     from skillpress.services.derive.annotations import AnnotationRefused
     from skillpress.services.runtime.skill import load_skill
     from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
@@ -218,7 +218,7 @@ def store_annotation(
     return aid
 
 
-def add_annotation(
+def record_annotation(
     ctx: AppContext, slug: str, kind: str, target: str, body: dict[str, Any], by: str
 ) -> Stored:
     """Check one annotation's shape, then against the skill's latest revision, then store it."""
@@ -309,7 +309,7 @@ def active_of_kind(ctx: AppContext, skill: Skill, kind: str) -> list[AnnotationR
     return rows
 
 
-def retire(ctx: AppContext, annotation_id: str, by: str) -> Stored:
+def record_retirement(ctx: AppContext, annotation_id: str, by: str) -> Stored:
     """Retire an annotation: it stays on record, and later versions leave it out."""
     now = ctx.clock()
     return Stored([annotation_id], retire_rows(ctx, [annotation_id], by, now), now)
@@ -326,7 +326,7 @@ def retract_turn(ctx: AppContext, slug: str, turn: str, by: str) -> Stored | Non
     return Stored(ids, retire_rows(ctx, ids, by, now), now)
 
 
-def rekey(ctx: AppContext, moves: Mapping[str, str], by: str) -> Stored:
+def record_rekeying(ctx: AppContext, moves: Mapping[str, str], by: str) -> Stored:
     """Move annotations to their operations' new names (`moves`: annotation id → operation) in
     one change: each old one retired, the same one added on its new name, all checked together
     first. `ids` is the old ones, then the new ones in the same order."""

@@ -10,27 +10,30 @@ from collections.abc import Mapping, Sequence
 from typing import cast
 
 from skillpress.schemas.events import RevisionRejected
-from skillpress.services.app.annotations import Stored, compose_annotation
-from skillpress.services.app.annotations import add_annotation as store
-from skillpress.services.app.annotations import rekey as rekeyed
-from skillpress.services.app.annotations import retire as retired
-from skillpress.services.app.context import AppContext
-from skillpress.services.app.pipeline import propose_change, request_publish
-from skillpress.services.app.review import confirm_suggestions
-from skillpress.services.app.versions import (
-    check_publish_request,
-    diff_versions,
-    find_skill,
-    resolve_version,
-    revision_published,
-)
-from skillpress.services.app.views import (
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.views import (
     AnnotationAdded,
     AnnotationRekeyed,
     AnnotationRetired,
     Confirmation,
     ProposalView,
     PublicationView,
+)
+from skillpress.services.app.operator.annotations import (
+    Stored,
+    compose_annotation,
+    record_annotation,
+    record_rekeying,
+    record_retirement,
+)
+from skillpress.services.app.operator.dispatch import propose_change, request_publish
+from skillpress.services.app.operator.review import confirm_suggestions
+from skillpress.services.app.records.versions import (
+    check_publish_request,
+    diff_versions,
+    find_skill,
+    resolve_version,
+    revision_published,
 )
 from skillpress.services.errors import Refused
 
@@ -72,7 +75,7 @@ def annotate(
     """Add one annotation (from the words a person gave: `values[kind]` is its main value),
     checked against the latest revision, and propose the version it makes."""
     stored_kind, target, body = compose_annotation(kind, operation, category, values)
-    stored = store(ctx, slug, stored_kind, target, body, by)
+    stored = record_annotation(ctx, slug, stored_kind, target, body, by)
     return {
         "annotation_id": stored.ids[0],
         "kind": stored_kind,
@@ -83,14 +86,14 @@ def annotate(
 
 def retire(ctx: AppContext, annotation_id: str, by: str) -> AnnotationRetired:
     """Retire an annotation (it stays on record) and propose the version without it."""
-    stored = retired(ctx, annotation_id, by)
+    stored = record_retirement(ctx, annotation_id, by)
     return {"retired": annotation_id, "proposal": proposal_of(ctx, stored, "retired")}
 
 
 def rekey(ctx: AppContext, moves: Mapping[str, str], by: str) -> AnnotationRekeyed:
     """Move orphaned annotations (id → the operation it belongs to now) to their operations'
     new names, and propose the one version they make."""
-    stored = rekeyed(ctx, moves, by)
+    stored = record_rekeying(ctx, moves, by)
     new = stored.ids[len(moves) :]
     return {
         "annotation_id": new[0],

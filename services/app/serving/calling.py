@@ -25,8 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skillpress.services.app.exports import skill_files
-from skillpress.services.app.package_dir import OutputDirError, read_package_dir
+from skillpress.services.app.base.package_dir import OutputDirError, read_package_dir
 from skillpress.services.runtime.calls import (
     CallSetup,
     GateClosed,
@@ -70,8 +69,8 @@ from skillpress.services.runtime.workflows import (
 )
 
 if TYPE_CHECKING:
-    from skillpress.services.app.context import AppContext
-    from skillpress.services.app.views import ApprovalView
+    from skillpress.services.app.base.context import AppContext
+    from skillpress.services.app.base.views import ApprovalView
     from skillpress.services.platform.settings import Settings
     from skillpress.services.runtime.model_runs import Chat
     from skillpress.services.runtime.run_log import RunJournal, RunLog
@@ -117,6 +116,7 @@ __all__ = [
     "place_call",
     "prepare_call",
     "run_here",
+    "skill_files",
     "slash_arguments",
     "terminal_gatekeeper",
     "tool_list",
@@ -135,6 +135,24 @@ def _override(auth_header: str | None, auth_kind: str) -> AuthHeader | None:
     if auth_kind not in AUTH_KINDS:
         raise PackageError(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
     return AuthHeader(auth_header, auth_kind) if auth_header else None
+
+
+def skill_files(
+    target: str, open_ctx: Callable[[], AppContext] | None = None
+) -> tuple[Mapping[str, bytes], str | None]:
+    """A package directory's files (and its folder name, the slug of a hand-written skill), or the
+    live version's files of the skill named `target` (slug None: the package names itself)."""
+    path = Path(target)
+    if path.is_dir():
+        return read_package_dir(path, hand_written=True), path.resolve().name
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.app.records.versions import live_files
+
+    ctx = (open_ctx or open_app)()
+    try:
+        return live_files(ctx, target), None
+    finally:
+        ctx.close()
 
 
 def model_chat(settings: Settings) -> Chat | None:
@@ -266,7 +284,7 @@ class LocalDesk:
     """Gated calls settled in this home's records (opened at the first gate, not before)."""
 
     def __init__(self, open_ctx: Callable[[], AppContext]) -> None:
-        from skillpress.services.app import approvals
+        from skillpress.services.app.records import approval_requests as approvals
 
         self._approvals = approvals
         self.ctx = open_ctx()
@@ -340,7 +358,7 @@ def desk_opener(
     def api() -> Desk:
         import os
 
-        from skillpress.services.app.operators import RUNTIME_TOKEN_ENV
+        from skillpress.services.app.base.roles import RUNTIME_TOKEN_ENV
         from skillpress.services.errors import Refused
 
         token = os.environ.get(RUNTIME_TOKEN_ENV, "").strip()

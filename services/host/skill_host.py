@@ -20,32 +20,38 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from skillpress.services.app.calling import credential_for
-from skillpress.services.app.follow import folder_stamp
-from skillpress.services.app.package_dir import read_package_dir
-from skillpress.services.runtime.calls import (
+from skillpress.services.app.serving.hosting import (
+    CallLimits,
+    CallResult,
     CallSetup,
+    Chat,
     GateClosed,
     Gatekeeper,
-    closed_gate,
-    place_call,
-    placed_step,
-    prepare_call,
-)
-from skillpress.services.runtime.execute import CallLimits, CallResult
-from skillpress.services.runtime.model_runs import Chat, draft_run, guided_run
-from skillpress.services.runtime.run_log import RunJournal, RunLog, journaled
-from skillpress.services.runtime.skill import (
     PackageError,
+    PreparedRequest,
+    Run,
+    RunJournal,
+    RunLog,
     Skill,
     Tool,
     UnknownOperation,
+    Workflow,
+    closed_gate,
+    credential_for,
+    draft_run,
+    folder_stamp,
+    guided_run,
+    journaled,
     load_skill,
+    load_workflows,
+    place_call,
+    placed_step,
+    prepare_call,
+    read_package_dir,
+    run_workflow,
     shaped_tool,
     tool_clash,
 )
-from skillpress.services.runtime.translate import PreparedRequest
-from skillpress.services.runtime.workflows import Run, Workflow, load_workflows, run_workflow
 
 __all__ = ["SkillHost", "GateClosed"]
 

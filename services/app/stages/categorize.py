@@ -1,0 +1,108 @@
+"""The categorize stage's use-case: the grouping a revision's operations are listed by (tags, else
+a configured model's, else paths), decided once, a redelivery reusing the decision."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from skillpress.schemas.records import SourceRevision
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.package_dir import LazyFiles
+from skillpress.services.app.records.derivations import (
+    load_derivation,
+    load_revision,
+)
+from skillpress.services.derive.categories import Grouping
+from skillpress.services.derive.model_grouping import choose_grouping
+from skillpress.services.errors import NotFound, Permanent
+from skillpress.services.platform.logging import get_logger
+
+__all__ = ["Categorized", "Grouped", "categorize_revision", "record_grouping", "revision_grouping"]
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """The grouping a revision's categorize stage decided, and where it came from."""
+
+    blob: str
+    source: str | None
+    tag_failure: str | None
+    note: str | None
+
+
+def record_grouping(ctx: AppContext, revision_id: str, grouping: Grouped) -> None:
+    """The categorize stage's decision on its revision, written once."""
+    with ctx.records.session() as s:
+        row = s.get(SourceRevision, revision_id)
+        if row is None:
+            raise Permanent(f"no revision {revision_id}")
+        if row.grouping_blob is None:
+            row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = (
+                grouping.blob,
+                grouping.source,
+                grouping.tag_failure,
+                grouping.note,
+            )
+
+
+def revision_grouping(ctx: AppContext, revision_id: str) -> Grouped:
+    with ctx.records.session() as s:
+        row = s.get(SourceRevision, revision_id)
+        if row is None or row.grouping_blob is None:
+            raise Permanent(f"revision {revision_id} has no grouping")
+        return Grouped(row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note)
+
+
+@dataclass(frozen=True)
+class Categorized:
+    """The grouping a revision stands on: where it came from, why tags failed, the model's
+    note, and how many categories it makes (0: a flat body)."""
+
+    source: str
+    tag_failure: str | None
+    note: str | None
+    categories: int
+
+
+def _decide(
+    ctx: AppContext, files: Mapping[str, bytes], offline: Grouping
+) -> tuple[Grouping, str | None]:
+    """The grouping to use and why (`choose_grouping`, with the configured model if any)."""
+    client = ctx.chat()
+    log = get_logger("categorize.model", model=client.model if client else None)
+    return choose_grouping(
+        offline,
+        files,
+        client.complete if client else None,
+        client.model if client else "",
+        ctx.settings.llm_context_budget,
+        report=lambda event, fields: log.info(event, **fields),
+    )
+
+
+def categorize_revision(ctx: AppContext, revision_id: str) -> Categorized:
+    """The revision's grouping, decided once: tags first; when they fail and categories are
+    needed, a configured model groups the operations (an invalid answer repaired once, else the
+    offline path grouping stands)."""
+    inputs = load_revision(ctx, revision_id)
+    if inputs.revision.package_blob is None:
+        raise NotFound(f"revision {revision_id} was not parsed")
+    if inputs.revision.grouping_blob is None:  # decided once: a redelivery reuses the decision
+        parsed = load_derivation(ctx, inputs.revision.package_blob)
+        offline = Grouping.from_json(ctx.blobs.get(parsed.grouping))
+        # the files are read only if a model is asked (tags failed and categories are needed)
+        files = LazyFiles(sorted(parsed.files), lambda path: ctx.blobs.get(parsed.files[path]))
+        grouping, note = _decide(ctx, files, offline)
+        blob = ctx.blobs.put(grouping.to_json())
+        record_grouping(
+            ctx, revision_id, Grouped(blob, grouping.source, grouping.tag_failure, note)
+        )
+    decided = revision_grouping(ctx, revision_id)
+    chosen = Grouping.from_json(ctx.blobs.get(decided.blob))
+    return Categorized(
+        source=decided.source or chosen.source,
+        tag_failure=decided.tag_failure,
+        note=decided.note,
+        categories=len(chosen.categories) if chosen.mode == "categories" else 0,
+    )
