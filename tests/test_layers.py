@@ -22,7 +22,7 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(tree)},
+        env={**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "250"},
     )
 
 
@@ -75,6 +75,21 @@ def test_the_layer_rules_hold() -> None:
             "from skillpress.services.derive.approvals import guess_suggestions\n",
             "skillpress.services.workers.breach -> skillpress.services.derive.approvals",
         ),
+        (
+            "services/app/serving/breach.py",
+            "from skillpress.services.app.operator.exports import overlay\n",
+            "skillpress.services.app.serving.breach -> skillpress.services.app.operator.exports",
+        ),
+        (
+            "services/app/records/breach.py",
+            "from skillpress.services.app.stages.fetch import take_submission\n",
+            "skillpress.services.app.records.breach -> skillpress.services.app.stages.fetch",
+        ),
+        (
+            "services/host/breach.py",
+            "from skillpress.services.runtime.skill import load_skill\n",
+            "skillpress.services.host.breach -> skillpress.services.runtime.skill",
+        ),
     ],
     ids=[
         "core-to-platform",
@@ -83,6 +98,9 @@ def test_the_layer_rules_hold() -> None:
         "core-io",
         "face-to-runtime-past-app",
         "worker-to-core-past-app",
+        "room-to-room",
+        "records-to-a-room",
+        "host-face-to-runtime-past-app",
     ],
 )
 def test_a_deliberate_breach_fails_naming_it(
@@ -93,3 +111,31 @@ def test_a_deliberate_breach_fails_naming_it(
     done = _lint(tree)
     assert done.returncode != 0
     assert "BROKEN" in done.stdout and broken in done.stdout, done.stdout
+
+
+def test_the_runtime_imports_in_one_direction() -> None:
+    """No circle among the runtime's modules at import time (the types a workflow is made of
+    live in a leaf, `workflow_model`, that every module shares)."""
+    import ast
+
+    graph: dict[str, set[str]] = {}
+    for path in (ROOT / "services" / "runtime").glob("*.py"):
+        deps = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "skillpress.services.runtime."
+            ):
+                deps.add(str(node.module).rsplit(".", 1)[-1])
+        graph[path.stem] = deps
+    circles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            circles.append(path[path.index(module) :] + [module])
+            return
+        for dep in sorted(graph.get(module, ())):
+            visit(dep, [*path, module])
+
+    for module in sorted(graph):
+        visit(module, [])
+    assert circles == []

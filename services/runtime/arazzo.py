@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.workflow_model import walk as walk_steps
 from skillpress.services.runtime.workflows import (
     _STATUS,
     _TEMPLATE,
     Step,
     Workflow,
     WorkflowRefused,
-    _walk,
 )
 
 __all__ = ["ARAZZO_VERSION", "ArazzoRefused", "Locator", "from_arazzo", "left_out", "to_arazzo"]
@@ -206,7 +206,7 @@ def left_out(workflows: Mapping[str, Workflow]) -> list[str]:
 
 def _workflow_out(wf: Workflow, skill: Skill, where: Locator) -> dict[str, Any]:
     params = set((wf.parameters.get("properties") or {}).keys())
-    saver = {s.save_as: s.id for s in _walk(wf.steps) if s.save_as}
+    saver = {s.save_as: s.id for s in walk_steps(wf.steps) if s.save_as}
     outputs: dict[str, Any] = {}
 
     def refuse(step: Step, why: str) -> ArazzoRefused:

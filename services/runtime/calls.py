@@ -18,12 +18,13 @@ from skillpress.services.runtime.execute import (
     CallLimits,
     CallResult,
     Credential,
+    ExecutionFailed,
     repeatable,
     send,
 )
 from skillpress.services.runtime.gates import GateCheck, check_gate
 from skillpress.services.runtime.paging import next_page, page_url_request
-from skillpress.services.runtime.run_log import RunLog
+from skillpress.services.runtime.run_log import ReplayRefused, RunLog, StepRecord, redact
 from skillpress.services.runtime.skill import Skill, Tool
 from skillpress.services.runtime.translate import (
     CallRefused,
@@ -31,7 +32,7 @@ from skillpress.services.runtime.translate import (
     PreparedRequest,
     build_request,
 )
-from skillpress.services.runtime.workflows import StepRules
+from skillpress.services.runtime.workflow_model import StepFailed, StepRules
 
 __all__ = [
     "CallSetup",
@@ -155,8 +156,6 @@ def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
     headers, query values and body fields named like secrets redacted."""
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-    from skillpress.services.runtime.run_log import redact
-
     shown = placed.shown_request(setup)
     credential = set(setup.credential.placeholder()) if setup.credential else set()
     headers = shown["headers"]
@@ -201,10 +200,6 @@ def placed_step(
     step the run had sent is replayed from the log instead (its request built and checked the
     same, nothing sent)."""
     import json
-
-    from skillpress.services.runtime.execute import ExecutionFailed
-    from skillpress.services.runtime.run_log import ReplayRefused, StepRecord, redact
-    from skillpress.services.runtime.workflows import StepFailed
 
     at, began = log.started()
     record = StepRecord(step, tool.operation, "failed", skill=owner.slug, started_at=at)

@@ -16,22 +16,26 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skillpress.services.derive.approvals import guess_suggestions
-from skillpress.services.derive.frontmatter import READ_METHODS, WRITE_RISKS
+from skillpress.services.derive.frontmatter import WRITE_RISKS
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.derive.render import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
 from skillpress.services.errors import Permanent
+from skillpress.services.runtime.kinds import operation_kinds
 from skillpress.services.runtime.skill import (
     META_AUTH_ENV,
     META_AUTH_HEADER,
     META_AUTH_KIND,
     META_SLUG,
+    PackageError,
     Skill,
     Tool,
     UnknownOperation,
+    load_skill,
     with_confirmation,
 )
 from skillpress.services.runtime.translate import CONTRACT_ARGS
+from skillpress.services.runtime.workflow_model import walk
+from skillpress.services.runtime.workflows import load_workflows, loadable_workflows
 
 __all__ = [
     "ContractError",
@@ -56,22 +60,6 @@ def agent_skill_name(slug: str) -> str:
     characters, neither starting nor ending with a hyphen (the folder holding it must have this
     name)."""
     return _NAME.sub("-", slug.lower()).strip("-")[:64].strip("-") or "skill"
-
-
-def operation_kinds(skill: Skill, files: Mapping[str, bytes]) -> dict[str, str]:
-    """read | write per operation: the approval annotations where a person set them, else the guesses."""
-    out: dict[str, str] = {}
-    if "skill.json" in files:
-        for g in guess_suggestions(files):
-            if g.kind == "approval":
-                out[g.operation] = "read" if g.group == "reads" else "write"
-    for tool in skill.tools:
-        decl = tool.declaration
-        if tool.operation not in out:
-            out[tool.operation] = "read" if decl.method in READ_METHODS else "write"
-        if decl.approval is not None and decl.approval.risk in WRITE_RISKS:
-            out[tool.operation] = "write"
-    return out
 
 
 def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, Any]]:
@@ -113,10 +101,9 @@ def tool_contract(skill: Skill, files: Mapping[str, bytes]) -> list[dict[str, An
 
 def workflow_kind(wf: Any, flows: Mapping[str, Any], kinds: Mapping[str, str]) -> str:
     """write when any step it runs (a workflow it calls included) writes, else read."""
-    from skillpress.services.runtime.workflows import _walk
 
     def writes(name: str, seen: frozenset[str]) -> bool:
-        for step in _walk(flows[name].steps):
+        for step in walk(flows[name].steps):
             if step.kind == "tool" and kinds.get(step.target or "", "write") == "write":
                 return True
             callee = step.target or ""
@@ -137,8 +124,6 @@ def _workflow_contract(
 ) -> list[dict[str, Any]]:
     """The skill's hardened workflows as tools.json entries (`workflow`: its name): typed read
     or write by the steps they run, a writing one needing the user's confirmation."""
-    from skillpress.services.runtime.workflows import loadable_workflows
-
     flows = loadable_workflows(files, skill)
     out = []
     for wf in flows.values():
@@ -298,8 +283,6 @@ def _step_lines(skill: Skill, steps: Any, depth: int) -> list[str]:
 def _workflow_lines(skill: Skill, files: Mapping[str, bytes]) -> list[str]:
     """The skill's workflows as procedures over the tools of tools.json (`{{name}}` is a
     parameter's value, `{{saved.field}}` a field of an answer kept); none when it has none."""
-    from skillpress.services.runtime.workflows import loadable_workflows
-
     flows = loadable_workflows(files, skill)
     if not flows:
         return []
@@ -495,8 +478,6 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
 def _declared(files: Mapping[str, bytes], problems: list[str]) -> Skill | None:
     """The folder as the runtime loads it from its reference files (None, with the problem
     noted, when it does not load)."""
-    from skillpress.services.runtime.skill import PackageError, load_skill
-
     if not any(p.startswith("references/") for p in files):
         problems.append("references/ is missing: nothing says what the tools send")
         return None
@@ -511,9 +492,6 @@ def _declared(files: Mapping[str, bytes], problems: list[str]) -> Skill | None:
 def _folder_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, tuple[Any, str]]:
     """The folder's hardened workflows by tool name, each with the kind its steps make it, as
     the runtime loads them ({} when none)."""
-    from skillpress.services.runtime.skill import PackageError
-    from skillpress.services.runtime.workflows import load_workflows
-
     if "references/workflows.yaml" not in files:
         return {}
     try:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillpress.services.derive.auth import default_credential_env
 from skillpress.services.errors import Retryable
+from skillpress.services.runtime.fit import close_json, describe_body, fit_json
 from skillpress.services.runtime.skill import AuthHeader
 from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token, discard_token
 from skillpress.services.runtime.translate import PreparedRequest
@@ -294,8 +295,6 @@ class CallResult:
         out["headers"] = self.agent_headers() if for_agent else self.headers
         out["body"] = self.body_value()
         if for_agent:  # sized for a model: valid JSON that says what was left out
-            from skillpress.services.runtime.fit import describe_body, fit_json
-
             described = describe_body(self.body, self.headers.get("content-type", ""))
             if described is not None:
                 out["body"] = described
@@ -361,8 +360,6 @@ def closed_prefix(body: bytes) -> tuple[Any, list[dict[str, Any]]]:
     """A JSON body cut by the read limit, as the value its complete start makes: the text up to
     the last element that ended, its open arrays and objects closed (the structure the agent's
     cut then works on), and a note of the cut; the text itself when no element ended."""
-    from skillpress.services.runtime.fit import close_json
-
     text = body.decode("utf-8", "replace")
     closed = close_json(text)
     value = parse_json(closed) if closed is not None else _NOT_JSON

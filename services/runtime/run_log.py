@@ -17,8 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from skillpress.services.runtime.workflow_model import StepFailed
+
 if TYPE_CHECKING:
-    from skillpress.services.runtime.workflows import Run, Workflow
+    from skillpress.services.runtime.workflow_model import Run, Workflow
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -215,8 +217,6 @@ def journaled(
 ) -> tuple[Run, RunLog]:
     """Run `body` with the run's log, kept in `journal` (none: the log only): a step held at its
     gate leaves the run waiting, and the message says the same call resumes it."""
-    from skillpress.services.runtime.workflows import StepFailed
-
     log = journal.begin(slug, version, wf, arguments, by) if journal is not None else RunLog()
     try:
         done = body(log)

@@ -39,6 +39,7 @@ from skillpress.services.derive.manifest import Manifest, ManifestError, SkillIn
 from skillpress.services.derive.naming import slugify, tool_name
 from skillpress.services.derive.schema import refs_in
 from skillpress.services.errors import NotFound, Permanent
+from skillpress.services.runtime.profiles import adapt
 
 __all__ = [
     "AuthHeader",
@@ -49,7 +50,6 @@ __all__ = [
     "Tool",
     "UnknownOperation",
     "load_skill",
-    "package_tools",
     "shaped_tool",
     "tool_clash",
     "with_confirmation",
@@ -145,8 +145,6 @@ def shaped_tool(
 ) -> tuple[dict[str, Any], list[str]]:
     """A tool (an operation's, or a workflow's) in `provider`'s shape, its schema adapted to what
     that provider accepts, and what changed."""
-    from skillpress.services.runtime.profiles import adapt
-
     if provider not in PROVIDERS:
         raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
     adapted, notes = adapt(schema, provider)
@@ -709,43 +707,3 @@ def load_skill(
                 _parse(files, entry.file)
         skill.tools  # noqa: B018 (builds and checks every tool)
     return skill
-
-
-def package_tools(
-    files: Mapping[str, bytes],
-    provider: str,
-    notes: dict[str, list[str]] | None = None,
-    only: tuple[str, ...] = (),
-    with_model: bool = False,
-) -> list[dict[str, Any]]:
-    """Every declared operation of a package and every hardened workflow — every guided and
-    draft one too `with_model` (where a model runs them) — or those named in `only` (reading
-    only their files), as tools in `provider`'s shape; `notes` collects, per tool, what the
-    provider's profile changed in its schema. An unknown name in `only` raises UnknownOperation."""
-    if provider not in PROVIDERS:
-        raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
-    from skillpress.services.runtime.workflows import load_workflows
-
-    skill = load_skill(files, lazy=bool(only))
-    flows = {
-        n: w
-        for n, w in load_workflows(files, skill).items()
-        if w.execution == "hardened" or with_model
-    }
-    chosen = [skill.tool(name) for name in only if name not in flows] if only else skill.tools
-    out = []
-    for tool in chosen:
-        shaped, changed = tool.adapted(provider)
-        out.append(shaped)
-        if notes is not None and changed:
-            notes[tool.name] = changed
-    for name, wf in flows.items():  # a hardened workflow is a tool too: one call runs its steps
-        if only and name not in only:
-            continue
-        shaped, changed = shaped_tool(
-            wf.tool_name, wf.description or wf.name, wf.to_tool_schema(), provider
-        )
-        out.append(shaped)
-        if notes is not None and changed:
-            notes[wf.tool_name] = changed
-    return out

@@ -17,7 +17,7 @@ from skillpress.services.runtime.skill import Skill, Tool
 from skillpress.services.runtime.translate import CallRefused, describe_arguments
 
 if TYPE_CHECKING:
-    from skillpress.services.runtime.workflows import Workflow
+    from skillpress.services.runtime.workflow_model import Workflow
 
 __all__ = [
     "SlashCommand",

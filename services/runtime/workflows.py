@@ -17,22 +17,28 @@ import copy
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from skillpress.services.derive.keys import unknown_keys
-from skillpress.services.errors import Permanent
-from skillpress.services.runtime.skill import (
-    PackageError,
-    Skill,
-    Tool,
-    UnknownOperation,
-    with_confirmation,
+from skillpress.services.runtime.kinds import operation_kinds
+from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.slash import json_arguments
+from skillpress.services.runtime.translate import CallRefused, build_request
+from skillpress.services.runtime.workflow_model import (
+    Pending,
+    Run,
+    Step,
+    StepFailed,
+    StepRules,
+    Workflow,
+    WorkflowRefused,
 )
+from skillpress.services.runtime.workflow_model import walk as walk_steps
 
 __all__ = [
+    "Run",
     "checked_arguments",
     "loadable_workflows",
     "workflow_arguments",
@@ -84,54 +90,6 @@ MAX_RETRY_LIMIT, MAX_RETRY_AFTER = 10, 60.0
 _PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
 
 
-class WorkflowRefused(PackageError):
-    """A workflow that cannot run as written; the message names the workflow, the step and the fix."""
-
-
-class StepFailed(RuntimeError, Permanent):
-    """A run stopped at a step (its call refused or answered with an error, or a `fail` step);
-    a `call` raises it with workflow "" and the run names the workflow."""
-
-    problem = "step-failed"
-
-    def __init__(self, workflow: str, step: str, message: str, waiting: int | None = None) -> None:
-        super().__init__(
-            f"{workflow}: step {step} {'waits' if waiting is not None else 'failed'}: {message}"
-        )
-        self.workflow, self.step, self.message = workflow, step, message
-        self.waiting = waiting  # the approval request a step held at its gate waits on
-
-
-@dataclass(frozen=True)
-class StepRules:
-    """When a tool step succeeds and whether it is tried again: `success` the status tests that
-    must all hold (`("==", 201)`; none: a status below 400), `retry_limit` further tries after
-    `retry_after` seconds when it did not succeed — only for a call safe to repeat (a read, or
-    a write with an identity's Idempotency-Key)."""
-
-    success: tuple[tuple[str, int], ...] = ()
-    retry_limit: int = 0
-    retry_after: float = 0.0
-
-    def succeeded(self, status: int) -> bool:
-        if not self.success:
-            return status < 400
-        tests = {
-            "==": status.__eq__,
-            "!=": status.__ne__,
-            "<": status.__lt__,
-            "<=": status.__le__,
-            ">": status.__gt__,
-            ">=": status.__ge__,
-        }
-        return all(tests[op](n) for op, n in self.success)
-
-    def said(self) -> str:
-        return (
-            " and ".join(f"$statusCode {op} {n}" for op, n in self.success) or "$statusCode < 400"
-        )
-
-
 def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
     raw_success = item.get("success")
     success: list[tuple[str, int]] = []
@@ -172,61 +130,6 @@ def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
     if not success and not limit:
         return None
     return StepRules(tuple(success), limit, float(after))
-
-
-@dataclass(frozen=True)
-class Step:
-    id: str
-    kind: str  # tool | workflow | if | return | fail
-    target: str | None = None  # the operation, or the workflow
-    args: Any = None
-    save_as: str | None = None
-    on_error: str | None = None
-    condition: str | None = None
-    then: tuple[Step, ...] = ()
-    otherwise: tuple[Step, ...] = ()
-    value: Any = None  # what `return` gives, or `fail`'s message
-    rules: StepRules | None = None  # a tool step's own success tests and retries
-
-
-@dataclass(frozen=True)
-class Workflow:
-    name: str
-    description: str
-    execution: str
-    parameters: dict[str, Any]
-    steps: tuple[Step, ...] = ()
-    tool_name: str = ""
-    tool: str | None = None  # guided: the operation the model is made to call
-    defaults: dict[str, Any] = field(default_factory=dict)  # guided: win over the model's
-    procedure: str = ""  # draft: how to do it, in words, for the model
-    uses: tuple[str, ...] = ()  # other skills whose operations its steps call (`slug.operation`)
-    others: dict[str, Skill] = field(default_factory=dict, compare=False, repr=False)
-    confirm: bool = False  # the skill's contract requires the user's confirmation of a run
-
-    def owner(self, skill: Skill, target: str) -> tuple[Skill, Tool]:
-        """The skill a step's `tool` belongs to, and the tool: `operation` (this skill's) or
-        `slug.operation` (a skill the workflow uses)."""
-        if "." in target:
-            slug, operation = target.split(".", 1)
-            return self.others[slug], self.others[slug].tool(operation)
-        return skill, skill.tool(target)
-
-    def to_tool_schema(self) -> dict[str, Any]:
-        if self.confirm:
-            return with_confirmation(self.parameters, "run")
-        return copy.deepcopy(self.parameters)
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A value a dry run cannot know: the answer of a step that was not sent."""
-
-    step: str
-    path: str
-
-    def __str__(self) -> str:
-        return f"<{self.path} from step {self.step}>"
 
 
 # --- loading and checking --------------------------------------------------------------------
@@ -336,13 +239,6 @@ def _count(steps: tuple[Step, ...]) -> int:
     return sum(1 + _count(s.then) + _count(s.otherwise) for s in steps)
 
 
-def _walk(steps: tuple[Step, ...]) -> Iterator[Step]:
-    for s in steps:
-        yield s
-        yield from _walk(s.then)
-        yield from _walk(s.otherwise)
-
-
 def _refs(value: Any) -> Iterator[str]:
     """The names a template value refers to (the head of each `{{name.path}}`)."""
     if isinstance(value, str):
@@ -387,7 +283,7 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     step names a workflow of the skill with the parameters it declares."""
     params = set((wf.parameters.get("properties") or {}).keys())
     saved_anywhere: set[str] = set()  # saved by the steps walked so far
-    saved_at_all = {s.save_as for s in _walk(wf.steps) if s.save_as}
+    saved_at_all = {s.save_as for s in walk_steps(wf.steps) if s.save_as}
 
     def walk(steps: tuple[Step, ...], scope: set[str]) -> None:
         scope = set(scope)
@@ -437,7 +333,7 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     if not wf.steps:
         return
     read: set[str] = set()
-    for s in _walk(wf.steps):
+    for s in walk_steps(wf.steps):
         read.update(_refs(s.args) if s.kind in ("tool", "workflow") else _refs(s.value))
         if s.kind == "if" and s.condition:
             read.add(s.condition.split(".", 1)[0])
@@ -472,7 +368,7 @@ def _unreachable(wf: str, steps: tuple[Step, ...]) -> None:
 
 def _cycles(workflows: Mapping[str, Workflow]) -> None:
     calls = {
-        name: [s.target for s in _walk(wf.steps) if s.kind == "workflow" and s.target]
+        name: [s.target for s in walk_steps(wf.steps) if s.kind == "workflow" and s.target]
         for name, wf in workflows.items()
     }
     state: dict[str, int] = {}
@@ -613,7 +509,7 @@ def load_workflows(
             raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
     for wf in out.values():
         _check_scope(wf, skill, set(out))
-        for s in _walk(wf.steps):
+        for s in walk_steps(wf.steps):
             if s.kind == "workflow":
                 callee = out[s.target or ""]
                 declared = set((callee.parameters.get("properties") or {}).keys())
@@ -672,15 +568,6 @@ def _text(value: Any) -> str:
 Call = Callable[..., Any]
 
 
-@dataclass
-class Run:
-    """What a run did: its result (a `return`'s value, else the last answer) and, for a dry run,
-    each step's request in order."""
-
-    result: Any = None
-    trace: list[str] = field(default_factory=list)
-
-
 def _defaulted(wf: Workflow, arguments: Mapping[str, Any]) -> dict[str, Any]:
     args = dict(arguments)
     for pname, prop in (wf.parameters.get("properties") or {}).items():
@@ -721,8 +608,6 @@ def workflow_arguments(wf: Workflow, raw: str) -> dict[str, Any]:
     """A run's arguments from what follows its name on a slash line: a JSON object, or plain
     text filling the workflow's one required parameter (refused, saying what it takes, when it
     has not exactly one)."""
-    from skillpress.services.runtime.slash import json_arguments
-
     if not raw:
         return {}
     try:
@@ -828,8 +713,6 @@ def prepare_step(
 ) -> Any:
     """A step's request, built and checked like any call's: StepFailed when it writes and the
     run is sandboxed (`kinds`: read | write per operation), or when translation refuses it."""
-    from skillpress.services.runtime.translate import CallRefused, build_request
-
     if sandboxed and kinds.get(tool.operation) == "write":
         raise StepFailed("", step, f"{tool.operation} writes, and {why}")
     try:
@@ -874,8 +757,6 @@ def kinds_by_owner(skill: Skill, files: Mapping[str, bytes]) -> Callable[[Skill]
     """read | write per operation for the skill a step's tool belongs to, worked out once per
     run and skill: the skill's own by its rules and guesses, one it `uses` by its rules and
     methods (its guesses are its own)."""
-    from skillpress.services.runtime.contracts import operation_kinds
-
     known: dict[str, dict[str, str]] = {}
 
     def of(owner: Skill) -> dict[str, str]:

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from skillpress.services.derive import SpecRefused, derive_package
 from skillpress.services.derive.expand import has_ref_keyword
 from skillpress.services.derive.render import MAX_FILE_BYTES, MAX_FILE_LINES
-from skillpress.services.runtime.skill import package_tools
+from skillpress.services.runtime.tool_lists import package_tools
 from tests.conftest import GITHUB, SPECS, corpus, spec_bytes
 from tests.derived import derived
 from tests.navigation import listing_files, reads_to_operations

@@ -10,7 +10,8 @@ import pytest
 
 from skillpress.services.derive import DeriveOptions, derive_package
 from skillpress.services.derive.frontmatter import HEADER_VALUE_PATTERN
-from skillpress.services.runtime.skill import load_skill, package_tools
+from skillpress.services.runtime.skill import load_skill
+from skillpress.services.runtime.tool_lists import package_tools
 from skillpress.services.runtime.translate import CallRefused, build_request
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"

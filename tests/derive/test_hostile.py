@@ -187,7 +187,7 @@ def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
         },
     }
     package = derive_package(json.dumps(doc).encode())
-    from skillpress.services.runtime.skill import package_tools
+    from skillpress.services.runtime.tool_lists import package_tools
 
     (tool,) = package_tools(package.files, "anthropic")
     child = tool["input_schema"]["properties"]["child"]

@@ -215,7 +215,8 @@ def tool_list(
     `provider`'s shape: its operations, its hardened workflows, and its guided and draft ones
     when a model runs them (`with_model`). PackageError / UnknownOperation / OutputDirError
     say what is wrong."""
-    from skillpress.services.runtime.skill import PROVIDERS, package_tools
+    from skillpress.services.runtime.skill import PROVIDERS
+    from skillpress.services.runtime.tool_lists import package_tools
     from skillpress.services.runtime.workflows import loadable_workflows
 
     if provider not in PROVIDERS:
