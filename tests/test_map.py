@@ -1,0 +1,70 @@
+"""The map is the project's own and stays true: docs/architecture.md names every module of
+services/ and schemas/ under its folder (and nothing that does not exist), and README's Layout
+names every package and only files that exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+
+
+def _modules() -> set[str]:
+    return {
+        str(p.relative_to(ROOT))
+        for base in ("services", "schemas")
+        for p in (ROOT / base).rglob("*.py")
+        if p.name != "__init__.py" and "migrations" not in p.parts and "__pycache__" not in p.parts
+    }
+
+
+def _packages() -> set[str]:
+    return {
+        str(p.parent.relative_to(ROOT)) + "/"
+        for p in (ROOT / "services").rglob("__init__.py")
+        if "migrations" not in p.parts
+        and "__pycache__" not in p.parts
+        and p.parent != ROOT / "services"
+    }
+
+
+def test_the_architecture_document_maps_every_module_and_only_those() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    mapped: set[str] = set()
+    folder = None
+    for line in text.split("## Module map", 1)[1].splitlines():
+        heading = re.fullmatch(r"\*\*`([\w/]+/)`\*\*", line.strip())
+        if heading:
+            folder = heading.group(1)
+            continue
+        entry = re.match(r"- `([\w]+\.py)` — \S", line)
+        if entry:
+            assert folder is not None, line
+            mapped.add(folder + entry.group(1))
+    modules = _modules()
+    assert sorted(modules - mapped) == [], "modules the map does not name"
+    assert sorted(mapped - modules) == [], "names in the map that do not exist"
+
+
+def test_readme_layout_names_every_package_and_only_what_exists() -> None:
+    readme = (ROOT / "README.md").read_text()
+    layout = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    rows = layout.splitlines()
+    named: set[str] = set()
+    parent = ""
+    for row in rows:
+        top = re.match(r"^([\w./]+/)\s", row)
+        if top:
+            parent = top.group(1)
+            named.add(parent)
+        sub = re.match(r"^  ([\w]+/)\s", row)
+        if sub:
+            named.add(parent + sub.group(1))
+    missing = sorted(p for p in _packages() if p not in named)
+    assert missing == [], f"packages README's Layout does not name: {missing}"
+    every = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}
+    for name in re.findall(r"\b([\w]+\.py)\b", layout):
+        assert name in every, f"README's Layout names {name}, which does not exist"
+    for folder in named:
+        assert (ROOT / folder).is_dir(), f"README's Layout names {folder}, which does not exist"
