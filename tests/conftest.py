@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -40,6 +41,34 @@ def spec_bytes(path: Path) -> bytes:
 
 
 GITHUB = SPECS / "github.json.gz"
+
+
+@pytest.fixture(autouse=True)
+def _the_fast_layer_runs_no_command_line(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The one rule for what is `integration`, held while every test runs: a test that runs the
+    `skillpress` command line as a process (a CLI end to end, an MCP server over stdio) is marked
+    `integration` (its module's pytestmark, or its own); the fast layer calls the application
+    layer, or the command in-process (typer's CliRunner)."""
+    if request.node.get_closest_marker("integration") is not None:
+        yield
+        return
+    import subprocess
+
+    real = subprocess.Popen.__init__
+
+    def guarded(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+        argv = [str(a) for a in (args if isinstance(args, list | tuple) else [args])]
+        if any("skillpress.services.cli.main" in a or a.endswith("/skillpress") for a in argv):
+            raise AssertionError(
+                f"{request.node.nodeid} runs the command line as a process: mark it `integration`"
+            )
+        real(self, args, *rest, **kw)
+
+    subprocess.Popen.__init__ = guarded  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = real  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)

@@ -23,13 +23,17 @@ from skillpress.services.cli.common import (
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
     from skillpress.services.app.serving.calling import (
+        CallLimits,
         CallResult,
         CallSetup,
+        Desk,
+        GateCheck,
         Gatekeeper,
         Placed,
         Skill,
         Tool,
     )
+    from skillpress.services.app.serving.hosting import Chat, RunJournal, RunLog, Workflow
 
 __all__ = ["register"]
 
@@ -226,12 +230,12 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     def say(line: str) -> None:
         typer.echo(line, err=True)
 
-    def desk() -> Any:  # settings read at the first gate, not for every call
+    def desk() -> Desk:  # settings read at the first gate, not for every call
         return desk_opener(settings().approvals_url, open_ctx)()
 
     decide = terminal_gatekeeper(desk, skill.slug, _who(), approver, wait, say)
 
-    def gate(check: Any) -> None:
+    def gate(check: GateCheck) -> None:
         with failures_of_the_records():
             decide(check)
 
@@ -313,7 +317,9 @@ def _place(
     _print_result(placed.result, as_json)
 
 
-def _setup(skill: Skill, auth_env: str | None, limits: Any, files_dir: Path | None) -> CallSetup:
+def _setup(
+    skill: Skill, auth_env: str | None, limits: CallLimits, files_dir: Path | None
+) -> CallSetup:
     from skillpress.services.app.serving.calling import call_setup
 
     # SKILLPRESS_FETCH_ALLOW_PRIVATE matters only to a credential's token URL: a skill that sends
@@ -584,28 +590,30 @@ class _Runs:
     first run, not when a command or a server starts."""
 
     def __init__(self) -> None:
-        self._kept: Any = None
+        self._kept: RunJournal | None = None
 
-    def _journal(self) -> Any:
+    def _journal(self) -> RunJournal:
         if self._kept is None:
             from skillpress.services.app.operator.runs import RecordedRuns
 
             self._kept = RecordedRuns(open_ctx)
         return self._kept
 
-    def begin(self, *args: Any) -> Any:
-        return self._journal().begin(*args)
+    def begin(
+        self, slug: str, version: str | None, wf: Workflow, arguments: dict[str, Any], by: str
+    ) -> RunLog:
+        return self._journal().begin(slug, version, wf, arguments, by)
 
-    def end(self, *args: Any, **kwargs: Any) -> None:
-        self._journal().end(*args, **kwargs)
+    def end(self, log: RunLog, status: str, result: Any = None, error: str | None = None) -> None:
+        self._journal().end(log, status, result, error)
 
 
-def _runs() -> Any:
+def _runs() -> RunJournal:
     """Workflow runs kept in the records."""
     return _Runs()
 
 
-def _model_chat() -> Any:
+def _model_chat() -> Chat | None:
     """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none;
     it raises ChatFailed when the model does not answer usefully."""
     from skillpress.services.app.serving.calling import model_chat

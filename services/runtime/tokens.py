@@ -116,7 +116,7 @@ def bearer_token(
         lock = _locks.setdefault(key, threading.Lock())
         stale = _tokens.get(key) if fresh else None
     if timeout <= 0 or not lock.acquire(timeout=timeout):
-        raise _refused(client.token_url, f"did not answer within {max(timeout, 0):g} s")
+        raise _refused(client.token_url, "did not answer within the call's timeout")
     try:
         with _guard:
             held = _tokens.get(key)
@@ -176,7 +176,7 @@ def _fetch(client: Client, timeout: float, allow_private: bool) -> tuple[str, fl
     endpoint that drips its answer a byte a second is cut at the deadline."""
     url = client.token_url
     if timeout <= 0:
-        raise _refused(url, "did not answer in time")
+        raise _refused(url, "did not answer within the call's timeout")
     target, host_header, tls_name = _pinned(url, allow_private)
     form = {"grant_type": "client_credentials"}
     if client.scopes:
@@ -193,7 +193,7 @@ def _fetch(client: Client, timeout: float, allow_private: bool) -> tuple[str, fl
             asyncio.wait_for(_exchange(target, headers, form, tls_name, timeout), timeout)
         )
     except (TimeoutError, _Timeout):
-        raise _refused(url, f"did not answer within {timeout:g} s") from None
+        raise _refused(url, "did not answer within the call's timeout") from None
     except _Unreachable as exc:
         raise _refused(url, f"could not be reached ({exc})") from None
     if 300 <= status < 400:

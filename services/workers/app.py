@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from faststream.nats import NatsBroker
 from nats.aio.client import Client
@@ -41,7 +42,7 @@ from skillpress.services.workers.delivery import (
 
 __all__ = ["WORKERS", "serve_workers"]
 
-WORKERS: dict[str, tuple[Step, ...]] = {
+WORKERS: dict[str, tuple[Step[Any], ...]] = {
     "fetch": (fetch.STEP,),
     "parse": (parse.STEP,),
     "categorize": (categorize.STEP,),

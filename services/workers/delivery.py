@@ -19,7 +19,7 @@ import json
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from faststream import AckPolicy
 from faststream.exceptions import NackMessage
@@ -43,12 +43,18 @@ class Outgoing:
     msg_id: str
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
 @dataclass(frozen=True)
-class Step:
+class Step(Generic[M]):
+    """One worker's step: the subject it takes, the message model it parses, and the function
+    that handles a message of that model (`(ctx, message) → outgoing`), typed by it."""
+
     worker: str
     subject: str
-    model: type[BaseModel]
-    run: Callable[[AppContext, Any], list[Outgoing]]
+    model: type[M]
+    run: Callable[[AppContext, M], list[Outgoing]]
     durable: str = ""  # the durable consumer, shared by replicas; default: the worker's name
 
     @property
@@ -85,7 +91,7 @@ async def publish_all(broker: NatsBroker, outgoing: list[Outgoing], patience: fl
                 await asyncio.sleep(0.5)
 
 
-def _dead_letter(ctx: AppContext, step: Step, msg: NatsMessage, error: str) -> None:
+def _dead_letter(ctx: AppContext, step: Step[Any], msg: NatsMessage, error: str) -> None:
     headers = msg.raw_message.headers or {}
     dead_letter(
         ctx,
@@ -112,7 +118,7 @@ class OutageOutlasted(Exception):
     """A dependency stayed down past SKILLPRESS_OUTAGE_LIMIT while a message waited for it."""
 
 
-async def _through_outages(ctx: AppContext, step: Step, payload: BaseModel, bound: Any) -> Any:
+async def _through_outages(ctx: AppContext, step: Step[M], payload: M, bound: Any) -> Any:
     """`step.run`, waited through a dependency's outage in place: the message is held (its
     in-progress heartbeat keeps it from another replica), its deliveries are not spent, and the
     step runs again on the outage schedule until it answers or the outage limit passes."""
@@ -136,7 +142,7 @@ async def _through_outages(ctx: AppContext, step: Step, payload: BaseModel, boun
             waited, waits = waited + delay, waits + 1
 
 
-def subscribe(broker: NatsBroker, ctx: AppContext, step: Step) -> None:
+def subscribe(broker: NatsBroker, ctx: AppContext, step: Step[Any]) -> None:
     """Register `step` on `broker`: a durable pull consumer named for the worker, shared by replicas."""
     settings = ctx.settings
     log = get_logger(step.worker)

@@ -860,6 +860,7 @@ workflows:
 """
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     ctx: AppContext,
 ) -> None:

@@ -8,6 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # the command line as a process (tests/conftest.py)
+
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
 

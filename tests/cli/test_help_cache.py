@@ -12,6 +12,8 @@ import pytest
 
 from skillpress.services.cli import entry
 
+pytestmark = pytest.mark.integration  # the command line as a process (tests/conftest.py)
+
 # the entry point as the installed `skillpress` runs it; says on stderr whether typer was loaded
 ENTRY = (
     "import sys\n"

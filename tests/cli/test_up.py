@@ -18,6 +18,7 @@ import pytest
 
 from skillpress.schemas.subjects import EVENTS, STREAM
 from skillpress.services.platform.broker import connect
+from tests.cli_process import skillpress
 
 pytestmark = pytest.mark.integration  # starts real servers
 
@@ -76,13 +77,7 @@ def home_env(home: Path, **settings: str) -> dict[str, str]:
 
 def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`skillpress ARGS` on `home`, its output captured."""
-    return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=home_env(home),
-        timeout=timeout,
-    )
+    return skillpress(*args, env=home_env(home), replace_env=True, timeout=timeout)
 
 
 def _nats_pids(home: Path) -> list[int]:

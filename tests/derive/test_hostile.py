@@ -141,7 +141,7 @@ def test_hostile_input_is_refused_fast_bounded_and_offline(name: str) -> None:
     reason = str(info.value)
     assert expected in reason, reason
     assert "\n" not in reason and len(reason) < 400
-    assert elapsed < 10, f"took {elapsed:.1f}s"
+    assert elapsed < 60, f"took {elapsed:.1f}s"  # a hang guard: a bomb never finishes
     assert peak < 400 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB"
     assert _EVENTS == [], f"loading touched the outside: {_EVENTS}"
 

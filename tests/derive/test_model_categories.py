@@ -122,6 +122,7 @@ def test_a_bad_model_leaves_the_offline_grouping(
     assert grouping is None and why.startswith(reason)
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_derive_llm_uses_the_model_and_says_so(chat: ChatServer, tmp_path: Path) -> None:
     import os
     import subprocess

@@ -54,6 +54,7 @@ def test_a_scheme_and_an_explicit_secure_setting_must_agree(tmp_path: Path) -> N
         load_settings(home=tmp_path, s3_endpoint="https://s3.example.com", s3_secure=False)
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 @pytest.mark.parametrize(
     ("env", "said"),
     [

@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +23,7 @@ import pytest
 import yaml
 
 from skillpress.services.runtime.arazzo_schema import problems
+from tests.cli_process import skillpress
 from tests.runtime.guesthouse import KEY, GuesthouseServer
 
 # runs another project's runner (arazzo-runner) beside the command line
@@ -34,13 +34,7 @@ Sent = tuple[str, str, dict[str, list[str]], Any]
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
+    return skillpress(*args, env=env)
 
 
 def _oracle(document: Path, workflow: str, inputs: dict[str, Any], env: dict[str, str]) -> Any:

@@ -24,6 +24,7 @@ from skillpress.services.derive.package import DeriveOptions, derive_package
 from skillpress.services.host import SkillHost
 from skillpress.services.runtime.execute import ExecutionFailed
 from skillpress.services.runtime.tokens import forget_tokens
+from tests.cli_process import skillpress
 
 CLIENT_ID = "pets-client"
 SECRET = "s3cr3t-Value-never-shown"
@@ -236,13 +237,8 @@ def test_a_token_url_that_is_not_https_is_never_sent_the_secret(
 
 def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLPRESS_", "PETS_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
-        env={**base, "SKILLPRESS_HOME": str(tmp_path / "home"), **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    given = {**base, "SKILLPRESS_HOME": str(tmp_path / "home"), **env}
+    return skillpress(*args, env=given, replace_env=True, timeout=60)
 
 
 @pytest.mark.integration  # the command line or a server as a process, beside a server

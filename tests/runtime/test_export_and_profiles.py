@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from skillpress.services.runtime.contracts import (
 from skillpress.services.runtime.profiles import adapt
 from skillpress.services.runtime.skill import load_skill
 from skillpress.services.runtime.translate import build_request
+from tests.cli_process import skillpress
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
 from tests.derived import derived, spread
@@ -39,15 +39,10 @@ def skills_ref() -> Path:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    return skillpress(*args, timeout=60, cwd=ROOT)
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_path: Path) -> None:
     package = derive_package((SPECS / "harbor.swagger2.yaml").read_bytes())
     pkg = tmp_path / "pkg"
@@ -126,6 +121,7 @@ def _tamper(change: Any) -> dict[str, bytes]:
     return folder
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -245,6 +241,7 @@ def test_a_strict_call_with_nulls_for_optional_arguments_is_the_call_without_the
     )
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_tools_format_gemini_reports_what_changed(tmp_path: Path) -> None:
     out = _cli(
         "tools",
@@ -340,6 +337,7 @@ def test_verify_holds_both_files_to_the_reference_files(
     assert message in str(failed.value)
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
     tmp_path: Path,
 ) -> None:

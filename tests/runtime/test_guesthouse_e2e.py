@@ -15,6 +15,7 @@ import pytest
 from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
 from skillpress.services.runtime.skill import load_skill
 from skillpress.services.runtime.translate import CallRefused, build_request
+from tests.cli_process import skillpress
 from tests.runtime.guesthouse import KEY, GuesthouseServer, example_skill
 
 BOOKING = {
@@ -106,13 +107,7 @@ def test_a_call_without_a_required_field_is_refused_and_the_server_sees_nothing(
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-    )
+    return skillpress(*args, env=env, timeout=60)
 
 
 @pytest.mark.integration  # the command line or a server as a process, beside a server
@@ -207,6 +202,7 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
     assert "identity   room_id, guest_name, arrival, departure" in help_one.stdout
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_dry_run_prints_the_request_and_names_the_credential_variable_not_its_value(
     skill_dir: Path, server: GuesthouseServer
 ) -> None:
@@ -261,6 +257,7 @@ def test_execution_is_bounded_and_follows_no_redirect(
         )
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 @pytest.mark.parametrize(
     ("file", "right", "wrong", "refusal"),
     [

@@ -60,6 +60,7 @@ def discord_api() -> Iterator[_Discord]:
     api.httpd.server_close()
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
     tmp_path: Path, discord_api: _Discord
 ) -> None:
@@ -140,6 +141,7 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
     assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> None:
     skill_dir = ROOT / "services" / "examples" / "hollowbrook-skill"
     params = StdioServerParameters(
@@ -165,6 +167,7 @@ async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> No
     ]
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_the_same_server_over_streamable_http_answers_only_its_bearer_token() -> None:
     import asyncio
     import subprocess
@@ -230,6 +233,7 @@ async def test_the_same_server_over_streamable_http_answers_only_its_bearer_toke
         proc.wait(10)
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     tmp_path: Path,
 ) -> None:
@@ -344,6 +348,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     assert seen == [("POST", "/payments", b'{"amount":{"value":500,"currency":"EUR"}}')]
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_a_followed_folder_swapped_mid_session_serves_the_new_version(tmp_path: Path) -> None:
     spec = (ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml").read_text()
     live = tmp_path / "live"
@@ -374,6 +379,7 @@ async def test_a_followed_folder_swapped_mid_session_serves_the_new_version(tmp_
         assert (now["version"], now["tool"]) == ("2222222222222222", "petstore_adopt_pet")
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_several_skills_behind_one_server_and_one_published_later(
     tmp_path: Path, discord_api: _Discord
 ) -> None:

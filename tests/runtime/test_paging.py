@@ -353,6 +353,7 @@ def test_a_paging_declaration_is_checked_when_it_loads() -> None:
         declared({"kind": "link"}, "POST")
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_call_all_pages_follows_them_within_its_caps(tmp_path: Path, lister: _Lister) -> None:
     write_package_dir(_package(lister.url), tmp_path / "lists")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")}

@@ -16,6 +16,7 @@ import yaml
 
 from skillpress.services.runtime.skill import load_skill
 from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+from tests.cli_process import skillpress
 from tests.runtime.guesthouse import (
     EXAMPLE,
     KEY,
@@ -415,12 +416,7 @@ def test_a_hardened_booking_runs_with_no_model_and_sends_exactly_its_requests(
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return skillpress(*args, timeout=60)
 
 
 @pytest.mark.integration  # the command line or a server as a process, beside a server
@@ -600,6 +596,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     assert [s.method for s in server.house.seen] == ["GET", "GET", "POST", "GET", "GET"]
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
     from skillpress.services.runtime.arazzo import to_arazzo
     from skillpress.services.runtime.arazzo_schema import problems
@@ -907,6 +904,7 @@ def test_guided_workflows_are_refused_at_load_without_their_tool_or_with_a_bad_d
         assert str(refused.value) == message
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_a_step_can_call_another_skill_the_workflow_uses(
     skill_dir: Path, server: GuesthouseServer
 ) -> None:
@@ -1090,6 +1088,7 @@ def test_a_skillhost_run_kept_in_the_records_resumes_at_its_gate_without_sending
         ctx.close()
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
     skill_dir: Path,
 ) -> None:
@@ -1214,6 +1213,7 @@ def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() 
         load_workflows(_files(_one([{**CHECK, "success": "$statusCode is 200"}])), skill)
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
@@ -1287,6 +1287,7 @@ def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
         from_arazzo(doc, load_skill(read_package_dir(skill_dir, hand_written=True)))
 
 
+@pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_skillpress_tools_offers_a_guided_workflow_only_where_a_model_runs_it(
     tmp_path: Path,
 ) -> None:

@@ -34,6 +34,7 @@ from skillpress.services.platform.broker import (
 from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer
 from skillpress.services.platform.settings import Settings
 from skillpress.services.workers.app import WORKERS
+from tests.cli_process import skillpress
 from tests.workers.conftest import SPECS, settings_env
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -217,13 +218,7 @@ def test_a_stream_asked_for_more_replicas_than_one_server_holds_is_refused_with_
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return skillpress(*args, env=env, replace_env=True)
 
 
 def test_a_client_without_the_replicas_setting_never_lowers_a_clusters_streams(
