@@ -25,12 +25,13 @@ bench runs="3": install
     {{py}} scripts/bench.py {{runs}}
     {{py}} scripts/bench_pipeline.py
 
-# what CI holds: ruff lint, ruff format, mypy --strict over every package, the layer rules
+# what CI holds: ruff lint, ruff format, mypy --strict over every package, the layer rules, the size rule
 lint: install
     {{venv}}/bin/ruff check skillpress/__init__.py services schemas tests scripts
     {{venv}}/bin/ruff format --check skillpress/__init__.py services schemas tests scripts
     {{venv}}/bin/mypy -p skillpress
     {{venv}}/bin/lint-imports
+    {{py}} scripts/check_sizes.py
 
 # the fast layer: everything but the tests that start real servers (about a quarter of the suite)
 test-fast *args: install

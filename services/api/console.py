@@ -1,5 +1,6 @@
 """The operator console: server-rendered pages over the same use-cases as the API and the CLI.
 Every form carries a CSRF token; a refusal comes back on the page it was made from, in words."""
+# size: every console page and form over the use-cases, one route each; split by page it would scatter one CSRF and refusal path
 
 from __future__ import annotations
 
@@ -392,6 +393,7 @@ def _skill_view(
     query: str = "",
     drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None = None,
 ) -> dict[str, Any]:
+    # size: the skill page's whole read model, one field after another
     from skillpress.services.app.operator.annotations import list_annotations
     from skillpress.services.app.records.versions import (
         diff_versions,

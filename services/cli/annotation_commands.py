@@ -3,6 +3,7 @@
 Every change is checked against the skill's latest revision before it is stored (the same
 derivation, refusing instead of degrading), then proposes a new version through the pipeline.
 """
+# size: one typer command per annotation verb; each command's options are its signature
 
 from __future__ import annotations
 
@@ -151,6 +152,7 @@ def annotate(
     timeout: Timeout = 120.0,
 ) -> None:
     """Add one annotation (a note, a gate, an identity…) and propose the version it makes."""
+    # size: a typer command: one option per annotation kind
     given = {
         k: v
         for k, v in {
@@ -357,6 +359,7 @@ def review(
     """Walk the approval and identity suggestions: money, deletes, changes, then reads; each
     confirmation becomes an annotation. Without a terminal: `--json` lists them, `--confirm ID`,
     `--dismiss ID` and `--accept-group GROUP` decide them."""
+    # size: a typer command: its options are its signature, its body one decision batch
     from skillpress.services.app.operator.annotations import Stored
     from skillpress.services.app.operator.review import (
         confirm,

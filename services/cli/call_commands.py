@@ -1,4 +1,5 @@
 """`skillpress call` and `skillpress run`: an operation of a package, translated and (unless a dry run) sent."""
+# size: call, run, tools, mcp and their shared options: each command's options are its signature
 
 from __future__ import annotations
 
@@ -439,6 +440,7 @@ def run(
     or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
     no model). A package directory is sandboxed: its workflows send nothing that writes unless
     --unsafe; a published skill (--skill SLUG) is the operator's own."""
+    # size: a typer command: its options are its signature
     from skillpress.services.app.serving.calling import (
         CallLimits,
         PackageError,
@@ -684,6 +686,7 @@ def mcp(
     ] = False,
 ) -> None:
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
+    # size: a typer command: its options are its signature, and --all's refusals
     from skillpress.services.app.serving.calling import CallLimits, OutputDirError, PackageError
     from skillpress.services.app.serving.mcp import (
         NoSkills,

@@ -1,4 +1,5 @@
 """The pipeline from the command line: import, versions, show, diff, publish, actions, dead-letters, worker."""
+# size: one typer command per pipeline verb; each command's options are its signature
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def import_(
     timeout: Timeout = 300.0,
 ) -> None:
     """Submit a spec and follow it through the pipeline to a proposed version (or its refusal)."""
+    # size: a typer command: its options are its signature
     from skillpress.schemas.subjects import EVENTS
     from skillpress.services.app.operator.intake import check_slug
     from skillpress.services.app.operator.offline import read_spec_file
@@ -543,6 +545,7 @@ def follow(
 ) -> None:
     """Keep DIR/<slug> equal to each skill's live version: catch up on start, then follow
     publications; each swap is atomic (a reader sees the old version or the new, never a mix)."""
+    # size: a typer command: its options are its signature
     import asyncio
     import os
     import signal

@@ -222,6 +222,7 @@ def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
 
 def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
     """One approval suggestion per operation and an identity suggestion per create, in index order."""
+    # size: one rule per kind of guess, in review order
     manifest = Manifest.from_json(files["skill.json"])
     types = json.loads(files.get("types.json", b"{}"))
     out: list[Suggestion] = []

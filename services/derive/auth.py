@@ -140,6 +140,7 @@ def client_credentials_url(scheme: Any) -> str | None:
 
 
 def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) -> dict[str, Any]:
+    # size: every way a spec states its security, read in one pass
     raw = (
         doc.get("securityDefinitions")
         if "swagger" in doc

@@ -60,6 +60,7 @@ def _names(values: Any) -> str:
 
 
 def _arguments(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    # size: one comparison per property of an argument a person reviews
     out: list[str] = []
     before, after = old.get("properties") or {}, new.get("properties") or {}
     was_required, required = set(old.get("required") or ()), set(new.get("required") or ())

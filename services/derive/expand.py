@@ -72,6 +72,7 @@ def expand_types(
         return len(key) + 3
 
     def walk(node: Any, stack: tuple[str, ...], level: int, names: bool = False) -> Any:
+        # size: one case per JSON Schema keyword that nests a schema
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/types/"):

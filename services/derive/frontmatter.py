@@ -6,6 +6,7 @@ hand), an optional `identity:` list and an optional `approval:` gate. A declarat
 send something other than what it says is refused with a message naming the file and field;
 nothing half-parsed is returned.
 """
+# size: the declaration's one reader and writer: every key's check beside the key, so a reader and a writer cannot drift
 
 from __future__ import annotations
 
@@ -322,6 +323,7 @@ def _names(file: str, where: str, value: Any) -> tuple[str, ...]:
 
 
 def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    # size: every way a declaration's URL can be wrong, each named
     url = op.get("url")
     if not isinstance(url, str) or not url.strip():
         raise DeclarationError(
@@ -379,6 +381,7 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
 def _schema_form(
     file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
 ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    # size: the schema form's keys, each checked where it is read
     raw = op["schema"]
     if isinstance(raw, str):
         try:
@@ -472,6 +475,7 @@ def _schema_form(
 def _flat_form(
     file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
 ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    # size: the flat form's lists, each checked where it is read
     lists = {key: _names(file, f"operation.{key}", op.get(key)) for key in FLAT_KEYS}
     for name in lists["path"]:
         if name not in path_params:
@@ -600,6 +604,7 @@ def _approval(
     body: tuple[str, ...],
     sent: tuple[str, ...],
 ) -> Approval:
+    # size: the gate's keys, each checked where it is read
     if not isinstance(raw, dict):
         raise DeclarationError(file, "approval", "must be a mapping with `matches` and `risk`")
     unknown = unknown_keys(raw, APPROVAL_KEYS)
@@ -686,6 +691,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
 
     Raises DeclarationError for anything that would make the tool and the request disagree.
     """
+    # size: the declaration's keys in the order a reader meets them
     file = op_file.file
     front = op_file.frontmatter
     unknown = unknown_keys(front, FILE_KEYS)

@@ -5,6 +5,7 @@ A package may come from elsewhere, so reading is strict where loading depends on
 operation's name and file) and refuses with `ManifestError` naming the field; what only informs
 (stats, warnings) falls back to empty values.
 """
+# size: skill.json and index.json as one typed model, read and written in one place
 
 from __future__ import annotations
 

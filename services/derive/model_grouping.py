@@ -109,6 +109,7 @@ def parse_answer(
     text: str, batch: list[OpSummary], all_ops: set[str], known: dict[str, list[str]]
 ) -> dict[str, tuple[str, list[str]]]:
     """{category: (description, operations of this batch)} or GroupingInvalid saying what is wrong."""
+    # size: every way a model's answer can be wrong, each said
     try:
         raw: Any = json.loads(_FENCE.sub("", text.strip()))
     except json.JSONDecodeError as exc:

@@ -1,4 +1,5 @@
 """Read the operations of an OpenAPI 3.x or Swagger 2.0 document into `Operation` records."""
+# size: OpenAPI 3.x and Swagger 2.0 read into one Operation form, one place per construct
 
 from __future__ import annotations
 
@@ -392,6 +393,7 @@ class _Extractor:
         )
 
     def _body2(self, params: list[dict[str, Any]], consumes: list[str], where: str) -> Body | None:
+        # size: Swagger 2.0's body and form parameters, one case each
         body = next((p for p in params if p.get("in") == "body"), None)
         form = [p for p in params if p.get("in") == "formData"]
         if body is not None:
@@ -484,6 +486,7 @@ class _Extractor:
         doc_consumes: list[str],
         doc_produces: list[str],
     ) -> Operation:
+        # size: one operation's parts in the order OpenAPI declares them
         where = f"#/paths/{path}/{method}"
         merged: dict[tuple[str, str], dict[str, Any]] = {
             (p["name"], p["in"]): p for p in path_params

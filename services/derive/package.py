@@ -1,4 +1,5 @@
 """Derive a whole skill package from a document: the one pure entry point of the core."""
+# size: the core's one entry point and its layout decisions, in order
 
 from __future__ import annotations
 
@@ -406,6 +407,7 @@ def choose_layout(
     file fits one read (a large category is cut into parts the body lists), so any operation is
     two reads from the body; only when the categories overflow the body even as a paragraph of
     names does a level of sections come between (three reads)."""
+    # size: the layout decision's steps in order (tags, paths, a model, the budget)
     slug = api.slug
     meta_base = {
         "slug": slug,
@@ -553,6 +555,7 @@ def build_manifest(
     options: DeriveOptions,
     warnings: list[str],
 ) -> Manifest:
+    # size: skill.json's fields, one after another
     category_of = {op.name: cat.name for cat in layout.grouping for op in cat.ops}
     asked = {op.name: _headers_to_fix(op, auth) for op in ops}
     for name, headers in asked.items():

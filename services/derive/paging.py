@@ -178,6 +178,7 @@ def detect_paging(
     """The paging of a read from its query parameters (name → JSON type), its success answer's
     declared headers (lower case) and the answer's fields (`tree`; `top_array`: the answer is a
     list), or None when it does not page in a way both halves declare."""
+    # size: the six ways APIs page, tried in order
     fields = tree or {}
     size = next((p for p in _SIZE_PARAMS if p in query), None)
     if (

@@ -1,4 +1,5 @@
 """Render the files of a skill package: the body, category files and operation files."""
+# size: every file a package holds, rendered at each level of detail until it fits one read
 
 from __future__ import annotations
 
@@ -207,6 +208,7 @@ def _is_argument(op: Operation, p: Param) -> bool:
 def _params_section(
     op: Operation, level: dict[str, Any], credential_header: str | None = None
 ) -> list[str]:
+    # size: one line per parameter location and constraint, at each level of detail
     lines: list[str] = []
     sent = [
         p for p in op.params if p.location in ("path", "query", "header") and _is_argument(op, p)
@@ -453,6 +455,7 @@ def _call_section(op: Operation, url: str) -> list[str]:
 
 
 def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
+    # size: one line per response kind a reader acts on
     lines: list[str] = []
     success = [r for r in op.responses if r.status.startswith("2")]
     redirects = [r for r in op.responses if r.status.startswith("3")]

@@ -189,6 +189,7 @@ class SchemaTranslator:
         return merged
 
     def _plain(self, s: dict[str, Any], where: str, depth: int, stack: tuple[str, ...]) -> Any:
+        # size: one case per OpenAPI schema keyword translated to JSON Schema
         out: dict[str, Any] = {}
         typ = s.get("type")
         nullable = bool(s.get("nullable") or s.get("x-nullable"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from skillpress.services.derive.errors import SchemaTooLarge
@@ -192,6 +193,224 @@ def _invisible_name(op: Operation) -> str | None:
     return next((n for n in names if INVISIBLE.search(n)), None)
 
 
+@dataclass
+class _Body:
+    """What a request body makes of a tool: its fields as arguments (`props`, `required`), or
+    the whole body as one argument (`whole`), written in `content_type`; which arguments are
+    files, and whether the whole body is one."""
+
+    props: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    whole: dict[str, Any] | None = None
+    content_type: str = "application/json"
+    form: bool = False
+    files: list[str] = field(default_factory=list)
+    raw_file: bool = False
+
+
+@dataclass
+class _Args:
+    """A tool's arguments as they are gathered: their schemas, which are required, which go in
+    the query or a header, how each is written, and the wire names they are sent under."""
+
+    props: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    query: list[str] = field(default_factory=list)
+    header: list[str] = field(default_factory=list)
+    styles: dict[str, str] = field(default_factory=dict)
+    sent_as: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+
+def _fields_body(op: Operation, schema: Any, multipart: bool) -> _Body | str | None:
+    """A JSON, form or multipart body's fields as arguments; None when it is not an object of
+    fields (then it may go whole), or the reason it cannot be sent."""
+    if multipart and _is_binary(schema):
+        # one file with no part named (Jira's attachments): sent as the usual part, `file`
+        return _Body({"file": _as_file(schema)}, ["file"], files=["file"])
+    if multipart:
+        if not _is_plain_object(schema):
+            return "its multipart body is not an object of fields"
+        body = _Body()
+        for k, v in schema["properties"].items():
+            if k in op.credential_fields:
+                continue
+            as_file = _as_file(v)
+            body.props[k] = as_file if as_file is not None else v
+            if as_file is not None:
+                body.files.append(k)
+        body.required = [r for r in schema.get("required", []) if r in body.props]
+        return body
+    if _is_plain_object(schema):
+        props = {k: v for k, v in schema["properties"].items() if k not in op.credential_fields}
+        return _Body(props, [r for r in schema.get("required", []) if r in props])
+    return None
+
+
+def _body_of(op: Operation) -> _Body | str:
+    """The request body's shape as arguments, or the reason no call can carry it."""
+    # size: one case per body media type and shape
+    body = op.body
+    if body is None:
+        return _Body()
+    media = (body.content_type or "").split(";", 1)[0].strip().lower()
+    form, multipart = media == _FORM, media == MULTIPART_BODY
+    if not body.is_json and not form and not multipart:
+        raw = _raw_body(media, body.schema)
+        if raw is None:
+            return (
+                f"its request body is {body.content_type or 'of no declared type'} with"
+                " fields skillpress does not write in that type"
+            )
+        shape = _Body(whole=raw[0], content_type=media, raw_file=raw[1])
+    else:
+        content_type = _FORM if form else MULTIPART_BODY if multipart else "application/json"
+        if body.is_json and media not in _PLAIN_JSON:
+            content_type = media  # application/merge-patch+json and the like: JSON, its own type
+        schema = body.schema
+        found = _fields_body(op, schema, multipart)
+        if isinstance(found, str):
+            return found
+        if found is not None:
+            shape = found
+        elif schema is None or schema == {} or schema == {"type": "object"}:
+            bodyless = form or op.method in _NO_BODY
+            shape = _Body(whole=None if bodyless else {"type": "object"})
+        elif (
+            isinstance(schema, dict)
+            and schema.get("type") == "object"
+            and not schema.get("properties")
+        ):
+            # a free-form object (a patch document, a map)
+            shape = _Body(whole=None if form or op.method in _NO_BODY else schema)
+        elif form:
+            return "its form body is not an object of fields"
+        else:
+            shape = _Body(whole=schema)
+        shape.content_type, shape.form = content_type, form
+    if op.method in _NO_BODY and (shape.props or shape.whole is not None):
+        return f"it is a {op.method} that declares a body, which HTTP does not send"
+    return shape
+
+
+def _path_args(op: Operation, args: _Args) -> list[str]:
+    """Each path parameter, a required scalar argument (a schema that is not one: a string)."""
+    names = path_template_names(op.path)
+    for name in names:
+        param = next((p for p in op.params if p.location == "path" and p.name == name), None)
+        sub = (
+            dict(param.schema)
+            if param and isinstance(param.schema, dict)
+            else {"type": "string", "minLength": 1}
+        )
+        if param and param.description and "description" not in sub:
+            sub["description"] = param.description
+        if sub.get("type") not in _SCALARS and not _scalar_alternatives(sub):
+            sub = {k: v for k, v in sub.items() if k in ("description",)} | {
+                "type": "string",
+                "minLength": 1,
+            }
+        args.props[name] = sub
+        args.required.append(name)
+    return names
+
+
+def _query_args(op: Operation, args: _Args) -> None:
+    """Each query parameter (not the credential) an argument, under a name a model can use."""
+    for p in op.params:
+        if p.location != "query" or p.name in op.credential_fields:
+            continue
+        arg = p.name
+        if arg in args.props:  # named like a path parameter: offered under another name
+            arg = next(
+                n
+                for n in (f"{p.name}_query", f"query_{p.name}", f"{p.name}__q")
+                if n not in args.props
+            )
+            args.sent_as[arg] = p.name
+        elif not FIELD_NAME.match(arg):  # `ip address`, `{field_name}`: a name a model can use
+            base = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", visible(arg)).strip("_") or "param"
+            arg = next(n for n in (base, f"{base}_q", f"{base}__q") if n not in args.props)
+            args.sent_as[arg] = p.name
+        sub = p.schema if isinstance(p.schema, dict) else {}
+        if p.description and "description" not in sub:
+            sub = {**sub, "description": p.description}
+        args.props[arg] = sub
+        args.query.append(arg)
+        if p.style != "form" and _styled(sub):
+            args.styles[arg] = p.style
+        if p.required:
+            args.required.append(arg)
+
+
+def _header_args(op: Operation, args: _Args) -> None:
+    """Each header the API reads from the caller (not the credential, not the runtime's own) an
+    argument, its value one line of header text."""
+    for p in op.params:
+        if (
+            p.location != "header"
+            or p.name in op.credential_fields
+            or p.name.lower() in RUNTIME_HEADERS
+            or not HEADER_NAME.match(p.name)
+        ):
+            continue
+        arg = p.name
+        if arg in args.props:
+            arg = next(n for n in (f"{p.name}_header", f"header_{p.name}") if n not in args.props)
+            args.sent_as[arg] = p.name
+        sub = p.schema if isinstance(p.schema, dict) else {}
+        if p.description and "description" not in sub:
+            sub = {**sub, "description": p.description}
+        typ = sub.get("type")
+        kinds: list[Any] = typ if isinstance(typ, list) else [typ]
+        if "string" in kinds and not {"pattern", "enum"} & set(sub):
+            sub = {**sub, "pattern": HEADER_VALUE_PATTERN}  # one line of header text
+        args.props[arg] = sub
+        args.header.append(arg)
+        if p.required:
+            args.required.append(arg)
+
+
+def _body_args(op: Operation, shape: _Body, args: _Args) -> str | None:
+    """The body's arguments: its fields, or (a field named like a parameter, or a body that is
+    not an object of fields) the whole body under one argument, whose name this returns."""
+    # size: a body's fields, or the whole body, and their styles
+    body = op.body
+    form_styles: dict[str, str] = {}
+    if shape.whole is None and any(name in args.props for name in shape.props):
+        # a field named like a parameter: the body goes whole, under its own argument
+        shape.whole = body.schema if body is not None else None
+        if shape.form and body is not None:
+            form_styles = {
+                k: v for k, v in body.styles.items() if v != "form" and _styled(shape.props.get(k))
+            }
+        shape.props, shape.required = {}, []
+    body_arg = None
+    if shape.whole is not None and body is not None:
+        body_arg = _whole_body_name(args.props)
+        sub = dict(shape.whole)
+        if body.description and (shape.raw_file or "description" not in sub):
+            sub["description"] = body.description
+        args.props[body_arg] = sub
+        if body.required or shape.raw_file:
+            args.required.append(body_arg)
+        if shape.raw_file:
+            shape.files.append(body_arg)
+    for name, sub in shape.props.items():
+        args.props[name] = sub
+        if name in shape.required:
+            args.required.append(name)
+        style = body.styles.get(name) if body is not None else None
+        if shape.form and style and style != "form" and _styled(sub):
+            args.styles[name] = style
+    for key, value in op.literal_query:  # written into the path by the spec: sent on every call
+        if key not in args.props and key not in args.fixed:
+            args.query.append(key)
+            args.fixed[key] = value
+    args.styles.update(form_styles)
+    return body_arg
+
+
 def declare_tool(
     op: Operation, types: dict[str, Any], sizes: ExpandedSizes | None = None
 ) -> tuple[ToolDecl | None, str | None]:
@@ -208,185 +427,23 @@ def declare_tool(
             f"its argument {hidden!r} holds an invisible character (zero-width or a"
             " direction control): it would read as another name"
         )
-    body = op.body
-    body_props: dict[str, Any] = {}
-    body_required: list[str] = []
-    whole_body: dict[str, Any] | None = None  # the body's schema, when it is one argument
-    content_type = "application/json"
-    form = False
-    files: list[str] = []
-    raw_file = False  # the whole body is a file
-    if body is not None:
-        media = (body.content_type or "").split(";", 1)[0].strip().lower()
-        form = media == _FORM
-        multipart = media == MULTIPART_BODY
-        if not body.is_json and not form and not multipart:
-            raw = _raw_body(media, body.schema)
-            if raw is None:
-                return (
-                    None,
-                    f"its request body is {body.content_type or 'of no declared type'} with"
-                    " fields skillpress does not write in that type",
-                )
-            whole_body, raw_file = raw
-            content_type = media
-        elif body.is_json and media not in _PLAIN_JSON:
-            content_type = media  # application/merge-patch+json and the like: JSON, its own type
-        if form:
-            content_type = _FORM
-        if multipart:
-            content_type = MULTIPART_BODY
-        schema = body.schema
-        if whole_body is not None:
-            pass  # a raw body: one argument, decided above
-        elif multipart and _is_binary(schema):
-            # one file with no part named (Jira's attachments): sent as the usual part, `file`
-            body_props, files = {"file": _as_file(schema)}, ["file"]
-            body_required = ["file"]
-        elif multipart:
-            if not _is_plain_object(schema):
-                return None, "its multipart body is not an object of fields"
-            body_props = {}
-            for k, v in schema["properties"].items():
-                if k in op.credential_fields:
-                    continue
-                as_file = _as_file(v)
-                body_props[k] = as_file if as_file is not None else v
-                if as_file is not None:
-                    files.append(k)
-            body_required = [r for r in schema.get("required", []) if r in body_props]
-        elif _is_plain_object(schema):
-            body_props = {
-                k: v for k, v in schema["properties"].items() if k not in op.credential_fields
-            }
-            body_required = [r for r in schema.get("required", []) if r in body_props]
-        elif schema is None or schema == {} or schema == {"type": "object"}:
-            if not form and op.method not in _NO_BODY:
-                whole_body = {"type": "object"}
-        elif (
-            isinstance(schema, dict)
-            and schema.get("type") == "object"
-            and not schema.get("properties")
-        ):
-            if not form and op.method not in _NO_BODY:
-                whole_body = schema  # a free-form object (a patch document, a map)
-        elif form:
-            return None, "its form body is not an object of fields"
-        else:
-            whole_body = schema
-        if op.method in _NO_BODY and (body_props or whole_body is not None):
-            return None, f"it is a {op.method} that declares a body, which HTTP does not send"
-    props: dict[str, Any] = {}
-    required: list[str] = []
-    path_names = path_template_names(op.path)
-    query: list[str] = []
-    styles: dict[str, str] = {}
-    sent_as: dict[str, str] = {}
-    for name in path_names:
-        param = next((p for p in op.params if p.location == "path" and p.name == name), None)
-        sub = (
-            dict(param.schema)
-            if param and isinstance(param.schema, dict)
-            else {"type": "string", "minLength": 1}
-        )
-        if param and param.description and "description" not in sub:
-            sub["description"] = param.description
-        if sub.get("type") not in _SCALARS and not _scalar_alternatives(sub):
-            sub = {k: v for k, v in sub.items() if k in ("description",)} | {
-                "type": "string",
-                "minLength": 1,
-            }
-        props[name] = sub
-        required.append(name)
-    for p in op.params:
-        if p.location != "query" or p.name in op.credential_fields:
-            continue
-        arg = p.name
-        if arg in props:  # named like a path parameter: offered under another name, sent as its own
-            arg = next(
-                n for n in (f"{p.name}_query", f"query_{p.name}", f"{p.name}__q") if n not in props
-            )
-            sent_as[arg] = p.name
-        elif not FIELD_NAME.match(
-            arg
-        ):  # `ip address`, `{field_name}`: an argument name a model can use
-            base = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", visible(arg)).strip("_") or "param"
-            arg = next(n for n in (base, f"{base}_q", f"{base}__q") if n not in props)
-            sent_as[arg] = p.name
-        sub = p.schema if isinstance(p.schema, dict) else {}
-        if p.description and "description" not in sub:
-            sub = {**sub, "description": p.description}
-        props[arg] = sub
-        query.append(arg)
-        if p.style != "form" and _styled(sub):
-            styles[arg] = p.style
-        if p.required:
-            required.append(arg)
-    header: list[str] = []
-    for p in op.params:  # a header the API reads from the caller (not the credential): an argument
-        if (
-            p.location != "header"
-            or p.name in op.credential_fields
-            or p.name.lower() in RUNTIME_HEADERS
-            or not HEADER_NAME.match(p.name)
-        ):
-            continue
-        arg = p.name
-        if arg in props:
-            arg = next(n for n in (f"{p.name}_header", f"header_{p.name}") if n not in props)
-            sent_as[arg] = p.name
-        sub = p.schema if isinstance(p.schema, dict) else {}
-        if p.description and "description" not in sub:
-            sub = {**sub, "description": p.description}
-        typ = sub.get("type")
-        kinds: list[Any] = typ if isinstance(typ, list) else [typ]
-        if "string" in kinds and not {"pattern", "enum"} & set(sub):
-            sub = {**sub, "pattern": HEADER_VALUE_PATTERN}  # one line of header text
-        props[arg] = sub
-        header.append(arg)
-        if p.required:
-            required.append(arg)
-    form_styles: dict[str, str] = {}
-    if files and any(name in props for name in body_props):
+    shape = _body_of(op)
+    if isinstance(shape, str):
+        return None, shape
+    args = _Args()
+    path_names = _path_args(op, args)
+    _query_args(op, args)
+    _header_args(op, args)
+    if shape.files and any(name in args.props for name in shape.props):
         return None, "its multipart fields are named like its parameters"
-    if whole_body is None and any(name in props for name in body_props):
-        # a field named like a parameter: the body goes whole, under its own argument
-        whole_body = body.schema if body is not None else None
-        if form and body is not None:
-            form_styles = {
-                k: v for k, v in body.styles.items() if v != "form" and _styled(body_props.get(k))
-            }
-        body_props, body_required = {}, []
-    body_arg = None
-    if whole_body is not None and body is not None:
-        body_arg = _whole_body_name(props)
-        sub = dict(whole_body)
-        if body.description and (raw_file or "description" not in sub):
-            sub["description"] = body.description
-        props[body_arg] = sub
-        if body.required or raw_file:
-            required.append(body_arg)
-        if raw_file:
-            files.append(body_arg)
-    for name, sub in body_props.items():
-        props[name] = sub
-        if name in body_required:
-            required.append(name)
-        style = body.styles.get(name) if body is not None else None
-        if form and style and style != "form" and _styled(sub):
-            styles[name] = style
-    fixed: dict[str, Any] = {}
-    for key, value in op.literal_query:  # written into the path by the spec: sent on every call
-        if key not in props and key not in fixed:
-            query.append(key)
-            fixed[key] = value
-    styles.update(form_styles)
-    schema_out: dict[str, Any] = {"type": "object", "properties": props}
-    if required:
-        schema_out["required"] = required
+    body_arg = _body_args(op, shape, args)
+    schema_out: dict[str, Any] = {"type": "object", "properties": args.props}
+    if args.required:
+        schema_out["required"] = args.required
     schema_out["additionalProperties"] = False
     reduced = None
     sizes = sizes or ExpandedSizes(types)
+    body_props = shape.props
     if not sizes.fits(schema_out):
         try:  # reduced, and said so, before anything is left out
             schema_out, reduced = reduce_to_budget(schema_out, types, sizes)
@@ -396,8 +453,8 @@ def declare_tool(
                 types,
                 sizes,
                 body_arg,
-                [] if files else list(body_props),  # a multipart body's files are arguments
-                body,
+                [] if shape.files else list(body_props),  # a multipart body's files are arguments
+                op.body,
             )
             if fitted is None:
                 return (
@@ -410,15 +467,15 @@ def declare_tool(
                 body_arg, body_props = whole, {}
     return ToolDecl(
         schema=schema_out,
-        query=query,
+        query=args.query,
         path_params=path_names,
         body_fields=[body_arg] if body_arg else list(body_props),
-        content_type=content_type,
-        styles=styles,
+        content_type=shape.content_type,
+        styles=args.styles,
         body_arg=body_arg,
         reduced=reduced,
-        sent_as=sent_as,
-        fixed=fixed,
-        header=header,
-        files=files,
+        sent_as=args.sent_as,
+        fixed=args.fixed,
+        header=args.header,
+        files=shape.files,
     ), None

@@ -10,6 +10,7 @@ steps, a `goto` without criteria to its else steps; each branch jumps back with 
 `x-skillpress-fail`; `on_error` rides as `x-skillpress-on-error`. Anything else is refused on
 import, naming it.
 """
+# size: Arazzo out and in: the mapping's two directions beside each other, so they stay inverse
 
 from __future__ import annotations
 
@@ -108,6 +109,7 @@ def _value_out(value: Any, params: set[str], saver: Mapping[str, str]) -> Any:
 def _call_out(
     s: Step, skill: Skill, params: set[str], saver: Mapping[str, str], where: Locator
 ) -> dict[str, Any]:
+    # size: one step's parameters, body and criteria written out
     out: dict[str, Any] = {"stepId": s.id}
     args = _value_out(s.args or {}, params, saver)
     if s.kind == "workflow":
@@ -205,6 +207,7 @@ def left_out(workflows: Mapping[str, Workflow]) -> list[str]:
 
 
 def _workflow_out(wf: Workflow, skill: Skill, where: Locator) -> dict[str, Any]:
+    # size: one workflow's inputs, steps, branches and outputs written out
     params = set((wf.parameters.get("properties") or {}).keys())
     saver = {s.save_as: s.id for s in walk_steps(wf.steps) if s.save_as}
     outputs: dict[str, Any] = {}
@@ -449,6 +452,7 @@ def _depends(
 def _workflow_in(
     raw: Any, skill: Skill, known: Locator, by_id: Mapping[str, Any]
 ) -> dict[str, Any]:
+    # size: a workflow read back: its closures share the document's refusals
     if not isinstance(raw, dict):
         raise ArazzoRefused("a workflow is a mapping")
     name = str(raw.get("workflowId", ""))
@@ -464,6 +468,7 @@ def _workflow_in(
     outputs = raw.get("outputs") or {}
 
     def call(s: dict[str, Any]) -> dict[str, Any]:
+        # size: one case per Arazzo construct a step may use
         sid = str(s.get("stepId", ""))
         where = f"{name} step {sid}"
         for key in sorted(set(s) - _STEP_KEYS):
@@ -566,6 +571,7 @@ def _workflow_in(
         """Steps from `start` until a branch ends (None) or jumps on (the stepId); `saved`:
         what the way here saved. A way that runs off the last step answers the workflow's
         outputs when it saved what they read."""
+        # size: one case per step kind and branch
         seq: list[dict[str, Any]] = []
         n = start
         while n < len(steps):

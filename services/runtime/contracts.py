@@ -8,6 +8,7 @@ build the request for it. `tools.json` types each tool read or write; a write to
 confirmation and carries `user_confirmed`; a tool with identity fields is idempotent and
 carries `idempotency_key`. Pure: files in, files out.
 """
+# size: the Agent Skills folder written and verified against the same contract
 
 from __future__ import annotations
 
@@ -376,6 +377,7 @@ def verify_folder(files: Mapping[str, bytes]) -> dict[str, int]:
     both say what the reference files declare (the folder loaded as the runtime loads it: every
     tool there, with the same schema, a DELETE or a gated write typed write); counts, or
     ContractError listing every disagreement."""
+    # size: one check per way the two surfaces can disagree, each named
     problems: list[str] = []
     try:
         contract = json.loads(files["tools.json"])

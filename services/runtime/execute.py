@@ -9,6 +9,7 @@ the limit, not after inflating). A call that is safe to repeat (a read, or a wri
 identity's Idempotency-Key) is tried again on 429, 502, 503 and 504 (after `Retry-After`, up to
 a bound) and on a connection that failed; a plain write never is, and its result says why.
 """
+# size: one exchange and its bounds, retries, redaction and the result an agent gets
 
 from __future__ import annotations
 
@@ -551,6 +552,7 @@ def send(
     `limits.retries` and `limits.max_wait` allow; a plain write is sent once, even when the API
     refused the token fetched for it. ExecutionFailed, saying how many tries it made, when no
     answer came. What comes back never carries the credential (`_scrubbed`)."""
+    # size: the whole call's loop (token, tries, pauses, 401, redaction) under one deadline
     deadline = time.monotonic() + limits.timeout
     env = os.environ if environ is None else environ
     headers = {"User-Agent": USER_AGENT, **dict(request.headers)}

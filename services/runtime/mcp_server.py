@@ -6,6 +6,7 @@ and list what is loaded — and each loaded operation then becomes a tool of its
 through the runtime's translation and execution (a refusal comes back as a tool error, before
 anything is sent). Nothing hands the model every schema at once unless `eager` is asked for.
 """
+# size: one server's state and its tool handlers, a small method each, in one class
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp.types as types
-from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.lowlevel import Server
 
 from skillpress.services.runtime.calls import (
     CallSetup,
@@ -28,6 +29,7 @@ from skillpress.services.runtime.calls import (
 from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed
 from skillpress.services.runtime.fit import render
 from skillpress.services.runtime.gates import GateCheck
+from skillpress.services.runtime.mcp_tools import base_tools, skill_run_tool
 from skillpress.services.runtime.run_log import RunJournal, RunLog, journaled
 from skillpress.services.runtime.skill import (
     PackageError,
@@ -40,12 +42,9 @@ from skillpress.services.runtime.translate import CallRefused
 
 __all__ = [
     "BASE_TOOLS",
-    "BearerOnly",
     "Loaded",
     "build_catalog_server",
     "build_mcp_server",
-    "serve_http",
-    "serve_stdio",
 ]
 
 Loaded = tuple[Skill, Mapping[str, bytes], str | None]  # a skill, its files, its version
@@ -88,125 +87,6 @@ def _client_name(ctx: Any) -> str:
 def _text(value: Any, error: bool = False) -> types.CallToolResult:
     text = render(value)  # what is measured against the budget is what is sent
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
-
-
-def _which(slugs: list[str]) -> dict[str, Any]:
-    return {
-        "type": "string",
-        "description": f"which skill: one of {', '.join(slugs)} (the instructions list them)",
-    }
-
-
-def _base_tools(skill: Skill, several: list[str] | None = None) -> list[types.Tool]:
-    """The fixed tools; with `several` (the slugs served), those that name an operation or a file
-    take the skill it belongs to."""
-    tools = _one_skill_tools(skill if several is None else None)
-    if several is None:
-        return tools
-    for tool in tools:
-        if tool.name in ("read_skill_file", "describe_operation", "call_operation", "load_tools"):
-            schema = dict(tool.input_schema)
-            schema["properties"] = {"skill": _which(several), **schema["properties"]}
-            schema["required"] = ["skill", *schema.get("required", [])]
-            tool.input_schema = schema
-    return tools
-
-
-def _skill_run_tool(several: list[str] | None) -> types.Tool:
-    props: dict[str, Any] = {
-        "workflow": {
-            "type": "string",
-            "description": "the workflow's name (the instructions list them)",
-        },
-        "arguments": {"type": "object", "description": "its parameters"},
-    }
-    if several is not None:
-        props = {"skill": _which(several), **props}
-    return types.Tool(
-        name="skill_run",
-        description="Run one of the skill's workflows in one go: a hardened one runs its steps as"
-        " written; a guided or draft one is carried out by the server's model with the skill's"
-        " tools. Every call goes through the same checks and approvals as call_operation.",
-        input_schema={
-            "type": "object",
-            "properties": props,
-            "required": [*(["skill"] if several is not None else []), "workflow"],
-            "additionalProperties": False,
-        },
-    )
-
-
-def _one_skill_tools(skill: Skill | None) -> list[types.Tool]:
-    named = f"the {skill.slug} skill" if skill is not None else "a skill"
-    return [
-        types.Tool(
-            name="read_skill_file",
-            description=f"Read a file of {named}: a category's list of operations (<category>.md) or an"
-            " operation's detail (<operation>.md). The instructions name the files.",
-            input_schema={
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "e.g. create_booking.md"}},
-                "required": ["path"],
-                "additionalProperties": False,
-            },
-        ),
-        types.Tool(
-            name="describe_operation",
-            description=f"An operation of {named} as a tool: its description and the JSON Schema of"
-            " its arguments (what call_operation checks them against).",
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "its name in the instructions"}
-                },
-                "required": ["name"],
-                "additionalProperties": False,
-            },
-        ),
-        types.Tool(
-            name="call_operation",
-            description=f"Call an operation of {named} by the name the instructions list it under;"
-            " the request is built from `arguments` and checked exactly as the operation's own tool would"
-            " (a wrong argument is refused before anything is sent). Works without loading anything.",
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "the operation's name"},
-                    "arguments": {"type": "object", "description": "its arguments"},
-                    "page_url": {
-                        "type": "string",
-                        "description": "the `next.page_url` a previous result of this operation"
-                        " gave: fetch that page (with the same arguments)",
-                    },
-                },
-                "required": ["name"],
-                "additionalProperties": False,
-            },
-        ),
-        types.Tool(
-            name="load_tools",
-            description="Load operations as tools by the names the instructions list them under; each becomes a tool you can call,"
-            " with its request built for you.",
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "names": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "minItems": 1,
-                        "maxItems": 20,
-                    }
-                },
-                "required": ["names"],
-                "additionalProperties": False,
-            },
-        ),
-        types.Tool(
-            name="loaded_tools",
-            description="The operations loaded as tools so far.",
-            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-        ),
-    ]
 
 
 def _as_mcp(tool: Tool) -> types.Tool:
@@ -292,6 +172,493 @@ def _index(skills: Mapping[str, Loaded]) -> str:
     return "\n".join(lines) + "\n" + flows
 
 
+class _CatalogServer:
+    """The MCP server for a set of skills by slug (`several`: the fixed tools take a `skill`).
+    `refresh` gives the skills anew when one changed (None when none did): skills it names are
+    replaced, so a publication is what the next request sees. `credentials` and `gatekeepers`
+    give a skill's credential and approvals by its slug (a skill published later included).
+    `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent.
+    `model` gives the chat function guided and draft workflows run with (None: no model).
+    `runs` keeps each workflow run as a record (None: not kept, and a waiting run cannot resume)."""
+
+    def __init__(
+        self,
+        skills: Mapping[str, Loaded],
+        *,
+        eager: bool,
+        credentials: Callable[[str, Skill], Credential | None] | None,
+        limits: CallLimits | None,
+        gatekeepers: Callable[[str], Gatekeeper] | None,
+        refresh: Callable[[], Mapping[str, Loaded] | None] | None,
+        several: bool,
+        sandboxed: bool,
+        model: Callable[[], Any] | None,
+        runs: RunJournal | None,
+    ) -> None:
+        self.eager, self.credentials, self.gatekeepers = eager, credentials, gatekeepers
+        self.refresh, self.several, self.sandboxed = refresh, several, sandboxed
+        self.model, self.runs = model, runs
+        self.limits = limits or CallLimits()
+        self.state: dict[str, Loaded] = {}
+        self.left_out: dict[str, str] = {}  # a key not served, and why
+        # What a client loaded is its own where the transport says who the client is (a
+        # streamable-HTTP session id); over stdio the process serves one client. mcp 2.x makes a
+        # session per request. Each is (the skill's key, the tool's name): a call goes to the
+        # skill it was loaded from.
+        self.loaded_by_client: dict[str, list[tuple[str, str]]] = {}
+        self.broken: dict[tuple[str, str], str] = {}  # a tool that does not load, and why
+        self.read_flows: dict[str, tuple[Mapping[str, bytes], Mapping[str, Any]]] = {}  # by slug
+        self.take(skills)
+        self.slugs = sorted(self.state)
+
+    def take(self, fresh: Mapping[str, Loaded]) -> None:
+        """Serve `fresh`, each skill once: a second folder of a slug already served would give
+        its tools the same names, so a call could reach the wrong skill's gates; it is left out."""
+        for key, loaded in sorted(fresh.items()):
+            other = next(
+                (
+                    k
+                    for k, (sk, _, _) in self.state.items()
+                    if sk.slug == loaded[0].slug and k != key
+                ),
+                None,
+            )
+            if other is not None:
+                self.left_out[key] = (
+                    f"{key} is skill {loaded[0].slug}, which {other} serves already"
+                )
+                continue
+            try:
+                clash = tool_clash(
+                    {k: sk for k, (sk, _, _) in self.state.items() if k != key} | {key: loaded[0]}
+                )
+            except PackageError as exc:  # a package that does not list: not served
+                self.left_out[key] = f"{key} does not load ({exc})"
+                continue
+            if clash is not None:
+                self.left_out[key] = f"{key} is not served: {clash}"
+                continue
+            self.state[key] = loaded
+
+    async def current(self) -> dict[str, Loaded]:
+        if self.refresh is not None:  # a stat, a readlink or a query, off the event loop
+            fresh = await asyncio.to_thread(self.refresh)
+            if fresh:
+                self.take(fresh)
+        return self.state
+
+    def versioned(self, slug: str, value: Any) -> Any:
+        version = self.state[slug][2] if slug in self.state else None
+        if isinstance(value, dict) and (version or self.several):
+            return {
+                **({"skill": slug} if self.several else {}),
+                **({"version": version} if version else {}),
+                **value,
+            }
+        return value
+
+    def loaded_for(self, ctx: Any) -> list[tuple[str, str]]:
+        connection = getattr(getattr(ctx, "session", None), "_connection", None)
+        key = getattr(connection, "session_id", None) or "-"
+        if key not in self.loaded_by_client:
+            # eager: every tool by name, from the index (each is built when it is listed)
+            self.loaded_by_client[key] = (
+                [
+                    (k, e.tool)
+                    for k, (sk, _, _) in self.state.items()
+                    for e in sk.operations
+                    if e.tool
+                ]
+                + [  # and its workflows, each a tool of its own
+                    (k, wf.tool_name)
+                    for k, (sk, files, _) in self.state.items()
+                    if WORKFLOWS in files
+                    for wf in _loadable(sk, files).values()
+                    if self.runnable(wf)
+                ]
+                if self.eager
+                else []
+            )
+        return self.loaded_by_client[key]
+
+    def owner(self, key: str, tool_name: str) -> tuple[str, Tool] | None:
+        if key not in self.state:
+            return None
+        try:
+            return key, self.state[key][0].tool(tool_name)
+        except UnknownOperation:
+            return None  # gone in this version
+        except PackageError as exc:  # one tool that does not load never takes the server down
+            self.broken[(key, tool_name)] = str(exc)
+            return None
+
+    def loaded_tools(self, ctx: Any) -> list[tuple[str, Tool]]:
+        return [
+            found
+            for k, n in self.loaded_for(ctx)
+            if self.flow_of(k, n) is None and (found := self.owner(k, n)) is not None
+        ]
+
+    def runnable(self, wf: Any) -> bool:
+        """Whether this server runs `wf`: a hardened one always, a model's with a model."""
+        return bool(
+            wf.execution == "hardened" or (self.model is not None and self.model() is not None)
+        )
+
+    def flow_of(self, key: str, tool_name: str) -> Any:
+        """The (workflows, workflow) a loaded tool name runs, or None (an operation's name)."""
+        if key not in self.state:
+            return None
+        sk, files, _ = self.state[key]
+        if WORKFLOWS not in files:
+            return None
+        found = self._workflow(sk, files, tool_name)
+        return found if found is not None and found[1].tool_name == tool_name else None
+
+    def loaded_flows(self, ctx: Any) -> list[types.Tool]:
+        out = []
+        for k, n in self.loaded_for(ctx):
+            found = self.flow_of(k, n)
+            if found is not None and self.runnable(found[1]):
+                wf = found[1]
+                out.append(
+                    types.Tool(
+                        name=wf.tool_name,
+                        description=wf.description or wf.name,
+                        input_schema=wf.to_tool_schema(),
+                    )
+                )
+        return out
+
+    def chosen(self, args: dict[str, Any]) -> tuple[str, Skill, Mapping[str, bytes]] | str:
+        """The skill a fixed tool's call names (the only one, when one is served), or why not;
+        a skill is named by its slug or the folder it is served from."""
+        given = str(args.get("skill", "")) if self.several else self.slugs[0]
+        key = (
+            given
+            if given in self.state
+            else next((k for k, (sk, _, _) in self.state.items() if sk.slug == given), None)
+        )
+        if key is None:
+            why = f" ({self.left_out[given]})" if given in self.left_out else ""
+            return (
+                f"missing `skill`: one of {', '.join(sorted(self.state))}"
+                if not given
+                else f"no skill {given!r} here{why}: one of {', '.join(sorted(self.state))}"
+            )
+        sk, files, _ = self.state[key]
+        return key, sk, files
+
+    async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        now = await self.current()
+        first = next(iter(now.values()))[0]
+        fixed = base_tools(first, sorted(now) if self.several else None)
+        if any(WORKFLOWS in files for _, files, _ in now.values()):
+            fixed.append(skill_run_tool(sorted(now) if self.several else None))
+        return types.ListToolsResult(
+            tools=[
+                *fixed,
+                *(_as_mcp(t) for _, t in self.loaded_tools(ctx)),
+                *self.loaded_flows(ctx),
+            ]
+        )
+
+    async def call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """One tool call: a fixed tool, or an operation or workflow the client loaded."""
+        name, args = params.name, dict(params.arguments or {})
+        _CALLER.set(_client_name(ctx))
+        await self.current()
+        loaded = self.loaded_for(ctx)
+        if name == "loaded_tools":
+            return _text(sorted(n for _, n in loaded))
+        if name not in ("skill_run", *BASE_TOOLS):
+            return await self._loaded_call(name, args, loaded)
+        picked = self.chosen(args)
+        if isinstance(picked, str):
+            return _text(picked, error=True)
+        slug, skill, files = picked
+        if name == "skill_run":
+            found = self._workflow(skill, files, str(args.get("workflow", "")))
+            if found is None:
+                return _text(f"{skill.slug} has no workflow {args.get('workflow')!r}", error=True)
+            return await self._run(slug, skill, files, found, args.get("arguments") or {})
+        if name == "read_skill_file":
+            return self._read_file(skill, files, args)
+        if name == "load_tools":
+            return await self._load(ctx, slug, skill, files, args, loaded)
+        return await self._named(name, slug, skill, files, args)
+
+    async def _loaded_call(
+        self, name: str, args: dict[str, Any], loaded: list[tuple[str, str]]
+    ) -> types.CallToolResult:
+        """A tool the client loaded by its own name: an operation's, or a workflow's."""
+        key = next((k for k, n in loaded if n == name), None)
+        flow = self.flow_of(key, name) if key is not None else None
+        if key is not None and flow is not None:
+            sk, files, _ = self.state[key]
+            return await self._run(key, sk, files, flow, args)
+        found = self.owner(key, name) if key is not None else None
+        if found is None:
+            known = any(
+                e.tool == name or e.name == name
+                for sk, _, _ in self.state.values()
+                for e in sk.operations
+                if e.tool
+            )
+            hint = " (load it first with load_tools)" if known else ""
+            return _text(f"no tool {name!r} is loaded{hint}", error=True)
+        return await self._call(found[0], found[1], args)
+
+    def _read_file(
+        self, skill: Skill, files: Mapping[str, bytes], args: dict[str, Any]
+    ) -> types.CallToolResult:
+        path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
+        if not path.endswith(".md") or path not in files:
+            return _text(
+                f"{skill.slug} has no file {path!r}; the instructions name its files", error=True
+            )
+        return _text(files[path].decode("utf-8", "replace"))
+
+    async def _load(
+        self,
+        ctx: Any,
+        slug: str,
+        skill: Skill,
+        files: Mapping[str, bytes],
+        args: dict[str, Any],
+        loaded: list[tuple[str, str]],
+    ) -> types.CallToolResult:
+        """Operations (or workflows) loaded as tools of their own, by the names listed."""
+        names = args.get("names")
+        if not isinstance(names, list) or not names:
+            return _text(
+                "give names: the operations to load, as the instructions list them", error=True
+            )
+        added: list[str] = []
+        problems: list[str] = []
+        for raw in names[:20]:
+            tool_name = self._loadable(skill, files, str(raw), problems)
+            if tool_name is None:
+                continue
+            taken = next((k for k, n in loaded if n == tool_name and k != slug), None)
+            if taken is not None:
+                problems.append(f"{tool_name}: {taken} has a loaded tool of that name")
+                continue
+            if (slug, tool_name) not in loaded:
+                loaded.append((slug, tool_name))
+                added.append(tool_name)
+        if added:
+            try:
+                await ctx.session.send_tool_list_changed()
+            except Exception:  # noqa: BLE001 (a client that does not listen still sees them in tools/list)
+                pass
+        return _text(
+            {
+                "loaded": added,
+                "already_loaded": [n for _, n in loaded if n not in added],
+                "problems": problems,
+            },
+            error=bool(problems) and not added,
+        )
+
+    def _loadable(
+        self, skill: Skill, files: Mapping[str, bytes], raw: str, problems: list[str]
+    ) -> str | None:
+        """The tool name `raw` loads as (an operation's, or a runnable workflow's), or None with
+        why in `problems`."""
+        try:
+            return skill.tool(raw).name
+        except (UnknownOperation, PackageError) as exc:
+            flow = self._workflow(skill, files, raw) if WORKFLOWS in files else None
+            if flow is None:
+                problems.append(str(exc))
+                return None
+            if not self.runnable(flow[1]):
+                problems.append(
+                    f"{flow[1].name} is {flow[1].execution}: a model carries it out, and"
+                    " this server has none"
+                )
+                return None
+            return str(flow[1].tool_name)
+
+    async def _named(
+        self,
+        name: str,
+        slug: str,
+        skill: Skill,
+        files: Mapping[str, bytes],
+        args: dict[str, Any],
+    ) -> types.CallToolResult:
+        """describe_operation or call_operation: an operation (or a workflow) by its name."""
+        wanted = str(args.get("name", ""))
+        if not wanted.strip():
+            return _text(
+                f"missing `name`: the operation's name, as the instructions list it; {name}"
+                ' takes {"name": …' + (', "arguments": {…}}' if name == "call_operation" else "}"),
+                error=True,
+            )
+        try:
+            tool = skill.tool(wanted)
+        except (UnknownOperation, PackageError) as exc:
+            found = self._workflow(skill, files, wanted)
+            if found is None:
+                return _text(str(exc), error=True)
+            flow = found[1]
+            if name == "describe_operation":
+                described = {
+                    "name": flow.name,
+                    "tool": flow.tool_name,
+                    "description": flow.description,
+                    "input_schema": flow.to_tool_schema(),
+                    "workflow": flow.execution,
+                }
+                return _text(self.versioned(slug, described))
+            return await self._run(slug, skill, files, found, args.get("arguments") or {})
+        if name == "describe_operation":
+            described = {
+                "name": tool.operation,
+                "tool": tool.name,
+                "description": tool.description,
+                "input_schema": tool.input_schema,
+                "gated": tool.declaration.approval is not None,
+            }
+            return _text(self.versioned(slug, described))
+        page = args.get("page_url") if name == "call_operation" else None
+        return await self._call(slug, tool, args.get("arguments") or {}, page)
+
+    def gate_for(self, slug: str) -> Gatekeeper:
+        """A gated call is sent as the operator's approvals decide (GateClosed naming the
+        request it waits on), or, with no gatekeeper, only under its gate's `auto_below`."""
+        gatekeeper = self.gatekeepers(slug) if self.gatekeepers is not None else None
+
+        def decide(gate: GateCheck) -> None:
+            if gatekeeper is not None:
+                gatekeeper(dataclasses.replace(gate, caller=_CALLER.get()))
+            elif not gate.auto:
+                raise GateClosed(
+                    f"not sent: {gate.describe()}. A person approves each such call; tell the"
+                    " user what you would send and why, and leave the sending to them."
+                )
+
+        return decide
+
+    def setup_for(self, slug: str, sk: Skill) -> CallSetup:
+        return CallSetup(
+            credential=self.credentials(slug, sk) if self.credentials else None, limits=self.limits
+        )
+
+    def _workflow(self, skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
+        """(the skill's workflows, the one named `wanted`), or None when there is none; a
+        version's workflows are read once (a new version's files are another mapping)."""
+        held = self.read_flows.get(skill.slug)
+        if held is None or held[0] is not files:
+            held = self.read_flows[skill.slug] = (files, _loadable(skill, files))
+        flows = held[1]
+        flow = next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
+        return (flows, flow) if flow is not None else None
+
+    async def _run(
+        self, slug: str, skill: Skill, files: Mapping[str, bytes], found: Any, args: Any
+    ) -> types.CallToolResult:
+        """A workflow: a hardened one step after step, a guided or draft one by the server's
+        model; every call through the same checks as any call; sandboxed (a package from
+        elsewhere) nothing that writes is sent."""
+        from skillpress.services.runtime.workflows import (
+            Run,
+            StepFailed,
+            WorkflowRefused,
+            kinds_by_owner,
+            prepare_step,
+            run_workflow,
+        )
+
+        flows, wf = found
+        flow = wf.name
+        kinds_of = kinds_by_owner(skill, files)
+        given = args if isinstance(args, dict) else {}
+        chat = self.model() if self.model is not None and wf.execution != "hardened" else None
+        if wf.execution != "hardened" and chat is None:
+            return _text(
+                f"{flow} is {wf.execution}: a model carries it out, and this server has"
+                " none (SKILLPRESS_LLM_BASE_URL, SKILLPRESS_LLM_MODEL); do its steps"
+                " yourself with call_operation",
+                error=True,
+            )
+
+        def body(log: RunLog) -> Run:
+            def call(
+                step: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
+            ) -> Any:
+                prepare_step(step, tool, given, owner, kinds_of(owner), self.sandboxed)
+                setup = self.setup_for(owner.slug, owner)
+                return placed_step(step, tool, given, owner, setup, self.gate_for(slug), log, rules)
+
+            if wf.execution == "hardened":
+                return run_workflow(flows, flow, given, skill, call)
+            from skillpress.services.runtime.model_runs import draft_run, guided_run
+
+            run = guided_run if wf.execution == "guided" else draft_run
+            assert chat is not None  # refused above otherwise
+            return run(wf, skill, files, given, chat, call)
+
+        by = _CALLER.get() or "an MCP client"
+        try:
+            done, log = await asyncio.to_thread(
+                journaled, self.runs, slug, self.state[slug][2], wf, given, by, body
+            )
+        except (StepFailed, WorkflowRefused, ExecutionFailed) as exc:
+            return _text(str(exc), error=True)
+        answer: dict[str, Any] = {"workflow": flow, "result": done.result}
+        if log.run_id is not None:
+            answer["run"] = log.run_id
+        return _text(self.versioned(slug, answer))
+
+    async def _call(
+        self, slug: str, tool: Tool, args: Any, page_url: Any = None
+    ) -> types.CallToolResult:
+        """One call: built and checked, held at its gate (a person's approvals are in the
+        records), sent; all of it off the event loop."""
+        try:
+            placed = await asyncio.to_thread(
+                place_call,
+                tool,
+                args,
+                self.state[slug][0].hosts,
+                self.setup_for(slug, self.state[slug][0]),
+                self.gate_for(slug),
+                None if page_url is None else str(page_url),
+            )
+        except (CallRefused, GateClosed, ExecutionFailed) as exc:
+            return _text(str(exc), error=True)
+        result = placed.result
+        assert result is not None
+        return _text(
+            self.versioned(slug, result.as_dict(for_agent=True)), error=result.status >= 400
+        )
+
+    def server(self) -> Server[Any]:
+        """The MCP server over this catalog."""
+        only = self.state[self.slugs[0]] if not self.several else None
+        server: Server[Any] = Server(
+            f"skillpress-{self.slugs[0]}" if only is not None else "skillpress",
+            version="1",
+            instructions=(
+                HOW_TO
+                + "\n\n"
+                + only[1].get("body.md", b"").decode("utf-8", "replace")
+                + _workflow_list(only[0], only[1])
+                if only is not None
+                else _index(self.state)
+                + "".join(f"\nNot served: {why}.\n" for why in sorted(self.left_out.values()))
+            ),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+        )
+        return server
+
+
 def build_catalog_server(
     skills: Mapping[str, Loaded],
     *,
@@ -312,462 +679,15 @@ def build_catalog_server(
     `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent.
     `model` gives the chat function guided and draft workflows run with (None: no model).
     `runs` keeps each workflow run as a record (None: not kept, and a waiting run cannot resume)."""
-    limits = limits or CallLimits()
-    state: dict[str, Loaded] = {}
-    left_out: dict[str, str] = {}  # a key not served, and why
-
-    def take(fresh: Mapping[str, Loaded]) -> None:
-        """Serve `fresh`, each skill once: a second folder of a slug already served would give
-        its tools the same names, so a call could reach the wrong skill's gates; it is left out."""
-        for key, loaded in sorted(fresh.items()):
-            other = next(
-                (k for k, (sk, _, _) in state.items() if sk.slug == loaded[0].slug and k != key),
-                None,
-            )
-            if other is not None:
-                left_out[key] = f"{key} is skill {loaded[0].slug}, which {other} serves already"
-                continue
-            try:
-                clash = tool_clash(
-                    {k: sk for k, (sk, _, _) in state.items() if k != key} | {key: loaded[0]}
-                )
-            except PackageError as exc:  # a package that does not list: not served
-                left_out[key] = f"{key} does not load ({exc})"
-                continue
-            if clash is not None:
-                left_out[key] = f"{key} is not served: {clash}"
-                continue
-            state[key] = loaded
-
-    take(skills)
-    slugs = sorted(state)
-
-    async def current() -> dict[str, Loaded]:
-        if refresh is not None:  # a stat, a readlink or a query, off the event loop
-            fresh = await asyncio.to_thread(refresh)
-            if fresh:
-                take(fresh)
-        return state
-
-    def versioned(slug: str, value: Any) -> Any:
-        version = state[slug][2] if slug in state else None
-        if isinstance(value, dict) and (version or several):
-            return {
-                **({"skill": slug} if several else {}),
-                **({"version": version} if version else {}),
-                **value,
-            }
-        return value
-
-    # What a client loaded is its own where the transport says who the client is (a streamable-HTTP
-    # session id); over stdio the process serves one client. mcp 2.x makes a session per request.
-    # Each is (the skill's key, the tool's name): a call goes to the skill it was loaded from.
-    loaded_by_client: dict[str, list[tuple[str, str]]] = {}
-    broken: dict[tuple[str, str], str] = {}  # a tool that does not load, and why
-
-    def loaded_for(ctx: Any) -> list[tuple[str, str]]:
-        connection = getattr(getattr(ctx, "session", None), "_connection", None)
-        key = getattr(connection, "session_id", None) or "-"
-        if key not in loaded_by_client:
-            # eager: every tool by name, from the index (each is built when it is listed)
-            loaded_by_client[key] = (
-                [(k, e.tool) for k, (sk, _, _) in state.items() for e in sk.operations if e.tool]
-                + [  # and its workflows, each a tool of its own
-                    (k, wf.tool_name)
-                    for k, (sk, files, _) in state.items()
-                    if WORKFLOWS in files
-                    for wf in _loadable(sk, files).values()
-                    if runnable(wf)
-                ]
-                if eager
-                else []
-            )
-        return loaded_by_client[key]
-
-    def owner(key: str, tool_name: str) -> tuple[str, Tool] | None:
-        if key not in state:
-            return None
-        try:
-            return key, state[key][0].tool(tool_name)
-        except UnknownOperation:
-            return None  # gone in this version
-        except PackageError as exc:  # one tool that does not load never takes the server down
-            broken[(key, tool_name)] = str(exc)
-            return None
-
-    def loaded_tools(ctx: Any) -> list[tuple[str, Tool]]:
-        return [
-            found
-            for k, n in loaded_for(ctx)
-            if flow_of(k, n) is None and (found := owner(k, n)) is not None
-        ]
-
-    def runnable(wf: Any) -> bool:
-        """Whether this server runs `wf`: a hardened one always, a model's with a model."""
-        return bool(wf.execution == "hardened" or (model is not None and model() is not None))
-
-    def flow_of(key: str, tool_name: str) -> Any:
-        """The (workflows, workflow) a loaded tool name runs, or None (an operation's name)."""
-        if key not in state:
-            return None
-        sk, files, _ = state[key]
-        if WORKFLOWS not in files:
-            return None
-        found = _workflow(sk, files, tool_name)
-        return found if found is not None and found[1].tool_name == tool_name else None
-
-    def loaded_flows(ctx: Any) -> list[types.Tool]:
-        out = []
-        for k, n in loaded_for(ctx):
-            found = flow_of(k, n)
-            if found is not None and runnable(found[1]):
-                wf = found[1]
-                out.append(
-                    types.Tool(
-                        name=wf.tool_name,
-                        description=wf.description or wf.name,
-                        input_schema=wf.to_tool_schema(),
-                    )
-                )
-        return out
-
-    def chosen(args: dict[str, Any]) -> tuple[str, Skill, Mapping[str, bytes]] | str:
-        """The skill a fixed tool's call names (the only one, when one is served), or why not;
-        a skill is named by its slug or the folder it is served from."""
-        given = str(args.get("skill", "")) if several else slugs[0]
-        key = (
-            given
-            if given in state
-            else next((k for k, (sk, _, _) in state.items() if sk.slug == given), None)
-        )
-        if key is None:
-            why = f" ({left_out[given]})" if given in left_out else ""
-            return (
-                f"missing `skill`: one of {', '.join(sorted(state))}"
-                if not given
-                else f"no skill {given!r} here{why}: one of {', '.join(sorted(state))}"
-            )
-        sk, files, _ = state[key]
-        return key, sk, files
-
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        now = await current()
-        first = next(iter(now.values()))[0]
-        fixed = _base_tools(first, sorted(now) if several else None)
-        if any(WORKFLOWS in files for _, files, _ in now.values()):
-            fixed.append(_skill_run_tool(sorted(now) if several else None))
-        return types.ListToolsResult(
-            tools=[*fixed, *(_as_mcp(t) for _, t in loaded_tools(ctx)), *loaded_flows(ctx)]
-        )
-
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        name, args = params.name, dict(params.arguments or {})
-        _CALLER.set(_client_name(ctx))
-        await current()
-        loaded = loaded_for(ctx)
-        if name == "loaded_tools":
-            return _text(sorted(n for _, n in loaded))
-        if name == "skill_run":
-            picked = chosen(args)
-            if isinstance(picked, str):
-                return _text(picked, error=True)
-            slug, skill, files = picked
-            found = _workflow(skill, files, str(args.get("workflow", "")))
-            if found is None:
-                return _text(f"{skill.slug} has no workflow {args.get('workflow')!r}", error=True)
-            return await _run(slug, skill, files, found, args.get("arguments") or {})
-        if name in ("read_skill_file", "load_tools", "describe_operation", "call_operation"):
-            picked = chosen(args)
-            if isinstance(picked, str):
-                return _text(picked, error=True)
-            slug, skill, files = picked
-        else:
-            key = next((k for k, n in loaded if n == name), None)
-            flow = flow_of(key, name) if key is not None else None
-            if key is not None and flow is not None:
-                sk, files, _ = state[key]
-                return await _run(key, sk, files, flow, args)
-            found = owner(key, name) if key is not None else None
-            if found is None:
-                hint = (
-                    " (load it first with load_tools)"
-                    if any(
-                        e.tool == name or e.name == name
-                        for sk, _, _ in state.values()
-                        for e in sk.operations
-                        if e.tool
-                    )
-                    else ""
-                )
-                return _text(f"no tool {name!r} is loaded{hint}", error=True)
-            return await _call(found[0], found[1], args)
-        if name == "read_skill_file":
-            path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
-            if not path.endswith(".md") or path not in files:
-                return _text(
-                    f"{skill.slug} has no file {path!r}; the instructions name its files",
-                    error=True,
-                )
-            return _text(files[path].decode("utf-8", "replace"))
-        if name == "load_tools":
-            names = args.get("names")
-            if not isinstance(names, list) or not names:
-                return _text(
-                    "give names: the operations to load, as the instructions list them", error=True
-                )
-            added, problems = [], []
-            for raw in names[:20]:
-                try:
-                    tool_name = skill.tool(str(raw)).name
-                except (UnknownOperation, PackageError) as exc:
-                    flow = _workflow(skill, files, str(raw)) if WORKFLOWS in files else None
-                    if flow is None:
-                        problems.append(str(exc))
-                        continue
-                    if not runnable(flow[1]):
-                        problems.append(
-                            f"{flow[1].name} is {flow[1].execution}: a model carries it out, and"
-                            " this server has none"
-                        )
-                        continue
-                    tool_name = flow[1].tool_name
-                taken = next((k for k, n in loaded if n == tool_name and k != slug), None)
-                if taken is not None:
-                    problems.append(f"{tool_name}: {taken} has a loaded tool of that name")
-                    continue
-                if (slug, tool_name) not in loaded:
-                    loaded.append((slug, tool_name))
-                    added.append(tool_name)
-            if added:
-                try:
-                    await ctx.session.send_tool_list_changed()
-                except Exception:  # noqa: BLE001 (a client that does not listen still sees them in tools/list)
-                    pass
-            return _text(
-                {
-                    "loaded": added,
-                    "already_loaded": [n for _, n in loaded if n not in added],
-                    "problems": problems,
-                },
-                error=bool(problems) and not added,
-            )
-        if not str(args.get("name", "")).strip():
-            return _text(
-                f"missing `name`: the operation's name, as the instructions list it; {name}"
-                ' takes {"name": …' + (', "arguments": {…}}' if name == "call_operation" else "}"),
-                error=True,
-            )
-        try:
-            tool = skill.tool(str(args.get("name", "")))
-        except (UnknownOperation, PackageError) as exc:
-            found = _workflow(skill, files, str(args.get("name", "")))
-            if found is None:
-                return _text(str(exc), error=True)
-            flow = found[1]
-            if name == "describe_operation":
-                return _text(
-                    versioned(
-                        slug,
-                        {
-                            "name": flow.name,
-                            "tool": flow.tool_name,
-                            "description": flow.description,
-                            "input_schema": flow.to_tool_schema(),
-                            "workflow": flow.execution,
-                        },
-                    )
-                )
-            return await _run(slug, skill, files, found, args.get("arguments") or {})
-        if name == "describe_operation":
-            return _text(
-                versioned(
-                    slug,
-                    {
-                        "name": tool.operation,
-                        "tool": tool.name,
-                        "description": tool.description,
-                        "input_schema": tool.input_schema,
-                        "gated": tool.declaration.approval is not None,
-                    },
-                )
-            )
-        page = args.get("page_url") if name == "call_operation" else None
-        return await _call(slug, tool, args.get("arguments") or {}, page)
-
-    def gate_for(slug: str) -> Gatekeeper:
-        """A gated call is sent as the operator's approvals decide (GateClosed naming the
-        request it waits on), or, with no gatekeeper, only under its gate's `auto_below`."""
-        gatekeeper = gatekeepers(slug) if gatekeepers is not None else None
-
-        def decide(gate: GateCheck) -> None:
-            if gatekeeper is not None:
-                gatekeeper(dataclasses.replace(gate, caller=_CALLER.get()))
-            elif not gate.auto:
-                raise GateClosed(
-                    f"not sent: {gate.describe()}. A person approves each such call; tell the"
-                    " user what you would send and why, and leave the sending to them."
-                )
-
-        return decide
-
-    def setup_for(slug: str, sk: Skill) -> CallSetup:
-        return CallSetup(credential=credentials(slug, sk) if credentials else None, limits=limits)
-
-    read_flows: dict[str, tuple[Mapping[str, bytes], Mapping[str, Any]]] = {}  # by slug
-
-    def _workflow(skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
-        """(the skill's workflows, the one named `wanted`), or None when there is none; a
-        version's workflows are read once (a new version's files are another mapping)."""
-        held = read_flows.get(skill.slug)
-        if held is None or held[0] is not files:
-            held = read_flows[skill.slug] = (files, _loadable(skill, files))
-        flows = held[1]
-        flow = next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
-        return (flows, flow) if flow is not None else None
-
-    async def _run(
-        slug: str, skill: Skill, files: Mapping[str, bytes], found: Any, args: Any
-    ) -> types.CallToolResult:
-        """A workflow: a hardened one step after step, a guided or draft one by the server's
-        model; every call through the same checks as any call; sandboxed (a package from
-        elsewhere) nothing that writes is sent."""
-        from skillpress.services.runtime.workflows import (
-            Run,
-            StepFailed,
-            WorkflowRefused,
-            kinds_by_owner,
-            prepare_step,
-            run_workflow,
-        )
-
-        flows, wf = found
-        flow = wf.name
-        kinds_of = kinds_by_owner(skill, files)
-        given = args if isinstance(args, dict) else {}
-        chat = model() if model is not None and wf.execution != "hardened" else None
-        if wf.execution != "hardened" and chat is None:
-            return _text(
-                f"{flow} is {wf.execution}: a model carries it out, and this server has"
-                " none (SKILLPRESS_LLM_BASE_URL, SKILLPRESS_LLM_MODEL); do its steps"
-                " yourself with call_operation",
-                error=True,
-            )
-
-        def body(log: RunLog) -> Run:
-            def call(
-                step: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
-            ) -> Any:
-                prepare_step(step, tool, given, owner, kinds_of(owner), sandboxed)
-                setup = setup_for(owner.slug, owner)
-                return placed_step(step, tool, given, owner, setup, gate_for(slug), log, rules)
-
-            if wf.execution == "hardened":
-                return run_workflow(flows, flow, given, skill, call)
-            from skillpress.services.runtime.model_runs import draft_run, guided_run
-
-            run = guided_run if wf.execution == "guided" else draft_run
-            assert chat is not None  # refused above otherwise
-            return run(wf, skill, files, given, chat, call)
-
-        by = _CALLER.get() or "an MCP client"
-        try:
-            done, log = await asyncio.to_thread(
-                journaled, runs, slug, state[slug][2], wf, given, by, body
-            )
-        except (StepFailed, WorkflowRefused, ExecutionFailed) as exc:
-            return _text(str(exc), error=True)
-        answer: dict[str, Any] = {"workflow": flow, "result": done.result}
-        if log.run_id is not None:
-            answer["run"] = log.run_id
-        return _text(versioned(slug, answer))
-
-    async def _call(slug: str, tool: Tool, args: Any, page_url: Any = None) -> types.CallToolResult:
-        """One call: built and checked, held at its gate (a person's approvals are in the
-        records), sent; all of it off the event loop."""
-        try:
-            placed = await asyncio.to_thread(
-                place_call,
-                tool,
-                args,
-                state[slug][0].hosts,
-                setup_for(slug, state[slug][0]),
-                gate_for(slug),
-                None if page_url is None else str(page_url),
-            )
-        except (CallRefused, GateClosed, ExecutionFailed) as exc:
-            return _text(str(exc), error=True)
-        result = placed.result
-        assert result is not None
-        return _text(versioned(slug, result.as_dict(for_agent=True)), error=result.status >= 400)
-
-    only = state[slugs[0]] if not several else None
-    server: Server[Any] = Server(
-        f"skillpress-{slugs[0]}" if only is not None else "skillpress",
-        version="1",
-        instructions=(
-            HOW_TO
-            + "\n\n"
-            + only[1].get("body.md", b"").decode("utf-8", "replace")
-            + _workflow_list(only[0], only[1])
-            if only is not None
-            else _index(state)
-            + "".join(f"\nNot served: {why}.\n" for why in sorted(left_out.values()))
-        ),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    return server
-
-
-async def serve_stdio(server: Server[Any]) -> None:
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read, write):
-        await server.run(
-            read,
-            write,
-            server.create_initialization_options(NotificationOptions(tools_changed=True)),
-        )
-
-
-class BearerOnly:
-    """An ASGI wrapper that lets through only requests bearing `token` (compared in constant
-    time): a server that spends a skill's credential answers nobody else on the machine."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app, self.expected = app, f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        import hmac
-
-        if scope.get("type") == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = (
-                    b'{"error": "unauthorized", "detail": "send Authorization: Bearer TOKEN,'
-                    b' the token this MCP server was started with"}'
-                )
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="skillpress-mcp"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def serve_http(server: Server[Any], host: str, port: int, token: str) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp, answering only requests that bear `token`."""
-    import uvicorn
-
-    if not token:
-        raise ValueError("an MCP server over HTTP needs a bearer token")
-    app = BearerOnly(server.streamable_http_app(host=host), token)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return _CatalogServer(
+        skills,
+        eager=eager,
+        credentials=credentials,
+        limits=limits,
+        gatekeepers=gatekeepers,
+        refresh=refresh,
+        several=several,
+        sandboxed=sandboxed,
+        model=model,
+        runs=runs,
+    ).server()

@@ -106,6 +106,7 @@ def next_page(
 ) -> dict[str, Any] | None:
     """Where the page after this answer is, or None (not a paging read, not a success, the
     last page, or a next page that is this one again)."""
+    # size: one case per paging kind
     paging: Paging | None = decl.paging
     if paging is None or not 200 <= status < 300:
         return None

@@ -4,6 +4,7 @@ Loading is the publish-time check: every operation file is parsed by the same pa
 hand-written file goes through, and a package whose declarations disagree with themselves, with
 `skill.json`, or with the hosts it declares is refused whole.
 """
+# size: a package loaded for calling, derived or hand-written or an Agent Skills folder: the publish check in one place
 
 from __future__ import annotations
 
@@ -536,6 +537,7 @@ def _agent_skill(
 def _hand_written(
     files: Mapping[str, bytes], slug: str | None, auth: AuthHeader | None, base_url: str | None
 ) -> Skill:
+    # size: body.md, SKILL.md and the operation files of a hand-written folder, read in order
     types = _types(files)
     title = slug or ""
     exact = False  # a slug an export recorded is the skill's own: not made again from words

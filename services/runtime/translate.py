@@ -5,6 +5,7 @@ not take, or with a value of the wrong type is refused before a request exists. 
 are encoded as whole segments and can never change the path; the URL is checked against the
 skill's hosts and the operation's path prefix after it is built.
 """
+# size: a tool call to exactly one request: every location and style of an argument in one place
 
 from __future__ import annotations
 
@@ -403,6 +404,7 @@ def build_request(
 ) -> PreparedRequest:
     """Translate a call into its request, or raise CallRefused before anything exists to send.
     `files` reads a local file a file argument names (None: only base64 content is taken)."""
+    # size: every location an argument goes to, in the order a request is built
     decl = tool.declaration
     op = tool.operation
     if not decl.origin:

@@ -10,6 +10,7 @@ answer) and `{{name.field.0}}` (a path into it): whole-value templates keep the 
 others are written into the string. Nothing is evaluated. Everything a run could trip over is
 refused when the workflow is loaded, with the workflow and step named.
 """
+# size: workflows loaded, checked and run: the checks a run relies on beside the run
 
 from __future__ import annotations
 
@@ -140,6 +141,7 @@ def _refuse(where: str, why: str) -> WorkflowRefused:
 
 
 def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
+    # size: one case per step kind, each refusal naming its step
     if not isinstance(raw, list):
         raise _refuse(wf, "steps is a list")
     out = []
@@ -456,6 +458,7 @@ def load_workflows(
 ) -> dict[str, Workflow]:
     """The skill's workflows by name ({} without `workflows.yaml`), each checked; WorkflowRefused
     for anything a run could trip over. `others` finds a skill a workflow `uses` by its slug."""
+    # size: a workflow's keys checked in the order a reader meets them
     raw_bytes = files.get(WORKFLOWS_FILE, files.get(f"references/{WORKFLOWS_FILE}"))
     if raw_bytes is None:  # (an Agent Skills folder keeps it among its references)
         return {}

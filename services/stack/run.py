@@ -81,6 +81,7 @@ def run_stack(
     on the configured NATS, a running `up`'s, or the embedded one; SIGINT or SIGTERM stops it
     cleanly. `say` tells a person what is up (and how to sign in). Refused or StackError when
     it cannot start."""
+    # size: the foreground stack's start and stop in order: NATS, workers, the HTTP face
     import asyncio
 
     from skillpress.services.app.base.bus import running_up, write_up_marker

@@ -100,6 +100,7 @@ def compose_annotation(
     is its main value (a note's text, a gate's `matches`, `NAME=VALUE`…), with `risk`, `binds`,
     `amount`, `currency`, `auto_below` for a gate and `turn` for an example. Refused with what to
     give instead; the body's own rules are checked by `check_shape` when it is added."""
+    # size: one branch per annotation kind a form or a flag gives
     if kind not in KINDS:
         raise Refused(f"no annotation kind {kind!r}: one of {', '.join(KINDS)}")
     main = (values.get(kind) or "").strip() if kind != "hidden" else ""

@@ -15,6 +15,7 @@ is what the face calls; the face parses its input and prints.
 The runtime's call types and errors the faces handle are re-exported here, so a face imports
 nothing below the application layer.
 """
+# size: a call's setup, the two desks and the gatekeepers over them, and a run from the command line: one door for every face that calls
 
 from __future__ import annotations
 
@@ -537,6 +538,7 @@ def run_here(
     every call through the same checks; a dry run prints each request in order and sends
     nothing. Kept in `journal` (not for a dry run). StepFailed / WorkflowRefused say where it
     stopped."""
+    # size: a run's one call closure (dry run, sandbox, gate, journal) is clearer whole
     from skillpress.services.runtime.model_runs import draft_run, guided_run
     from skillpress.services.runtime.run_log import journaled
 

@@ -177,7 +177,7 @@ def http_token(environ: Mapping[str, str]) -> tuple[str, bool]:
 def serve(server: Any, transport: str, port: int, token: str | None = None) -> None:
     """Serve over stdio, or streamable HTTP at http://127.0.0.1:PORT/mcp (answering only
     requests that bear `token`), until stopped."""
-    from skillpress.services.runtime.mcp_server import serve_http, serve_stdio
+    from skillpress.services.runtime.mcp_transports import serve_http, serve_stdio
 
     if transport == "stdio":
         asyncio.run(serve_stdio(server))
