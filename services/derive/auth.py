@@ -26,7 +26,10 @@ __all__ = [
     "client_credentials_url",
     "credential_env_refusal",
     "credential_hint",
+    "companion_env",
     "default_credential_env",
+    "is_credential_header",
+    "scheme_place",
 ]
 
 
@@ -52,23 +55,44 @@ _PREFERENCE = {"bearer": 0, "oauth2": 1, "openIdConnect": 1, "apiKey": 2, "basic
 
 
 def auth_hint(auth: Mapping[str, Any]) -> str:
-    """`credential_hint` for a skill's `auth` (as skill.json has it)."""
+    """`credential_hint` for a skill's `auth` (as skill.json has it), and each credential sent
+    beside it with the variable it is read from."""
     scheme = (auth.get("schemes") or {}).get(auth.get("scheme") or "") or {}
-    return credential_hint(
+    said = credential_hint(
         auth.get("kind"),
         auth.get("header"),
         auth.get("token_url"),
         oauth=scheme.get("kind") in ("oauth2", "openIdConnect"),
+        where=str(auth.get("in") or "header"),
     )
+    for other in auth.get("also") or ():
+        if not isinstance(other, Mapping) or not said:
+            continue
+        hint = credential_hint(
+            str(other.get("kind") or "apiKey"),
+            str(other.get("name")),
+            where=str(other.get("in") or "header"),
+        )
+        env = f" (from ${other['env']})" if other.get("env") else ""
+        said += f"; and {hint}{env}"
+    return said
 
 
 def credential_hint(
-    kind: str | None, header: str | None, token_url: str | None = None, *, oauth: bool = False
+    kind: str | None,
+    header: str | None,
+    token_url: str | None = None,
+    *,
+    oauth: bool = False,
+    where: str = "header",
 ) -> str:
     """What the credential's variable holds and how it is sent, in the same words in the body,
     the import's 'what it still needs' and an exported SKILL.md ('' without a header)."""
     if header is None:
         return ""
+    if where in ("query", "cookie"):
+        place = "query parameter" if where == "query" else "cookie"
+        return f"the key, sent as it is in the `{header}` {place}"
     if kind == "bearer" and oauth and not token_url:
         return (
             f"an OAuth 2 access token obtained outside (no sign-in flow is run here), sent as"
@@ -111,6 +135,8 @@ def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
             return "apiKey", name, True
         if where == "header":  # `X-Key"><script>` is no header anything can send
             return "apiKey_header_not_a_header_name", None, False
+        if where in ("query", "cookie") and isinstance(name, str) and _PARAM_NAME.match(name):
+            return "apiKey", name, True  # attached where the spec puts it (`scheme_place`)
         return f"apiKey_{where or 'unknown'}", None, False
     if typ in ("oauth2", "openidconnect"):
         # the token is obtained outside (a flow the operator runs); presented, it is a bearer token
@@ -118,6 +144,41 @@ def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
     if typ == "mutualtls":
         return "mutualTLS", None, False
     return typ or "unknown", None, False
+
+
+# a query parameter's or a cookie's name the runtime can write as it is
+_PARAM_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+
+# a header parameter that carries a credential: the skill's own, filled from the environment and
+# never a model's argument (`Authorization`, `xi-api-key`, `Ocp-Apim-Subscription-Key`, `X-Auth-Token`)
+CREDENTIAL_HEADER = re.compile(
+    r"^(?:authorization|x-auth\S*|\S*api[-_]?key\S*|\S*token\S*|\S*subscription[-_]key\S*)$",
+    re.I,
+)
+# … but not a header that names a token of another kind
+_NOT_A_CREDENTIAL = re.compile(r"idempot|csrf|xsrf|page|next|continu|sync|cursor|request", re.I)
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether a header parameter named `name` carries a credential."""
+    return bool(CREDENTIAL_HEADER.match(name)) and not _NOT_A_CREDENTIAL.search(name)
+
+
+def scheme_place(scheme: Any) -> str:
+    """Where a scheme's credential goes: `query` or `cookie` for an apiKey there, else `header`."""
+    if isinstance(scheme, dict) and str(scheme.get("type", "")).lower() == "apikey":
+        where = str(scheme.get("in", "")).lower()
+        if where in ("query", "cookie"):
+            return where
+    return "header"
+
+
+def companion_env(slug: str, name: str) -> str:
+    """The variable a credential sent beside the skill's first one is read from:
+    `<SLUG>_<NAME>` (VTEX's appToken: `VTEX_APP_TOKEN`)."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    base = default_credential_env(slug).removesuffix("_API_KEY")
+    return f"{base}_{re.sub(r'[^A-Za-z0-9]+', '_', words).strip('_').upper()}"
 
 
 def client_credentials_url(scheme: Any) -> str | None:
@@ -139,8 +200,11 @@ def client_credentials_url(scheme: Any) -> str | None:
     return url.strip()
 
 
-def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) -> dict[str, Any]:
+def analyse_auth(
+    doc: dict[str, Any], resolver: Resolver, ops: list[Operation], slug: str = "api"
+) -> dict[str, Any]:
     # size: every way a spec states its security, read in one pass
+    places: dict[str, str] = {}
     raw = (
         doc.get("securityDefinitions")
         if "swagger" in doc
@@ -152,11 +216,13 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
         for name, value in raw.items():
             resolved = resolver.deref(value, f"security scheme {name}")
             schemes[str(name)] = classify_scheme(resolved)
+            places[str(name)] = scheme_place(resolved)
             url = client_credentials_url(resolved)
             if url:
                 token_urls[str(name)] = url
     root: list[Any] = doc["security"] if isinstance(doc.get("security"), list) else []
     used: Counter[str] = Counter()
+    alternatives: Counter[frozenset[str]] = Counter()  # servable ones, by how many operations
     scopes: dict[str, set[str]] = {}
     needing = 0
     unservable = 0
@@ -173,6 +239,7 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
             kinds = [schemes.get(str(n), ("unknown", None, False)) for n in alt]
             if all(k[2] for k in kinds):
                 servable_alt = True
+                alternatives[frozenset(str(n) for n in alt)] += 1
                 for n in alt:
                     used[str(n)] += 1
                     asked = alt[n] if isinstance(alt[n], list) else []
@@ -192,6 +259,18 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
     kind, header = (schemes[chosen][0], schemes[chosen][1]) if chosen else (None, None)
     if kind in ("oauth2", "openIdConnect"):
         kind = "bearer"  # how the runtime attaches it: `Authorization: Bearer <token>`
+    also = _companions(chosen, alternatives, schemes, places, slug)
+    headers = _header_credentials(ops)
+    if chosen is None and headers:  # no scheme, but a header parameter that carries the key
+        header, kind = headers[0], "apiKey"
+        chosen = f"header parameter {header}"
+        schemes[chosen] = ("apiKey", header, True)
+    taken = {str(header or "").lower(), *(str(a["name"]).lower() for a in also)}
+    also += [
+        {"name": h, "in": "header", "kind": "apiKey", "env": companion_env(slug, h)}
+        for h in headers
+        if h.lower() not in taken
+    ]
     out: dict[str, Any] = {
         "header": header,
         "scheme": chosen,
@@ -206,4 +285,52 @@ def analyse_auth(doc: dict[str, Any], resolver: Resolver, ops: list[Operation]) 
     if chosen in token_urls:  # the runtime can fetch the token itself
         out["token_url"] = token_urls[chosen]
         out["scopes"] = sorted(scopes.get(chosen, ()))
+    if chosen is not None and places.get(chosen, "header") != "header":
+        out["in"] = places[chosen]
+    if also:
+        out["also"] = also
     return out
+
+
+def _companions(
+    chosen: str | None,
+    alternatives: Counter[frozenset[str]],
+    schemes: Mapping[str, tuple[str, str | None, bool]],
+    places: Mapping[str, str],
+    slug: str,
+) -> list[dict[str, Any]]:
+    """The credentials an AND requirement sends with the chosen one (VTEX's appKey and
+    appToken), each from its own variable; none when the chosen one alone is enough somewhere."""
+    if chosen is None or frozenset({chosen}) in alternatives:
+        return []
+    together = [alt for alt in alternatives if chosen in alt and len(alt) > 1]
+    if not together:
+        return []
+    best = sorted(together, key=lambda alt: (-alternatives[alt], sorted(alt)))[0]
+    out = []
+    for name in sorted(best - {chosen}):
+        kind, header, _ = schemes[name]
+        out.append(
+            {
+                "name": header,
+                "in": places.get(name, "header"),
+                "kind": "bearer" if kind in ("oauth2", "openIdConnect") else kind,
+                "env": companion_env(slug, name),
+                "scheme": name,
+            }
+        )
+    return out
+
+
+def _header_credentials(ops: list[Operation]) -> list[str]:
+    """Header parameters that carry a credential (withheld from every tool), the most declared
+    first: the runtime fills them from the environment."""
+    counts: Counter[str] = Counter()
+    named: dict[str, str] = {}
+    for op in ops:
+        for p in op.params:
+            if p.location == "header" and p.name in op.credential_fields:
+                key = p.name.lower()
+                named.setdefault(key, p.name)
+                counts[key] += 1
+    return [named[k] for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]

@@ -19,6 +19,7 @@ from skillpress.services.errors import Permanent
 
 __all__ = [
     "AnnotationState",
+    "AuthCompanion",
     "AuthInfo",
     "AuthScheme",
     "CategoryEntry",
@@ -76,6 +77,42 @@ class AuthScheme:
 
 
 @dataclass(frozen=True)
+class AuthCompanion:
+    """A credential sent beside the skill's first one (an AND requirement's other scheme, or a
+    header parameter that carries one), from its own variable."""
+
+    name: str
+    where: str = "header"  # header | query | cookie
+    kind: str = "apiKey"
+    env: str | None = None
+    scheme: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "in": self.where, "kind": self.kind}
+        if self.env:
+            out["env"] = self.env
+        if self.scheme:
+            out["scheme"] = self.scheme
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> AuthCompanion | None:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
+            return None
+        return cls(
+            str(raw["name"]),
+            str(raw.get("in") or "header"),
+            str(raw.get("kind") or "apiKey"),
+            _opt_str(raw.get("env")),
+            _opt_str(raw.get("scheme")),
+        )
+
+
+def companions(raw: Any) -> tuple[AuthCompanion, ...]:
+    return tuple(c for c in map(AuthCompanion.from_dict, raw or ()) if c is not None)
+
+
+@dataclass(frozen=True)
 class AuthInfo:
     """The credential header the skill uses (the scheme most operations use), and what it cannot serve."""
 
@@ -89,6 +126,17 @@ class AuthInfo:
     token_url: str | None = None  # OAuth 2 client credentials: where the runtime gets a token
     scopes: tuple[str, ...] = ()  # … and the scopes it asks for
     env: str | None = None  # the variable the credential is read from, when not <SLUG>_API_KEY
+    where: str = "header"  # where the credential goes: header, or an apiKey's query or cookie
+    also: tuple[AuthCompanion, ...] = ()  # sent beside it, each from its own variable
+
+    def place_fields(self) -> dict[str, Any]:
+        """`in` and `also` where the credential is more than one header (else nothing)."""
+        out: dict[str, Any] = {}
+        if self.where != "header":
+            out["in"] = self.where
+        if self.also:
+            out["also"] = [c.to_dict() for c in self.also]
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -107,7 +155,7 @@ class AuthInfo:
             out |= self.token_fields()
         if self.env:
             out["env"] = self.env
-        return out
+        return out | self.place_fields()
 
     def token_fields(self) -> dict[str, Any]:
         """`token_url` and `scopes` when the runtime can fetch the token, else nothing."""
@@ -128,6 +176,8 @@ class AuthInfo:
             token_url=_opt_str(raw.get("token_url")),
             scopes=_strs(raw.get("scopes")),
             env=_opt_str(raw.get("env")),
+            where=_opt_str(raw.get("in")) or "header",
+            also=companions(raw.get("also")),
             schemes=tuple(
                 (
                     str(n),
@@ -364,7 +414,8 @@ class Manifest:
             "hosts": list(self.hosts),
             "auth": {"header": self.auth.header, "kind": self.auth.kind}
             | self.auth.token_fields()
-            | ({"env": self.auth.env} if self.auth.env else {}),
+            | ({"env": self.auth.env} if self.auth.env else {})
+            | self.auth.place_fields(),
         }
         rows = [
             json.dumps(
@@ -441,6 +492,8 @@ class SkillIndex:
     auth_token_url: str | None = None
     auth_scopes: tuple[str, ...] = ()
     auth_env: str | None = None
+    auth_in: str = "header"
+    auth_also: tuple[AuthCompanion, ...] = ()
 
     @classmethod
     def from_json(cls, data: bytes) -> SkillIndex:
@@ -468,6 +521,8 @@ class SkillIndex:
             auth_token_url=_opt_str(auth.get("token_url")),
             auth_scopes=_strs(auth.get("scopes")),
             auth_env=_opt_str(auth.get("env")),
+            auth_in=_opt_str(auth.get("in")) or "header",
+            auth_also=companions(auth.get("also")),
         )
 
     @cached_property

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl
 
+from skillpress.services.derive.auth import classify_scheme, is_credential_header
 from skillpress.services.derive.errors import SpecRefused
 from skillpress.services.derive.model import Body, Operation, Param, Response, Webhook
 from skillpress.services.derive.paging import FieldTree, Paging, detect_paging
@@ -95,20 +96,24 @@ _SAYS_CREDENTIAL = re.compile(
 
 @dataclass(frozen=True)
 class _Secrets:
-    """What carries the credential: each apiKey scheme's (name, place), and whether the document
-    declares any scheme (a parameter can then only be the credential by its name and its words)."""
+    """What carries the skill's own credential: each apiKey scheme's (name, place), a header
+    parameter named as a credential is (`Authorization`, `xi-api-key`: the runtime fills it), and,
+    where the skill's credential is a token (OAuth 2, bearer), a `token` field its words say is
+    that token (Slack's). Anything else is an argument, whatever it is called (Assembla's `token`
+    in a GitLab form)."""
 
     keys: frozenset[tuple[str, str]]
     any_scheme: bool
+    bearer: bool = False
 
     def is_credential(self, name: str, where: str, description: str) -> bool:
         low = name.lower()
         if (low, where) in self.keys:
             return True
-        if not self.any_scheme:
-            return False
-        if where == "header" and low == "authorization":
+        if where == "header" and is_credential_header(name):
             return True
+        if not self.bearer:
+            return False
         return low in _CREDENTIAL_NAMES and bool(_SAYS_CREDENTIAL.search(description or ""))
 
 
@@ -121,6 +126,7 @@ def _secrets(doc: dict[str, Any], resolver: Resolver) -> _Secrets:
     if not isinstance(raw, dict) or not raw:
         return _Secrets(frozenset(), False)
     keys: set[tuple[str, str]] = set()
+    bearer = False
     for key, scheme in raw.items():
         scheme = resolver.deref(scheme, f"security scheme {key}")
         if (
@@ -130,7 +136,9 @@ def _secrets(doc: dict[str, Any], resolver: Resolver) -> _Secrets:
             and scheme.get("in") in ("query", "header", "cookie")
         ):
             keys.add((scheme["name"].lower(), str(scheme["in"])))
-    return _Secrets(frozenset(keys), True)
+        kind = classify_scheme(scheme)[0]
+        bearer = bearer or kind in ("bearer", "oauth2", "openIdConnect")
+    return _Secrets(frozenset(keys), True, bearer)
 
 
 def _without_literal_query(op: Operation) -> Operation:

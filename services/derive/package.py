@@ -678,7 +678,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     # operation files depend on their operation alone: a forked child may render a share of them
     # while this process decides the layout and renders the rest
     url_base = api.url_base
-    auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops))
+    auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops, api.slug))
     chosen_env = options.credential_env
     if chosen_env and chosen_env != default_credential_env(api.slug):
         if (why := credential_env_refusal(chosen_env)) is not None:

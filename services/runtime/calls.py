@@ -93,9 +93,10 @@ class Placed:
     result: CallResult | None = None
 
     def shown_request(self, setup: CallSetup) -> dict[str, Any]:
-        """The request as a dry run prints it: the credential as the variable it comes from."""
-        extra = setup.credential.placeholder() if setup.credential else {}
-        return self.request.as_dict(extra)
+        """The request as a dry run prints it: each credential as the variable it comes from,
+        where it goes (a header, the query, a cookie)."""
+        shown = self.request.as_dict()
+        return setup.credential.show(shown) if setup.credential else shown
 
 
 def prepare_call(

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode, urlsplit
 
 from skillpress.services.derive.auth import default_credential_env
 from skillpress.services.errors import Retryable
@@ -102,38 +103,106 @@ class Credential:
         return Client(self.auth.token_url, client_id, secret, self.auth.scopes)
 
     def present(self, environ: Mapping[str, str]) -> bool:
-        """Whether a credential can be attached: the variable, or a client id and secret."""
-        return bool((environ.get(self.env_var) or "").strip()) or self.client(environ) is not None
+        """Whether every credential can be attached: each variable (the first one's, or a client
+        id and secret)."""
+        first = bool((environ.get(self.env_var) or "").strip()) or self.client(environ) is not None
+        return first and not self.unset_companions(environ)
 
     def where(self) -> str:
-        """The variables the credential is read from, for a message."""
-        if not self.auth.token_url:
-            return f"${self.env_var}"
-        id_var, secret_var = self.client_vars()
-        return f"${self.env_var} (or ${id_var} and ${secret_var})"
+        """The variables the credentials are read from, for a message."""
+        said = f"${self.env_var}"
+        if self.auth.token_url:
+            id_var, secret_var = self.client_vars()
+            said += f" (or ${id_var} and ${secret_var})"
+        return " and ".join([said, *(f"${self.slot_env(c)}" for c in self.auth.also)])
 
-    def header_value(self, environ: Mapping[str, str]) -> str | None:
-        """The header's value from the variable: surrounding whitespace (a line end read from a
-        file or `.env`) stripped; a bearer token prefixed; basic credentials `user:password` (or a
-        key alone, as the user name with no password, as Stripe takes it) encoded as RFC 7617 says."""
-        raw = (environ.get(self.env_var) or "").strip()
+    def slot_env(self, slot: AuthHeader) -> str:
+        """The variable a credential is read from: the first one's `env_var`; one sent beside it,
+        its own (recorded at derive), else `<BASE>_<NAME>`."""
+        if slot is self.auth:
+            return self.env_var
+        if slot.env:
+            return slot.env
+        base = self.env_var.removesuffix("_API_KEY")
+        return f"{base}_{''.join(c if c.isalnum() else '_' for c in slot.header).upper()}"
+
+    def unset_companions(self, environ: Mapping[str, str]) -> list[str]:
+        """The variables of credentials sent beside the first one that are not set."""
+        return [
+            self.slot_env(c)
+            for c in self.auth.also
+            if not (environ.get(self.slot_env(c)) or "").strip()
+        ]
+
+    def header_value(
+        self, environ: Mapping[str, str], slot: AuthHeader | None = None
+    ) -> str | None:
+        """A credential's value from its variable (the first one's by default): surrounding
+        whitespace (a line end read from a file or `.env`) stripped; a bearer token prefixed;
+        basic credentials `user:password` (or a key alone, as the user name with no password, as
+        Stripe takes it) encoded as RFC 7617 says."""
+        slot = slot or self.auth
+        raw = (environ.get(self.slot_env(slot)) or "").strip()
         if not raw:
             return None
-        if self.auth.kind == "bearer" and not raw.lower().startswith("bearer "):
+        if slot.kind == "bearer" and not raw.lower().startswith("bearer "):
             return f"Bearer {raw}"
-        if self.auth.kind == "basic" and not raw.lower().startswith("basic "):
+        if slot.kind == "basic" and not raw.lower().startswith("basic "):
             pair = raw if ":" in raw else f"{raw}:"
             return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
         return raw
 
+    def attach(
+        self, headers: dict[str, str], url: str, values: Mapping[int, str]
+    ) -> tuple[dict[str, str], str]:
+        """`headers` and `url` with each credential that has a value (by its slot's position) where
+        the spec puts it: a header, the query, or a cookie."""
+        out, target = dict(headers), url
+        for i, slot in enumerate(self.auth.slots):
+            value = values.get(i)
+            if value is None:
+                continue
+            if slot.where == "query":
+                joiner = "&" if urlsplit(target).query else ("" if target.endswith("?") else "?")
+                target += joiner + urlencode({slot.header: value})
+            elif slot.where == "cookie":
+                cookie = f"{slot.header}={quote(value, safe='')}"
+                out["Cookie"] = f"{out['Cookie']}; {cookie}" if out.get("Cookie") else cookie
+            else:
+                out[slot.header] = value
+        return out, target
+
     def placeholder(self) -> dict[str, str]:
-        """What a dry run shows instead of the value."""
-        if self.auth.token_url:
-            id_var, secret_var = self.client_vars()
-            return {
-                self.auth.header: f"<from ${self.env_var}, or a token fetched with ${id_var} and ${secret_var}>"
-            }
-        return {self.auth.header: f"<from ${self.env_var}>"}
+        """What a dry run shows in the headers instead of a header credential's value (a query
+        or cookie credential is shown where it goes, `show`)."""
+        out: dict[str, str] = {}
+        for slot in self.auth.slots:
+            if slot.where != "header":
+                continue
+            said = f"<from ${self.slot_env(slot)}>"
+            if slot is self.auth and self.auth.token_url:
+                id_var, secret_var = self.client_vars()
+                said = (
+                    f"<from ${self.env_var}, or a token fetched with ${id_var} and ${secret_var}>"
+                )
+            out[slot.header] = said
+        return out
+
+    def show(self, shown: dict[str, Any]) -> dict[str, Any]:
+        """A request as a dry run prints it (`PreparedRequest.as_dict`) with every credential as
+        the variable it comes from, where it goes: never its value."""
+        out = {**shown, "headers": {**shown["headers"], **self.placeholder()}}
+        for slot in self.auth.slots:
+            said = f"<from ${self.slot_env(slot)}>"
+            if slot.where == "query":
+                url = str(out["url"])
+                out["url"] = url + ("&" if urlsplit(url).query else "?") + f"{slot.header}={said}"
+            elif slot.where == "cookie":
+                old = out["headers"].get("Cookie")
+                out["headers"]["Cookie"] = (
+                    f"{old}; {slot.header}={said}" if old else f"{slot.header}={said}"
+                )
+        return out
 
     def token(self, client: Client, deadline: float, fresh: bool = False) -> str:
         """`Bearer <token>` fetched with `client` by `deadline` (a `time.monotonic()` moment: the
@@ -559,18 +628,33 @@ def send(
     secrets: tuple[str, ...] = ()
     client: Client | None = None
     missing: str | None = None
+    values: dict[int, str] = {}
     if credential is not None:
         value = credential.header_value(env)
         if value is None:
             client = credential.client(env)
             value = credential.token(client, deadline) if client is not None else None
         if value is not None:
-            headers[credential.auth.header] = value
+            values[0] = value
             secrets = (value, (env.get(credential.env_var) or "").strip())
             if client is not None:
                 secrets += client.secret_forms()
-        else:
-            missing = f"{credential.where()} is not set: sent without {credential.auth.header}"
+        for i, slot in enumerate(credential.auth.also, 1):
+            found = credential.header_value(env, slot)
+            if found is not None:
+                values[i] = found
+                secrets += (found, (env.get(credential.slot_env(slot)) or "").strip())
+        unset = ([] if value is not None else [credential.where().split(" and ")[0]]) + [
+            f"${v}" for v in credential.unset_companions(env)
+        ]
+        if unset:
+            names = ", ".join(
+                s.header for i, s in enumerate(credential.auth.slots) if i not in values
+            )
+            missing = f"{' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set: sent without {names}"
+        headers, url = credential.attach(headers, request.url, values)
+        if url != request.url:
+            request = replace(request, url=url)
     safe = repeatable(request)
     why_not = (
         f"a {request.method} without an Idempotency-Key is never sent twice: it might be done twice"
@@ -614,7 +698,8 @@ def send(
                 attempts.append({"status": 401})
                 return result
             value = credential.token(client, deadline, fresh=True)
-            headers[credential.auth.header] = value
+            values[0] = value
+            headers, _ = credential.attach(headers, request.url, {0: value})
             secrets += (value,)
             client = None
             attempts.append({"status": 401, "then": "a fresh token"})

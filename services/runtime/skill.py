@@ -57,10 +57,11 @@ __all__ = [
 ]
 
 PROVIDERS = ("anthropic", "openai", "mcp", "openai-strict", "gemini")
+PLACES = ("header", "query", "cookie")  # where a credential goes
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NOT_OPERATIONS = ("body.md", "SKILL.md", "README.md")
 BODY_KEYS = ("name", "auth")  # a hand-written body.md's frontmatter
-AUTH_KEYS = ("header", "kind")
+AUTH_KEYS = ("header", "kind", "in")
 
 
 class PackageError(ValueError, Permanent):
@@ -84,6 +85,11 @@ class AuthHeader:
     token_url: str | None = None  # bearer only: where a client-credentials token is fetched
     scopes: tuple[str, ...] = ()
     env: str | None = None  # the variable the credential is read from, when not <SLUG>_API_KEY
+    # where it goes: a header, or (an apiKey) the query or a cookie, `header` naming it there
+    where: str = "header"
+    # sent beside it (an AND requirement's other schemes, a header parameter that carries a
+    # credential), each from its own variable
+    also: tuple[AuthHeader, ...] = ()
 
     def __post_init__(self) -> None:
         # a name that is no header (`X-Key"><script>`) is refused where it is declared (derive,
@@ -93,6 +99,16 @@ class AuthHeader:
                 f"the credential header {self.header!r} is not a header name (letters, digits"
                 " and !#$%&'*+.^_`|~-)"
             )
+        if self.where not in PLACES or (self.where != "header" and self.kind != "apiKey"):
+            raise PackageError(
+                f"the credential {self.header!r} goes in {self.where!r}: a header, or an apiKey's"
+                " query or cookie"
+            )
+
+    @property
+    def slots(self) -> tuple[AuthHeader, ...]:
+        """Every credential a call carries: this one, then those sent beside it."""
+        return (self, *self.also)
 
 
 @dataclass(frozen=True)
@@ -360,6 +376,16 @@ def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
             token_url,
             index.auth_scopes if token_url else (),
             _env(index.auth_env, "skill.json: auth.env"),
+            index.auth_in,
+            tuple(
+                AuthHeader(
+                    c.name,
+                    c.kind if c.kind in ("apiKey", "bearer", "basic") else "apiKey",
+                    env=_env(c.env, "skill.json: auth.also.env"),
+                    where=c.where,
+                )
+                for c in index.auth_also
+            ),
         )
     return None
 
@@ -573,7 +599,7 @@ def _hand_written(
                 raise PackageError(
                     f"body.md: auth.kind: {kind!r} is not one of apiKey, bearer, basic"
                 )
-            auth = AuthHeader(declared["header"], kind)
+            auth = AuthHeader(declared["header"], kind, where=str(declared.get("in", "header")))
     if not slug:
         raise PackageError(
             "no skill.json, and no slug given: name the skill (body.md frontmatter `name:`) or pass one"

@@ -588,11 +588,10 @@ def run_here(
                 return Pending(step, "answer")
             if options.dry_run:
                 gate = check_gate(tool, args)
-                extra = own.credential.placeholder() if own.credential else {}
+                said = request.as_dict()
+                said = own.credential.show(said) if own.credential else said
                 shown = f"{owner.slug}.{tool.operation}" if owner is not skill else tool.operation
-                report.planned(
-                    step, shown, request.as_dict(extra), gate.describe() if gate else None
-                )
+                report.planned(step, shown, said, gate.describe() if gate else None)
                 return Pending(step, "answer")
             replaying = log.replaying
             answer = placed_step(step, tool, args, owner, own, gate_for(owner), log, rules)

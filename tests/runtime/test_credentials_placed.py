@@ -1,0 +1,168 @@
+"""Credentials where the spec puts them (#42.1-4): an apiKey in the query or a cookie, two schemes
+one requirement names together, a credential declared as a header parameter, and a body field
+named `token` that is not the skill's own. Each on a small spec written for it, derived and
+called against a server that records what it was sent."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from skillpress.services.app.base.package_dir import write_package_dir
+
+from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.host import SkillHost
+from skillpress.services.runtime.calls import prepare_call
+from skillpress.services.runtime.execute import CallLimits
+from skillpress.services.runtime.skill import load_skill
+from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
+
+
+@pytest.fixture
+def api() -> Iterator[HostileApi]:
+    yield from hostile_api({"/": lambda seen: Answer(body={"ok": True})})
+
+
+def _spec(base: str, schemes: dict[str, Any], security: list[Any], **op: Any) -> bytes:
+    operation = {"operationId": "listItems", "responses": {"200": {"description": "ok"}}} | op
+    doc: dict[str, Any] = {
+        "openapi": "3.0.3",
+        "info": {"title": "Keys", "version": "1"},
+        "servers": [{"url": base}],
+        "paths": {"/items": {"get": operation}},
+    }
+    if schemes:
+        doc["components"] = {"securitySchemes": schemes}
+    if security:
+        doc["security"] = security
+    return yaml.safe_dump(doc).encode()
+
+
+def _host(tmp_path: Path, data: bytes, slug: str) -> tuple[SkillHost, dict[str, bytes]]:
+    files = derive_package(data, DeriveOptions(slug=slug)).files
+    write_package_dir(files, tmp_path / "skills" / slug)
+    return SkillHost(tmp_path / "skills", limits=CallLimits(retries=0)), files
+
+
+def test_an_api_key_in_the_query_or_a_cookie_is_attached_there_and_never_shown(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    query = {"key": {"type": "apiKey", "in": "query", "name": "apikey"}}
+    host, files = _host(tmp_path, _spec(api.url, query, [{"key": []}]), "amadeus")
+    meta = json.loads(files["skill.json"])["auth"]
+    assert (meta["header"], meta["in"], meta["kind"]) == ("apikey", "query", "apiKey")
+    assert "the key, sent as it is in the `apikey` query parameter" in files["body.md"].decode()
+    got = host.call("amadeus_list_items", {}, environ={"AMADEUS_API_KEY": "q-secret-123"})
+    assert got.status == 200 and api.seen[-1].path == "/items?apikey=q-secret-123"
+    skill = load_skill(files)
+    from skillpress.services.app.serving.calling import call_setup
+
+    setup = call_setup(skill, None, CallLimits(), None)
+    shown = prepare_call(skill.tool("list_items"), {}, skill.hosts, setup).shown_request(setup)
+    assert shown["url"].endswith("/items?apikey=<from $AMADEUS_API_KEY>")
+    cookie = {"sess": {"type": "apiKey", "in": "cookie", "name": "session"}}
+    host, _ = _host(tmp_path / "c", _spec(api.url, cookie, [{"sess": []}]), "meshery")
+    host.call("meshery_list_items", {}, environ={"MESHERY_API_KEY": "c-secret-456"})
+    assert api.seen[-1].headers["Cookie"] == "session=c-secret-456"
+    assert api.seen[-1].path == "/items"
+
+
+def test_two_schemes_one_requirement_names_are_both_sent_each_from_its_own_variable(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    schemes = {
+        "appKey": {"type": "apiKey", "in": "header", "name": "X-VTEX-API-AppKey"},
+        "appToken": {"type": "apiKey", "in": "header", "name": "X-VTEX-API-AppToken"},
+    }
+    host, files = _host(tmp_path, _spec(api.url, schemes, [{"appKey": [], "appToken": []}]), "vtex")
+    auth = json.loads(files["skill.json"])["auth"]
+    assert auth["also"] == [
+        {
+            "name": "X-VTEX-API-AppToken",
+            "in": "header",
+            "kind": "apiKey",
+            "env": "VTEX_APP_TOKEN",
+            "scheme": "appToken",
+        }
+    ]
+    assert "(from $VTEX_APP_TOKEN)" in files["body.md"].decode()
+    both = {"VTEX_API_KEY": "k-0123456789", "VTEX_APP_TOKEN": "t-0123456789"}
+    got = host.call("vtex_list_items", {}, environ=both)
+    sent = api.seen[-1].headers
+    assert got.status == 200
+    assert (sent["X-VTEX-API-AppKey"], sent["X-VTEX-API-AppToken"]) == (
+        "k-0123456789",
+        "t-0123456789",
+    )
+    half = host.call("vtex_list_items", {}, environ={"VTEX_API_KEY": "k-0123456789"})
+    assert half.credential_missing == (
+        "$VTEX_APP_TOKEN is not set: sent without X-VTEX-API-AppToken"
+    )
+
+
+def test_a_credential_declared_as_a_header_parameter_is_the_skills_own(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    header = {"name": "xi-api-key", "in": "header", "required": True, "schema": {"type": "string"}}
+    data = _spec(api.url, {}, [], parameters=[header])
+    host, files = _host(tmp_path, data, "voices")
+    tool = next(t for t in host.tools("anthropic") if t["name"] == "voices_list_items")
+    assert "xi-api-key" not in tool["input_schema"].get("properties", {})  # never a model's
+    assert json.loads(files["skill.json"])["auth"]["header"] == "xi-api-key"
+    host.call("voices_list_items", {}, environ={"VOICES_API_KEY": "xi-secret-789"})
+    assert api.seen[-1].headers["xi-api-key"] == "xi-secret-789"
+    # a required Authorization parameter beside a scheme of another header: sent too
+    scheme = {"sub": {"type": "apiKey", "in": "header", "name": "Ocp-Apim-Subscription-Key"}}
+    bearer = {
+        "name": "Authorization",
+        "in": "header",
+        "required": True,
+        "schema": {"type": "string"},
+    }
+    data = _spec(api.url, scheme, [{"sub": []}], parameters=[bearer])
+    host, files = _host(tmp_path / "l", data, "luis")
+    env = {"LUIS_API_KEY": "sub-0123456789", "LUIS_AUTHORIZATION": "Bearer arm-0123456789"}
+    host.call("luis_list_items", {}, environ=env)
+    sent = api.seen[-1].headers
+    assert (sent["Ocp-Apim-Subscription-Key"], sent["Authorization"]) == (
+        "sub-0123456789",
+        "Bearer arm-0123456789",
+    )
+
+
+def test_a_token_field_that_is_not_the_skills_credential_is_an_argument(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    scheme = {"priv": {"type": "apiKey", "in": "header", "name": "Private-Token"}}
+    form = {
+        "required": True,
+        "content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {
+                    "type": "object",
+                    "required": ["token"],
+                    "properties": {
+                        "token": {"type": "string", "description": "The authentication token"}
+                    },
+                }
+            }
+        },
+    }
+    data = yaml.safe_load(_spec(api.url, scheme, [{"priv": []}]))
+    data["paths"]["/items"]["put"] = {
+        "operationId": "setService",
+        "requestBody": form,
+        "responses": {"200": {"description": "ok"}},
+    }
+    host, _ = _host(tmp_path, yaml.safe_dump(data).encode(), "gitlab")
+    host.call(
+        "gitlab_set_service",
+        {"token": "assembla-token"},
+        environ={"GITLAB_API_KEY": "p-0123456789"},
+    )
+    assert api.seen[-1].body == b"token=assembla-token"
+    assert api.seen[-1].headers["Private-Token"] == "p-0123456789"
