@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
-from skillpress.services.app.base.package_dir import write_package_dir
 
+from skillpress.services.app.base.package_dir import write_package_dir
 from skillpress.services.derive.package import DeriveOptions, derive_package
 from skillpress.services.host import SkillHost
 from skillpress.services.runtime.calls import prepare_call
