@@ -86,9 +86,9 @@ def test_the_layer_rules_hold() -> None:
             "skillpress.services.app.records.breach -> skillpress.services.app.stages.fetch",
         ),
         (
-            "services/host/breach.py",
+            "services/host.py",
             "from skillpress.services.runtime.skill import load_skill\n",
-            "skillpress.services.host.breach -> skillpress.services.runtime.skill",
+            "skillpress.services.host -> skillpress.services.runtime.skill",
         ),
     ],
     ids=[

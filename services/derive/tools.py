@@ -46,6 +46,17 @@ def _scalar_alternatives(schema: dict[str, Any]) -> bool:
     return False
 
 
+def _target(schema: Any, types: dict[str, Any]) -> Any:
+    """What a schema is once its `#/types/Name` references are followed (a few deep): a path
+    parameter's `$ref` to an integer is an integer, with its constraints."""
+    for _ in range(8):
+        ref = schema.get("$ref") if isinstance(schema, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#/types/"):
+            return schema
+        schema = types.get(ref.removeprefix("#/types/"))
+    return schema
+
+
 def _is_plain_object(schema: Any) -> bool:
     if not isinstance(schema, dict):
         return False
@@ -293,8 +304,9 @@ def _body_of(op: Operation) -> _Body | str:
     return shape
 
 
-def _path_args(op: Operation, args: _Args) -> list[str]:
-    """Each path parameter, a required scalar argument (a schema that is not one: a string)."""
+def _path_args(op: Operation, args: _Args, types: dict[str, Any]) -> list[str]:
+    """Each path parameter, a required scalar argument (a schema that is not one, once its
+    references are followed: a string)."""
     names = path_template_names(op.path)
     for name in names:
         param = next((p for p in op.params if p.location == "path" and p.name == name), None)
@@ -305,7 +317,11 @@ def _path_args(op: Operation, args: _Args) -> list[str]:
         )
         if param and param.description and "description" not in sub:
             sub["description"] = param.description
-        if sub.get("type") not in _SCALARS and not _scalar_alternatives(sub):
+        target = _target(sub, types)
+        scalar = isinstance(target, dict) and (
+            target.get("type") in _SCALARS or _scalar_alternatives(target)
+        )
+        if not scalar:
             sub = {k: v for k, v in sub.items() if k in ("description",)} | {
                 "type": "string",
                 "minLength": 1,
@@ -431,7 +447,7 @@ def declare_tool(
     if isinstance(shape, str):
         return None, shape
     args = _Args()
-    path_names = _path_args(op, args)
+    path_names = _path_args(op, args, types)
     _query_args(op, args)
     _header_args(op, args)
     if shape.files and any(name in args.props for name in shape.props):

@@ -129,7 +129,8 @@ async def test_the_embedded_nats_takes_no_client_without_the_homes_credentials(
             assert stat.S_IMODE((home / private).stat().st_mode) == 0o600
         bare = f"nats://{urlsplit(server.url).netloc.rpartition('@')[2]}"
         assert shown_url(server.url) == bare
-        with pytest.raises(BrokerUnavailable, match="(?i)authorization violation"):
+        # refused: the server says why, or (a loaded machine) closes the connection first
+        with pytest.raises(BrokerUnavailable, match="(?i)authorization violation|reset"):
             await connect(bare, attempts=1)
         errors: list[Exception] = []
 

@@ -166,3 +166,55 @@ def test_a_token_field_that_is_not_the_skills_credential_is_an_argument(
     )
     assert api.seen[-1].body == b"token=assembla-token"
     assert api.seen[-1].headers["Private-Token"] == "p-0123456789"
+
+
+def test_a_path_parameter_whose_schema_is_a_ref_keeps_its_type_and_constraints(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    """#42.5: resolved before it is narrowed: an integer id is an integer, a pattern holds."""
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Refs", "version": "1"},
+        "servers": [{"url": api.url}],
+        "components": {
+            "schemas": {
+                "AlertNumber": {"type": "integer", "minimum": 1},
+                "TweetId": {"type": "string", "pattern": "^[0-9]{1,19}$"},
+            }
+        },
+        "paths": {
+            "/alerts/{alert_number}/tweets/{id}": {
+                "get": {
+                    "operationId": "getAlert",
+                    "parameters": [
+                        {
+                            "name": "alert_number",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"$ref": "#/components/schemas/AlertNumber"},
+                        },
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"$ref": "#/components/schemas/TweetId"},
+                        },
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    from skillpress.services.runtime.translate import CallRefused
+
+    host, _ = _host(tmp_path, yaml.safe_dump(doc).encode(), "refs")
+    assert host.call("refs_get_alert", {"alert_number": 42, "id": "1234"}).status == 200
+    assert api.seen[-1].path == "/alerts/42/tweets/1234"
+    for wrong in (
+        {"alert_number": "42", "id": "1"},
+        {"alert_number": 0, "id": "1"},
+        {"alert_number": 1, "id": "x1"},
+    ):
+        with pytest.raises(CallRefused):
+            host.call("refs_get_alert", wrong)
+    assert len(api.seen) == 1

@@ -1,4 +1,5 @@
-"""The runtime API for agent hosts: skills bound from a folder (of package folders, or the one
+"""The agent host's face, a face of its own beside the command line and MCP (it reaches the
+core through the application layer only): the runtime API for agent hosts: skills bound from a folder (of package folders, or the one
 `skillpress follow` keeps live), their tools in a provider's shape, and a call by tool name that
 goes through the same translation, checks and gates as `skillpress call`.
 
