@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import shlex
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -127,8 +128,29 @@ def _load(
     return skill, files
 
 
-def _print_result(result: CallResult, as_json: bool) -> None:
-    if as_json:
+def _print_result(result: CallResult, as_json: bool, output: Path | None = None) -> None:
+    """A result as a person reads it: its status, then its body (JSON indented, text as it is).
+    `--output FILE` writes the body's bytes there; a binary body goes to a redirected standard
+    output as its exact bytes (as curl does, the status on standard error) and is described on
+    a terminal."""
+    binary = result.binary()
+    if output is not None:
+        output.write_bytes(result.body)
+        typer.echo(
+            f"HTTP {result.status}: {len(result.body):,} bytes written to {output}", err=True
+        )
+    elif binary is not None and not as_json:
+        if sys.stdout.isatty():
+            typer.echo(f"HTTP {result.status}")
+            typer.echo(
+                f"(a {binary['content_type']} body of {binary['bytes']:,} bytes: --output FILE"
+                " writes it, or redirect standard output)"
+            )
+        else:
+            typer.echo(f"HTTP {result.status}", err=True)
+            sys.stdout.buffer.write(result.body)
+            sys.stdout.buffer.flush()
+    elif as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:
         typer.echo(
@@ -271,6 +293,7 @@ def _place(
     as_json: bool,
     page_url: str | None = None,
     all_pages: int = 0,
+    output: Path | None = None,
 ) -> None:
     """One call from the command line: refused (exit 2) before anything is sent when its
     arguments are wrong; a dry run prints the request; a gated call waits for its approval;
@@ -315,7 +338,7 @@ def _place(
     except ExecutionFailed as exc:
         fail(str(exc), code=1)
     assert placed.result is not None
-    _print_result(placed.result, as_json)
+    _print_result(placed.result, as_json, output)
 
 
 def _setup(
@@ -363,6 +386,10 @@ def call(
     max_pages: Annotated[
         int, typer.Option("--max-pages", help="with --all-pages, at most this many pages", min=1)
     ] = 10,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", help="write the answer's body to FILE, its bytes exactly"),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
@@ -392,6 +419,7 @@ def call(
         as_json=as_json,
         page_url=page_url,
         all_pages=max_pages if all_pages else 0,
+        output=output,
     )
 
 

@@ -176,25 +176,70 @@ def _words(*texts: str) -> set[str]:
     return out
 
 
+_PRICE = re.compile(r"(^|_)(amount|price|total|cost|fee)(_|$)|(amount|price|cost|fee)$", re.I)
+_DECIMAL_FORMATS = ("decimal", "double", "float", "number", "amount", "money", "currency")
+
+
+def _resolved(schema: Any, types: dict[str, Any]) -> Any:
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if isinstance(ref, str) and ref.startswith("#/types/"):
+        return types.get(ref[8:])
+    return schema
+
+
+def _numeric(schema: Any) -> bool:
+    """A number, or a decimal string declared as one (`format: decimal`, a digits pattern)."""
+    if not isinstance(schema, dict):
+        return False
+    typ = schema.get("type")
+    kinds = typ if isinstance(typ, list) else [typ]
+    if "number" in kinds or "integer" in kinds:
+        return True
+    pattern = str(schema.get("pattern") or "")
+    return "string" in kinds and (
+        schema.get("format") in _DECIMAL_FORMATS or bool(re.search(r"\\d|0-9", pattern))
+    )
+
+
+def _is_amount(name: str, schema: Any, beside_currency: bool) -> bool:
+    """Money needs a number: named like a price (amount, price, cost, fee, total), or named
+    `value`/`sum` beside a currency. A secret's `encrypted_value` or a variable's string
+    `value` is not money."""
+    if not _numeric(schema):
+        return False
+    return bool(_PRICE.search(name)) or (beside_currency and bool(_AMOUNT.search(name)))
+
+
 def _amount_fields(
     decl: Declaration | None, types: dict[str, Any]
 ) -> tuple[str | None, str | None]:
     if decl is None:
         return None, None
     props = decl.schema.get("properties", {})
-    amount = next((f for f in decl.body if _AMOUNT.search(f)), None)
     currency = next((f for f in decl.body if _CURRENCY.search(f)), None)
-    if amount and currency is None:
-        sub = props.get(amount)
-        ref = sub.get("$ref") if isinstance(sub, dict) else None
-        if isinstance(ref, str) and ref.startswith("#/types/"):
-            sub = types.get(ref[8:])
-        inner = sub.get("properties") if isinstance(sub, dict) else None
-        if isinstance(inner, dict):  # {"amount": {"value": 100, "currency": "EUR"}}
-            value = next((k for k in inner if _AMOUNT.search(k)), None)
+    amount = next(
+        (
+            f
+            for f in decl.body
+            if _is_amount(f, _resolved(props.get(f), types), currency is not None)
+        ),
+        None,
+    )
+    if amount is None and currency is None:
+        for f in decl.body:  # {"amount": {"value": 100, "currency": "EUR"}}
+            if not _AMOUNT.search(f):
+                continue
+            sub = _resolved(props.get(f), types)
+            inner = sub.get("properties") if isinstance(sub, dict) else None
+            if not isinstance(inner, dict):
+                continue
             cur = next((k for k in inner if _CURRENCY.search(k)), None)
+            value = next(
+                (k for k in inner if _is_amount(k, _resolved(inner[k], types), cur is not None)),
+                None,
+            )
             if value and cur:
-                return f"{amount}.{value}", f"{amount}.{cur}"
+                return f"{f}.{value}", f"{f}.{cur}"
     return amount, currency
 
 

@@ -117,6 +117,16 @@ def _through_ref(schema: Any, level: dict[str, Any]) -> Any:
     return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
 
 
+def _enum_value(value: Any) -> str:
+    """An enum value as it is sent: as it reads when it reads the same on one line, else quoted
+    exactly (`" no"` is not `no`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, str) and spec_line(value) == value and "`" not in value:
+        return f"`{value}`"
+    return f"`{json.dumps(value, ensure_ascii=False)}`"
+
+
 def _constraints(schema: Any, level: dict[str, Any]) -> str:
     schema = _through_ref(schema, level)
     if not isinstance(schema, dict):
@@ -124,12 +134,7 @@ def _constraints(schema: Any, level: dict[str, Any]) -> str:
     bits: list[str] = []
     enum = schema.get("enum")
     if isinstance(enum, list) and enum and level["enum"]:
-        shown = ", ".join(
-            f"`{spec_line(v) if isinstance(v, str) else json.dumps(v)}`"
-            if v is not None
-            else "null"
-            for v in enum[: level["enum"]]
-        )
+        shown = ", ".join(_enum_value(v) for v in enum[: level["enum"]])
         more = f", … ({len(enum)} values)" if len(enum) > level["enum"] else ""
         bits.append(f"one of {shown}{more}")
     for key, word in (

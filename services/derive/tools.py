@@ -111,6 +111,8 @@ def _raw_body(media: str, schema: Any) -> tuple[Any, bool] | None:
     if not MEDIA_TYPE.match(media):
         return None
     textual = media.startswith("text/") or media.endswith(("+xml", "/xml", "/csv", "/yaml"))
+    if not textual and isinstance(schema, dict) and schema.get("format") == "byte":
+        schema = {**schema, "format": "binary"}  # a raw body's bytes, whichever the spec says
     if schema is None or schema == {} or _is_binary(schema):
         if textual and not _is_binary(schema):
             return {"type": "string", "description": f"the body, as {media} text"}, False

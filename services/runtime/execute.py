@@ -337,6 +337,12 @@ class CallResult:
     credential_missing: str | None = None  # sent without the credential, and why
     ignored: list[str] = field(default_factory=list)  # answer headers that did not parse
 
+    def binary(self) -> dict[str, Any] | None:
+        """The body described (type, size) when it is not text (audio, an image, a zip), else
+        None."""
+        found = describe_body(self.body, self.headers.get("content-type", ""))
+        return found if found is not None and found.get("binary") else None
+
     def body_value(self) -> Any:
         """The body as JSON when it is JSON (nested at most MAX_JSON_DEPTH deep), else as text."""
         text = self.body.decode("utf-8", "replace")
@@ -363,7 +369,10 @@ class CallResult:
         if self.truncated:
             out["truncated"] = True
         out["headers"] = self.agent_headers() if for_agent else self.headers
-        out["body"] = self.body_value()
+        binary = self.binary()
+        out["body"] = self.body_value() if binary is None else binary
+        if binary is not None and not for_agent:  # its bytes exactly, for a program to take
+            out["body_base64"] = base64.b64encode(self.body).decode("ascii")
         if for_agent:  # sized for a model: valid JSON that says what was left out
             described = describe_body(self.body, self.headers.get("content-type", ""))
             if described is not None:

@@ -271,3 +271,55 @@ def test_a_diff_names_each_workflow_added_removed_or_changed() -> None:
     assert diff["summary"]["workflows"] == 1
     assert (diff["added"], diff["removed"], diff["changed"]) == ([], [], [])
     assert "workflows" not in diff_packages(base, base)
+
+
+def test_money_needs_a_number_beside_a_currency_or_a_price_like_name() -> None:
+    """#42.15: a secret's `encrypted_value` and a variable's string `value` are not money; an
+    integer `amount`, a `value` beside a `currency`, and a decimal-string `price` are."""
+    import yaml
+
+    from skillpress.services.derive import derive_package
+    from skillpress.services.derive.approvals import guess_suggestions
+
+    def body(props: dict[str, object]) -> dict[str, object]:
+        return {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object", "properties": props}}},
+        }
+
+    def op(op_id: str, props: dict[str, object]) -> dict[str, object]:
+        return {
+            "operationId": op_id,
+            "requestBody": body(props),
+            "responses": {"200": {"description": "ok"}},
+        }
+
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Money", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/secrets": {"put": op("putSecret", {"encrypted_value": {"type": "string"}})},
+            "/variables": {
+                "post": op(
+                    "makeVariable", {"name": {"type": "string"}, "value": {"type": "string"}}
+                )
+            },
+            "/charges": {
+                "post": op(
+                    "makeCharge", {"amount": {"type": "integer"}, "currency": {"type": "string"}}
+                )
+            },
+            "/payouts": {
+                "post": op(
+                    "makePayout", {"value": {"type": "number"}, "currency": {"type": "string"}}
+                )
+            },
+            "/offers": {
+                "post": op("makeOffer", {"price": {"type": "string", "format": "decimal"}})
+            },
+        },
+    }
+    files = derive_package(yaml.safe_dump(doc).encode()).files
+    money = sorted(g.operation for g in guess_suggestions(files) if g.group == "money")
+    assert money == ["make_charge", "make_offer", "make_payout"]

@@ -653,3 +653,32 @@ def test_webhooks_are_listed_as_events_with_their_payload_never_as_tools() -> No
     assert "## Payload\napplication/json" in event
     skill = load_skill(package.files)  # the whole publish check
     assert [t.operation for t in skill.tools] == ["list_pets"]
+
+
+def test_an_enum_with_padded_values_is_shown_exactly() -> None:
+    """#42.10: `' no'` is shown as it is sent (quoted), so a reader sends what the API takes."""
+    import yaml
+
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pad", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/x": {
+                "get": {
+                    "operationId": "getX",
+                    "parameters": [
+                        {
+                            "name": "mode",
+                            "in": "query",
+                            "schema": {"type": "string", "enum": ["yes", " no", " only"]},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    files = derive_package(yaml.safe_dump(doc).encode()).files
+    text = files["get_x.md"].decode()
+    assert 'one of `yes`, `" no"`, `" only"`' in text

@@ -218,3 +218,26 @@ def test_a_path_parameter_whose_schema_is_a_ref_keeps_its_type_and_constraints(
         with pytest.raises(CallRefused):
             host.call("refs_get_alert", wrong)
     assert len(api.seen) == 1
+
+
+def test_a_raw_body_of_format_byte_takes_a_file_like_one_of_format_binary(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    """#42.11: an application/octet-stream body declared `format: byte` is its bytes: a file."""
+    doc = yaml.safe_load(_spec(api.url, {}, []))
+    doc["paths"]["/items"]["put"] = {
+        "operationId": "upload",
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "byte"}}
+            },
+        },
+        "responses": {"200": {"description": "ok"}},
+    }
+    import base64
+
+    host, _ = _host(tmp_path, yaml.safe_dump(doc).encode(), "raw")
+    content = base64.b64encode(b"\x00\x01payload").decode()
+    got = host.call("raw_upload", {"body": {"content_base64": content}})
+    assert got.status == 200 and api.seen[-1].body == b"\x00\x01payload"
