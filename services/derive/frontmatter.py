@@ -804,7 +804,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     )
 
 
-PAGING_KEYS = ("kind", "param", "field", "items", "size", "more", "key")
+PAGING_KEYS = ("kind", "param", "field", "items", "size", "more", "key", "page", "page_size")
 
 
 def _paging(file: str, raw: Any, method: str, query: tuple[str, ...]) -> Paging | None:
@@ -838,7 +838,9 @@ def _paging(file: str, raw: Any, method: str, query: tuple[str, ...]) -> Paging 
     for key in needs:
         if raw.get(key) is None:
             raise DeclarationError(file, where, f"a {kind} paging needs `{key}`")
-    for key in ("param", "size"):
+    if kind != "offset" and raw.get("page") is not None:
+        raise DeclarationError(file, f"{where}.page", "only an offset paging also counts pages")
+    for key in ("param", "size", "page", "page_size"):
         value = raw.get(key)
         if value is not None and value not in query:
             raise DeclarationError(
@@ -871,6 +873,8 @@ def _paging(file: str, raw: Any, method: str, query: tuple[str, ...]) -> Paging 
         raw.get("size"),
         path("more", False) or (),
         key,
+        raw.get("page"),
+        raw.get("page_size"),
     )
 
 

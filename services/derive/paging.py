@@ -39,6 +39,7 @@ _CURSOR_FIELDS: tuple[tuple[str, ...], ...] = (
     ("nextToken",),
     ("continuation_token",),
     ("continuationToken",),
+    ("meta", "next_token"),
     ("meta", "next_cursor"),
     ("meta", "nextCursor"),
     ("pagination", "next_cursor"),
@@ -55,6 +56,8 @@ _CURSOR_PARAMS = (
     "pageToken",
     "next_token",
     "nextToken",
+    "pagination_token",
+    "paginationToken",
     "continuation_token",
     "continuationToken",
     "starting_token",
@@ -90,6 +93,9 @@ _SIZE_PARAMS = (
     "top",
     "first",
 )
+# the page size that goes with a page number (Figshare: `page` with `page_size`, `offset` with
+# `limit`), tried before the others when a list takes both
+_PAGE_SIZE_PARAMS = ("per_page", "page_size", "pageSize", "size")
 _ITEM_FIELDS = ("data", "items", "values", "results", "value", "entries", "records", "issues")
 
 
@@ -107,6 +113,9 @@ class Paging:
     size: str | None = None
     more: tuple[str, ...] = ()
     key: str = "id"
+    # an offset list that also takes a page number: a call made by page continues by page
+    page: str | None = None
+    page_size: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -121,6 +130,10 @@ class Paging:
         if self.more:
             out["more"] = list(self.more)
             out["key"] = self.key
+        if self.page:
+            out["page"] = self.page
+        if self.page_size:
+            out["page_size"] = self.page_size
         return out
 
     def renamed(self, names: Mapping[str, str]) -> Paging | None:
@@ -130,7 +143,15 @@ class Paging:
         if self.param and param is None:
             return None
         size = names.get(self.size) if self.size else None
-        return Paging(self.kind, param, self.field, self.items, size, self.more, self.key)
+        page = names.get(self.page) if self.page else None
+        page_size = names.get(self.page_size) if page and self.page_size else None
+        return Paging(
+            self.kind, param, self.field, self.items, size, self.more, self.key, page, page_size
+        )
+
+    def by_page(self) -> Paging:
+        """The page-number paging of an offset list that takes both (a call made by page)."""
+        return Paging("page", self.page, items=self.items, size=self.page_size)
 
     def line(self) -> str:
         """What the operation's file says of it, in one line."""
@@ -140,7 +161,12 @@ class Paging:
             "cursor": f"the answer's `{where}` goes back in `{self.param}`",
             "next_url": f"the answer's `{where}` is the next page's URL",
             "link": "the answer's `Link` header names the next page",
-            "offset": f"`{self.param}` moves past the items already read",
+            "offset": f"`{self.param}` moves past the items already read"
+            + (
+                f" (or `{self.page}` counts the pages, for a call made by page)"
+                if self.page
+                else ""
+            ),
             "page": f"`{self.param}` counts the pages",
         }[self.kind]
         return (
@@ -207,10 +233,19 @@ def detect_paging(
     items = _items(tree, top_array)
     if items is None:
         return None
+    numeric = ("integer", "number", "")
     offset = next((p for p in _OFFSET_PARAMS if p in query), None)
-    if offset and query[offset] in ("integer", "number", ""):
-        return Paging("offset", offset, items=items, size=size)
     page = next((p for p in _PAGE_PARAMS if p in query), None)
-    if page and query[page] in ("integer", "number", ""):
-        return Paging("page", page, items=items, size=size)
+    page = page if page and query[page] in numeric else None
+    page_size = next((p for p in _PAGE_SIZE_PARAMS if p in query), size)
+    if offset and query[offset] in numeric:
+        if page is None:
+            return Paging("offset", offset, items=items, size=size)
+        # both schemes: each keeps its own size (a page size is not an offset's limit)
+        limit = next((p for p in _SIZE_PARAMS if p in query and p != page_size), None)
+        return Paging(
+            "offset", offset, items=items, size=limit or size, page=page, page_size=page_size
+        )
+    if page:
+        return Paging("page", page, items=items, size=page_size)
     return None

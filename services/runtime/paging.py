@@ -132,6 +132,10 @@ def next_page(
             if isinstance(key, (str, int)) and not isinstance(key, bool):
                 found = {"arguments": {**args, str(paging.param): key}}
     elif kind in ("offset", "page"):
+        if paging.page and paging.param not in args and paging.page in args:
+            # a call made by page continues by page, never by an offset added to it
+            paging = paging.by_page()
+            kind = "page"
         count = _count(body, paging.items)
         size = args.get(paging.size) if paging.size else None
         full = not isinstance(size, int) or isinstance(size, bool) or count == size
