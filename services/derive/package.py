@@ -300,7 +300,7 @@ def read_api(doc: dict[str, Any], options: DeriveOptions, warnings: list[str]) -
     # nothing but the ids: a forked child works it out while this process extracts
     long_ids = _long_operation_ids(doc)
     forms = fork_map(shorter_forms, long_ids, options.processes)
-    ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url)
+    ops, op_warnings = extract_operations(doc, resolver, translator, options.base_url, own)
     warnings += op_warnings
     if not ops:
         hooks = doc.get("webhooks")
@@ -339,7 +339,11 @@ def _long_operation_ids(doc: dict[str, Any]) -> list[str]:
 
 
 def declare_tools(
-    ops: list[Operation], types: dict[str, Any], warnings: list[str], slug: str
+    ops: list[Operation],
+    types: dict[str, Any],
+    warnings: list[str],
+    slug: str,
+    base_url: str | None = None,
 ) -> list[Operation]:
     """Each operation with its tool declaration, or the reason it has none. One process declares
     them all: most of the work is sizing the shared types' expansions, which every later tool
@@ -356,7 +360,7 @@ def declare_tools(
             tool_name=op.tool_name if tool is not None else None,
         )
         for op in ops
-        for tool, reason in (declare_tool(op, types, sizes),)
+        for tool, reason in (declare_tool(op, types, sizes, base_url),)
     ]
 
 
@@ -671,7 +675,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     said = options.on_stage or (lambda _: None)
     api = read_api(doc, options, warnings)
     said(f"found {len(api.ops):,} operations")
-    ops = declare_tools(api.ops, api.translator.types, warnings, api.slug)
+    ops = declare_tools(api.ops, api.translator.types, warnings, api.slug, api.base_url)
     said(f"declared {sum(1 for op in ops if op.tool is not None):,} tools")
     ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
     warnings += applied.warnings

@@ -66,14 +66,21 @@ def server_from_list(servers: Any, base_url: str | None) -> tuple[str | None, st
     return _absolute(url, base_url), raw
 
 
-def override_server(servers: Any, given: str | None) -> str | None:
-    """An operation's or path's `servers`, where the operator gave a base URL: a relative server
-    is resolved against it, an absolute one is replaced by it (the operator says where the API
-    lives: a proxy, a mock, another region), exactly as for the document's own servers."""
-    resolved, raw = server_from_list(servers, given)
-    if given and not (raw and resolved and not raw.startswith(("http://", "https://"))):
-        return given.rstrip("/")
-    return resolved
+def override_server(servers: Any, given: str | None, own: str | None = None) -> str | None:
+    """An operation's or path's `servers`, where the operator gave a base URL (`given`, in place
+    of the document's own server, `own`): a relative server is resolved against it; an absolute
+    one on the API's own host is rebased onto it (the operator says where the API lives: a
+    proxy, a mock, another region); one on another host (GitHub's `uploads.github.com`) is
+    kept, as it is when the base URL given is the document's own."""
+    resolved, raw = server_from_list(servers, given or own)
+    if not given or (raw and resolved and not raw.startswith(("http://", "https://"))):
+        return resolved  # a relative one against the base URL, given or the document's own
+    theirs, _ = server_from_list(servers, None)
+    if own and theirs and host_of(theirs) != host_of(own):
+        return theirs  # another host: the operator's base URL is for the API's own
+    if own and theirs and theirs.startswith(own.rstrip("/")):
+        return given.rstrip("/") + theirs[len(own.rstrip("/")) :]
+    return given.rstrip("/")
 
 
 def swagger2_server(doc: dict[str, Any], base_url: str | None) -> tuple[str | None, str | None]:
