@@ -45,6 +45,7 @@ from skillpress.services.app.serving.hosting import (
     journaled,
     load_skill,
     load_workflows,
+    original_names,
     place_call,
     placed_step,
     prepare_call,
@@ -199,8 +200,10 @@ class SkillHost:
         goes only as the host's `gatekeeper` decides (GateClosed otherwise; by default only
         under its gate's `auto_below`: approvals are a person's)."""
         flow = self._flow(name) if page_url is None else None
-        if flow is not None:
-            return self._run(*flow, args, environ, timeout)
+        if flow is not None:  # its inputs under the names its tool was offered with, read back
+            return self._run(
+                *flow, original_names(flow[1].to_tool_schema(), args), environ, timeout
+            )
         skill, tool = self._find(name)
         setup = self._setup(skill, environ, timeout)
         placed = place_call(tool, args, skill.hosts, setup, self.gatekeeper, page_url)

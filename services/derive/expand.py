@@ -9,6 +9,7 @@ from typing import Any
 from skillpress.services.derive.errors import SchemaTooLarge
 from skillpress.services.derive.gc_pause import cleared_after
 from skillpress.services.derive.jsonfmt import scalar_json
+from skillpress.services.derive.provider_names import provider_names, rename_cost
 from skillpress.services.derive.schema import reachable
 from skillpress.services.derive.text import short_text
 
@@ -41,6 +42,24 @@ def _scalar_bytes(value: Any) -> int:
     if isinstance(value, str):
         return _str_bytes(value)
     return len(scalar_json(value))  # ASCII: a number, true, false or null
+
+
+def _undetailed(branch: Any) -> bool:
+    """A branch an expansion cut (a type met again on its path, or past the depth kept): it
+    matches any value."""
+    return isinstance(branch, dict) and (
+        branch == {"type": "object"} or (len(branch) == 1 and "description" in branch)
+    )
+
+
+def loosened(node: dict[str, Any]) -> dict[str, Any]:
+    """`node` with a `oneOf` that has a cut branch written `anyOf` (the same bytes): two cut
+    branches match every value, and `oneOf` would then refuse every value. Shortening may
+    loosen a schema, never make it unsatisfiable."""
+    branches = node.get("oneOf")
+    if not isinstance(branches, list) or not any(_undetailed(b) for b in branches):
+        return node
+    return {("anyOf" if k == "oneOf" else k): v for k, v in node.items()}
 
 
 def expand_types(
@@ -99,7 +118,7 @@ def expand_types(
             text = out.get("description")
             if description_chars and not names and isinstance(text, str):
                 out["description"] = short_text(text, description_chars)
-            return out
+            return out if names else loosened(out)
         if isinstance(node, list):
             counter[0] -= (
                 2
@@ -115,7 +134,7 @@ def expand_types(
         return node
 
     out = walk(schema, (), 0)
-    if len(compact_json(out).encode()) > budget:
+    if len(compact_json(provider_names(out)[0]).encode()) > budget:  # as a provider is given it
         raise SchemaTooLarge()
     return out
 
@@ -135,8 +154,12 @@ class ExpandedSizes:
         max_depth: int | None = None,
         descriptions: bool = True,
         description_chars: int | None = None,
+        renamed: bool = True,
     ) -> None:
         self.types = types
+        # counted as a provider is given it (`provider_names`' renames too): derive's measure;
+        # a package's load measures the schema as written, so a package derived before loads
+        self.renamed = renamed
         self.budget = budget
         self.max_depth = max_depth
         self.descriptions = descriptions
@@ -152,7 +175,7 @@ class ExpandedSizes:
         got = self._reduced.get(key)
         if got is None:
             got = self._reduced[key] = ExpandedSizes(
-                self.types, self.budget, max_depth, descriptions, chars
+                self.types, self.budget, max_depth, descriptions, chars, self.renamed
             )
             # what a type reaches does not depend on the reduction
             got._reach, got._refs = self._reach, self._refs
@@ -195,7 +218,7 @@ class ExpandedSizes:
             text = out.get("description")
             if self.description_chars and not names and isinstance(text, str):
                 out["description"] = short_text(text, self.description_chars)
-            return out
+            return out if names else loosened(out)
         if isinstance(node, list):
             return [self._build(v, stack, level + 1, False) for v in node]
         return node
@@ -234,29 +257,11 @@ class ExpandedSizes:
         )
 
     def _size(self, node: Any, stack: tuple[str, ...], level: int, names: bool) -> int:
-        over = self.budget + 1
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/types/"):
                 return self._ref(ref[8:], stack, level)
-            keep_all = self.descriptions or names or level <= 2
-            total, count = 2, 0
-            for k, v in node.items():
-                if not keep_all and k == "description":
-                    continue
-                count += 1
-                if isinstance(v, str):  # leaves are counted here: most values are
-                    if k == "description" and self.description_chars and not names:
-                        v = short_text(v, self.description_chars)
-                    value = _str_bytes(v)
-                elif isinstance(v, dict | list):
-                    value = self._size(v, stack, level + 1, k in NAME_MAPS and not names)
-                else:
-                    value = _scalar_bytes(v)
-                total += _str_bytes(k) + 1 + value
-                if total > self.budget:
-                    return over
-            return total + count - 1 if count else total
+            return self._object_size(node, stack, level, names)
         if isinstance(node, list):
             total = 1 + max(len(node), 1)
             for v in node:
@@ -265,9 +270,34 @@ class ExpandedSizes:
                 else:
                     total += _scalar_bytes(v)
                 if total > self.budget:
-                    return over
+                    return self.budget + 1
             return total
         return _scalar_bytes(node)
+
+    def _object_size(
+        self, node: dict[str, Any], stack: tuple[str, ...], level: int, names: bool
+    ) -> int:
+        keep_all = self.descriptions or names or level <= 2
+        total, count = 2, 0
+        for k, v in node.items():
+            if not keep_all and k == "description":
+                continue
+            count += 1
+            if isinstance(v, str):  # leaves are counted here: most values are
+                if k == "description" and self.description_chars and not names:
+                    v = short_text(v, self.description_chars)
+                value = _str_bytes(v)
+            elif isinstance(v, dict | list):
+                value = self._size(v, stack, level + 1, k in NAME_MAPS and not names)
+                if k == "properties" and self.renamed and not names and isinstance(v, dict):
+                    # what a provider's names add (`provider_names`), counted here
+                    value += sum(rename_cost(name) for name in v if isinstance(name, str))
+            else:
+                value = _scalar_bytes(v)
+            total += _str_bytes(k) + 1 + value
+            if total > self.budget:
+                return self.budget + 1
+        return total + count - 1 if count else total
 
 
 # reductions tried in turn when a tool's schema is over budget, fewest first:

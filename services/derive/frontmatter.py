@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from skillpress.services.derive.errors import SpecRefused
@@ -49,6 +49,7 @@ FLAT_KEYS = (
     "body",
     "query",
     "header",
+    "cookie",
     "path",
     "optional",
     "integer",
@@ -95,6 +96,10 @@ FILE_ARGUMENT: dict[str, Any] = {
 # value joined by , space tab |, deepObject = name[key]=value (and name[0]=value for lists),
 # json = the value as compact JSON under its name (a parameter declared with JSON `content`)
 STYLES = ("form", "csv", "ssv", "tsv", "pipes", "deepObject", "json")
+# how a path parameter is written in its segment (OpenAPI's path styles): simple = the value (a
+# list joined by commas, the default), label = `.value` (`.a,b`; exploded `.a.b`), matrix =
+# `;name=value` (`;name=a,b`; exploded `;name=a;name=b`)
+PATH_STYLES = ("simple", "label", "label_explode", "matrix", "matrix_explode")
 APPROVAL_KEYS = ("matches", "risk", "binds", "amount", "currency", "auto_below", "auto_currency")
 # headers only the runtime writes: never fixed in a file, never a model's argument
 RUNTIME_HEADERS = (
@@ -202,6 +207,7 @@ class Declaration:
     # (query or header argument, the name the API reads) where they differ
     sent_as: tuple[tuple[str, str], ...] = ()
     header: tuple[str, ...] = ()  # arguments sent as request headers
+    cookie: tuple[str, ...] = ()  # arguments sent as cookies (`name=value` in the Cookie header)
     files: tuple[str, ...] = ()  # arguments whose value is a file (FILE_ARGUMENT)
     paging: Paging | None = None  # how a read's result says where its next page is
 
@@ -229,7 +235,7 @@ class Declaration:
 
     @property
     def sent(self) -> tuple[str, ...]:
-        return self.path_params + self.query + self.header + self.body
+        return self.path_params + self.query + self.header + self.cookie + self.body
 
     @property
     def fixed_values(self) -> dict[str, Any]:
@@ -378,9 +384,19 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
     return url, tuple(params)
 
 
+class _Sent(NamedTuple):
+    """The arguments' schema and where each argument goes (the rest of the path's own)."""
+
+    schema: dict[str, Any]
+    query: tuple[str, ...]
+    header: tuple[str, ...]
+    cookie: tuple[str, ...]
+    body: tuple[str, ...]
+
+
 def _schema_form(
     file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
-) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+) -> _Sent:
     # size: the schema form's keys, each checked where it is read
     raw = op["schema"]
     if isinstance(raw, str):
@@ -432,11 +448,17 @@ def _schema_form(
                 file, "operation.schema", f"path parameter {name!r} must be required"
             )
         sub = props[name]
-        if isinstance(sub, dict) and sub.get("type") in ("object", "array"):
+        items = sub.get("items") if isinstance(sub, dict) else None
+        scalar_items = isinstance(items, dict) and (
+            items.get("type") in ("string", "integer", "number", "boolean") or "$ref" in items
+        )
+        if isinstance(sub, dict) and (
+            sub.get("type") == "object" or (sub.get("type") == "array" and not scalar_items)
+        ):
             raise DeclarationError(
                 file,
                 "operation.schema",
-                f"path parameter {name!r} must be a string, number or boolean",
+                f"path parameter {name!r} must be a string, number or boolean (or a list of them)",
             )
     query = _names(file, "operation.query", op.get("query"))
     for name in query:
@@ -461,7 +483,18 @@ def _schema_form(
                 "operation.header",
                 f"names {name!r}, which is not sent: it is not in schema.properties",
             )
-    outside = (*path_params, *query, *header)
+    cookie = _names(file, "operation.cookie", op.get("cookie"))
+    for name in cookie:
+        if name in path_params or name in query or name in header:
+            where = "a path parameter of the URL" if name in path_params else "also elsewhere"
+            raise DeclarationError(file, "operation.cookie", f"{name!r} is {where}")
+        if name not in props and name not in fixed:
+            raise DeclarationError(
+                file,
+                "operation.cookie",
+                f"names {name!r}, which is not sent: it is not in schema.properties",
+            )
+    outside = (*path_params, *query, *header, *cookie)
     body = tuple(n for n in [*props, *fixed] if n not in outside)
     if method in NO_BODY and body:
         raise DeclarationError(
@@ -469,12 +502,12 @@ def _schema_form(
             "operation.schema",
             f"a {method} has no body, but {', '.join(map(repr, body))} would be sent as one; list them in `query`",
         )
-    return schema, query, header, body
+    return _Sent(schema, query, header, cookie, body)
 
 
 def _flat_form(
     file: str, op: dict[str, Any], method: str, path_params: tuple[str, ...], fixed: dict[str, Any]
-) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+) -> _Sent:
     # size: the flat form's lists, each checked where it is read
     lists = {key: _names(file, f"operation.{key}", op.get(key)) for key in FLAT_KEYS}
     for name in lists["path"]:
@@ -485,21 +518,27 @@ def _flat_form(
                 f"path parameter {name!r} is not in the URL; write it as a segment, /{{{name}}}",
             )
     body, query, header = lists["body"], lists["query"], lists["header"]
+    cookie = lists["cookie"]
     if method in NO_BODY and body:
         raise DeclarationError(
             file,
             "operation.body",
             f"a {method} has no body; list {', '.join(map(repr, body))} in `query`",
         )
-    for key, names, others in (("query", query, body), ("header", header, (*body, *query))):
+    for key, names, others in (
+        ("query", query, body),
+        ("header", header, (*body, *query)),
+        ("cookie", cookie, (*body, *query, *header)),
+    ):
         for name in names:
             if name in others:
+                also = "body" if name in body else "query" if name in query else "header"
                 raise DeclarationError(
                     file,
                     f"operation.{key}",
-                    f"{name!r} is also in `{'body' if name in body else 'query'}`; a name lives in one place",
+                    f"{name!r} is also in `{also}`; a name lives in one place",
                 )
-    for name in (*body, *query, *header):
+    for name in (*body, *query, *header, *cookie):
         if name in path_params:
             where = (
                 "operation.body"
@@ -507,16 +546,18 @@ def _flat_form(
                 else "operation.query"
                 if name in query
                 else "operation.header"
+                if name in header
+                else "operation.cookie"
             )
             raise DeclarationError(file, where, f"{name!r} is a path parameter of the URL")
-    sent = set(path_params) | set(body) | set(query) | set(header)
+    sent = set(path_params) | set(body) | set(query) | set(header) | set(cookie)
     for key in ("optional", "integer", "number", "boolean", "list"):
         for name in lists[key]:
             if name not in sent:
                 raise DeclarationError(
                     file,
                     f"operation.{key}",
-                    f"names {name!r}, which is not sent (not in the URL, `body`, `query` or `header`)",
+                    f"names {name!r}, which is not sent (not in the URL, `body`, `query`, `header` or `cookie`)",
                 )
     for name in lists["optional"]:
         if name in path_params:
@@ -542,10 +583,10 @@ def _flat_form(
             raise DeclarationError(
                 file,
                 "operation.fixed",
-                f"names {name!r}, which is not sent (not in the URL, `body`, `query` or `header`)",
+                f"names {name!r}, which is not sent (not in the URL, `body`, `query`, `header` or `cookie`)",
             )
     props: dict[str, Any] = {}
-    for name in (*path_params, *query, *header, *body):
+    for name in (*path_params, *query, *header, *cookie, *body):
         if name in fixed:
             continue
         sub: dict[str, Any] = {"type": seen.get(name, "string")}
@@ -557,7 +598,7 @@ def _flat_form(
     if required:
         schema["required"] = required
     schema["additionalProperties"] = False
-    return schema, query, header, body
+    return _Sent(schema, query, header, cookie, body)
 
 
 def _fixed(file: str, op: dict[str, Any]) -> dict[str, Any]:
@@ -723,22 +764,23 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     fixed = _fixed(file, raw)
     flat = [k for k in FLAT_KEYS if k in raw]
     if "schema" in raw:
-        extra = [k for k in flat if k not in ("query", "header")]
+        extra = [k for k in flat if k not in ("query", "header", "cookie")]
         if extra:
             raise DeclarationError(
                 file,
                 "operation",
                 f"has both `schema` and the flat list(s) {', '.join(extra)}; use one form",
             )
-        schema, query, header, body = _schema_form(file, raw, method, path_params, fixed)
+        sent_in = _schema_form(file, raw, method, path_params, fixed)
         form = "schema"
     else:
-        schema, query, header, body = _flat_form(file, raw, method, path_params, fixed)
+        sent_in = _flat_form(file, raw, method, path_params, fixed)
         form = "flat"
-    sent = path_params + query + header + body
+    schema, query, header, cookie, body = sent_in
+    sent = path_params + query + header + cookie + body
     headers = _headers(file, raw)
-    content_type, styles, body_arg = _encoding(file, raw, schema, query, body)
-    sent_as = _sent_as(file, raw, query, header)
+    content_type, styles, body_arg = _encoding(file, raw, schema, query, body, path_params)
+    sent_as = _sent_as(file, raw, (*query, *cookie, *body), header)
     files = _files(file, raw, schema, body, content_type)
     paging = _paging(file, raw.get("paging"), method, query)
     for name in header:
@@ -799,6 +841,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         body_arg=body_arg,
         sent_as=sent_as,
         header=header,
+        cookie=cookie,
         files=files,
         paging=paging,
     )
@@ -916,8 +959,8 @@ def _files(
 def _sent_as(
     file: str, raw: dict[str, Any], query: tuple[str, ...], header: tuple[str, ...]
 ) -> tuple[tuple[str, str], ...]:
-    """Query and header arguments the API reads under another name (one a path parameter
-    already has, or a header name no argument can have)."""
+    """Arguments the API reads under another name (a query parameter named like a path
+    parameter, a header or a part whose name no argument can have)."""
     given = raw.get("sent_as", {})
     if not isinstance(given, dict):
         raise DeclarationError(
@@ -926,7 +969,9 @@ def _sent_as(
     for arg, name in given.items():
         if arg not in query and arg not in header:
             raise DeclarationError(
-                file, "operation.sent_as", f"names {arg!r}, which is not in `query` or `header`"
+                file,
+                "operation.sent_as",
+                f"names {arg!r}, which is not a query, header, cookie or body argument",
             )
         if (
             not isinstance(name, str)
@@ -937,12 +982,51 @@ def _sent_as(
     return tuple(sorted(given.items()))
 
 
+def _styles(
+    file: str,
+    raw: dict[str, Any],
+    media: str,
+    query: tuple[str, ...],
+    body: tuple[str, ...],
+    path_params: tuple[str, ...],
+) -> tuple[tuple[str, str], ...]:
+    """`style:`, checked: a path parameter's one of PATH_STYLES, a query parameter's or a form
+    field's one of STYLES."""
+    body_arg_given = raw.get("body_arg") is not None  # a form body's fields are inside it
+    styles = raw.get("style", {})
+    if not isinstance(styles, dict):
+        raise DeclarationError(file, "operation.style", "must map argument names to styles")
+    for name, style in styles.items():
+        if name in path_params and (style in PATH_STYLES or media != FORM_BODY):
+            if style not in PATH_STYLES:
+                raise DeclarationError(
+                    file,
+                    "operation.style",
+                    f"{name!r} is a path parameter: its style is one of {', '.join(PATH_STYLES)},"
+                    f" not {style!r}",
+                )
+            continue
+        if style not in STYLES:
+            raise DeclarationError(
+                file, "operation.style", f"{style!r} is not one of {', '.join(STYLES)}"
+            )
+        in_form = media == FORM_BODY and (name in body or body_arg_given)
+        if name not in query and not in_form:
+            raise DeclarationError(
+                file,
+                "operation.style",
+                f"names {name!r}, which is not a query parameter or a form body field",
+            )
+    return tuple(sorted(styles.items()))
+
+
 def _encoding(
     file: str,
     raw: dict[str, Any],
     schema: dict[str, Any],
     query: tuple[str, ...],
     body: tuple[str, ...],
+    path_params: tuple[str, ...] = (),
 ) -> tuple[str, tuple[tuple[str, str], ...], str | None]:
     """How the request is written: the body's media type, the styles, the whole-body argument."""
     content_type = raw.get("content_type", JSON_BODY)
@@ -960,22 +1044,7 @@ def _encoding(
         raise DeclarationError(
             file, "operation.body_arg", "a multipart body's fields are arguments, not one argument"
         )
-    body_arg_given = raw.get("body_arg") is not None  # a form body's fields are inside it
-    styles = raw.get("style", {})
-    if not isinstance(styles, dict):
-        raise DeclarationError(file, "operation.style", "must map argument names to styles")
-    for name, style in styles.items():
-        if style not in STYLES:
-            raise DeclarationError(
-                file, "operation.style", f"{style!r} is not one of {', '.join(STYLES)}"
-            )
-        in_form = media == FORM_BODY and (name in body or body_arg_given)
-        if name not in query and not in_form:
-            raise DeclarationError(
-                file,
-                "operation.style",
-                f"names {name!r}, which is not a query parameter or a form body field",
-            )
+    styles = _styles(file, raw, media, query, body, path_params)
     body_arg = raw.get("body_arg")
     if body_arg is not None:
         if not isinstance(body_arg, str) or body_arg not in schema.get("properties", {}):
@@ -995,7 +1064,7 @@ def _encoding(
             raise DeclarationError(
                 file, "operation.body_arg", "a form body's argument is an object of its fields"
             )
-    return content_type, tuple(sorted(styles.items())), body_arg
+    return content_type, styles, body_arg
 
 
 def parse_operation_file(file: str, text: str) -> tuple[OperationFile, Declaration | None]:
@@ -1040,6 +1109,8 @@ def declaration_block(op: Operation, url: str) -> str:
             lines.append("  query: [" + ", ".join(_y(q) for q in op.tool.query) + "]")
         if op.tool.header:
             lines.append("  header: [" + ", ".join(_y(h) for h in op.tool.header) + "]")
+        if op.tool.cookie:
+            lines.append("  cookie: [" + ", ".join(_y(c) for c in op.tool.cookie) + "]")
         if op.tool.fixed:
             lines.append(
                 "  fixed: " + json.dumps(op.tool.fixed, ensure_ascii=False, sort_keys=True)

@@ -66,6 +66,7 @@ class ToolDecl:
     reduced: str | None = None  # what was left out of the schema to fit the tool budget
     sent_as: dict[str, str] = field(default_factory=dict)  # query argument → the name the API reads
     header: list[str] = field(default_factory=list)  # arguments sent as request headers
+    cookie: list[str] = field(default_factory=list)  # arguments sent as cookies
     files: list[str] = field(default_factory=list)  # arguments whose value is a file
 
 

@@ -64,8 +64,19 @@ def _pick_media(content: dict[str, Any]) -> tuple[str | None, Any]:
 _COLLECTION_FORMATS = {"multi": "form", "csv": "csv", "ssv": "ssv", "tsv": "tsv", "pipes": "pipes"}
 
 
+def _path_style(p: dict[str, Any], swagger2: bool) -> str:
+    """How a path parameter is written (frontmatter.PATH_STYLES): `simple` (a list joined by
+    commas), `label` (`.a,b`; exploded `.a.b`) or `matrix` (`;id=a,b`; exploded `;id=a;id=b`)."""
+    style = "simple" if swagger2 else p.get("style") or "simple"
+    if style not in ("label", "matrix"):
+        return "simple"
+    return f"{style}_explode" if p.get("explode") is True else style
+
+
 def _style(p: dict[str, Any], swagger2: bool) -> str:
     """How a list or object parameter is written (frontmatter.STYLES), as the spec says."""
+    if p.get("in") == "path":
+        return _path_style(p, swagger2)
     if swagger2:  # collectionFormat, csv by default
         return _COLLECTION_FORMATS.get(str(p.get("collectionFormat") or "csv"), "csv")
     content = p.get("content")
@@ -158,11 +169,13 @@ class _Extractor:
         resolver: Resolver,
         translator: SchemaTranslator,
         base_url: str | None,
+        own_url: str | None = None,
     ) -> None:
         self.doc = doc
         self.r = resolver
         self.t = translator
         self.base_url = base_url
+        self.own_url = own_url  # the document's own server, where `base_url` stands in for it
         self.swagger2 = "swagger" in doc
         self.warnings: list[str] = []
         self.secrets = _secrets(doc, resolver)
@@ -473,7 +486,7 @@ class _Extractor:
             path_params = self._params(item.get("parameters"), where)
             path_server = None
             if not self.swagger2 and isinstance(item.get("servers"), list) and item["servers"]:
-                path_server = override_server(item["servers"], self.base_url)
+                path_server = override_server(item["servers"], self.base_url, self.own_url)
             for method in METHODS:
                 raw_op = item.get(method)
                 if not isinstance(raw_op, dict):
@@ -508,6 +521,8 @@ class _Extractor:
             if loc in ("body", "formData"):
                 continue
             if loc not in ("path", "query", "header", "cookie"):
+                continue
+            if loc != "path" and not str(p["name"]).strip():  # `?=value`: nothing to name it by
                 continue
             style = _style(p, self.swagger2)
             schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
@@ -552,7 +567,7 @@ class _Extractor:
             body = self._body3(op["requestBody"], where) if "requestBody" in op else None
         server = path_server
         if not self.swagger2 and isinstance(op.get("servers"), list) and op["servers"]:
-            server = override_server(op["servers"], self.base_url)
+            server = override_server(op["servers"], self.base_url, self.own_url)
         tags = [str(t) for t in as_list(op.get("tags")) if isinstance(t, (str, int))]
         security = op.get("security") if isinstance(op.get("security"), list) else None
         paging = (
@@ -650,9 +665,13 @@ def operation_id_of(raw: Any) -> str | None:
 
 
 def extract_operations(
-    doc: dict[str, Any], resolver: Resolver, translator: SchemaTranslator, base_url: str | None
+    doc: dict[str, Any],
+    resolver: Resolver,
+    translator: SchemaTranslator,
+    base_url: str | None,
+    own_url: str | None = None,
 ) -> tuple[list[Operation], list[str]]:
-    ex = _Extractor(doc, resolver, translator, base_url)
+    ex = _Extractor(doc, resolver, translator, base_url, own_url)
     ops = ex.run()
     return ops, ex.warnings
 

@@ -11,6 +11,7 @@ from typing import Any
 from skillpress.services.derive.auth import auth_hint
 from skillpress.services.derive.categories import Category
 from skillpress.services.derive.frontmatter import (
+    HEADER_NAME,
     RUNTIME_HEADERS,
     declaration_block,
     path_template_names,
@@ -204,9 +205,12 @@ def _param_line(
 
 def _is_argument(op: Operation, p: Param) -> bool:
     """A parameter the tool takes as an argument (or a caller of the API sends): not the
-    credential, not a cookie, not a header only the runtime writes."""
-    if p.name in op.credential_fields or p.location == "cookie":
+    credential, not a cookie whose name no Cookie header can carry, not a header only the
+    runtime writes."""
+    if p.name in op.credential_fields:
         return False
+    if p.location == "cookie":
+        return bool(HEADER_NAME.match(p.name))
     return p.location != "header" or p.name.lower() not in RUNTIME_HEADERS
 
 
@@ -216,7 +220,9 @@ def _params_section(
     # size: one line per parameter location and constraint, at each level of detail
     lines: list[str] = []
     sent = [
-        p for p in op.params if p.location in ("path", "query", "header") and _is_argument(op, p)
+        p
+        for p in op.params
+        if p.location in ("path", "query", "header", "cookie") and _is_argument(op, p)
     ]
     required = [p for p in sent if p.required]
     optional = [p for p in sent if not p.required]
@@ -282,7 +288,7 @@ def _params_section(
         ]
     others = [p for p in hidden if p.name not in op.credential_fields]
     if others:
-        lines += ["", "Set by the tool or not sent (cookies):"]
+        lines += ["", "Set by the tool or not sent:"]
         lines += [
             _param_line(p.name, p.schema, p.required, p.location, p.long_description, level)
             for p in others

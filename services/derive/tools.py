@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from skillpress.services.derive.errors import SchemaTooLarge
 from skillpress.services.derive.expand import (
@@ -16,45 +17,24 @@ from skillpress.services.derive.expand import (
 from skillpress.services.derive.frontmatter import (
     FIELD_NAME,
     FILE_ARGUMENT,
-    HEADER_NAME,
-    HEADER_VALUE_PATTERN,
     MEDIA_TYPE,
     METHODS,
     MULTIPART_BODY,
-    RUNTIME_HEADERS,
     path_template_names,
 )
 from skillpress.services.derive.model import Operation, ToolDecl
 from skillpress.services.derive.text import INVISIBLE, visible
+from skillpress.services.derive.tool_params import (
+    SCALARS,
+    Args,
+    cookie_args,
+    header_args,
+    path_args,
+    query_args,
+    styled,
+)
 
 __all__ = ["declare_tool"]
-
-
-_SCALARS = ("string", "integer", "number", "boolean")
-
-
-def _scalar_alternatives(schema: dict[str, Any]) -> bool:
-    """`anyOf`/`oneOf` of scalar schemas only (an id or a slug): a path segment can carry it as is."""
-    for key in ("anyOf", "oneOf"):
-        alts = schema.get(key)
-        if (
-            isinstance(alts, list)
-            and alts
-            and all(isinstance(a, dict) and a.get("type") in _SCALARS for a in alts)
-        ):
-            return True
-    return False
-
-
-def _target(schema: Any, types: dict[str, Any]) -> Any:
-    """What a schema is once its `#/types/Name` references are followed (a few deep): a path
-    parameter's `$ref` to an integer is an integer, with its constraints."""
-    for _ in range(8):
-        ref = schema.get("$ref") if isinstance(schema, dict) else None
-        if not isinstance(ref, str) or not ref.startswith("#/types/"):
-            return schema
-        schema = types.get(ref.removeprefix("#/types/"))
-    return schema
 
 
 def _is_plain_object(schema: Any) -> bool:
@@ -71,15 +51,6 @@ def _is_plain_object(schema: Any) -> bool:
 _FORM = "application/x-www-form-urlencoded"
 _PLAIN_JSON = ("application/json", "*/*", "application/*")
 _NO_BODY = ("GET", "HEAD")
-
-
-def _styled(schema: Any) -> bool:
-    """Whether a style changes how the value is written: a list or an object (or untyped)."""
-    if not isinstance(schema, dict):
-        return True
-    typ = schema.get("type")
-    kinds = typ if isinstance(typ, list) else [typ]
-    return typ is None or "array" in kinds or "object" in kinds
 
 
 def _is_binary(schema: Any) -> bool:
@@ -127,7 +98,7 @@ def _skeleton(sub: Any) -> dict[str, Any]:
     pointer to the operation's file, which describes it whole."""
     out: dict[str, Any] = {}
     typ = sub.get("type") if isinstance(sub, dict) else None
-    if isinstance(typ, str) and typ in (*_SCALARS, "array", "object"):
+    if isinstance(typ, str) and typ in (*SCALARS, "array", "object"):
         out["type"] = typ
     if isinstance(sub, dict) and isinstance(sub.get("enum"), list) and len(sub["enum"]) <= 20:
         out["enum"] = sub["enum"]
@@ -219,20 +190,15 @@ class _Body:
     form: bool = False
     files: list[str] = field(default_factory=list)
     raw_file: bool = False
+    sent_as: dict[str, str] = field(default_factory=dict)  # a part's argument → its own name
+    multipart: bool = False
 
-
-@dataclass
-class _Args:
-    """A tool's arguments as they are gathered: their schemas, which are required, which go in
-    the query or a header, how each is written, and the wire names they are sent under."""
-
-    props: dict[str, Any] = field(default_factory=dict)
-    required: list[str] = field(default_factory=list)
-    query: list[str] = field(default_factory=list)
-    header: list[str] = field(default_factory=list)
-    styles: dict[str, str] = field(default_factory=dict)
-    sent_as: dict[str, str] = field(default_factory=dict)
-    fixed: dict[str, Any] = field(default_factory=dict)
+    def rename(self, old: str, new: str) -> None:
+        """The field `old` offered as the argument `new`, sent under its own name."""
+        self.props = {new if k == old else k: v for k, v in self.props.items()}
+        self.required = [new if r == old else r for r in self.required]
+        self.files = [new if f == old else f for f in self.files]
+        self.sent_as[new] = self.sent_as.pop(old, old)
 
 
 def _fields_body(op: Operation, schema: Any, multipart: bool) -> _Body | str | None:
@@ -240,11 +206,11 @@ def _fields_body(op: Operation, schema: Any, multipart: bool) -> _Body | str | N
     fields (then it may go whole), or the reason it cannot be sent."""
     if multipart and _is_binary(schema):
         # one file with no part named (Jira's attachments): sent as the usual part, `file`
-        return _Body({"file": _as_file(schema)}, ["file"], files=["file"])
+        return _Body({"file": _as_file(schema)}, ["file"], files=["file"], multipart=True)
     if multipart:
         if not _is_plain_object(schema):
             return "its multipart body is not an object of fields"
-        body = _Body()
+        body = _Body(multipart=True)
         for k, v in schema["properties"].items():
             if k in op.credential_fields:
                 continue
@@ -253,6 +219,10 @@ def _fields_body(op: Operation, schema: Any, multipart: bool) -> _Body | str | N
             if as_file is not None:
                 body.files.append(k)
         body.required = [r for r in schema.get("required", []) if r in body.props]
+        for k in list(body.props):  # `Upload Yaml/Yml File`: a part name no argument can be
+            if not FIELD_NAME.match(k):
+                base = re.sub(r"[^A-Za-z0-9_.\-]+", "_", visible(k)).strip("_") or "part"
+                body.rename(k, next(n for n in (base, f"{base}_part") if n not in body.props))
         return body
     if _is_plain_object(schema):
         props = {k: v for k, v in schema["properties"].items() if k not in op.credential_fields}
@@ -306,90 +276,7 @@ def _body_of(op: Operation) -> _Body | str:
     return shape
 
 
-def _path_args(op: Operation, args: _Args, types: dict[str, Any]) -> list[str]:
-    """Each path parameter, a required scalar argument (a schema that is not one, once its
-    references are followed: a string)."""
-    names = path_template_names(op.path)
-    for name in names:
-        param = next((p for p in op.params if p.location == "path" and p.name == name), None)
-        sub = (
-            dict(param.schema)
-            if param and isinstance(param.schema, dict)
-            else {"type": "string", "minLength": 1}
-        )
-        if param and param.description and "description" not in sub:
-            sub["description"] = param.description
-        target = _target(sub, types)
-        scalar = isinstance(target, dict) and (
-            target.get("type") in _SCALARS or _scalar_alternatives(target)
-        )
-        if not scalar:
-            sub = {k: v for k, v in sub.items() if k in ("description",)} | {
-                "type": "string",
-                "minLength": 1,
-            }
-        args.props[name] = sub
-        args.required.append(name)
-    return names
-
-
-def _query_args(op: Operation, args: _Args) -> None:
-    """Each query parameter (not the credential) an argument, under a name a model can use."""
-    for p in op.params:
-        if p.location != "query" or p.name in op.credential_fields:
-            continue
-        arg = p.name
-        if arg in args.props:  # named like a path parameter: offered under another name
-            arg = next(
-                n
-                for n in (f"{p.name}_query", f"query_{p.name}", f"{p.name}__q")
-                if n not in args.props
-            )
-            args.sent_as[arg] = p.name
-        elif not FIELD_NAME.match(arg):  # `ip address`, `{field_name}`: a name a model can use
-            base = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "_", visible(arg)).strip("_") or "param"
-            arg = next(n for n in (base, f"{base}_q", f"{base}__q") if n not in args.props)
-            args.sent_as[arg] = p.name
-        sub = p.schema if isinstance(p.schema, dict) else {}
-        if p.description and "description" not in sub:
-            sub = {**sub, "description": p.description}
-        args.props[arg] = sub
-        args.query.append(arg)
-        if p.style != "form" and _styled(sub):
-            args.styles[arg] = p.style
-        if p.required:
-            args.required.append(arg)
-
-
-def _header_args(op: Operation, args: _Args) -> None:
-    """Each header the API reads from the caller (not the credential, not the runtime's own) an
-    argument, its value one line of header text."""
-    for p in op.params:
-        if (
-            p.location != "header"
-            or p.name in op.credential_fields
-            or p.name.lower() in RUNTIME_HEADERS
-            or not HEADER_NAME.match(p.name)
-        ):
-            continue
-        arg = p.name
-        if arg in args.props:
-            arg = next(n for n in (f"{p.name}_header", f"header_{p.name}") if n not in args.props)
-            args.sent_as[arg] = p.name
-        sub = p.schema if isinstance(p.schema, dict) else {}
-        if p.description and "description" not in sub:
-            sub = {**sub, "description": p.description}
-        typ = sub.get("type")
-        kinds: list[Any] = typ if isinstance(typ, list) else [typ]
-        if "string" in kinds and not {"pattern", "enum"} & set(sub):
-            sub = {**sub, "pattern": HEADER_VALUE_PATTERN}  # one line of header text
-        args.props[arg] = sub
-        args.header.append(arg)
-        if p.required:
-            args.required.append(arg)
-
-
-def _body_args(op: Operation, shape: _Body, args: _Args) -> str | None:
+def _body_args(op: Operation, shape: _Body, args: Args) -> str | None:
     """The body's arguments: its fields, or (a field named like a parameter, or a body that is
     not an object of fields) the whole body under one argument, whose name this returns."""
     # size: a body's fields, or the whole body, and their styles
@@ -400,7 +287,7 @@ def _body_args(op: Operation, shape: _Body, args: _Args) -> str | None:
         shape.whole = body.schema if body is not None else None
         if shape.form and body is not None:
             form_styles = {
-                k: v for k, v in body.styles.items() if v != "form" and _styled(shape.props.get(k))
+                k: v for k, v in body.styles.items() if v != "form" and styled(shape.props.get(k))
             }
         shape.props, shape.required = {}, []
     body_arg = None
@@ -419,18 +306,28 @@ def _body_args(op: Operation, shape: _Body, args: _Args) -> str | None:
         if name in shape.required:
             args.required.append(name)
         style = body.styles.get(name) if body is not None else None
-        if shape.form and style and style != "form" and _styled(sub):
+        if shape.form and style and style != "form" and styled(sub):
             args.styles[name] = style
     for key, value in op.literal_query:  # written into the path by the spec: sent on every call
-        if key not in args.props and key not in args.fixed:
-            args.query.append(key)
-            args.fixed[key] = value
+        if not key.strip():  # `?=3`: no name to send it under
+            continue
+        arg = key
+        if not FIELD_NAME.match(key):  # `b c`: fixed under a name that loads, sent as written
+            base = re.sub(r"[^A-Za-z0-9_.\-]+", "_", visible(key)).strip("_") or "fixed"
+            arg = next(n for n in (base, f"{base}_q", f"{base}__q") if n not in args.props)
+            args.sent_as[arg] = key
+        if arg not in args.props and arg not in args.fixed:
+            args.query.append(arg)
+            args.fixed[arg] = value
     args.styles.update(form_styles)
     return body_arg
 
 
 def declare_tool(
-    op: Operation, types: dict[str, Any], sizes: ExpandedSizes | None = None
+    op: Operation,
+    types: dict[str, Any],
+    sizes: ExpandedSizes | None = None,
+    base_url: str | None = None,
 ) -> tuple[ToolDecl | None, str | None]:
     """The operation's tool declaration, or None and the reason no call can be declared for it.
 
@@ -448,12 +345,15 @@ def declare_tool(
     shape = _body_of(op)
     if isinstance(shape, str):
         return None, shape
-    args = _Args()
-    path_names = _path_args(op, args, types)
-    _query_args(op, args)
-    _header_args(op, args)
-    if shape.files and any(name in args.props for name in shape.props):
-        return None, "its multipart fields are named like its parameters"
+    args = Args()
+    path_names = path_args(op, args, types, urlsplit(op.server_url or base_url or "").path)
+    query_args(op, args)
+    header_args(op, args)
+    cookie_args(op, args)
+    if shape.multipart:  # a part named like a parameter: offered under another name
+        for name in [n for n in shape.props if n in args.props]:
+            taken = {*args.props, *shape.props}
+            shape.rename(name, next(n for n in (f"{name}_part", f"part_{name}") if n not in taken))
     body_arg = _body_args(op, shape, args)
     schema_out: dict[str, Any] = {"type": "object", "properties": args.props}
     if args.required:
@@ -474,7 +374,7 @@ def declare_tool(
                 [] if shape.files else list(body_props),  # a multipart body's files are arguments
                 op.body,
             )
-            if fitted is None:
+            if fitted is None or (shape.multipart and fitted[2] is not None):
                 return (
                     None,
                     f"its expanded argument schema is over the {MAX_TOOL_SCHEMA_BYTES // 1024} KB"
@@ -492,8 +392,9 @@ def declare_tool(
         styles=args.styles,
         body_arg=body_arg,
         reduced=reduced,
-        sent_as=args.sent_as,
+        sent_as={**args.sent_as, **shape.sent_as},
         fixed=args.fixed,
         header=args.header,
+        cookie=args.cookie,
         files=shape.files,
     ), None

@@ -108,6 +108,7 @@ def prepare_call(
 ) -> Placed:
     """The request and its gate, nothing sent (CallRefused when the arguments are wrong);
     with `page_url` (a previous result's `next.page_url`), the same request sent there."""
+    args = tool.from_model(args)
     request = build_request(tool, args, hosts, setup.files)
     if page_url is not None:
         request = page_url_request(tool.declaration, request, page_url, hosts)
@@ -144,6 +145,7 @@ def place_call(
 ) -> Placed:
     """Build the request (CallRefused), let its gate decide (GateClosed), send it
     (ExecutionFailed when no complete answer came back)."""
+    args = tool.from_model(args)
     placed = prepare_call(tool, args, hosts, setup, page_url)
     if placed.gate is not None:
         gatekeeper(placed.gate)

@@ -90,7 +90,9 @@ def _text(value: Any, error: bool = False) -> types.CallToolResult:
 
 
 def _as_mcp(tool: Tool) -> types.Tool:
-    return types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema)
+    return types.Tool(
+        name=tool.name, description=tool.description, input_schema=tool.offered_schema
+    )
 
 
 def build_mcp_server(
@@ -521,7 +523,7 @@ class _CatalogServer:
                 "name": tool.operation,
                 "tool": tool.name,
                 "description": tool.description,
-                "input_schema": tool.input_schema,
+                "input_schema": tool.offered_schema,
                 "gated": tool.declaration.approval is not None,
             }
             return _text(self.versioned(slug, described))

@@ -38,6 +38,7 @@ from skillpress.services.derive.frontmatter import (
 from skillpress.services.derive.keys import unknown_keys
 from skillpress.services.derive.manifest import Manifest, ManifestError, SkillIndex
 from skillpress.services.derive.naming import slugify, tool_name
+from skillpress.services.derive.provider_names import original_names, provider_names
 from skillpress.services.derive.schema import refs_in
 from skillpress.services.errors import NotFound, Permanent
 from skillpress.services.runtime.profiles import adapt
@@ -137,6 +138,17 @@ class Tool:
     def validator(self) -> Draft202012Validator:
         return Draft202012Validator(self.schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
+    @cached_property
+    def offered_schema(self) -> dict[str, Any]:
+        """The input schema as every provider takes it: property names a provider refuses
+        renamed (`provider_names`), read back by `from_model`."""
+        return provider_names(self.input_schema)[0]
+
+    def from_model(self, args: Any) -> Any:
+        """A model's arguments under the names the API reads (a provider shape renames a
+        property whose name the provider refuses, `provider_names`)."""
+        return original_names(self.input_schema, args) if isinstance(args, dict) else args
+
     def adapted(self, provider: str) -> tuple[dict[str, Any], list[str]]:
         """The tool in `provider`'s shape, its schema adapted to what that provider accepts, and what changed."""
         return shaped_tool(self.name, self.description, self.input_schema, provider)
@@ -164,7 +176,9 @@ def shaped_tool(
     that provider accepts, and what changed."""
     if provider not in PROVIDERS:
         raise PackageError(f"unknown provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
-    adapted, notes = adapt(schema, provider)
+    named, renamed = provider_names(schema)
+    adapted, notes = adapt(named, provider)
+    notes = renamed + notes
     if provider == "anthropic":
         return {"name": name, "description": description, "input_schema": adapted}, notes
     if provider in ("openai", "openai-strict"):
@@ -302,7 +316,8 @@ class _SchemaCheck:
 
     def __init__(self, types: dict[str, Any]) -> None:
         self.types = types
-        self.sizes = ExpandedSizes(types)  # each type's expanded size, once per load
+        # each type's expanded size, once per load, of the schema as written
+        self.sizes = ExpandedSizes(types, renamed=False)
         self.valid: set[str] = set()
         self.seen: set[str] = set()  # argument schemas already checked (many tools share them)
 
@@ -350,7 +365,8 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any], checked: _SchemaC
         raise PackageError(
             f"{decl.file}: operation.schema refers to #/types/{missing[0]}, which types.json does not define"
         )
-    # the same accounting derive declared the tool by: what fits there loads here
+    # the accounting derive declared the tool by, less what a provider's names add: what fits
+    # there loads here
     if not checked.sizes.fits(decl.schema):
         raise PackageError(
             f"{decl.file}: operation.schema expands past the {MAX_TOOL_SCHEMA_BYTES // 1024} KB a tool's schema may be"

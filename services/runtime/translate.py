@@ -22,7 +22,13 @@ from urllib.parse import quote, urlsplit
 
 from jsonschema.exceptions import ValidationError, best_match
 
-from skillpress.services.derive.frontmatter import HEADER_TEXT, NO_BODY, PATH_TEMPLATE, Declaration
+from skillpress.services.derive.frontmatter import (
+    HEADER_TEXT,
+    NO_BODY,
+    PATH_STYLES,
+    PATH_TEMPLATE,
+    Declaration,
+)
 from skillpress.services.derive.schema import type_label
 from skillpress.services.errors import Refused
 from skillpress.services.runtime.skill import Tool
@@ -174,14 +180,15 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _segment(op: str, name: str, value: Any) -> str:
+def _segment_value(op: str, name: str, value: Any, alone: bool) -> str:
+    """One value of a path parameter, percent-encoded (a comma or a dot in it too)."""
     if isinstance(value, (list, dict)):
         raise CallRefused(
             op,
             f"argument {name} is a path segment and must be a single value, not a {type(value).__name__}",
         )
     text = _scalar(value)
-    if text in ("", ".", ".."):
+    if text == "" or (alone and text in (".", "..")):
         raise CallRefused(op, f"argument {name} is a path segment and cannot be {text!r}")
     if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
         raise CallRefused(
@@ -189,6 +196,40 @@ def _segment(op: str, name: str, value: Any) -> str:
         )
     try:
         return quote(text, safe=_SEGMENT_SAFE, errors="strict")
+    except UnicodeEncodeError:
+        raise CallRefused(op, f"argument {name} is not valid Unicode text") from None
+
+
+def _segment(op: str, name: str, value: Any, style: str = "simple") -> str:
+    """A path parameter as its style writes it (frontmatter.PATH_STYLES): the value, a list's
+    values joined by commas; `.` before it (label); `;name=` before it (matrix)."""
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise CallRefused(op, f"argument {name} is a path segment and cannot be an empty list")
+    alone = style == "simple" and len(values) == 1
+    each = [_segment_value(op, name, v, alone) for v in values]
+    if style == "label":
+        return "." + ",".join(each)
+    if style == "label_explode":
+        return "." + ".".join(each)
+    key = quote(name, safe=_SEGMENT_SAFE)
+    if style == "matrix":
+        return f";{key}=" + ",".join(each)
+    if style == "matrix_explode":
+        return "".join(f";{key}={v}" for v in each)
+    return ",".join(each)
+
+
+def _same(name: str) -> str:
+    return name
+
+
+def _cookie_value(op: str, name: str, value: Any) -> str:
+    """An argument as a cookie's value: percent-encoded (no `;`, `,`, space or quote is left
+    to end it early), a list's values joined by commas (OpenAPI's cookie style, not exploded)."""
+    values = value if isinstance(value, list) else [value]
+    try:
+        return ",".join(quote(_scalar(v), safe="-._~!#$&'()*+/:<=>?@[]^`{|}") for v in values)
     except UnicodeEncodeError:
         raise CallRefused(op, f"argument {name} is not valid Unicode text") from None
 
@@ -363,7 +404,7 @@ def _multipart(
         for item in values:
             if item is None:  # no value: no part, as a form body leaves the pair out
                 continue
-            disposition = f'form-data; name="{_part_name(name)}"'
+            disposition = f'form-data; name="{_part_name(decl.wire_name(name))}"'
             if name in decl.files:
                 got = _file(op, name, item, reader)
                 head = (
@@ -419,7 +460,13 @@ def build_request(
         **decl.fixed_values,
     }  # what the skill fixes is sent whatever the model says
     head = urlsplit(decl.url)
-    path = PATH_TEMPLATE.sub(lambda m: _segment(op, m.group(1), args[m.group(1)]), head.path)
+    path_styles = {k: v for k, v in decl.styles if v in PATH_STYLES}  # (a form field's own)
+    path = PATH_TEMPLATE.sub(
+        lambda m: _segment(op, m.group(1), args[m.group(1)], path_styles.get(m.group(1), "simple")),
+        head.path,
+    )
+    if any(seg in (".", "..") for seg in path.split("/")):  # a label's `.` before a `.`
+        raise CallRefused(op, "the arguments would make a path segment of dots only")
     url = f"{head.scheme}://{head.netloc}{path}"
     query = _encode_query(op, decl, args)
     if query:
@@ -443,14 +490,16 @@ def build_request(
                     body = _scalar(whole).encode("utf-8")
                 headers.append(("Content-Type", decl.content_type))
         elif decl.is_form:
+            wire: Callable[[str], str] = decl.wire_name
             if decl.body_arg is not None:  # the form's fields, under their own argument
                 whole = fields.get(decl.body_arg)
                 fields = dict(whole) if isinstance(whole, dict) else {}
+                wire = _same  # its fields' own names
             if fields or decl.method in ("POST", "PUT", "PATCH"):
                 body = "&".join(
                     pair
                     for name, value in fields.items()
-                    for pair in styled_pairs(op, name, value, decl.style_of(name))
+                    for pair in styled_pairs(op, wire(name), value, decl.style_of(name))
                 ).encode("ascii")
                 headers.append(("Content-Type", decl.content_type))
         elif decl.body_arg is not None:
@@ -458,12 +507,19 @@ def build_request(
                 body = _json_body(op, fields[decl.body_arg])
                 headers.append(("Content-Type", decl.content_type))
         elif fields or decl.method in ("POST", "PUT", "PATCH"):
-            body = _json_body(op, fields)
+            body = _json_body(op, {decl.wire_name(k): v for k, v in fields.items()})
             headers.append(("Content-Type", decl.content_type))
     headers.extend(decl.headers)
     for name in decl.header:
         if name in args and args[name] is not None:
             headers.append((decl.wire_name(name), _header_value(op, name, args[name])))
+    cookies = [
+        f"{decl.wire_name(name)}={_cookie_value(op, name, args[name])}"
+        for name in decl.cookie
+        if name in args and args[name] is not None
+    ]
+    if cookies:
+        headers.append(("Cookie", "; ".join(cookies)))
     key = given_key or idempotency_key(decl, args)
     if key:
         headers.append(("Idempotency-Key", key))

@@ -241,13 +241,17 @@ def test_header_params_are_arguments_sent_as_headers_and_the_credential_never_is
     package = derive_package(spec)
     skill = load_skill(package.files)
     tool = skill.tool("get_item")
-    assert list(tool.schema["properties"]) == ["id", "organization-id", "X-Tags"]
+    assert list(tool.schema["properties"]) == ["id", "organization-id", "X-Tags", "session"]
     assert tool.schema["required"] == ["id", "organization-id"]
     request = build_request(
         tool, {"id": "7", "organization-id": "org-1", "X-Tags": ["a", "b"]}, skill.hosts
     )
     assert request.url == "https://rules.example/v1/items/7"
     assert dict(request.headers) == {"organization-id": "org-1", "X-Tags": "a,b"}
+    with_cookie = build_request(
+        tool, {"id": "7", "organization-id": "o", "session": "s 1"}, skill.hosts
+    )  # a cookie the API reads is an argument too (#42.9)
+    assert dict(with_cookie.headers) == {"organization-id": "o", "Cookie": "session=s%201"}
     text = package.files["get_item.md"].decode()
     assert (
         "- `organization-id` (string, required, header) — Required if Authorization is a JWT token"
@@ -257,10 +261,7 @@ def test_header_params_are_arguments_sent_as_headers_and_the_credential_never_is
         "The credential, never an argument: the tool attaches it in the `Authorization` header,"
         " so these are not sent:\n- `Authorization` (string, optional, header)"
     ) in text
-    assert (
-        "Set by the tool or not sent (cookies):\n- `Content-Type` (string, optional, header)"
-        in text
-    )
+    assert "Set by the tool or not sent:\n- `Content-Type` (string, optional, header)" in text
     assert "header: [organization-id, X-Tags]" in text
 
 

@@ -93,11 +93,11 @@ def test_a_file_without_an_operation_block_is_prose_only() -> None:
 REFUSALS = [
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  optional: [b]",
-        "op.md: operation.optional: names 'b', which is not sent (not in the URL, `body`, `query` or `header`)",
+        "op.md: operation.optional: names 'b', which is not sent (not in the URL, `body`, `query`, `header` or `cookie`)",
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\n  integer: [aa]",
-        "op.md: operation.integer: names 'aa', which is not sent (not in the URL, `body`, `query` or `header`)",
+        "op.md: operation.integer: names 'aa', which is not sent (not in the URL, `body`, `query`, `header` or `cookie`)",
     ),
     (
         "operation:\n  method: GET\n  url: http://a.test/x\n  body: [a]",
@@ -145,7 +145,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
-        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, files, paging, body, query, header, path, optional, integer, number, boolean, list)",
+        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, files, paging, body, query, header, cookie, path, optional, integer, number, boolean, list)",
     ),
     (
         "operation:\n  method: FETCH\n  url: http://a.test/x",
@@ -360,8 +360,8 @@ _SCHEMA = '{"type": "object", "properties": {"q": {"type": "array"}, "body": {"t
             "op.md: operation.style: names 'x', which is not a query parameter or a form body field",
         ),
         (
-            'sent_as: {"x": "path"}',
-            "op.md: operation.sent_as: names 'x', which is not in `query` or `header`",
+            'sent_as: {"nope": "path"}',
+            "op.md: operation.sent_as: names 'nope', which is not a query, header, cookie or body argument",
         ),
         (
             "body_arg: nope",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from skillpress.services.app.base.package_dir import read_package_dir
 from skillpress.services.app.serving.calling import credential_for
 from skillpress.services.app.serving.followers import folder_stamp
+from skillpress.services.derive.provider_names import original_names
 from skillpress.services.runtime.calls import (
     CallSetup,
     GateClosed,
@@ -55,6 +56,7 @@ __all__ = [
     "journaled",
     "load_skill",
     "load_workflows",
+    "original_names",
     "place_call",
     "placed_step",
     "prepare_call",

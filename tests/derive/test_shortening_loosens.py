@@ -1,0 +1,65 @@
+"""Shortening may loosen a schema, never make it unsatisfiable (#42.6): Adyen's `paymentMethod`
+is a `oneOf` of 58 payment types; cut past the depth kept, each branch became a description
+only, every value matched all 58, and `oneOf` refused every value, so `post_payments` could
+never be called. A `oneOf` with a cut branch is written `anyOf` (the same bytes)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from skillpress.services.derive.expand import ExpandedSizes, expand_types
+
+TYPES: dict[str, Any] = {
+    "Card": {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"const": "scheme"}, "number": {"type": "string"}},
+    },
+    "Ideal": {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"const": "ideal"}, "issuer": {"type": "string"}},
+    },
+    "Node": {  # a type that contains itself: cut the second time it is met
+        "type": "object",
+        "properties": {"next": {"oneOf": [{"$ref": "#/types/Node"}, {"type": "null"}]}},
+    },
+}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "paymentMethod": {"oneOf": [{"$ref": "#/types/Card"}, {"$ref": "#/types/Ideal"}]},
+        "chain": {"$ref": "#/types/Node"},
+    },
+}
+VALUE = {"paymentMethod": {"type": "scheme", "number": "4111"}, "chain": {"next": {"next": None}}}
+
+
+def test_a_one_of_cut_past_the_depth_kept_takes_a_valid_value() -> None:
+    full = expand_types(SCHEMA, TYPES)
+    assert "oneOf" in full["properties"]["paymentMethod"]  # detailed: exact, as the spec says
+    assert Draft202012Validator(full).is_valid(VALUE)
+    for cut in (
+        expand_types(SCHEMA, TYPES, max_depth=0, descriptions=False),
+        ExpandedSizes(TYPES).reduced(0, False, 120).expand(SCHEMA),
+    ):
+        method = cut["properties"]["paymentMethod"]
+        assert "oneOf" not in method and len(method["anyOf"]) == 2
+        assert all(set(b) == {"description"} for b in method["anyOf"])
+        assert Draft202012Validator(cut).is_valid(VALUE), cut
+
+
+def test_a_one_of_cut_by_a_cycle_takes_a_valid_value() -> None:
+    full = expand_types(SCHEMA, TYPES)
+    inner = full["properties"]["chain"]["properties"]["next"]
+    assert inner == {"anyOf": [{"type": "object"}, {"type": "null"}]}
+    assert Draft202012Validator(full).is_valid(VALUE)
+
+
+def test_sizes_count_the_loosened_schema_exactly() -> None:
+    sizes = ExpandedSizes(TYPES, renamed=False).reduced(0, False, 120)
+    built = sizes.expand(SCHEMA)
+    assert sizes.size(SCHEMA) == len(json.dumps(built, separators=(",", ":")).encode())
