@@ -249,9 +249,16 @@ def analyse_auth(
         if not servable_alt:
             unservable += 1
     chosen = None
-    if used:  # the scheme most operations can use; between equals, a bearer token over the rest
+    if used:  # the scheme most operations can use; between equals, a bearer token over the rest,
+        # a key in a header over one in the query or a cookie
         chosen = sorted(
-            used.items(), key=lambda kv: (-kv[1], _PREFERENCE.get(schemes[kv[0]][0], 9), kv[0])
+            used.items(),
+            key=lambda kv: (
+                -kv[1],
+                _PREFERENCE.get(schemes[kv[0]][0], 9),
+                places.get(kv[0], "header") != "header",
+                kv[0],
+            ),
         )[0][0]
     elif schemes:
         servable = sorted(n for n, k in schemes.items() if k[2])

@@ -166,7 +166,7 @@ def test_preview_asks_where_the_api_lives_and_which_auth_a_header_cannot_serve(
         "components": {
             "securitySchemes": {
                 "key": {"type": "apiKey", "in": "header", "name": "X-Relay-Key"},
-                "cookie": {"type": "apiKey", "in": "cookie", "name": "sid"},
+                "mtls": {"type": "mutualTLS"},
             }
         },
         "security": [{"key": []}],
@@ -175,7 +175,7 @@ def test_preview_asks_where_the_api_lives_and_which_auth_a_header_cannot_serve(
             "/b": {
                 "get": {
                     "operationId": "getB",
-                    "security": [{"cookie": []}],
+                    "security": [{"mtls": []}],
                     "responses": {"200": {"description": "ok"}},
                 }
             },

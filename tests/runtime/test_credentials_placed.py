@@ -71,6 +71,29 @@ def test_an_api_key_in_the_query_or_a_cookie_is_attached_there_and_never_shown(
     assert api.seen[-1].path == "/items"
 
 
+def test_between_equally_used_keys_the_one_in_a_header_is_the_skills_credential() -> None:
+    schemes = {
+        "a_cookie": {"type": "apiKey", "in": "cookie", "name": "sid"},
+        "b_key": {"type": "apiKey", "in": "header", "name": "X-Relay-Key"},
+    }
+    doc = yaml.safe_load(_spec("https://relay.example", schemes, [{"b_key": []}]))
+    doc["paths"]["/other"] = {
+        "get": {
+            "operationId": "getOther",
+            "security": [{"a_cookie": []}],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    files = derive_package(yaml.safe_dump(doc).encode(), DeriveOptions(slug="relay")).files
+    auth = json.loads(files["skill.json"])["auth"]
+    assert (auth["header"], auth["scheme"], auth.get("in", "header")) == (
+        "X-Relay-Key",
+        "b_key",
+        "header",
+    )
+    assert auth["schemes"]["a_cookie"]["servable"] is True
+
+
 def test_two_schemes_one_requirement_names_are_both_sent_each_from_its_own_variable(
     tmp_path: Path, api: HostileApi
 ) -> None:
