@@ -75,6 +75,18 @@ def auth_hint(auth: Mapping[str, Any]) -> str:
         )
         env = f" (from ${other['env']})" if other.get("env") else ""
         said += f"; and {hint}{env}"
+    for other in auth.get("others") or ():
+        if not isinstance(other, Mapping) or not said:
+            continue
+        hint = credential_hint(
+            str(other.get("kind") or "apiKey"),
+            str(other.get("name")),
+            where=str(other.get("in") or "header"),
+        )
+        said += (
+            f"; the operations whose file names `credential: {other.get('scheme')}` are sent"
+            f" {hint} instead (from ${other.get('env')})"
+        )
     return said
 
 
@@ -296,7 +308,57 @@ def analyse_auth(
         out["in"] = places[chosen]
     if also:
         out["also"] = also
+    per_op, others = _other_credentials(ops, root, chosen, schemes, places, slug)
+    if others:
+        out["others"] = others
+        out["per_operation"] = per_op  # read into each operation's file, not skill.json
     return out
+
+
+def _other_credentials(
+    ops: list[Operation],
+    root: list[Any],
+    chosen: str | None,
+    schemes: Mapping[str, tuple[str, str | None, bool]],
+    places: Mapping[str, str],
+    slug: str,
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The operations none of whose requirements is the chosen scheme's (Figma's payments take
+    a PersonalAccessToken, its files OAuth 2): each → the one servable scheme it is sent, and
+    those schemes' credentials, each from its own variable."""
+    per_op: dict[str, str] = {}
+    used: set[str] = set()
+    if chosen is None or chosen not in schemes:
+        return per_op, []
+    for op in ops:
+        reqs = [
+            r for r in (op.security if op.security is not None else root) if isinstance(r, dict)
+        ]
+        if not reqs or any(not r for r in reqs) or any(chosen in r for r in reqs):
+            continue
+        alone = [
+            str(n)
+            for r in reqs
+            if len(r) == 1
+            for n in r
+            if schemes.get(str(n), ("", None, False))[2] and schemes[str(n)][1]
+        ]
+        if alone:
+            per_op[op.name] = alone[0]
+            used.add(alone[0])
+    others = []
+    for name in sorted(used):
+        kind, header, _ = schemes[name]
+        others.append(
+            {
+                "name": header,
+                "in": places.get(name, "header"),
+                "kind": "bearer" if kind in ("oauth2", "openIdConnect") else kind,
+                "env": companion_env(slug, name),
+                "scheme": name,
+            }
+        )
+    return per_op, others
 
 
 def _companions(

@@ -70,8 +70,11 @@ OPERATION_KEYS = (
     "sent_as",
     "files",
     "paging",
+    "credential",
     *FLAT_KEYS,
 )
+# a security scheme's name, as skill.json's `auth.others` lists it
+SCHEME_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 JSON_BODY = "application/json"
 FORM_BODY = "application/x-www-form-urlencoded"
 MULTIPART_BODY = "multipart/form-data"
@@ -210,6 +213,9 @@ class Declaration:
     cookie: tuple[str, ...] = ()  # arguments sent as cookies (`name=value` in the Cookie header)
     files: tuple[str, ...] = ()  # arguments whose value is a file (FILE_ARGUMENT)
     paging: Paging | None = None  # how a read's result says where its next page is
+    # the security scheme whose credential this operation is sent (one skill.json's
+    # `auth.others` names), where the spec gives it none the skill's first credential serves
+    credential: str | None = None
 
     def style_of(self, name: str) -> str:
         return dict(self.styles).get(name, "form")
@@ -783,6 +789,13 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
     sent_as = _sent_as(file, raw, (*query, *cookie, *body), header)
     files = _files(file, raw, schema, body, content_type)
     paging = _paging(file, raw.get("paging"), method, query)
+    credential = raw.get("credential")
+    if credential is not None and not (
+        isinstance(credential, str) and SCHEME_NAME.match(credential)
+    ):
+        raise DeclarationError(
+            file, "operation.credential", "must be a security scheme's name (letters, digits, _.-)"
+        )
     for name in header:
         wire = dict(sent_as).get(name, name)
         if not HEADER_NAME.match(wire) or wire.lower() in RUNTIME_HEADERS:
@@ -844,6 +857,7 @@ def parse_declaration(op_file: OperationFile) -> Declaration | None:
         cookie=cookie,
         files=files,
         paging=paging,
+        credential=credential,
     )
 
 
@@ -1133,6 +1147,8 @@ def declaration_block(op: Operation, url: str) -> str:
             )
         if op.tool.files:
             lines.append("  files: [" + ", ".join(_y(f) for f in op.tool.files) + "]")
+        if op.credential:
+            lines.append(f"  credential: {json.dumps(op.credential)}")
         paging = op.tool_paging()
         if paging is not None:
             lines.append("  paging: " + json.dumps(paging.to_dict(), ensure_ascii=False))

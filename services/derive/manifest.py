@@ -128,14 +128,18 @@ class AuthInfo:
     env: str | None = None  # the variable the credential is read from, when not <SLUG>_API_KEY
     where: str = "header"  # where the credential goes: header, or an apiKey's query or cookie
     also: tuple[AuthCompanion, ...] = ()  # sent beside it, each from its own variable
+    # the credentials of schemes some operations are sent instead (their files say which)
+    others: tuple[AuthCompanion, ...] = ()
 
     def place_fields(self) -> dict[str, Any]:
-        """`in` and `also` where the credential is more than one header (else nothing)."""
+        """`in`, `also` and `others` where the credential is more than one header (else nothing)."""
         out: dict[str, Any] = {}
         if self.where != "header":
             out["in"] = self.where
         if self.also:
             out["also"] = [c.to_dict() for c in self.also]
+        if self.others:
+            out["others"] = [c.to_dict() for c in self.others]
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -178,6 +182,7 @@ class AuthInfo:
             env=_opt_str(raw.get("env")),
             where=_opt_str(raw.get("in")) or "header",
             also=companions(raw.get("also")),
+            others=companions(raw.get("others")),
             schemes=tuple(
                 (
                     str(n),
@@ -494,6 +499,7 @@ class SkillIndex:
     auth_env: str | None = None
     auth_in: str = "header"
     auth_also: tuple[AuthCompanion, ...] = ()
+    auth_others: tuple[AuthCompanion, ...] = ()
 
     @classmethod
     def from_json(cls, data: bytes) -> SkillIndex:
@@ -523,6 +529,7 @@ class SkillIndex:
             auth_env=_opt_str(auth.get("env")),
             auth_in=_opt_str(auth.get("in")) or "header",
             auth_also=companions(auth.get("also")),
+            auth_others=companions(auth.get("others")),
         )
 
     @cached_property

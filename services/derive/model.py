@@ -104,6 +104,9 @@ class Operation:
     additions: Additions = field(default_factory=Additions)
     # query parameters and body fields that carry the credential
     credential_fields: tuple[str, ...] = ()
+    # the security scheme this operation is sent the credential of, where none of its
+    # requirements is the skill's first credential's (auth.others names it)
+    credential: str | None = None
     # pairs the spec wrote into the path itself (`/?Action=List`): sent on every call
     literal_query: tuple[tuple[str, str], ...] = ()
     paging: Paging | None = None  # how a read pages, by the names the API reads

@@ -69,6 +69,7 @@ from skillpress.services.derive.schema import SchemaTranslator, refs_in
 from skillpress.services.derive.servers import (
     host_of,
     placeholder_host,
+    relative_server,
     server_from_list,
     swagger2_server,
 )
@@ -232,7 +233,7 @@ def _base_url(
     else:
         resolved, raw = server_from_list(doc.get("servers"), given)
     if given:
-        if raw and resolved and not raw.startswith(("http://", "https://")):
+        if raw and resolved and "swagger" not in doc and relative_server(doc.get("servers")):
             return resolved, resolved
         return given.rstrip("/"), given.rstrip("/")
     if resolved is None:
@@ -682,7 +683,10 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     # operation files depend on their operation alone: a forked child may render a share of them
     # while this process decides the layout and renders the rest
     url_base = api.url_base
-    auth = AuthInfo.from_dict(analyse_auth(api.doc, api.translator.resolver, ops, api.slug))
+    analysed = analyse_auth(api.doc, api.translator.resolver, ops, api.slug)
+    auth = AuthInfo.from_dict(analysed)
+    per_op = analysed.get("per_operation") or {}
+    ops = [replace(op, credential=per_op[op.name]) if op.name in per_op else op for op in ops]
     chosen_env = options.credential_env
     if chosen_env and chosen_env != default_credential_env(api.slug):
         if (why := credential_env_refusal(chosen_env)) is not None:

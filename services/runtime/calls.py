@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillpress.services.errors import Refused
@@ -83,6 +83,15 @@ class CallSetup:
     files: FileReader | None = None
     environ: Mapping[str, str] | None = None
 
+    def for_tool(self, tool: Tool) -> CallSetup:
+        """This setup as `tool` is sent: with the credential of the scheme its operation names
+        (`operation.credential`, one skill.json lists), where it is not the skill's first."""
+        if tool.auth is None:
+            return self
+        allow = self.credential.allow_private_token_url if self.credential else False
+        env = tool.auth.env or ""
+        return replace(self, credential=Credential(tool.auth, env, allow_private_token_url=allow))
+
 
 @dataclass(frozen=True)
 class Placed:
@@ -91,12 +100,15 @@ class Placed:
     request: PreparedRequest
     gate: GateCheck | None
     result: CallResult | None = None
+    # the credential it is sent with, where its operation names its own (else the setup's)
+    credential: Credential | None = None
 
     def shown_request(self, setup: CallSetup) -> dict[str, Any]:
         """The request as a dry run prints it: each credential as the variable it comes from,
         where it goes (a header, the query, a cookie)."""
         shown = self.request.as_dict()
-        return setup.credential.show(shown) if setup.credential else shown
+        credential = self.credential or setup.credential
+        return credential.show(shown) if credential else shown
 
 
 def prepare_call(
@@ -112,7 +124,8 @@ def prepare_call(
     request = build_request(tool, args, hosts, setup.files)
     if page_url is not None:
         request = page_url_request(tool.declaration, request, page_url, hosts)
-    return Placed(request, check_gate(tool, args if isinstance(args, dict) else {}, page_url))
+    gate = check_gate(tool, args if isinstance(args, dict) else {}, page_url)
+    return Placed(request, gate, credential=setup.for_tool(tool).credential if tool.auth else None)
 
 
 def _with_next(
@@ -149,9 +162,9 @@ def place_call(
     placed = prepare_call(tool, args, hosts, setup, page_url)
     if placed.gate is not None:
         gatekeeper(placed.gate)
-    result = _send(placed.request, setup)
+    result = _send(placed.request, setup.for_tool(tool))
     _with_next(tool, args, hosts, placed.request, result)
-    return Placed(placed.request, placed.gate, result)
+    return Placed(placed.request, placed.gate, result, placed.credential)
 
 
 def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
@@ -160,7 +173,8 @@ def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     shown = placed.shown_request(setup)
-    credential = set(setup.credential.placeholder()) if setup.credential else set()
+    used = placed.credential or setup.credential
+    credential = set(used.placeholder()) if used else set()
     headers = shown["headers"]
     shown["headers"] = {k: v if k in credential else redact({k: v})[k] for k, v in headers.items()}
 
@@ -215,6 +229,7 @@ def placed_step(
         if placed.gate is not None:
             gatekeeper(placed.gate)
         judge = rules or StepRules()
+        setup = setup.for_tool(tool)  # a step sends its operation's own credential too
         result = _send(placed.request, setup)
         tries, waited = list(result.attempts), result.waited
         safe = repeatable(placed.request)

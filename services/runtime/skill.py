@@ -123,6 +123,9 @@ class Tool:
     # the skill's tool contract (an Agent Skills folder's tools.json) requires the user's
     # confirmation of every call: `user_confirmed` true, and absent is refused like false
     confirm: bool = False
+    # the credential this tool is sent instead of the skill's first (its operation names a
+    # scheme skill.json's `auth.others` lists: Figma's PersonalAccessToken beside OAuth 2)
+    auth: AuthHeader | None = None
 
     @property
     def description(self) -> str:
@@ -406,6 +409,23 @@ def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
     return None
 
 
+def _other_auth(index: SkillIndex, decl: Declaration) -> AuthHeader:
+    """The credential an operation names (`operation.credential`): one skill.json lists under
+    `auth.others`, never one its file invents."""
+    found = next((c for c in index.auth_others if c.scheme == decl.credential), None)
+    if found is None or not found.env:
+        raise PackageError(
+            f"{decl.file}: operation.credential names {decl.credential!r}, which skill.json's"
+            " auth.others does not list (with the variable it is read from)"
+        )
+    return AuthHeader(
+        found.name,
+        found.kind if found.kind in ("apiKey", "bearer", "basic") else "apiKey",
+        env=_env(found.env, "skill.json: auth.others.env"),
+        where=found.where,
+    )
+
+
 def _base(base_url: str) -> tuple[str, str]:
     """(the root path-only URLs are resolved against, its host) for a `--base-url`."""
     parts = urlsplit(base_url)
@@ -495,7 +515,8 @@ def _derived(
             )
         if not types:
             types.append(_SchemaCheck(_types(files)))
-        return _tool(str(entry.tool), decl, types[0].types, types[0])
+        tool = _tool(str(entry.tool), decl, types[0].types, types[0])
+        return replace(tool, auth=_other_auth(index, decl)) if decl.credential else tool
 
     return Skill(index.slug, index.title, hosts, auth, build, listing, lookup)
 
@@ -630,6 +651,11 @@ def _hand_written(
         _, decl = _parse(files, path)
         if decl is None:
             continue
+        if decl.credential:  # no skill.json lists other credentials: it would go unsent
+            raise PackageError(
+                f"{path}: operation.credential names {decl.credential!r}; only a derived"
+                " package's skill.json (auth.others) lists another credential"
+            )
         tools.append(_tool(tool_name(slug, decl.name), decl, types, checked))
     if not tools:
         raise PackageError(

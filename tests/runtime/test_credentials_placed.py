@@ -264,3 +264,73 @@ def test_a_raw_body_of_format_byte_takes_a_file_like_one_of_format_binary(
     content = base64.b64encode(b"\x00\x01payload").decode()
     got = host.call("raw_upload", {"body": {"content_base64": content}})
     assert got.status == 200 and api.seen[-1].body == b"\x00\x01payload"
+
+
+def test_an_operation_that_takes_another_scheme_is_sent_that_ones_credential(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    # Figma: files take OAuth 2, payments only a PersonalAccessToken in X-Figma-Token; the
+    # payments call was sent the OAuth token (the judge: "Security not found")
+    schemes = {
+        "OAuth2": {"type": "http", "scheme": "bearer"},
+        "Personal": {"type": "apiKey", "in": "header", "name": "X-Figma-Token"},
+    }
+    doc = yaml.safe_load(_spec(api.url, schemes, [{"OAuth2": []}]))
+    doc["paths"]["/more"] = {
+        "get": {"operationId": "listMore", "responses": {"200": {"description": "ok"}}}
+    }
+    doc["paths"]["/payments"] = {
+        "get": {
+            "operationId": "getPayments",
+            "security": [{"Personal": []}],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    data = yaml.safe_dump(doc).encode()
+    host, files = _host(tmp_path, data, "figma")
+    auth = json.loads(files["skill.json"])["auth"]
+    assert (auth["scheme"], auth["others"]) == (
+        "OAuth2",
+        [
+            {
+                "name": "X-Figma-Token",
+                "in": "header",
+                "kind": "apiKey",
+                "env": "FIGMA_PERSONAL",
+                "scheme": "Personal",
+            }
+        ],
+    )
+    assert 'credential: "Personal"' in files["get_payments.md"].decode()
+    assert "credential:" not in files["list_items.md"].decode()
+    environ = {"FIGMA_API_KEY": "oauth-token-1", "FIGMA_PERSONAL": "personal-token-2"}
+    host.call("figma_list_items", {}, environ=environ)
+    assert api.seen[-1].headers["Authorization"] == "Bearer oauth-token-1"
+    assert "X-Figma-Token" not in api.seen[-1].headers
+    host.call("figma_get_payments", {}, environ=environ)
+    sent = api.seen[-1].headers
+    assert sent["X-Figma-Token"] == "personal-token-2" and "Authorization" not in sent
+    # a dry run shows where it comes from, never the value
+    skill = load_skill(files)
+    from skillpress.services.app.serving.calling import call_setup
+
+    setup = call_setup(skill, None, CallLimits(), None)
+    placed = prepare_call(skill.tool("get_payments"), {}, skill.hosts, setup)
+    assert placed.shown_request(setup)["headers"]["X-Figma-Token"] == "<from $FIGMA_PERSONAL>"
+
+
+def test_an_operation_file_cannot_name_a_credential_skill_json_does_not_list(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    from skillpress.services.runtime.skill import PackageError
+
+    schemes = {"OAuth2": {"type": "http", "scheme": "bearer"}}
+    host, files = _host(tmp_path, _spec(api.url, schemes, [{"OAuth2": []}]), "forged")
+    text = (
+        files["list_items.md"]
+        .decode()
+        .replace("operation:\n", 'operation:\n  credential: "Elsewhere"\n', 1)
+    )
+    forged = {**files, "list_items.md": text.encode()}
+    with pytest.raises(PackageError, match="auth.others does not list"):
+        load_skill(forged).tool("list_items")

@@ -145,7 +145,7 @@ REFUSALS = [
     ),
     (
         "operation:\n  method: POST\n  url: http://a.test/x\n  bdoy: [a]",
-        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, files, paging, body, query, header, cookie, path, optional, integer, number, boolean, list)",
+        "op.md: operation: unknown key 'bdoy'; did you mean `body`? (it takes method, url, schema, identity, fixed, headers, content_type, style, body_arg, sent_as, files, paging, credential, body, query, header, cookie, path, optional, integer, number, boolean, list)",
     ),
     (
         "operation:\n  method: FETCH\n  url: http://a.test/x",
