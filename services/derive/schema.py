@@ -120,6 +120,21 @@ class SchemaTranslator:
             target = self.resolver.pointer(ref, ref)
             self.types[name] = self._tr(target, ref, 0, (ref,), False)
 
+    def _read_only(self, sub: Any, where: str) -> bool:
+        """Whether a property is readOnly, said beside it or by the schema its `$ref` names
+        (Airflow's `state`, a readOnly DagState): never sent, so never an argument."""
+        if not isinstance(sub, dict):
+            return False
+        if sub.get("readOnly") is True:
+            return True
+        if isinstance(sub.get("$ref"), str):
+            try:
+                target = self.resolver.deref(sub, where)
+            except SpecRefused:
+                return False
+            return isinstance(target, dict) and target.get("readOnly") is True
+        return False
+
     def _ref(self, ref: str, where: str, depth: int, stack: tuple[str, ...], inline: bool) -> Any:
         name = self.type_name(ref) if not inline else None
         if name is not None:
@@ -271,7 +286,7 @@ class SchemaTranslator:
         if isinstance(props, dict):
             tprops: dict[str, Any] = {}
             for name, sub in props.items():
-                if isinstance(sub, dict) and sub.get("readOnly") is True:
+                if self._read_only(sub, where):
                     continue
                 tprops[str(name)] = self._tr(
                     sub, f"{where}/properties/{name}", depth + 1, stack, False

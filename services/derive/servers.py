@@ -6,7 +6,14 @@ import re
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-__all__ = ["server_from_list", "swagger2_server", "host_of", "join_url", "placeholder_host"]
+__all__ = [
+    "server_from_list",
+    "swagger2_server",
+    "host_of",
+    "join_url",
+    "placeholder_host",
+    "relative_server",
+]
 
 _VAR = re.compile(r"\{([^{}]+)\}")
 
@@ -66,6 +73,18 @@ def server_from_list(servers: Any, base_url: str | None) -> tuple[str | None, st
     return _absolute(url, base_url), raw
 
 
+def relative_server(servers: Any) -> bool:
+    """Whether an OpenAPI 3 `servers` list's first URL is relative (`/api/v1`, `v2`), read after
+    its variables are filled in: `{scheme}://developer.uspto.gov` names a host."""
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], dict):
+        return False
+    raw = servers[0].get("url")
+    if not isinstance(raw, str) or not raw.strip():
+        return False
+    url = _substitute(raw.strip(), servers[0].get("variables"))
+    return not re.match(r"^([A-Za-z][A-Za-z0-9+.-]*:|//)", url)
+
+
 def override_server(servers: Any, given: str | None, own: str | None = None) -> str | None:
     """An operation's or path's `servers`, where the operator gave a base URL (`given`, in place
     of the document's own server, `own`): a relative server is resolved against it; an absolute
@@ -73,7 +92,7 @@ def override_server(servers: Any, given: str | None, own: str | None = None) -> 
     proxy, a mock, another region); one on another host (GitHub's `uploads.github.com`) is
     kept, as it is when the base URL given is the document's own."""
     resolved, raw = server_from_list(servers, given or own)
-    if not given or (raw and resolved and not raw.startswith(("http://", "https://"))):
+    if not given or (raw and resolved and relative_server(servers)):
         return resolved  # a relative one against the base URL, given or the document's own
     theirs, _ = server_from_list(servers, None)
     if own and theirs and host_of(theirs) != host_of(own):

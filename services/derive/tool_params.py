@@ -36,6 +36,26 @@ def _scalar_alternatives(schema: dict[str, Any]) -> bool:
     return False
 
 
+def _never_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A path parameter's schema without its `null` alternative (a segment is never null):
+    Airflow's `map_index`, `anyOf: [integer, null]`, is an integer."""
+    out = dict(schema)
+    if isinstance(out.get("type"), list) and "null" in out["type"]:
+        kept = [t for t in out["type"] if t != "null"]
+        out["type"] = kept[0] if len(kept) == 1 else kept
+    for key in ("anyOf", "oneOf"):
+        alts = out.get(key)
+        if not isinstance(alts, list) or {"type": "null"} not in alts:
+            continue
+        kept = [a for a in alts if a != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            del out[key]
+            out = {**kept[0], **out}
+        elif kept:
+            out[key] = kept
+    return out
+
+
 def _target(schema: Any, types: dict[str, Any]) -> Any:
     """What a schema is once its `#/types/Name` references are followed (a few deep): a path
     parameter's `$ref` to an integer is an integer, with its constraints."""
@@ -85,6 +105,7 @@ def path_args(op: Operation, args: Args, types: dict[str, Any], base: str = "") 
         )
         if param and param.description and "description" not in sub:
             sub["description"] = param.description
+        sub = _never_null(sub)
         target = _target(sub, types)
         scalar = isinstance(target, dict) and (
             target.get("type") in SCALARS or _scalar_alternatives(target)

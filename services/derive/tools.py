@@ -218,6 +218,7 @@ def _fields_body(op: Operation, schema: Any, multipart: bool) -> _Body | str | N
             body.props[k] = as_file if as_file is not None else v
             if as_file is not None:
                 body.files.append(k)
+        body.props |= {k: {"type": "string", **v} for k, v in _undeclared(schema, op).items()}
         body.required = [r for r in schema.get("required", []) if r in body.props]
         for k in list(body.props):  # `Upload Yaml/Yml File`: a part name no argument can be
             if not FIELD_NAME.match(k):
@@ -226,8 +227,21 @@ def _fields_body(op: Operation, schema: Any, multipart: bool) -> _Body | str | N
         return body
     if _is_plain_object(schema):
         props = {k: v for k, v in schema["properties"].items() if k not in op.credential_fields}
+        props |= _undeclared(schema, op)
         return _Body(props, [r for r in schema.get("required", []) if r in props])
     return None
+
+
+def _undeclared(schema: dict[str, Any], op: Operation) -> dict[str, Any]:
+    """The fields a body requires but declares no schema for (Figma's webhook update requires
+    `team_id`, absent from its properties): arguments of any value, or no call could be valid."""
+    if schema.get("additionalProperties") is False:
+        return {}  # required and forbidden: the translator already dropped it
+    return {
+        r: {"description": "Required by the API; the spec declares no type for it."}
+        for r in schema.get("required", [])
+        if isinstance(r, str) and r not in schema["properties"] and r not in op.credential_fields
+    }
 
 
 def _body_of(op: Operation) -> _Body | str:

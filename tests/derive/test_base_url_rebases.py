@@ -70,3 +70,30 @@ def test_another_base_url_moves_the_apis_own_host_and_keeps_the_others() -> None
         "list_local": "http://127.0.0.1:4010/v2/local",  # relative: resolved against it (RFC 3986)
     }
     assert hosts == ["127.0.0.1:4010", "uploads.hub.test"]  # what the preview lists
+
+
+def test_a_server_whose_scheme_is_a_variable_is_absolute_and_a_base_url_moves_it() -> None:
+    # USPTO's `{scheme}://developer.uspto.gov/ds-api`: read as relative, the base URL was ignored
+    doc = {
+        "openapi": "3.0.1",
+        "info": {"title": "Data sets", "version": "1"},
+        "servers": [
+            {
+                "url": "{scheme}://developer.uspto.test/ds-api",
+                "variables": {"scheme": {"enum": ["https", "http"], "default": "https"}},
+            }
+        ],
+        "paths": {
+            "/": {
+                "get": {"operationId": "listDataSets", "responses": {"200": {"description": "ok"}}}
+            }
+        },
+    }
+    for given, expected in (
+        (None, "https://developer.uspto.test/ds-api/"),
+        ("http://127.0.0.1:4010/ds-api", "http://127.0.0.1:4010/ds-api/"),
+    ):
+        package = derive_package(yaml.safe_dump(doc).encode(), DeriveOptions(base_url=given))
+        text = package.files["list_data_sets.md"].decode()
+        url = split_frontmatter("list_data_sets.md", text).frontmatter["operation"]["url"]
+        assert url == expected

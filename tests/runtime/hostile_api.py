@@ -72,7 +72,9 @@ class HostileApi:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 try:
-                    if answer.drip:
+                    if self.command == "HEAD":
+                        pass  # a HEAD answer has headers only
+                    elif answer.drip:
                         for i in range(len(data)):
                             self.wfile.write(data[i : i + 1])
                             self.wfile.flush()
@@ -82,7 +84,8 @@ class HostileApi:
                 except OSError:
                     pass
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+            do_TRACE = _serve
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

@@ -176,3 +176,29 @@ def test_a_path_style_is_checked_where_it_is_declared() -> None:
         declared({"id": "deepObject"}, {"type": "string"})
     with pytest.raises(DeclarationError, match="or a list of them"):
         declared({}, {"type": "array", "items": {"type": "object"}})
+
+
+def test_a_path_parameter_that_may_be_null_is_its_other_type(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    # Airflow's `map_index`: `anyOf: [integer, null]`, offered as a string and sent as 'judge'
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Maps", "version": "1"},
+        "servers": [{"url": api.url}],
+        "paths": {
+            "/runs/{map_index}": _path_op(
+                "getRun", "map_index", {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+            )
+        },
+    }
+    files = derive_package(yaml.safe_dump(doc).encode(), DeriveOptions(slug="maps")).files
+    _, decl = parse_operation_file("get_run.md", files["get_run.md"].decode())
+    assert decl is not None
+    assert decl.schema["properties"]["map_index"] == {"type": "integer"}
+    write_package_dir(files, tmp_path / "skills" / "maps")
+    host = SkillHost(tmp_path / "skills", limits=CallLimits(retries=0))
+    with pytest.raises(CallRefused):
+        host.call("maps_get_run", {"map_index": "judge"})
+    host.call("maps_get_run", {"map_index": 3})
+    assert api.seen[-1].path == "/runs/3"
