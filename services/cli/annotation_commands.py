@@ -26,24 +26,25 @@ from skillpress.services.cli.common import (
 
 if TYPE_CHECKING:
     from skillpress.services.app.base.context import AppContext
+    from skillpress.services.app.base.views import ProposalView
     from skillpress.services.app.operator.annotations import Stored
 
 __all__ = ["register"]
 
 
-def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> dict[str, Any]:
+def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> ProposalView:
     """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
     from skillpress.services.app.operator.changes import proposal_of
 
     try:
         with failures():
-            return dict(proposal_of(ctx, stored, change, timeout))
+            return proposal_of(ctx, stored, change, timeout)
     finally:
         ctx.close()
 
 
 def report(
-    proposal: dict[str, Any], as_json: bool, what: str, extra: dict[str, Any] | None = None
+    proposal: ProposalView, as_json: bool, what: str, extra: dict[str, Any] | None = None
 ) -> None:
     if as_json:
         typer.echo(json.dumps({**(extra or {}), "proposal": proposal}, indent=2, sort_keys=True))
@@ -187,6 +188,7 @@ def annotate(
         "auto_currency": auto_currency,
         "turn": turn,
     }
+    from skillpress.services.app.base.views import AnnotationAdded
     from skillpress.services.cli.remote import through_api
 
     kind = next(iter(given))
@@ -195,6 +197,7 @@ def annotate(
         lambda api: api.post(
             f"/skills/{slug}/annotations",
             request | extra | {"timeout": min(timeout, 600.0)},  # the API waits 600 s at most
+            AnnotationAdded,
             wait=timeout,
         ),
         by,
@@ -230,10 +233,15 @@ def annotations_(
     as_json: AsJson = False,
 ) -> None:
     """A skill's annotations, and whether the newest version applies each or finds it orphaned."""
+    from skillpress.services.app.base.views import AnnotationView
     from skillpress.services.cli.remote import through_api
 
     retired = "true" if include_retired else "false"
-    out = through_api(lambda api: api.get(f"/skills/{slug}/annotations", include_retired=retired))
+    out = through_api(
+        lambda api: api.get(
+            f"/skills/{slug}/annotations", list[AnnotationView], include_retired=retired
+        )
+    )
     if out is None:
         from skillpress.services.app.operator.annotations import list_annotations
 
@@ -257,10 +265,14 @@ def retire(
     timeout: Timeout = 120.0,
 ) -> None:
     """Retire an annotation (it stays on record) and propose the version without it."""
+    from skillpress.services.app.base.views import AnnotationRetired
     from skillpress.services.cli.remote import through_api
 
     done = through_api(
-        lambda api: api.post(f"/annotations/{annotation_id}/retire", {}, wait=timeout), by
+        lambda api: api.post(
+            f"/annotations/{annotation_id}/retire", {}, AnnotationRetired, wait=timeout
+        ),
+        by,
     )
     if done is not None:
         proposal = done["proposal"]
@@ -308,11 +320,15 @@ def rekey(
     timeout: Timeout = 120.0,
 ) -> None:
     """Move an annotation to an operation's new name: the old one retired, the same one added on the new name."""
+    from skillpress.services.app.base.views import AnnotationRekeyed
     from skillpress.services.cli.remote import through_api
 
     done = through_api(
         lambda api: api.post(
-            f"/annotations/{annotation_id}/rekey", {"operation": operation}, wait=timeout
+            f"/annotations/{annotation_id}/rekey",
+            {"operation": operation},
+            AnnotationRekeyed,
+            wait=timeout,
         ),
         by,
     )

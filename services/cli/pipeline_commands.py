@@ -61,8 +61,11 @@ def import_(
     is_url = spec.startswith(("http://", "https://"))
     shown = Progress(not as_json)
     submission = uuid.uuid4().hex
-    if not as_json:  # the id to look for (skillpress status) whatever happens next
-        typer.echo(f"submission {submission} ({slug})", err=True)
+
+    def accepted(submission: str) -> None:
+        if not as_json:  # the id to look for (skillpress status) whatever happens next
+            typer.echo(f"submission {submission} ({slug})", err=True)
+
     try:
         with failures():
             data = None if is_url else read_spec_file(Path(spec), ctx.settings.max_spec_bytes)
@@ -77,6 +80,7 @@ def import_(
                     shown.on_event,
                     submission=submission,
                     credential_env=credential_env,
+                    on_accepted=accepted,
                 )
             except Retryable as exc:  # no ending seen (no answer, a dead letter, a store down)
                 if as_json:
@@ -125,9 +129,10 @@ def versions(
     slug: Annotated[str, typer.Argument(help="the skill's slug")], as_json: AsJson = False
 ) -> None:
     """A skill's versions, newest first, with what each changed and which is live."""
+    from skillpress.services.app.base.views import VersionRow
     from skillpress.services.cli.remote import through_api
 
-    out = through_api(lambda api: api.get(f"/skills/{slug}/versions"))
+    out = through_api(lambda api: api.get(f"/skills/{slug}/versions", list[VersionRow]))
     if out is None:
         from skillpress.services.app.records.versions import list_versions
 
@@ -159,10 +164,11 @@ def show(
     as_json: AsJson = False,
 ) -> None:
     """A version's files, or one file's content."""
+    from skillpress.services.app.base.views import VersionView
     from skillpress.services.cli.remote import Remote, through_api
 
     def remotely(api: Remote) -> tuple[Mapping[str, Any], Callable[[str], bytes]]:
-        view = api.get(f"/skills/{slug}/versions/{version or 'current'}")
+        view = api.get(f"/skills/{slug}/versions/{version or 'current'}", VersionView)
         path = f"/skills/{slug}/versions/{view['version_id']}/files/"
         return view, lambda name: api.request("GET", path + name)
 
@@ -213,10 +219,11 @@ def diff(
     as_json: AsJson = False,
 ) -> None:
     """What changed between two versions: operations added, removed, and whose call changed."""
+    from skillpress.services.app.base.views import VersionDiff
     from skillpress.services.cli.remote import through_api
 
     ends = {k: v for k, v in (("from", a), ("to", b)) if v is not None}
-    result = through_api(lambda api: api.get(f"/skills/{slug}/diff", **ends))
+    result = through_api(lambda api: api.get(f"/skills/{slug}/diff", VersionDiff, **ends))
     if result is None:
         from skillpress.services.app.records.versions import diff_versions
 
@@ -272,11 +279,14 @@ def publish(
     timeout: Timeout = 60.0,
 ) -> None:
     """Make a version live: the one version agents read, announced on version.published."""
+    from skillpress.services.app.base.views import PublicationView
     from skillpress.services.cli.remote import through_api
 
     asked = {"remove_gates": remove_gates, "timeout": min(timeout, 600.0)}
     event = through_api(
-        lambda api: api.post(f"/skills/{slug}/versions/{version}/publish", asked, wait=timeout)
+        lambda api: api.post(
+            f"/skills/{slug}/versions/{version}/publish", asked, PublicationView, wait=timeout
+        )
     )
     if event is None:
         from skillpress.services.app.operator.changes import publish as published

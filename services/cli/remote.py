@@ -6,12 +6,15 @@ refusal from the API is the command's refusal (exit 2), a failure inside it exit
 
 from __future__ import annotations
 
+import functools
 import json
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
+
+from pydantic import TypeAdapter, ValidationError
 
 from skillpress.services.cli.common import fail
 from skillpress.services.platform.local_api import LocalApi, read_link
@@ -29,11 +32,25 @@ class Remote:
     def __init__(self, link: LocalApi) -> None:
         self.link = link
 
-    def get(self, path: str, **query: str) -> Any:
-        return json.loads(self.request("GET", path, query=query))
+    def get(self, path: str, view: type[T], **query: str) -> T:
+        """The API's answer to GET `path`, validated into `view`: the read model the local
+        path returns (`app/base/views.py`), so `--json` is the same either way."""
+        return self._read(self.request("GET", path, query=query), view, path)
 
-    def post(self, path: str, body: dict[str, Any], wait: float = 0.0) -> Any:
-        return json.loads(self.request("POST", path, body, wait=wait))
+    def post(self, path: str, body: dict[str, Any], view: type[T], wait: float = 0.0) -> T:
+        """The API's answer to POST `path`, validated into `view` (as `get`)."""
+        return self._read(self.request("POST", path, body, wait=wait), view, path)
+
+    def _read(self, data: bytes, view: type[T], path: str) -> T:
+        try:
+            read: T = _adapter(cast(Any, view)).validate_json(data)
+            return read
+        except ValidationError as exc:
+            fail(
+                f"the running server at {self.link.url} answered {path} in a shape this command"
+                f" does not read (a different skillpress version?): {exc.errors()[0]['msg']}",
+                1,
+            )
 
     def request(
         self,
@@ -61,6 +78,12 @@ class Remote:
             fail(f"the running server at {self.link.url} did not answer: {exc.reason}", 1)
         except TimeoutError:
             fail(f"the running server at {self.link.url} did not answer in time", 1)
+
+
+@functools.cache
+def _adapter(view: Any) -> TypeAdapter[Any]:
+    """One adapter per view (building one costs a schema walk); `list[X]` hashes as itself."""
+    return TypeAdapter(view)
 
 
 def _problem(exc: urllib.error.HTTPError) -> str:

@@ -36,6 +36,15 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     assert refused.stderr.strip().splitlines()[-1] == (
         "error: refused: the document describes only webhooks (8), calls the API makes to you; it has no operations for an agent to call"
     )
+    # a document derive cannot read is refused at the door, as the API refuses it: no
+    # submission id, nothing queued or recorded
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: [unclosed")
+    unread = run(home, "import", str(broken), "--skill", "petstore")
+    assert unread.returncode == 2
+    assert "submission " not in unread.stderr
+    assert unread.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert len(json.loads(run(home, "versions", "petstore", "--json").stdout)) == 1
     published = run(home, "publish", "petstore", version)
     assert published.returncode == 0, published.stderr
     assert published.stdout.startswith(

@@ -48,6 +48,20 @@ def check_slug(given: str | None, named: str = "slug") -> str | None:
     )
 
 
+def first_check(slug: str | None, data: bytes | None, named: str = "slug") -> str:
+    """The one door every face submits through, before anything is recorded: the slug (Refused,
+    with the slug it could be) and, for bytes given, that they are a document derive can read
+    (SpecRefused with the reason), so a refused submission is refused at once and never queued."""
+    from skillpress.services.derive.load import LoadLimits, load_document
+
+    checked = check_slug(slug, named)
+    if checked is None:
+        raise Refused(f"a skill needs a {named}")
+    if data is not None:
+        load_document(data, LoadLimits())
+    return checked
+
+
 def spec_bytes(ctx: AppContext, data: bytes | None, url: str | None) -> bytes:
     """The spec's bytes: as given, or fetched from `url` through the fetch guard."""
     if data is not None:
@@ -183,13 +197,8 @@ async def submit(
     the skill's credential is read from, when not `<SLUG>_API_KEY` (kept with its source)."""
     from skillpress.services.app.base.bus import StackError, send
     from skillpress.services.app.operator.submissions import spec_submitted
-    from skillpress.services.derive.load import LoadLimits, load_document
 
-    checked = check_slug(slug)
-    if checked is None:
-        raise Refused("a skill needs a slug")
-    if data is not None:
-        await asyncio.to_thread(load_document, data, LoadLimits())
+    checked = await asyncio.to_thread(first_check, slug, data)
     submission = uuid.uuid4().hex
     event = await asyncio.to_thread(
         spec_submitted, ctx, checked, data, url, base_url or None, by, submission, credential_env

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from skillpress.schemas.subjects import EVENTS
@@ -22,6 +22,7 @@ from skillpress.services.app.base.bus import (
     with_pipeline,
 )
 from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.operator.intake import first_check
 from skillpress.services.errors import Refused, Retryable
 
 if TYPE_CHECKING:
@@ -121,11 +122,16 @@ def submit_spec(
     created_by: str = "cli",
     submission: str | None = None,
     credential_env: str | None = None,
+    on_accepted: Callable[[str], None] | None = None,
 ) -> tuple[str, list[Event]]:
     """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's
     events). `submission`: the id to submit under (a fresh one when not given);
-    `credential_env`: the variable the skill's credential is read from, when not the default."""
+    `credential_env`: the variable the skill's credential is read from, when not the default;
+    `on_accepted`: told the id once the first check passed (a refused spec never has one)."""
+    slug = first_check(slug, data)  # the API's first check, the same door
     submission = submission or uuid.uuid4().hex
+    if on_accepted is not None:
+        on_accepted(submission)
     endings = ENDINGS
 
     def ours(event: Event) -> None:
