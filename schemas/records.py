@@ -3,7 +3,9 @@ hashes and small summaries. Credentials are never stored: only header and variab
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
@@ -21,6 +23,18 @@ __all__ = [
     "AnnotationRecord",
     "WorkflowRun",
 ]
+
+
+def _object(text: str) -> dict[str, Any]:
+    """A JSON column that holds an object, decoded (the columns are text: SQLite and
+    PostgreSQL alike, and their bytes are the canonical JSON ids are made from)."""
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+def _array(text: str) -> list[Any]:
+    value = json.loads(text)
+    return value if isinstance(value, list) else []
 
 
 class Skill(SQLModel, table=True):
@@ -92,6 +106,20 @@ class Version(SQLModel, table=True):
     )  # the live version the diff is against
     created_at: datetime
 
+    @property
+    def files(self) -> dict[str, str]:
+        """Each file's path → the sha256 of its blob (`files_json`, decoded)."""
+        return _object(self.files_json)
+
+    @property
+    def hosts(self) -> list[str]:
+        return [str(h) for h in _array(self.hosts_json)]
+
+    @property
+    def diff(self) -> dict[str, Any]:
+        """What it changed against `base_version_id` (`diff_json`, decoded)."""
+        return _object(self.diff_json)
+
 
 class Publication(SQLModel, table=True):
     __tablename__ = "publications"
@@ -131,6 +159,11 @@ class ApprovalRequest(SQLModel, table=True):
     decided_by: str | None = Field(default=None, max_length=128)
     created_at: datetime
     decided_at: datetime | None = None
+
+    @property
+    def bound(self) -> dict[str, Any]:
+        """The values the gate binds (`bound_json`, decoded)."""
+        return _object(self.bound_json)
 
 
 class DeadLetter(SQLModel, table=True):
@@ -177,6 +210,10 @@ class Suggestion(SQLModel, table=True):
     status: str = Field(default="open", max_length=16)  # open | confirmed
     created_at: datetime
 
+    @property
+    def body(self) -> dict[str, Any]:
+        return _object(self.body_json)
+
 
 class AnnotationRecord(SQLModel, table=True):
     """A person's addition, keyed on what the spec names. Added and retired, never edited or deleted."""
@@ -191,6 +228,10 @@ class AnnotationRecord(SQLModel, table=True):
     created_at: datetime
     retired_at: datetime | None = None
     retired_by: str | None = Field(default=None, max_length=128)
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return _object(self.body_json)
 
 
 class WorkflowRun(SQLModel, table=True):
@@ -215,3 +256,16 @@ class WorkflowRun(SQLModel, table=True):
     started_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments as given, secrets redacted (`arguments_json`, decoded)."""
+        return _object(self.arguments_json)
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        return [s for s in _array(self.steps_json) if isinstance(s, dict)]
+
+    @property
+    def result(self) -> Any:
+        return None if self.result_json is None else json.loads(self.result_json)

@@ -90,6 +90,11 @@ def test_the_layer_rules_hold() -> None:
             "from skillpress.services.runtime.skill import load_skill\n",
             "skillpress.services.host -> skillpress.services.runtime.skill",
         ),
+        (
+            "services/app/operator/breach.py",
+            "from sqlmodel import select\n",
+            "skillpress.services.app.operator.breach -> sqlmodel",
+        ),
     ],
     ids=[
         "core-to-platform",
@@ -101,6 +106,7 @@ def test_the_layer_rules_hold() -> None:
         "room-to-room",
         "records-to-a-room",
         "host-face-to-runtime-past-app",
+        "sql-outside-the-records-room",
     ],
 )
 def test_a_deliberate_breach_fails_naming_it(

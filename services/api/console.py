@@ -25,7 +25,7 @@ from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.views import AnnotationView, SuggestionGroups
 from skillpress.services.app.operator import changes, intake
 from skillpress.services.app.operator.review import suggestion_groups
-from skillpress.services.app.operator.runs import get_run, list_runs
+from skillpress.services.app.records.runs import get_run, list_runs
 from skillpress.services.errors import NotFound, Permanent, Refused, Retryable
 
 __all__ = ["router"]
@@ -231,7 +231,7 @@ def home() -> RedirectResponse:
 
 @router.get("/skills", response_class=HTMLResponse)
 def skills(request: Request) -> Response:
-    from skillpress.services.app.operator.queries import skills_overview
+    from skillpress.services.app.records.overview import skills_overview
 
     _operator(request)
     return _render(request, "skills.html", skills=skills_overview(state(request).ctx))
@@ -357,7 +357,7 @@ def submission_page(
         events=None,
         outcome="proposed" if body.get("created", True) else "unchanged",
         version=version,
-        summary=json.loads(version.diff_json).get("summary", {}),
+        summary=version.diff.get("summary", {}),
         manifest=manifest,
         needs=needs,
     )
@@ -695,8 +695,8 @@ RUNS_SHOWN = 20  # workflow runs the skill page lists (newest first)
 
 @router.get("/operations", response_class=HTMLResponse)
 def operations_page(request: Request, page: int = 1) -> Response:
-    from skillpress.services.app.operator.queries import dead_letters, open_actions
     from skillpress.services.app.records.approval_requests import approvals_page
+    from skillpress.services.app.records.overview import dead_letters, open_actions
 
     _operator(request)
     ctx = state(request).ctx
@@ -740,7 +740,7 @@ async def decide_form(
 async def resolve_form(
     request: Request, action_id: int, csrf: Annotated[str, Form()] = ""
 ) -> Response:
-    from skillpress.services.app.operator.queries import resolve_action
+    from skillpress.services.app.records.overview import resolve_action
 
     _checked(request, csrf)
     ctx = state(request).ctx

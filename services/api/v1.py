@@ -186,7 +186,7 @@ async def create_skill(
 @router.get("/skills", name="list_skills", tags=["skills"])
 def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
     """Every skill: its live version, proposals waiting, open action items."""
-    from skillpress.services.app.operator.queries import skills_overview
+    from skillpress.services.app.records.overview import skills_overview
 
     return skills_overview(ctx)
 
@@ -194,7 +194,7 @@ def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
 @router.get("/submissions/{submission}", name="get_submission", tags=["pipeline"])
 def submission_status(ctx: Ctx, who: Operator, submission: str) -> SubmissionView:
     """Where a submission is, stage by stage, from the records."""
-    from skillpress.services.app.operator.queries import submission_status as status
+    from skillpress.services.app.records.overview import submission_status as status
 
     return status(ctx, submission)
 
@@ -533,7 +533,7 @@ def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
 @router.get("/actions", name="list_action_items", tags=["operations"])
 def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
     """Open action items."""
-    from skillpress.services.app.operator.queries import open_actions
+    from skillpress.services.app.records.overview import open_actions
 
     return open_actions(ctx)
 
@@ -541,7 +541,7 @@ def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
 @router.post("/actions/{action_id}/resolve", name="resolve_action_item", tags=["operations"])
 def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
     """Mark an action item handled."""
-    from skillpress.services.app.operator.queries import resolve_action
+    from skillpress.services.app.records.overview import resolve_action
 
     return resolve_action(ctx, action_id)
 
@@ -549,7 +549,7 @@ def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
 @router.get("/dead-letters", name="list_dead_letters", tags=["operations"])
 def dead_letters(ctx: Ctx, who: Operator) -> list[DeadLetterView]:
     """Messages no worker could handle, oldest first."""
-    from skillpress.services.app.operator.queries import dead_letters as letters
+    from skillpress.services.app.records.overview import dead_letters as letters
 
     return letters(ctx)
 
@@ -675,7 +675,7 @@ def skill_runs(
     ctx: Ctx, who: Operator, slug: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
 ) -> list[RunView]:
     """The skill's workflow runs, newest first, without their steps."""
-    from skillpress.services.app.operator.runs import list_runs
+    from skillpress.services.app.records.runs import list_runs
 
     return list_runs(ctx, slug, limit)
 
@@ -684,7 +684,7 @@ def skill_runs(
 def run(ctx: Ctx, who: Operator, run_id: int) -> RunView:
     """One workflow run with its steps: each request (secrets redacted), status, try, timing
     and answer; a waiting run names the approval request it waits on."""
-    from skillpress.services.app.operator.runs import get_run
+    from skillpress.services.app.records.runs import get_run
 
     return get_run(ctx, run_id)
 

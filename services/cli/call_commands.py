@@ -624,7 +624,7 @@ class _Runs:
 
     def _journal(self) -> RunJournal:
         if self._kept is None:
-            from skillpress.services.app.operator.runs import RecordedRuns
+            from skillpress.services.app.records.runs import RecordedRuns
 
             self._kept = RecordedRuns(open_ctx)
         return self._kept

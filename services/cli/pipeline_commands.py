@@ -315,7 +315,7 @@ def revisions(
     slug: Annotated[str, typer.Argument(help="the skill's slug")], as_json: AsJson = False
 ) -> None:
     """A skill's revisions, newest first: when, from where, parsed or refused, what each made."""
-    from skillpress.services.app.operator.queries import revisions as listed
+    from skillpress.services.app.records.overview import revisions as listed
 
     with failures():
         rows = listed(open_ctx(), slug)
@@ -340,7 +340,7 @@ def status(
     as_json: AsJson = False,
 ) -> None:
     """Where a submission is now, stage by stage (and any dead letter it left)."""
-    from skillpress.services.app.operator.queries import submission_status
+    from skillpress.services.app.records.overview import submission_status
 
     with failures():
         found = submission_status(open_ctx(), submission)
@@ -418,7 +418,7 @@ def actions(
     ] = None,
 ) -> None:
     """Open action items: proposals a scheduled refresh made, waiting for a person."""
-    from skillpress.services.app.operator.queries import open_actions, resolve_action
+    from skillpress.services.app.records.overview import open_actions, resolve_action
 
     if resolve is not None:
         with failures():
@@ -494,7 +494,7 @@ def dead_letters(
 ) -> None:
     """Messages no worker could handle, with their error; --replay sends one again once its
     cause is fixed (a fresh message id, so JetStream does not take it for a duplicate)."""
-    from skillpress.services.app.operator.queries import dead_letters as listed
+    from skillpress.services.app.records.overview import dead_letters as listed
 
     ctx = open_ctx()
     if replay or replay_all:

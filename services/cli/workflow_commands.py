@@ -162,7 +162,7 @@ def runs(
     """Workflow runs, newest first: how each ended (a waiting one resumes when the same workflow
     is run again with the same arguments once its approval is granted); --show ID gives each
     step's request, status, tries, timing and answer (secrets redacted)."""
-    from skillpress.services.app.operator.runs import get_run, list_runs
+    from skillpress.services.app.records.runs import get_run, list_runs
 
     ctx = open_ctx()
     with failures():

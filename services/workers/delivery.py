@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from skillpress.schemas.subjects import STREAM
 from skillpress.services.app.base.context import AppContext
-from skillpress.services.app.stages.letters import dead_letter, exhausted_letter
+from skillpress.services.app.records.dead_letters import dead_letter, exhausted_letter
 from skillpress.services.errors import Permanent, Unavailable
 from skillpress.services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from skillpress.services.platform.logging import get_logger

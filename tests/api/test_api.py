@@ -713,7 +713,7 @@ def test_workflow_runs_are_listed_and_shown_with_their_steps_over_the_api_and_co
     served: Served,
 ) -> None:
     from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.operator.runs import RecordedRuns
+    from skillpress.services.app.records.runs import RecordedRuns
     from skillpress.services.platform.settings import Settings
     from skillpress.services.runtime.run_log import StepRecord
     from skillpress.services.runtime.workflows import Workflow

@@ -26,13 +26,14 @@ from skillpress.schemas.subjects import COMMANDS, EVENTS
 from skillpress.services.app.base.bus import Event
 from skillpress.services.app.base.context import AppContext, open_app
 from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.app.operator import annotations, exports, queries, review
+from skillpress.services.app.operator import annotations, exports, review
 from skillpress.services.app.operator.annotations import Stored
 from skillpress.services.app.operator.offline import (
     SpecUnreadable,
     derive_with_model,
     read_spec_file,
 )
+from skillpress.services.app.records import overview as queries
 from skillpress.services.app.records import versions
 from skillpress.services.derive import DeriveOptions, derive_package
 from skillpress.services.derive.annotations import AnnotationRefused

@@ -481,8 +481,8 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     from mcp.client.stdio import StdioServerParameters
 
     from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.operator import runs
     from skillpress.services.app.records import approval_requests as approvals
+    from skillpress.services.app.records import runs
     from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"
@@ -1021,7 +1021,7 @@ def test_a_skillhost_run_kept_in_the_records_resumes_at_its_gate_without_sending
     skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.operator import runs
+    from skillpress.services.app.records import runs
     from skillpress.services.host import GateClosed, SkillHost
     from skillpress.services.platform.settings import Settings
     from skillpress.services.runtime.gates import GateCheck

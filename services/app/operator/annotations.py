@@ -13,29 +13,33 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from sqlmodel import col, select
-
 from skillpress.schemas.records import AnnotationRecord, Skill
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.views import AnnotationView
+from skillpress.services.app.records.annotations import (
+    active_of_kind,
+    add_annotation,
+    annotations_to_rekey,
+    retire_annotations,
+    skill_annotations,
+)
 from skillpress.services.app.records.derivations import (
-    active_annotations,
+    annotations_in_force,
     derive_revision,
     latest_revision_id,
     load_revision,
     parsed_operation_names,
 )
-from skillpress.services.app.records.versions import find_skill, newest_manifest
+from skillpress.services.app.records.versions import find_skill, newest_manifest, set_detached
 from skillpress.services.derive.annotations import Annotation, check_shape
 from skillpress.services.derive.manifest import Manifest
-from skillpress.services.errors import NotFound, Refused
+from skillpress.services.errors import Refused
 from skillpress.services.platform.ids import derived_id
 
 __all__ = [
     "KINDS",
     "Kind",
     "Stored",
-    "active_of_kind",
     "record_annotation",
     "check_annotation",
     "check_workflows",
@@ -45,7 +49,6 @@ __all__ = [
     "list_annotations",
     "record_rekeying",
     "record_retirement",
-    "retire_rows",
     "retract_turn",
     "store_annotation",
 ]
@@ -166,8 +169,8 @@ def check_annotation(
             f"{skill.slug} has no derived revision yet (skillpress import SPEC --skill {skill.slug})"
         )
     inputs = load_revision(ctx, revision_id)
-    with ctx.records.session() as s:
-        current = [a for a in active_annotations(s, skill.id, ctx.clock()) if a.id not in retiring]
+    in_force = annotations_in_force(ctx, skill.id, ctx.clock())
+    current = [a for a in in_force if a.id not in retiring]
     # the parse stage's derivation names the operations: an annotation on any other is orphaned
     names = parsed_operation_names(ctx, inputs.revision)
     orphaned = {a.id for a in current if a.operation is not None and a.operation not in names}
@@ -181,14 +184,14 @@ def check_annotation(
 def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
     """The package's workflows load as the runtime will load them, a skill one `uses` being the
     published one (AnnotationRefused if not)."""
-    from skillpress.services.app.records.versions import live_skill_finder
+    from skillpress.services.app.records.versions import live_skills
     from skillpress.services.derive.annotations import AnnotationRefused
     from skillpress.services.runtime.skill import load_skill
     from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
 
-    with ctx.records.session() as s:
+    with live_skills(ctx) as finder:
         try:
-            load_workflows(files, load_skill(files, lazy=True), live_skill_finder(s, ctx.blobs))
+            load_workflows(files, load_skill(files, lazy=True), finder)
         except WorkflowRefused as exc:
             raise AnnotationRefused(str(exc)) from None
 
@@ -204,18 +207,18 @@ def store_annotation(
 ) -> str:
     body_json = json.dumps(body, sort_keys=True)
     aid = derived_id("annotation", skill.id, kind, target, body_json, now.isoformat())[:16]
-    with ctx.records.session() as s:
-        s.add(
-            AnnotationRecord(
-                id=aid,
-                skill_id=skill.id,
-                kind=kind,
-                target=target,
-                body_json=body_json,
-                created_by=by,
-                created_at=now,
-            )
-        )
+    add_annotation(
+        ctx,
+        AnnotationRecord(
+            id=aid,
+            skill_id=skill.id,
+            kind=kind,
+            target=target,
+            body_json=body_json,
+            created_by=by,
+            created_at=now,
+        ),
+    )
     return aid
 
 
@@ -243,12 +246,7 @@ def annotations_of(
     ctx: AppContext, skill: Skill, manifest: Manifest | None, include_retired: bool = False
 ) -> list[AnnotationView]:
     """`list_annotations` for a skill and its newest manifest already read."""
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord)
-            .where(AnnotationRecord.skill_id == skill.id)
-            .order_by(col(AnnotationRecord.created_at))
-        ).all()
+    rows = skill_annotations(ctx, skill.id)
     state = manifest.annotations if manifest is not None else None
     out: list[AnnotationView] = []
     for r in rows:
@@ -267,7 +265,7 @@ def annotations_of(
                 "id": r.id,
                 "kind": r.kind,
                 "target": r.target,
-                "body": json.loads(r.body_json),
+                "body": r.body,
                 "status": status,
                 "created_by": r.created_by,
                 "created_at": r.created_at.isoformat(),
@@ -276,55 +274,21 @@ def annotations_of(
     return out
 
 
-def retire_rows(ctx: AppContext, ids: list[str], by: str, now: datetime) -> Skill:
-    """Retire the annotations `ids` at `now`; returns their skill."""
-    with ctx.records.session() as s:
-        rows = [s.get(AnnotationRecord, i) for i in ids]
-        for i, r in zip(ids, rows, strict=True):
-            if r is None or r.retired_at is not None:
-                raise NotFound(f"no active annotation {i!r} (skillpress annotations SLUG)")
-        skill = None
-        for r in rows:
-            assert r is not None
-            r.retired_at, r.retired_by = now, by
-            skill = skill or s.get(Skill, r.skill_id)
-        assert skill is not None
-        s.expunge(skill)
-        return skill
-
-
-def active_of_kind(ctx: AppContext, skill: Skill, kind: str) -> list[AnnotationRecord]:
-    """The skill's annotations of one kind that are not retired."""
-    with ctx.records.session() as s:
-        rows = list(
-            s.exec(
-                select(AnnotationRecord).where(
-                    AnnotationRecord.skill_id == skill.id,
-                    AnnotationRecord.kind == kind,
-                    col(AnnotationRecord.retired_at).is_(None),
-                )
-            ).all()
-        )
-        for r in rows:
-            s.expunge(r)
-    return rows
-
-
 def record_retirement(ctx: AppContext, annotation_id: str, by: str) -> Stored:
     """Retire an annotation: it stays on record, and later versions leave it out."""
     now = ctx.clock()
-    return Stored([annotation_id], retire_rows(ctx, [annotation_id], by, now), now)
+    return Stored([annotation_id], retire_annotations(ctx, [annotation_id], by, now), now)
 
 
 def retract_turn(ctx: AppContext, slug: str, turn: str, by: str) -> Stored | None:
     """Retire every example observed in a flagged turn; None when the turn gave none."""
     skill = find_skill(ctx, slug)
-    rows = active_of_kind(ctx, skill, "example")
-    ids = [r.id for r in rows if json.loads(r.body_json).get("turn") == turn]
+    rows = active_of_kind(ctx, skill.id, "example")
+    ids = [r.id for r in rows if r.body.get("turn") == turn]
     if not ids:
         return None
     now = ctx.clock()
-    return Stored(ids, retire_rows(ctx, ids, by, now), now)
+    return Stored(ids, retire_annotations(ctx, ids, by, now), now)
 
 
 def record_rekeying(ctx: AppContext, moves: Mapping[str, str], by: str) -> Stored:
@@ -333,25 +297,12 @@ def record_rekeying(ctx: AppContext, moves: Mapping[str, str], by: str) -> Store
     first. `ids` is the old ones, then the new ones in the same order."""
     if not moves:
         raise Refused("name at least one annotation to re-key and the operation it belongs to now")
-    found: list[tuple[str, str, dict[str, Any], str]] = []
-    skill: Skill | None = None
-    with ctx.records.session() as s:
-        for annotation_id, operation in moves.items():
-            row = s.get(AnnotationRecord, annotation_id)
-            if row is None or row.retired_at is not None:
-                raise NotFound(f"no active annotation {annotation_id!r}")
-            if skill is not None and row.skill_id != skill.id:
-                raise Refused(f"{annotation_id} is another skill's: re-key one skill at a time")
-            if skill is None:
-                skill = s.get(Skill, row.skill_id)
-                assert skill is not None
-                s.expunge(skill)
-            found.append((annotation_id, row.kind, json.loads(row.body_json), operation))
-    assert skill is not None
+    skill, rows = annotations_to_rekey(ctx, list(moves))
+    found = [(r.id, r.kind, r.body, moves[r.id]) for r in rows]
     new = [Annotation("(new)", kind, f"operation:{op}", body) for _, kind, body, op in found]
     check_annotation(ctx, skill, new, retiring=frozenset(moves))
     now = ctx.clock()
-    retire_rows(ctx, list(moves), by, now)
+    retire_annotations(ctx, list(moves), by, now)
     added = [
         store_annotation(ctx, skill, kind, f"operation:{op}", body, by, now)
         for _, kind, body, op in found
@@ -361,8 +312,4 @@ def record_rekeying(ctx: AppContext, moves: Mapping[str, str], by: str) -> Store
 
 def detach(ctx: AppContext, slug: str) -> None:
     """From now on the skill is an ordinary package: new revisions and annotations propose nothing."""
-    skill = find_skill(ctx, slug)
-    with ctx.records.session() as s:
-        row = s.get(Skill, skill.id)
-        assert row is not None
-        row.detached = True
+    set_detached(ctx, find_skill(ctx, slug).id)

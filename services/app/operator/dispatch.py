@@ -50,20 +50,11 @@ def request_publish(
 def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[Replayed]:
     """Re-publish dead letters' original messages (those numbered `ids`, or every one not yet
     replayed) under fresh message ids, and record when and as what; NotFound for an unknown id."""
-    from sqlmodel import col, select
-
-    from skillpress.schemas.records import DeadLetter
     from skillpress.schemas.subjects import STREAM
+    from skillpress.services.app.records.dead_letters import letters_to_replay, mark_replayed
     from skillpress.services.errors import NotFound
 
-    with ctx.records.session() as s:
-        if ids is None:
-            query = select(DeadLetter).where(col(DeadLetter.replayed_at).is_(None))
-        else:
-            query = select(DeadLetter).where(col(DeadLetter.id).in_(ids))
-        rows = list(s.exec(query.order_by(col(DeadLetter.id))).all())
-        for row in rows:
-            s.expunge(row)
+    rows = letters_to_replay(ctx, ids)
     missing = sorted(set(ids or []) - {r.id for r in rows if r.id is not None})
     if missing:
         raise NotFound(f"no dead letter #{missing[0]} (skillpress dead-letters lists them)")
@@ -84,15 +75,11 @@ def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[Replayed
             return sent
 
     sent = with_pipeline(ctx, work) if rows else []
-    now = ctx.clock()
-    out: list[Replayed] = []
-    with ctx.records.session() as s:
-        for row, msg_id in zip(rows, sent, strict=True):
-            stored = s.get(DeadLetter, row.id)
-            assert stored is not None
-            stored.replayed_at, stored.replayed_as = now, msg_id
-            out.append({"id": row.id, "subject": row.subject, "replayed_as": msg_id})
-    return out
+    mark_replayed(ctx, [(int(r.id or 0), m) for r, m in zip(rows, sent, strict=True)], ctx.clock())
+    return [
+        {"id": row.id, "subject": row.subject, "replayed_as": msg_id}
+        for row, msg_id in zip(rows, sent, strict=True)
+    ]
 
 
 def propose_change(

@@ -30,26 +30,16 @@ __all__ = [
 def overlay(ctx: AppContext, slug: str) -> Overlay:
     """The skill's active annotations as Overlay actions on the operations of its newest version
     (orphaned ones have nowhere in the document to go, and are left out)."""
-    from sqlmodel import col, select
-
-    from skillpress.schemas.records import AnnotationRecord
+    from skillpress.services.app.records.annotations import skill_annotations
     from skillpress.services.app.records.versions import find_skill, newest_manifest
 
     skill = find_skill(ctx, slug)
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord)
-            .where(
-                AnnotationRecord.skill_id == skill.id,
-                col(AnnotationRecord.retired_at).is_(None),
-            )
-            .order_by(col(AnnotationRecord.created_at))
-        ).all()
+    rows = skill_annotations(ctx, skill.id, active_only=True)
     newest, manifest = newest_manifest(ctx, skill)
     index = manifest.by_name() if manifest is not None else {}
     updates: dict[str, dict[str, Any]] = {}
     for r in rows:
-        body = json.loads(r.body_json)
+        body = r.body
         if r.kind == "skill_note":
             updates.setdefault("$.info", {}).setdefault("x-skillpress-conventions", []).append(
                 body["text"]

@@ -140,19 +140,13 @@ def preview(
 def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse | None:
     """What `slug` already names, and what a spec making operations `names` would remove from
     it (None when no skill has the slug)."""
-    from sqlmodel import select
-
-    from skillpress.schemas.records import Skill, Source
     from skillpress.services.app.operator.annotations import annotations_of
-    from skillpress.services.app.records.versions import newest_manifest
-    from skillpress.services.platform.ids import derived_id
+    from skillpress.services.app.records.versions import newest_manifest, skill_and_source
 
-    with ctx.records.session() as s:
-        skill = s.get(Skill, derived_id("skill", slug))
-        if skill is None:
-            return None
-        source = s.exec(select(Source).where(Source.skill_id == skill.id)).first()
-        s.expunge_all()
+    found = skill_and_source(ctx, slug)
+    if found is None:
+        return None
+    skill, source = found
     _, manifest = newest_manifest(ctx, skill)
     had = [o.name for o in manifest.operations] if manifest is not None else []
     removed = sorted(set(had) - set(names))

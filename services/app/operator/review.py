@@ -3,18 +3,17 @@ order (money, deletes, changes, reads), and confirming one, each confirmation an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import col, select
-
-from skillpress.schemas.records import AnnotationRecord, Skill, Suggestion
+from skillpress.schemas.records import Skill
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.views import SuggestionGroups, SuggestionView
 from skillpress.services.app.operator.annotations import check_annotation, store_annotation
+from skillpress.services.app.records.annotations import active_of_kind
 from skillpress.services.app.records.derivations import latest_revision_id
+from skillpress.services.app.records.suggestions import close_suggestions, open_suggestions_of
 from skillpress.services.app.records.versions import find_skill
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.derive.approvals import GROUPS
@@ -49,15 +48,10 @@ class Pending:
 def open_suggestions(ctx: AppContext, skill: Skill) -> list[Pending]:
     """The latest revision's open suggestions in review order."""
     revision_id = latest_revision_id(ctx, skill.id)
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(Suggestion).where(
-                Suggestion.revision_id == revision_id, Suggestion.status == "open"
-            )
-        ).all()
+    rows = open_suggestions_of(ctx, revision_id)
     out = []
     for r in sorted(rows, key=lambda r: (GROUPS.index(r.group), r.operation, r.kind)):
-        body = json.loads(r.body_json)
+        body = r.body
         if r.kind == "approval":
             keep = ("matches", "risk", "binds", "amount", "currency")
             ann = {k: v for k, v in body.items() if k in keep}
@@ -86,28 +80,12 @@ def _in_force(ctx: AppContext, skill: Skill, pending: Pending) -> str | None:
     """The annotation already in force that this suggestion would add again (one gate per
     operation and match, one identity per operation), or None."""
     target = f"operation:{pending.operation}"
-    with ctx.records.session() as s:
-        rows = s.exec(
-            select(AnnotationRecord).where(
-                AnnotationRecord.skill_id == skill.id,
-                AnnotationRecord.kind == pending.kind,
-                AnnotationRecord.target == target,
-                col(AnnotationRecord.retired_at).is_(None),
-            )
-        ).all()
+    rows = [r for r in active_of_kind(ctx, skill.id, pending.kind) if r.target == target]
     for row in rows:
-        body = json.loads(row.body_json)
+        body = row.body
         if pending.kind == "identity" or body.get("matches") == pending.annotation.get("matches"):
             return row.id
     return None
-
-
-def _close(ctx: AppContext, ids: Sequence[str], status: str) -> None:
-    with ctx.records.session() as s:
-        for sid in ids:
-            row = s.get(Suggestion, sid)
-            if row is not None:
-                row.status = status
 
 
 def confirm(ctx: AppContext, skill: Skill, pending: Pending, by: str) -> str:
@@ -147,7 +125,7 @@ def confirm_many(
         existing = _in_force(ctx, skill, sug)
         if existing is not None:
             kept.append(existing)
-            _close(ctx, [sug.id], "confirmed")
+            close_suggestions(ctx, [sug.id], "confirmed")
         else:
             todo.append(sug)
     while todo:
@@ -174,7 +152,7 @@ def confirm_many(
         )
         for sug in todo
     ]
-    _close(ctx, [sug.id for sug in todo], "confirmed")
+    close_suggestions(ctx, [sug.id for sug in todo], "confirmed")
     done = [*kept, *stored]
     return Confirmed(done, skipped, max(open_count - len(done), 0))
 
@@ -217,7 +195,7 @@ def dismiss_suggestions(
 ) -> int:
     """Dismiss suggestions: decided, never offered again, on later revisions either. How many."""
     chosen, _ = _chosen(ctx, skill, ids, groups)
-    _close(ctx, [p.id for p in chosen], "dismissed")
+    close_suggestions(ctx, [p.id for p in chosen], "dismissed")
     return len(chosen)
 
 

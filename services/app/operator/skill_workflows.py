@@ -4,20 +4,17 @@ version like any other; a promotion to hardened needs steps and a dry run that p
 
 from __future__ import annotations
 
-import json
-
 import yaml
 
 from skillpress.schemas.records import AnnotationRecord, Skill
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.operator.annotations import (
     Stored,
-    active_of_kind,
     check_annotation,
-    retire_rows,
     store_annotation,
 )
-from skillpress.services.app.records.versions import find_skill, live_skill_finder
+from skillpress.services.app.records.annotations import active_of_kind, retire_annotations
+from skillpress.services.app.records.versions import find_skill, live_skills
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.errors import NotFound, Refused
 from skillpress.services.runtime.workflows import EXECUTIONS
@@ -27,8 +24,8 @@ __all__ = ["add_workflows", "promote_workflow"]
 
 def _active(ctx: AppContext, skill: Skill) -> dict[str, AnnotationRecord]:
     """The skill's active workflow annotations by workflow name."""
-    rows = active_of_kind(ctx, skill, "workflow")
-    return {json.loads(r.body_json)["workflow"]["name"]: r for r in rows}
+    rows = active_of_kind(ctx, skill.id, "workflow")
+    return {r.body["workflow"]["name"]: r for r in rows}
 
 
 def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
@@ -76,7 +73,7 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
     row = _active(ctx, skill).get(name)
     if row is None:
         raise NotFound(f"{slug} has no workflow {name!r} (skillpress workflow add {slug} FILE)")
-    flow = dict(json.loads(row.body_json)["workflow"])
+    flow = dict(row.body["workflow"])
     if flow.get("execution", "draft") == to:
         raise Refused(f"{name} is {to} already")
     flow["execution"] = to
@@ -86,7 +83,7 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
     check_annotation(ctx, skill, [new], retiring=frozenset({row.id}))
     if to == "hardened":
         from skillpress.services.app.records.derivations import (
-            active_annotations,
+            annotations_in_force,
             derive_revision,
             latest_revision_id,
             load_revision,
@@ -94,19 +91,19 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
 
         revision = latest_revision_id(ctx, skill.id)
         assert revision is not None  # check_annotation refused otherwise
-        with ctx.records.session() as s:
-            kept = [a for a in active_annotations(s, skill.id, ctx.clock()) if a.id != row.id]
+        in_force = annotations_in_force(ctx, skill.id, ctx.clock())
+        kept = [a for a in in_force if a.id != row.id]
         package = derive_revision(ctx, load_revision(ctx, revision), None, (*kept, new))
         loaded = load_skill(package.files, lazy=True)
         try:
-            with ctx.records.session() as s:
-                flows = load_workflows(package.files, loaded, live_skill_finder(s, ctx.blobs))
+            with live_skills(ctx) as finder:
+                flows = load_workflows(package.files, loaded, finder)
             run_workflow(flows, name, {}, loaded, dry_call(), dry_run=True, unknown_inputs=True)
         except (StepFailed, WorkflowRefused) as exc:
             raise AnnotationRefused(
                 f"{name} cannot be hardened: its dry run stopped ({exc})"
             ) from None
     now = ctx.clock()
-    retire_rows(ctx, [row.id], by, now)
+    retire_annotations(ctx, [row.id], by, now)
     aid = store_annotation(ctx, skill, "workflow", "skill", {"workflow": flow}, by, now)
     return Stored([row.id, aid], skill, now)

@@ -7,7 +7,6 @@ an event was missed; and a story a dead letter stopped.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
@@ -23,6 +22,7 @@ from skillpress.services.app.base.bus import (
 )
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.operator.intake import first_check
+from skillpress.services.app.records.overview import stored_outcome, unreplayed_letters
 from skillpress.services.errors import Refused, Retryable
 
 if TYPE_CHECKING:
@@ -52,18 +52,15 @@ class DeadLettered(Retryable):
 
 def dead_lettered(ctx: AppContext, submission: str) -> None:
     """DeadLettered when a message of `submission` is a dead letter not yet replayed."""
-    from skillpress.services.app.operator.queries import submission_letters
-
-    with ctx.records.session() as s:
-        letters = submission_letters(s, submission, unreplayed=True)
-        if not letters:
-            return
-        letter = letters[0]
-        error = letter.error.strip().splitlines()[0][:300] if letter.error else "no error recorded"
-        raise DeadLettered(
-            f"stopped at {letter.worker}: dead letter #{letter.id} ({letter.subject}): {error};"
-            f" once that is fixed: skillpress dead-letters --replay {letter.id}"
-        )
+    letters = unreplayed_letters(ctx, submission)
+    if not letters:
+        return
+    letter = letters[0]
+    error = letter.error.strip().splitlines()[0][:300] if letter.error else "no error recorded"
+    raise DeadLettered(
+        f"stopped at {letter.worker}: dead letter #{letter.id} ({letter.subject}): {error};"
+        f" once that is fixed: skillpress dead-letters --replay {letter.id}"
+    )
 
 
 def describe_event(event: Event) -> tuple[str, str | None]:
@@ -263,52 +260,3 @@ async def submission_events(
                 return
     finally:
         await sub.unsubscribe()
-
-
-def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
-    """A submission's ending as the record store has it (its revision refused, or the version
-    its revision made), or None while it has none."""
-    from sqlmodel import col, select
-
-    from skillpress.schemas.events import RevisionRejected, VersionProposed
-    from skillpress.schemas.records import SourceRevision, SubmissionOutcome, Version
-
-    with ctx.records.session() as s:
-        rev = s.exec(
-            select(SourceRevision).where(SourceRevision.submission == submission[:128])
-        ).first()
-        ended = s.get(SubmissionOutcome, submission[:128])
-        if ended is not None and ended.outcome == "refused":
-            rejected = RevisionRejected(
-                revision_id=ended.revision_id or "",
-                skill=slug,
-                reason=ended.reason or "refused",
-                submission=submission,
-            )
-            return Event(EVENTS.revision_rejected, rejected)
-        if ended is not None and ended.revision_id:  # the same bytes again: their version
-            rev = s.get(SourceRevision, ended.revision_id)
-        if rev is None:
-            return None
-        if rev.status == "refused":
-            rejected = RevisionRejected(
-                revision_id=rev.id,
-                skill=slug,
-                reason=rev.refusal_reason or "refused",
-                submission=submission,
-            )
-            return Event(EVENTS.revision_rejected, rejected)
-        version = s.exec(
-            select(Version).where(Version.revision_id == rev.id).order_by(col(Version.created_at))
-        ).first()
-        if version is None:
-            return None
-        proposed = VersionProposed(
-            version_id=version.id,
-            skill=slug,
-            revision_id=rev.id,
-            created=ended is None,  # unchanged: the version these bytes made before
-            summary=json.loads(version.diff_json).get("summary", {}),
-            submission=submission,
-        )
-        return Event(EVENTS.version_proposed, proposed)

@@ -81,7 +81,7 @@ def as_dict(r: ApprovalRequest, ctx: AppContext) -> ApprovalView:
         "skill": r.skill,
         "operation": r.operation,
         "risk": r.risk,
-        "bound": json.loads(r.bound_json),
+        "bound": r.bound,
         "status": r.status,
         "requested_by": r.requested_by,
         "decided_by": r.decided_by,
@@ -339,7 +339,7 @@ def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
         skill=request.skill,
         operation=request.operation,
         risk=request.risk,
-        bound=json.loads(request.bound_json),
+        bound=request.bound,
         requested_by=request.requested_by,
     )
 

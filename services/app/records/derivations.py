@@ -26,6 +26,7 @@ __all__ = [
     "derivation_files",
     "latest_revision_id",
     "active_annotations",
+    "annotations_in_force",
     "as_utc",
     "parsed_operation_names",
 ]
@@ -123,11 +124,17 @@ def as_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+def annotations_in_force(ctx: AppContext, skill_id: str, as_of: datetime) -> tuple[Annotation, ...]:
+    """`active_annotations` in a session of its own."""
+    with ctx.records.session() as s:
+        return active_annotations(s, skill_id, as_of)
+
+
 def active_annotations(s: Session, skill_id: str, as_of: datetime) -> tuple[Annotation, ...]:
     """The skill's annotations in force at `as_of`: added by then and not yet retired."""
     rows = s.exec(select(AnnotationRecord).where(AnnotationRecord.skill_id == skill_id)).all()
     out = [
-        Annotation(r.id, r.kind, r.target, json.loads(r.body_json))
+        Annotation(r.id, r.kind, r.target, r.body)
         for r in rows
         if as_utc(r.created_at) <= as_of and (r.retired_at is None or as_utc(r.retired_at) > as_of)
     ]

@@ -3,14 +3,14 @@ publish check, and the queries the faces make (lists, diffs, live files)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, col, select
 
 from skillpress.schemas.events import LiveVersion
-from skillpress.schemas.records import Skill, Version
+from skillpress.schemas.records import Skill, Source, Version
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.package_dir import LazyFiles
 from skillpress.services.app.base.views import NeedsView, VersionDiff, VersionRow, VersionView
@@ -40,6 +40,10 @@ __all__ = [
     "manifest_of",
     "newest_manifest",
     "newest_version",
+    "set_detached",
+    "skill_and_source",
+    "live_stamps",
+    "live_skills",
     "pick_version",
     "resolve_version",
     "version_files",
@@ -57,7 +61,7 @@ class PublishRefused(Refused):
 
 
 def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
-    keys: dict[str, str] = json.loads(version.files_json)
+    keys: dict[str, str] = version.files
     paths = list(keys)
     return dict(zip(paths, blobs.get_many([keys[p] for p in paths]), strict=True))
 
@@ -83,6 +87,32 @@ def what_it_needs(slug: str, manifest: Manifest) -> NeedsView:
         "unservable": manifest.auth.operations_unservable,
         "headers_to_fix": sorted({h for o in manifest.operations for h in o.required_headers}),
     }
+
+
+def skill_and_source(ctx: AppContext, slug: str) -> tuple[Skill, Source | None] | None:
+    """The skill `slug` names and its source (None when no skill has the slug)."""
+    with ctx.records.session() as s:
+        skill = s.get(Skill, derived_id("skill", slug))
+        if skill is None:
+            return None
+        source = s.exec(select(Source).where(Source.skill_id == skill.id)).first()
+        s.expunge_all()
+    return skill, source
+
+
+def live_stamps(ctx: AppContext) -> dict[str, str]:
+    """Each published skill's slug → its live version id."""
+    with ctx.records.session() as s:
+        rows = s.exec(select(Skill).where(col(Skill.live_version_id).is_not(None))).all()
+        return {r.slug: str(r.live_version_id) for r in rows}
+
+
+def set_detached(ctx: AppContext, skill_id: str) -> None:
+    """The skill regenerates no more: an ordinary package from now on."""
+    with ctx.records.session() as s:
+        row = s.get(Skill, skill_id)
+        assert row is not None
+        row.detached = True
 
 
 def newest_version(s: Session, skill_id: str) -> Version | None:
@@ -113,6 +143,13 @@ def find_version(s: Session, skill: Skill, ref: str) -> Version:
             f"{ref!r} matches {len(found)} versions of {skill.slug}; give more of the id"
         )
     return found[0]
+
+
+@contextmanager
+def live_skills(ctx: AppContext) -> Iterator[Callable[[str], RuntimeSkill | None]]:
+    """`live_skill_finder` over a session held while the caller loads what uses it."""
+    with ctx.records.session() as s:
+        yield live_skill_finder(s, ctx.blobs)
 
 
 def live_skill_finder(s: Session, blobs: BlobStore) -> Callable[[str], RuntimeSkill | None]:
@@ -240,7 +277,7 @@ def list_versions(ctx: AppContext, slug: str) -> list[VersionRow]:
                 "live": v.id == skill.live_version_id,
                 "revision_id": v.revision_id,
                 "created_at": v.created_at.isoformat(),
-                "diff": json.loads(v.diff_json).get("summary", {}),
+                "diff": v.diff.get("summary", {}),
                 "base_version_id": v.base_version_id,
             }
             for v in rows
@@ -267,7 +304,7 @@ def diff_versions(ctx: AppContext, slug: str, a: str | None, b: str | None) -> V
         "from": from_v.id if from_v else None,
         "to": to_v.id,
         **result,
-        "orphaned": json.loads(to_v.diff_json).get("orphaned", []),
+        "orphaned": to_v.diff.get("orphaned", []),
     }
 
 
@@ -288,7 +325,7 @@ def live_files(ctx: AppContext, slug: str) -> Mapping[str, bytes]:
         raise NotFound(
             f"{slug} has no live version: publish one first (skillpress versions {slug})"
         )
-    keys: dict[str, str] = json.loads(pick_version(ctx, skill, skill.live_version_id).files_json)
+    keys: dict[str, str] = pick_version(ctx, skill, skill.live_version_id).files
     return LazyFiles(sorted(keys), lambda path: ctx.blobs.get(keys[path]))
 
 
@@ -300,7 +337,7 @@ def newest_manifest(ctx: AppContext, skill: Skill) -> tuple[Version | None, Mani
             s.expunge(newest)
     if newest is None:
         return None, None
-    keys: dict[str, str] = json.loads(newest.files_json)
+    keys: dict[str, str] = newest.files
     return newest, Manifest.from_json(ctx.blobs.get(keys["skill.json"]))
 
 
@@ -398,8 +435,8 @@ def _pointer(skill: Skill, version: Version) -> LiveVersion:
     return LiveVersion(
         skill=skill.slug,
         version_id=version.id,
-        files=json.loads(version.files_json),
-        hosts=json.loads(version.hosts_json),
+        files=version.files,
+        hosts=version.hosts,
     )
 
 
@@ -422,7 +459,7 @@ def version_file(
 ) -> bytes:
     """One file of a version, read by its digest alone (never the version's other files)."""
     _, version = resolve_version(ctx, slug, ref, published_only)
-    keys: dict[str, str] = json.loads(version.files_json)
+    keys: dict[str, str] = version.files
     if path not in keys:
         raise NotFound(f"{slug} {ref} has no file {path!r}")
     return ctx.blobs.get(keys[path])
@@ -439,7 +476,7 @@ def version_archive(
     import tarfile
 
     _, version = resolve_version(ctx, slug, ref, published_only)
-    keys: dict[str, str] = json.loads(version.files_json)
+    keys: dict[str, str] = version.files
     raw = io.BytesIO()
     paths = sorted(keys)
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:

@@ -50,17 +50,10 @@ class Catalog:
 def live_catalog(ctx: AppContext, base_urls: Mapping[str, str] | None = None) -> Catalog:
     """The published skills: each its live version, read from the blob store as files are asked
     for; a skill named in `base_urls` calls there (and only there)."""
-    from sqlmodel import col, select
-
-    from skillpress.schemas.records import Skill as SkillRecord
-    from skillpress.services.app.records.versions import live_files
+    from skillpress.services.app.records.versions import live_files, live_stamps
 
     def stamps() -> dict[str, str]:
-        with ctx.records.session() as s:
-            rows = s.exec(
-                select(SkillRecord).where(col(SkillRecord.live_version_id).is_not(None))
-            ).all()
-            return {r.slug: str(r.live_version_id) for r in rows}
+        return live_stamps(ctx)
 
     def load(slug: str, version: str) -> Loaded:
         files = live_files(ctx, slug)

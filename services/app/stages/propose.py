@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session
 
@@ -25,7 +25,7 @@ from skillpress.services.app.records.derivations import (
 from skillpress.services.app.records.versions import newest_version, version_files
 from skillpress.services.derive.annotations import operation_target
 from skillpress.services.derive.categories import Grouping
-from skillpress.services.derive.diff import diff_packages
+from skillpress.services.derive.diff import PackageDiff, diff_packages
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.derive.package import package_id
 from skillpress.services.platform.ids import derived_id
@@ -136,7 +136,7 @@ def propose_version(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) ->
                     )
                 )
         else:
-            diff = json.loads(existing.diff_json)
+            diff = cast(PackageDiff, existing.diff)
     return Proposed(version_id, inputs.skill.slug, rev.id, created, dict(diff.get("summary", {})))
 
 

@@ -4,7 +4,6 @@ A redelivered command finds its own publication and answers the same."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from sqlmodel import col, select
@@ -74,8 +73,8 @@ def publish_version(
             s.add(pub)
             s.flush()
             publication_id = pub.id
-        keys: dict[str, str] = json.loads(version.files_json)
-        hosts: list[str] = json.loads(version.hosts_json)
+        keys: dict[str, str] = version.files
+        hosts: list[str] = version.hosts
         slug, version_id = skill.slug, version.id
     auth_header = (
         Manifest.from_json(ctx.blobs.get(keys["skill.json"])).auth.header

@@ -3,12 +3,14 @@ whose deliveries ran out unacknowledged, kept with its error for a person to rep
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlmodel import col, select
 
 from skillpress.schemas.records import DeadLetter
 from skillpress.services.app.base.context import AppContext
 
-__all__ = ["dead_letter", "exhausted_letter"]
+__all__ = ["dead_letter", "exhausted_letter", "letters_to_replay", "mark_replayed"]
 
 
 def dead_letter(
@@ -46,3 +48,24 @@ def exhausted_letter(
             return False
     dead_letter(ctx, subject, worker, msg_id, error, payload)
     return True
+
+
+def letters_to_replay(ctx: AppContext, ids: list[int] | None) -> list[DeadLetter]:
+    """The dead letters numbered `ids` (those that exist), or every one not yet replayed."""
+    with ctx.records.session() as s:
+        if ids is None:
+            query = select(DeadLetter).where(col(DeadLetter.replayed_at).is_(None))
+        else:
+            query = select(DeadLetter).where(col(DeadLetter.id).in_(ids))
+        rows = list(s.exec(query.order_by(col(DeadLetter.id))).all())
+        s.expunge_all()
+    return rows
+
+
+def mark_replayed(ctx: AppContext, sent: list[tuple[int, str]], now: datetime) -> None:
+    """Each dead letter (id) replayed at `now` as the message id beside it."""
+    with ctx.records.session() as s:
+        for letter_id, msg_id in sent:
+            stored = s.get(DeadLetter, letter_id)
+            assert stored is not None
+            stored.replayed_at, stored.replayed_as = now, msg_id

@@ -49,25 +49,25 @@ def _steps_json(log: RunLog) -> str:
 
 
 def _steps(row: WorkflowRun) -> list[StepRecord]:
-    return [StepRecord.from_dict(s) for s in json.loads(row.steps_json)]
+    return [StepRecord.from_dict(s) for s in row.steps]
 
 
 def _view(row: WorkflowRun, with_steps: bool) -> RunView:
     assert row.id is not None
-    steps = json.loads(row.steps_json)
+    steps = row.steps
     view = RunView(
         id=row.id,
         skill=row.skill,
         version=row.version,
         workflow=row.workflow,
         execution=row.execution,
-        arguments=json.loads(row.arguments_json),
+        arguments=row.arguments,
         status=row.status,
         started_by=row.started_by,
         started_at=_iso(row.started_at) or "",
         updated_at=_iso(row.updated_at) or "",
         finished_at=_iso(row.finished_at),
-        result=json.loads(row.result_json) if row.result_json is not None else None,
+        result=row.result,
         error=row.error,
         approval=row.approval,
         step_count=len(steps),

@@ -1,4 +1,5 @@
-"""What operators read: open action items, dead letters, a skill's revisions, a submission's fate."""
+"""What operators read across the records: open action items, dead letters, a skill's revisions, a
+submission's fate, every skill at a glance (queries over several record kinds, each into its view)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 
 from sqlmodel import Session, col, select
 
+from skillpress.schemas.events import RevisionRejected, VersionProposed
 from skillpress.schemas.records import (
     ActionItem,
     DeadLetter,
@@ -15,6 +17,8 @@ from skillpress.schemas.records import (
     SubmissionOutcome,
     Version,
 )
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.base.bus import Event
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.views import (
     ActionItemView,
@@ -37,6 +41,8 @@ __all__ = [
     "revisions",
     "skills_overview",
     "submission_status",
+    "stored_outcome",
+    "unreplayed_letters",
 ]
 
 
@@ -136,6 +142,58 @@ def submission_letters(s: Session, submission: str, unreplayed: bool = False) ->
     if unreplayed:
         query = query.where(col(DeadLetter.replayed_at).is_(None))
     return list(s.exec(query.order_by(col(DeadLetter.id))).all())
+
+
+def unreplayed_letters(ctx: AppContext, submission: str) -> list[DeadLetter]:
+    """`submission`'s dead letters not yet sent again, oldest first."""
+    with ctx.records.session() as s:
+        letters = submission_letters(s, submission, unreplayed=True)
+        s.expunge_all()
+    return letters
+
+
+def stored_outcome(ctx: AppContext, slug: str, submission: str) -> Event | None:
+    """A submission's ending as the record store has it (its revision refused, or the version
+    its revision made), or None while it has none."""
+    with ctx.records.session() as s:
+        rev = s.exec(
+            select(SourceRevision).where(SourceRevision.submission == submission[:128])
+        ).first()
+        ended = s.get(SubmissionOutcome, submission[:128])
+        if ended is not None and ended.outcome == "refused":
+            rejected = RevisionRejected(
+                revision_id=ended.revision_id or "",
+                skill=slug,
+                reason=ended.reason or "refused",
+                submission=submission,
+            )
+            return Event(EVENTS.revision_rejected, rejected)
+        if ended is not None and ended.revision_id:  # the same bytes again: their version
+            rev = s.get(SourceRevision, ended.revision_id)
+        if rev is None:
+            return None
+        if rev.status == "refused":
+            rejected = RevisionRejected(
+                revision_id=rev.id,
+                skill=slug,
+                reason=rev.refusal_reason or "refused",
+                submission=submission,
+            )
+            return Event(EVENTS.revision_rejected, rejected)
+        version = s.exec(
+            select(Version).where(Version.revision_id == rev.id).order_by(col(Version.created_at))
+        ).first()
+        if version is None:
+            return None
+        proposed = VersionProposed(
+            version_id=version.id,
+            skill=slug,
+            revision_id=rev.id,
+            created=ended is None,  # unchanged: the version these bytes made before
+            summary=version.diff.get("summary", {}),
+            submission=submission,
+        )
+        return Event(EVENTS.version_proposed, proposed)
 
 
 def submission_status(ctx: AppContext, submission: str) -> SubmissionView:
