@@ -6,52 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from skillpress.schemas.records import SourceRevision
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.package_dir import LazyFiles
 from skillpress.services.app.records.derivations import (
     load_derivation,
     load_revision,
 )
+from skillpress.services.app.records.revisions import Grouped, record_grouping, revision_grouping
 from skillpress.services.derive.categories import Grouping
 from skillpress.services.derive.model_grouping import choose_grouping
-from skillpress.services.errors import NotFound, Permanent
+from skillpress.services.errors import NotFound
 from skillpress.services.platform.logging import get_logger
 
-__all__ = ["Categorized", "Grouped", "categorize_revision", "record_grouping", "revision_grouping"]
-
-
-@dataclass(frozen=True)
-class Grouped:
-    """The grouping a revision's categorize stage decided, and where it came from."""
-
-    blob: str
-    source: str | None
-    tag_failure: str | None
-    note: str | None
-
-
-def record_grouping(ctx: AppContext, revision_id: str, grouping: Grouped) -> None:
-    """The categorize stage's decision on its revision, written once."""
-    with ctx.records.session() as s:
-        row = s.get(SourceRevision, revision_id)
-        if row is None:
-            raise Permanent(f"no revision {revision_id}")
-        if row.grouping_blob is None:
-            row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note = (
-                grouping.blob,
-                grouping.source,
-                grouping.tag_failure,
-                grouping.note,
-            )
-
-
-def revision_grouping(ctx: AppContext, revision_id: str) -> Grouped:
-    with ctx.records.session() as s:
-        row = s.get(SourceRevision, revision_id)
-        if row is None or row.grouping_blob is None:
-            raise Permanent(f"revision {revision_id} has no grouping")
-        return Grouped(row.grouping_blob, row.grouping_source, row.tag_failure, row.grouping_note)
+__all__ = ["Categorized", "categorize_revision"]
 
 
 @dataclass(frozen=True)

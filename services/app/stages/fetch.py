@@ -8,11 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlmodel import col, select
-
-from skillpress.schemas.records import Skill, Source, SourceRevision, SubmissionOutcome, Version
 from skillpress.services.app.base.context import AppContext
-from skillpress.services.app.records.derivations import as_utc
+from skillpress.services.app.records.sources import (
+    claim_due_sources,
+    ensure_skill_and_source,
+    record_outcome,
+    store_revision,
+)
 from skillpress.services.errors import Permanent
 from skillpress.services.platform.ids import derived_id
 
@@ -28,42 +30,6 @@ class Taken:
     spec_sha256: str
     created: bool
     refused: str | None = None
-
-
-def _skill_and_source(
-    ctx: AppContext, slug: str, url: str | None, base_url: str | None, credential_env: str | None
-) -> tuple[str, str, bool]:
-    """(skill id, source id, whether this submission changed how the source is derived: a new
-    base URL or credential variable, which the same bytes must be derived again with)."""
-    skill_id = derived_id("skill", slug)
-    source_id = derived_id("source", skill_id)
-    with ctx.records.session() as s:
-        if s.get(Skill, skill_id) is None:
-            s.add(Skill(id=skill_id, slug=slug, title=slug, created_at=ctx.clock()))
-            s.flush()
-        source = s.get(Source, source_id)
-        if source is None:
-            s.add(
-                Source(
-                    id=source_id,
-                    skill_id=skill_id,
-                    kind="url" if url else "upload",
-                    fetched_from=url,
-                    base_url=base_url,
-                    credential_env=credential_env,
-                )
-            )
-            return skill_id, source_id, False
-        if url:
-            source.kind, source.fetched_from = "url", url
-        changed = bool(base_url and base_url != source.base_url) or bool(
-            credential_env and credential_env != source.credential_env
-        )
-        if base_url:
-            source.base_url = base_url
-        if credential_env:
-            source.credential_env = credential_env
-    return skill_id, source_id, changed
 
 
 def take_submission(
@@ -87,44 +53,18 @@ def take_submission(
     refused_id = derived_id("rejected-submission", submission)
     data, why = _submitted_bytes(ctx, blob, url)
     if why is not None:  # nothing of the skill is made or changed by a refusal
-        _ended(ctx, submission, slug, "refused", None, why)
+        record_outcome(ctx, submission, slug, "refused", None, why)
         return Taken(refused_id, "", False, why)
     assert data is not None
-    _, source_id, rederive = _skill_and_source(ctx, slug, url, base_url, credential_env)
+    _, source_id, rederive = ensure_skill_and_source(ctx, slug, url, base_url, credential_env)
     sha = ctx.blobs.put(data)
     revision_id = derived_id("revision", source_id, sha)
-    reason: str | None = None
-    with ctx.records.session() as s:
-        existing = s.get(SourceRevision, revision_id)
-        if existing is None:
-            s.add(
-                SourceRevision(
-                    id=revision_id,
-                    source_id=source_id,
-                    spec_sha256=sha,
-                    fetched_at=ctx.clock(),
-                    created_by=created_by[:128],
-                    status="stored",
-                    submission=submission[:128],
-                )
-            )
-            created = True
-        elif existing.submission == submission[:128]:
-            created = True  # this submission's own redelivery re-announces
-        elif existing.status == "refused":  # the same refused bytes: refused again, and why
-            reason = existing.refusal_reason or "refused"
-            created = False
-        else:
-            done = s.exec(select(Version.id).where(Version.revision_id == revision_id)).first()
-            # derived again when it never made a version, or its source's options changed
-            created = done is None or rederive
-            if created:
-                existing.submission = submission[:128]
-            if rederive:  # its parse stage's files were derived with the old options
-                existing.status, existing.package_blob = "stored", None
+    created, status, reason = store_revision(
+        ctx, revision_id, source_id, sha, submission, created_by, rederive
+    )
     if not created:
-        refused_again = existing is not None and existing.status == "refused"
-        _ended(
+        refused_again = status == "refused"
+        record_outcome(
             ctx,
             submission,
             slug,
@@ -167,30 +107,6 @@ def _submitted_bytes(
     return data, None
 
 
-def _ended(
-    ctx: AppContext,
-    submission: str,
-    slug: str,
-    outcome: str,
-    revision_id: str | None,
-    reason: str | None,
-) -> None:
-    """Record how a submission that made no revision of its own ended (once: a redelivery
-    finds it written)."""
-    with ctx.records.session() as s:
-        if s.get(SubmissionOutcome, submission[:128]) is None:
-            s.add(
-                SubmissionOutcome(
-                    submission=submission[:128],
-                    skill=slug[:128],
-                    outcome=outcome,
-                    revision_id=revision_id,
-                    reason=reason[:20_000] if reason else None,
-                    created_at=ctx.clock(),
-                )
-            )
-
-
 @dataclass(frozen=True)
 class Due:
     """A URL source due for a re-fetch, submitted again as `submission`."""
@@ -206,19 +122,7 @@ def due_sources(ctx: AppContext, slug: str | None, interval: float) -> list[Due]
     checked now: once per slot however many replicas ask."""
     now = ctx.clock()
     due_before = now - timedelta(seconds=max(interval, 0.0) * 0.9)
-    out: list[Due] = []
-    with ctx.records.session() as s:
-        query = select(Source, Skill).where(
-            Source.skill_id == Skill.id, Source.kind == "url", col(Source.fetched_from).is_not(None)
-        )
-        if slug:
-            query = query.where(Skill.slug == slug)
-        for source, skill in s.exec(query).all():
-            checked = as_utc(source.last_checked_at) if source.last_checked_at else None
-            if slug is None and checked is not None and checked > due_before:
-                continue
-            source.last_checked_at = now
-            submission = derived_id("refresh", source.id, now.isoformat())
-            assert source.fetched_from is not None
-            out.append(Due(submission, skill.slug, source.fetched_from, source.base_url))
-    return out
+    return [
+        Due(derived_id("refresh", source_id, now.isoformat()), slug_, url, base_url)
+        for source_id, slug_, url, base_url in claim_due_sources(ctx, slug, due_before, now)
+    ]

@@ -11,36 +11,10 @@ from skillpress.services.app.records.derivations import (
     load_revision,
     store_derivation,
 )
+from skillpress.services.app.records.revisions import record_parse
 from skillpress.services.derive import SpecRefused
-from skillpress.services.errors import Permanent
 
-__all__ = ["parse_revision", "record_parse"]
-
-
-def record_parse(
-    ctx: AppContext,
-    revision_id: str,
-    status: str,
-    reason: str | None,
-    operations: int | None,
-    manifest: str | None,
-) -> SourceRevision:
-    """The parse stage's outcome on its revision, written once (a redelivery keeps the first);
-    the revision as it now stands."""
-    with ctx.records.session() as s:
-        row = s.get(SourceRevision, revision_id)
-        if row is None:
-            raise Permanent(f"no revision {revision_id}")
-        if row.status == "stored":
-            row.status, row.refusal_reason, row.operations, row.package_blob = (
-                status,
-                reason,
-                operations,
-                manifest,
-            )
-        s.flush()
-        s.expunge(row)
-        return row
+__all__ = ["parse_revision"]
 
 
 def parse_revision(ctx: AppContext, revision_id: str) -> SourceRevision:

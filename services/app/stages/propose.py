@@ -16,7 +16,7 @@ from skillpress.schemas.records import ActionItem, AnnotationRecord, Skill, Sour
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.records.derivations import (
     RevisionInputs,
-    active_annotations,
+    annotations_in_force,
     derivation_files,
     derive_revision,
     load_derivation,
@@ -71,8 +71,7 @@ def propose_version(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) ->
     live version and re-keying offered for annotations it orphans; a scheduled refresh's proposal
     raises an action item. The same inputs again find the same version (`created` False)."""
     rev = inputs.revision
-    with ctx.records.session() as s:
-        annotations = active_annotations(s, inputs.skill.id, as_of)
+    annotations = annotations_in_force(ctx, inputs.skill.id, as_of)
     parsed = load_derivation(ctx, rev.package_blob) if rev.package_blob else None
     if parsed is not None and not annotations and rev.grouping_blob in (None, parsed.grouping):
         derivation = parsed  # nothing to add and the grouping stands: the parse stage's files are this version's
