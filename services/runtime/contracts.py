@@ -26,11 +26,13 @@ from skillpress.services.runtime.skill import (
     META_AUTH_ENV,
     META_AUTH_HEADER,
     META_AUTH_KIND,
+    META_AUTH_MORE,
     META_SLUG,
     PackageError,
     Skill,
     Tool,
     UnknownOperation,
+    auth_more,
     load_skill,
     with_confirmation,
 )
@@ -342,6 +344,14 @@ def agent_skills_folder(skill: Skill, files: Mapping[str, bytes]) -> dict[str, b
         ]
         if skill.auth.env:
             front.append(f"  {META_AUTH_ENV}: {json.dumps(skill.auth.env)}")
+        others = {
+            str(t.declaration.credential): t.auth
+            for t in skill.tools
+            if t.auth is not None and t.declaration.credential
+        }
+        more = auth_more(skill.auth, others)
+        if more is not None:
+            front.append(f"  {META_AUTH_MORE}: {json.dumps(more)}")
     front += ["---", ""]
     flows = _workflow_lines(skill, files)
     skill_md = (

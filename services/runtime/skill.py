@@ -549,6 +549,62 @@ META_SLUG, META_AUTH_HEADER, META_AUTH_KIND, META_AUTH_ENV = (
     "skillpress-auth-kind",
     "skillpress-auth-env",
 )
+# where the credential goes, those sent beside it and those some operations take instead, as one
+# JSON string (metadata values are strings): {"in", "also": [...], "others": [...]}
+META_AUTH_MORE = "skillpress-auth-more"
+
+
+def _slot(raw: Any, where: str) -> AuthHeader:
+    """One credential of META_AUTH_MORE's lists, checked like skill.json's."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise PackageError(f"SKILL.md: metadata.{META_AUTH_MORE}: {where} needs a `name`")
+    kind = raw.get("kind", "apiKey")
+    return AuthHeader(
+        raw["name"],
+        kind if kind in ("apiKey", "bearer", "basic") else "apiKey",
+        env=_env(raw.get("env"), f"SKILL.md: metadata.{META_AUTH_MORE}.{where}.env"),
+        where=str(raw.get("in") or "header"),
+    )
+
+
+def auth_more(auth: AuthHeader, others: Mapping[str, AuthHeader]) -> str | None:
+    """META_AUTH_MORE's value for a skill's credentials (None when the header says it all)."""
+    if auth.where == "header" and not auth.also and not others:
+        return None
+
+    def one(slot: AuthHeader, scheme: str | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": slot.header, "in": slot.where, "kind": slot.kind}
+        if slot.env:
+            out["env"] = slot.env
+        if scheme:
+            out["scheme"] = scheme
+        return out
+
+    return json.dumps(
+        {
+            "in": auth.where,
+            "also": [one(c) for c in auth.also],
+            "others": [one(o, name) for name, o in sorted(others.items())],
+        },
+        sort_keys=True,
+    )
+
+
+def _more(meta: Mapping[str, Any], auth: AuthHeader) -> tuple[AuthHeader, dict[str, AuthHeader]]:
+    """`auth` with META_AUTH_MORE's place and companions, and the credentials by scheme that
+    some operations take instead."""
+    raw = meta.get(META_AUTH_MORE)
+    if raw is None:
+        return auth, {}
+    try:
+        more = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        more = None
+    if not isinstance(more, dict):
+        raise PackageError(f"SKILL.md: metadata.{META_AUTH_MORE}: must be a JSON object")
+    also = tuple(_slot(c, "also") for c in more.get("also") or ())
+    others = {str(o.get("scheme")): _slot(o, "others") for o in more.get("others") or ()}
+    return replace(auth, where=str(more.get("in") or "header"), also=also), others
 
 
 def _env(name: object, where: str) -> str | None:
@@ -564,7 +620,7 @@ def _env(name: object, where: str) -> str | None:
 
 def _agent_skill(
     files: Mapping[str, bytes], slug: str | None, auth: AuthHeader | None
-) -> tuple[str | None, AuthHeader | None, bool]:
+) -> tuple[str | None, AuthHeader | None, bool, dict[str, AuthHeader]]:
     """An Agent Skills folder's name and credential header, from SKILL.md's frontmatter (and
     whether the name is the slug an export recorded)."""
     front = _front(files, "SKILL.md").frontmatter
@@ -594,7 +650,9 @@ def _agent_skill(
         auth = AuthHeader(
             header, kind, env=_env(meta.get(META_AUTH_ENV), f"SKILL.md: metadata.{META_AUTH_ENV}")
         )
-    return slug, auth, exact
+        auth, others = _more(meta, auth)
+        return slug, auth, exact, others
+    return slug, auth, exact, {}
 
 
 def _hand_written(
@@ -604,8 +662,9 @@ def _hand_written(
     types = _types(files)
     title = slug or ""
     exact = False  # a slug an export recorded is the skill's own: not made again from words
+    others: dict[str, AuthHeader] = {}  # by scheme: the credentials some operations take instead
     if "body.md" not in files and "SKILL.md" in files:
-        slug, auth, exact = _agent_skill(files, slug, auth)
+        slug, auth, exact, others = _agent_skill(files, slug, auth)
     if "body.md" in files:
         body = _front(files, "body.md")
         unknown = unknown_keys(body.frontmatter, BODY_KEYS)
@@ -651,12 +710,15 @@ def _hand_written(
         _, decl = _parse(files, path)
         if decl is None:
             continue
-        if decl.credential:  # no skill.json lists other credentials: it would go unsent
-            raise PackageError(
-                f"{path}: operation.credential names {decl.credential!r}; only a derived"
-                " package's skill.json (auth.others) lists another credential"
-            )
-        tools.append(_tool(tool_name(slug, decl.name), decl, types, checked))
+        tool = _tool(tool_name(slug, decl.name), decl, types, checked)
+        if decl.credential:  # one the folder's SKILL.md lists, or it would go unsent
+            if decl.credential not in others:
+                raise PackageError(
+                    f"{path}: operation.credential names {decl.credential!r}, which neither a"
+                    f" skill.json (auth.others) nor SKILL.md (metadata.{META_AUTH_MORE}) lists"
+                )
+            tool = replace(tool, auth=others[decl.credential])
+        tools.append(tool)
     if not tools:
         raise PackageError(
             "no operation file declares an operation (an `operation:` block in its frontmatter)"

@@ -334,3 +334,37 @@ def test_an_operation_file_cannot_name_a_credential_skill_json_does_not_list(
     forged = {**files, "list_items.md": text.encode()}
     with pytest.raises(PackageError, match="auth.others does not list"):
         load_skill(forged).tool("list_items")
+
+
+def test_an_agent_skills_export_sends_every_credential_where_the_package_does(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    # the export kept only the header's name: a query key went out as a header, and an
+    # operation's own credential made the folder refuse to load
+    from skillpress.services.runtime.contracts import agent_skills_folder
+
+    schemes = {
+        "key": {"type": "apiKey", "in": "query", "name": "apikey"},
+        "Personal": {"type": "apiKey", "in": "header", "name": "X-Personal"},
+    }
+    doc = yaml.safe_load(_spec(api.url, schemes, [{"key": []}]))
+    doc["paths"]["/more"] = {
+        "get": {"operationId": "listMore", "responses": {"200": {"description": "ok"}}}
+    }
+    doc["paths"]["/payments"] = {
+        "get": {
+            "operationId": "getPayments",
+            "security": [{"Personal": []}],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    files = derive_package(yaml.safe_dump(doc).encode(), DeriveOptions(slug="keyed")).files
+    folder = agent_skills_folder(load_skill(files), files)
+    write_package_dir(folder, tmp_path / "skills" / "keyed")
+    host = SkillHost(tmp_path / "skills", limits=CallLimits(retries=0))
+    environ = {"KEYED_API_KEY": "q-key-1", "KEYED_PERSONAL": "p-key-2"}
+    host.call("keyed_list_items", {}, environ=environ)
+    assert api.seen[-1].path == "/items?apikey=q-key-1"
+    host.call("keyed_get_payments", {}, environ=environ)
+    assert api.seen[-1].headers["X-Personal"] == "p-key-2"
+    assert "apikey" not in api.seen[-1].path
