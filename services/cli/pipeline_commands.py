@@ -93,6 +93,9 @@ def import_(
         ctx.close()
     last_subject, last = mine[-1].subject, mine[-1].body
     outcome = last_subject.rsplit(".", 1)[-1]
+    same = last_subject == EVENTS.version_proposed and last.get("created") is False
+    if same:  # a revision of its own whose version is one already stored: nothing new was made
+        outcome = "unchanged"
     if as_json:
         typer.echo(
             json.dumps(
@@ -114,6 +117,12 @@ def import_(
     if last_subject == EVENTS.revision_unchanged:
         typer.echo(
             f"unchanged: {slug} already has revision {last['revision_id'][:12]} of these bytes; nothing new was made"
+        )
+        return
+    if same:
+        typer.echo(
+            f"unchanged: {slug} already has version {last['version_id'][:12]}, which this spec"
+            " derives to; nothing new was made"
         )
         return
     typer.echo(

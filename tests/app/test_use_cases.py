@@ -686,12 +686,32 @@ def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
     fetch.fetch(
         ctx, SpecSubmitted(submission="lost", skill="hollowbrook", blob=blob, created_by="t")
     )
+    # while it is still on its way, the same bytes again end at once, unchanged, naming its
+    # revision (ten identical submissions at once stranded three: #43.4)
+    while_on_its_way = submit(ctx, data, "meanwhile")
+    assert [s for s, _ in while_on_its_way] == [EVENTS.spec_submitted, EVENTS.revision_unchanged]
+    from skillpress.services.app.records.dead_letters import dead_letter
+    from skillpress.services.app.records.overview import submission_status
+
+    waiting = submission_status(ctx, "meanwhile")["stages"]
+    assert [st["stage"] for st in waiting] == ["unchanged"] and "version_id" not in waiting[0]
+    dead_letter(
+        ctx,
+        EVENTS.revision_stored,
+        "parse",
+        "stored:x:lost",
+        "boom",
+        json.dumps({"submission": "lost", "skill": "hollowbrook"}),
+    )
     again = submit(ctx, data, "again")
     assert EVENTS.revision_unchanged not in [s for s, _ in again]
     made = last(again, EVENTS.version_proposed)
     # once it made a version, the same bytes are unchanged
     third = submit(ctx, data, "third")
     assert last(third, EVENTS.revision_unchanged)["revision_id"] == made["revision_id"]
+    # and the one that ended while it was on its way now names the version it matched
+    ended = submission_status(ctx, "meanwhile")["stages"][0]
+    assert (ended["stage"], ended.get("version_id")) == ("unchanged", made["version_id"])
 
 
 def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(

@@ -11,6 +11,7 @@ from sqlmodel import col, select
 from skillpress.schemas.records import Skill, Source, SourceRevision, SubmissionOutcome, Version
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.records.derivations import as_utc
+from skillpress.services.app.records.overview import submission_letters
 from skillpress.services.platform.ids import derived_id
 
 __all__ = ["claim_due_sources", "ensure_skill_and_source", "record_outcome", "store_revision"]
@@ -63,8 +64,10 @@ def store_revision(
 ) -> tuple[bool, str | None, str | None]:
     """The revision of these bytes stored for `submission`: (whether it goes through the
     pipeline now, the status it had when it existed already, why it was refused then). Identical
-    bytes make no new revision: they go through again only when they never made a version or
-    their source's options changed (`rederive`), and a submission's own redelivery re-announces."""
+    bytes make no new revision: they go through again only when their source's options changed
+    (`rederive`) or they never made a version and the submission that brought them stopped at a
+    dead letter; a submission's own redelivery re-announces. Ten identical submissions at once
+    are one revision's: the first goes through, the others end unchanged at once."""
     reason: str | None = None
     with ctx.records.session() as s:
         existing = s.get(SourceRevision, revision_id)
@@ -88,8 +91,13 @@ def store_revision(
             return False, "refused", reason
         status = existing.status
         done = s.exec(select(Version.id).where(Version.revision_id == revision_id)).first()
-        # derived again when it never made a version, or its source's options changed
-        created = done is None or rederive
+        # derived again when its source's options changed, or when it never made a version and
+        # its own submission stopped (a dead letter); the same bytes while another submission
+        # is still on its way are unchanged (they name its revision, and its version once made)
+        stopped = existing.submission is None or bool(
+            submission_letters(s, existing.submission, unreplayed=True)
+        )
+        created = rederive or (done is None and stopped)
         if created:
             existing.submission = submission[:128]
         if rederive:  # its parse stage's files were derived with the old options
