@@ -816,3 +816,31 @@ def test_a_runtime_decides_its_gated_calls_through_the_api_and_cannot_approve_th
         with pytest.raises(GateClosed):  # the grant was spent: the next call asks anew
             host.call("hollowbrook_cancel_booking", {"booking_id": "bk-77"})
         assert len(api.seen) == 1
+
+
+def test_ten_identical_submissions_at_once_all_end(served: Served) -> None:
+    """#43.4: ten parallel POST /v1/skills of the same bytes under one slug left three with no
+    stage recorded and an events stream that waited forever. Each one ends: one proposes the
+    version, the others are unchanged naming its revision (and its version once made)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = PETSTORE.read_bytes()
+
+    def create(_: int) -> list[dict[str, Any]]:
+        with served.client() as c:
+            return _create(c, "tenfold", data)
+
+    with ThreadPoolExecutor(10) as pool:
+        ended = list(pool.map(create, range(10)))
+    endings = sorted(e[-1]["subject"].rsplit(".", 1)[-1] for e in ended)
+    assert endings.count("proposed") == 1 and endings.count("unchanged") == 9, endings
+    with served.client() as c:
+        versions = c.get("/v1/skills/tenfold/versions").json()
+        assert len(versions) == 1
+        for events in ended:
+            status = c.get(f"/v1/submissions/{events[0]['body']['submission']}")
+            assert status.status_code == 200, status.text
+            last = status.json()["stages"][-1]
+            assert last["stage"] in ("proposed", "unchanged", "published"), last
+            if last["stage"] == "unchanged":
+                assert last["version_id"] == versions[0]["version_id"]
