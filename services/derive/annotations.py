@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -69,6 +70,19 @@ def operation_target(target: str) -> str | None:
     return target.split(":", 1)[1] if target.startswith("operation:") else None
 
 
+def auto_currency_missing(rule: Mapping[str, Any]) -> str | None:
+    """Why an approval rule's `auto_below` could never approve anything: it reads the call's
+    currency (`currency`) but names none it is in (`auto_currency`), and an amount in a currency
+    the gate did not name is never automatic. None when the rule is whole."""
+    if rule.get("auto_below") is None or not rule.get("currency") or rule.get("auto_currency"):
+        return None
+    return (
+        f"auto below {rule['auto_below']:g} reads the currency from {rule['currency']!r} but"
+        " names none it is in, so no call would ever be approved automatically: say which"
+        " currency the threshold is in (auto_currency, like EUR), or leave currency out"
+    )
+
+
 def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
     """Refuse what is malformed whatever the spec says (the shape of one annotation)."""
     # size: one branch per annotation kind's shape, each refusal naming its field
@@ -109,6 +123,8 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
             raise AnnotationRefused("an approval's matches reads like 'DELETE /invoices/{id}'")
         if body.get("risk", "high") not in RISKS:
             raise AnnotationRefused(f"risk is one of {', '.join(RISKS)}")
+        if (why := auto_currency_missing(body)) is not None:
+            raise AnnotationRefused(why)
     if kind == "example" and (
         not isinstance(body.get("arguments"), dict)
         or not isinstance(body.get("turn"), str)

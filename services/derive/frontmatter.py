@@ -711,6 +711,13 @@ def _approval(
                 "approval.auto_below",
                 "needs `amount`: the body field the threshold applies to",
             )
+        if currency is not None and auto_currency is None:
+            raise DeclarationError(
+                file,
+                "approval.auto_currency",
+                f"the gate reads the currency from {currency!r}: say which currency auto_below"
+                " is in (like EUR), or no call is ever approved automatically",
+            )
     return Approval(
         m_method,
         m_path,

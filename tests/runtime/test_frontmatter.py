@@ -487,3 +487,29 @@ def test_a_gate_binds_every_argument_and_auto_below_is_never_negative_or_foreign
         "amount": 5,
         "currency": "EUR",
     }
+
+
+def test_a_threshold_that_reads_a_currency_but_names_none_is_refused_on_every_face() -> None:
+    # #43.8: `auto_below` with `currency` and no `auto_currency` treated every currency as
+    # not named and approved nothing, silently; the file, annotate, the API and the console
+    # (all through check_shape) now refuse it and say why
+    from skillpress.services.derive.annotations import AnnotationRefused, check_shape
+    from skillpress.services.runtime.skill import PackageError, load_skill
+
+    pay = (
+        "---\noperation:\n  method: POST\n  url: http://a.test/payments\n  body: [amount, currency]\n"
+        "  number: [amount]\napproval:\n  matches: POST /payments\n  amount: amount\n"
+        "  currency: currency\n  auto_below: 10\n---\n\n# pay\n\nPays.\n"
+    )
+    with pytest.raises(PackageError, match=r"approval\.auto_currency: the gate reads the currency"):
+        load_skill({"pay.md": pay.encode()}, slug="p")
+    rule = {
+        "matches": "POST /payments",
+        "amount": "amount",
+        "currency": "currency",
+        "auto_below": 10,
+    }
+    with pytest.raises(AnnotationRefused, match="no call would ever be approved automatically"):
+        check_shape("approval", "operation:pay", rule)
+    check_shape("approval", "operation:pay", rule | {"auto_currency": "EUR"})
+    check_shape("approval", "operation:pay", {k: v for k, v in rule.items() if k != "currency"})
