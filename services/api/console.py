@@ -4,6 +4,7 @@ Every form carries a CSRF token; a refusal comes back on the page it was made fr
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hmac
 import json
@@ -313,9 +314,19 @@ async def import_create(
 
 
 @router.get("/skills/{slug}/submissions/{submission}", response_class=HTMLResponse)
-def submission_page(
+async def submission_page(
     request: Request, slug: str, submission: str, after: int | None = None
 ) -> Response:
+    """The pipeline's stages live; at the end, the proposed version and what it still needs
+    (a submission no stage recorded and the stream does not hold at `after`: a 404 page)."""
+    from skillpress.services.app.operator.submissions import submission_known
+
+    _operator(request)
+    await submission_known(state(request).nc, state(request).ctx, submission, after)
+    return await asyncio.to_thread(_submission_page, request, slug, submission, after)
+
+
+def _submission_page(request: Request, slug: str, submission: str, after: int | None) -> Response:
     """The pipeline's stages live; at the end, the proposed version and what it still needs."""
     from skillpress.schemas.events import RevisionRejected
     from skillpress.services.app.operator.submissions import stored_outcome

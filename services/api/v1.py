@@ -262,6 +262,9 @@ async def submission_events_stream(
         from skillpress.services.app.base.bus import StackError
 
         raise StackError("this server has no pipeline connection")
+    from skillpress.services.app.operator.submissions import submission_known
+
+    await submission_known(state(request).nc, state(request).ctx, submission, after)
     return StreamingResponse(
         submission_stream(request, slug, submission, after),
         media_type="text/event-stream",

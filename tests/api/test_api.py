@@ -844,3 +844,27 @@ def test_ten_identical_submissions_at_once_all_end(served: Served) -> None:
             assert last["stage"] in ("proposed", "unchanged", "published"), last
             if last["stage"] == "unchanged":
                 assert last["version_id"] == versions[0]["version_id"]
+
+
+def test_an_unknown_submission_is_a_404_not_a_wait(served: Served) -> None:
+    """#43.5: a mistyped submission URL answered "waiting for the pipeline…" forever. A
+    submission no stage recorded, and that the stream does not hold at `after`, is a 404 (the
+    events stream and the console's page); a real one still follows."""
+    data = PETSTORE.read_bytes()
+    with served.client() as c:
+        made = c.post("/v1/skills", data={"slug": "typo"}, files={"file": ("s.yaml", data)})
+        real = made.json()
+        events = _events(c, real["events"])
+        assert events[-1]["event"] == "end"
+        gone = c.get("/v1/skills/typo/submissions/nope/events")
+        assert "no submission 'nope' is known" in _problem(gone, 404)["detail"]
+        # someone else's sequence is not this submission's
+        other = c.get(f"/v1/skills/typo/submissions/nope/events?after={real['seq']}")
+        _problem(other, 404)
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    with httpx.Client(base_url=served.base, cookies=cookie, follow_redirects=False) as browser:
+        page = browser.get("/skills/typo/submissions/nope")
+        assert page.status_code == 404 and "no submission" in page.text
+        assert "waiting for the pipeline" not in page.text
+        known = browser.get(f"/skills/typo/submissions/{real['submission']}")
+        assert known.status_code == 200

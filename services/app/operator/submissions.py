@@ -22,7 +22,11 @@ from skillpress.services.app.base.bus import (
 )
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.operator.intake import first_check
-from skillpress.services.app.records.overview import stored_outcome, unreplayed_letters
+from skillpress.services.app.records.overview import (
+    recorded_submission,
+    stored_outcome,
+    unreplayed_letters,
+)
 from skillpress.services.errors import Refused, Retryable
 
 if TYPE_CHECKING:
@@ -215,6 +219,35 @@ def check_base_url(base_url: str | None) -> None:
         )
     if parts.username or parts.password or parts.query or parts.fragment:
         raise Refused(f"base URL {base_url!r} carries credentials, a query or a fragment")
+
+
+async def submission_known(
+    nc: NATS | None, ctx: AppContext, submission: str, after: int | None
+) -> None:
+    """NotFound unless `submission` is one the pipeline took: a stage recorded it, or the
+    stream's message at `after` (the sequence its submission was given) is its submission. A
+    mistyped id is a 404, never a page that waits for events that will not come."""
+    from skillpress.schemas.subjects import STREAM
+    from skillpress.services.errors import NotFound
+
+    if await asyncio.to_thread(recorded_submission, ctx, submission):
+        return
+    if after and nc is not None:
+        try:
+            msg = await nc.jetstream().get_msg(STREAM, after)
+        except Exception:  # noqa: BLE001 - a sequence the stream does not hold: not this one
+            msg = None
+        event = (
+            parse_event(str(msg.subject), msg.data)
+            if msg is not None and msg.subject and msg.data
+            else None
+        )
+        if event is not None and event.submission == submission:
+            return
+    raise NotFound(
+        f"no submission {submission[:64]!r} is known: it was never accepted, or the pipeline"
+        " has not taken it in yet (the page an import opens carries ?after=<sequence>)"
+    )
 
 
 async def submission_events(

@@ -42,6 +42,7 @@ __all__ = [
     "skills_overview",
     "submission_status",
     "stored_outcome",
+    "recorded_submission",
     "unreplayed_letters",
 ]
 
@@ -142,6 +143,17 @@ def submission_letters(s: Session, submission: str, unreplayed: bool = False) ->
     if unreplayed:
         query = query.where(col(DeadLetter.replayed_at).is_(None))
     return list(s.exec(query.order_by(col(DeadLetter.id))).all())
+
+
+def recorded_submission(ctx: AppContext, submission: str) -> bool:
+    """Whether any stage has recorded `submission`: a revision, an ending, a dead letter."""
+    with ctx.records.session() as s:
+        if s.get(SubmissionOutcome, submission[:128]) is not None:
+            return True
+        found = s.exec(
+            select(SourceRevision.id).where(SourceRevision.submission == submission[:128])
+        ).first()
+        return found is not None or bool(submission_letters(s, submission))
 
 
 def unreplayed_letters(ctx: AppContext, submission: str) -> list[DeadLetter]:
