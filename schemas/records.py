@@ -207,8 +207,10 @@ class Suggestion(SQLModel, table=True):
     kind: str = Field(max_length=16)  # approval | identity | header
     group: str = Field(max_length=16)  # money | deletes | changes | reads
     body_json: str = Field(sa_column=Column(Text, nullable=False))
-    status: str = Field(default="open", max_length=16)  # open | confirmed
+    status: str = Field(default="open", max_length=16)  # open | confirmed | dismissed
     created_at: datetime
+    decided_by: str | None = Field(default=None, max_length=128)  # who confirmed or dismissed it
+    decided_at: datetime | None = None
 
     @property
     def body(self) -> dict[str, Any]:

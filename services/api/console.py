@@ -676,12 +676,19 @@ async def review_confirm(
     q: Annotated[str, Form()] = "",
     shown: Annotated[str, Form()] = "",
     page: Annotated[int, Form()] = 1,
+    decision: Annotated[str, Form()] = "confirm",
 ) -> Response:
     who = _checked(request, csrf)
     ctx = state(request).ctx
     ids, groups = [suggestion] if suggestion else [], [group] if group else []
-    done, error = await _attempt(lambda: changes.confirm(ctx, slug, ids, groups, who))
     notice = None
+    if decision == "dismiss":
+        gone, error = await _attempt(lambda: changes.dismiss(ctx, slug, ids, groups, who))
+        done = None
+        if gone is not None:
+            notice = f"dismissed {gone['dismissed']}; {gone['remaining']} left"
+    else:
+        done, error = await _attempt(lambda: changes.confirm(ctx, slug, ids, groups, who))
     if done is not None:
         notice = f"confirmed {len(done['confirmed'])}; {done['remaining']} left" + (
             f"; proposed version {done['proposal']['version_id'][:12]}" if done["proposal"] else ""

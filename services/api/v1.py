@@ -36,6 +36,7 @@ from skillpress.services.app.base.views import (
     Confirmation,
     DeadLetterView,
     Detached,
+    Dismissal,
     Overlay,
     PublicationView,
     Replayed,
@@ -494,6 +495,15 @@ def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confir
     from skillpress.services.app.operator.changes import confirm
 
     return confirm(ctx, slug, body.ids, body.groups, who)
+
+
+@router.post("/skills/{slug}/suggestions/dismiss", name="dismiss_suggestions", tags=["review"])
+def dismiss_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Dismissal:
+    """Dismiss suggestions one at a time or a group at once: decided (recorded under who did
+    it), never offered again, on later revisions either; nothing is proposed."""
+    from skillpress.services.app.operator.changes import dismiss
+
+    return dismiss(ctx, slug, body.ids, body.groups, who)
 
 
 @router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])

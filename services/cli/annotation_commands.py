@@ -423,7 +423,7 @@ def review(
             )
             return
         if dismiss_ids:
-            gone = dismiss_suggestions(ctx, skill, ids=dismiss_ids)
+            gone = dismiss_suggestions(ctx, skill, ids=dismiss_ids, by=by)
             if not as_json:
                 typer.echo(f"  dismissed {gone}")
         if groups or ids:

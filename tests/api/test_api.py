@@ -868,3 +868,49 @@ def test_an_unknown_submission_is_a_404_not_a_wait(served: Served) -> None:
         assert "waiting for the pipeline" not in page.text
         known = browser.get(f"/skills/typo/submissions/{real['submission']}")
         assert known.status_code == 200
+
+
+def test_suggestions_are_dismissed_from_the_api_and_the_console_as_they_are_confirmed(
+    served: Served,
+) -> None:
+    """#43.3: a wrong guess could be cleared only from the CLI. Dismiss one, or a group, over
+    the API and from the console's review page; the decision is recorded under who made it,
+    and a dismissed suggestion is never offered again."""
+    import re as re_
+
+    with served.client() as c:
+        _create(c, "dismissals", PETSTORE.read_bytes())
+        review = c.get("/v1/skills/dismissals/suggestions").json()
+        assert review["remaining"] == 3
+        one = review["groups"]["changes"][0]
+        gone = c.post("/v1/skills/dismissals/suggestions/dismiss", json={"ids": [one["id"]]})
+        assert gone.status_code == 200 and gone.json() == {"dismissed": 1, "remaining": 2}
+        _problem(
+            c.post("/v1/skills/dismissals/suggestions/dismiss", json={"ids": [one["id"]]}), 404
+        )
+        _problem(c.post("/v1/skills/dismissals/suggestions/dismiss", json={}), 422)
+        left = c.get("/v1/skills/dismissals/suggestions").json()
+        assert one["id"] not in [s["id"] for g in left["groups"].values() for s in g]
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    with httpx.Client(base_url=served.base, cookies=cookie, follow_redirects=False) as browser:
+        page = browser.get("/skills/dismissals/review")
+        assert 'aria-label="dismiss all 1 deletes"' in page.text
+        csrf = re_.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert csrf is not None
+        done = browser.post(
+            "/skills/dismissals/review",
+            data={"csrf": csrf.group(1), "group": "deletes", "decision": "dismiss"},
+        )
+        assert done.status_code == 303
+        after = browser.get(done.headers["location"])
+        assert "dismissed 1; 1 left" in after.text
+    with served.client() as c:
+        assert c.get("/v1/skills/dismissals/suggestions").json()["remaining"] == 1
+    import sqlite3
+
+    db = sqlite3.connect(served.home / "skillpress.db")
+    decided = db.execute(
+        "select status, decided_by from suggestions where status = 'dismissed' order by decided_at"
+    ).fetchall()
+    assert [row[0] for row in decided] == ["dismissed", "dismissed"]
+    assert all(row[1] for row in decided)

@@ -980,7 +980,7 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
     )
     assert len(done.annotation_ids) == 2 and done.skipped == [] and len(derived) == 1
     dismissed = review.dismiss_suggestions(
-        ctx, skill, ids=[first[("create_booking", "identity")].id]
+        ctx, skill, ids=[first[("create_booking", "identity")].id], by="reviewer"
     )
     assert dismissed == 1
     gates = [a["id"] for a in annotations.list_annotations(ctx, "hollowbrook")]

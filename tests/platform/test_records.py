@@ -49,7 +49,7 @@ def _skill(records: RecordStore, slug: str = "pets") -> str:
 def test_migrations_are_idempotent(records: RecordStore) -> None:
     records.migrate()
     with records.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0006"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0007"
 
 
 def test_the_migrated_tables_are_the_models(records: RecordStore) -> None:

@@ -29,6 +29,7 @@ __all__ = [
     "DeadLetterBrief",
     "DeadLetterView",
     "Detached",
+    "Dismissal",
     "DiffSummary",
     "Overlay",
     "PackageDiff",
@@ -280,6 +281,15 @@ class Confirmation(TypedDict):
     skipped: list[dict[str, str]]
     remaining: int
     proposal: ProposalView | None
+
+
+@with_config(_OPEN)
+class Dismissal(TypedDict):
+    """Suggestions dismissed (decided, never offered again, recorded under who did it) and how
+    many stay open."""
+
+    dismissed: int
+    remaining: int
 
 
 @with_config(_OPEN)

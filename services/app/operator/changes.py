@@ -16,6 +16,7 @@ from skillpress.services.app.base.views import (
     AnnotationRekeyed,
     AnnotationRetired,
     Confirmation,
+    Dismissal,
     ProposalView,
     PublicationView,
 )
@@ -27,7 +28,11 @@ from skillpress.services.app.operator.annotations import (
     record_retirement,
 )
 from skillpress.services.app.operator.dispatch import propose_change, request_publish
-from skillpress.services.app.operator.review import confirm_suggestions
+from skillpress.services.app.operator.review import (
+    confirm_suggestions,
+    dismiss_suggestions,
+    open_suggestions,
+)
 from skillpress.services.app.records.versions import (
     check_publish_request,
     diff_versions,
@@ -121,6 +126,18 @@ def confirm(
         stored = Stored(done.annotation_ids, skill, ctx.clock())
         out["proposal"] = proposal_of(ctx, stored, "reviewed")
     return out
+
+
+def dismiss(
+    ctx: AppContext, slug: str, ids: Sequence[str], groups: Sequence[str], by: str
+) -> Dismissal:
+    """Dismiss suggestions one at a time or a group at once: decided by `by`, never offered
+    again (on later revisions either), nothing proposed."""
+    if not ids and not groups:
+        raise Refused("name suggestions (`ids`) or groups (`groups`) to dismiss")
+    skill = find_skill(ctx, slug)
+    gone = dismiss_suggestions(ctx, skill, ids=ids, groups=groups, by=by)
+    return {"dismissed": gone, "remaining": len(open_suggestions(ctx, skill))}
 
 
 def publish(

@@ -125,7 +125,7 @@ def confirm_many(
         existing = _in_force(ctx, skill, sug)
         if existing is not None:
             kept.append(existing)
-            close_suggestions(ctx, [sug.id], "confirmed")
+            close_suggestions(ctx, [sug.id], "confirmed", by)
         else:
             todo.append(sug)
     while todo:
@@ -152,7 +152,7 @@ def confirm_many(
         )
         for sug in todo
     ]
-    close_suggestions(ctx, [sug.id for sug in todo], "confirmed")
+    close_suggestions(ctx, [sug.id for sug in todo], "confirmed", by)
     done = [*kept, *stored]
     return Confirmed(done, skipped, max(open_count - len(done), 0))
 
@@ -191,11 +191,17 @@ def confirm_suggestions(
 
 
 def dismiss_suggestions(
-    ctx: AppContext, skill: Skill, *, ids: Sequence[str] = (), groups: Sequence[str] = ()
+    ctx: AppContext,
+    skill: Skill,
+    *,
+    ids: Sequence[str] = (),
+    groups: Sequence[str] = (),
+    by: str,
 ) -> int:
-    """Dismiss suggestions: decided, never offered again, on later revisions either. How many."""
+    """Dismiss suggestions: decided by `by`, never offered again, on later revisions either.
+    How many; NotFound for an id that is not open."""
     chosen, _ = _chosen(ctx, skill, ids, groups)
-    close_suggestions(ctx, [p.id for p in chosen], "dismissed")
+    close_suggestions(ctx, [p.id for p in chosen], "dismissed", by)
     return len(chosen)
 
 

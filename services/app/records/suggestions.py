@@ -74,10 +74,12 @@ def open_suggestions_of(ctx: AppContext, revision_id: str | None) -> list[Sugges
     return rows
 
 
-def close_suggestions(ctx: AppContext, ids: Sequence[str], status: str) -> None:
-    """The suggestions `ids` decided (`confirmed` or `dismissed`); an unknown id is skipped."""
+def close_suggestions(ctx: AppContext, ids: Sequence[str], status: str, by: str) -> None:
+    """The suggestions `ids` decided (`confirmed` or `dismissed`) by `by`, now; an unknown id
+    is skipped."""
+    now = ctx.clock()
     with ctx.records.session() as s:
         for sid in ids:
             row = s.get(Suggestion, sid)
             if row is not None:
-                row.status = status
+                row.status, row.decided_by, row.decided_at = status, by[:128], now
