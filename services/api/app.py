@@ -8,7 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from fastapi.staticfiles import StaticFiles
 
 from skillpress.services.api import console, problems, v1
@@ -23,6 +23,16 @@ __all__ = ["API_VERSION", "create_app", "openapi_document"]
 
 API_VERSION = "1.0.0"
 _FORM_OVERHEAD = 256 * 1024  # multipart boundaries and the small fields beside a spec
+# the console's icon: one letter, so a browser's request for it is not a 404 on every page
+_ICON = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16"'
+    b' rx="3" fill="#1f4e79"/><text x="8" y="12" font-size="11" text-anchor="middle"'
+    b' fill="#fff" font-family="sans-serif">s</text></svg>'
+)
+
+
+def _favicon() -> Response:
+    return Response(_ICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
 
 def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> FastAPI:
@@ -86,7 +96,12 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     app.mount(
         "/static", StaticFiles(packages=[("skillpress.services.api", "static")]), name="static"
     )
-    app.add_middleware(BodyCap, max_bytes=ctx.settings.max_spec_bytes + _FORM_OVERHEAD)
+    app.add_middleware(
+        BodyCap,
+        max_bytes=ctx.settings.max_spec_bytes + _FORM_OVERHEAD,
+        spec_bytes=ctx.settings.max_spec_bytes,
+    )
+    app.add_api_route("/favicon.ico", _favicon, include_in_schema=False)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(AccessLog)  # outermost: it sees every answer, refusals included
     plain_openapi = app.openapi

@@ -17,13 +17,16 @@ class _TooLarge(Exception):
 
 
 class BodyCap:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, spec_bytes: int | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        # the limit a person is told: the spec's, as the console's form says it (the cap
+        # itself leaves room for the form around the spec)
+        self.spec_bytes = spec_bytes if spec_bytes is not None else max_bytes
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
         detail = (
-            f"the request is over the {self.max_bytes:,}-byte limit"
+            f"the request is over the {self.spec_bytes:,}-byte limit a spec may have"
             " (SKILLPRESS_MAX_SPEC_BYTES sets it)"
         )
         if is_console(scope):  # a console form: a page with the way back to it

@@ -1190,3 +1190,25 @@ def test_a_request_no_one_decides_expires_and_the_next_call_asks_anew(ctx: AppCo
     assert approvals.consume(ctx, again.id).status == "expired"
     newest = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "alice")
     assert newest.id not in (asked.id, again.id) and newest.status == "pending"
+
+
+def test_a_slug_in_use_says_which_calls_an_import_would_change(ctx: AppContext) -> None:
+    # #43.9: the warning said "261 added, 13 removed" and not that 14 change
+    from skillpress.services.app.operator.intake import preview
+
+    submit(ctx, HOLLOWBROOK.read_bytes(), "first")
+    doc = yaml.safe_load(HOLLOWBROOK.read_text())
+    # one call changes: the rooms list takes a new query parameter
+    rooms = doc["paths"]["/rooms"]["get"]
+    rooms.setdefault("parameters", []).append(
+        {"name": "floor", "in": "query", "schema": {"type": "integer"}}
+    )
+    shown = preview(ctx, yaml.safe_dump(doc, sort_keys=False).encode(), None, "hollowbrook", None)
+    assert shown.in_use is not None
+    assert (shown.in_use.added_count, shown.in_use.removed_count, shown.in_use.changed_count) == (
+        0,
+        0,
+        1,
+    )
+    same = preview(ctx, HOLLOWBROOK.read_bytes(), None, "hollowbrook", None)
+    assert same.in_use is not None and same.in_use.changed_count == 0

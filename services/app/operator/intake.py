@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -84,6 +85,9 @@ class SlugInUse(BaseModel):
     removed: list[str] = Field(description="operations the import would remove (the first 50)")
     removed_count: int
     added_count: int
+    changed_count: int = Field(
+        default=0, description="operations both have whose call the import would change"
+    )
     annotations: int = Field(description="annotations in force on it")
     orphaned: int = Field(description="annotations on operations the import would remove")
 
@@ -133,13 +137,18 @@ def preview(
     return SpecPreview(
         **shown.to_dict(),
         blob=ctx.blobs.put(given),
-        in_use=slug_in_use(ctx, shown.slug, shown.operation_names),
+        in_use=slug_in_use(ctx, shown.slug, shown.operation_names, shown.files),
     )
 
 
-def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse | None:
-    """What `slug` already names, and what a spec making operations `names` would remove from
-    it (None when no skill has the slug)."""
+def slug_in_use(
+    ctx: AppContext,
+    slug: str,
+    names: tuple[str, ...],
+    files: Mapping[str, bytes] | None = None,
+) -> SlugInUse | None:
+    """What `slug` already names, and what a spec making operations `names` (its package:
+    `files`) would remove from it and change in it (None when no skill has the slug)."""
     from skillpress.services.app.operator.annotations import annotations_of
     from skillpress.services.app.records.versions import newest_manifest, skill_and_source
 
@@ -147,8 +156,14 @@ def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse
     if found is None:
         return None
     skill, source = found
-    _, manifest = newest_manifest(ctx, skill)
+    newest, manifest = newest_manifest(ctx, skill)
     had = [o.name for o in manifest.operations] if manifest is not None else []
+    changed = 0
+    if files and newest is not None:  # calls whose declaration the import would change
+        from skillpress.services.app.records.versions import version_files
+        from skillpress.services.derive.diff import diff_packages
+
+        changed = len(diff_packages(dict(version_files(ctx.blobs, newest)), dict(files))["changed"])
     removed = sorted(set(had) - set(names))
     annotations = annotations_of(ctx, skill, manifest)  # retired ones left out
     gone = {f"operation:{n}" for n in removed}
@@ -161,6 +176,7 @@ def slug_in_use(ctx: AppContext, slug: str, names: tuple[str, ...]) -> SlugInUse
         removed=removed[:50],
         removed_count=len(removed),
         added_count=len(set(names) - set(had)),
+        changed_count=changed,
         annotations=len(annotations),
         orphaned=sum(1 for a in annotations if a["target"] in gone),
     )

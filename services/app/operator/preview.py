@@ -4,6 +4,7 @@ as agents will carry it. Nothing here writes; the same bytes submitted later der
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,9 +38,11 @@ class Preview:
     warnings: list[str]
     # the operations it makes, by name: what an import over a skill in use would remove
     operation_names: tuple[str, ...] = field(default=(), repr=False)
+    # the package it derives to: what such an import would change in a skill in use
+    files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "operation_names"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("operation_names", "files")}
 
 
 def _question(warnings: list[str]) -> str:
@@ -80,4 +83,5 @@ def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = No
         body_bytes=len(package.files["body.md"]),
         warnings=list(package.warnings),
         operation_names=tuple(o.name for o in m.operations),
+        files=package.files,
     )
