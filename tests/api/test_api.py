@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -918,3 +919,27 @@ def test_suggestions_are_dismissed_from_the_api_and_the_console_as_they_are_conf
     ).fetchall()
     assert [row[0] for row in decided] == ["dismissed", "dismissed"]
     assert all(row[1] for row in decided)
+
+
+def test_the_skill_page_says_in_words_what_changed_in_a_declaration(served: Served) -> None:
+    """#43.2: the page showed `find_pets: declaration (GET /pets → GET /pets)` while the API had
+    the detail; it renders each change in words, as the CLI does."""
+    doc = yaml.safe_load(PETSTORE.read_bytes())
+    with served.client() as c:
+        _create(c, "worded", PETSTORE.read_bytes())
+        first = c.get("/v1/skills/worded/versions").json()[0]["version_id"]
+        c.post(f"/v1/skills/worded/versions/{first}/publish", json={})
+        doc["paths"]["/pets"]["get"]["parameters"].append(
+            {"name": "colour", "in": "query", "schema": {"type": "string", "enum": ["red"]}}
+        )
+        _create(c, "worded", yaml.safe_dump(doc).encode())
+        diff = c.get("/v1/skills/worded/diff").json()
+        changed = {ch["operation"]: ch for ch in diff["changed"]}
+        details = changed["find_pets"]["details"]
+        assert details, changed
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    with httpx.Client(base_url=served.base, cookies=cookie, follow_redirects=False) as browser:
+        page = browser.get("/skills/worded").text
+    assert "(GET /pets → GET /pets)" not in page
+    for detail in details:
+        assert html.escape(detail, quote=False) in page or html.escape(detail) in page, detail
