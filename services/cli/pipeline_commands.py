@@ -264,8 +264,18 @@ def _changes(result: Mapping[str, Any], slug: str | None = None) -> None:
     for flow in result.get("workflows") or []:
         typer.echo(f"  {flow[0]} workflow {flow[2:]}")
     s_ = result["summary"]
+    described = result.get("described") or []
+    if described:  # a note, a description: live once published, though no call changes
+        more = s_.get("described", len(described)) - len(described)
+        typer.echo(
+            f"  described anew: {', '.join(described)}" + (f" … and {more} more" if more else "")
+        )
+    if result.get("other_files"):
+        typer.echo(f"  also changes: {', '.join(result['other_files'])}")
     typer.echo(
-        f"  {s_['added']} added, {s_['removed']} removed, {s_['changed']} changed; {s_['files_changed']} files differ"
+        f"  {s_['added']} added, {s_['removed']} removed, {s_['changed']} changed"
+        + (f", {s_['described']} described anew" if s_.get("described") else "")
+        + f"; {s_['files_changed']} files differ"
     )
     for orphan in result["orphaned"]:
         offer = (

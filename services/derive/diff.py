@@ -22,6 +22,11 @@ __all__ = ["ChangedOperation", "DiffSummary", "PackageDiff", "diff_packages", "g
 WORKFLOWS_FILE = "workflows.yaml"
 
 
+DESCRIBED_SHOWN = 200  # operations (and other files) a diff names; the summary counts them all
+# files every version's content changes with (its manifest and index): never news to a person
+_BOOKKEEPING = frozenset({"skill.json", "index.json"})
+
+
 def _index(files: dict[str, bytes]) -> dict[str, OperationEntry]:
     return Manifest.from_json(files["skill.json"]).by_name()
 
@@ -35,6 +40,7 @@ class DiffSummary(TypedDict):
     files_changed: int
     orphaned: NotRequired[int]  # annotations whose operation is gone (a stored version's diff)
     workflows: NotRequired[int]  # workflows added, removed or changed
+    described: NotRequired[int]  # operations whose file changed but not their call
 
 
 class ChangedOperation(TypedDict):
@@ -60,6 +66,11 @@ class PackageDiff(TypedDict):
     orphaned: NotRequired[list[dict[str, Any]]]
     # each workflow added (+), removed (-) or changed (~, saying what), when any is
     workflows: NotRequired[list[str]]
+    # operations whose file changes though their call does not (a person's note, a new
+    # description: what publishing puts live too), the first DESCRIBED_SHOWN by name
+    described: NotRequired[list[str]]
+    # the other files that change (the body, a category's list, the types), by path
+    other_files: NotRequired[list[str]]
 
 
 # what a workflow's change is named by, in this order
@@ -138,6 +149,7 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
     changed: list[ChangedOperation] = []
+    described: list[str] = []
     for name in sorted(set(after) & set(before)):
         a, b = before[name], after[name]
         what = [k for k in ("method", "path", "tool") if getattr(a, k) != getattr(b, k)]
@@ -155,7 +167,15 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
             if details:
                 entry["details"] = details
             changed.append(entry)
+        elif old.get(a.file) != new.get(b.file):
+            described.append(name)
     files_changed = sum(1 for p in set(old) | set(new) if old.get(p) != new.get(p))
+    operation_files = {e.file for e in (*before.values(), *after.values())}
+    other_files = sorted(
+        p
+        for p in set(old) | set(new)
+        if old.get(p) != new.get(p) and p not in operation_files and p not in _BOOKKEEPING
+    )
     out: PackageDiff = {
         "added": added,
         "removed": removed,
@@ -168,6 +188,11 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
             "files_changed": files_changed,
         },
     }
+    if described:
+        out["described"] = described[:DESCRIBED_SHOWN]
+        out["summary"]["described"] = len(described)
+    if other_files:
+        out["other_files"] = other_files[:DESCRIBED_SHOWN]
     flows = workflow_changes(old.get(WORKFLOWS_FILE), new.get(WORKFLOWS_FILE))
     if flows:
         out["workflows"] = flows

@@ -1212,3 +1212,16 @@ def test_a_slug_in_use_says_which_calls_an_import_would_change(ctx: AppContext) 
     )
     same = preview(ctx, HOLLOWBROOK.read_bytes(), None, "hollowbrook", None)
     assert same.in_use is not None and same.in_use.changed_count == 0
+
+
+def test_a_diff_names_what_publishing_puts_live_though_no_call_changes(ctx: AppContext) -> None:
+    # #43.1: a note carried into a proposal went live while the diff said "0 added, 0 removed,
+    # 0 changed": an operation whose file changes but not its call is named as described anew
+    made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "first"), EVENTS.version_proposed)
+    publish(ctx, made["version_id"])
+    proposed = propose(ctx, note(ctx, "cancel_booking", "Only before noon."), "added")
+    diff = versions.diff_versions(ctx, "hollowbrook", None, proposed["version_id"])
+    assert (diff["added"], diff["removed"], diff["changed"]) == ([], [], [])
+    assert diff["described"] == ["cancel_booking"]
+    assert diff["summary"]["described"] == 1
+    assert "skill.json" not in diff.get("other_files", [])

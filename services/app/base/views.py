@@ -140,6 +140,8 @@ VersionDiff = TypedDict(
         "summary": DiffSummary,
         "orphaned": list[dict[str, Any]],
         "workflows": NotRequired[list[str]],
+        "described": NotRequired[list[str]],
+        "other_files": NotRequired[list[str]],
     },
 )
 _opened(VersionDiff, "What changed between two versions, with the annotations the newer orphans.")
