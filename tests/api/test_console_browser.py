@@ -263,8 +263,30 @@ def test_the_console_works_at_a_phone_width_and_from_the_keyboard(
     # every page of a skill's loop fits the screen: wide tables scroll inside themselves
     from tests.api.test_api import _create
 
+    # #43.7: long code paths (GitHub's) and a waiting approval with long bound values
+    doc = yaml.safe_load(PETSTORE.read_bytes())
+    long_path = "/repos/{owner}/{repo}/code-scanning/codeql/variant-analyses/{analysis_id}/repos"
+    doc["paths"][long_path + "/{id}"] = {
+        "parameters": [
+            {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+            for n in ("owner", "repo", "analysis_id", "id")
+        ],
+        "delete": {
+            "operationId": "codeScanningDeleteVariantAnalysisRepositoryResultAndEverything",
+            "responses": {"204": {"description": "gone"}},
+        },
+    }
     with served.client() as c:
-        _create(c, "phone", PETSTORE.read_bytes())
+        _create(c, "phone", yaml.safe_dump(doc).encode())
+        asked = c.post(
+            "/v1/approvals",
+            json={
+                "skill": "phone",
+                "operation": "code_scanning_delete_variant_analysis_repository_result",
+                "bound": {"owner": "an-organisation-with-a-long-name", "repo": "x" * 120},
+            },
+        )
+        assert asked.status_code == 200, asked.text
     for path in ("/skills", "/skills/phone", "/skills/phone/review", "/operations"):
         page.goto(f"{served.base}{path}")
         width = page.evaluate("document.documentElement.scrollWidth")
@@ -273,6 +295,12 @@ def test_the_console_works_at_a_phone_width_and_from_the_keyboard(
             ".slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className)"
         )
         assert width <= 390, f"{path} scrolls sideways at a phone width ({width}px): {wide}"
+        if path == "/operations":  # every decision's buttons within the screen
+            for button in page.locator("#approvals button").all():
+                box = button.bounding_box()
+                assert box is not None and box["x"] + box["width"] <= 390, box
+            cell = page.locator("#approvals dl.bound").first.bounding_box()
+            assert cell is not None and cell["width"] > 200, cell  # not one character wide
     _shot(page, "14-skill-phone")
     context.close()
 
