@@ -41,6 +41,7 @@ from skillpress.services.derive.naming import slugify, tool_name
 from skillpress.services.derive.provider_names import original_names, provider_names
 from skillpress.services.derive.schema import refs_in
 from skillpress.services.errors import NotFound, Permanent
+from skillpress.services.runtime.metaschema import check_schema
 from skillpress.services.runtime.profiles import adapt
 
 __all__ = [
@@ -337,7 +338,7 @@ class _SchemaCheck:
             if key in self.seen:
                 continue
             try:
-                Draft202012Validator.check_schema(part)
+                check_schema(part)
             except SchemaError as exc:
                 raise PackageError(
                     f"{decl.file}: operation.schema is not a valid JSON Schema: {exc.message}"
@@ -349,7 +350,7 @@ class _SchemaCheck:
             if name in self.valid or name not in self.types:
                 continue
             try:
-                Draft202012Validator.check_schema(self.types[name])
+                check_schema(self.types[name])
             except SchemaError as exc:
                 raise PackageError(
                     f"{decl.file}: operation.schema uses types.json's {name}, which is not a valid JSON Schema: {exc.message}"
