@@ -217,6 +217,7 @@ def main() -> None:
     (ROOT / "bench-out").mkdir(exist_ok=True)
     (ROOT / "bench-out" / "derive.json").write_text(json.dumps(rows, indent=2))
     peers(max(runs, 5))
+    publish_check(max(runs, 5))
     loads(max(runs, 5))
     retried(max(runs, 5))
     beside_up(max(runs, 5))
@@ -318,6 +319,27 @@ def _mcp_listed(argv: list[str], call: tuple[str, dict] | None = None) -> tuple[
         return t2 - t0, t2 - t1
 
     return anyio.run(go)
+
+
+def publish_check(runs: int) -> None:
+    """What publishing a large API costs before anything moves: the whole package loaded as
+    the runtime will load it (every tool built, every schema checked), done by the request's
+    check and again by the publish worker."""
+    import gzip
+
+    from skillpress.services.derive import DeriveOptions, derive_package
+    from skillpress.services.runtime.skill import load_skill
+
+    for name in ("github.json.gz", "kubernetes.json", "stripe.json"):
+        path = ROOT / "tests" / "fixtures" / "specs" / name
+        data = gzip.decompress(path.read_bytes()) if name.endswith(".gz") else path.read_bytes()
+        files = derive_package(data, DeriveOptions()).files
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            load_skill(files)
+            times.append(time.perf_counter() - t0)
+        print(f"publish check {name:18s} median {statistics.median(times):.3f}s", flush=True)
 
 
 def loads(runs: int) -> None:
