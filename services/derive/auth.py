@@ -65,28 +65,24 @@ def auth_hint(auth: Mapping[str, Any]) -> str:
         oauth=scheme.get("kind") in ("oauth2", "openIdConnect"),
         where=str(auth.get("in") or "header"),
     )
-    for other in auth.get("also") or ():
-        if not isinstance(other, Mapping) or not said:
-            continue
-        hint = credential_hint(
-            str(other.get("kind") or "apiKey"),
-            str(other.get("name")),
-            where=str(other.get("in") or "header"),
-        )
-        env = f" (from ${other['env']})" if other.get("env") else ""
-        said += f"; and {hint}{env}"
-    for other in auth.get("others") or ():
-        if not isinstance(other, Mapping) or not said:
-            continue
-        hint = credential_hint(
-            str(other.get("kind") or "apiKey"),
-            str(other.get("name")),
-            where=str(other.get("in") or "header"),
-        )
-        said += (
-            f"; the operations whose file names `credential: {other.get('scheme')}` are sent"
-            f" {hint} instead (from ${other.get('env')})"
-        )
+    if not said:
+        return said
+    for list_key in ("also", "others"):
+        for other in auth.get(list_key) or ():
+            if not isinstance(other, Mapping):
+                continue
+            hint = credential_hint(
+                str(other.get("kind") or "apiKey"),
+                str(other.get("name")),
+                where=str(other.get("in") or "header"),
+            )
+            if list_key == "also":
+                said += f"; and {hint}" + (f" (from ${other['env']})" if other.get("env") else "")
+            else:
+                said += (
+                    f"; the operations whose file names `credential: {other.get('scheme')}`"
+                    f" are sent {hint} instead (from ${other.get('env')})"
+                )
     return said
 
 

@@ -14,7 +14,7 @@ from skillpress.services.derive.frontmatter import (
     RUNTIME_HEADERS,
     path_template_names,
 )
-from skillpress.services.derive.model import Operation
+from skillpress.services.derive.model import Operation, Param
 from skillpress.services.derive.text import visible
 
 __all__ = ["SCALARS", "Args", "cookie_args", "header_args", "path_args", "query_args", "styled"]
@@ -170,17 +170,24 @@ def cookie_args(op: Operation, args: Args) -> None:
             or not HEADER_NAME.match(p.name)  # a cookie's name is a token, as a header's is
         ):
             continue
-        arg = p.name
-        if arg in args.props:
-            arg = next(n for n in (f"{p.name}_cookie", f"cookie_{p.name}") if n not in args.props)
-            args.sent_as[arg] = p.name
-        sub = p.schema if isinstance(p.schema, dict) else {}
-        if p.description and "description" not in sub:
-            sub = {**sub, "description": p.description}
+        arg, sub = _placed(p, args, "cookie")
         args.props[arg] = sub
         args.cookie.append(arg)
         if p.required:
             args.required.append(arg)
+
+
+def _placed(p: Param, args: Args, where: str) -> tuple[str, dict[str, Any]]:
+    """A cookie's or a header's argument name (`<name>_<where>` where another argument has its
+    name, sent under its own: `sent_as`) and its schema with the parameter's description."""
+    arg = p.name
+    if arg in args.props:
+        arg = next(n for n in (f"{p.name}_{where}", f"{where}_{p.name}") if n not in args.props)
+        args.sent_as[arg] = p.name
+    sub = p.schema if isinstance(p.schema, dict) else {}
+    if p.description and "description" not in sub:
+        sub = {**sub, "description": p.description}
+    return arg, sub
 
 
 def header_args(op: Operation, args: Args) -> None:
@@ -194,13 +201,7 @@ def header_args(op: Operation, args: Args) -> None:
             or not HEADER_NAME.match(p.name)
         ):
             continue
-        arg = p.name
-        if arg in args.props:
-            arg = next(n for n in (f"{p.name}_header", f"header_{p.name}") if n not in args.props)
-            args.sent_as[arg] = p.name
-        sub = p.schema if isinstance(p.schema, dict) else {}
-        if p.description and "description" not in sub:
-            sub = {**sub, "description": p.description}
+        arg, sub = _placed(p, args, "header")
         typ = sub.get("type")
         kinds: list[Any] = typ if isinstance(typ, list) else [typ]
         if "string" in kinds and not {"pattern", "enum"} & set(sub):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 from jsonschema import Draft202012Validator
 
-from tests.runtime.schema_strategy import ASCII_TEXT, from_schema
+from tests.runtime.schema_strategy import ASCII_TEXT, all_of_merged, from_schema
 
 _FORMATS: dict[str, str] = {
     "date": "2024-01-02",
@@ -119,13 +119,7 @@ def canonical(schema: Any, depth: int = 0) -> Any:
                 {**rest, **schema[key][0]} if isinstance(schema[key][0], dict) else rest, depth
             )
     if isinstance(schema.get("allOf"), list):
-        merged = {k: v for k, v in schema.items() if k != "allOf"}
-        for sub in schema["allOf"]:
-            if isinstance(sub, dict):
-                props = {**merged.get("properties", {}), **sub.get("properties", {})}
-                required = list(dict.fromkeys(merged.get("required", []) + sub.get("required", [])))
-                merged = {**merged, **sub, "properties": props, "required": required}
-        return canonical(merged, depth)
+        return canonical(all_of_merged(schema), depth)
     typ = schema.get("type")
     if isinstance(typ, list):
         typ = next((t for t in typ if t != "null"), "null")

@@ -82,6 +82,18 @@ def _number(schema: dict[str, Any], integer: bool) -> st.SearchStrategy[Any]:
     return strat
 
 
+def all_of_merged(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with its `allOf` branches merged into it (their properties and required
+    together): a schema to make values of, checked by the whole one afterwards."""
+    merged = {k: v for k, v in schema.items() if k != "allOf"}
+    for sub in schema["allOf"]:
+        if isinstance(sub, dict):
+            props = {**merged.get("properties", {}), **sub.get("properties", {})}
+            required = list(dict.fromkeys(merged.get("required", []) + sub.get("required", [])))
+            merged = {**merged, **sub, "properties": props, "required": required}
+    return merged
+
+
 def from_schema(
     schema: Any, alphabet: st.SearchStrategy[str] = SAFE_TEXT, depth: int = 0
 ) -> st.SearchStrategy[Any]:
@@ -119,13 +131,7 @@ def from_schema(
                 ]
             )
     if isinstance(schema.get("allOf"), list):
-        merged = {k: v for k, v in schema.items() if k != "allOf"}
-        for sub in schema["allOf"]:
-            if isinstance(sub, dict):
-                props = {**merged.get("properties", {}), **sub.get("properties", {})}
-                required = list(dict.fromkeys(merged.get("required", []) + sub.get("required", [])))
-                merged = {**merged, **sub, "properties": props, "required": required}
-        return from_schema(merged, alphabet, depth)
+        return from_schema(all_of_merged(schema), alphabet, depth)
     typ = schema.get("type")
     if isinstance(typ, list):
         return st.one_of([from_schema({**schema, "type": t}, alphabet, depth) for t in typ])

@@ -42,6 +42,18 @@ def _spec(base: str, schemes: dict[str, Any], security: list[Any], **op: Any) ->
     return yaml.safe_dump(doc).encode()
 
 
+def _with_payments(spec: bytes) -> bytes:
+    """`spec` with two more reads: /more under the document's security, /payments under the
+    `Personal` scheme alone (an operation that takes another credential)."""
+    doc = yaml.safe_load(spec)
+    ok = {"200": {"description": "ok"}}
+    doc["paths"]["/more"] = {"get": {"operationId": "listMore", "responses": ok}}
+    doc["paths"]["/payments"] = {
+        "get": {"operationId": "getPayments", "security": [{"Personal": []}], "responses": ok}
+    }
+    return yaml.safe_dump(doc).encode()
+
+
 def _host(tmp_path: Path, data: bytes, slug: str) -> tuple[SkillHost, dict[str, bytes]]:
     files = derive_package(data, DeriveOptions(slug=slug)).files
     write_package_dir(files, tmp_path / "skills" / slug)
@@ -275,18 +287,7 @@ def test_an_operation_that_takes_another_scheme_is_sent_that_ones_credential(
         "OAuth2": {"type": "http", "scheme": "bearer"},
         "Personal": {"type": "apiKey", "in": "header", "name": "X-Figma-Token"},
     }
-    doc = yaml.safe_load(_spec(api.url, schemes, [{"OAuth2": []}]))
-    doc["paths"]["/more"] = {
-        "get": {"operationId": "listMore", "responses": {"200": {"description": "ok"}}}
-    }
-    doc["paths"]["/payments"] = {
-        "get": {
-            "operationId": "getPayments",
-            "security": [{"Personal": []}],
-            "responses": {"200": {"description": "ok"}},
-        }
-    }
-    data = yaml.safe_dump(doc).encode()
+    data = _with_payments(_spec(api.url, schemes, [{"OAuth2": []}]))
     host, files = _host(tmp_path, data, "figma")
     auth = json.loads(files["skill.json"])["auth"]
     assert (auth["scheme"], auth["others"]) == (
@@ -347,18 +348,8 @@ def test_an_agent_skills_export_sends_every_credential_where_the_package_does(
         "key": {"type": "apiKey", "in": "query", "name": "apikey"},
         "Personal": {"type": "apiKey", "in": "header", "name": "X-Personal"},
     }
-    doc = yaml.safe_load(_spec(api.url, schemes, [{"key": []}]))
-    doc["paths"]["/more"] = {
-        "get": {"operationId": "listMore", "responses": {"200": {"description": "ok"}}}
-    }
-    doc["paths"]["/payments"] = {
-        "get": {
-            "operationId": "getPayments",
-            "security": [{"Personal": []}],
-            "responses": {"200": {"description": "ok"}},
-        }
-    }
-    files = derive_package(yaml.safe_dump(doc).encode(), DeriveOptions(slug="keyed")).files
+    data = _with_payments(_spec(api.url, schemes, [{"key": []}]))
+    files = derive_package(data, DeriveOptions(slug="keyed")).files
     folder = agent_skills_folder(load_skill(files), files)
     write_package_dir(folder, tmp_path / "skills" / "keyed")
     host = SkillHost(tmp_path / "skills", limits=CallLimits(retries=0))
