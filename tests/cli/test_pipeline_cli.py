@@ -73,6 +73,7 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     assert diff.returncode == 0
     assert diff.stdout.splitlines()[1:] == [
         "  - delete_pet",
+        "  also changes: body.md",  # the files beside the operations' that publishing changes
         "  0 added, 1 removed, 0 changed; 4 files differ",
     ]
     shown = run(home, "show", "petstore", "body.md", "--version", proposed["version_id"][:10])
