@@ -8,7 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from skillpress.services.api import console, problems, v1
@@ -31,6 +31,38 @@ _ICON = (
 )
 
 
+def _fixed_routes(app: FastAPI) -> None:
+    """The routes outside the API's schema: the console's icon and the two probes."""
+    app.add_api_route("/favicon.ico", _favicon, include_in_schema=False)
+    app.add_api_route("/healthz", _alive, include_in_schema=False)
+    app.add_api_route("/readyz", _ready, include_in_schema=False)
+
+
+def _alive() -> Response:
+    """Liveness: the process answers (nothing else is asked: a store that is down is
+    readiness's question, and restarting this process would not bring it back)."""
+    return Response(b'{"status":"alive"}', media_type="application/json")
+
+
+async def _ready(request: Request) -> Response:
+    """Readiness: the records, the blob store and (when this server keeps one) the pipeline's
+    connection each answer; 503 naming the ones that do not."""
+    from starlette.concurrency import run_in_threadpool
+
+    from skillpress.services.app.records.health import readiness
+
+    st = request.app.state.skillpress
+    checks = await run_in_threadpool(readiness, st.ctx, st.nc, st.keeps_nats)
+    ready = all(v == "ok" for v in checks.values())
+    body = {"status": "ready" if ready else "not ready", "checks": checks}
+    return Response(
+        json.dumps(body).encode(),
+        status_code=200 if ready else 503,
+        media_type="application/json",
+        headers={"Cache-Control": "no-store"},
+    )
+
+
 def _favicon() -> Response:
     return Response(_ICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
@@ -44,6 +76,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         broker: Any = None
+        st.keeps_nats = bool(nats_url)
         if nats_url:
             from faststream.nats import NatsBroker
 
@@ -101,7 +134,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
         max_bytes=ctx.settings.max_spec_bytes + _FORM_OVERHEAD,
         spec_bytes=ctx.settings.max_spec_bytes,
     )
-    app.add_api_route("/favicon.ico", _favicon, include_in_schema=False)
+    _fixed_routes(app)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(AccessLog)  # outermost: it sees every answer, refusals included
     plain_openapi = app.openapi

@@ -36,6 +36,7 @@ class ServerState:
     ctx: AppContext
     operators: Operators
     nc: Any = None  # the shared NATS connection (nats.aio.client.Client) once started
+    keeps_nats: bool = False  # started with a NATS URL: readiness asks its connection too
     # (proposal, live) → the gates publishing it drops: the console's publish check, once
     drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] = field(
         default_factory=dict

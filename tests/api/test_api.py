@@ -943,3 +943,16 @@ def test_the_skill_page_says_in_words_what_changed_in_a_declaration(served: Serv
     assert "(GET /pets → GET /pets)" not in page
     for detail in details:
         assert html.escape(detail, quote=False) in page or html.escape(detail) in page, detail
+
+
+def test_probes_say_whether_the_server_is_alive_and_ready(served: Served) -> None:
+    """#44.1 (part): a liveness and a readiness probe, unauthenticated, naming no secret."""
+    with served.client(token=None) as c:
+        alive = c.get("/healthz")
+        ready = c.get("/readyz")
+    assert alive.status_code == 200 and alive.json() == {"status": "alive"}
+    assert ready.status_code == 200
+    assert ready.json() == {
+        "status": "ready",
+        "checks": {"records": "ok", "blobs": "ok", "nats": "ok"},
+    }
