@@ -236,9 +236,7 @@ def analyse_auth(
     unservable = 0
     unservable_kinds: set[str] = set()
     for op in ops:
-        reqs = [
-            r for r in (op.security if op.security is not None else root) if isinstance(r, dict)
-        ]
+        reqs = _requirements(op, root)
         if not reqs or any(not r for r in reqs):
             continue
         needing += 1
@@ -311,6 +309,11 @@ def analyse_auth(
     return out
 
 
+def _requirements(op: Operation, root: list[Any]) -> list[dict[str, Any]]:
+    """The security requirements an operation states, else the document's."""
+    return [r for r in (op.security if op.security is not None else root) if isinstance(r, dict)]
+
+
 def _other_credentials(
     ops: list[Operation],
     root: list[Any],
@@ -327,9 +330,7 @@ def _other_credentials(
     if chosen is None or chosen not in schemes:
         return per_op, []
     for op in ops:
-        reqs = [
-            r for r in (op.security if op.security is not None else root) if isinstance(r, dict)
-        ]
+        reqs = _requirements(op, root)
         if not reqs or any(not r for r in reqs) or any(chosen in r for r in reqs):
             continue
         alone = [

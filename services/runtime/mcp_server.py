@@ -674,13 +674,8 @@ def build_catalog_server(
     model: Callable[[], Any] | None = None,
     runs: RunJournal | None = None,
 ) -> Server[Any]:
-    """The MCP server for a set of skills by slug (`several`: the fixed tools take a `skill`).
-    `refresh` gives the skills anew when one changed (None when none did): skills it names are
-    replaced, so a publication is what the next request sees. `credentials` and `gatekeepers`
-    give a skill's credential and approvals by its slug (a skill published later included).
-    `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent.
-    `model` gives the chat function guided and draft workflows run with (None: no model).
-    `runs` keeps each workflow run as a record (None: not kept, and a waiting run cannot resume)."""
+    """The MCP server for a set of skills by slug: `_CatalogServer`'s, whose docstring says what
+    each argument gives."""
     return _CatalogServer(
         skills,
         eager=eager,

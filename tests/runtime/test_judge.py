@@ -81,6 +81,7 @@ class _Credentials(Mapping[str, str]):
 @dataclass
 class Verdict:
     called: int = 0
+    judged: bool = True  # False: a Swagger 2 document, called but not judged
     elsewhere: list[str] = field(default_factory=list)  # a server on another host: not sent
     ungenerated: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
@@ -382,7 +383,8 @@ def judge(spec: Path, tmp: Path, api: HostileApi) -> Verdict:
     )
     skill = host.bound()[0]
     oracle = None
-    if "swagger" not in doc:
+    verdict = Verdict(judged="swagger" not in doc)
+    if verdict.judged:
         moved = _local_servers(doc, host_of(own_url), api.url)
         if not moved.get("servers"):  # none named: derive was given the base URL alone
             moved["servers"] = [{"url": api.url}]
@@ -393,7 +395,6 @@ def judge(spec: Path, tmp: Path, api: HostileApi) -> Verdict:
                 extra_media_type_deserializers={m: _loads for m in _unread_media(doc)},
             ),
         )
-    verdict = Verdict()
     local = host_of(api.url)
     for tool in skill.tools:
         args = valid_arguments(tool.offered_schema)
@@ -456,10 +457,8 @@ def test_every_tool_sends_a_request_its_spec_admits(
     assert verdict.called >= 1
     # an explanation naming this spec still explains something: a closed gap leaves the list
     stale = [
-        e for e in EXPLAINED if e.spec == spec.name and e not in verdict.explained and _judged(spec)
+        e
+        for e in EXPLAINED
+        if e.spec == spec.name and e not in verdict.explained and verdict.judged
     ]
     assert stale == [], f"no longer seen, remove from EXPLAINED: {stale}"
-
-
-def _judged(spec: Path) -> bool:
-    return "swagger" not in load_document(spec_bytes(spec))
