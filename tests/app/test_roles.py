@@ -184,6 +184,9 @@ def test_a_runtime_token_reads_published_versions_and_asks_and_decides_nothing(
         ("POST", "/v1/tokens", {"name": "mallory", "role": "operator"}),
         ("GET", "/v1/skills", None),
         ("GET", "/v1/skills/hollowbrook/diff", None),
+        # deciding a suggestion is a person's, dismissing as much as confirming
+        ("POST", "/v1/skills/hollowbrook/suggestions/dismiss", {"groups": ["deletes"]}),
+        ("POST", "/v1/skills/hollowbrook/suggestions/confirm", {"groups": ["deletes"]}),
     ):
         answer = client.request(method, path, headers=as_runtime, json=body)
         assert answer.status_code == 403, (path, answer.text)
