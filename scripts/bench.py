@@ -221,6 +221,7 @@ def main() -> None:
     loads(max(runs, 5))
     retried(max(runs, 5))
     beside_up(max(runs, 5))
+    github_loop(max(runs, 3))
 
 
 PEERS_DIR = ROOT.parent / "shared" / "bench-peers"
@@ -471,6 +472,62 @@ def beside_up(runs: int) -> None:
                 for i in range(runs)
             ]
             print(f"beside up  {'annotate':12s} median {statistics.median(notes):.3f}s")
+        finally:
+            up.send_signal(signal.SIGINT)
+            up.wait(30)
+
+
+def github_loop(runs: int) -> None:
+    """The operator's loop at GitHub's size, as a person waits for it beside `skillpress up`:
+    import → proposed (the first, then revisions that change one operation's description) and
+    publish (each proposal, against what is live)."""
+    import gzip
+    import os
+    import signal
+
+    skillpress = str(Path(sys.executable).with_name("skillpress"))
+    doc = json.loads(gzip.decompress((SPECS / "github.json.gz").read_bytes()))
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "SKILLPRESS_HOME": home, "SKILLPRESS_API_PORT": "0"}
+        up = subprocess.Popen(
+            [skillpress, "up"],
+            env=env,
+            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert up.stdout is not None
+            for line in up.stdout:
+                if "Ctrl-C stops it" in line:
+                    break
+
+            def timed(*args: str) -> tuple[float, str]:
+                t0 = time.perf_counter()
+                done = subprocess.run(
+                    [skillpress, *args], env=env, capture_output=True, check=True, text=True
+                )
+                return time.perf_counter() - t0, done.stdout
+
+            imports, publishes = [], []
+            spec = Path(home) / "github.json"
+            for i in range(runs + 1):
+                doc["paths"]["/meta"]["get"]["description"] = f"Revision {i} of the meta call."
+                spec.write_text(json.dumps(doc))
+                took, out = timed("import", str(spec), "--skill", "github", "--json")
+                version = json.loads(out)["events"][-1]["version_id"]
+                imports.append(took)
+                publishes.append(timed("publish", "github", version)[0])
+            print(f"github loop  import → proposed (first)      {imports[0]:.3f}s", flush=True)
+            print(
+                f"github loop  import → proposed (revision)   median {statistics.median(imports[1:]):.3f}s",
+                flush=True,
+            )
+            print(f"github loop  publish (first)                {publishes[0]:.3f}s", flush=True)
+            print(
+                f"github loop  publish (revision)             median {statistics.median(publishes[1:]):.3f}s",
+                flush=True,
+            )
         finally:
             up.send_signal(signal.SIGINT)
             up.wait(30)

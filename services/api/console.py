@@ -406,10 +406,10 @@ def _skill_view(
 ) -> dict[str, Any]:
     # size: the skill page's whole read model, one field after another
     from skillpress.services.app.operator.annotations import list_annotations
+    from skillpress.services.app.records.publish_check import gates_dropped
     from skillpress.services.app.records.versions import (
         diff_versions,
         find_skill,
-        gates_dropped,
         list_versions,
         manifest_of,
         pick_version,

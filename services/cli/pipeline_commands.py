@@ -244,6 +244,21 @@ def diff(
     _changes(result, slug)
 
 
+def _proposals(result: Mapping[str, Any]) -> None:
+    """When a diff spans several proposals: each, why it was made, and what it brings."""
+    proposals = result.get("proposals") or []
+    if len(proposals) < 2:
+        return
+    came: Mapping[str, str] = result.get("came_from") or {}
+    typer.echo(f"  from {len(proposals)} proposals (publishing puts live what each made):")
+    for p in proposals:
+        brings = sorted(n for n, v in came.items() if v == p["version_id"])
+        this = " (this one)" if p["version_id"] == result["to"] else ""
+        typer.echo(f"    {p['version_id'][:12]}{this}: {p['because']}")
+        if brings:
+            typer.echo(f"      brings: {', '.join(brings)}")
+
+
 def _changes(result: Mapping[str, Any], slug: str | None = None) -> None:
     """A diff as lines: operations added, removed, changed (with what changed), orphans."""
     if slug is not None:
@@ -277,6 +292,7 @@ def _changes(result: Mapping[str, Any], slug: str | None = None) -> None:
         + (f", {s_['described']} described anew" if s_.get("described") else "")
         + f"; {s_['files_changed']} files differ"
     )
+    _proposals(result)
     for orphan in result["orphaned"]:
         offer = (
             f"; its method and path are now {orphan['rekey_to']}: skillpress rekey {orphan['id']} {orphan['rekey_to']}"

@@ -410,3 +410,63 @@ def test_a_long_review_is_filtered_as_you_type_and_paged_without_cutting_anythin
     assert page.goto(f"{served.base}/skills/many/review?group=nope").status == 404
     assert refused == []
     context.close()
+
+
+def _with_sort(tmp: Path) -> Path:
+    """Petstore with a new `sort` argument on find_pets: a changed declaration."""
+    doc = yaml.safe_load(PETSTORE.read_bytes())
+    doc["paths"]["/pets"]["get"]["parameters"].append(
+        {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["name", "age"]}}
+    )
+    out = tmp / "petstore-sort.yaml"
+    out.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return out
+
+
+def test_publish_shows_all_it_puts_live_and_each_decision_has_a_button(
+    browser: Any, served: Served, tmp_path: Path
+) -> None:
+    """#43.1–3, 5: a note proposed but not published rides into the next revision's proposal:
+    the page names it, says which proposal it came from and why each was made; a changed
+    declaration reads in words; a suggestion is dismissed with a button; a mistyped submission
+    is a 404 page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page, errors, refused = _watched(context)
+    page.goto(served.sign_in)
+    _import(page, served, PETSTORE, "loop", "30-loop")
+    page.goto(f"{served.base}/skills/loop")
+    page.locator("#publish button").click()
+    assert "it is live" in page.inner_text(".notice")
+    # a note, proposed and left unpublished
+    page.get_by_role("link", name="delete_pet.md").click()
+    page.get_by_label("Value").fill("Only for pets that have left the store.")
+    page.get_by_role("button", name="Add and propose").click()
+    noted = re.search(r"proposed version (\w+)", page.inner_text(".notice"))
+    assert noted, page.inner_text(".notice")
+    # the next revision's proposal carries it
+    _import(page, served, _with_sort(tmp_path), "loop", "31-loop-revision")
+    page.goto(f"{served.base}/skills/loop")
+    steps = page.locator("#proposals li").all_inner_texts()
+    assert len(steps) == 2, steps
+    assert steps[0].startswith(noted.group(1)[:12]) and "note added to delete_pet by" in steps[0]
+    assert "this one" in steps[1] and "a new revision of the spec" in steps[1]
+    described = page.locator("details", has_text="Described anew").inner_text()
+    assert f"delete_pet from {noted.group(1)[:12]}" in described, described
+    changed = page.locator("details", has_text="Changed (1)").inner_text()
+    assert "find_pets: declaration" in changed and "new argument `sort` (string)" in changed
+    _shot(page, "32-proposal-from-two")
+    # a suggestion dismissed from the console, and the count moves in place
+    from playwright.sync_api import expect
+
+    page.goto(f"{served.base}/skills/loop/review")
+    before = int(page.inner_text("#remaining strong"))
+    page.locator("#review li button", has_text="Dismiss").first.click()
+    expect(page.locator("#remaining strong")).to_have_text(str(before - 1))
+    assert f"dismissed 1; {before - 1} left" in page.inner_text("#review .notice")
+    # a mistyped submission is a page that says so, not a wait
+    answer = page.goto(f"{served.base}/skills/loop/submissions/no-such-submission")
+    assert answer is not None and answer.status == 404
+    assert "no submission" in page.inner_text("main")
+    assert "waiting for the pipeline" not in page.inner_text("main")
+    assert errors == [] and refused == []
+    context.close()

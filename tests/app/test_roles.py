@@ -107,7 +107,7 @@ def _published_and_proposed(ctx: AppContext) -> tuple[str, str]:
     """Hollowbrook published once, then a proposal on top (a changed summary)."""
     from skillpress.schemas.events import PublishVersion
     from skillpress.schemas.subjects import COMMANDS
-    from skillpress.services.app.records import versions
+    from skillpress.services.app.records import publish_check
 
     def submit(data: bytes, name: str) -> str:
         event = SpecSubmitted(
@@ -119,7 +119,7 @@ def _published_and_proposed(ctx: AppContext) -> tuple[str, str]:
         return str(found[-1]["version_id"])
 
     first = submit(HOLLOWBROOK.read_bytes(), "one")
-    checked = versions.check_publish_request(ctx, "hollowbrook", first, False)
+    checked = publish_check.check_publish_request(ctx, "hollowbrook", first, False)
     bus.run(
         ctx,
         COMMANDS.publish_version,

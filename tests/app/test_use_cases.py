@@ -34,7 +34,7 @@ from skillpress.services.app.operator.offline import (
     read_spec_file,
 )
 from skillpress.services.app.records import overview as queries
-from skillpress.services.app.records import versions
+from skillpress.services.app.records import publish_check, versions
 from skillpress.services.derive import DeriveOptions, derive_package
 from skillpress.services.derive.annotations import AnnotationRefused
 from skillpress.services.derive.model_grouping import ChatFailed
@@ -101,7 +101,7 @@ def dead_letter(ctx: AppContext, payload: dict[str, Any] | None = None, **fields
 
 
 def publish(ctx: AppContext, version_id: str, remove_gates: bool = False) -> dict[str, Any]:
-    checked = versions.check_publish_request(ctx, "hollowbrook", version_id, remove_gates)
+    checked = publish_check.check_publish_request(ctx, "hollowbrook", version_id, remove_gates)
     command = PublishVersion(
         skill="hollowbrook", version_id=checked, remove_gates=remove_gates, requested_by="test"
     )
@@ -214,7 +214,7 @@ def test_publish_makes_one_version_live_and_refuses_to_drop_a_gate_silently(
     with pytest.raises(
         versions.PublishRefused, match="would drop the live version's gate DELETE /bookings/"
     ):
-        versions.check_publish_request(ctx, "hollowbrook", ungated["version_id"], False)
+        publish_check.check_publish_request(ctx, "hollowbrook", ungated["version_id"], False)
     assert (
         publish(ctx, ungated["version_id"], remove_gates=True)["previous_version_id"]
         == gated["version_id"]
@@ -315,7 +315,7 @@ def test_a_gate_whose_operation_is_removed_is_dropped_as_removed(ctx: AppContext
     doc = yaml.safe_load(HOLLOWBROOK.read_text())
     del doc["paths"]["/bookings/{booking_id}"]["delete"]
     gone = last(submit(ctx, yaml.safe_dump(doc).encode(), "two"), EVENTS.version_proposed)
-    _, dropped = versions.gates_dropped(ctx, "hollowbrook", gone["version_id"])
+    _, dropped = publish_check.gates_dropped(ctx, "hollowbrook", gone["version_id"])
     assert dropped == [("DELETE /bookings/{booking_id}", True)]
     # the first revision's spec went live; the second's never did
     assert versions.revision_published(
@@ -552,7 +552,7 @@ def test_a_version_the_runtime_would_not_load_is_never_published(ctx: AppContext
         match=r"version broken-versi cannot be published: the runtime would not load it"
         r" \(get_booking.md: operation.method: 'FETCH' is not one of",
     ):
-        versions.check_publish_request(ctx, "hollowbrook", "broken-version-1", False)
+        publish_check.check_publish_request(ctx, "hollowbrook", "broken-version-1", False)
 
 
 def test_a_money_gate_confirmed_in_review_publishes_and_loads(ctx: AppContext) -> None:
@@ -570,7 +570,7 @@ def test_a_money_gate_confirmed_in_review_publishes_and_loads(ctx: AppContext) -
     )
     aid = review.confirm(ctx, skill, gate, "reviewer")
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
-    version_id = versions.check_publish_request(ctx, "pay", proposal["version_id"], False)
+    version_id = publish_check.check_publish_request(ctx, "pay", proposal["version_id"], False)
     from skillpress.services.runtime.skill import load_skill
 
     loaded = load_skill(
@@ -611,7 +611,7 @@ def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> No
     assert gate.bindable and gate.annotation["binds"] == ["accountId"]
     aid = review.confirm(ctx, skill, gate, "reviewer")
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
-    versions.check_publish_request(ctx, "users", proposal["version_id"], False)
+    publish_check.check_publish_request(ctx, "users", proposal["version_id"], False)
 
 
 def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
@@ -1225,3 +1225,35 @@ def test_a_diff_names_what_publishing_puts_live_though_no_call_changes(ctx: AppC
     assert diff["described"] == ["cancel_booking"]
     assert diff["summary"]["described"] == 1
     assert "skill.json" not in diff.get("other_files", [])
+
+
+def test_a_diff_says_which_proposal_each_change_came_from(ctx: AppContext) -> None:
+    # #43.1: a note proposed but not published rode into the next revision's proposal, and
+    # publishing that put it live: the diff names each change's proposal, and why it was made
+    made = last(submit(ctx, HOLLOWBROOK.read_bytes(), "first"), EVENTS.version_proposed)
+    publish(ctx, made["version_id"])
+    noted = propose(ctx, note(ctx, "cancel_booking", "Only before noon."), "added")
+    doc = yaml.safe_load(HOLLOWBROOK.read_text())
+    doc["paths"]["/rooms"]["get"].setdefault("parameters", []).append(
+        {"name": "floor", "in": "query", "schema": {"type": "integer"}}
+    )
+    second = yaml.safe_dump(doc, sort_keys=False).encode()
+    revised = last(submit(ctx, second, "second"), EVENTS.version_proposed)
+    diff = versions.diff_versions(ctx, "hollowbrook", None, revised["version_id"])
+    assert [c["operation"] for c in diff["changed"]] == ["list_rooms"]
+    assert diff["described"] == ["cancel_booking"]
+    assert diff["came_from"] == {
+        "cancel_booking": noted["version_id"],
+        "list_rooms": revised["version_id"],
+    }
+    [first, then] = diff["proposals"]
+    assert (first["version_id"], first["because"]) == (
+        noted["version_id"],
+        "note added to cancel_booking by t",
+    )
+    assert then["version_id"] == revised["version_id"]
+    assert then["because"] == f"a new revision of the spec ({revised['revision_id'][:12]})"
+    # against the proposal itself, nothing came from elsewhere
+    own = versions.diff_versions(ctx, "hollowbrook", noted["version_id"], revised["version_id"])
+    assert own["came_from"] == {"list_rooms": revised["version_id"]}
+    assert [p["version_id"] for p in own["proposals"]] == [revised["version_id"]]

@@ -76,6 +76,19 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
         "  also changes: body.md",  # the files beside the operations' that publishing changes
         "  0 added, 1 removed, 0 changed; 4 files differ",
     ]
+    # #43.1: a note proposed on top of that: the diff against live spans two proposals and
+    # says what each brings and why it was made
+    noted = run(home, "annotate", "petstore", "-o", "find_pets", "--note", "Ten at most.")
+    assert noted.returncode == 0, noted.stderr
+    newest = json.loads(run(home, "versions", "petstore", "--json").stdout)[0]["version_id"]
+    spans = run(home, "diff", "petstore").stdout.splitlines()
+    at = spans.index("  from 2 proposals (publishing puts live what each made):")
+    assert spans[at + 1 :] == [
+        f"    {proposed['version_id'][:12]}: a new revision of the spec ({proposed['revision_id'][:12]})",
+        "      brings: body.md, delete_pet",
+        f"    {newest[:12]} (this one): note added to find_pets by cli",
+        "      brings: find_pets",
+    ]
     shown = run(home, "show", "petstore", "body.md", "--version", proposed["version_id"][:10])
     assert "delete_pet" not in shown.stdout and "find_pets" in shown.stdout
     live_body = run(home, "show", "petstore", "body.md")

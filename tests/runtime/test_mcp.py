@@ -244,7 +244,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     from skillpress.services.app.base.context import open_app
     from skillpress.services.app.operator import review
     from skillpress.services.app.records import approval_requests as approvals
-    from skillpress.services.app.records import versions
+    from skillpress.services.app.records import publish_check, versions
     from skillpress.services.app.serving.calling import skill_files
     from skillpress.services.platform.settings import Settings
     from tests.app import bus
@@ -297,7 +297,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
                 submission="r",
             ),
         )[-1][1]
-        version_id = versions.check_publish_request(ctx, "pay", proposed["version_id"], False)
+        version_id = publish_check.check_publish_request(ctx, "pay", proposed["version_id"], False)
         bus.run(
             ctx,
             COMMANDS.publish_version,

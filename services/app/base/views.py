@@ -33,6 +33,7 @@ __all__ = [
     "DiffSummary",
     "Overlay",
     "PackageDiff",
+    "ProposalBrief",
     "ProposalView",
     "PublicationView",
     "Replayed",
@@ -128,6 +129,14 @@ RevisionView = TypedDict(
 _opened(RevisionView, "A revision: when, from where, parsed or refused (and why), its versions.")
 
 
+class ProposalBrief(TypedDict):
+    """A proposal a publish spans: its version, when it was made, and why (in words)."""
+
+    version_id: str
+    created_at: str
+    because: str
+
+
 VersionDiff = TypedDict(
     "VersionDiff",
     {
@@ -142,6 +151,10 @@ VersionDiff = TypedDict(
         "workflows": NotRequired[list[str]],
         "described": NotRequired[list[str]],
         "other_files": NotRequired[list[str]],
+        # the proposals between live and `to`, oldest first, and which of them each named
+        # operation's (or file's) change came from
+        "proposals": NotRequired[list[ProposalBrief]],
+        "came_from": NotRequired[dict[str, str]],
     },
 )
 _opened(VersionDiff, "What changed between two versions, with the annotations the newer orphans.")

@@ -33,8 +33,8 @@ from skillpress.services.app.operator.review import (
     dismiss_suggestions,
     open_suggestions,
 )
+from skillpress.services.app.records.publish_check import check_publish_request
 from skillpress.services.app.records.versions import (
-    check_publish_request,
     diff_versions,
     find_skill,
     resolve_version,

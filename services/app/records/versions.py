@@ -1,11 +1,11 @@
-"""Versions: reading them back from records and blobs (their files, the live one, the newest), the
-publish check, and the queries the faces make (lists, diffs, live files)."""
+"""Versions: reading them back from records and blobs (their files, the live one, the newest) and
+the queries the faces make (lists, diffs, live files); the publish check is `publish_check`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlmodel import Session, col, select
 
@@ -14,7 +14,8 @@ from skillpress.schemas.records import Skill, Source, Version
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.package_dir import LazyFiles
 from skillpress.services.app.base.views import NeedsView, VersionDiff, VersionRow, VersionView
-from skillpress.services.derive.diff import diff_packages, gates
+from skillpress.services.app.records.lineage import came_from
+from skillpress.services.derive.diff import diff_packages
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound, Refused
 from skillpress.services.platform.blobs import BlobStore
@@ -27,12 +28,9 @@ __all__ = [
     "version_archive",
     "version_file",
     "PublishRefused",
-    "check_publish",
-    "check_publish_request",
     "diff_versions",
     "find_skill",
     "find_version",
-    "gates_dropped",
     "revision_published",
     "list_versions",
     "live_versions",
@@ -170,51 +168,6 @@ def live_skill_finder(s: Session, blobs: BlobStore) -> Callable[[str], RuntimeSk
     return find
 
 
-def _loads(
-    version: Version,
-    files: dict[str, bytes],
-    others: Callable[[str], RuntimeSkill | None] | None = None,
-) -> None:
-    """The publish check: the runtime loads the files and their workflows."""
-    from skillpress.services.runtime.skill import PackageError, load_skill
-    from skillpress.services.runtime.workflows import load_workflows
-
-    try:
-        load_workflows(files, load_skill(files), others)
-    except PackageError as exc:
-        raise PublishRefused(
-            f"version {version.id[:12]} cannot be published: the runtime would not load it ({exc})"
-        ) from None
-
-
-def _dropped(
-    s: Session, blobs: BlobStore, skill: Skill, version: Version, files: Mapping[str, bytes]
-) -> list[str]:
-    """The live version's gates that `version` (its `files`) does not keep."""
-    if not skill.live_version_id or skill.live_version_id == version.id:
-        return []
-    live = s.get(Version, skill.live_version_id)
-    if live is None:
-        return []
-    return sorted(set(gates(version_files(blobs, live))) - set(gates(files)))
-
-
-def check_publish(
-    s: Session, blobs: BlobStore, skill: Skill, version: Version, remove_gates: bool
-) -> list[str]:
-    """The gates publishing `version` would drop (refused unless `remove_gates`). A version the
-    runtime would not load is refused first: whatever publish accepts, agents can call."""
-    files = version_files(blobs, version)
-    _loads(version, files, live_skill_finder(s, blobs))
-    dropped = _dropped(s, blobs, skill, version, files)
-    if dropped and not remove_gates:
-        raise PublishRefused(
-            f"publishing {version.id[:12]} would drop the live version's gate{'s' if len(dropped) > 1 else ''}"
-            f" {', '.join(dropped)}; publish with --remove-gates if that is meant"
-        )
-    return dropped
-
-
 # use-cases: what the faces ask of versions
 
 
@@ -297,24 +250,21 @@ def diff_versions(ctx: AppContext, slug: str, a: str | None, b: str | None) -> V
         if a
         else (pick_version(ctx, skill, None) if skill.live_version_id else None)
     )
-    result = diff_packages(
-        version_files(ctx.blobs, from_v) if from_v else None, version_files(ctx.blobs, to_v)
+    old = version_files(ctx.blobs, from_v) if from_v else None
+    new = version_files(ctx.blobs, to_v)
+    result = diff_packages(old, new)
+    out = cast(
+        VersionDiff,
+        {
+            "from": from_v.id if from_v else None,
+            "to": to_v.id,
+            **result,
+            "orphaned": to_v.diff.get("orphaned", []),
+        },
     )
-    return {
-        "from": from_v.id if from_v else None,
-        "to": to_v.id,
-        **result,
-        "orphaned": to_v.diff.get("orphaned", []),
-    }
-
-
-def check_publish_request(ctx: AppContext, slug: str, ref: str, remove_gates: bool) -> str:
-    """The id of the version `ref` names, once publishing it is allowed (PublishRefused if not)."""
-    skill = find_skill(ctx, slug)
-    with ctx.records.session() as s:
-        version = find_version(s, skill, ref)
-        check_publish(s, ctx.blobs, skill, version, remove_gates)
-        return version.id
+    if from_v is not None and old is not None and from_v.id != to_v.id:
+        out["proposals"], out["came_from"] = came_from(ctx, from_v, to_v, old, new, result)
+    return out
 
 
 def live_files(ctx: AppContext, slug: str) -> Mapping[str, bytes]:
@@ -356,25 +306,6 @@ def version_for_outcome(ctx: AppContext, skill: Skill, outcome: dict[str, Any]) 
             raise NotFound("the pipeline proposed no version; see `skillpress dead-letters`")
         s.expunge(version)
     return version
-
-
-def gates_dropped(ctx: AppContext, slug: str, ref: str) -> tuple[str, list[tuple[str, bool]]]:
-    """(the id of the version `ref` names, the live gates publishing it would drop, each with
-    whether its operation is gone from that version): what a person confirms before a gate stops
-    applying. Read from the two versions' declarations alone, so a page can show it at once on a
-    large API; publishing makes the load check too."""
-    skill = find_skill(ctx, slug)
-    with ctx.records.session() as s:
-        version = find_version(s, skill, ref)
-        files = version_files(ctx.blobs, version)
-        dropped = _dropped(s, ctx.blobs, skill, version, files)
-    calls: set[str] = set()
-    if dropped and "skill.json" in files:
-        calls = {
-            f"{o.method.upper()} {o.path}"
-            for o in Manifest.from_json(files["skill.json"]).operations
-        }
-    return version.id, [(match, match not in calls) for match in dropped]
 
 
 def resolve_version(

@@ -10,7 +10,8 @@ from sqlmodel import col, select
 
 from skillpress.schemas.records import Publication, Skill, Version
 from skillpress.services.app.base.context import AppContext
-from skillpress.services.app.records.versions import check_publish, find_version
+from skillpress.services.app.records.publish_check import check_publish
+from skillpress.services.app.records.versions import find_version
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound
 from skillpress.services.platform.ids import derived_id
