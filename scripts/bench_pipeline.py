@@ -164,6 +164,13 @@ def main() -> None:
                     "SKILLPRESS_LOG_LEVEL": "warning",
                     "SKILLPRESS_BLOB_CACHE_MB": str(run.get("cache_mb", 64)),
                 }
+                # the upgrade's first step, as an operator runs it: workers never migrate PostgreSQL
+                subprocess.run(
+                    [str(Path(sys.executable).with_name("skillpress")), "migrate"],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                )
                 blobs: BlobStore = LocalBlobStore(home / f"home-{db}" / "blobs")
                 if run.get("s3"):
                     env |= {

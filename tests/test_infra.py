@@ -56,7 +56,9 @@ def _skillpress_env_ok(env: dict[str, Any], where: str) -> None:
 
 def _command_ok(argv: list[str], where: str) -> None:
     """A skillpress command line the CLI has: a real command, real worker names."""
-    assert argv[0] in {"serve", "worker", "refresh", "up"}, f"{where}: no command {argv[0]!r}"
+    assert argv[0] in {"serve", "worker", "refresh", "up", "migrate"}, (
+        f"{where}: no command {argv[0]!r}"
+    )
     if argv[0] == "worker":
         names = [a for a in argv[1:] if not a.startswith("--")]
         assert names and all(n in WORKERS for n in names), f"{where}: {argv}"

@@ -200,8 +200,42 @@ def demo(
     typer.echo(files["body.md"].decode())
 
 
+def migrate(
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="a schema to go to instead of this release's newest: down, to roll back to the"
+            " release before (run it with the release that migrated up)",
+        ),
+    ] = None,
+) -> None:
+    """Bring the records' schema to this release's (the first step of an upgrade, before the
+    new release's processes start; PostgreSQL processes never migrate on their own)."""
+    from skillpress.services.app.base.context import private_home
+    from skillpress.services.platform.records import RecordStore
+
+    chosen = settings()
+    private_home(chosen.home)
+    store = RecordStore(chosen.records_url)
+    try:
+        with failures():
+            before = store.migrate(to)
+    finally:
+        store.close()
+    target = to or before.head
+    if before.current == target:
+        typer.echo(f"the records at {store.safe_url} are at schema {target}: nothing to do")
+    else:
+        typer.echo(
+            f"migrated the records at {store.safe_url} from schema {before.current or '(none)'}"
+            f" to {target}"
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command()(up)
+    app.command()(migrate)
     app.command()(serve)
     app.command()(demo)
     app.add_typer(token_app, name="token")

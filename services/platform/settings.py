@@ -75,6 +75,10 @@ class Settings(BaseSettings):
         default=1, ge=1, le=64, description="messages a worker process handles at once, per step"
     )
     database_url: str | None = None  # None: SQLite file under home
+    # whether a process brings the records' schema up to date as it starts; None: a SQLite file
+    # does (one machine's), PostgreSQL does not (shared by every process: `skillpress migrate`
+    # is one explicit step of an upgrade, and a process meeting an older schema refuses)
+    migrate_on_start: bool | None = None
     # host:port, or http(s)://host:port (the scheme sets s3_secure); None: a local blob directory
     s3_endpoint: str | None = None
     s3_bucket: str = "skillpress"
@@ -168,6 +172,12 @@ class Settings(BaseSettings):
     @property
     def records_url(self) -> str:
         return self.database_url or self.sqlite_url
+
+    @property
+    def migrates_on_start(self) -> bool:
+        if self.migrate_on_start is not None:
+            return self.migrate_on_start
+        return self.records_url.startswith("sqlite")
 
     @property
     def blob_dir(self) -> Path:

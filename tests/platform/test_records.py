@@ -128,3 +128,24 @@ def test_the_home_and_the_records_are_the_operators_alone(tmp_path: Path) -> Non
         assert stat.S_IMODE((home / "skillpress.db").stat().st_mode) == 0o600
     finally:
         ctx.close()
+
+
+def test_a_schema_behind_or_ahead_is_refused_and_never_touched(records: RecordStore) -> None:
+    """#44.2 on both databases: a process that does not migrate refuses an older schema, and no
+    process (nor `migrate`) touches one a newer release stamped."""
+    from skillpress.services.platform.records import SchemaAhead, SchemaBehind
+
+    assert records.check(migrate=False).up_to_date
+    with records.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0006'"))
+    behind = records.schema()
+    assert (behind.current, behind.head, behind.known) == ("0006", "0007", True)
+    with pytest.raises(SchemaBehind, match="are at schema 0006 and this release needs 0007"):
+        records.check(migrate=False)
+    with records.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0042'"))
+    for attempt in (lambda: records.check(migrate=True), records.migrate):
+        with pytest.raises(SchemaAhead, match="this release is older than the database"):
+            attempt()
+    with records.engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0042"

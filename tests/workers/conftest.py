@@ -20,6 +20,7 @@ from skillpress.schemas.subjects import STREAM
 from skillpress.services.app.base.context import AppContext, open_app
 from skillpress.services.platform.broker import connect, ensure_stream
 from skillpress.services.platform.embedded_nats import NatsServer
+from skillpress.services.platform.records import RecordStore
 from skillpress.services.platform.settings import Settings
 from skillpress.services.workers.app import WORKERS, serve_workers
 
@@ -35,13 +36,29 @@ def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
     server.kill()
 
 
-@pytest.fixture
-def database_url(postgres_url: str) -> str:
+def new_database(postgres_url: str) -> str:
+    """A new, empty database on the test PostgreSQL: its URL."""
     name = f"t_{uuid.uuid4().hex[:12]}"
     plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def migrated(url: str) -> str:
+    """`url`'s database migrated, as an operator's `skillpress migrate` leaves it before the
+    processes start (they never migrate PostgreSQL on their own)."""
+    store = RecordStore(url)
+    try:
+        store.migrate()
+    finally:
+        store.close()
+    return url
+
+
+@pytest.fixture
+def database_url(postgres_url: str) -> str:
+    return migrated(new_database(postgres_url))
 
 
 @pytest.fixture

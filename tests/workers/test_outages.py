@@ -22,7 +22,7 @@ from skillpress.services.platform.embedded_nats import NatsServer
 from skillpress.services.platform.settings import Settings
 from tests.local_servers import Cable, PostgresServer
 from tests.servers import ServerPool
-from tests.workers.conftest import SPECS, submit, watching, workers
+from tests.workers.conftest import SPECS, migrated, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers
 
@@ -155,7 +155,9 @@ async def test_a_dependency_gone_past_the_outage_limit_is_a_dead_letter_saying_s
 def _own_postgres(pool: ServerPool) -> PostgresServer:
     """A PostgreSQL of this test's own, to stop and start (in the pool's folder, which the
     server's unprivileged user can reach)."""
-    return PostgresServer(Path(tempfile.mkdtemp(prefix="pg-", dir=pool.base))).start()
+    server = PostgresServer(Path(tempfile.mkdtemp(prefix="pg-", dir=pool.base))).start()
+    migrated(server.url)
+    return server
 
 
 async def _import_process(settings: Settings, *args: str) -> asyncio.subprocess.Process:

@@ -82,13 +82,14 @@ def open_app(
     migrate: bool = True,
     embedded: Callable[[AppContext], AbstractAsyncContextManager[str]] | None = None,
 ) -> AppContext:
-    """The context for `settings` (default: from the environment), its schema brought up to date;
+    """The context for `settings` (default: from the environment), its schema checked (and
+    brought up to date where this process migrates: `Settings.migrates_on_start`);
     `embedded` starts a pipeline where none is configured or up."""
     settings = settings or load_settings()
     private_home(settings.home)
     records = RecordStore(settings.records_url)
-    if migrate:
-        records.migrate()
+    if migrate:  # up to date, migrated here (SQLite), or refused in one line
+        records.check(settings.migrates_on_start)
     return AppContext(
         settings=settings, records=records, blobs=blob_store(settings), embedded=embedded
     )
