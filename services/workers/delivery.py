@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -103,15 +104,32 @@ def _dead_letter(ctx: AppContext, step: Step[Any], msg: NatsMessage, error: str)
     )
 
 
-async def _in_progress(msg: NatsMessage, every: float) -> None:
+STILL_WORKING_EVERY = 30.0  # seconds between the lines saying a message is still being handled
+
+
+async def _in_progress(
+    msg: NatsMessage, every: float, bound: Any, worker: str, started: float
+) -> None:
     """Tell JetStream the message is being worked on, every `every` seconds, so a handler slower
-    than `ack_wait` (a 20 MB spec, a slow model) is not handed to another replica meanwhile."""
+    than `ack_wait` (a 20 MB spec, a slow model, a dependency waited for) is not handed to another
+    replica meanwhile; and say in the log, every STILL_WORKING_EVERY seconds, which message this
+    worker holds and for how long. A signal that fails (a reconnecting client) is tried again at
+    the next beat, never given up: redelivery takes over only if the worker is really gone."""
+    said_at = started
+    failing = False
     while True:
         await asyncio.sleep(every)
         try:
             await msg.raw_message.in_progress()
-        except Exception:  # noqa: BLE001 (the connection is gone: redelivery takes over)
-            return
+            failing = False
+        except Exception as exc:  # noqa: BLE001 (logged once per run of failures; tried again)
+            if not failing:
+                bound.warning(f"{worker}.in_progress_failed", error=str(exc) or type(exc).__name__)
+            failing = True
+        now = time.monotonic()
+        if now - said_at >= STILL_WORKING_EVERY:
+            bound.info(f"{worker}.still_working", elapsed_s=round(now - started, 1))
+            said_at = now
 
 
 class OutageOutlasted(Exception):
@@ -142,6 +160,73 @@ async def _through_outages(ctx: AppContext, step: Step[M], payload: M, bound: An
             waited, waits = waited + delay, waits + 1
 
 
+def _ids(payload: BaseModel) -> dict[str, Any]:
+    """The ids a message's log lines are bound with."""
+    return {
+        k: v
+        for k, v in payload.model_dump().items()
+        if k in ("revision_id", "version_id", "skill", "submission")
+    }
+
+
+async def _handle(
+    broker: NatsBroker,
+    ctx: AppContext,
+    step: Step[Any],
+    payload: Any,
+    msg: NatsMessage,
+    bound: Any,
+    delivered: int,
+) -> None:
+    """One message's handling: its step run through outages with the in-progress signal beating,
+    what it makes published, and its end in the log with how long it took (`ms`); a failure
+    retried on the schedule, or a dead letter when retrying cannot help or deliveries ran out."""
+    settings = ctx.settings
+    started = time.monotonic()
+    bound.info(f"{step.worker}.started", bytes=len(msg.body))
+    bound = bound.bind(started_at=round(time.time(), 3))
+
+    def ms() -> int:
+        return round((time.monotonic() - started) * 1000)
+
+    working = asyncio.create_task(
+        _in_progress(msg, max(settings.ack_wait / 3, 0.2), bound, step.worker, started)
+    )
+    try:
+        outgoing = await _through_outages(ctx, step, payload, bound)
+        await publish_all(broker, outgoing)
+    except Permanent as exc:  # retrying cannot help: a dead letter at once
+        bound.error(f"{step.worker}.failed_permanently", error=str(exc), ms=ms())
+        await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{type(exc).__name__}: {exc}")
+        return
+    except OutageOutlasted as exc:
+        bound.error(f"{step.worker}.dependency_gone", error=str(exc), ms=ms())
+        await asyncio.to_thread(_dead_letter, ctx, step, msg, str(exc))
+        return
+    except Exception as exc:
+        error = "".join(traceback.format_exception_only(exc)).strip()
+        if delivered >= settings.max_deliver:
+            bound.error(f"{step.worker}.dead_lettered", error=error, ms=ms())
+            await asyncio.to_thread(
+                _dead_letter, ctx, step, msg, f"{error} (after {delivered} deliveries)"
+            )
+            return
+        delay = (
+            settings.retry_delays[min(delivered - 1, len(settings.retry_delays) - 1)]
+            if settings.retry_delays
+            else 0.0
+        )
+        bound.warning(f"{step.worker}.retrying", error=error, delay=delay, ms=ms())
+        raise NackMessage(delay=delay) from exc
+    finally:
+        working.cancel()
+    bound.info(
+        f"{step.worker}.done",
+        published=[o.subject for o in outgoing],
+        ms=ms(),
+    )
+
+
 def subscribe(broker: NatsBroker, ctx: AppContext, step: Step[Any]) -> None:
     """Register `step` on `broker`: a durable pull consumer named for the worker, shared by replicas."""
     settings = ctx.settings
@@ -152,8 +237,12 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step[Any]) -> None:
         step.subject,
         stream=JStream(STREAM, declare=False),
         durable=step.consumer,
+        # concurrency is the fetch's batch: every message fetched is handled at once (each
+        # with its in-progress signal) and the next fetch waits for the batch to end. FastStream's
+        # `max_workers` fetched ahead of its free handlers and held those messages silently, so
+        # past ack_wait JetStream handed them to a replica too (#44.4)
         pull_sub=PullSub(batch_size=settings.worker_concurrency, timeout=1.0),
-        max_workers=settings.worker_concurrency,
+        max_workers=1,
         config=config,
         ack_policy=AckPolicy.NACK_ON_ERROR,
         title=f"{step.consumer}:{step.subject}",
@@ -175,42 +264,7 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step[Any]) -> None:
                 _dead_letter, ctx, step, msg, f"malformed {step.model.__name__}: {exc}"
             )
             return
-        ids = {
-            k: v
-            for k, v in payload.model_dump().items()
-            if k in ("revision_id", "version_id", "skill", "submission")
-        }
-        bound = bound.bind(**ids)
-        working = asyncio.create_task(_in_progress(msg, max(settings.ack_wait / 3, 0.2)))
-        try:
-            outgoing = await _through_outages(ctx, step, payload, bound)
-            await publish_all(broker, outgoing)
-        except Permanent as exc:  # retrying cannot help: a dead letter at once
-            bound.error(f"{step.worker}.failed_permanently", error=str(exc))
-            await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{type(exc).__name__}: {exc}")
-            return
-        except OutageOutlasted as exc:
-            bound.error(f"{step.worker}.dependency_gone", error=str(exc))
-            await asyncio.to_thread(_dead_letter, ctx, step, msg, str(exc))
-            return
-        except Exception as exc:
-            error = "".join(traceback.format_exception_only(exc)).strip()
-            if delivered >= settings.max_deliver:
-                bound.error(f"{step.worker}.dead_lettered", error=error)
-                await asyncio.to_thread(
-                    _dead_letter, ctx, step, msg, f"{error} (after {delivered} deliveries)"
-                )
-                return
-            delay = (
-                settings.retry_delays[min(delivered - 1, len(settings.retry_delays) - 1)]
-                if settings.retry_delays
-                else 0.0
-            )
-            bound.warning(f"{step.worker}.retrying", error=error, delay=delay)
-            raise NackMessage(delay=delay) from exc
-        finally:
-            working.cancel()
-        bound.info(f"{step.worker}.done", published=[o.subject for o in outgoing])
+        await _handle(broker, ctx, step, payload, msg, bound.bind(**_ids(payload)), delivered)
 
 
 class _Exhausted(BaseModel):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,12 @@ async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
         assert [d["delivered"] for d in done] == [2], (
             "the other replica handled the redelivered message"
         )
+        # #44.6: which message a worker took and when, and how long it held it
+        [began] = [ln for ln in lines if ln.get("event") == "render.started"]
+        assert (began["submission"], began["skill"], began["delivered"]) == ("k", "petstore", 2)
+        assert began["bytes"] > 0
+        assert isinstance(done[0]["ms"], int) and done[0]["ms"] >= 0
+        assert done[0]["started_at"] <= datetime.now(UTC).timestamp()
         with ctx.records.session() as s:
             versions = s.exec(select(Version)).all()
         assert [v.id for v in versions] == [proposed["version_id"]]
@@ -334,3 +341,49 @@ async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_lett
         assert EVENTS.revision_stored not in [s for s, _ in watcher.seen]
     finally:
         ctx.records.close()
+
+
+async def test_messages_fetched_beyond_the_free_handlers_are_never_handed_out_twice(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#44.4: with SKILLPRESS_WORKER_CONCURRENCY above 1, a worker fetched more messages than it
+    had free handlers and held them with no in-progress signal: past ack_wait JetStream handed
+    them to a replica while the first still meant to run them (GitHub parsed twice at once).
+    Every message a worker holds is one it is handling, and says so."""
+    from skillpress.services.app.base.context import open_app
+    from skillpress.services.workers import delivery
+    from tests.workers.slow_worker import slowed
+
+    slow = slowed(3.0)
+    now, most = [0], [0]
+
+    async def counted(*args: Any) -> Any:
+        now[0] += 1
+        most[0] = max(most[0], now[0])
+        try:
+            return await slow(*args)
+        finally:
+            now[0] -= 1
+
+    monkeypatch.setattr(delivery, "_through_outages", counted)
+    busy = settings.model_copy(update={"ack_wait": 1.5, "worker_concurrency": 2})
+    ctx = open_app(busy)
+    blob = ctx.blobs.put((SPECS / "twilio-insights-v2.json").read_bytes())
+    assert busy.nats_url
+    async with (
+        watching(busy.nats_url) as (watcher, nc),
+        workers(ctx, busy.nats_url, ["fetch"]),
+        workers(ctx, busy.nats_url, ["fetch"]),  # a replica, pulling while the first works
+    ):
+        for i in range(6):
+            event = SpecSubmitted(submission=f"c{i}", skill=f"s{i}", blob=blob, created_by="t")
+            await submit(nc, event, f"submitted:c{i}")
+        for i in range(6):
+            await watcher.wait_for(EVENTS.revision_stored, timeout=60, submission=f"c{i}")
+        await asyncio.sleep(2)  # a redelivery, were there one, would be under way by now
+        info = await nc.jetstream().consumer_info(STREAM, "fetch")
+    ctx.records.close()
+    stored = sorted(b["submission"] for s, b in watcher.seen if s == EVENTS.revision_stored)
+    assert stored == [f"c{i}" for i in range(6)], "each handled once"
+    assert (info.delivered.consumer_seq, info.num_redelivered) == (6, 0)
+    assert most[0] == 4, "two replicas, two messages each at once"
