@@ -27,7 +27,8 @@ from tests.workers.conftest import SPECS, migrated, submit, watching, workers
 pytestmark = pytest.mark.integration  # starts real servers
 
 SPEC = "oai-petstore-expanded.yaml"
-OUTAGE = {"outage_delays": (0.5, 1.0), "outage_limit": 60.0}
+# two messages at once per worker, as compose and the manifests run them (#44.4)
+OUTAGE = {"outage_delays": (0.5, 1.0), "outage_limit": 60.0, "worker_concurrency": 2}
 
 
 def _host_port(address: str) -> tuple[str, int]:
