@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillpress.services.api.auth import Operators, is_loopback, load_operators
+from skillpress.services.api.draining import Draining
 from skillpress.services.app.base.context import AppContext
 
 if TYPE_CHECKING:
@@ -59,8 +60,10 @@ def console_url(where: Listening, operators: Operators) -> str:
 class _Server:
     """uvicorn's server without its own signal handling: the caller's stop event ends it."""
 
-    def __init__(self, app: FastAPI, where: Listening) -> None:
+    def __init__(self, app: FastAPI, where: Listening, grace: float) -> None:
         self.where = where
+        self.grace = grace
+        self.draining = Draining(app)
         import uvicorn
 
         class Quiet(uvicorn.Server):
@@ -68,13 +71,15 @@ class _Server:
             def capture_signals(self) -> Iterator[None]:
                 yield
 
-        # Ctrl-C stops it within seconds even mid-request: a request still running then is
-        # cancelled (a use-case writes nothing half: its effects are single transactions)
+        # Ctrl-C stops it within seconds even mid-request: new requests are refused at once, and
+        # one still running past the grace is cancelled and answered 503 (a use-case writes
+        # nothing half: its effects are single transactions)
         config = uvicorn.Config(
-            app,
+            self.draining,
             host=where.host,
             port=where.port,
             log_level="warning",
+            log_config=None,  # its records go through skillpress's logging: JSON when asked
             access_log=False,
             timeout_graceful_shutdown=3,
         )
@@ -102,6 +107,8 @@ class _Server:
             ready(self.bound())
         waiter = asyncio.create_task(stop.wait())
         await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await self.draining.drain(self.grace)
         self.server.should_exit = True
         waiter.cancel()
         await task
@@ -136,8 +143,10 @@ async def serve_http(
     stop: asyncio.Event,
     ready: Callable[[Listening], None] | None = None,
 ) -> None:
-    """Serve the API and console on `where` until `stop` is set; `ready` is told where it
-    listens once it does."""
+    """Serve the API and console on `where` until `stop` is set (then: new requests refused,
+    held ones given SKILLPRESS_STOP_GRACE seconds); `ready` is told where it listens once it
+    does."""
     from skillpress.services.api.app import create_app
 
-    await _Server(create_app(ctx, operators, nats_url), where).run(stop, ready)
+    app = create_app(ctx, operators, nats_url)
+    await _Server(app, where, ctx.settings.stop_grace).run(stop, ready)

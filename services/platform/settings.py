@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     # does (one machine's), PostgreSQL does not (shared by every process: `skillpress migrate`
     # is one explicit step of an upgrade, and a process meeting an older schema refuses)
     migrate_on_start: bool | None = None
+    # seconds a stopping `serve` lets the requests it holds finish (new ones are refused with a
+    # 503 at once) before it cancels them, each answered 503
+    stop_grace: float = Field(default=10.0, ge=0, le=300)
     # host:port, or http(s)://host:port (the scheme sets s3_secure); None: a local blob directory
     s3_endpoint: str | None = None
     s3_bucket: str = "skillpress"

@@ -99,16 +99,23 @@ def run_stack(
     import secrets
 
     link_token, link_operator = secrets.token_urlsafe(32), "cli"
+    postgres = chosen.database_url and not chosen.database_url.startswith("sqlite")
+    if what == "serve" and not chosen.nats_url and (postgres or chosen.s3_endpoint):
+        shared = "PostgreSQL" if postgres else "S3"
+        raise Refused(
+            f"serve has records or blobs on shared servers ({shared}) but no SKILLPRESS_NATS_URL:"
+            " set it to the pipeline's NATS (without it, serve would start a private NATS and"
+            " workers no one else sees)"
+        )
     ctx = open_app(chosen)
-    if True:
-        if http is not None:
-            from skillpress.services.api.server import server_operators
+    if http is not None:
+        from skillpress.services.api.server import server_operators
 
-            where = Listening(*http)
-            operators = server_operators(ctx, where.host)
-            # command lines on this home reach the API with a token of this run's own
-            link_operator = local_operator(operators.tokens)
-            operators.own[link_operator] = link_token
+        where = Listening(*http)
+        operators = server_operators(ctx, where.host)
+        # command lines on this home reach the API with a token of this run's own
+        link_operator = local_operator(operators.tokens)
+        operators.own[link_operator] = link_token
     if workers and not chosen.nats_url:
         other = running_up(chosen)
         if other:
@@ -127,6 +134,8 @@ def run_stack(
     ctx.settings = chosen.model_copy(update={"nats_url": nats_url})
     marker = write_up_marker(chosen, nats_url) if workers else None
     names = list(worker_names()) if workers else []
+
+    started: list[bool] = []
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -188,6 +197,7 @@ def run_stack(
                     f" sign in: {console_url(at, operators)}"
                 )
             say("\n".join(lines) + "\nCtrl-C stops it.")
+            started.append(True)
             await stop.wait()
             await asyncio.gather(*tasks[1:], return_exceptions=True)
             tasks[0].cancel()
@@ -211,8 +221,9 @@ def run_stack(
         if server is not None:
             server.stop()
         ctx.close()
-        log.info(f"{what}.stopped")
-        say("skillpress stopped.")
+        if started:  # one that never came up says why (the error), not that it stopped
+            log.info(f"{what}.stopped")
+            say("skillpress stopped.")
 
 
 async def _first(ready: Any, task: Any) -> None:
