@@ -222,3 +222,35 @@ def test_every_process_the_manifests_run_proves_itself_to_nats() -> None:
                 assert "SKILLPRESS_NATS_PASSWORD" in names, doc["metadata"]["name"]
     values = _load(INFRA / "k8s" / "nats-values.yaml")
     assert values["config"]["merge"]["authorization"]["user"] == "skillpress"
+
+
+def test_the_scrape_config_finds_every_process_that_answers_metrics() -> None:
+    """#44.1: the compose job names the api and every worker service (on the port each
+    answers /metrics), and the Kubernetes job keeps exactly the pods the manifests annotate."""
+    scrape = _load(INFRA / "prometheus" / "prometheus.yml")
+    jobs = {j["job_name"]: j for j in scrape["scrape_configs"]}
+    services = _load(COMPOSE)["services"]
+    found = {
+        name: sd["port"]
+        for sd in jobs["skillpress-compose"]["dns_sd_configs"]
+        for name in sd["names"]
+    }
+    ours = {n for n, s in services.items() if s.get("image") == OUR_IMAGE and n != "migrate"}
+    assert set(found) == ours
+    anchor_env = services["worker-render"]["environment"]
+    assert all(
+        p == int(anchor_env["SKILLPRESS_PROBE_PORT"]) for n, p in found.items() if n != "api"
+    )
+    assert found["api"] == 8787
+    annotated = {
+        d["metadata"]["name"]: d["spec"]["template"]["metadata"].get("annotations", {})
+        for d in _k8s_docs()
+        if d["kind"] == "Deployment"
+    }
+    assert all(a.get("prometheus.io/scrape") == "true" for a in annotated.values()), annotated
+    config = next(d for d in _k8s_docs() if d["kind"] == "ConfigMap")["data"]
+    for name, a in annotated.items():
+        port = "8787" if name == "skillpress-api" else config["SKILLPRESS_PROBE_PORT"]
+        assert a["prometheus.io/port"] == port, name
+    keep = jobs["skillpress-kubernetes"]["relabel_configs"][0]
+    assert keep["action"] == "keep" and keep["regex"] == "true"

@@ -1,6 +1,7 @@
 """The access log: one structured event per request (`http.request`) with its method, path,
 status, bytes and duration, never its query (a sign-in URL carries a token there) nor any
-header. Pure ASGI, so a streamed answer (the submission events) is logged when it ends."""
+header; and the same request counted for the scrape by its route's template (`/v1/skills/{slug}`,
+never the slug). Pure ASGI, so a streamed answer (the submission events) is logged when it ends."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skillpress.services.platform.logging import get_logger
+from skillpress.services.platform.metrics import observe_http
 
 __all__ = ["AccessLog"]
 
@@ -36,6 +38,13 @@ class AccessLog:
             await self.app(scope, receive, counted)
         finally:
             client = scope.get("client")
+            route = scope.get("route")
+            observe_http(
+                getattr(route, "path", None) or "unmatched",
+                str(scope.get("method")),
+                seen["status"],
+                time.perf_counter() - started,
+            )
             self.log.info(
                 "http.request",
                 method=scope.get("method"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -32,10 +32,18 @@ _ICON = (
 
 
 def _fixed_routes(app: FastAPI) -> None:
-    """The routes outside the API's schema: the console's icon and the two probes."""
+    """The routes outside the API's schema: the console's icon, the two probes and the scrape."""
     app.add_api_route("/favicon.ico", _favicon, include_in_schema=False)
     app.add_api_route("/healthz", _alive, include_in_schema=False)
     app.add_api_route("/readyz", _ready, include_in_schema=False)
+    app.add_api_route("/metrics", _metrics, include_in_schema=False)
+
+
+def _metrics(request: Request) -> Response:
+    """The Prometheus scrape: names and counts only (no slug, spec or value), so no token."""
+    from skillpress.services.platform.metrics import CONTENT_TYPE, exposition
+
+    return Response(exposition(), media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
 
 
 def _alive() -> Response:
@@ -67,11 +75,25 @@ def _favicon() -> Response:
     return Response(_ICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
 
-def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> FastAPI:
-    """The API and console over `ctx`; with `nats_url`, submissions and their live stages go
-    through one connection opened at start-up (use-cases that wait for the pipeline reach it
-    through `ctx.settings.nats_url`)."""
-    st = ServerState(ctx, operators)
+def _count_approvals(ctx: AppContext) -> None:
+    """The scrape's `skillpress_approvals_waiting`, read from the records (-1 when they do not
+    answer: a gap on the dashboard, never a wrong zero)."""
+    from skillpress.services.app.records.approval_requests import pending_count
+    from skillpress.services.platform.metrics import approvals_waiting_from
+
+    def count() -> int:
+        try:
+            return pending_count(ctx)
+        except Exception:  # noqa: BLE001 (a scrape must answer; readiness says what is down)
+            return -1
+
+    approvals_waiting_from(count)
+
+
+def _lifespan(
+    ctx: AppContext, st: ServerState, nats_url: str | None
+) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
+    """The server's start and stop: with `nats_url`, one NATS connection for its requests."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -102,6 +124,17 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
             if broker is not None:
                 await broker.stop()
 
+    return lifespan
+
+
+def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> FastAPI:
+    """The API and console over `ctx`; with `nats_url`, submissions and their live stages go
+    through one connection opened at start-up (use-cases that wait for the pipeline reach it
+    through `ctx.settings.nats_url`)."""
+    st = ServerState(ctx, operators)
+
+    lifespan = _lifespan(ctx, st, nats_url)
+
     app = FastAPI(
         title="skillpress",
         version=API_VERSION,
@@ -122,6 +155,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
         form_limits={"max_part_size": ctx.settings.max_spec_bytes + _FORM_OVERHEAD},
     )
     app.state.skillpress = st
+    _count_approvals(ctx)
     problems.install(app)
     console.install(app)
     app.include_router(v1.router)

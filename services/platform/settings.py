@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     # seconds a stopping `serve` lets the requests it holds finish (new ones are refused with a
     # 503 at once) before it cancels them, each answered 503
     stop_grace: float = Field(default=10.0, ge=0, le=300)
+    # where a worker process answers /healthz, /readyz and /metrics (None: it does not listen;
+    # 0: any free port, said in the log); `serve` answers them on its own port
+    probe_port: int | None = Field(default=None, ge=0, le=65535)
+    probe_host: str = "127.0.0.1"
     # host:port, or http(s)://host:port (the scheme sets s3_secure); None: a local blob directory
     s3_endpoint: str | None = None
     s3_bucket: str = "skillpress"

@@ -100,9 +100,17 @@ async def serve_workers(
                 return
             except TimeoutError:
                 delay = min(delay * 2, 10.0)
+    probes, probes_end = None, asyncio.Event()  # the probes answer as long as the workers run
+    if ctx.settings.probe_port is not None:
+        from skillpress.services.workers.probes import serve_probes
+
+        probes = asyncio.create_task(serve_probes(ctx, lambda: nc, probes_end))
     try:
         await _serve(ctx, nc, nats_url, names, stop, ready, schedule)
     finally:
+        if probes is not None:
+            probes_end.set()
+            await asyncio.gather(probes, return_exceptions=True)
         await nc.close()
 
 

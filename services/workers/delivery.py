@@ -33,6 +33,11 @@ from skillpress.services.app.records.dead_letters import dead_letter, exhausted_
 from skillpress.services.errors import Permanent, Unavailable
 from skillpress.services.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from skillpress.services.platform.logging import get_logger
+from skillpress.services.platform.metrics import (
+    observe_dead_letter,
+    observe_outage_wait,
+    observe_stage,
+)
 
 __all__ = ["Outgoing", "Step", "publish_all", "subscribe", "subscribe_exhausted"]
 
@@ -93,6 +98,7 @@ async def publish_all(broker: NatsBroker, outgoing: list[Outgoing], patience: fl
 
 
 def _dead_letter(ctx: AppContext, step: Step[Any], msg: NatsMessage, error: str) -> None:
+    observe_dead_letter(step.worker)
     headers = msg.raw_message.headers or {}
     dead_letter(
         ctx,
@@ -156,6 +162,7 @@ async def _through_outages(ctx: AppContext, step: Step[M], payload: M, bound: An
             bound.warning(
                 f"{step.worker}.waiting_for_dependency", error=str(exc), delay=delay, waited=waited
             )
+            observe_outage_wait(step.worker)
             await asyncio.sleep(delay)
             waited, waits = waited + delay, waits + 1
 
@@ -186,8 +193,11 @@ async def _handle(
     bound.info(f"{step.worker}.started", bytes=len(msg.body))
     bound = bound.bind(started_at=round(time.time(), 3))
 
-    def ms() -> int:
-        return round((time.monotonic() - started) * 1000)
+    def ms(reaction: str | None = None, published: list[str] | None = None) -> int:
+        """Milliseconds since the message was taken; its end counted in the metrics."""
+        seconds = time.monotonic() - started
+        observe_stage(step.worker, seconds, delivered, reaction, published or [])
+        return round(seconds * 1000)
 
     working = asyncio.create_task(
         _in_progress(msg, max(settings.ack_wait / 3, 0.2), bound, step.worker, started)
@@ -196,17 +206,17 @@ async def _handle(
         outgoing = await _through_outages(ctx, step, payload, bound)
         await publish_all(broker, outgoing)
     except Permanent as exc:  # retrying cannot help: a dead letter at once
-        bound.error(f"{step.worker}.failed_permanently", error=str(exc), ms=ms())
+        bound.error(f"{step.worker}.failed_permanently", error=str(exc), ms=ms("permanent"))
         await asyncio.to_thread(_dead_letter, ctx, step, msg, f"{type(exc).__name__}: {exc}")
         return
     except OutageOutlasted as exc:
-        bound.error(f"{step.worker}.dependency_gone", error=str(exc), ms=ms())
+        bound.error(f"{step.worker}.dependency_gone", error=str(exc), ms=ms("dependency_gone"))
         await asyncio.to_thread(_dead_letter, ctx, step, msg, str(exc))
         return
     except Exception as exc:
         error = "".join(traceback.format_exception_only(exc)).strip()
         if delivered >= settings.max_deliver:
-            bound.error(f"{step.worker}.dead_lettered", error=error, ms=ms())
+            bound.error(f"{step.worker}.dead_lettered", error=error, ms=ms("dead_lettered"))
             await asyncio.to_thread(
                 _dead_letter, ctx, step, msg, f"{error} (after {delivered} deliveries)"
             )
@@ -216,15 +226,12 @@ async def _handle(
             if settings.retry_delays
             else 0.0
         )
-        bound.warning(f"{step.worker}.retrying", error=error, delay=delay, ms=ms())
+        bound.warning(f"{step.worker}.retrying", error=error, delay=delay, ms=ms("retrying"))
         raise NackMessage(delay=delay) from exc
     finally:
         working.cancel()
-    bound.info(
-        f"{step.worker}.done",
-        published=[o.subject for o in outgoing],
-        ms=ms(),
-    )
+    published = [o.subject for o in outgoing]
+    bound.info(f"{step.worker}.done", published=published, ms=ms(None, published))
 
 
 def subscribe(broker: NatsBroker, ctx: AppContext, step: Step[Any]) -> None:

@@ -956,3 +956,38 @@ def test_probes_say_whether_the_server_is_alive_and_ready(served: Served) -> Non
         "status": "ready",
         "checks": {"records": "ok", "blobs": "ok", "nats": "ok"},
     }
+
+
+def _counted(text: str, name: str, labels: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{{labels}}} "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_the_scrape_counts_requests_by_route_and_a_submission_by_outcome(served: Served) -> None:
+    """#44.1: `/metrics` answers without a token (names and counts only), requests are counted
+    by their route's template (never a slug), and a submission by how it ended."""
+    with served.client(token=None) as anyone:
+        before = anyone.get("/metrics").text
+    with served.client() as c:
+        _create(c, "scraped", PETSTORE.read_bytes())
+        assert c.get("/v1/skills/scraped/versions").status_code == 200
+        assert c.get("/v1/skills/no-such-skill/versions").status_code == 404
+    with served.client(token=None) as anyone:
+        scrape = anyone.get("/metrics")
+    assert scrape.status_code == 200 and scrape.headers["content-type"].startswith("text/plain")
+    after = scrape.text
+    route = 'method="GET",route="/v1/skills/{slug}/versions"'
+    for status in ("200", "404"):
+        name = "skillpress_http_requests_total"
+        labels = f'{route},status="{status}"'
+        assert _counted(after, name, labels) - _counted(before, name, labels) == 1.0, status
+    assert "scraped" not in after and "no-such-skill" not in after
+    proposed = 'outcome="proposed"'
+    assert (
+        _counted(after, "skillpress_submissions_total", proposed)
+        - _counted(before, "skillpress_submissions_total", proposed)
+        == 1.0
+    )
+    assert re.search(r"^skillpress_approvals_waiting \d+\.0$", after, re.M)

@@ -1,0 +1,126 @@
+"""What a Prometheus scrape of any skillpress process reads (`/metrics` on `serve`, and on each
+worker's probe port): per pipeline stage, messages handled, failed (by the reaction they got),
+redelivered, and how long each took; submissions by how they ended; dead letters; waits for a
+dependency that stopped answering; HTTP requests by route and status; approvals waiting. Names
+and labels only: never a slug, a spec or a value (the label sets stay small and say nothing
+private)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+__all__ = [
+    "CONTENT_TYPE",
+    "approvals_waiting_from",
+    "exposition",
+    "observe_dead_letter",
+    "observe_http",
+    "observe_outage_wait",
+    "observe_stage",
+]
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+_STAGE_SECONDS = Histogram(
+    "skillpress_stage_duration_seconds",
+    "How long a pipeline stage took over one message, however it ended",
+    ["stage"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600),
+)
+_HANDLED = Counter(
+    "skillpress_stage_handled_total", "Messages a stage handled to their end", ["stage"]
+)
+_FAILED = Counter(
+    "skillpress_stage_failed_total",
+    "Messages a stage failed on, by the reaction: retrying, dead_lettered (deliveries spent),"
+    " permanent (retrying cannot help), dependency_gone (an outage past the limit)",
+    ["stage", "reaction"],
+)
+_REDELIVERED = Counter(
+    "skillpress_stage_redelivered_total",
+    "Messages a stage received again (a retry, or a worker that died holding it)",
+    ["stage"],
+)
+_SUBMISSIONS = Counter(
+    "skillpress_submissions_total",
+    "Submissions by how they ended: proposed, unchanged (bytes already stored), refused",
+    ["outcome"],
+)
+_DEAD_LETTERS = Counter(
+    "skillpress_dead_letters_total", "Dead letters recorded, by the worker", ["worker"]
+)
+_OUTAGE_WAITS = Counter(
+    "skillpress_outage_waits_total",
+    "Times a stage waited for a dependency (the records, the blob store, a model)",
+    ["stage"],
+)
+_HTTP = Counter(
+    "skillpress_http_requests_total",
+    "HTTP requests by route template, method and status",
+    ["route", "method", "status"],
+)
+_HTTP_SECONDS = Histogram(
+    "skillpress_http_request_duration_seconds",
+    "How long HTTP requests took, by route template",
+    ["route"],
+    buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+_APPROVALS_WAITING = Gauge(
+    "skillpress_approvals_waiting", "Gated calls waiting for a person's decision"
+)
+
+# what a stage's published subject says about the submission it ends
+_ENDINGS = {
+    "skillpress.version.proposed": "proposed",
+    "skillpress.revision.unchanged": "unchanged",
+    "skillpress.revision.rejected": "refused",
+}
+
+
+def observe_stage(
+    stage: str, seconds: float, delivered: int, reaction: str | None, published: list[str]
+) -> None:
+    """One message's end at `stage`: `reaction` None when handled, else how it failed."""
+    _STAGE_SECONDS.labels(stage).observe(seconds)
+    if delivered > 1:
+        _REDELIVERED.labels(stage).inc()
+    if reaction is None:
+        _HANDLED.labels(stage).inc()
+    else:
+        _FAILED.labels(stage, reaction).inc()
+    for subject in published:
+        if subject in _ENDINGS:
+            _SUBMISSIONS.labels(_ENDINGS[subject]).inc()
+
+
+def observe_dead_letter(worker: str) -> None:
+    _DEAD_LETTERS.labels(worker).inc()
+
+
+def observe_outage_wait(stage: str) -> None:
+    _OUTAGE_WAITS.labels(stage).inc()
+
+
+def observe_http(route: str, method: str, status: int, seconds: float) -> None:
+    _HTTP.labels(route, method, str(status)).inc()
+    _HTTP_SECONDS.labels(route).observe(seconds)
+
+
+def approvals_waiting_from(count: Callable[[], int]) -> None:
+    """Read the approvals waiting at each scrape from `count` (the records): only a process that
+    serves people (`serve`) sets it."""
+    _APPROVALS_WAITING.set_function(count)
+
+
+def exposition() -> bytes:
+    """The text a scrape reads."""
+    return generate_latest(REGISTRY)

@@ -1,0 +1,109 @@
+"""A worker process's probes and scrape (#44.1): alive from its own loop, ready only when the
+records, the blobs and its NATS connection answer (503 naming the one that does not), and the
+Prometheus text counting a submission's trip through every stage."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from skillpress.schemas.events import SpecSubmitted
+from skillpress.schemas.subjects import EVENTS
+from skillpress.services.app.base.context import AppContext
+from skillpress.services.platform.embedded_nats import NatsServer
+from skillpress.services.platform.settings import Settings
+from tests.workers.conftest import SPECS, settings_env, submit, watching
+
+pytestmark = pytest.mark.integration  # starts real servers
+
+
+def _worker_with_probes(settings: Settings) -> tuple[subprocess.Popen[str], int, list[str]]:
+    env = {**settings_env(settings), "SKILLPRESS_PROBE_PORT": "0"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillpress.services.cli.main", "worker", "all"],
+        env=env,
+        cwd=Path(__file__).parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    port: list[int] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            found = re.search(r'"event": "probes.listening".*"port": (\d+)', line)
+            if found:
+                port.append(int(found.group(1)))
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + 60
+    while not port and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    if not port:
+        proc.kill()
+        raise AssertionError(f"the worker never said where its probes listen: {lines[-5:]}")
+    return proc, port[0], lines
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{{wanted}}} ") or (not labels and line.startswith(f"{name} ")):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no {name}{{{wanted}}} in the scrape")
+
+
+async def test_a_workers_probes_and_scrape_answer_for_it(
+    ctx: AppContext, settings: Settings, nats_server: NatsServer
+) -> None:
+    assert settings.nats_url
+    proc, port, _ = _worker_with_probes(settings)
+    probe = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
+    try:
+        assert probe.get("/healthz").json() == {"status": "alive"}
+        ready = probe.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["checks"] == {"records": "ok", "blobs": "ok", "nats": "ok"}
+        blob = ctx.blobs.put((SPECS / "oai-petstore-expanded.yaml").read_bytes())
+        event = SpecSubmitted(submission="m1", skill="petstore", blob=blob, created_by="test")
+        async with watching(settings.nats_url) as (watcher, nc):
+            await submit(nc, event, "submitted:m1")
+            await watcher.wait_for(EVENTS.version_proposed, timeout=60, submission="m1")
+        await asyncio.sleep(0.5)  # the stage's own count follows the event it published
+        scrape = probe.get("/metrics")
+        assert scrape.headers["content-type"].startswith("text/plain")
+        text = scrape.text
+        for stage in ("fetch", "parse", "categorize", "guess-approvals", "render"):
+            assert _metric(text, "skillpress_stage_handled_total", stage=stage) == 1.0, stage
+            assert _metric(text, "skillpress_stage_duration_seconds_count", stage=stage) == 1.0
+        assert _metric(text, "skillpress_submissions_total", outcome="proposed") == 1.0
+        assert "skillpress_stage_failed_total{" not in text  # nothing failed, nothing labelled
+        # NATS gone: not ready, naming it; still alive (a restart would not bring NATS back)
+        nats_server.kill()
+        for _ in range(100):
+            ready = probe.get("/readyz")
+            if ready.status_code == 503:
+                break
+            await asyncio.sleep(0.1)
+        assert ready.status_code == 503
+        said: dict[str, Any] = ready.json()["checks"]
+        assert (said["records"], said["blobs"]) == ("ok", "ok")
+        assert said["nats"] == "the pipeline's connection is down"
+        assert probe.get("/healthz").status_code == 200
+        assert probe.get("/nothing").status_code == 404
+    finally:
+        probe.close()
+        proc.terminate()
+        proc.wait(30)
