@@ -136,6 +136,10 @@ class VersionPublished(BaseModel):
         default=None, description="the header the API reads its credential from (a name)"
     )
     previous_version_id: str | None = None
+    already_live: bool = Field(
+        default=False,
+        description="the version was live already: its pointer written again, nothing replaced",
+    )
 
 
 class PublishVersion(BaseModel):

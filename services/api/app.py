@@ -90,6 +90,19 @@ def _count_approvals(ctx: AppContext) -> None:
     approvals_waiting_from(count)
 
 
+async def _reconcile(ctx: AppContext, nc: Any) -> None:
+    """The live pointers made to say what the records say, as the server starts (#44.3)."""
+    from skillpress.services.app.operator.reconcile import reconcile_live, said
+    from skillpress.services.platform.logging import get_logger
+
+    log = get_logger("serve")
+    try:
+        for d in await reconcile_live(ctx, nc, repair=True):
+            log.warning("live.repaired", skill=d.slug, detail=said(d, repaired=True))
+    except Exception as exc:  # noqa: BLE001 (the server serves; `skillpress reconcile` retries)
+        log.warning("live.reconcile_failed", error=str(exc) or type(exc).__name__)
+
+
 def _lifespan(
     ctx: AppContext, st: ServerState, nats_url: str | None
 ) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
@@ -117,6 +130,7 @@ def _lifespan(
             await broker.connect()
             st.nc = broker.connection
             await ensure_stream(st.nc, ctx.settings.stream_replicas)
+            await _reconcile(ctx, st.nc)
         try:
             yield
         finally:

@@ -339,7 +339,11 @@ def publish(
         prev = event.get("previous_version_id")
         typer.echo(
             f"published {slug} version {version_id[:12]}"
-            + (f" (replacing {prev[:12]})" if prev else "")
+            + (
+                " (live already: its live pointer written again)"
+                if event.get("already_live")
+                else (f" (replacing {prev[:12]})" if prev else "")
+            )
             + f": {len(event['files'])} files, hosts {', '.join(event['hosts']) or '(none)'}"
         )
         if event.get("changes"):
@@ -622,6 +626,16 @@ def follow(
             f"{live.skill}: live version {live.version_id[:12]} → {folder / live.skill}", err=True
         )
 
+    missing: list[str] = []
+
+    def lost(slug: str, version_id: str) -> None:
+        missing.append(slug)
+        typer.echo(
+            f"{slug}: the records say version {version_id[:12]} is live, but NATS has no live"
+            " pointer for it (restored from an older backup?): run `skillpress reconcile`",
+            err=True,
+        )
+
     async def main() -> None:
         stop = None if once else asyncio.Event()
         if stop is not None:
@@ -637,7 +651,7 @@ def follow(
                 follower.close()
             return
         assert ctx is not None and url is not None
-        await follow_live(ctx, url, folder, wanted, format, pins, stop, swapped)
+        await follow_live(ctx, url, folder, wanted, format, pins, stop, swapped, lost)
 
     try:
         with failures():
@@ -645,6 +659,8 @@ def follow(
     finally:
         if ctx is not None:
             ctx.close()
+    if missing and once:
+        raise typer.Exit(1)
 
 
 def refresh() -> None:

@@ -233,9 +233,38 @@ def migrate(
         )
 
 
+def reconcile(
+    check: Annotated[
+        bool, typer.Option("--check", help="only say what disagrees (exit 1 when anything does)")
+    ] = False,
+) -> None:
+    """Make the live pointers runtimes follow (NATS) say what the records say is live: after
+    NATS was restored from an older backup or lost. `serve` does the same as it starts."""
+    import asyncio
+
+    from skillpress.services.app.base.bus import running_up
+    from skillpress.services.app.operator.reconcile import reconcile as reconciled
+    from skillpress.services.app.operator.reconcile import said
+
+    ctx = open_ctx()
+    try:
+        with failures():
+            url = ctx.settings.nats_url or running_up(ctx.settings)
+            found = asyncio.run(reconciled(ctx, url, repair=not check))
+    finally:
+        ctx.close()
+    for d in found:
+        typer.echo(said(d, repaired=not check))
+    if not found:
+        typer.echo("every live pointer says what the records say")
+    elif check:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.command()(up)
     app.command()(migrate)
+    app.command()(reconcile)
     app.command()(serve)
     app.command()(demo)
     app.add_typer(token_app, name="token")

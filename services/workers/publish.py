@@ -30,6 +30,7 @@ def publish(ctx: AppContext, cmd: PublishVersion) -> list[Outgoing]:
         hosts=done.hosts,
         auth_header=done.auth_header,
         previous_version_id=done.previous_version_id,
+        already_live=done.already_live,
     )
     seen = f"{done.version_id}:{done.publication_id}"
     return [

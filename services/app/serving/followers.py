@@ -132,9 +132,12 @@ async def follow_live(
     pins: dict[str, str],
     stop: asyncio.Event | None,
     on_swap: Callable[[LiveVersion], None],
+    on_missing: Callable[[str, str], None] | None = None,
 ) -> None:
     """Keep `out` equal to the live versions (of `skills`, or all), pinned ones held where they
-    are pinned; catch up first, then follow until `stop` (None: catch up and return)."""
+    are pinned; catch up first, then follow until `stop` (None: catch up and return).
+    `on_missing` is told each skill the records say is live (its slug, the version) whose
+    pointer NATS does not have: nothing can follow it until `skillpress reconcile`."""
     from nats.errors import TimeoutError as NatsTimeout
     from nats.js.errors import NoKeysError
 
@@ -171,6 +174,12 @@ async def follow_live(
         for key in sorted(keys):
             if wanted(key):
                 await apply((await kv.get(key)).value)
+        if on_missing is not None:  # the records are the truth: say what NATS has lost
+            from skillpress.services.app.records.versions import live_versions
+
+            for live in await asyncio.to_thread(live_versions, ctx):
+                if wanted(live.skill) and live.skill not in keys:
+                    on_missing(live.skill, live.version_id)
         if stop is None:
             return
         watcher: Any = await kv.watchall(include_history=False)  # nats-py leaves it untyped

@@ -31,6 +31,7 @@ class Published:
     auth_header: str | None
     previous_version_id: str | None
     publication_id: int
+    already_live: bool = False
 
 
 def publish_version(
@@ -49,12 +50,14 @@ def publish_version(
             .order_by(col(Publication.id).desc())
         ).first()
         previous: str | None
+        again = False
         if (
             skill.live_version_id == version.id
             and latest is not None
             and latest.version_id == version.id
         ):
             publication_id, previous = latest.id, latest.previous_version_id
+            again = True
         else:
             check_publish(s, ctx.blobs, skill, version, remove_gates)
             previous = skill.live_version_id
@@ -83,4 +86,4 @@ def publish_version(
         else None
     )
     assert publication_id is not None
-    return Published(slug, version_id, keys, hosts, auth_header, previous, publication_id)
+    return Published(slug, version_id, keys, hosts, auth_header, previous, publication_id, again)
