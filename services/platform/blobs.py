@@ -11,9 +11,10 @@ import io
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from skillpress.services.errors import NotFound, Permanent, Unavailable
 
@@ -208,9 +209,12 @@ class S3BlobStore:
         self._bucket_ready = True
 
     def put(self, data: bytes) -> str:
+        """Store `data` under its hash. A blob is content-addressed, so writing one that is
+        there already rewrites the same bytes: only a large one is asked about first (a HEAD
+        costs a round trip; a small PUT costs about the same, and most puts are new)."""
         key = sha256_hex(data)
         self._ensure_bucket()
-        if self.exists(key):
+        if len(data) > HEAD_FIRST_BYTES and self.exists(key):
             return key
         self._call(
             "put",
@@ -259,20 +263,41 @@ class S3BlobStore:
         return _concurrently(self.get, keys)
 
 
-CONCURRENT = 8  # requests an S3 store has in flight at once for put_many and get_many
+CONCURRENT = 8  # requests one put_many or get_many has in flight at once
+HEAD_FIRST_BYTES = 256 * 1024  # a blob larger than this is looked for before it is sent
 A = TypeVar("A")
 R = TypeVar("R")
+_POOL: list[Any] = []  # one thread pool per process, made when first needed
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _POOL_LOCK:
+        if not _POOL:  # enough for a few handlers' put_many at once (SKILLPRESS_WORKER_CONCURRENCY)
+            _POOL.append(ThreadPoolExecutor(CONCURRENT * 4, thread_name_prefix="blobs"))
+        return _POOL[0]
 
 
 def _concurrently(fn: Callable[[A], R], items: Sequence[A]) -> list[R]:
     """`fn` over `items` in order, CONCURRENT at a time (a few alone: in turn); the first error
-    any raised is raised."""
+    any raised is raised. The threads are the process's, kept between calls."""
     if len(items) <= 2:
         return [fn(i) for i in items]
-    from concurrent.futures import ThreadPoolExecutor
+    slots = threading.BoundedSemaphore(CONCURRENT)  # this call's requests in flight
 
-    with ThreadPoolExecutor(min(CONCURRENT, len(items)), thread_name_prefix="blobs") as pool:
-        return list(pool.map(fn, items))
+    def one(item: A) -> R:
+        try:
+            return fn(item)
+        finally:
+            slots.release()
+
+    futures = []
+    for item in items:
+        slots.acquire()
+        futures.append(_pool().submit(one, item))
+    return [f.result() for f in futures]
 
 
 STORED_KEYS = 65_536  # the keys a cache remembers are stored: at most ~10 MB

@@ -150,3 +150,30 @@ def test_a_cached_store_remembers_which_keys_are_stored_within_its_bound(
     assert cached.put(bytes([5])) == keys[5] and cached.writes == 6  # remembered: not sent again
     assert cached.put(bytes([0])) == keys[0] and cached.writes == 7  # forgotten: sent again
     assert all(cached.exists(k) for k in keys)  # the store still answers for the forgotten
+
+
+@pytest.mark.integration
+def test_a_small_blob_is_sent_without_asking_and_a_large_one_is_asked_about_first(
+    s3_server: tuple[str, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A HEAD before every PUT doubled a derivation's round trips: a small blob is written
+    (again, the same bytes under the same key), a large one only if S3 does not hold it."""
+    from skillpress.services.platform.blobs import HEAD_FIRST_BYTES
+
+    endpoint, access, secret = s3_server
+    s = S3BlobStore(
+        endpoint, access, secret, bucket=f"h-{tmp_path.name[-20:].lower()}".replace("_", "-")
+    )
+    asked: list[str] = []
+    sent: list[str] = []
+    stat, put = s.client.stat_object, s.client.put_object
+    monkeypatch.setattr(s.client, "stat_object", lambda b, o: asked.append(o) or stat(b, o))
+    monkeypatch.setattr(
+        s.client, "put_object", lambda b, o, *a, **k: sent.append(o) or put(b, o, *a, **k)
+    )
+    small, large = b"s" * 1000, b"L" * (HEAD_FIRST_BYTES + 1)
+    s.put(small), s.put(small)
+    assert (len(asked), len(sent)) == (0, 2)
+    s.put(large), s.put(large)
+    assert (len(asked), len(sent)) == (2, 3)  # the second large put found it stored
+    assert s.get(sha256_hex(small)) == small and s.get(sha256_hex(large)) == large

@@ -15,6 +15,7 @@ from skillpress.services.derive import DeriveOptions, LoadLimits, SkillPackage, 
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.derive.categories import Grouping
 from skillpress.services.errors import NotFound
+from skillpress.services.platform.blobs import BlobCorrupt, sha256_hex
 
 __all__ = [
     "RevisionInputs",
@@ -80,25 +81,50 @@ class Derivation:
     manifest: str  # sha256 of this manifest's JSON
     files: dict[str, str]  # path → sha256
     grouping: str  # sha256 of the Grouping's JSON
+    # every file in one blob, in path order (each `sizes` long): what a stage that reads them all
+    # reads, one request where a remote store would take one per file (None: an older one)
+    pack: str | None = None
+    sizes: tuple[int, ...] = ()
 
 
 def store_derivation(ctx: AppContext, package: SkillPackage) -> Derivation:
-    paths = list(package.files)
-    files = dict(zip(paths, ctx.blobs.put_many([package.files[p] for p in paths]), strict=True))
+    """Every file as a blob of its own (what versions and runtimes read one by one), all of them
+    again as one pack (what the next stages read at once), the grouping, and the manifest."""
+    paths = sorted(package.files)
+    datas = [package.files[p] for p in paths]
+    files = dict(zip(paths, ctx.blobs.put_many(datas), strict=True))
+    pack = ctx.blobs.put(b"".join(datas))
+    sizes = tuple(len(d) for d in datas)
     grouping = ctx.blobs.put(package.grouping.to_json())
     manifest = ctx.blobs.put(
-        json.dumps({"files": files, "grouping": grouping}, sort_keys=True).encode()
+        json.dumps(
+            {"files": files, "grouping": grouping, "pack": pack, "sizes": sizes}, sort_keys=True
+        ).encode()
     )
-    return Derivation(manifest, files, grouping)
+    return Derivation(manifest, files, grouping, pack, sizes)
 
 
 def load_derivation(ctx: AppContext, manifest: str) -> Derivation:
     raw = json.loads(ctx.blobs.get(manifest))
-    return Derivation(manifest, dict(raw["files"]), str(raw["grouping"]))
+    sizes = tuple(int(n) for n in raw.get("sizes", ()))
+    return Derivation(manifest, dict(raw["files"]), str(raw["grouping"]), raw.get("pack"), sizes)
 
 
 def derivation_files(ctx: AppContext, derivation: Derivation) -> dict[str, bytes]:
-    paths = list(derivation.files)
+    """Every file of `derivation`: from its pack in one read (each piece checked against its
+    file's hash), or file by file for one stored before packs."""
+    paths = sorted(derivation.files)
+    if derivation.pack is not None and len(derivation.sizes) == len(paths):
+        packed = ctx.blobs.get(derivation.pack)
+        out: dict[str, bytes] = {}
+        at = 0
+        for path, size in zip(paths, derivation.sizes, strict=True):
+            piece = packed[at : at + size]
+            if sha256_hex(piece) != derivation.files[path]:
+                raise BlobCorrupt(f"the pack {derivation.pack[:12]}… does not hold {path} whole")
+            out[path] = piece
+            at += size
+        return out
     data = ctx.blobs.get_many([derivation.files[p] for p in paths])
     return dict(zip(paths, data, strict=True))
 
