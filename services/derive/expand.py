@@ -18,6 +18,7 @@ __all__ = [
     "expand_types",
     "has_ref_keyword",
     "reduce_to_budget",
+    "shallow_schema",
     "MAX_TOOL_SCHEMA_BYTES",
     "REDUCTIONS",
     "compact_json",
@@ -44,12 +45,115 @@ def _scalar_bytes(value: Any) -> int:
     return len(scalar_json(value))  # ASCII: a number, true, false or null
 
 
+CUT_SAYS = "(not detailed here: see the operation's file)"
+
+
+def _one_value(node: Any, types: dict[str, Any]) -> bool:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        node = types.get(node["$ref"].removeprefix("#/types/"))
+    if not isinstance(node, dict):
+        return False
+    enum = node.get("enum")
+    return "const" in node or (isinstance(enum, list) and len(enum) == 1)
+
+
+def _branches_type(node: dict[str, Any], types: dict[str, Any]) -> str | None:
+    """The one `type` every branch of `node`'s oneOf or anyOf declares, if they agree."""
+    branches = node.get("oneOf") or node.get("anyOf")
+    if not isinstance(branches, list) or not branches:
+        return None
+    found: set[Any] = set()
+    for branch in branches:
+        while isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
+            branch = types.get(branch["$ref"].removeprefix("#/types/"))
+        found.add(branch.get("type") if isinstance(branch, dict) else None)
+    only = found.pop() if len(found) == 1 else None
+    return only if isinstance(only, str) else None
+
+
+def cut_type(name: str, types: dict[str, Any]) -> dict[str, Any]:
+    """What a type not detailed (past the depth kept) is written as: its own `type`, and the
+    fields it requires with their own types and bounds (a few levels down), so a value the
+    spec refuses for its shape is refused here too (a string where an object is declared, an
+    amount without its currency); any other field is admitted, and the operation's file
+    describes them all."""
+    out = shallow_schema(types[name], types)
+    out["description"] = f"a {name} {CUT_SAYS}"
+    return out
+
+
+# what a field kept in a cut type keeps of its schema: its type and the bounds on its value
+_SHALLOW_KEEP = (
+    "type", "format", "pattern", "minLength", "maxLength", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "const", "nullable",
+)  # fmt: skip
+
+
+def shallow_schema(
+    node: Any, types: dict[str, Any], depth: int = 3, seen: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """`node`'s type and the bounds on its value, and the fields it requires, each the same way
+    `depth` levels down (shared types' references followed): what a schema cut short keeps."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        ref = node["$ref"].removeprefix("#/types/")
+        if ref in seen or ref not in types:
+            return {}
+        seen |= {ref}
+        node = types[ref]
+    if not isinstance(node, dict):
+        return {}
+    out = _value_bounds(node, types)
+    if depth <= 0:
+        return out
+    branches = node.get("oneOf") or node.get("anyOf")
+    if isinstance(branches, list) and branches and len(branches) <= 20:
+        # each branch as shallow (anyOf: two branches cut alike may both match a value)
+        out["anyOf"] = [shallow_schema(b, types, depth, seen) for b in branches]
+    if isinstance(node.get("items"), dict) and out.get("type") == "array":
+        out["items"] = shallow_schema(node["items"], types, depth, seen)
+    props = node.get("properties")
+    if isinstance(props, dict):
+        required = node.get("required")
+        listed = required if isinstance(required, list) else []
+        kept = [r for r in listed if isinstance(r, str) and r in props]
+        # a field with one possible value (a discriminator's `type: ach`) says which branch
+        chosen = kept + [k for k, v in props.items() if k not in kept and _one_value(v, types)]
+        if kept:
+            out["required"] = kept
+        if chosen:
+            out["properties"] = {
+                k: shallow_schema(props[k], types, depth - 1, seen) for k in chosen
+            }
+    return out
+
+
+def _value_bounds(node: dict[str, Any], types: dict[str, Any]) -> dict[str, Any]:
+    """`node`'s type (or the one its branches agree on) and the bounds on its value."""
+    out = {k: node[k] for k in _SHALLOW_KEEP if k in node}
+    declared = out.get("type")
+    if not (
+        isinstance(declared, str)
+        or (isinstance(declared, list) and all(isinstance(t, str) for t in declared))
+    ):
+        out.pop("type", None)
+        shared = _branches_type(node, types)  # every branch an object: the value is one
+        if shared is not None:
+            out["type"] = shared
+    enum = node.get("enum")
+    if isinstance(enum, list) and len(enum) <= 20:
+        out["enum"] = enum
+    return out
+
+
 def _undetailed(branch: Any) -> bool:
     """A branch an expansion cut (a type met again on its path, or past the depth kept): it
-    matches any value."""
-    return isinstance(branch, dict) and (
-        branch == {"type": "object"} or (len(branch) == 1 and "description" in branch)
-    )
+    matches any value of its type, so it may overlap another branch."""
+    if not isinstance(branch, dict):
+        return False
+    if branch == {"type": "object"}:
+        return True
+    said = branch.get("description")
+    return isinstance(said, str) and said.endswith(CUT_SAYS)
 
 
 def loosened(node: dict[str, Any]) -> dict[str, Any]:
@@ -101,9 +205,7 @@ def expand_types(
                     return {"type": "object"}
                 if max_depth is not None and len(stack) >= max_depth:
                     counter[0] -= 60
-                    return {
-                        "description": f"a {name} (not detailed here: see the operation's file)"
-                    }
+                    return cut_type(name, types)
                 return walk(types[name], stack + (name,), level + 1)
             keep_all = descriptions or names or level <= 2  # `names`: keys are field names
             kept = [cost(k, v, names) for k, v in node.items() if keep_all or k != "description"]
@@ -165,6 +267,7 @@ class ExpandedSizes:
         self.descriptions = descriptions
         self.description_chars = description_chars
         self._sizes: dict[tuple[str, int, int], int] = {}
+        self._cut_sizes: dict[str, int] = {}
         self._built: dict[tuple[str, int, int], Any] = {}
         self._reach: dict[str, frozenset[str]] = {}
         self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
@@ -194,7 +297,7 @@ class ExpandedSizes:
         if name in stack or name not in self.types:
             return {"type": "object"}
         if self.max_depth is not None and len(stack) >= self.max_depth:
-            return {"description": f"a {name} (not detailed here: see the operation's file)"}
+            return cut_type(name, self.types)
         inner = stack + (name,)
         key = self._key(name, stack, level)
         if key is None:
@@ -234,8 +337,12 @@ class ExpandedSizes:
         if name in stack or name not in self.types:
             return 17  # {"type":"object"}
         if self.max_depth is not None and len(stack) >= self.max_depth:
-            cut = {"description": f"a {name} (not detailed here: see the operation's file)"}
-            return len(compact_json(cut).encode())
+            size = self._cut_sizes.get(name)
+            if size is None:
+                cut = cut_type(name, self.types)
+                written = provider_names(cut)[0] if self.renamed else cut
+                size = self._cut_sizes[name] = len(compact_json(written).encode())
+            return size
         inner = stack + (name,)
         key = self._key(name, stack, level)
         if key is None:

@@ -13,6 +13,7 @@ from skillpress.services.derive.expand import (
     REDUCTIONS,
     ExpandedSizes,
     reduce_to_budget,
+    shallow_schema,
 )
 from skillpress.services.derive.frontmatter import (
     FIELD_NAME,
@@ -25,7 +26,6 @@ from skillpress.services.derive.frontmatter import (
 from skillpress.services.derive.model import Operation, ToolDecl
 from skillpress.services.derive.text import INVISIBLE, visible
 from skillpress.services.derive.tool_params import (
-    SCALARS,
     Args,
     cookie_args,
     header_args,
@@ -93,15 +93,11 @@ def _raw_body(media: str, schema: Any) -> tuple[Any, bool] | None:
     return None
 
 
-def _skeleton(sub: Any) -> dict[str, Any]:
-    """An argument left undetailed to fit the budget: its type where it has a plain one, and a
-    pointer to the operation's file, which describes it whole."""
-    out: dict[str, Any] = {}
-    typ = sub.get("type") if isinstance(sub, dict) else None
-    if isinstance(typ, str) and typ in (*SCALARS, "array", "object"):
-        out["type"] = typ
-    if isinstance(sub, dict) and isinstance(sub.get("enum"), list) and len(sub["enum"]) <= 20:
-        out["enum"] = sub["enum"]
+def _skeleton(sub: Any, types: dict[str, Any]) -> dict[str, Any]:
+    """An argument left undetailed to fit the budget: its type and bounds, and the fields it
+    requires (through shared types' references, a few levels down), and a pointer to the
+    operation's file, which describes it whole."""
+    out = shallow_schema(sub, types)
     out["description"] = "not detailed here: this operation's file describes it"
     return out
 
@@ -128,7 +124,7 @@ def _fitted(
     )
     lean = {**schema, "properties": dict(props)}
     for n, name in enumerate(optional, 1):
-        lean["properties"][name] = _skeleton(props[name])
+        lean["properties"][name] = _skeleton(props[name], types)
         if mild.fits(lean):
             said = f"{REDUCTIONS[0][2]}; {n} optional argument{'s' if n > 1 else ''} not detailed"
             return mild.expand(lean), said, None

@@ -122,8 +122,8 @@ def _local_servers(value: Any, own_host: str, local: str) -> Any:
 @dataclass(frozen=True)
 class Explained:
     """A violation the judge reports that is not a wrong request of ours: openapi-core's own
-    limit (`limit`), a spec no request can satisfy (`spec`), or a gap of ours we know and have
-    not closed (`open`, each named by tool so it must be removed when it is closed)."""
+    limit (`limit`), a spec that makes the judge's value (or every value) invalid (`spec`), or
+    a choice of ours against the letter of a spec, with its reason (`ours`)."""
 
     spec: str
     tool: str  # a tool's name, or "*" for every tool of the spec
@@ -244,40 +244,34 @@ EXPLAINED: tuple[Explained, ...] = (
         "slack.json",
         "*",
         "'token'",
-        "open",
-        "Slack declares its token as a required `token` query parameter or form field"
-        " beside its OAuth scheme; we send it as the scheme says (Authorization: Bearer),"
-        " which Slack accepts, and never put a secret in a URL or body",
+        "ours",
+        "Slack declares its token as a required `token` query parameter or form field beside"
+        " its OAuth scheme; we send it as the scheme says (Authorization: Bearer), which Slack"
+        " accepts everywhere, where a token in the query string is refused for apps made since"
+        " 2021 (Slack's own changelog); a secret never goes into a URL for a model",
     ),
     Explained(
         "slack.json",
         "*",
         "Missing required query parameter: token",
-        "open",
+        "ours",
         "as above: the token goes in the Authorization header",
     ),
     Explained(
         "slack.json",
         "*",
         "Missing required request body",
-        "open",
+        "ours",
         "as above: a form whose one required field is `token` is sent empty",
     ),
     Explained(
         "adyen-checkout-v70.json",
-        "*",
-        "not valid for schema of type object",
-        "open",
-        "a tool schema shortened to its budget admits values the spec does not"
-        " (`accountInfo: 'judge'` where an object is declared); the runtime checks"
-        " arguments against the shortened schema only",
-    ),
-    Explained(
-        "discord.json",
-        "*",
-        "is not valid under any of the given schemas",
-        "open",
-        "as Adyen: message components cut by the budget admit any value",
+        "judged_post_payments",
+        "is valid under each of {'$ref': '#/components/schemas/BacsDirectDebitDetails'}",
+        "spec",
+        "paymentMethod's 39 oneOf branches have no discriminator and BacsDirectDebitDetails"
+        " requires no field, so a value names its `type` to match one branch only; the"
+        " judge's fewest-fields value (an AchDetails without `type`) matches two",
     ),
 )
 
