@@ -24,6 +24,7 @@ OUR_IMAGE = "skillpress:0.1.0"
 PUBLIC_IMAGES = {"nats", "postgres", "minio/minio", "minio/mc"}
 # what an operator exports before `docker compose up`: references, never values in the files
 OPERATOR_VARIABLES = {
+    "OTEL_EXPORTER_OTLP_ENDPOINT",  # where traces go; empty: none are sent
     "NATS_PASSWORD",
     "NATS_ROUTE_PASSWORD",
     "POSTGRES_PASSWORD",

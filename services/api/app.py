@@ -18,6 +18,7 @@ from skillpress.services.api.deps import ServerState
 from skillpress.services.api.headers import SecurityHeaders
 from skillpress.services.api.limits import BodyCap
 from skillpress.services.app.base.context import AppContext
+from skillpress.services.platform.tracing import start_tracing, stop_tracing
 
 __all__ = ["API_VERSION", "create_app", "openapi_document"]
 
@@ -112,6 +113,7 @@ def _lifespan(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         broker: Any = None
         st.keeps_nats = bool(nats_url)
+        start_tracing("serve")  # off unless an OTLP endpoint is configured
         if nats_url:
             from faststream.nats import NatsBroker
 
@@ -137,6 +139,7 @@ def _lifespan(
             st.nc = None
             if broker is not None:
                 await broker.stop()
+            stop_tracing()
 
     return lifespan
 

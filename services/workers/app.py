@@ -23,6 +23,7 @@ from skillpress.services.platform.broker import (
     shown_url,
 )
 from skillpress.services.platform.logging import get_logger
+from skillpress.services.platform.tracing import start_tracing, stop_tracing
 from skillpress.services.workers import (
     categorize,
     fetch,
@@ -130,10 +131,17 @@ async def _serve(
         raw = await js.get_msg(STREAM, seq)
         return raw.subject or "", raw.data or b"", dict(raw.headers or {})
 
+    tracer_provider = start_tracing("worker")  # None: no OTLP endpoint, no traces
+    middlewares: list[Any] = []
+    if tracer_provider is not None:
+        from faststream.nats.opentelemetry import NatsTelemetryMiddleware
+
+        middlewares.append(NatsTelemetryMiddleware(tracer_provider=tracer_provider))
     broker = NatsBroker(
         server_list(nats_url),
         logger=None,
         connect_timeout=5,
+        middlewares=middlewares,
         **broker_options(ctx.settings, nats_url),
     )
     for name in names:
@@ -159,4 +167,5 @@ async def _serve(
             await broker.stop()
         except Exception as exc:  # noqa: BLE001 (NATS gone: nothing left to drain)
             log.warning("workers.stopped_without_drain", error=f"{type(exc).__name__}: {exc}")
+        stop_tracing()
         log.info("workers.stopped")

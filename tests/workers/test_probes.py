@@ -26,8 +26,11 @@ from tests.workers.conftest import SPECS, settings_env, submit, watching
 pytestmark = pytest.mark.integration  # starts real servers
 
 
-def _worker_with_probes(settings: Settings) -> tuple[subprocess.Popen[str], int, list[str]]:
-    env = {**settings_env(settings), "SKILLPRESS_PROBE_PORT": "0"}
+def worker_with_probes(
+    settings: Settings, extra: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], int, list[str]]:
+    """`skillpress worker all` as a process (with `extra` variables), once its probes listen."""
+    env = {**settings_env(settings), "SKILLPRESS_PROBE_PORT": "0", **(extra or {})}
     proc = subprocess.Popen(
         [sys.executable, "-m", "skillpress.services.cli.main", "worker", "all"],
         env=env,
@@ -69,7 +72,7 @@ async def test_a_workers_probes_and_scrape_answer_for_it(
     ctx: AppContext, settings: Settings, nats_server: NatsServer
 ) -> None:
     assert settings.nats_url
-    proc, port, _ = _worker_with_probes(settings)
+    proc, port, _ = worker_with_probes(settings)
     probe = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
     try:
         assert probe.get("/healthz").json() == {"status": "alive"}

@@ -25,6 +25,7 @@ from skillpress.services.app.base.context import AppContext
 from skillpress.services.errors import Retryable, Unavailable
 from skillpress.services.platform.nats_urls import shown_url
 from skillpress.services.platform.settings import Settings
+from skillpress.services.platform.tracing import inject
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
@@ -161,8 +162,9 @@ async def send(nc: NATS, subject: str, payload: BaseModel, msg_id: str) -> int:
     """Publish one message into the stream (deduplicated by `msg_id`); its stream sequence."""
     from skillpress.schemas.subjects import STREAM
 
+    headers = inject({"Nats-Msg-Id": msg_id}, subject)  # the submission's trace starts here
     ack = await nc.jetstream().publish(
-        subject, payload.model_dump_json().encode(), headers={"Nats-Msg-Id": msg_id}, stream=STREAM
+        subject, payload.model_dump_json().encode(), headers=headers, stream=STREAM
     )
     return int(ack.seq)
 
