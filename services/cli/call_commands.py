@@ -471,6 +471,7 @@ def run(
     # size: a typer command: its options are its signature
     from skillpress.services.app.serving.calling import (
         CallLimits,
+        CallRefused,
         PackageError,
         SlashError,
         UnknownOperation,
@@ -528,8 +529,8 @@ def run(
             fail(f"/run {name}: {skill.slug} has no workflow {name!r}")
         tool = skill.tool(command.name)
         arguments = slash_arguments(tool, command.raw_args)
-    except (SlashError, UnknownOperation, PackageError) as exc:
-        fail(str(exc))
+    except (SlashError, UnknownOperation, PackageError, CallRefused) as exc:
+        fail(str(exc))  # a line that cannot be placed: one line, exit 2, never a traceback
     _place(
         skill,
         tool,

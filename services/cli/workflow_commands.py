@@ -135,18 +135,23 @@ def promote(
     slug: Annotated[str, typer.Argument(help="a skill's slug")],
     name: Annotated[str, typer.Argument(help="the workflow")],
     to: Annotated[str, typer.Option("--to", help="guided | hardened (or back to draft)")],
+    tool: Annotated[
+        str | None,
+        typer.Option("--tool", help="to guided: the operation the model is made to call"),
+    ] = None,
     by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:
     """Move a workflow to another execution level, as a change that proposes a version; to
-    hardened only with steps and a dry run that passes."""
+    guided with --tool (the operation the model is made to call), to hardened only with steps
+    and a dry run that passes."""
     from skillpress.services.app.operator.skill_workflows import promote_workflow
     from skillpress.services.cli.annotation_commands import propose, report
 
     ctx = open_ctx()
     with failures():
-        stored = promote_workflow(ctx, slug, name, to, by)
+        stored = promote_workflow(ctx, slug, name, to, by, tool)
     proposal = propose(ctx, stored, "promoted", timeout)
     report(proposal, as_json, f"{name} is {to} now", {"annotation_id": stored.ids[1]})
 

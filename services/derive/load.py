@@ -54,6 +54,7 @@ class _SpecLoader(_BaseLoader):  # type: ignore[misc]
             raise SpecRefused(f"expected a mapping at line {node.start_mark.line + 1}")
         self.flatten_mapping(node)
         mapping: dict[str, Any] = {}
+        lines: dict[str, int] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise SpecRefused(
@@ -61,11 +62,13 @@ class _SpecLoader(_BaseLoader):  # type: ignore[misc]
                     " OpenAPI keys are strings"
                 )
             key = str(key_node.value)
+            line = key_node.start_mark.line + 1
             if key in mapping:
                 raise SpecRefused(
-                    f"duplicate key {key!r} at line {key_node.start_mark.line + 1}:"
+                    f"duplicate key {key!r} at lines {lines[key]} and {line}:"
                     " a document with duplicate keys is ambiguous; remove one"
                 )
+            lines[key] = line
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 

@@ -351,6 +351,29 @@ class _CatalogServer:
         sk, files, _ = self.state[key]
         return key, sk, files
 
+    def _input_refusal(self, name: str, args: dict[str, Any]) -> str | None:
+        """Why `args` do not fit fixed tool `name`'s input schema (an unknown key, a missing or
+        mistyped one: `skill_run` given `name` for `workflow`), or None."""
+        from jsonschema import Draft202012Validator
+
+        first = next(iter(self.state.values()))[0]
+        several = sorted(self.state) if self.several else None
+        fixed = [*base_tools(first, several), skill_run_tool(several)]
+        schema = next((t.input_schema for t in fixed if t.name == name), None)
+        if schema is None:
+            return None
+        problems = sorted(
+            Draft202012Validator(schema).iter_errors(args), key=lambda e: (list(e.path), e.message)
+        )
+        if not problems:
+            return None
+        said = "; ".join(
+            f"{'.'.join(map(str, e.path)) + ': ' if e.path else ''}{e.message}"
+            for e in problems[:3]
+        )
+        takes = ", ".join(sorted(schema.get("properties") or {}))
+        return f"{name}: {said} (it takes {takes})"
+
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         now = await self.current()
         first = next(iter(now.values()))[0]
@@ -377,6 +400,9 @@ class _CatalogServer:
             return _text(sorted(n for _, n in loaded))
         if name not in ("skill_run", *BASE_TOOLS):
             return await self._loaded_call(name, args, loaded)
+        wrong = self._input_refusal(name, args)  # a fixed tool holds callers to its own schema
+        if wrong is not None:
+            return _text(wrong, error=True)
         picked = self.chosen(args)
         if isinstance(picked, str):
             return _text(picked, error=True)
@@ -593,7 +619,11 @@ class _CatalogServer:
             def call(
                 step: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
             ) -> Any:
-                prepare_step(step, tool, given, owner, kinds_of(owner), self.sandboxed)
+                try:
+                    prepare_step(step, tool, given, owner, kinds_of(owner), self.sandboxed)
+                except StepFailed as exc:  # kept in the run's record, not only told the model
+                    log.refused(step, tool.operation, owner.slug, exc.message)
+                    raise
                 setup = self.setup_for(owner.slug, owner)
                 return placed_step(step, tool, given, owner, setup, self.gate_for(slug), log, rules)
 

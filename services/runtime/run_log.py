@@ -174,6 +174,14 @@ class RunLog:
         now = self._clock()
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), now
 
+    def refused(self, step: str, operation: str, skill: str, error: str) -> None:
+        """A step refused before anything was built or sent (the sandbox held a write back):
+        kept as a failed step with why, so a run the model carried on past still shows it."""
+        at, began = self.started()
+        self.add(
+            StepRecord(step, operation, "failed", skill=skill, started_at=at, error=error), began
+        )
+
     def add(self, record: StepRecord, began: float) -> None:
         record.ms = max(0, round((self._clock() - began) * 1000))
         if record.answer is not None:

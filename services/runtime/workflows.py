@@ -20,13 +20,14 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import yaml
-
+from skillpress.services.derive.errors import SpecRefused
 from skillpress.services.derive.keys import unknown_keys
+from skillpress.services.derive.load import LoadLimits, parse_bytes
 from skillpress.services.runtime.kinds import operation_kinds
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from skillpress.services.runtime.slash import json_arguments
 from skillpress.services.runtime.translate import CallRefused, build_request
+from skillpress.services.runtime.workflow_checks import argument_refusal, parameters_refusal
 from skillpress.services.runtime.workflow_model import (
     Pending,
     Run,
@@ -62,6 +63,7 @@ __all__ = [
 WORKFLOWS_FILE = "workflows.yaml"
 MAX_STEPS = 50
 MAX_FILE_BYTES = 256 * 1024
+_LIMITS = LoadLimits(max_bytes=MAX_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000)
 EXECUTIONS = ("draft", "guided", "hardened")
 FILE_KEYS = ("workflows",)
 WORKFLOW_KEYS = (
@@ -255,16 +257,12 @@ def _refs(value: Any) -> Iterator[str]:
 
 
 def _parameters(raw: Any, where: str) -> dict[str, Any]:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
     schema = raw if raw is not None else {"type": "object", "properties": {}}
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise _refuse(where, "parameters is a JSON Schema object (type: object, properties)")
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise _refuse(where, f"parameters is not a JSON Schema ({exc.message})") from None
+    wrong = parameters_refusal(schema)
+    if wrong is not None:
+        raise _refuse(where, f"parameters: {wrong}")
     props = schema.get("properties") or {}
     for name, prop in props.items():
         enum = prop.get("enum") if isinstance(prop, dict) else None
@@ -464,10 +462,10 @@ def load_workflows(
         return {}
     if len(raw_bytes) > MAX_FILE_BYTES:
         raise _refuse("the file", f"over {MAX_FILE_BYTES:,} bytes")
-    try:
-        doc = yaml.safe_load(raw_bytes.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise _refuse("the file", f"not YAML ({type(exc).__name__})") from None
+    try:  # the bounds and refusals of a spec's loader: a duplicate key names both its lines
+        doc = parse_bytes(raw_bytes, _LIMITS)
+    except SpecRefused as exc:
+        raise _refuse("the file", str(exc)) from None
     items = doc.get("workflows") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise _refuse("the file", "holds `workflows:`, a list")
@@ -513,6 +511,10 @@ def load_workflows(
     for wf in out.values():
         _check_scope(wf, skill, set(out))
         for s in walk_steps(wf.steps):
+            if s.kind == "tool":  # every branch's, taken or not, as the operation takes them
+                why = argument_refusal(wf.owner(skill, s.target or "")[1], s.args, _TEMPLATE.search)
+                if why is not None:
+                    raise _refuse(f"{wf.name} step {s.id}", why)
             if s.kind == "workflow":
                 callee = out[s.target or ""]
                 declared = set((callee.parameters.get("properties") or {}).keys())

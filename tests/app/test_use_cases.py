@@ -889,6 +889,7 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     import sys
 
     from skillpress.services.app.operator.skill_workflows import add_workflows, promote_workflow
+    from skillpress.services.derive.annotations import AnnotationRefused
     from skillpress.services.runtime.skill import load_skill
     from skillpress.services.runtime.workflows import load_workflows
 
@@ -904,8 +905,20 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     assert flows["book_room"].execution == "draft"
     with pytest.raises(Refused, match="already: promote it"):
         add_workflows(ctx, "hollowbrook", WORKFLOW.encode(), "ops")
-    with pytest.raises(Refused, match="names the operation the model calls"):
+    with pytest.raises(Refused, match="names the operation the model calls: give --tool"):
         promote_workflow(ctx, "hollowbrook", "book_room", "guided", "ops")
+    with pytest.raises(Refused, match="--tool names a guided workflow's operation"):
+        promote_workflow(ctx, "hollowbrook", "book_room", "hardened", "ops", "create_booking")
+    with pytest.raises(AnnotationRefused, match="tool 'make_booking' is not an operation"):
+        promote_workflow(ctx, "hollowbrook", "book_room", "guided", "ops", "make_booking")
+    guided = promote_workflow(ctx, "hollowbrook", "book_room", "guided", "ops", "create_booking")
+    proposed = propose(ctx, guided, "promoted")
+    files = versions.version_files(
+        ctx.blobs,
+        versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), proposed["version_id"]),
+    )
+    flow = load_workflows(files, load_skill(files))["book_room"]
+    assert (flow.execution, flow.tool) == ("guided", "create_booking")
     promoted = promote_workflow(ctx, "hollowbrook", "book_room", "hardened", "ops")
     hardened = propose(ctx, promoted, "promoted")
     publish(ctx, hardened["version_id"], remove_gates=True)
@@ -946,12 +959,12 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     broken = WORKFLOW.replace("book_room", "bad_room").replace(
         'arrival: "{{arrival}}", departure', "arrival: 5, departure", 1
     )
-    propose(ctx, add_workflows(ctx, "hollowbrook", broken.encode(), "ops"), "added")
+    # a step's literal argument outside its operation's schema is refused as the workflow is
+    # added (before, only a promotion's dry run found it)
     with pytest.raises(
-        Refused,
-        match=r"bad_room cannot be hardened: its dry run stopped \(bad_room: step check failed: check_availability",
+        AnnotationRefused, match=r"bad_room step check: arrival=5: 5 is not of type 'string'"
     ):
-        promote_workflow(ctx, "hollowbrook", "bad_room", "hardened", "ops")
+        add_workflows(ctx, "hollowbrook", broken.encode(), "ops")
 
 
 def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(

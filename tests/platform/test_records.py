@@ -86,9 +86,7 @@ def test_a_revision_of_the_same_bytes_is_refused_as_duplicate(records: RecordSto
 
 def test_refusal_reason_round_trips(records: RecordStore) -> None:
     source = _skill(records, "refused")
-    reason = (
-        "duplicate key 'paths' at line 4: a document with duplicate keys is ambiguous; remove one"
-    )
+    reason = "duplicate key 'paths' at lines 3 and 4: a document with duplicate keys is ambiguous; remove one"
     with records.session() as s:
         s.add(
             SourceRevision(

@@ -579,6 +579,13 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
         assert again.is_error and "oak is taken" in again.content[0].text
         nothing = await client.call_tool("skill_run", {"workflow": "nope"})
         assert nothing.is_error and nothing.content[0].text == "hollowbrook has no workflow 'nope'"
+        # a fixed tool holds its callers to its own input schema (#45.4)
+        misnamed = await client.call_tool("skill_run", {"name": "book_room", "arguments": STAY})
+        assert misnamed.is_error and misnamed.content[0].text == (
+            "skill_run: 'workflow' is a required property; Additional properties are not"
+            " allowed ('name' was unexpected) (it takes arguments, workflow)"
+        ), misnamed.content[0].text
+        assert [s.method for s in server.house.seen] == ["GET", "GET", "POST", "GET"]
         # a workflow loads as a tool of its own, like an operation, and is called by its name
         loaded = await client.call_tool("load_tools", {"names": ["book_room"]})
         assert json.loads(loaded.content[0].text)["loaded"] == ["hollowbrook_book_room"]
@@ -866,6 +873,25 @@ def test_guided_and_draft_runs_go_through_the_same_calls_with_a_stub_model(
         assert [m["tool_call_id"] for m in told] == ["c1", "c2"]
         assert json.loads(told[1]["content"])["id"] == "bk-1"
 
+        # sandboxed (no --unsafe) and the model's only call writes: refused, the model told,
+        # and the refusal kept in the run's record as that step's, not "0 steps" (#45.4)
+        server.house.seen.clear()
+        chat.answers = [
+            _tool_call("hollowbrook_create_booking", stay, "c3"),
+            {"role": "assistant", "content": "I could not book it."},
+        ]
+        held = run('/take_a_room {"room_id": "oak", "guest_name": "Ada Lovelace"}', "--json")
+        assert held.returncode == 0, held.stderr
+        assert json.loads(held.stdout) == "I could not book it."
+        assert server.house.seen == []
+        latest = json.loads(_cli("runs", "--json").stdout)[0]
+        assert (latest["workflow"], latest["step_count"]) == ("take_a_room", 1)
+        kept = json.loads(_cli("runs", "--show", str(latest["id"]), "--json").stdout)
+        assert [(s["step"], s["operation"], s["outcome"]) for s in kept["steps"]] == [
+            ("turn1.1", "create_booking", "failed")
+        ]
+        assert kept["steps"][0]["error"].startswith("create_booking writes, and a workflow from a")
+
     nomodel = subprocess.run(
         [
             sys.executable,
@@ -1105,6 +1131,15 @@ def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
         "error: book_room: step arguments failed: plain text fills a workflow's one required"
         " parameter, and this one has 4; give JSON: it takes arrival, departure, guest_name,"
         " guests, room_id"
+    )
+    # plain text to an operation with three required arguments: one line and exit 2, never a
+    # traceback (#45.4)
+    plain = _run(skill_dir, "/check_availability oak")
+    assert plain.returncode == 2 and "Traceback" not in plain.stderr
+    assert plain.stderr.strip() == (
+        "error: check_availability: plain text fills an operation's one required argument, and"
+        " this one has 3; give JSON: it takes room_id (string, required), arrival (string,"
+        " required), departure (string, required)"
     )
 
 

@@ -54,9 +54,13 @@ def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
     return Stored(ids, skill, now)
 
 
-def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) -> Stored:
+def promote_workflow(
+    ctx: AppContext, slug: str, name: str, to: str, by: str, tool: str | None = None
+) -> Stored:
     """The workflow at another execution level, as a new annotation replacing its old one
-    (`ids`: [old, new]); to hardened only with steps and a dry run whose every request builds."""
+    (`ids`: [old, new]); to guided with the operation the model is made to call (`tool`, unless
+    the workflow names one already); to hardened only with steps and a dry run whose every
+    request builds."""
     from skillpress.services.derive.annotations import AnnotationRefused
     from skillpress.services.runtime.skill import load_skill
     from skillpress.services.runtime.workflows import (
@@ -77,6 +81,15 @@ def promote_workflow(ctx: AppContext, slug: str, name: str, to: str, by: str) ->
     if flow.get("execution", "draft") == to:
         raise Refused(f"{name} is {to} already")
     flow["execution"] = to
+    if tool is not None:
+        if to != "guided":
+            raise Refused(f"--tool names a guided workflow's operation; {name} goes to {to}")
+        flow["tool"] = tool
+    elif to == "guided" and not flow.get("tool"):
+        raise Refused(
+            f"a guided workflow names the operation the model calls: give --tool OPERATION"
+            f" (an operation of {slug}) to promote {name}"
+        )
     if to == "hardened" and not flow.get("steps"):
         raise Refused(f"{name} has no steps: a hardened workflow runs its steps; add them first")
     new = Annotation("(new)", "workflow", "skill", {"workflow": flow})

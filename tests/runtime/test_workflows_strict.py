@@ -1,0 +1,190 @@
+"""Workflows declared as strictly as operations (#45.1–3): every tool step's arguments checked at
+load against its operation (in a branch never taken too), duplicate keys refused with both
+lines, and parameters held to the JSON Schema specification with the nearest keyword named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from skillpress.services.runtime.skill import load_skill
+from skillpress.services.runtime.workflow_checks import parameters_refusal
+from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+from tests.runtime.guesthouse import EXAMPLE
+
+DATES = {"arrival": "2026-01-01", "departure": "2026-01-02"}
+
+
+def _load(text: str) -> Any:
+    files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
+    files["workflows.yaml"] = text.encode()
+    return load_workflows(files, load_skill(files))
+
+
+def _flow(steps: list[dict[str, Any]], parameters: dict[str, Any] | None = None) -> str:
+    params = parameters or {
+        "type": "object",
+        "properties": {"room_id": {"type": "string"}},
+        "required": ["room_id"],
+    }
+    return yaml.safe_dump(
+        {
+            "workflows": [
+                {"name": "flow", "execution": "hardened", "parameters": params, "steps": steps}
+            ]
+        }
+    )
+
+
+def _refused(text: str) -> str:
+    with pytest.raises(WorkflowRefused) as refused:
+        _load(text)
+    return str(refused.value)
+
+
+CHECK = {"id": "check", "tool": "check_availability", "save_as": "free"}
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            {"room": "{{room_id}}", **DATES},
+            "workflows.yaml: flow step check: check_availability takes no argument 'room'; did"
+            " you mean `room_id`? (it takes arrival, departure, room_id)",
+        ),
+        (
+            {"room_id": "{{room_id}}", "arrival": "2026-01-01"},
+            "workflows.yaml: flow step check: check_availability requires 'departure': give it"
+            " in args",
+        ),
+        (
+            {"room_id": "{{room_id}}", "arrival": 20260101, "departure": "2026-01-02"},
+            "workflows.yaml: flow step check: arrival=20260101: 20260101 is not of type 'string'",
+        ),
+    ],
+    ids=["misspelled", "missing", "literal of the wrong type"],
+)
+def test_a_steps_arguments_are_checked_against_its_operation_at_load(
+    args: dict[str, Any], said: str
+) -> None:
+    assert _refused(_flow([{**CHECK, "args": args}])) == said
+
+
+def test_a_step_in_a_branch_never_taken_is_checked_too() -> None:
+    steps = [
+        {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}},
+        {
+            "id": "if_free",
+            "if": "free.available",
+            "then": [{"id": "done", "return": "{{free}}"}],
+            "else": [
+                {
+                    "id": "book",
+                    "tool": "create_booking",
+                    "args": {"room_id": "{{room_id}}", "guest": "Ada", **DATES},
+                }
+            ],
+        },
+    ]
+    assert _refused(_flow(steps)) == (
+        "workflows.yaml: flow step book: create_booking takes no argument 'guest'; did you mean"
+        " `guests`? (it takes arrival, departure, guest_name, guests, notes, room_id)"
+    )
+
+
+def test_templated_and_literal_values_that_fit_load() -> None:
+    steps = [{**CHECK, "args": {"room_id": "{{room_id}}", **DATES}}]
+    assert list(_load(_flow(steps))) == ["flow"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "lines"),
+    [
+        (
+            "workflows:\n  - name: flow\n    execution: hardened\n    steps:\n"
+            "      - id: check\n        tool: check_availability\n        args:\n"
+            "          room_id: oak\n          arrival: '2026-01-01'\n          departure: '2026-01-02'\n"
+            "          room_id: ash\n",
+            "room_id",
+            "8 and 11",
+        ),
+        (
+            "workflows:\n  - name: flow\n    description: x\n    name: other\n",
+            "name",
+            "2 and 4",
+        ),
+        ("workflows: []\nworkflows: []\n", "workflows", "1 and 2"),
+    ],
+    ids=["a step's args", "a workflow's name", "the file's workflows"],
+)
+def test_a_duplicate_key_is_refused_with_both_lines(text: str, key: str, lines: str) -> None:
+    assert _refused(text) == (
+        f"workflows.yaml: the file: duplicate key {key!r} at lines {lines}: a document with"
+        " duplicate keys is ambiguous; remove one"
+    )
+
+
+@pytest.mark.parametrize(
+    ("prop", "said"),
+    [
+        (
+            {"type": "string", "enun": ["oak"]},
+            "'enun' at properties.room_id is not a JSON Schema keyword; did you mean `enum`?",
+        ),
+        (
+            {"type": "string", "fromat": "date"},
+            "'fromat' at properties.room_id is not a JSON Schema keyword; did you mean `format`?",
+        ),
+        (
+            {"type": "string", "defualt": "oak"},
+            "'defualt' at properties.room_id is not a JSON Schema keyword; did you mean `default`?",
+        ),
+        ({"integer": True}, "'integer' at properties.room_id is not a JSON Schema keyword"),
+        (
+            {"type": "text"},
+            "properties.room_id.type: 'text' is not valid under any of the given schemas",
+        ),
+    ],
+    ids=["enun", "fromat", "defualt", "integer: true", "a type that is none"],
+)
+def test_a_parameters_misspelled_keyword_is_refused_naming_the_nearest(
+    prop: dict[str, Any], said: str
+) -> None:
+    params = {"type": "object", "properties": {"room_id": prop}, "required": ["room_id"]}
+    steps = [{**CHECK, "args": {"room_id": "{{room_id}}", **DATES}}]
+    assert _refused(_flow(steps, params)) == f"workflows.yaml: flow: parameters: {said}"
+
+
+@pytest.mark.parametrize(
+    ("schema", "said"),
+    [
+        (
+            {
+                "type": "object",
+                "properties": {"room_id": {"type": "string"}},
+                "requried": ["room_id"],
+            },
+            "'requried' is not a JSON Schema keyword; did you mean `required`?",
+        ),
+        (
+            {"type": "object", "propeties": {"room_id": {"type": "string"}}},
+            "'propeties' is not a JSON Schema keyword; did you mean `properties`?",
+        ),
+        (
+            {"type": "object", "properties": {}, "optional": "guests"},
+            "'optional' is not a JSON Schema keyword",
+        ),
+        (
+            {"type": "object", "properties": {}, "required": "guests"},
+            "required: 'guests' is not of type 'array'",
+        ),
+    ],
+    ids=["requried", "propeties", "optional: guests", "required: a string"],
+)
+def test_the_parameters_schema_is_held_to_the_specification(
+    schema: dict[str, Any], said: str
+) -> None:
+    assert parameters_refusal(schema) == said
