@@ -1270,3 +1270,15 @@ def test_a_diff_says_which_proposal_each_change_came_from(ctx: AppContext) -> No
     own = versions.diff_versions(ctx, "hollowbrook", noted["version_id"], revised["version_id"])
     assert own["came_from"] == {"list_rooms": revised["version_id"]}
     assert [p["version_id"] for p in own["proposals"]] == [revised["version_id"]]
+
+
+def test_workflows_added_to_a_published_skill_refuse_a_key_given_twice(ctx: AppContext) -> None:
+    from skillpress.services.app.operator.skill_workflows import add_workflows
+
+    text = b"workflows:\n  - name: flow\n    description: one\n    description: two\n"
+    with pytest.raises(Refused) as refused:
+        add_workflows(ctx, "hollowbrook", text, "ops")
+    assert str(refused.value) == (
+        "not a workflows.yaml: duplicate key 'description' at lines 3 and 4: a document with"
+        " duplicate keys is ambiguous; remove one"
+    )

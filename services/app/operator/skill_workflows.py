@@ -4,8 +4,6 @@ version like any other; a promotion to hardened needs steps and a dry run that p
 
 from __future__ import annotations
 
-import yaml
-
 from skillpress.schemas.records import AnnotationRecord, Skill
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.operator.annotations import (
@@ -31,10 +29,13 @@ def _active(ctx: AppContext, skill: Skill) -> dict[str, AnnotationRecord]:
 def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
     """Each workflow of a `workflows.yaml` as an annotation, checked with the skill's latest
     revision (and every workflow it already has) before any is stored."""
-    try:
-        doc = yaml.safe_load(text.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise Refused(f"not a workflows.yaml ({type(exc).__name__})") from None
+    from skillpress.services.derive.errors import SpecRefused
+    from skillpress.services.derive.load import LoadLimits, parse_bytes
+
+    try:  # as a package's workflows.yaml is read: a key given twice is refused with its lines
+        doc = parse_bytes(text, LoadLimits(max_bytes=256 * 1024, max_yaml_aliases=100))
+    except SpecRefused as exc:
+        raise Refused(f"not a workflows.yaml: {exc}") from None
     flows = doc.get("workflows") if isinstance(doc, dict) else None
     if not isinstance(flows, list) or not flows:
         raise Refused("a workflows.yaml holds `workflows:`, a list of at least one")
