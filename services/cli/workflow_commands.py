@@ -79,7 +79,6 @@ def import_(
 ) -> None:
     """Write an Arazzo document's workflows into the package (checked like any workflow first;
     anything outside the subset that maps is refused, naming it)."""
-    import yaml
 
     from skillpress.services.app.operator.arazzo_io import (
         WORKFLOWS_FILE,
@@ -94,8 +93,10 @@ def import_(
         fail(f"{target} exists: give --force to replace it")
     try:
         doc = read_arazzo(document.read_bytes())
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+    except OSError as exc:
         fail(f"{document}: cannot be read ({type(exc).__name__})")
+    except ValueError as exc:  # not JSON or YAML, over a bound, a key given twice
+        fail(f"{document}: {exc}")
     try:
         text, flows = workflows_from_arazzo(doc, skill, files)
     except WorkflowRefused as exc:

@@ -18,7 +18,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from skillpress.services.runtime.arazzo_components import inline_components
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.workflow_checks import argument_refusal
 from skillpress.services.runtime.workflow_model import walk as walk_steps
 from skillpress.services.runtime.workflows import (
     _STATUS,
@@ -123,16 +125,20 @@ def _call_out(
             )
         decl = skill.tool(s.target or "").declaration
         out.update(where.locate(s.target or ""))
+        places = {
+            **{k: "path" for k in decl.path_params},
+            **{k: "query" for k in decl.query},
+            **{k: "header" for k in decl.header},
+            **{k: "cookie" for k in decl.cookie},
+        }
         located = [
-            {"name": decl.wire_name(k) if k in decl.query else k, "in": where, "value": v}
+            {"name": k if places[k] == "path" else decl.wire_name(k), "in": places[k], "value": v}
             for k, v in args.items()
-            for where in (
-                ["path"] if k in decl.path_params else ["query"] if k in decl.query else []
-            )
+            if k in places
         ]
         if located:
             out["parameters"] = located
-        body = {k: v for k, v in args.items() if k not in decl.path_params + decl.query}
+        body = {k: v for k, v in args.items() if k not in places}
         if decl.body_arg and decl.body_arg in body:
             out["requestBody"] = {"contentType": decl.content_type, "payload": body[decl.body_arg]}
         elif body:
@@ -294,7 +300,7 @@ def _workflow_out(wf: Workflow, skill: Skill, where: Locator) -> dict[str, Any]:
 # --- import ----------------------------------------------------------------------------------
 
 
-def _template(expr: str, where: str, scope: Mapping[str, str]) -> str:
+def _template(expr: str, where: str, scope: Mapping[str, Any]) -> str:
     """`$inputs.x#/a/b` → `{{x.a.b}}`; `$steps.s.outputs.name#/a` → `{{name.a}}`."""
     m = _INPUT.match(expr)
     w = _WORKFLOW_OUT.match(expr)
@@ -309,9 +315,11 @@ def _template(expr: str, where: str, scope: Mapping[str, str]) -> str:
         m = _STEP.match(expr)
         if m is None:
             raise ArazzoRefused(f"{where}: the expression {expr!r} is outside the subset")
-        head, dotted, pointer = m.group(2), m.group(3), m.group(4)
-        if scope.get(head) != m.group(1):
+        found = scope.get(f"$steps.{m.group(1)}.outputs.{m.group(2)}")
+        if not isinstance(found, tuple):
             raise ArazzoRefused(f"{where}: {expr!r} names no output step {m.group(1)} saved")
+        head, within = found  # the step's saved answer, and where in it this output is
+        dotted, pointer = "".join(f".{p}" for p in within) + m.group(3), m.group(4)
     tokens = [
         p.replace("~1", "/").replace("~0", "~") for p in pointer.removeprefix("#/").split("/")
     ]
@@ -322,7 +330,7 @@ def _template(expr: str, where: str, scope: Mapping[str, str]) -> str:
     return "{{" + head + "".join(f".{p}" for p in parts) + "}}"
 
 
-def _value_in(value: Any, where: str, scope: Mapping[str, str]) -> Any:
+def _value_in(value: Any, where: str, scope: Mapping[str, Any]) -> Any:
     if isinstance(value, str):
         if value.startswith("$"):
             return _template(value, where, scope)
@@ -393,15 +401,49 @@ def _operation(skill: Skill, step: Mapping[str, Any], where: str, known: Locator
         ) from None
 
 
+def _placed(
+    tool: Tool,
+    place: str,
+    given: str,
+    wire: Mapping[str, str],
+    headers: Mapping[str, str],
+    cookies: Mapping[str, str],
+    where: str,
+) -> str:
+    """The argument a step's parameter `given` `in` `place` is, as the operation declares it
+    (a header by any case); refused naming the closest one it has, or where it really goes."""
+    import difflib
+
+    places: dict[str, Mapping[str, str]] = {
+        "path": {p: p for p in tool.declaration.path_params},
+        "query": {**{q: q for q in tool.declaration.query}, **wire},
+        "header": headers,
+        "cookie": cookies,
+    }
+    key = given.lower() if place == "header" else given
+    if key in places[place]:
+        return places[place][key]
+    other = next(
+        (w for w, m in places.items() if (given.lower() if w == "header" else given) in m), None
+    )
+    near = difflib.get_close_matches(key, sorted(places[place]), n=1, cutoff=0.5)
+    hint = (
+        f"; it is a {other} parameter" if other else f"; did you mean `{near[0]}`?" if near else ""
+    )
+    takes = ", ".join(sorted(places[place])) or "none"
+    raise ArazzoRefused(
+        f"{where}: {tool.operation} has no {place} parameter {given!r}{hint} ({place}: {takes})"
+    )
+
+
 def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None) -> dict[str, Any]:
     """The `workflows.yaml` mapping for an Arazzo document's workflows (ArazzoRefused, naming
     what is outside the subset); load it with `load_workflows` to check it like any other.
     `files` (the package) lets a step name the spec's operationId exactly."""
     if not isinstance(doc, dict) or not str(doc.get("arazzo", "")).startswith("1.0"):
         raise ArazzoRefused("not an Arazzo 1.0 document (no `arazzo: 1.0.x`)")
-    for key in ("components",):
-        if doc.get(key):
-            raise ArazzoRefused(f"`{key}` is outside the subset (write each step's values inline)")
+    refusals: list[str] = []
+    doc = inline_components(doc, refusals)
     sources = doc.get("sourceDescriptions") or []
     if len(sources) != 1 or sources[0].get("type", "openapi") != "openapi":
         raise ArazzoRefused("sourceDescriptions: exactly one OpenAPI source (this skill's) maps")
@@ -410,11 +452,28 @@ def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None
         raise ArazzoRefused("workflows: a list of at least one")
     known = Locator(skill, files or {}, str(sources[0].get("name", skill.slug)))
     by_id = {str(w.get("workflowId")): w for w in flows if isinstance(w, dict)}
-    return {"workflows": [_workflow_in(w, skill, known, by_id) for w in flows]}
+    out = []
+    for w in flows:
+        try:
+            out.append(_workflow_in(w, skill, known, by_id, refusals))
+        except ArazzoRefused as exc:  # this workflow's shape; the others are still read
+            refusals.append(str(exc))
+    if refusals:
+        raise ArazzoRefused(_said_at_once(refusals))
+    return {"workflows": out}
+
+
+def _said_at_once(refusals: list[str]) -> str:
+    """Every refusal of a document in one answer (each once, in the order met)."""
+    unique = list(dict.fromkeys(refusals))
+    if len(unique) == 1:
+        return unique[0]
+    lines = "\n".join(f"  - {r}" for r in unique)
+    return f"{len(unique)} parts of the document are outside what maps:\n{lines}"
 
 
 def _depends(
-    raw: Mapping[str, Any], name: str, by_id: Mapping[str, Any], scope: dict[str, str]
+    raw: Mapping[str, Any], name: str, by_id: Mapping[str, Any], scope: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """`dependsOn` as the steps a workflow runs first: each workflow it names, given the inputs
     of the same name, its outputs saved for `$workflows.<id>.outputs…`."""
@@ -450,7 +509,7 @@ def _depends(
 
 
 def _workflow_in(
-    raw: Any, skill: Skill, known: Locator, by_id: Mapping[str, Any]
+    raw: Any, skill: Skill, known: Locator, by_id: Mapping[str, Any], refusals: list[str]
 ) -> dict[str, Any]:
     # size: a workflow read back: its closures share the document's refusals
     if not isinstance(raw, dict):
@@ -463,11 +522,32 @@ def _workflow_in(
     if not isinstance(steps, list) or not steps:
         raise ArazzoRefused(f"{name}: steps: a list of at least one")
     index = {str(s.get("stepId")): n for n, s in enumerate(steps) if isinstance(s, dict)}
-    scope: dict[str, str] = {}  # saved name → the step that saved it
+    # saved name → the step that saved it; `$steps.<id>.outputs.<name>` → (the saved name,
+    # the path in it)
+    scope: dict[str, Any] = {}
     first = _depends(raw, name, by_id, scope)
     outputs = raw.get("outputs") or {}
 
+    inputs = {
+        k: v.get("type")
+        for k, v in ((raw.get("inputs") or {}).get("properties") or {}).items()
+        if isinstance(v, dict)
+    }
+
     def call(s: dict[str, Any]) -> dict[str, Any]:
+        """One step, or (refused) a stand-in that keeps its outputs' names, so the refusals of
+        the steps after it are their own, all said at once."""
+        try:
+            return one_call(s)
+        except ArazzoRefused as exc:
+            refusals.append(str(exc))
+            sid = str(s.get("stepId", ""))
+            outs = s.get("outputs")
+            for key in outs if isinstance(outs, dict) else {}:
+                scope.setdefault(f"$steps.{sid}.outputs.{key}", (str(key), []))
+            return {"id": sid, "fail": "refused"}
+
+    def one_call(s: dict[str, Any]) -> dict[str, Any]:
         # size: one case per Arazzo construct a step may use
         sid = str(s.get("stepId", ""))
         where = f"{name} step {sid}"
@@ -515,12 +595,15 @@ def _workflow_in(
                 raise ArazzoRefused(
                     f"{where}: parameter {twice[0]!r} ({twice[1]}) is given twice; give it once"
                 )
+            headers = {decl.wire_name(h).lower(): h for h in decl.header}
+            cookies = {decl.wire_name(c): c for c in decl.cookie}
             for p in s.get("parameters") or []:
-                if p.get("in") not in ("path", "query"):
+                given = str(p.get("name", ""))
+                if p.get("in") not in ("path", "query", "header", "cookie"):
                     raise ArazzoRefused(
-                        f"{where}: a parameter in {p.get('in')!r} is outside the subset"
+                        f"{where}: parameter {given!r}: `in` is path, query, header or cookie"
                     )
-                arg = wire.get(p["name"], p["name"]) if p["in"] == "query" else p["name"]
+                arg = _placed(tool, str(p["in"]), given, wire, headers, cookies, where)
                 args[arg] = _value_in(p.get("value"), where, scope)
             if "requestBody" in s:
                 payload = _value_in(s["requestBody"].get("payload"), where, scope)
@@ -530,6 +613,9 @@ def _workflow_in(
                     args.update(payload)
                 else:
                     raise ArazzoRefused(f"{where}: a payload that is not the body's fields")
+            why = argument_refusal(tool, args, _TEMPLATE.search, inputs)
+            if why is not None:  # what the operation does not take, on import, not at a run
+                raise ArazzoRefused(f"{where}: {why}")
         step["args"] = args
         if success != [OK]:
             if "workflowId" in s:
@@ -541,14 +627,9 @@ def _workflow_in(
             if "workflowId" in s:
                 raise ArazzoRefused(f"{where}: a retry of a workflow step is outside the subset")
             step["retry"] = retry
-        outs = s.get("outputs") or {}
-        if len(outs) > 1 or any(v != "$response.body" for v in outs.values()):
-            raise ArazzoRefused(
-                f"{where}: outputs other than one `$response.body` are outside the subset"
-            )
-        if outs:
-            step["save_as"] = next(iter(outs))
-            scope[step["save_as"]] = sid
+        saved = _outputs_in(s.get("outputs"), sid, where, scope)
+        if saved is not None:
+            step["save_as"] = saved
         if s.get("x-skillpress-on-error"):
             step["on_error"] = s["x-skillpress-on-error"]
         return step
@@ -580,8 +661,9 @@ def _workflow_in(
             seen.add(n)
             raw_step = steps[n]
             seq.append(call(raw_step))
-            if seq[-1].get("save_as"):
-                saved = saved | {seq[-1]["save_as"]}
+            outs = raw_step.get("outputs")
+            if isinstance(outs, dict):
+                saved = saved | {f"{raw_step.get('stepId')}.{k}" for k in outs}
             where = f"{name} step {raw_step.get('stepId')}"
             actions = raw_step.get("onSuccess") or []
             for a in actions:
@@ -658,12 +740,13 @@ def _workflow_in(
             raise ArazzoRefused(f"{where}: a {test.get('type')!r} criterion is outside the subset")
         context = str(test.get("context", ""))
         if context == "$response.body":
-            saved = [k for k, v in (raw_step.get("outputs") or {}).items() if v == "$response.body"]
-            if not saved:
+            sid = raw_step.get("stepId")
+            body = [v[0] for k, v in scope.items() if k.startswith(f"$steps.{sid}.outputs.")]
+            if not body:
                 raise ArazzoRefused(
                     f"{where}: a test on $response.body needs the step to save it (outputs)"
                 )
-            head = str(saved[0])
+            head = str(body[0])
         else:
             head = _template(context, where, scope).strip("{}")
         path = str(test.get("condition", "$")).removeprefix("$").strip(".")
@@ -685,11 +768,43 @@ def _workflow_in(
 
 
 def _output_refs(outputs: Any) -> frozenset[str]:
-    """The saved values a workflow's outputs read (`$steps.<id>.outputs.<name>…`)."""
+    """The step outputs a workflow's outputs read (`$steps.<id>.outputs.<name>…`), as
+    `<id>.<name>`."""
     text = " ".join(str(v) for v in outputs.values()) if isinstance(outputs, dict) else ""
-    return frozenset(
-        re.findall(r"\$steps\.[A-Za-z0-9_-]+\.outputs\.([A-Za-z_][A-Za-z0-9_]*)", text)
-    )
+    found = re.findall(r"\$steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z_][A-Za-z0-9_]*)", text)
+    return frozenset(f"{step}.{name}" for step, name in found)
+
+
+_BODY = re.compile(r"^\$response\.body((?:#/[^\s{}]*)?)$")
+
+
+def _outputs_in(outs: Any, sid: str, where: str, scope: dict[str, Any]) -> str | None:
+    """A step's `outputs` (each `$response.body` or a pointer into it, `$response.body#/id`):
+    the answer saved once, under the name of the output that is the whole body (else
+    `<step>_body`), each output read as a path into it. The saved name, or None."""
+    if not outs:
+        return None
+    if not isinstance(outs, dict):
+        raise ArazzoRefused(f"{where}: outputs is a mapping of name → expression")
+    paths: dict[str, list[str]] = {}
+    for key, value in outs.items():
+        m = _BODY.match(str(value).strip())
+        if m is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
+            raise ArazzoRefused(
+                f"{where}: output {key!r}: {value!r} is outside the subset (`$response.body`,"
+                " or a pointer into it like `$response.body#/id`, under a name of letters,"
+                " digits and '_')"
+            )
+        tokens = [t.replace("~1", "/").replace("~0", "~") for t in m.group(1)[2:].split("/")]
+        paths[str(key)] = [t for t in tokens if t]
+    whole = next((k for k, p in paths.items() if not p), None)
+    saved = whole or (re.sub(r"[^A-Za-z0-9_]", "_", sid).lstrip("0123456789") or "step")[:58]
+    if whole is None:
+        saved += "_body"
+    for key, path in paths.items():
+        scope[f"$steps.{sid}.outputs.{key}"] = (saved, path)
+    scope[saved] = sid
+    return saved
 
 
 def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:

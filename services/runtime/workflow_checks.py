@@ -8,6 +8,7 @@ refusal's words, or None.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -90,10 +91,37 @@ def templated(value: Any, has_template: Any) -> bool:
     return False
 
 
-def argument_refusal(tool: Tool, args: Mapping[str, Any], has_template: Any) -> str | None:
+_WHOLE = re.compile(r"^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
+
+
+def _kinds(declared: Any) -> set[str]:
+    kinds = {declared} if isinstance(declared, str) else set(declared or ())
+    return kinds | ({"number"} if "integer" in kinds else set())
+
+
+def _clash(value: Any, wanted: Any, inputs: Mapping[str, Any]) -> str | None:
+    """A whole-value template of a parameter whose declared type the argument does not take
+    (a string input feeding an array argument)."""
+    m = _WHOLE.match(value) if isinstance(value, str) else None
+    declared = inputs.get(m.group(1)) if m else None
+    if m is None or not declared or not wanted:
+        return None
+    given, takes = _kinds(declared), _kinds(wanted)
+    if given & takes or ("number" in given and "integer" in takes):
+        return None
+    return f"{m.group(1)} is {declared}, and this argument takes {wanted}"
+
+
+def argument_refusal(
+    tool: Tool,
+    args: Mapping[str, Any],
+    has_template: Any,
+    inputs: Mapping[str, Any] | None = None,
+) -> str | None:
     """Why a step's `args` cannot be what `tool` takes: a name it does not take (the closest
-    one named), a required one missing, or a literal value outside its schema (a templated one
-    is checked when it runs); None when they can."""
+    one named), a required one missing, a literal value outside its schema, or a parameter of
+    another type given whole (`inputs`: each parameter's declared `type`); a templated value is
+    otherwise checked when it runs. None when they can."""
     props: dict[str, Any] = tool.schema.get("properties") or {}
     for name in args:
         if name not in props:
@@ -105,7 +133,12 @@ def argument_refusal(tool: Tool, args: Mapping[str, Any], has_template: Any) -> 
     if missing:
         return f"{tool.operation} requires {', '.join(map(repr, missing))}: give it in args"
     for name, value in args.items():
-        if templated(value, has_template) or not isinstance(props[name], dict):
+        if not isinstance(props[name], dict):
+            continue
+        clash = _clash(value, props[name].get("type"), inputs or {})
+        if clash is not None:
+            return f"{name}={value!r}: {clash}"
+        if templated(value, has_template):
             continue
         validator = Draft202012Validator(
             props[name], format_checker=Draft202012Validator.FORMAT_CHECKER

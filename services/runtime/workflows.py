@@ -510,9 +510,16 @@ def load_workflows(
             raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
     for wf in out.values():
         _check_scope(wf, skill, set(out))
+        types = {
+            k: v.get("type")
+            for k, v in (wf.parameters.get("properties") or {}).items()
+            if isinstance(v, dict)
+        }
         for s in walk_steps(wf.steps):
             if s.kind == "tool":  # every branch's, taken or not, as the operation takes them
-                why = argument_refusal(wf.owner(skill, s.target or "")[1], s.args, _TEMPLATE.search)
+                why = argument_refusal(
+                    wf.owner(skill, s.target or "")[1], s.args, _TEMPLATE.search, types
+                )
                 if why is not None:
                     raise _refuse(f"{wf.name} step {s.id}", why)
             if s.kind == "workflow":

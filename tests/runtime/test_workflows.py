@@ -669,7 +669,10 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(components={"inputs": {}}), "`components` is outside the subset"),
+        (
+            lambda d: d["workflows"][0].update(inputs={"$ref": "#/components/inputs/stay"}),
+            "book_room inputs: '#/components/inputs/stay' names no component",
+        ),
         (
             lambda d: d["workflows"][0]["steps"][0].update(
                 successCriteria=[{"condition": "$response.body#/ok == true"}]
@@ -678,7 +681,8 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
         ),
         (
             lambda d: d["workflows"][0]["steps"][0]["parameters"][0].update({"in": "header"}),
-            "book_room step check: a parameter in 'header' is outside the subset",
+            "book_room step check: check_availability has no header parameter 'room_id'; it is"
+            " a path parameter (header: none)",
         ),
         (
             lambda d: d["workflows"][0]["steps"][1].update(
@@ -699,9 +703,9 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
         ),
     ],
     ids=[
-        "components",
+        "an input component that is not there",
         "criteria",
-        "header parameter",
+        "a path parameter given as a header",
         "onFailure retry",
         "retry action",
         "unknown operation",

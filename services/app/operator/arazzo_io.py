@@ -4,7 +4,6 @@ the subset that maps is refused, naming it). The command line reads and prints; 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +55,11 @@ def arazzo_of(
 
 
 def read_arazzo(raw: bytes) -> Any:
-    """An Arazzo document's bytes (JSON or YAML) as data; ValueError / YAMLError when not."""
-    return json.loads(raw) if raw.lstrip().startswith(b"{") else yaml.safe_load(raw)
+    """An Arazzo document's bytes (JSON or YAML) as data, read under a spec's bounds (a key
+    given twice refused with its lines); ValueError (SpecRefused, saying why) when not."""
+    from skillpress.services.derive.load import parse_bytes
+
+    return parse_bytes(raw)
 
 
 def workflows_from_arazzo(

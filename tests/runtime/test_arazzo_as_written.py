@@ -1,0 +1,252 @@
+"""Arazzo documents as people write them (#45.5–7): components (inputs, parameters, actions) by
+reference, several outputs per step as pointers into the answer, header parameters, every
+refusal of a document in one answer, and each step's arguments checked against its operation on
+import, naming the closest one."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from skillpress.services.derive.package import DeriveOptions, derive_package
+from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+from skillpress.services.runtime.skill import Skill, load_skill
+from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+from tests.runtime.test_workflows import _files
+
+SHOP: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Shop", "version": "1"},
+    "servers": [{"url": "https://shop.example.test"}],
+    "paths": {
+        "/carts": {
+            "post": {
+                "operationId": "createCart",
+                "parameters": [
+                    {
+                        "name": "X-Channel",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                    {
+                        "name": "tags",
+                        "in": "query",
+                        "schema": {"type": "array", "items": {"type": "string"}},
+                    },
+                ],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["customerId"],
+                                "properties": {"customerId": {"type": "string"}},
+                            }
+                        }
+                    }
+                },
+                "responses": {"201": {"description": "made"}},
+            }
+        },
+        "/carts/{cartId}": {
+            "get": {
+                "operationId": "getCart",
+                "parameters": [
+                    {
+                        "name": "cartId",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                    {
+                        "name": "X-Channel",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "responses": {"200": {"description": "the cart"}},
+            }
+        },
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def shop() -> tuple[Skill, dict[str, bytes]]:
+    files = derive_package(yaml.safe_dump(SHOP).encode(), DeriveOptions(slug="shop")).files
+    return load_skill(files), dict(files)
+
+
+def _doc(steps: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "arazzo": "1.0.1",
+        "info": {"title": "shop", "version": "1"},
+        "sourceDescriptions": [{"name": "shop", "url": "./shop.yaml", "type": "openapi"}],
+        "workflows": [
+            {
+                "workflowId": "open_cart",
+                "inputs": {
+                    "type": "object",
+                    "properties": {"customer": {"type": "string"}, "channel": {"type": "string"}},
+                    "required": ["customer", "channel"],
+                },
+                "steps": steps,
+                "outputs": {"cart": "$steps.look.outputs.cart_id"},
+            }
+        ],
+        **extra,
+    }
+
+
+MAKE = {
+    "stepId": "make",
+    "operationId": "createCart",
+    "parameters": [{"name": "X-Channel", "in": "header", "value": "$inputs.channel"}],
+    "requestBody": {
+        "contentType": "application/json",
+        "payload": {"customerId": "$inputs.customer"},
+    },
+    "successCriteria": [{"condition": "$statusCode == 201"}],
+    "outputs": {"made_id": "$response.body#/id", "made_total": "$response.body#/totals/0"},
+}
+LOOK = {
+    "stepId": "look",
+    "operationId": "getCart",
+    "parameters": [
+        {"name": "cartId", "in": "path", "value": "$steps.make.outputs.made_id"},
+        {"name": "x-channel", "in": "header", "value": "$inputs.channel"},
+    ],
+    "outputs": {"cart_id": "$response.body#/id"},
+}
+
+
+def test_header_parameters_and_outputs_as_pointers_import_and_load(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    skill, files = shop
+    made = from_arazzo(_doc([MAKE, LOOK]), skill, files)
+    steps = made["workflows"][0]["steps"]
+    assert steps[0]["args"] == {"X-Channel": "{{channel}}", "customerId": "{{customer}}"}
+    assert steps[0]["save_as"] == "make_body"  # no output is the whole answer: saved once
+    assert steps[1]["args"] == {"cartId": "{{make_body.id}}", "X-Channel": "{{channel}}"}
+    assert steps[-1] == {"id": "outputs", "return": {"cart": "{{look_body.id}}"}}
+    text = yaml.safe_dump(made, sort_keys=False)
+    flows = load_workflows({**files, "workflows.yaml": text.encode()}, skill)
+    # and out again: the header goes out as a header, by the name the API reads
+    out = to_arazzo(flows, skill, files=files)
+    assert out["workflows"][0]["steps"][1]["parameters"] == [
+        {"name": "cartId", "in": "path", "value": "$steps.make.outputs.make_body.id"},
+        {"name": "X-Channel", "in": "header", "value": "$inputs.channel"},
+    ]
+    again = yaml.safe_dump(from_arazzo(out, skill, files), sort_keys=False)
+    assert (
+        to_arazzo(
+            load_workflows({**files, "workflows.yaml": again.encode()}, skill), skill, files=files
+        )
+        == out
+    )
+
+
+def test_components_are_read_where_they_are_referenced(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    skill, files = shop
+    inline = _doc([MAKE, LOOK])
+    by_reference = copy.deepcopy(inline)
+    flow = by_reference["workflows"][0]
+    flow["inputs"] = {"$ref": "#/components/inputs/who"}
+    flow["steps"][1]["parameters"][1] = {"reference": "$components.parameters.channel"}
+    flow["steps"][0]["parameters"] = [
+        {"reference": "$components.parameters.channel", "value": "$inputs.channel"}
+    ]
+    by_reference["components"] = {
+        "inputs": {
+            "who": {
+                "type": "object",
+                "properties": {
+                    "customer": {"$ref": "#/components/inputs/customer"},
+                    "channel": {"type": "string"},
+                },
+                "required": ["customer", "channel"],
+            },
+            "customer": {"type": "string"},
+        },
+        "parameters": {
+            "channel": {"name": "X-Channel", "in": "header", "value": "$inputs.channel"}
+        },
+    }
+    assert from_arazzo(by_reference, skill, files) == from_arazzo(inline, skill, files)
+
+
+def test_every_refusal_of_a_document_is_said_at_once(shop: tuple[Skill, dict[str, bytes]]) -> None:
+    skill, files = shop
+    wrong_name = copy.deepcopy(LOOK)
+    wrong_name["parameters"][0]["name"] = "cart_id"
+    wrong_output = copy.deepcopy(MAKE)
+    wrong_output["outputs"] = {"made_id": "$response.header.Location"}
+    doc = _doc([wrong_output, wrong_name])
+    second = copy.deepcopy(doc["workflows"][0])
+    second["workflowId"] = "again"
+    second["steps"] = [{**copy.deepcopy(MAKE), "operationId": "makeCart"}]
+    second.pop("outputs")
+    doc["workflows"].append(second)
+    with pytest.raises(ArazzoRefused) as refused:
+        from_arazzo(doc, skill, files)
+    assert str(refused.value) == (
+        "3 parts of the document are outside what maps:\n"
+        "  - open_cart step make: output 'made_id': '$response.header.Location' is outside the"
+        " subset (`$response.body`, or a pointer into it like `$response.body#/id`, under a name"
+        " of letters, digits and '_')\n"
+        "  - open_cart step look: get_cart has no path parameter 'cart_id'; did you mean"
+        " `cartId`? (path: cartId)\n"
+        "  - again step make: operationId 'makeCart' is not an operation of shop"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            lambda make: make["requestBody"]["payload"].update(customer_id="x"),
+            "open_cart step make: create_cart takes no argument 'customer_id'; did you mean"
+            " `customerId`?",
+        ),
+        (
+            lambda make: make["parameters"].append(
+                {"name": "tags", "in": "query", "value": "$inputs.customer"}
+            ),
+            "open_cart step make: tags='{{customer}}': customer is string, and this argument"
+            " takes array",
+        ),
+        (
+            lambda make: make["requestBody"]["payload"].pop("customerId"),
+            "open_cart step make: create_cart requires 'customerId': give it in args",
+        ),
+    ],
+    ids=["a misspelled body field", "a string input feeding an array", "a required one missing"],
+)
+def test_arguments_are_checked_against_the_operation_on_import(
+    shop: tuple[Skill, dict[str, bytes]], change: Any, said: str
+) -> None:
+    skill, files = shop
+    make = copy.deepcopy(MAKE)
+    change(make)
+    with pytest.raises(WorkflowRefused) as refused:
+        from_arazzo(_doc([make, LOOK]), skill, files)
+    assert str(refused.value).startswith(said), str(refused.value)
+
+
+def test_the_hollowbrook_export_still_round_trips_byte_for_byte() -> None:
+    files = _files()
+    skill = load_skill(files)
+    out = to_arazzo(load_workflows(files, skill), skill, files=files)
+    text = yaml.safe_dump(from_arazzo(out, skill, files), sort_keys=False)
+    back = to_arazzo(
+        load_workflows({**files, "workflows.yaml": text.encode()}, skill), skill, files=files
+    )
+    assert yaml.safe_dump(back, sort_keys=False) == yaml.safe_dump(out, sort_keys=False)
