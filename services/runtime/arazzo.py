@@ -647,15 +647,22 @@ def _workflow_in(
         return []
 
     def build(
-        start: int, seen: set[int], saved: frozenset[str] = frozenset()
+        start: int,
+        seen: set[int],
+        saved: frozenset[str] = frozenset(),
+        stop: frozenset[int] = frozenset(),
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Steps from `start` until a branch ends (None) or jumps on (the stepId); `saved`:
-        what the way here saved. A way that runs off the last step answers the workflow's
-        outputs when it saved what they read."""
+        what the way here saved; `stop`: steps where another way goes too, so reaching one
+        (by a goto or by running on to it) is a join, written once after the branch. A way
+        that runs off the last step answers the workflow's outputs when it saved what they
+        read."""
         # size: one case per step kind and branch
         seq: list[dict[str, Any]] = []
         n = start
         while n < len(steps):
+            if n != start and n in stop:  # where the other way goes: they meet here
+                return seq, str(steps[n].get("stepId"))
             if n in seen:
                 raise ArazzoRefused(f"{name}: a goto loops back to step {steps[n].get('stepId')}")
             seen.add(n)
@@ -686,15 +693,25 @@ def _workflow_in(
                 )
             condition = _condition(actions[0]["criteria"], raw_step, where)
             built: list[tuple[list[dict[str, Any]], str | None, str | None]] = []
-            for a in actions:
-                if a["type"] == "end":
-                    built.append((ending(a, where, saved), None, None))
-                    continue
-                target = str(a["stepId"])
+            targets = [str(a["stepId"]) for a in actions if a["type"] == "goto"]
+            for target in targets:
                 if target not in index:
                     raise ArazzoRefused(f"{where}: goto {target!r}, which is no step")
-                branch, jump = build(index[target], set(seen), saved)
-                built.append((branch, jump, target))
+            meets: frozenset[int] = frozenset(index[t] for t in targets)
+            for _ in range(2):  # again with where a way jumps, for one that ran on past it
+                built = []
+                for a in actions:
+                    if a["type"] == "end":
+                        built.append((ending(a, where, saved), None, None))
+                        continue
+                    target = str(a["stepId"])
+                    others = (meets - {index[target]}) | stop  # an outer join too
+                    branch, jump = build(index[target], set(seen), saved, others)
+                    built.append((branch, jump, target))
+                jumped = frozenset(index[j] for _, j, _ in built if j is not None)
+                if jumped <= meets:
+                    break
+                meets |= jumped
             # a way that goes straight to where the other one rejoins is empty (an `if` with
             # no `else`, followed by a step): its steps are those after the `if`
             joins = {jump for _, jump, _ in built if jump is not None}

@@ -250,3 +250,64 @@ def test_the_hollowbrook_export_still_round_trips_byte_for_byte() -> None:
         load_workflows({**files, "workflows.yaml": text.encode()}, skill), skill, files=files
     )
     assert yaml.safe_dump(back, sort_keys=False) == yaml.safe_dump(out, sort_keys=False)
+
+
+def _look(sid: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "stepId": sid,
+        "operationId": "getCart",
+        "parameters": [
+            {"name": "cartId", "in": "path", "value": "$steps.make.outputs.cart.id"},
+            {"name": "X-Channel", "in": "header", "value": "$inputs.channel"},
+        ],
+        **extra,
+    }
+
+
+def _diamond(first_way: dict[str, Any]) -> dict[str, Any]:
+    make = {
+        **MAKE,
+        "outputs": {"cart": "$response.body"},
+        "onSuccess": [
+            {
+                "name": "big",
+                "type": "goto",
+                "stepId": "look-big",
+                "criteria": [{"condition": "$steps.make.outputs.cart.big == true"}],
+            },
+            {"name": "small", "type": "goto", "stepId": "look-small"},
+        ],
+    }
+    doc = _doc([make, _look("look-big", **first_way), _look("look-small"), _look("last")])
+    doc["workflows"][0].pop("outputs")
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("first_way", "then", "after"),
+    [
+        (  # both ways meet at `last`: one by its goto, the other running on to it
+            {"onSuccess": [{"name": "on", "type": "goto", "stepId": "last"}]},
+            ["look-big"],
+            ["last"],
+        ),
+        ({}, ["look-big"], ["look-small", "last"]),  # the first runs on into the second's start
+    ],
+    ids=["a diamond", "one way runs into the other"],
+)
+def test_two_ways_that_reach_the_same_step_write_it_once(
+    shop: tuple[Skill, dict[str, bytes]],
+    first_way: dict[str, Any],
+    then: list[str],
+    after: list[str],
+) -> None:
+    skill, files = shop
+    made = from_arazzo(_diamond(first_way), skill, files)
+    steps = made["workflows"][0]["steps"]
+    assert [s["id"] for s in steps] == ["make", "big", *after]
+    assert [s["id"] for s in steps[1]["then"]] == then
+    assert [s["id"] for s in steps[1]["else"]] == (
+        [] if after[0] == "look-small" else ["look-small"]
+    )
+    text = yaml.safe_dump(made, sort_keys=False)
+    assert list(load_workflows({**files, "workflows.yaml": text.encode()}, skill)) == ["open_cart"]
