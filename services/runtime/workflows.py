@@ -4,7 +4,7 @@ written with no model — each an operation of the skill called through the same
 gates and identity keys as any call.
 
 Steps: `tool` (an operation, `args` templated, `save_as` its answer), `workflow` (another
-workflow of the skill, with `args`), `if` / `then` / `else` on the truthiness of a saved value,
+workflow of the skill, with `args`), `if` / `then` / `else` on a saved value that is true or false,
 `return` (a template), `fail` (a message). Templates are `{{name}}` (a parameter or a saved
 answer) and `{{name.field.0}}` (a path into it): whole-value templates keep the value's type,
 others are written into the string. Nothing is evaluated. Everything a run could trip over is
@@ -565,6 +565,24 @@ def render(value: Any, env: Mapping[str, Any]) -> Any:
     return value
 
 
+def _not_a_test(condition: str, value: Any) -> str:
+    """Why an `if` on a value that is not true, false or null stops: another runner (Arazzo's
+    `<value> == true`, what the export writes) would go the other way, so neither guesses."""
+    kind = (
+        "a list"
+        if isinstance(value, list)
+        else "an object"
+        if isinstance(value, dict)
+        else "a string"
+        if isinstance(value, str)
+        else "a number"
+    )
+    return (
+        f"if {condition}: the value is {kind}, not true or false; an if tests a boolean (or"
+        " null, taken as false), as Arazzo's `== true` does: name a field that is one"
+    )
+
+
 def _text(value: Any) -> str:
     return (
         value
@@ -692,6 +710,8 @@ def run_workflow(
                         steps(s.then, dict(env), f"{label}if {s.condition} → ")
                         steps(s.otherwise, dict(env), f"{label}if not {s.condition} → ")
                         continue
+                    if not isinstance(test, bool | None):
+                        raise StepFailed(name, s.id, _not_a_test(s.condition or "", test))
                     steps(s.then if test else s.otherwise, env, label)
                 elif s.kind == "return":
                     if dry_run and label:

@@ -188,3 +188,32 @@ def test_the_parameters_schema_is_held_to_the_specification(
     schema: dict[str, Any], said: str
 ) -> None:
     assert parameters_refusal(schema) == said
+
+
+def test_an_if_on_a_value_that_is_not_true_or_false_stops_the_run_naming_it() -> None:
+    """skillpress and Arazzo's `== true` (what the export writes) agree on true, false and
+    null; on a list the two runners went different ways (7 requests and 1), so the run stops."""
+    from skillpress.services.runtime.workflows import StepFailed, run_workflow
+
+    files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
+    steps = [
+        {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}},
+        {"id": "if_free", "if": "free.rooms", "then": [{"id": "yes", "return": "{{free}}"}]},
+    ]
+    files["workflows.yaml"] = _flow(steps).encode()
+    skill = load_skill(files)
+    flows = load_workflows(files, skill)
+    answers: list[Any] = [{"rooms": ["oak"]}, {"rooms": None}, {"rooms": True}]
+
+    def call(step: str, tool: Any, args: Any, owner: Any, rules: Any = None) -> Any:
+        return answers.pop(0)
+
+    with pytest.raises(StepFailed) as stopped:
+        run_workflow(flows, "flow", {"room_id": "oak"}, skill, call)
+    assert str(stopped.value) == (
+        "flow: step if_free failed: if free.rooms: the value is a list, not true or false; an if"
+        " tests a boolean (or null, taken as false), as Arazzo's `== true` does: name a field"
+        " that is one"
+    )
+    assert run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result == {"rooms": None}
+    assert run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result == {"rooms": True}
