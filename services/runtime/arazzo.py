@@ -20,6 +20,13 @@ from typing import Any
 
 from skillpress.services.runtime.arazzo_components import inline_components
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.services.runtime.step_criteria import (
+    CriterionRefused,
+    body_test,
+    from_criterion,
+    to_criterion,
+    to_entry,
+)
 from skillpress.services.runtime.workflow_checks import argument_refusal
 from skillpress.services.runtime.workflow_model import walk as walk_steps
 from skillpress.services.runtime.workflows import (
@@ -144,11 +151,12 @@ def _call_out(
         elif body:
             out["requestBody"] = {"contentType": decl.content_type, "payload": body}
     rules = s.rules
-    out["successCriteria"] = (
+    status = (
         [{"condition": f"$statusCode {op} {n}"} for op, n in rules.success]
         if rules is not None and rules.success
         else [{"condition": OK}]
     )
+    out["successCriteria"] = status + [to_criterion(t) for t in (rules.body if rules else ())]
     if rules is not None and rules.retry_limit:
         out["onFailure"] = [
             {
@@ -554,20 +562,9 @@ def _workflow_in(
         for key in sorted(set(s) - _STEP_KEYS):
             raise ArazzoRefused(f"{where}: `{key}` is outside the subset")
         crit = s.get("successCriteria") or [{"condition": OK}]
-        success: list[str] = []
+        success: list[Any] = []
         for c in crit if isinstance(crit, list) else [crit]:
-            said = str(c.get("condition", "")).strip() if isinstance(c, dict) else ""
-            if (
-                not isinstance(c, dict)
-                or set(c) - {"condition", "type"}
-                or c.get("type", "simple") != "simple"
-                or not _STATUS.match(said)
-            ):
-                raise ArazzoRefused(
-                    f"{where}: successCriteria {c!r} is outside the subset (tests of $statusCode:"
-                    " ==, !=, <, <=, >, >=)"
-                )
-            success.append(" ".join(said.split()))
+            success.append(_criterion_in(c, where))
         retry = _retry_in(s.get("onFailure"), where)
         args: dict[str, Any] = {}
         runs = [k for k in ("operationId", "operationPath", "workflowId") if k in s]
@@ -822,6 +819,32 @@ def _outputs_in(outs: Any, sid: str, where: str, scope: dict[str, Any]) -> str |
         scope[f"$steps.{sid}.outputs.{key}"] = (saved, path)
     scope[saved] = sid
     return saved
+
+
+def _criterion_in(c: Any, where: str) -> Any:
+    """One of a step's `successCriteria` as a workflows.yaml `success` entry: a `$statusCode`
+    test, a comparison on the answer's body, or a regex or jsonpath test on it."""
+    said = str(c.get("condition", "")).strip() if isinstance(c, dict) else ""
+    kind = c.get("type", "simple") if isinstance(c, dict) else None
+    try:
+        if not isinstance(c, dict) or set(c) - {"condition", "type", "context"}:
+            raise CriterionRefused("a criterion has condition, and type and context")
+        if kind in ("regex", "jsonpath"):
+            return to_entry(from_criterion(c))
+        if kind != "simple" or "context" in c:
+            raise CriterionRefused(f"a {kind!r} criterion")
+        if _STATUS.match(said):
+            return " ".join(said.split())
+        test = body_test(said)
+        if test is None:
+            raise CriterionRefused(f"{said!r}")
+        return to_entry(test)
+    except CriterionRefused as exc:
+        raise ArazzoRefused(
+            f"{where}: successCriteria {c!r} is outside the subset ({exc}; what maps: tests of"
+            " $statusCode or $response.body with ==, !=, <, <=, >, >=, and regex or jsonpath"
+            " tests on $response.body)"
+        ) from None
 
 
 def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:

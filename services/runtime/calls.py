@@ -234,7 +234,7 @@ def placed_step(
         tries, waited = list(result.attempts), result.waited
         safe = repeatable(placed.request)
         for _ in range(judge.retry_limit if safe else 0):
-            if judge.succeeded(result.status):
+            if judge.succeeded(result.status, result.body_value()):
                 break
             if tries:
                 tries[-1] = {**tries[-1], "then_waited": judge.retry_after}
@@ -258,9 +258,9 @@ def placed_step(
     record.status, record.tries, record.waited = result.status, result.attempts, result.waited
     answer = result.body_value()
     record.answer = redact(answer)
-    if not judge.succeeded(result.status):
+    if not judge.succeeded(result.status, answer):
         said = json.dumps(answer, ensure_ascii=False)[:300]
-        wanted = f" (it succeeds on {judge.said()})" if judge.success else ""
+        wanted = f" (it succeeds on {judge.said()})" if judge.success or judge.body else ""
         record.error = f"{tool.operation} answered {result.status}{wanted}: {said}"
         if judge.retry_limit and not safe:
             record.error += (

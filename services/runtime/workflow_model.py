@@ -12,6 +12,7 @@ from typing import Any
 
 from skillpress.services.errors import Permanent
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, with_confirmation
+from skillpress.services.runtime.step_criteria import BodyTest
 
 __all__ = [
     "Pending",
@@ -53,8 +54,12 @@ class StepRules:
     success: tuple[tuple[str, int], ...] = ()
     retry_limit: int = 0
     retry_after: float = 0.0
+    body: tuple[BodyTest, ...] = ()  # tests of the answer's body, all of which must hold too
 
-    def succeeded(self, status: int) -> bool:
+    def succeeded(self, status: int, answer: Any = None) -> bool:
+        return self._status_holds(status) and all(t.holds(answer) for t in self.body)
+
+    def _status_holds(self, status: int) -> bool:
         if not self.success:
             return status < 400
         tests = {
@@ -68,9 +73,8 @@ class StepRules:
         return all(tests[op](n) for op, n in self.success)
 
     def said(self) -> str:
-        return (
-            " and ".join(f"$statusCode {op} {n}" for op, n in self.success) or "$statusCode < 400"
-        )
+        status = [f"$statusCode {op} {n}" for op, n in self.success] or ["$statusCode < 400"]
+        return " and ".join([*status, *(t.said() for t in self.body)])
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from skillpress.services.derive.load import LoadLimits, parse_bytes
 from skillpress.services.runtime.kinds import operation_kinds
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from skillpress.services.runtime.slash import json_arguments
+from skillpress.services.runtime.step_criteria import BodyTest, CriterionRefused, body_test
 from skillpress.services.runtime.translate import CallRefused, build_request
 from skillpress.services.runtime.workflow_checks import argument_refusal, parameters_refusal
 from skillpress.services.runtime.workflow_model import (
@@ -96,17 +97,23 @@ _PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
 def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
     raw_success = item.get("success")
     success: list[tuple[str, int]] = []
+    body: list[BodyTest] = []
     if raw_success is not None:
         given = raw_success if isinstance(raw_success, list) else [raw_success]
         for cond in given:
-            m = _STATUS.match(str(cond).strip())
-            if m is None:
+            m = _STATUS.match(cond.strip()) if isinstance(cond, str) else None
+            if m is not None:
+                success.append((m.group(1), int(m.group(2))))
+                continue
+            try:
+                test = body_test(cond)
+            except CriterionRefused as exc:
+                raise _refuse(where, f"success {exc}") from None
+            if test is None:
                 raise _refuse(
-                    where,
-                    f"success {cond!r}: a list of status tests like '$statusCode == 201'"
-                    " (==, !=, <, <=, >, >=)",
+                    where, f"success {cond!r}: a status test is like '$statusCode == 201'"
                 )
-            success.append((m.group(1), int(m.group(2))))
+            body.append(test)
     retry = item.get("retry")
     limit, after = 0, 0.0
     if retry is not None:
@@ -130,9 +137,9 @@ def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
             or not 0 <= after <= MAX_RETRY_AFTER
         ):
             raise _refuse(where, f"retry.after {after!r}: seconds from 0 to {MAX_RETRY_AFTER:g}")
-    if not success and not limit:
+    if not success and not body and not limit:
         return None
-    return StepRules(tuple(success), limit, float(after))
+    return StepRules(tuple(success), limit, float(after), tuple(body))
 
 
 # --- loading and checking --------------------------------------------------------------------

@@ -411,8 +411,8 @@ BNPL_SPEC = _spec(
     },
 )
 
-# success on one exact status, a jsonpath test on the step's own response body, a retry, and
-# kebab-case ids
+# success on one exact status and tests of the answer's body (a comparison, a regex), a jsonpath
+# test on the step's own response body, a retry, and kebab-case ids
 BNPL = {
     "arazzo": "1.0.1",
     "info": {"title": "Apply for pay later", "version": "1.0.0"},
@@ -433,7 +433,10 @@ BNPL = {
                         "contentType": "application/json",
                         "payload": {"customer": "$inputs.customer", "amount": "$inputs.amount"},
                     },
-                    "successCriteria": [{"condition": "$statusCode == 200"}],
+                    "successCriteria": [
+                        {"condition": "$statusCode == 200"},
+                        {"condition": "$response.body#/eligible != null"},
+                    ],
                     "outputs": {"eligibility": "$response.body"},
                     "onSuccess": [
                         {
@@ -461,7 +464,10 @@ BNPL = {
                             "plan": "$steps.check-eligibility.outputs.eligibility.plan",
                         },
                     },
-                    "successCriteria": [{"condition": "$statusCode == 201"}],
+                    "successCriteria": [
+                        {"condition": "$statusCode == 201"},
+                        {"context": "$response.body#/id", "condition": "^app-", "type": "regex"},
+                    ],
                     "onFailure": [
                         {"name": "again", "type": "retry", "retryAfter": 0, "retryLimit": 1}
                     ],
@@ -504,7 +510,14 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
         env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
         package = _imported(tmp_path, BNPL_SPEC, (ours.url, theirs.url), BNPL)
         (flow,) = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
-        assert flow["steps"][0]["success"] == ["$statusCode == 200"]
+        assert flow["steps"][0]["success"] == [
+            "$statusCode == 200",
+            "$response.body#/eligible != null",
+        ]
+        assert flow["steps"][1]["then"][0]["success"] == [
+            "$statusCode == 201",
+            {"context": "$response.body#/id", "regex": "^app-"},
+        ]
         assert flow["steps"][1]["if"] == "eligibility.eligible"
         assert flow["steps"][1]["then"][0]["retry"] == {"limit": 1, "after": 0}
         for amount in (120, 900):

@@ -675,9 +675,10 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
         ),
         (
             lambda d: d["workflows"][0]["steps"][0].update(
-                successCriteria=[{"condition": "$response.body#/ok == true"}]
+                successCriteria=[{"condition": "$response.header.Location != null"}]
             ),
-            "book_room step check: successCriteria {'condition': '$response.body#/ok == true'} is outside the subset",
+            "book_room step check: successCriteria {'condition': '$response.header.Location !="
+            " null'} is outside the subset",
         ),
         (
             lambda d: d["workflows"][0]["steps"][0]["parameters"][0].update({"in": "header"}),
@@ -1248,7 +1249,9 @@ def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() 
     assert load_workflows(_files(yaml.safe_dump(from_arazzo(doc, skill))), skill) == flows
     with pytest.raises(WorkflowRefused, match=r"retry.limit 50: a whole number from 1 to 10"):
         load_workflows(_files(_one([{**CHECK, "retry": {"limit": 50}}])), skill)
-    with pytest.raises(WorkflowRefused, match=r"success '\$statusCode is 200': a list of status"):
+    with pytest.raises(
+        WorkflowRefused, match=r"success '\$statusCode is 200': a status test is like"
+    ):
         load_workflows(_files(_one([{**CHECK, "success": "$statusCode is 200"}])), skill)
 
 
@@ -1357,3 +1360,28 @@ def test_skillpress_tools_offers_a_guided_workflow_only_where_a_model_runs_it(
     tools = {t["name"]: t for t in json.loads(modelled.stdout)}
     assert tools["hollowbrook_find_booking"]["input_schema"]["required"] == ["booking_id"]
     assert "left out" not in modelled.stderr
+
+
+@pytest.mark.integration  # the command line as a process, beside a server
+def test_a_steps_tests_of_its_answer_decide_whether_it_succeeded(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    def flow(success: list[object]) -> str:
+        return _one([{**CHECK, "success": success}, {"id": "done", "return": "{{availability}}"}])
+
+    (skill_dir / "workflows.yaml").write_text(
+        flow(["$statusCode == 200", "$response.body#/available == true"])
+    )
+    ok = _run(skill_dir, '/flow {"room_id": "oak"}', "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["available"] is True
+    (skill_dir / "workflows.yaml").write_text(
+        flow([{"context": "$response.body#/room_id", "regex": "^ash$"}])
+    )
+    held = _run(skill_dir, '/flow {"room_id": "oak"}')
+    assert held.returncode == 1
+    assert (
+        "check_availability answered 200 (it succeeds on $statusCode < 400 and regex '^ash$' on"
+        " $response.body#/room_id)" in held.stderr
+    ), held.stderr
+    assert [s.method for s in server.house.seen] == ["GET", "GET"]

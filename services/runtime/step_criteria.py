@@ -1,0 +1,183 @@
+"""A tool step's success tests on its answer's body, as Arazzo's `successCriteria` write them: a
+simple comparison (`$response.body#/status == 'approved'`), a `regex` on a value of the body,
+and a `jsonpath` test that holds when its path is in the body (a plain path: `$.items[0].id`).
+Pure: parsed from a workflows.yaml entry or an Arazzo criterion, checked against an answer,
+written back the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "BodyTest",
+    "CriterionRefused",
+    "body_test",
+    "from_criterion",
+    "to_criterion",
+    "to_entry",
+]
+
+_COMPARE = re.compile(r"^\$response\.body((?:#/[^\s]*)?)\s*(==|!=|<=|>=|<|>)\s*(.+?)\s*$")
+_CONTEXT = re.compile(r"^\$response\.body((?:#/[^\s]*)?)$")
+_JSONPATH = re.compile(r"^\$((?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\])*)$")
+
+
+class CriterionRefused(ValueError):
+    """A success test outside what a step can hold; the message says which forms it takes."""
+
+
+@dataclass(frozen=True)
+class BodyTest:
+    """One test of the answer's body: `kind` compare (`op` `value`), regex (`value` the
+    pattern) or jsonpath (`path` is in the body); `path` where in the body, from the context."""
+
+    kind: str
+    path: tuple[str, ...]
+    op: str = ""
+    value: Any = None
+
+    def holds(self, body: Any) -> bool:
+        found, at = _at(body, self.path)
+        if self.kind == "jsonpath":
+            return found
+        if self.kind == "regex":
+            return found and isinstance(at, str) and re.search(self.value, at) is not None
+        if self.op in ("==", "!="):
+            return (found and at == self.value) == (self.op == "==")
+        numbers = all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in (at, self.value)
+        )
+        if not found or not numbers:
+            return False
+        return bool(
+            {
+                "<": at < self.value,
+                "<=": at <= self.value,
+                ">": at > self.value,
+                ">=": at >= self.value,
+            }[self.op]
+        )
+
+    def said(self) -> str:
+        where = _pointer(self.path)
+        if self.kind == "compare":
+            return f"$response.body{where} {self.op} {_literal(self.value)}"
+        return f"{self.kind} {self.value!r} on $response.body{where}"
+
+
+def _at(body: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
+    value = body
+    for part in path:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return False, None
+    return True, value
+
+
+def _pointer(path: tuple[str, ...]) -> str:
+    return "#/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in path) if path else ""
+
+
+def _tokens(pointer: str) -> tuple[str, ...]:
+    return tuple(
+        t.replace("~1", "/").replace("~0", "~") for t in pointer.removeprefix("#/").split("/") if t
+    )
+
+
+def _literal(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else json.dumps(value)
+
+
+def _value(text: str) -> Any:
+    """A literal on the right of a comparison: 'text' or "text", a number, true, false, null."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise CriterionRefused(
+            f"{text!r} is not a literal: a quoted string, a number, true, false or null"
+        ) from None
+
+
+def body_test(entry: Any) -> BodyTest | None:
+    """A workflows.yaml `success` entry as a body test: `"$response.body#/status == 'ok'"`, or
+    `{context: $response.body#/id, regex: '^app-'}` / `{context: …, jsonpath: '$.items[0]'}`;
+    None for a `$statusCode` test (the caller's); CriterionRefused for anything else."""
+    if isinstance(entry, str):
+        if entry.strip().startswith("$statusCode"):
+            return None
+        m = _COMPARE.match(entry.strip())
+        if m is None:
+            raise CriterionRefused(
+                f"{entry!r}: a test is '$statusCode == 201' or '$response.body#/status =="
+                " 'approved'' (==, !=, <, <=, >, >=)"
+            )
+        return BodyTest("compare", _tokens(m.group(1)), m.group(2), _value(m.group(3)))
+    if isinstance(entry, dict) and len(set(entry) & {"regex", "jsonpath"}) == 1:
+        kind = "regex" if "regex" in entry else "jsonpath"
+        return from_criterion(
+            {
+                "context": entry.get("context", "$response.body"),
+                "condition": entry[kind],
+                "type": kind,
+            }
+        )
+    raise CriterionRefused(
+        f"{entry!r}: a test is a string like '$statusCode == 201', or {{context:"
+        " $response.body#/id, regex: PATTERN}} or {context: $response.body, jsonpath: $.path}"
+    )
+
+
+def from_criterion(criterion: dict[str, Any]) -> BodyTest:
+    """An Arazzo criterion of type regex or jsonpath on `$response.body` (or a pointer in it)."""
+    kind, condition = criterion.get("type"), str(criterion.get("condition", ""))
+    context = _CONTEXT.match(str(criterion.get("context", "")).strip())
+    if kind not in ("regex", "jsonpath") or context is None:
+        raise CriterionRefused(
+            f"{criterion!r}: a regex or jsonpath test has `context: $response.body` (or a pointer"
+            " into it, `$response.body#/id`)"
+        )
+    path = _tokens(context.group(1))
+    if kind == "regex":
+        try:
+            re.compile(condition)
+        except re.error as exc:
+            raise CriterionRefused(f"regex {condition!r}: {exc}") from None
+        return BodyTest("regex", path, value=condition)
+    m = _JSONPATH.match(condition.strip())
+    if m is None:
+        raise CriterionRefused(
+            f"jsonpath {condition!r}: a plain path ($.items[0].id) is what a step can test"
+        )
+    parts = re.findall(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]", m.group(1))
+    return BodyTest("jsonpath", path + tuple(a or b for a, b in parts), value=condition)
+
+
+def to_criterion(test: BodyTest) -> dict[str, Any]:
+    """The test as an Arazzo criterion (what `from_criterion` and a comparison read back)."""
+    if test.kind == "compare":
+        return {"condition": test.said()}
+    if test.kind == "regex":
+        return {
+            "context": f"$response.body{_pointer(test.path)}",
+            "condition": test.value,
+            "type": "regex",
+        }
+    return {"context": "$response.body", "condition": test.value, "type": "jsonpath"}
+
+
+def to_entry(test: BodyTest) -> Any:
+    """The test as a workflows.yaml `success` entry (what `body_test` reads back)."""
+    if test.kind == "compare":
+        return test.said()
+    if test.kind == "regex":
+        return {"context": f"$response.body{_pointer(test.path)}", "regex": test.value}
+    return {"context": "$response.body", "jsonpath": test.value}

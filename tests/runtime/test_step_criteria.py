@@ -1,0 +1,74 @@
+"""A step's success tests on its answer's body (#45.5), as Arazzo's successCriteria write them:
+comparisons, regex and jsonpath tests, read from workflows.yaml and Arazzo and written back the
+same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from skillpress.services.runtime.step_criteria import (
+    CriterionRefused,
+    body_test,
+    from_criterion,
+    to_criterion,
+    to_entry,
+)
+from skillpress.services.runtime.workflow_model import StepRules
+
+ANSWER = {"status": "approved", "id": "app-7", "count": 3, "items": [{"ok": False}], "none": None}
+
+
+@pytest.mark.parametrize(
+    ("entry", "holds"),
+    [
+        ("$response.body#/status == 'approved'", True),
+        ('$response.body#/status != "approved"', False),
+        ("$response.body#/count >= 3", True),
+        ("$response.body#/count < 3", False),
+        ("$response.body#/status > 3", False),  # an order of a string and a number: not held
+        ("$response.body#/none == null", True),
+        ("$response.body#/missing == null", False),  # not there is not null
+        ("$response.body#/items/0/ok == false", True),
+        ({"context": "$response.body#/id", "regex": "^app-[0-9]+$"}, True),
+        ({"context": "$response.body#/count", "regex": "3"}, False),  # a regex tests a string
+        ({"context": "$response.body", "jsonpath": "$.items[0].ok"}, True),  # there, if false
+        ({"context": "$response.body", "jsonpath": "$.items[1]"}, False),
+    ],
+)
+def test_a_body_test_holds_as_arazzo_says(entry: Any, holds: bool) -> None:
+    test = body_test(entry)
+    assert test is not None and test.holds(ANSWER) is holds
+    assert body_test(to_entry(test)) == test  # workflows.yaml, and back
+    criterion = to_criterion(test)
+    again = (
+        body_test(criterion["condition"]) if "type" not in criterion else from_criterion(criterion)
+    )
+    assert again == test  # Arazzo, and back
+
+
+def test_every_test_of_a_step_must_hold() -> None:
+    rules = StepRules((("==", 200),), body=(body_test("$response.body#/status == 'approved'"),))  # type: ignore[arg-type]
+    assert rules.succeeded(200, ANSWER)
+    assert not rules.succeeded(201, ANSWER)
+    assert not rules.succeeded(200, {**ANSWER, "status": "declined"})
+    assert rules.said() == "$statusCode == 200 and $response.body#/status == 'approved'"
+
+
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        ("$response.header.Location != null", "a test is '$statusCode == 201' or"),
+        ("$response.body#/status == approved", "'approved' is not a literal"),
+        ({"context": "$response.body", "regex": "("}, "regex '(': missing ), unterminated"),
+        ({"context": "$response.body", "jsonpath": "$[?(@.ok)]"}, "a plain path"),
+        ({"context": "$request.body", "jsonpath": "$.x"}, "context: $response.body"),
+    ],
+)
+def test_a_test_outside_what_a_step_holds_is_refused_saying_what_it_takes(
+    entry: Any, said: str
+) -> None:
+    with pytest.raises(CriterionRefused) as refused:
+        body_test(entry)
+    assert said in str(refused.value)
