@@ -848,19 +848,31 @@ def _criterion_in(c: Any, where: str) -> Any:
 
 
 def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
-    """A step's `onFailure`: one `retry` (retryAfter, retryLimit), or nothing."""
+    """A step's `onFailure`: one `retry` (retryAfter, retryLimit), and an `end` without
+    criteria (what a failed step does anyway: the run stops there, failed), or nothing."""
     if not actions:
         return None
+    ends = (
+        [a for a in actions if isinstance(a, dict) and a.get("type") == "end"]
+        if isinstance(actions, list)
+        else []
+    )
+    if any(a.get("criteria") or set(a) - {"name", "type"} for a in ends):
+        raise ArazzoRefused(f"{where}: an onFailure end with criteria is outside the subset")
+    rest = [a for a in actions if a not in ends] if isinstance(actions, list) else actions
+    if not rest:
+        return None
     if (
-        not isinstance(actions, list)
-        or len(actions) != 1
-        or not isinstance(actions[0], dict)
-        or actions[0].get("type") != "retry"
-        or actions[0].get("criteria")
-        or set(actions[0]) - {"name", "type", "retryAfter", "retryLimit"}
+        not isinstance(rest, list)
+        or len(rest) != 1
+        or not isinstance(rest[0], dict)
+        or rest[0].get("type") != "retry"
+        or rest[0].get("criteria")
+        or set(rest[0]) - {"name", "type", "retryAfter", "retryLimit"}
     ):
         raise ArazzoRefused(
-            f"{where}: onFailure maps when it is one retry (retryAfter, retryLimit) without criteria"
+            f"{where}: onFailure maps when it is one retry (retryAfter, retryLimit) without"
+            " criteria, or an end (a goto on failure is outside the subset)"
         )
-    after = actions[0].get("retryAfter", 1)
-    return {"limit": actions[0].get("retryLimit", 1), "after": after}
+    after = rest[0].get("retryAfter", 1)
+    return {"limit": rest[0].get("retryLimit", 1), "after": after}

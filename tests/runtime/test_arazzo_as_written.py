@@ -311,3 +311,24 @@ def test_two_ways_that_reach_the_same_step_write_it_once(
     )
     text = yaml.safe_dump(made, sort_keys=False)
     assert list(load_workflows({**files, "workflows.yaml": text.encode()}, skill)) == ["open_cart"]
+
+
+def test_an_on_failure_end_is_what_a_failed_step_does_anyway(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    skill, files = shop
+    plain = from_arazzo(_doc([MAKE, LOOK]), skill, files)
+    ending = {**MAKE, "onFailure": [{"name": "stop", "type": "end"}]}
+    assert from_arazzo(_doc([ending, LOOK]), skill, files) == plain
+    retried = {
+        **MAKE,
+        "onFailure": [
+            {"name": "again", "type": "retry", "retryAfter": 0.5, "retryLimit": 2},
+            {"name": "stop", "type": "end"},
+        ],
+    }
+    steps = from_arazzo(_doc([retried, LOOK]), skill, files)["workflows"][0]["steps"]
+    assert steps[0]["retry"] == {"limit": 2, "after": 0.5}
+    elsewhere = {**MAKE, "onFailure": [{"name": "other", "type": "goto", "stepId": "look"}]}
+    with pytest.raises(ArazzoRefused, match="a goto on failure is outside the subset"):
+        from_arazzo(_doc([elsewhere, LOOK]), skill, files)
