@@ -11,6 +11,7 @@ peer comparison alternates whole processes (skillpress writing its package, each
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -428,10 +430,10 @@ def retried(runs: int) -> None:
     )
 
 
-def beside_up(runs: int) -> None:
-    """With `skillpress up` running (its API serving the command line): how long a person waits
-    for annotate (its proposal back) and for versions, show and annotations on a ~90-operation skill."""
-    import os
+@contextlib.contextmanager
+def _up_running() -> Iterator[tuple[str, dict[str, str], str]]:
+    """`skillpress up` on a home of its own, once it says it is ready: (the skillpress
+    executable, the environment that reaches it, the home); stopped as a person would."""
     import signal
 
     skillpress = str(Path(sys.executable).with_name("skillpress"))
@@ -449,32 +451,38 @@ def beside_up(runs: int) -> None:
             for line in up.stdout:
                 if "Ctrl-C stops it" in line:
                     break
-
-            def timed(*args: str) -> float:
-                t0 = time.perf_counter()
-                subprocess.run([skillpress, *args], env=env, capture_output=True, check=True)
-                return time.perf_counter() - t0
-
-            spec = str(SPECS / "airflow-v1.yaml")
-            timed("import", spec, "--skill", "airflow")
-            rows = {
-                "versions": ["versions", "airflow"],
-                "show": ["show", "airflow"],
-                "show FILE": ["show", "airflow", "get_dags.md"],
-                "annotations": ["annotations", "airflow"],
-            }
-            for name, args in rows.items():
-                print(
-                    f"beside up  {name:12s} median {statistics.median(timed(*args) for _ in range(runs)):.3f}s"
-                )
-            notes = [
-                timed("annotate", "airflow", "-o", "get_dags", "--note", f"n{i}")
-                for i in range(runs)
-            ]
-            print(f"beside up  {'annotate':12s} median {statistics.median(notes):.3f}s")
+            yield skillpress, env, home
         finally:
             up.send_signal(signal.SIGINT)
             up.wait(30)
+
+
+def beside_up(runs: int) -> None:
+    """With `skillpress up` running (its API serving the command line): how long a person waits
+    for annotate (its proposal back) and for versions, show and annotations on a ~90-operation skill."""
+    with _up_running() as (skillpress, env, _):
+
+        def timed(*args: str) -> float:
+            t0 = time.perf_counter()
+            subprocess.run([skillpress, *args], env=env, capture_output=True, check=True)
+            return time.perf_counter() - t0
+
+        spec = str(SPECS / "airflow-v1.yaml")
+        timed("import", spec, "--skill", "airflow")
+        rows = {
+            "versions": ["versions", "airflow"],
+            "show": ["show", "airflow"],
+            "show FILE": ["show", "airflow", "get_dags.md"],
+            "annotations": ["annotations", "airflow"],
+        }
+        for name, args in rows.items():
+            print(
+                f"beside up  {name:12s} median {statistics.median(timed(*args) for _ in range(runs)):.3f}s"
+            )
+        notes = [
+            timed("annotate", "airflow", "-o", "get_dags", "--note", f"n{i}") for i in range(runs)
+        ]
+        print(f"beside up  {'annotate':12s} median {statistics.median(notes):.3f}s")
 
 
 def github_loop(runs: int) -> None:
@@ -482,55 +490,36 @@ def github_loop(runs: int) -> None:
     import → proposed (the first, then revisions that change one operation's description) and
     publish (each proposal, against what is live)."""
     import gzip
-    import os
-    import signal
 
-    skillpress = str(Path(sys.executable).with_name("skillpress"))
     doc = json.loads(gzip.decompress((SPECS / "github.json.gz").read_bytes()))
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "SKILLPRESS_HOME": home, "SKILLPRESS_API_PORT": "0"}
-        up = subprocess.Popen(
-            [skillpress, "up"],
-            env=env,
-            stderr=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            text=True,
+    with _up_running() as (skillpress, env, home):
+
+        def timed(*args: str) -> tuple[float, str]:
+            t0 = time.perf_counter()
+            done = subprocess.run(
+                [skillpress, *args], env=env, capture_output=True, check=True, text=True
+            )
+            return time.perf_counter() - t0, done.stdout
+
+        imports, publishes = [], []
+        spec = Path(home) / "github.json"
+        for i in range(runs + 1):
+            doc["paths"]["/meta"]["get"]["description"] = f"Revision {i} of the meta call."
+            spec.write_text(json.dumps(doc))
+            took, out = timed("import", str(spec), "--skill", "github", "--json")
+            version = json.loads(out)["events"][-1]["version_id"]
+            imports.append(took)
+            publishes.append(timed("publish", "github", version)[0])
+        print(f"github loop  import → proposed (first)      {imports[0]:.3f}s", flush=True)
+        print(
+            f"github loop  import → proposed (revision)   median {statistics.median(imports[1:]):.3f}s",
+            flush=True,
         )
-        try:
-            assert up.stdout is not None
-            for line in up.stdout:
-                if "Ctrl-C stops it" in line:
-                    break
-
-            def timed(*args: str) -> tuple[float, str]:
-                t0 = time.perf_counter()
-                done = subprocess.run(
-                    [skillpress, *args], env=env, capture_output=True, check=True, text=True
-                )
-                return time.perf_counter() - t0, done.stdout
-
-            imports, publishes = [], []
-            spec = Path(home) / "github.json"
-            for i in range(runs + 1):
-                doc["paths"]["/meta"]["get"]["description"] = f"Revision {i} of the meta call."
-                spec.write_text(json.dumps(doc))
-                took, out = timed("import", str(spec), "--skill", "github", "--json")
-                version = json.loads(out)["events"][-1]["version_id"]
-                imports.append(took)
-                publishes.append(timed("publish", "github", version)[0])
-            print(f"github loop  import → proposed (first)      {imports[0]:.3f}s", flush=True)
-            print(
-                f"github loop  import → proposed (revision)   median {statistics.median(imports[1:]):.3f}s",
-                flush=True,
-            )
-            print(f"github loop  publish (first)                {publishes[0]:.3f}s", flush=True)
-            print(
-                f"github loop  publish (revision)             median {statistics.median(publishes[1:]):.3f}s",
-                flush=True,
-            )
-        finally:
-            up.send_signal(signal.SIGINT)
-            up.wait(30)
+        print(f"github loop  publish (first)                {publishes[0]:.3f}s", flush=True)
+        print(
+            f"github loop  publish (revision)             median {statistics.median(publishes[1:]):.3f}s",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
