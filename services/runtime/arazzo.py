@@ -14,6 +14,7 @@ import, naming it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -66,7 +67,15 @@ def _expr(head: str, path: str, params: set[str], saver: Mapping[str, str]) -> s
     (arazzo-runner reads a `#/` pointer only straight after `$response.body`)."""
     if head in params:
         return f"$inputs.{head}{path}"
-    return f"$steps.{saver[head]}.outputs.{head}{path}"
+    step = saver[head]
+    if step.startswith("!"):  # a workflow step: its answer is the outputs of the one it ran
+        if not path:
+            raise ArazzoRefused(
+                f"{{{{{head}}}}} is the whole answer of workflow step {step[1:]}, which Arazzo"
+                " cannot name (name one of its outputs: {{" + head + ".NAME}})"
+            )
+        return f"$steps.{step[1:]}.outputs{path}"
+    return f"$steps.{step}.outputs.{head}{path}"
 
 
 def _escape(token: str) -> str:
@@ -115,8 +124,19 @@ def _value_out(value: Any, params: set[str], saver: Mapping[str, str]) -> Any:
     return value
 
 
+def _returned(wf: Workflow) -> list[str]:
+    """The outputs a workflow answers: the names its `return` gives (the first one's)."""
+    done = next((s for s in walk_steps(wf.steps) if s.kind == "return"), None)
+    return [str(k) for k in done.value] if done is not None and isinstance(done.value, dict) else []
+
+
 def _call_out(
-    s: Step, skill: Skill, params: set[str], saver: Mapping[str, str], where: Locator
+    s: Step,
+    skill: Skill,
+    params: set[str],
+    saver: Mapping[str, str],
+    where: Locator,
+    callees: Mapping[str, Workflow],
 ) -> dict[str, Any]:
     # size: one step's parameters, body and criteria written out
     out: dict[str, Any] = {"stepId": s.id}
@@ -166,7 +186,11 @@ def _call_out(
                 "retryLimit": rules.retry_limit,
             }
         ]
-    if s.save_as:
+    if s.save_as and s.kind == "workflow":  # each output of the workflow it runs, by name
+        names = _returned(callees[s.target or ""]) if s.target in callees else []
+        if names:
+            out["outputs"] = {n: f"$outputs.{n}" for n in names}
+    elif s.save_as:
         out["outputs"] = {s.save_as: "$response.body"}
     if s.on_error:
         out["x-skillpress-on-error"] = s.on_error
@@ -201,7 +225,7 @@ def to_arazzo(
                 "type": "openapi",
             }
         ],
-        "workflows": [_workflow_out(wf, skill, where) for wf in fixed.values()],
+        "workflows": [_workflow_out(wf, skill, where, workflows) for wf in fixed.values()],
     }
     from skillpress.services.runtime.arazzo_schema import problems
 
@@ -220,10 +244,16 @@ def left_out(workflows: Mapping[str, Workflow]) -> list[str]:
     ]
 
 
-def _workflow_out(wf: Workflow, skill: Skill, where: Locator) -> dict[str, Any]:
+def _workflow_out(
+    wf: Workflow, skill: Skill, where: Locator, callees: Mapping[str, Workflow]
+) -> dict[str, Any]:
     # size: one workflow's inputs, steps, branches and outputs written out
     params = set((wf.parameters.get("properties") or {}).keys())
-    saver = {s.save_as: s.id for s in walk_steps(wf.steps) if s.save_as}
+    saver = {
+        s.save_as: ("!" if s.kind == "workflow" else "") + s.id
+        for s in walk_steps(wf.steps)
+        if s.save_as
+    }
     outputs: dict[str, Any] = {}
 
     def refuse(step: Step, why: str) -> ArazzoRefused:
@@ -249,7 +279,7 @@ def _workflow_out(wf: Workflow, skill: Skill, where: Locator) -> dict[str, Any]:
         for n, s in enumerate(seq):
             rest = seq[n + 1 :]
             if s.kind in ("tool", "workflow"):
-                out.append(_call_out(s, skill, params, saver, where))
+                out.append(_call_out(s, skill, params, saver, where, callees))
                 continue
             if not out or out[-1].get("onSuccess"):
                 raise refuse(s, f"a {s.kind} that does not follow a call")
@@ -624,7 +654,7 @@ def _workflow_in(
             if "workflowId" in s:
                 raise ArazzoRefused(f"{where}: a retry of a workflow step is outside the subset")
             step["retry"] = retry
-        saved = _outputs_in(s.get("outputs"), sid, where, scope)
+        saved = _outputs_in(s.get("outputs"), sid, where, scope, "workflowId" in s)
         if saved is not None:
             step["save_as"] = saved
         if s.get("x-skillpress-on-error"):
@@ -775,10 +805,30 @@ def _workflow_in(
         "name": name,
         "description": str(raw.get("description") or raw.get("summary") or ""),
         "execution": raw.get("x-skillpress-execution", "hardened"),
-        "parameters": raw.get("inputs") or {"type": "object", "properties": {}},
+        "parameters": _inputs_read(raw.get("inputs"), first + body),
         "steps": first + body,
     }
     return out
+
+
+def _inputs_read(inputs: Any, steps: list[dict[str, Any]]) -> Any:
+    """The workflow's inputs, each one a step reads and that has no default made required: an
+    Arazzo document often marks none, and a run without one would send nothing in its place
+    (skillpress refuses an optional parameter a step reads with no default to fall back on)."""
+    if not isinstance(inputs, dict):
+        return {"type": "object", "properties": {}}
+    props = inputs.get("properties")
+    if not isinstance(props, dict):
+        return inputs
+    text = json.dumps(steps)
+    read = {m.group(1) for m in _TEMPLATE.finditer(text)}
+    required = list(inputs.get("required") or [])
+    missing = [
+        k
+        for k, v in props.items()
+        if k in read and k not in required and not (isinstance(v, dict) and "default" in v)
+    ]
+    return {**inputs, "required": required + missing} if missing else inputs
 
 
 def _output_refs(outputs: Any) -> frozenset[str]:
@@ -790,18 +840,26 @@ def _output_refs(outputs: Any) -> frozenset[str]:
 
 
 _BODY = re.compile(r"^\$response\.body((?:#/[^\s{}]*)?)$")
+_OUTPUTS = re.compile(r"^\$outputs((?:\.[A-Za-z0-9_-]+)+)$")
 
 
-def _outputs_in(outs: Any, sid: str, where: str, scope: dict[str, Any]) -> str | None:
-    """A step's `outputs` (each `$response.body` or a pointer into it, `$response.body#/id`):
-    the answer saved once, under the name of the output that is the whole body (else
-    `<step>_body`), each output read as a path into it. The saved name, or None."""
+def _outputs_in(
+    outs: Any, sid: str, where: str, scope: dict[str, Any], workflow_step: bool = False
+) -> str | None:
+    """A step's `outputs` (each `$response.body` or a pointer into it, `$response.body#/id`;
+    a workflow step's also `$outputs.name`, an output of the workflow it ran): the answer
+    saved once, under the name of the output that is the whole body (else `<step>_body`),
+    each output read as a path into it. The saved name, or None."""
     if not outs:
         return None
     if not isinstance(outs, dict):
         raise ArazzoRefused(f"{where}: outputs is a mapping of name → expression")
     paths: dict[str, list[str]] = {}
     for key, value in outs.items():
+        theirs = _OUTPUTS.match(str(value).strip()) if workflow_step else None
+        if theirs is not None:
+            paths[str(key)] = [p for p in theirs.group(1).split(".") if p]
+            continue
         m = _BODY.match(str(value).strip())
         if m is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
             raise ArazzoRefused(

@@ -24,6 +24,9 @@ __all__ = [
 _COMPARE = re.compile(r"^\$response\.body((?:#/[^\s]*)?)\s*(==|!=|<=|>=|<|>)\s*(.+?)\s*$")
 _CONTEXT = re.compile(r"^\$response\.body((?:#/[^\s]*)?)$")
 _JSONPATH = re.compile(r"^\$((?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\])*)$")
+_JSONPATH_COMPARE = re.compile(
+    r"^\$((?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\])*)\s*(==|!=|<=|>=|<|>)\s*(.+?)$"
+)
 
 
 class CriterionRefused(ValueError):
@@ -46,8 +49,8 @@ class BodyTest:
             return found
         if self.kind == "regex":
             return found and isinstance(at, str) and re.search(self.value, at) is not None
-        if self.op in ("==", "!="):
-            return (found and at == self.value) == (self.op == "==")
+        if self.op in ("==", "!="):  # a value not there is null, as Arazzo runners read it
+            return bool(at == self.value) == (self.op == "==")
         numbers = all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in (at, self.value)
         )
@@ -152,13 +155,22 @@ def from_criterion(criterion: dict[str, Any]) -> BodyTest:
         except re.error as exc:
             raise CriterionRefused(f"regex {condition!r}: {exc}") from None
         return BodyTest("regex", path, value=condition)
+    compared = _JSONPATH_COMPARE.match(condition.strip())
+    if compared is not None:  # `$.access_token != null`: a comparison of the value there
+        at = path + _steps_of(compared.group(1))
+        return BodyTest("compare", at, compared.group(2), _value(compared.group(3)))
     m = _JSONPATH.match(condition.strip())
     if m is None:
         raise CriterionRefused(
-            f"jsonpath {condition!r}: a plain path ($.items[0].id) is what a step can test"
+            f"jsonpath {condition!r}: a plain path ($.items[0].id), or one compared with a"
+            " literal ($.access_token != null), is what a step can test"
         )
-    parts = re.findall(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]", m.group(1))
-    return BodyTest("jsonpath", path + tuple(a or b for a, b in parts), value=condition)
+    return BodyTest("jsonpath", path + _steps_of(m.group(1)), value=condition)
+
+
+def _steps_of(dotted: str) -> tuple[str, ...]:
+    parts = re.findall(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]", dotted)
+    return tuple(a or b for a, b in parts)
 
 
 def to_criterion(test: BodyTest) -> dict[str, Any]:

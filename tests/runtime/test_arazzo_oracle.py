@@ -663,3 +663,108 @@ def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
         for issuer in (ours, theirs):
             issuer.httpd.shutdown()
             issuer.httpd.server_close()
+
+
+# --- the specification's own OAuth example, as published --------------------------------------
+
+PUBLISHED = Path(__file__).parents[1] / "fixtures" / "arazzo"
+
+
+class _Authority(_Shelter):
+    """`GET /authorize` answers a code (and, as the example's criteria want, a token);
+    `POST /oauth/token` (a form) answers tokens by grant type."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        seen = self.seen
+        handler = self.httpd.RequestHandlerClass
+
+        def authorize(h: Any) -> None:
+            parts = urlsplit(h.path)
+            query = parse_qs(parts.query)
+            seen.append((h.command, parts.path, query, None))
+            return h._send(200, {"code": f"code-{query['client_id'][0]}", "access_token": "pre"})
+
+        def token(h: Any) -> None:
+            length = int(h.headers.get("Content-Length") or 0)
+            form = {k: v[0] for k, v in parse_qs(h.rfile.read(length).decode()).items()}
+            seen.append((h.command, h.path, {}, form))
+            grant = form["grant_type"]
+            refresh = {"refresh_token": f"r-{grant}", "expires_in": 3600}
+            return h._send(200, {"access_token": f"t-{grant}", **refresh})
+
+        handler.do_GET = authorize  # type: ignore[attr-defined]
+        handler.do_POST = token  # type: ignore[attr-defined]
+
+
+def _published_spec(url: str, refresh_token: bool) -> str:
+    text = (PUBLISHED / "oauth.openapi.yaml").read_text()
+    text = text.replace("https://auth.example.com", url)
+    if refresh_token:  # the field the document sends and the published spec leaves out
+        text = text.replace(
+            "                client_secret:\n                  type: string\n",
+            "                client_secret:\n                  type: string\n"
+            "                refresh_token:\n                  type: string\n",
+        )
+    return text
+
+
+def test_the_specifications_oauth_example_imports_whole_and_runs_as_arazzo_runner_runs_it(
+    tmp_path: Path,
+) -> None:
+    ours, theirs = _Authority(), _Authority()
+    try:
+        env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
+        document = PUBLISHED / "oauth.arazzo.yaml"
+        as_published = tmp_path / "published.openapi.yaml"
+        as_published.write_text(_published_spec(ours.url, refresh_token=False))
+        first = tmp_path / "first" / "auth"
+        assert _cli("derive", str(as_published), "--out", str(first)).returncode == 0
+        refused = _cli("workflow", "import", str(document), str(first))
+        # the one thing wrong with the document, in one answer: a field its spec does not have
+        assert refused.returncode == 2
+        assert refused.stderr.strip() == (
+            "error: refresh-token-flow step do-the-refresh: get_token takes no argument"
+            " 'refresh_token' (it takes client_id, client_secret, code, grant_type, redirect_uri)"
+        )
+        ours_spec = tmp_path / "ours.openapi.yaml"
+        ours_spec.write_text(_published_spec(ours.url, refresh_token=True))
+        package = tmp_path / "pkg" / "auth"
+        assert _cli("derive", str(ours_spec), "--out", str(package)).returncode == 0
+        imported = _cli("workflow", "import", str(document), str(package))
+        assert imported.returncode == 0, imported.stderr
+        given = {"my_client_id": "app", "my_client_secret": "s3", "my_redirect_uri": "https://cb"}
+        line = f"/refresh-token-flow {json.dumps(given)}"
+        done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {
+            "access_token": "t-refresh_token",
+            "refresh_token": "r-refresh_token",
+            "expires_in": 3600,
+        }
+        # arazzo-runner runs the export: it cannot run the document as published, whose
+        # criterion `$.access_token != null` its JSONPath parser refuses (a parse error at
+        # `!=`); the export writes it as the simple condition `$response.body#/access_token
+        # != null`, which it reads
+        (tmp_path / "theirs.openapi.json").write_text(
+            json.dumps(yaml.safe_load(_published_spec(theirs.url, refresh_token=True)))
+        )
+        exported = _exported(package, tmp_path)
+        ran = _oracle(exported, "refresh-token-flow", given, {})
+        assert ran.error is None, ran
+        assert theirs.seen == ours.seen
+        assert [(m, p) for m, p, _, _ in ours.seen] == [
+            ("GET", "/authorize"),
+            ("POST", "/oauth/token"),
+            ("POST", "/oauth/token"),
+        ]
+        assert ours.seen[2][3] == {
+            "grant_type": "refresh_token",
+            "refresh_token": "r-authorization_code",
+        }
+        exported = _exported(package, tmp_path)
+        _round_trip(package, exported, tmp_path, THEIRS)
+    finally:
+        for authority in (ours, theirs):
+            authority.httpd.shutdown()
+            authority.httpd.server_close()

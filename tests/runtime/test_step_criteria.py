@@ -29,7 +29,8 @@ ANSWER = {"status": "approved", "id": "app-7", "count": 3, "items": [{"ok": Fals
         ("$response.body#/count < 3", False),
         ("$response.body#/status > 3", False),  # an order of a string and a number: not held
         ("$response.body#/none == null", True),
-        ("$response.body#/missing == null", False),  # not there is not null
+        ("$response.body#/missing == null", True),  # not there is null, as runners read it
+        ({"context": "$response.body", "jsonpath": "$.missing != null"}, False),
         ("$response.body#/items/0/ok == false", True),
         ({"context": "$response.body#/id", "regex": "^app-[0-9]+$"}, True),
         ({"context": "$response.body#/count", "regex": "3"}, False),  # a regex tests a string
