@@ -543,7 +543,8 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
             lender.httpd.server_close()
 
 
-# --- an OAuth 2 token, then a call that presents it, as in the specification's OAuth example ---
+# --- an OAuth 2 token, then a call that presents it (with a header parameter), as in the
+# specification's OAuth example ---
 
 OAUTH_SPEC = _spec(
     "Token service",
@@ -557,7 +558,20 @@ OAUTH_SPEC = _spec(
             )
         },
         "/oauth/introspect": {
-            "post": _body_op("introspectToken", {"token": "string"}, ["token"], FORM)
+            "post": _body_op(
+                "introspectToken",
+                {"token": "string"},
+                ["token"],
+                FORM,
+                parameters=(
+                    {
+                        "name": "X-Client-Id",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                ),
+            )
         },
     },
 )
@@ -592,6 +606,9 @@ OAUTH = {
                 {
                     "stepId": "introspect",
                     "operationId": "introspectToken",
+                    "parameters": [
+                        {"name": "X-Client-Id", "in": "header", "value": "$inputs.clientId"}
+                    ],
                     "requestBody": {
                         "contentType": "application/x-www-form-urlencoded",
                         "payload": {"token": "$steps.getToken.outputs.tokenResponse.access_token"},
@@ -618,7 +635,8 @@ class _Issuer(_Shelter):
         def answer(h: Any) -> None:
             length = int(h.headers.get("Content-Length") or 0)
             form = {k: v[0] for k, v in parse_qs(h.rfile.read(length).decode()).items()}
-            seen.append((h.command, h.path, {}, form))
+            client = h.headers.get("X-Client-Id")  # a header parameter, kept with the query
+            seen.append((h.command, h.path, {"X-Client-Id": [client]} if client else {}, form))
             if h.path == "/oauth/token":
                 return h._send(200, {"access_token": f"tok-{form['client_id']}", "expires_in": 60})
             return h._send(200, {"active": form.get("token", "").startswith("tok-")})
@@ -656,7 +674,7 @@ def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
                 {},
                 {"grant_type": "client_credentials", "client_id": "app-1", "scope": "read"},
             ),
-            ("POST", "/oauth/introspect", {}, {"token": "tok-app-1"}),
+            ("POST", "/oauth/introspect", {"X-Client-Id": ["app-1"]}, {"token": "tok-app-1"}),
         ]
         _round_trip(package, exported, tmp_path, THEIRS)
     finally:
