@@ -177,15 +177,20 @@ def _call_out(
         else [{"condition": OK}]
     )
     out["successCriteria"] = status + [to_criterion(t) for t in (rules.body if rules else ())]
+    failure: list[dict[str, Any]] = []
     if rules is not None and rules.retry_limit:
-        out["onFailure"] = [
+        failure.append(
             {
                 "name": "retry",
                 "type": "retry",
                 "retryAfter": rules.retry_after,
                 "retryLimit": rules.retry_limit,
             }
-        ]
+        )
+    if s.on_failure:
+        failure.append({"name": f"{s.id}_failed", "type": "goto", "stepId": s.on_failure})
+    if failure:
+        out["onFailure"] = failure
     if s.save_as and s.kind == "workflow":  # each output of the workflow it runs, by name
         names = _returned(callees[s.target or ""]) if s.target in callees else []
         if names:
@@ -249,6 +254,7 @@ def _workflow_out(
 ) -> dict[str, Any]:
     # size: one workflow's inputs, steps, branches and outputs written out
     params = set((wf.parameters.get("properties") or {}).keys())
+    failure_targets = {s.on_failure for s in walk_steps(wf.steps) if s.on_failure}
     saver = {
         s.save_as: ("!" if s.kind == "workflow" else "") + s.id
         for s in walk_steps(wf.steps)
@@ -275,6 +281,7 @@ def _workflow_out(
         return action
 
     def emit(seq: tuple[Step, ...], cont: str | None) -> list[dict[str, Any]]:
+        # size: one case per step kind, laid out as Arazzo's one flat list of steps
         out: list[dict[str, Any]] = []
         for n, s in enumerate(seq):
             rest = seq[n + 1 :]
@@ -284,9 +291,11 @@ def _workflow_out(
             if not out or out[-1].get("onSuccess"):
                 raise refuse(s, f"a {s.kind} that does not follow a call")
             if s.kind in ("return", "fail"):
+                out[-1]["onSuccess"] = [ending(s)]
+                if rest and rest[0].id in failure_targets:  # reached by a failure's goto
+                    continue
                 if rest:
                     raise refuse(s, f"steps after a {s.kind}")
-                out[-1]["onSuccess"] = [ending(s)]
                 return out
             after = next((x.id for x in rest if x.kind in ("tool", "workflow")), cont)
             if rest and rest[0].kind not in ("tool", "workflow"):
@@ -595,7 +604,7 @@ def _workflow_in(
         success: list[Any] = []
         for c in crit if isinstance(crit, list) else [crit]:
             success.append(_criterion_in(c, where))
-        retry = _retry_in(s.get("onFailure"), where)
+        retry, on_failure = _failure_in(s.get("onFailure"), where)
         args: dict[str, Any] = {}
         runs = [k for k in ("operationId", "operationPath", "workflowId") if k in s]
         if len(runs) != 1:
@@ -654,6 +663,12 @@ def _workflow_in(
             if "workflowId" in s:
                 raise ArazzoRefused(f"{where}: a retry of a workflow step is outside the subset")
             step["retry"] = retry
+        if on_failure is not None:
+            if "workflowId" in s:
+                raise ArazzoRefused(
+                    f"{where}: a goto on a workflow step's failure is outside the subset"
+                )
+            step["on_failure"] = on_failure
         saved = _outputs_in(s.get("outputs"), sid, where, scope, "workflowId" in s)
         if saved is not None:
             step["save_as"] = saved
@@ -800,7 +815,36 @@ def _workflow_in(
             )
         return head + (f".{path}" if path else "")
 
+    def lay_failures(seq: list[dict[str, Any]]) -> None:
+        """The steps a failure goes to (an onFailure goto), after the way they end, in the
+        list of the step that fails: a way of their own that only a failure takes."""
+        n = 0
+        while n < len(seq):
+            step = seq[n]
+            for branch in ("then", "else"):
+                if isinstance(step.get(branch), list):
+                    lay_failures(step[branch])
+            target = step.get("on_failure")
+            later = {x.get("id") for x in seq[n + 1 :]}
+            if target is not None and target not in later:
+                where = f"{name} step {step['id']}"
+                if target not in index:
+                    raise ArazzoRefused(f"{where}: onFailure goto {target!r}, which is no step")
+                if index[target] <= index.get(str(step["id"]), -1):
+                    raise ArazzoRefused(
+                        f"{where}: onFailure goto {target!r}, an earlier step (a loop), is outside"
+                        " the subset"
+                    )
+                if seq and not (
+                    {"return", "fail"} & set(seq[-1])
+                ):  # the way that did not fail ends here
+                    end = f"{str(seq[-1]['id'])[:58]}-ends"
+                    seq.append({"id": end if end not in index else f"{end}-x", "return": {}})
+                seq += build(index[target], set(), frozenset(scope))[0]
+            n += 1
+
     body, _ = build(0, set(), frozenset(scope))
+    lay_failures(body)
     out: dict[str, Any] = {
         "name": name,
         "description": str(raw.get("description") or raw.get("summary") or ""),
@@ -905,9 +949,23 @@ def _criterion_in(c: Any, where: str) -> Any:
         ) from None
 
 
+def _failure_in(actions: Any, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A step's `onFailure`: (its retry, the step a failure goes on from): one `retry`, one
+    `goto` without criteria, and an `end` (what a failed step does anyway)."""
+    if not isinstance(actions, list):
+        return _retry_in(actions, where), None
+    gotos = [a for a in actions if isinstance(a, dict) and a.get("type") == "goto"]
+    if len(gotos) > 1 or any(
+        a.get("criteria") or set(a) - {"name", "type", "stepId"} or "stepId" not in a for a in gotos
+    ):
+        raise ArazzoRefused(f"{where}: onFailure maps one goto to a step, without criteria")
+    rest = [a for a in actions if a not in gotos]
+    return _retry_in(rest, where), (str(gotos[0]["stepId"]) if gotos else None)
+
+
 def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
-    """A step's `onFailure`: one `retry` (retryAfter, retryLimit), and an `end` without
-    criteria (what a failed step does anyway: the run stops there, failed), or nothing."""
+    """A step's `onFailure` less its goto: one `retry` (retryAfter, retryLimit), and an `end`
+    without criteria (what a failed step does anyway: the run stops there, failed), or nothing."""
     if not actions:
         return None
     ends = (
@@ -930,7 +988,7 @@ def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
     ):
         raise ArazzoRefused(
             f"{where}: onFailure maps when it is one retry (retryAfter, retryLimit) without"
-            " criteria, or an end (a goto on failure is outside the subset)"
+            " criteria, a goto and an end"
         )
     after = rest[0].get("retryAfter", 1)
     return {"limit": rest[0].get("retryLimit", 1), "after": after}

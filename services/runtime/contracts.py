@@ -265,7 +265,9 @@ def _step_lines(skill: Skill, steps: Any, depth: int) -> list[str]:
             said = f"call `{name}` with `{json.dumps(step.args, ensure_ascii=False)}`"
             if step.save_as:
                 said += f"; keep its answer as `{step.save_as}`"
-            if step.on_error:
+            if step.on_failure:
+                said += f"; if it fails, go on from step `{step.on_failure}`"
+            elif step.on_error:
                 said += f"; if it fails, stop: {step.on_error}"
             lines.append(head + said + ".")
         elif step.kind == "workflow":

@@ -90,6 +90,7 @@ class Step:
     otherwise: tuple[Step, ...] = ()
     value: Any = None  # what `return` gives, or `fail`'s message
     rules: StepRules | None = None  # a tool step's own success tests and retries
+    on_failure: str | None = None  # a tool step that fails goes on from this later step
 
 
 @dataclass(frozen=True)

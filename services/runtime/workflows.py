@@ -79,7 +79,7 @@ WORKFLOW_KEYS = (
     "uses",
 )
 STEP_KEYS = {
-    "tool": ("id", "tool", "args", "save_as", "on_error", "success", "retry"),
+    "tool": ("id", "tool", "args", "save_as", "on_error", "on_failure", "success", "retry"),
     "workflow": ("id", "workflow", "args", "save_as", "on_error"),
     "if": ("id", "if", "then", "else"),
     "return": ("id", "return"),
@@ -198,6 +198,7 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
                     save_as,
                     _opt(item.get("on_error")),
                     rules=rules,
+                    on_failure=_opt(item.get("on_failure")),
                 )
             )
         elif kind == "if":
@@ -213,6 +214,14 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
             out.append(Step(sid, "if", condition=cond, then=then, otherwise=otherwise))
         else:
             out.append(Step(sid, kind, value=item[kind]))
+    for n, step in enumerate(out):  # a failure goes on from a later step of the same list
+        later = [x.id for x in out[n + 1 :]]
+        if step.on_failure is not None and step.on_failure not in later:
+            raise _refuse(
+                f"{wf} step {step.id}",
+                f"on_failure {step.on_failure!r}: a later step of the same list"
+                f" ({', '.join(later) or 'there is none'})",
+            )
     return tuple(out)
 
 
@@ -335,6 +344,7 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
                     raise _refuse(where, f"save_as {s.save_as!r} is used already; name it anew")
                 saved_anywhere.add(s.save_as)
                 scope.add(s.save_as)
+        _after_failures(wf.name, steps)
 
     walk(wf.steps, params)
     if not wf.steps:
@@ -361,10 +371,35 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     _unreachable(wf.name, wf.steps)
 
 
+def _after_failures(wf: str, steps: tuple[Step, ...]) -> None:
+    """The steps a failure goes on to read nothing the steps it skipped would have saved (the
+    failed one's answer included)."""
+    for i, s in enumerate(steps):
+        if s.on_failure is None:
+            continue
+        j = next(k for k, x in enumerate(steps) if x.id == s.on_failure)
+        skipped = {x.save_as for x in steps[i:j] if x.save_as}
+        for later in walk_steps(steps[j:]):
+            reads = set(
+                _refs(later.args) if later.kind in ("tool", "workflow") else _refs(later.value)
+            )
+            if later.kind == "if" and later.condition:
+                reads.add(later.condition.split(".", 1)[0])
+            hit = sorted(reads & skipped)
+            if hit:
+                raise _refuse(
+                    f"{wf} step {later.id}",
+                    f"reads {hit[0]}, which is not saved when step {s.id} fails and the run goes"
+                    f" on from {s.on_failure}",
+                )
+
+
 def _unreachable(wf: str, steps: tuple[Step, ...]) -> None:
-    """A step after a `return` or `fail` in the same sequence never runs: refused, not skipped."""
+    """A step after a `return` or `fail` in the same sequence never runs (unless a failure goes
+    on from it): refused, not skipped."""
+    targets = {s.on_failure for s in steps if s.on_failure}
     for n, s in enumerate(steps):
-        if s.kind in ("return", "fail") and n + 1 < len(steps):
+        if s.kind in ("return", "fail") and n + 1 < len(steps) and steps[n + 1].id not in targets:
             raise _refuse(
                 f"{wf} step {steps[n + 1].id}",
                 f"comes after the {s.kind} of step {s.id}, so it would never run",
@@ -678,6 +713,7 @@ def run_workflow(
     then each step in order through `call`; StepFailed names the step that stopped it. A dry run
     (`call` records instead of sending) walks both branches of an `if` it cannot decide;
     `unknown_inputs` checks it with no arguments (each input a value not known yet)."""
+    # size: the runner's one loop (every step kind, a failure's way on) beside its set-up
 
     wf = workflows[name]
     if wf.execution != "hardened":
@@ -696,7 +732,10 @@ def run_workflow(
             self.value = value
 
     def steps(seq: tuple[Step, ...], env: dict[str, Any], label: str = "") -> None:
-        for s in seq:
+        # size: one case per step kind, and where a failed step goes on from
+        n = 0
+        while n < len(seq):
+            s, n = seq[n], n + 1
             try:
                 if s.kind in ("tool", "workflow"):
                     given = render(s.args, env)
@@ -731,6 +770,12 @@ def run_workflow(
             except StepFailed as exc:
                 if exc.step != s.id or exc.workflow not in ("", name):
                     raise  # a called workflow's own step: named as it is
+                if s.on_failure is not None and exc.waiting is None:  # not held at a gate
+                    outcome.trace.append(
+                        f"{label}{s.id} failed ({exc.message}): on to {s.on_failure}"
+                    )
+                    n = next(i for i, x in enumerate(seq) if x.id == s.on_failure)
+                    continue
                 said = f"{s.on_error} ({exc.message})" if s.on_error else exc.message
                 raise StepFailed(name, s.id, said, exc.waiting) from None
 

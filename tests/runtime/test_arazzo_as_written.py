@@ -329,6 +329,42 @@ def test_an_on_failure_end_is_what_a_failed_step_does_anyway(
     }
     steps = from_arazzo(_doc([retried, LOOK]), skill, files)["workflows"][0]["steps"]
     assert steps[0]["retry"] == {"limit": 2, "after": 0.5}
-    elsewhere = {**MAKE, "onFailure": [{"name": "other", "type": "goto", "stepId": "look"}]}
-    with pytest.raises(ArazzoRefused, match="a goto on failure is outside the subset"):
-        from_arazzo(_doc([elsewhere, LOOK]), skill, files)
+    back = {**LOOK, "onFailure": [{"name": "again", "type": "goto", "stepId": "make"}]}
+    with pytest.raises(ArazzoRefused, match="an earlier step \\(a loop\\), is outside"):
+        from_arazzo(_doc([MAKE, back]), skill, files)
+
+
+def test_an_on_failure_goto_goes_on_from_a_later_step_only_a_failure_reaches(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    skill, files = shop
+    make = {
+        **MAKE,
+        "onSuccess": [{"name": "done", "type": "end"}],
+        "onFailure": [{"name": "make_failed", "type": "goto", "stepId": "look"}],
+    }
+    look = {
+        **LOOK,
+        "parameters": [
+            {"name": "cartId", "in": "path", "value": "$inputs.customer"},
+            LOOK["parameters"][1],
+        ],
+    }
+    doc = _doc([make, look])
+    doc["workflows"][0].pop("outputs")
+    made = from_arazzo(doc, skill, files)
+    steps = made["workflows"][0]["steps"]
+    # the way that does not fail ends after make; only a failure goes on to look
+    assert [s["id"] for s in steps] == ["make", "make-ends", "look"]
+    assert steps[0]["on_failure"] == "look" and steps[1]["return"] == {}
+    text = yaml.safe_dump(made, sort_keys=False)
+    flows = load_workflows({**files, "workflows.yaml": text.encode()}, skill)
+    out = to_arazzo(flows, skill, files=files)
+    assert out["workflows"][0]["steps"][0]["onFailure"] == [
+        {"name": "make_failed", "type": "goto", "stepId": "look"}
+    ]
+    again = yaml.safe_dump(from_arazzo(out, skill, files), sort_keys=False)
+    back = to_arazzo(
+        load_workflows({**files, "workflows.yaml": again.encode()}, skill), skill, files=files
+    )
+    assert back == out

@@ -140,7 +140,7 @@ CHECK = {
         ),
         (
             _one([{**CHECK, "timeout": 5}]),
-            "workflows.yaml: flow step check: a tool step: unknown key 'timeout' (it takes id, tool, args, save_as, on_error, success, retry)",
+            "workflows.yaml: flow step check: a tool step: unknown key 'timeout' (it takes id, tool, args, save_as, on_error, on_failure, success, retry)",
         ),
         (
             _one([{**CHECK, "retry": {"limit": 3, "wait": 1}}]),
@@ -148,7 +148,7 @@ CHECK = {
         ),
         (
             _one([{"id": "a", "tol": "list_rooms"}]),
-            "workflows.yaml: flow step a: a step is exactly one of tool, workflow, if, return, fail (unknown key 'tol'; did you mean `tool`? (it takes args, else, fail, id, if, on_error, retry, return, save_as, success, then, tool, workflow))",
+            "workflows.yaml: flow step a: a step is exactly one of tool, workflow, if, return, fail (unknown key 'tol'; did you mean `tool`? (it takes args, else, fail, id, if, on_error, on_failure, retry, return, save_as, success, then, tool, workflow))",
         ),
         (
             _one([CHECK]) + "workflow: {}\n",
@@ -689,7 +689,8 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
             lambda d: d["workflows"][0]["steps"][1].update(
                 onFailure=[{"name": "elsewhere", "type": "goto", "stepId": "check"}]
             ),
-            "book_room step book: onFailure maps when it is one retry (retryAfter, retryLimit) without criteria",
+            "book_room step book: onFailure goto 'check', an earlier step (a loop), is outside"
+            " the subset",
         ),
         (
             lambda d: d["workflows"][0]["steps"][0]["onSuccess"][0].update(type="retry"),
@@ -707,7 +708,7 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
         "an input component that is not there",
         "criteria",
         "a path parameter given as a header",
-        "onFailure retry",
+        "onFailure goto back",
         "retry action",
         "unknown operation",
     ],

@@ -217,3 +217,61 @@ def test_an_if_on_a_value_that_is_not_true_or_false_stops_the_run_naming_it() ->
     )
     assert run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result == {"rooms": None}
     assert run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result == {"rooms": True}
+
+
+def test_a_step_that_fails_goes_on_from_its_on_failure_step() -> None:
+    from skillpress.services.runtime.workflows import StepFailed, run_workflow
+
+    files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
+    steps = [
+        {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}, "on_failure": "fallback"},
+        {"id": "done", "return": {"free": "{{free.available}}"}},
+        {
+            "id": "fallback",
+            "tool": "check_availability",
+            "args": {"room_id": "ash", **DATES},
+            "save_as": "other",
+        },
+        {"id": "instead", "return": {"free": "{{other.available}}"}},
+    ]
+    files["workflows.yaml"] = _flow(steps).encode()
+    skill = load_skill(files)
+    flows = load_workflows(files, skill)
+    calls: list[str] = []
+
+    def call(step: str, tool: Any, args: Any, owner: Any, rules: Any = None) -> Any:
+        calls.append(f"{step} {args['room_id']}")
+        if step == "check":
+            raise StepFailed("", step, "check_availability answered 503")
+        return {"available": True}
+
+    ran = run_workflow(flows, "flow", {"room_id": "oak"}, skill, call)
+    assert ran.result == {"free": True} and calls == ["check oak", "fallback ash"]
+    assert ran.trace[0] == "check failed (check_availability answered 503): on to fallback"
+
+
+@pytest.mark.parametrize(
+    ("steps", "said"),
+    [
+        (
+            [
+                {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}, "on_failure": "after"},
+                {"id": "after", "return": "{{free}}"},
+            ],
+            "flow step after: reads free, which is not saved when step check fails and the run"
+            " goes on from after",
+        ),
+        (
+            [
+                {"id": "first", "return": "{{room_id}}"},
+                {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}, "on_failure": "first"},
+            ],
+            "flow step check: on_failure 'first': a later step of the same list (there is none)",
+        ),
+    ],
+    ids=["a value the failure skipped", "an earlier step"],
+)
+def test_an_on_failure_that_cannot_run_is_refused_at_load(
+    steps: list[dict[str, Any]], said: str
+) -> None:
+    assert _refused(_flow(steps)) == f"workflows.yaml: {said}"
