@@ -408,11 +408,16 @@ BNPL_SPEC = _spec(
                 "createApplication", {"customer": "string", "plan": "string"}, ["customer", "plan"]
             )
         },
+        "/declines": {"post": _body_op("recordDecline", {"customer": "string"}, ["customer"])},
+        "/notifications": {
+            "post": _body_op("notifyCustomer", {"customer": "string"}, ["customer"])
+        },
     },
 )
 
 # success on one exact status and tests of the answer's body (a comparison, a regex), a jsonpath
-# test on the step's own response body, a retry, and kebab-case ids
+# test on the step's own response body, a retry, kebab-case ids, inputs and an action from
+# `components`, and a diamond: both ways (an application, or a decline recorded) meet at notify
 BNPL = {
     "arazzo": "1.0.1",
     "info": {"title": "Apply for pay later", "version": "1.0.0"},
@@ -420,11 +425,7 @@ BNPL = {
     "workflows": [
         {
             "workflowId": "apply-pay-later",
-            "inputs": {
-                "type": "object",
-                "properties": {"customer": {"type": "string"}, "amount": {"type": "integer"}},
-                "required": ["customer", "amount"],
-            },
+            "inputs": {"$ref": "#/components/inputs/applicant"},
             "steps": [
                 {
                     "stepId": "check-eligibility",
@@ -451,7 +452,7 @@ BNPL = {
                                 }
                             ],
                         },
-                        {"name": "notEligible", "type": "end"},
+                        {"reference": "$components.successActions.declined"},
                     ],
                 },
                 {
@@ -472,11 +473,42 @@ BNPL = {
                         {"name": "again", "type": "retry", "retryAfter": 0, "retryLimit": 1}
                     ],
                     "outputs": {"application": "$response.body"},
+                    "onSuccess": [{"name": "toNotify", "type": "goto", "stepId": "notify"}],
+                },
+                {
+                    "stepId": "record-decline",
+                    "operationId": "recordDecline",
+                    "requestBody": {
+                        "contentType": "application/json",
+                        "payload": {"customer": "$inputs.customer"},
+                    },
+                    "successCriteria": [{"condition": "$statusCode == 201"}],
+                },
+                {
+                    "stepId": "notify",
+                    "operationId": "notifyCustomer",
+                    "requestBody": {
+                        "contentType": "application/json",
+                        "payload": {"customer": "$inputs.customer"},
+                    },
+                    "successCriteria": [{"condition": "$statusCode == 202"}],
                 },
             ],
             "outputs": {"applicationId": "$steps.create-application.outputs.application.id"},
         }
     ],
+    "components": {
+        "inputs": {
+            "applicant": {
+                "type": "object",
+                "properties": {"customer": {"type": "string"}, "amount": {"type": "integer"}},
+                "required": ["customer", "amount"],
+            }
+        },
+        "successActions": {
+            "declined": {"name": "notEligible", "type": "goto", "stepId": "record-decline"}
+        },
+    },
 }
 
 
@@ -497,6 +529,10 @@ class _Lender(_Shelter):
             if parts.path == "/eligibility-checks":
                 ok = int(body["amount"]) < 500
                 return h._send(200, {"eligible": ok, "plan": "p3" if ok else None})
+            if parts.path == "/declines":
+                return h._send(201, {"id": f"decline-{body['customer']}"})
+            if parts.path == "/notifications":
+                return h._send(202, {"sent": True})
             return h._send(201, {"id": f"app-{body['customer']}", "plan": body["plan"]})
 
         handler.do_POST = answer  # type: ignore[attr-defined]
@@ -520,6 +556,9 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
         ]
         assert flow["steps"][1]["if"] == "eligibility.eligible"
         assert flow["steps"][1]["then"][0]["retry"] == {"limit": 1, "after": 0}
+        # the diamond: each way once, and where they meet once, after them
+        assert [s["id"] for s in flow["steps"][1]["else"]] == ["record-decline"]
+        assert [s["id"] for s in flow["steps"]] == ["check-eligibility", "eligible", "notify"]
         for amount in (120, 900):
             given = {"customer": "ada", "amount": amount}
             line = f"/apply-pay-later {json.dumps(given)}"
@@ -533,7 +572,10 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
         assert [(m, p) for m, p, _, _ in ours.seen] == [
             ("POST", "/eligibility-checks"),
             ("POST", "/applications"),
+            ("POST", "/notifications"),
             ("POST", "/eligibility-checks"),
+            ("POST", "/declines"),
+            ("POST", "/notifications"),
         ]
         assert ours.seen[1][3] == {"customer": "ada", "plan": "p3"}
         _round_trip(package, exported, tmp_path, THEIRS)
