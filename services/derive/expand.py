@@ -267,7 +267,7 @@ class ExpandedSizes:
         self.descriptions = descriptions
         self.description_chars = description_chars
         self._sizes: dict[tuple[str, int, int], int] = {}
-        self._cut_sizes: dict[str, int] = {}
+        self._cuts: dict[str, tuple[dict[str, Any], int]] = {}  # a cut type, and its bytes
         self._built: dict[tuple[str, int, int], Any] = {}
         self._reach: dict[str, frozenset[str]] = {}
         self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
@@ -280,8 +280,8 @@ class ExpandedSizes:
             got = self._reduced[key] = ExpandedSizes(
                 self.types, self.budget, max_depth, descriptions, chars, self.renamed
             )
-            # what a type reaches does not depend on the reduction
-            got._reach, got._refs = self._reach, self._refs
+            # what a type reaches, and what a cut one is written as, do not depend on it
+            got._reach, got._refs, got._cuts = self._reach, self._refs, self._cuts
         return got
 
     def fits(self, schema: Any) -> bool:
@@ -297,7 +297,7 @@ class ExpandedSizes:
         if name in stack or name not in self.types:
             return {"type": "object"}
         if self.max_depth is not None and len(stack) >= self.max_depth:
-            return cut_type(name, self.types)
+            return self._cut(name)[0]
         inner = stack + (name,)
         key = self._key(name, stack, level)
         if key is None:
@@ -333,16 +333,20 @@ class ExpandedSizes:
     def _reaches(self, name: str) -> frozenset[str]:
         return reachable(name, self.types, self._refs, self._reach)
 
+    def _cut(self, name: str) -> tuple[dict[str, Any], int]:
+        """Type `name` not detailed (`cut_type`), made once, and the bytes it is written in."""
+        got = self._cuts.get(name)
+        if got is None:
+            cut = cut_type(name, self.types)
+            written = provider_names(cut)[0] if self.renamed else cut
+            got = self._cuts[name] = (cut, len(compact_json(written).encode()))
+        return got
+
     def _ref(self, name: str, stack: tuple[str, ...], level: int) -> int:
         if name in stack or name not in self.types:
             return 17  # {"type":"object"}
         if self.max_depth is not None and len(stack) >= self.max_depth:
-            size = self._cut_sizes.get(name)
-            if size is None:
-                cut = cut_type(name, self.types)
-                written = provider_names(cut)[0] if self.renamed else cut
-                size = self._cut_sizes[name] = len(compact_json(written).encode())
-            return size
+            return self._cut(name)[1]
         inner = stack + (name,)
         key = self._key(name, stack, level)
         if key is None:

@@ -619,11 +619,7 @@ class _CatalogServer:
             def call(
                 step: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
             ) -> Any:
-                try:
-                    prepare_step(step, tool, given, owner, kinds_of(owner), self.sandboxed)
-                except StepFailed as exc:  # kept in the run's record, not only told the model
-                    log.refused(step, tool.operation, owner.slug, exc.message)
-                    raise
+                prepare_step(step, tool, given, owner, kinds_of(owner), self.sandboxed, log=log)
                 setup = self.setup_for(owner.slug, owner)
                 return placed_step(step, tool, given, owner, setup, self.gate_for(slug), log, rules)
 

@@ -24,6 +24,7 @@ from skillpress.services.derive.errors import SpecRefused
 from skillpress.services.derive.keys import unknown_keys
 from skillpress.services.derive.load import LoadLimits, parse_bytes
 from skillpress.services.runtime.kinds import operation_kinds
+from skillpress.services.runtime.run_log import RunLog
 from skillpress.services.runtime.skill import PackageError, Skill, Tool, UnknownOperation
 from skillpress.services.runtime.slash import json_arguments
 from skillpress.services.runtime.step_criteria import BodyTest, CriterionRefused, body_test
@@ -46,6 +47,7 @@ __all__ = [
     "loadable_workflows",
     "workflow_arguments",
     "MAX_STEPS",
+    "WORKFLOW_LIMITS",
     "WORKFLOWS_FILE",
     "Pending",
     "Step",
@@ -64,7 +66,9 @@ __all__ = [
 WORKFLOWS_FILE = "workflows.yaml"
 MAX_STEPS = 50
 MAX_FILE_BYTES = 256 * 1024
-_LIMITS = LoadLimits(max_bytes=MAX_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000)
+WORKFLOW_LIMITS = LoadLimits(
+    max_bytes=MAX_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000
+)
 EXECUTIONS = ("draft", "guided", "hardened")
 FILE_KEYS = ("workflows",)
 WORKFLOW_KEYS = (
@@ -505,7 +509,7 @@ def load_workflows(
     if len(raw_bytes) > MAX_FILE_BYTES:
         raise _refuse("the file", f"over {MAX_FILE_BYTES:,} bytes")
     try:  # the bounds and refusals of a spec's loader: a duplicate key names both its lines
-        doc = parse_bytes(raw_bytes, _LIMITS)
+        doc = parse_bytes(raw_bytes, WORKFLOW_LIMITS)
     except SpecRefused as exc:
         raise _refuse("the file", str(exc)) from None
     items = doc.get("workflows") if isinstance(doc, dict) else None
@@ -794,15 +798,23 @@ def prepare_step(
     kinds: Mapping[str, str],
     sandboxed: bool,
     why: str = "this skill runs sandboxed: not sent",
+    log: RunLog | None = None,
 ) -> Any:
     """A step's request, built and checked like any call's: StepFailed when it writes and the
-    run is sandboxed (`kinds`: read | write per operation), or when translation refuses it."""
-    if sandboxed and kinds.get(tool.operation) == "write":
-        raise StepFailed("", step, f"{tool.operation} writes, and {why}")
+    run is sandboxed (`kinds`: read | write per operation), or when translation refuses it; the
+    refusal kept in the run's `log` as that step's (a run the model carried on past still
+    shows it)."""
     try:
-        return build_request(tool, args, skill.hosts)
-    except CallRefused as exc:
-        raise StepFailed("", step, str(exc)) from None
+        if sandboxed and kinds.get(tool.operation) == "write":
+            raise StepFailed("", step, f"{tool.operation} writes, and {why}")
+        try:
+            return build_request(tool, args, skill.hosts)
+        except CallRefused as exc:
+            raise StepFailed("", step, str(exc)) from None
+    except StepFailed as exc:
+        if log is not None:
+            log.refused(step, tool.operation, skill.slug, exc.message)
+        raise
 
 
 def has_pending(value: Any) -> bool:

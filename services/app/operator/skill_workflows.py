@@ -15,7 +15,7 @@ from skillpress.services.app.records.annotations import active_of_kind, retire_a
 from skillpress.services.app.records.versions import find_skill, live_skills
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.errors import NotFound, Refused
-from skillpress.services.runtime.workflows import EXECUTIONS
+from skillpress.services.runtime.workflows import EXECUTIONS, WORKFLOW_LIMITS
 
 __all__ = ["add_workflows", "promote_workflow"]
 
@@ -30,10 +30,10 @@ def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
     """Each workflow of a `workflows.yaml` as an annotation, checked with the skill's latest
     revision (and every workflow it already has) before any is stored."""
     from skillpress.services.derive.errors import SpecRefused
-    from skillpress.services.derive.load import LoadLimits, parse_bytes
+    from skillpress.services.derive.load import parse_bytes
 
     try:  # as a package's workflows.yaml is read: a key given twice is refused with its lines
-        doc = parse_bytes(text, LoadLimits(max_bytes=256 * 1024, max_yaml_aliases=100))
+        doc = parse_bytes(text, WORKFLOW_LIMITS)
     except SpecRefused as exc:
         raise Refused(f"not a workflows.yaml: {exc}") from None
     flows = doc.get("workflows") if isinstance(doc, dict) else None

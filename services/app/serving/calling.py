@@ -580,10 +580,10 @@ def run_here(
                     kinds,
                     options.sandboxed,
                     SANDBOXED,
+                    log,
                 )
             except StepFailed as exc:
                 if not (options.dry_run and pending) or "writes, and" in exc.message:
-                    log.refused(step, tool.operation, owner.slug, exc.message)
                     raise
                 report.deferred(step, tool.operation, _shown(args))
                 return Pending(step, "answer")
