@@ -1386,3 +1386,23 @@ def test_a_steps_tests_of_its_answer_decide_whether_it_succeeded(
         " $response.body#/room_id)" in held.stderr
     ), held.stderr
     assert [s.method for s in server.house.seen] == ["GET", "GET"]
+
+
+@pytest.mark.integration  # the command line as a process, beside a server
+def test_a_step_held_at_its_gate_is_never_skipped_past_by_on_failure(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    """`on_failure` goes on past a step that failed, never past one a person has still to
+    decide: the gated booking waits (its run kept, to resume once granted) and the step a
+    failure would go on to is not sent."""
+    flows = yaml.safe_load((skill_dir / "workflows.yaml").read_text())
+    book = flows["workflows"][0]["steps"][1]["then"][0]
+    book["on_failure"] = "rooms"
+    flows["workflows"][0]["steps"][1]["then"].append(
+        {"id": "rooms", "tool": "list_rooms", "args": {}}
+    )
+    (skill_dir / "workflows.yaml").write_text(yaml.safe_dump(flows, sort_keys=False))
+    held = _run(skill_dir, f"/book_room {json.dumps(STAY)}", "--unsafe", "--approval-timeout", "0")
+    assert held.returncode == 1
+    assert "(run #1 is kept waiting here: the same call resumes it" in held.stderr, held.stderr
+    assert [(s.method, s.path) for s in server.house.seen] == [("GET", "/rooms/oak/availability")]
