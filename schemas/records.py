@@ -96,6 +96,10 @@ class Version(SQLModel, table=True):
     content_hash: str = Field(max_length=64)
     renderer: str = Field(max_length=64)
     files_json: str = Field(sa_column=Column(Text, nullable=False))  # {"path": "sha256", ...}
+    # the derivation whose pack holds the files (one read for all, a ranged read for one); None
+    # for a version made before packs, whose files are blobs of their own. A published version's
+    # files are blobs of their own as well: followers read them by key
+    derivation_blob: str | None = Field(default=None, max_length=64)
     hosts_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     status: str = Field(default="proposed", max_length=16)  # proposed | published | superseded
     diff_json: str = Field(

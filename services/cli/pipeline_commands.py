@@ -183,12 +183,12 @@ def show(
 
     found = through_api(remotely)
     if found is None:
-        from skillpress.services.app.records.versions import version_view
+        from skillpress.services.app.records.versions import version_file, version_view
 
         ctx = open_ctx()
         with failures():
             local: Mapping[str, Any] = version_view(ctx, slug, version or "current")
-        found = local, lambda name: ctx.blobs.get(local["files"][name])
+        found = local, lambda name: version_file(ctx, slug, local["version_id"], name)
     view, read = found
     version_id, keys = str(view["version_id"]), dict(view["files"])
     if file is None:

@@ -12,6 +12,7 @@ import typer
 from skillpress.services.cli.common import Progress, fail, failures, open_ctx, settings
 
 if TYPE_CHECKING:
+    from skillpress.services.platform.records import RecordStore
     from skillpress.services.platform.settings import Settings
 
 __all__ = ["register"]
@@ -220,6 +221,8 @@ def migrate(
     store = RecordStore(chosen.records_url)
     try:
         with failures():
+            if to is not None and _below_packs(store, to):
+                _loosen_for_rollback()
             before = store.migrate(to)
     finally:
         store.close()
@@ -231,6 +234,27 @@ def migrate(
             f"migrated the records at {store.safe_url} from schema {before.current or '(none)'}"
             f" to {target}"
         )
+
+
+def _below_packs(store: RecordStore, to: str) -> bool:
+    """Whether going to schema `to` leaves the schema at which a version's files may be in its
+    derivation's pack alone (from the schema the records are at)."""
+    from skillpress.services.app.records.versions import PACKED_SCHEMA
+
+    current = store.schema().current
+    return current is not None and current >= PACKED_SCHEMA > to
+
+
+def _loosen_for_rollback() -> None:
+    """Each proposed version's files as blobs of their own, as the release before packs reads
+    them, before the schema goes below packs."""
+    from skillpress.services.app.records.versions import loosen_packed_versions
+
+    typer.echo(
+        "writing each version's files as blobs of their own, as the older release reads them…"
+    )
+    written = loosen_packed_versions(open_ctx())
+    typer.echo(f"  {written} version(s) written")
 
 
 def reconcile(

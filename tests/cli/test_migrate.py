@@ -4,6 +4,7 @@ migrated it) refuses to start in one line, never a traceback, and leaves the dat
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -11,10 +12,11 @@ import pytest
 
 from tests.cli.test_up import home_env
 from tests.cli_process import skillpress
+from tests.workers.conftest import SPECS
 
 pytestmark = pytest.mark.integration  # runs the command line as processes
 
-HEAD = "0007"
+HEAD = "0008"
 
 
 def _run(home: Path, *args: str, **settings: str) -> tuple[int, list[str], str]:
@@ -75,18 +77,36 @@ def test_every_process_refuses_a_database_a_newer_release_migrated_and_leaves_it
 
 
 def test_migrate_goes_down_for_a_rollback_and_back_up(tmp_path: Path) -> None:
+    """Going below packs (0008) first writes each proposed version's files as blobs of their
+    own, as the release before packs reads them: the rollback leaves nothing it cannot read."""
     home = tmp_path / "home"
     db = f"sqlite:///{home / 'skillpress.db'}"
     assert _run(home, "migrate")[0] == 0
+    assert (
+        _run(home, "import", str(SPECS / "oai-petstore-expanded.yaml"), "--skill", "pets")[0] == 0
+    )
+    with sqlite3.connect(home / "skillpress.db") as conn:
+        (files_json,) = conn.execute("SELECT files_json FROM versions").fetchone()
+    keys = json.loads(files_json).values()
+    blobs = home / "blobs"
+    assert not [k for k in keys if (blobs / k[:2] / k).exists()]  # proposed: in its pack alone
     code, _, out = _run(home, "migrate", "--to", "0006")
-    assert (code, out.strip()) == (0, f"migrated the records at {db} from schema {HEAD} to 0006")
+    assert (code, out.strip().splitlines()) == (
+        0,
+        [
+            "writing each version's files as blobs of their own, as the older release reads them…",
+            "  1 version(s) written",
+            f"migrated the records at {db} from schema {HEAD} to 0006",
+        ],
+    )
+    assert [(blobs / k[:2] / k).exists() for k in keys] == [True] * len(keys)
     assert _stamp(home) == "0006"
     code, err, _ = _run(home, "versions", "pets", migrate_on_start="false")
-    assert code == 2 and "are at schema 0006 and this release needs 0007" in err[-1], err
+    assert code == 2 and "are at schema 0006 and this release needs 0008" in err[-1], err
     code, err, _ = _run(home, "migrate", "--to", "0100")
     assert (code, err[-1]) == (
         2,
-        "error: this release has no schema '0100': it has 0001, 0002, 0003, 0004, 0005, 0006, 0007",
+        "error: this release has no schema '0100': it has 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008",
     )
     code, _, out = _run(home, "migrate")
     assert (code, out.strip(), _stamp(home)) == (

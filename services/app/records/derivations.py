@@ -3,7 +3,9 @@ and skill, the spec bytes), the pure derivation of a revision, and the annotatio
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -11,11 +13,12 @@ from sqlmodel import Session, col, select
 
 from skillpress.schemas.records import AnnotationRecord, Skill, Source, SourceRevision
 from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.base.package_dir import LazyFiles
 from skillpress.services.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
 from skillpress.services.derive.annotations import Annotation
 from skillpress.services.derive.categories import Grouping
 from skillpress.services.errors import NotFound
-from skillpress.services.platform.blobs import BlobCorrupt, sha256_hex
+from skillpress.services.platform.blobs import BlobCorrupt, BlobStore, sha256_hex
 
 __all__ = [
     "RevisionInputs",
@@ -25,6 +28,9 @@ __all__ = [
     "store_derivation",
     "load_derivation",
     "derivation_files",
+    "derivation_file",
+    "lazy_derivation_files",
+    "loosen_files",
     "latest_revision_id",
     "active_annotations",
     "annotations_in_force",
@@ -35,10 +41,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RevisionInputs:
+    """A revision with its source and skill; its document read from the blob store when first
+    asked for (a stage that reads the parse stage's derivation never needs the spec, which on a
+    remote store is one request of up to the spec size bound)."""
+
     revision: SourceRevision
     source: Source
     skill: Skill
-    spec: bytes
+    blobs: BlobStore
+
+    @functools.cached_property
+    def spec(self) -> bytes:
+        return self.blobs.get(self.revision.spec_sha256)
 
 
 def load_revision(ctx: AppContext, revision_id: str) -> RevisionInputs:
@@ -51,7 +65,7 @@ def load_revision(ctx: AppContext, revision_id: str) -> RevisionInputs:
         if source is None or skill is None:
             raise NotFound(f"revision {revision_id} has no source or skill")
         s.expunge_all()
-    return RevisionInputs(rev, source, skill, ctx.blobs.get(rev.spec_sha256))
+    return RevisionInputs(rev, source, skill, ctx.blobs)
 
 
 def derive_revision(
@@ -76,23 +90,35 @@ def derive_revision(
 
 @dataclass(frozen=True)
 class Derivation:
-    """A derivation kept in the blob store: every file by key, and the grouping it used."""
+    """A derivation kept in the blob store: its files in one pack with their index (each file's
+    path, sha256 and size), and the grouping it used."""
 
     manifest: str  # sha256 of this manifest's JSON
     files: dict[str, str]  # path → sha256
     grouping: str  # sha256 of the Grouping's JSON
-    # every file in one blob, in path order (each `sizes` long): what a stage that reads them all
-    # reads, one request where a remote store would take one per file (None: an older one)
+    # every file in one blob, in path order (each `sizes` long): a stage or a version reads them
+    # all in one request, or one of them in one ranged request, where a remote store would take
+    # one request per file (None: one stored before packs, whose files are blobs of their own)
     pack: str | None = None
     sizes: tuple[int, ...] = ()
 
+    def span(self, path: str) -> tuple[int, int]:
+        """Where `path` lies in the pack: (offset, length)."""
+        at = 0
+        for name, size in zip(sorted(self.files), self.sizes, strict=True):
+            if name == path:
+                return at, size
+            at += size
+        raise NotFound(f"the derivation {self.manifest[:12]}… has no file {path!r}")
+
 
 def store_derivation(ctx: AppContext, package: SkillPackage) -> Derivation:
-    """Every file as a blob of its own (what versions and runtimes read one by one), all of them
-    again as one pack (what the next stages read at once), the grouping, and the manifest."""
+    """Every file in one pack (three writes for a package of any size: the pack, the grouping and
+    the manifest that indexes them). A file becomes a blob of its own only when a version of it
+    is published (`loosen_files`): what followers read by key."""
     paths = sorted(package.files)
     datas = [package.files[p] for p in paths]
-    files = dict(zip(paths, ctx.blobs.put_many(datas), strict=True))
+    files = {p: sha256_hex(d) for p, d in zip(paths, datas, strict=True)}
     pack = ctx.blobs.put(b"".join(datas))
     sizes = tuple(len(d) for d in datas)
     grouping = ctx.blobs.put(package.grouping.to_json())
@@ -104,29 +130,64 @@ def store_derivation(ctx: AppContext, package: SkillPackage) -> Derivation:
     return Derivation(manifest, files, grouping, pack, sizes)
 
 
-def load_derivation(ctx: AppContext, manifest: str) -> Derivation:
-    raw = json.loads(ctx.blobs.get(manifest))
+def load_derivation(blobs: BlobStore, manifest: str) -> Derivation:
+    raw = json.loads(blobs.get(manifest))
     sizes = tuple(int(n) for n in raw.get("sizes", ()))
     return Derivation(manifest, dict(raw["files"]), str(raw["grouping"]), raw.get("pack"), sizes)
 
 
-def derivation_files(ctx: AppContext, derivation: Derivation) -> dict[str, bytes]:
+def _packed(derivation: Derivation) -> str | None:
+    paths = derivation.files
+    return derivation.pack if len(derivation.sizes) == len(paths) else None
+
+
+def _checked(derivation: Derivation, path: str, piece: bytes) -> bytes:
+    if sha256_hex(piece) != derivation.files[path]:
+        raise BlobCorrupt(f"the pack {str(derivation.pack)[:12]}… does not hold {path} whole")
+    return piece
+
+
+def derivation_files(blobs: BlobStore, derivation: Derivation) -> dict[str, bytes]:
     """Every file of `derivation`: from its pack in one read (each piece checked against its
     file's hash), or file by file for one stored before packs."""
     paths = sorted(derivation.files)
-    if derivation.pack is not None and len(derivation.sizes) == len(paths):
-        packed = ctx.blobs.get(derivation.pack)
+    pack = _packed(derivation)
+    if pack is not None:
+        packed = blobs.get(pack)
         out: dict[str, bytes] = {}
         at = 0
         for path, size in zip(paths, derivation.sizes, strict=True):
-            piece = packed[at : at + size]
-            if sha256_hex(piece) != derivation.files[path]:
-                raise BlobCorrupt(f"the pack {derivation.pack[:12]}… does not hold {path} whole")
-            out[path] = piece
+            out[path] = _checked(derivation, path, packed[at : at + size])
             at += size
         return out
-    data = ctx.blobs.get_many([derivation.files[p] for p in paths])
+    data = blobs.get_many([derivation.files[p] for p in paths])
     return dict(zip(paths, data, strict=True))
+
+
+def derivation_file(blobs: BlobStore, derivation: Derivation, path: str) -> bytes:
+    """One file of `derivation`: one ranged read of its pack (checked against the file's hash),
+    or its own blob for one stored before packs. NotFound for a path it does not have."""
+    if path not in derivation.files:
+        raise NotFound(f"the derivation {derivation.manifest[:12]}… has no file {path!r}")
+    pack = _packed(derivation)
+    if pack is None:
+        return blobs.get(derivation.files[path])
+    at, size = derivation.span(path)
+    return _checked(derivation, path, blobs.get_range(pack, at, size))
+
+
+def lazy_derivation_files(blobs: BlobStore, derivation: Derivation) -> Mapping[str, bytes]:
+    """The files of `derivation` by name, read (all at once: one request) when one is first
+    asked for, and not at all when none is."""
+    read = functools.cache(lambda: derivation_files(blobs, derivation))
+    return LazyFiles(sorted(derivation.files), lambda path: read()[path])
+
+
+def loosen_files(blobs: BlobStore, files: Mapping[str, bytes]) -> None:
+    """Each of `files` as a blob of its own, under its sha256 (a published version's, which
+    followers and runtimes read by key); a blob already there is written again (the same
+    bytes)."""
+    blobs.put_many([files[p] for p in sorted(files)])
 
 
 def latest_revision_id(ctx: AppContext, skill_id: str) -> str | None:
@@ -173,5 +234,5 @@ def parsed_operation_names(ctx: AppContext, revision: SourceRevision) -> set[str
 
     if revision.package_blob is None:
         raise NotFound(f"revision {revision.id} was not parsed")
-    files = derivation_files(ctx, load_derivation(ctx, revision.package_blob))
+    files = derivation_files(ctx.blobs, load_derivation(ctx.blobs, revision.package_blob))
     return {op.name for op in Manifest.from_json(files["skill.json"]).operations}

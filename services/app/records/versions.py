@@ -3,6 +3,7 @@ the queries the faces make (lists, diffs, live files); the publish check is `pub
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -14,11 +15,18 @@ from skillpress.schemas.records import Skill, Source, Version
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.package_dir import LazyFiles
 from skillpress.services.app.base.views import NeedsView, VersionDiff, VersionRow, VersionView
+from skillpress.services.app.records.derivations import (
+    Derivation,
+    derivation_file,
+    derivation_files,
+    load_derivation,
+    loosen_files,
+)
 from skillpress.services.app.records.lineage import came_from
 from skillpress.services.derive.diff import diff_packages
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound, Refused
-from skillpress.services.platform.blobs import BlobStore
+from skillpress.services.platform.blobs import BlobCorrupt, BlobStore
 from skillpress.services.platform.ids import derived_id
 
 if TYPE_CHECKING:
@@ -45,11 +53,17 @@ __all__ = [
     "pick_version",
     "resolve_version",
     "version_files",
+    "version_reader",
+    "loosen_packed_versions",
+    "PACKED_SCHEMA",
     "version_for_outcome",
     "version_pointer",
     "version_view",
     "what_it_needs",
 ]
+
+
+PACKED_SCHEMA = "0008"  # the records' schema from which a version's files may be in a pack alone
 
 
 class PublishRefused(Refused):
@@ -58,10 +72,49 @@ class PublishRefused(Refused):
     problem = "publish-refused"
 
 
+def _derivation(blobs: BlobStore, version: Version) -> Derivation | None:
+    """The derivation whose pack holds the version's files (None: a version made before packs,
+    whose files are blobs of their own)."""
+    if version.derivation_blob is None:
+        return None
+    derivation = load_derivation(blobs, version.derivation_blob)
+    if derivation.files != version.files:
+        raise BlobCorrupt(
+            f"version {version.id[:12]}: its derivation {version.derivation_blob[:12]}… lists"
+            " other files than the version does"
+        )
+    return derivation
+
+
 def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
+    """Every file of `version`: one read of its pack, or each by its own blob (an older one)."""
+    derivation = _derivation(blobs, version)
+    if derivation is not None:
+        return derivation_files(blobs, derivation)
     keys: dict[str, str] = version.files
     paths = list(keys)
     return dict(zip(paths, blobs.get_many([keys[p] for p in paths]), strict=True))
+
+
+def version_reader(blobs: BlobStore, version: Version) -> Callable[[str], bytes]:
+    """One file of `version` by path, read alone: a ranged read of its pack, or its own blob."""
+    keys: dict[str, str] = version.files
+    derivation = _derivation(blobs, version)
+    if derivation is not None:
+        return functools.partial(derivation_file, blobs, derivation)
+    return lambda path: blobs.get(keys[path])
+
+
+def loosen_packed_versions(ctx: AppContext) -> int:
+    """Every version whose files are in its derivation's pack alone written as blobs of their
+    own (what a release before packs reads): the step before a rollback past PACKED_SCHEMA.
+    Returns how many versions were written; writing one again writes the same bytes."""
+    with ctx.records.session() as s:
+        packed = s.exec(select(Version).where(col(Version.derivation_blob).is_not(None))).all()
+        s.expunge_all()
+    for version in packed:
+        loosen_files(ctx.blobs, version_files(ctx.blobs, version))
+    return len(packed)
 
 
 def manifest_of(files: Mapping[str, bytes]) -> Manifest | None:
@@ -275,8 +328,8 @@ def live_files(ctx: AppContext, slug: str) -> Mapping[str, bytes]:
         raise NotFound(
             f"{slug} has no live version: publish one first (skillpress versions {slug})"
         )
-    keys: dict[str, str] = pick_version(ctx, skill, skill.live_version_id).files
-    return LazyFiles(sorted(keys), lambda path: ctx.blobs.get(keys[path]))
+    live = pick_version(ctx, skill, skill.live_version_id)
+    return LazyFiles(sorted(live.files), version_reader(ctx.blobs, live))
 
 
 def newest_manifest(ctx: AppContext, skill: Skill) -> tuple[Version | None, Manifest | None]:
@@ -287,8 +340,7 @@ def newest_manifest(ctx: AppContext, skill: Skill) -> tuple[Version | None, Mani
             s.expunge(newest)
     if newest is None:
         return None, None
-    keys: dict[str, str] = newest.files
-    return newest, Manifest.from_json(ctx.blobs.get(keys["skill.json"]))
+    return newest, Manifest.from_json(version_reader(ctx.blobs, newest)("skill.json"))
 
 
 def version_for_outcome(ctx: AppContext, skill: Skill, outcome: dict[str, Any]) -> Version:
@@ -390,10 +442,9 @@ def version_file(
 ) -> bytes:
     """One file of a version, read by its digest alone (never the version's other files)."""
     _, version = resolve_version(ctx, slug, ref, published_only)
-    keys: dict[str, str] = version.files
-    if path not in keys:
+    if path not in version.files:
         raise NotFound(f"{slug} {ref} has no file {path!r}")
-    return ctx.blobs.get(keys[path])
+    return version_reader(ctx.blobs, version)(path)
 
 
 def version_archive(
@@ -407,11 +458,10 @@ def version_archive(
     import tarfile
 
     _, version = resolve_version(ctx, slug, ref, published_only)
-    keys: dict[str, str] = version.files
+    files = version_files(ctx.blobs, version)
     raw = io.BytesIO()
-    paths = sorted(keys)
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path, data in zip(paths, ctx.blobs.get_many([keys[p] for p in paths]), strict=True):
+        for path, data in sorted(files.items()):
             info = tarfile.TarInfo(path)
             info.size, info.mtime, info.mode = len(data), 0, 0o644
             tar.addfile(info, io.BytesIO(data))

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skillpress.services.app.base.context import AppContext
-from skillpress.services.app.base.package_dir import LazyFiles
 from skillpress.services.app.records.derivations import (
+    lazy_derivation_files,
     load_derivation,
     load_revision,
 )
@@ -56,10 +56,10 @@ def categorize_revision(ctx: AppContext, revision_id: str) -> Categorized:
     if inputs.revision.package_blob is None:
         raise NotFound(f"revision {revision_id} was not parsed")
     if inputs.revision.grouping_blob is None:  # decided once: a redelivery reuses the decision
-        parsed = load_derivation(ctx, inputs.revision.package_blob)
+        parsed = load_derivation(ctx.blobs, inputs.revision.package_blob)
         offline = Grouping.from_json(ctx.blobs.get(parsed.grouping))
         # the files are read only if a model is asked (tags failed and categories are needed)
-        files = LazyFiles(sorted(parsed.files), lambda path: ctx.blobs.get(parsed.files[path]))
+        files = lazy_derivation_files(ctx.blobs, parsed)
         grouping, note = _decide(ctx, files, offline)
         blob = ctx.blobs.put(grouping.to_json())
         record_grouping(

@@ -34,7 +34,7 @@ def guess_revision(ctx: AppContext, revision_id: str) -> Guessed:
     if inputs.revision.package_blob is None:
         raise NotFound(f"revision {revision_id} was not parsed")
     guesses = guess_suggestions(
-        derivation_files(ctx, load_derivation(ctx, inputs.revision.package_blob))
+        derivation_files(ctx.blobs, load_derivation(ctx.blobs, inputs.revision.package_blob))
     )
     record_suggestions(ctx, inputs.skill.id, revision_id, guesses)
     return Guessed(

@@ -72,7 +72,7 @@ def propose_version(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) ->
     raises an action item. The same inputs again find the same version (`created` False)."""
     rev = inputs.revision
     annotations = annotations_in_force(ctx, inputs.skill.id, as_of)
-    parsed = load_derivation(ctx, rev.package_blob) if rev.package_blob else None
+    parsed = load_derivation(ctx.blobs, rev.package_blob) if rev.package_blob else None
     if parsed is not None and not annotations and rev.grouping_blob in (None, parsed.grouping):
         derivation = parsed  # nothing to add and the grouping stands: the parse stage's files are this version's
     else:
@@ -80,7 +80,7 @@ def propose_version(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) ->
             Grouping.from_json(ctx.blobs.get(rev.grouping_blob)) if rev.grouping_blob else None
         )
         derivation = store_derivation(ctx, derive_revision(ctx, inputs, grouping, annotations))
-    files = derivation_files(ctx, derivation)
+    files = derivation_files(ctx.blobs, derivation)
     meta = Manifest.from_json(files["skill.json"])
     content = package_id(files)
     skill_id = inputs.skill.id
@@ -109,6 +109,7 @@ def propose_version(ctx: AppContext, inputs: RevisionInputs, as_of: datetime) ->
                     content_hash=content,
                     renderer=meta.renderer,
                     files_json=json.dumps(derivation.files, sort_keys=True),
+                    derivation_blob=derivation.manifest,
                     hosts_json=json.dumps(list(meta.hosts)),
                     diff_json=json.dumps(diff, sort_keys=True),
                     base_version_id=live.id if live else None,

@@ -1,5 +1,6 @@
 """Publishing a version: one live version per skill, checked first (its files load as the
-runtime will load them; a gate it would drop needs `remove_gates`), recorded as a publication.
+runtime will load them; a gate it would drop needs `remove_gates`), its files written as blobs of
+their own (what followers read by key), recorded as a publication.
 A redelivered command finds its own publication and answers the same."""
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from sqlmodel import col, select
 
 from skillpress.schemas.records import Publication, Skill, Version
 from skillpress.services.app.base.context import AppContext
+from skillpress.services.app.records.derivations import loosen_files
 from skillpress.services.app.records.publish_check import check_publish
-from skillpress.services.app.records.versions import find_version
+from skillpress.services.app.records.versions import find_version, version_files
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound
 from skillpress.services.platform.ids import derived_id
@@ -60,6 +62,11 @@ def publish_version(
             again = True
         else:
             check_publish(s, ctx.blobs, skill, version, remove_gates)
+            if version.derivation_blob is not None:
+                # followers and runtimes read a published version's files by key: each a blob of
+                # its own before the pointer moves (a proposal that is never published never costs
+                # a write per file)
+                loosen_files(ctx.blobs, version_files(ctx.blobs, version))
             previous = skill.live_version_id
             if previous:
                 old = s.get(Version, previous)
