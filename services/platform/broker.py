@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import nats
 from nats.aio.client import Client
@@ -25,6 +25,7 @@ __all__ = [
     "nats_options",
     "shown_url",
     "ensure_stream",
+    "patiently",
     "set_replicas",
     "stream_states",
     "StreamState",
@@ -36,6 +37,8 @@ __all__ = [
     "live_subject",
     "server_list",
 ]
+
+T = TypeVar("T")
 
 # the live version of each skill, a key-value bucket: one watch gives a runtime the current state
 # and every change, with catch-up for free (a KV put is a publish to `$KV.<bucket>.<key>`)
@@ -210,7 +213,12 @@ async def connect(
     return client
 
 
-async def ensure_stream(nc: Client, replicas: int = 1, patience: float = 30.0) -> StreamConfig:
+async def ensure_stream(
+    nc: Client,
+    replicas: int = 1,
+    patience: float = 30.0,
+    waiting: Callable[[str], None] = lambda error: None,
+) -> StreamConfig:
     """Create the streams and the live bucket with `replicas` copies each where they are missing,
     and bring an existing stream's subjects up to date; returns the main stream's configuration.
 
@@ -218,15 +226,16 @@ async def ensure_stream(nc: Client, replicas: int = 1, patience: float = 30.0) -
     one started without SKILLPRESS_STREAM_REPLICAS would otherwise bring a cluster's R3 streams
     down to one copy. A count that differs from `replicas` is a warning naming both; only
     `set_replicas` (the operator's `skillpress streams --replicas N`) changes it. A JetStream API
-    that does not answer (a cluster electing a leader) is asked again for up to `patience` s."""
-    return await _patiently(lambda: _ensure_all(nc, replicas, change=False), patience)
+    that does not answer (a cluster electing a leader) is asked again for up to `patience` s,
+    `waiting` told each time."""
+    return await patiently(lambda: _ensure_all(nc, replicas, change=False), patience, waiting)
 
 
 async def set_replicas(nc: Client, replicas: int, patience: float = 60.0) -> list[StreamState]:
     """The operator's change: every stream and the live bucket brought to `replicas` copies
     (created where missing); StreamReplicasRefused, saying what to do, when the server will not
     (a single server holds one). Each stream's state afterwards."""
-    await _patiently(lambda: _ensure_all(nc, replicas, change=True), patience)
+    await patiently(lambda: _ensure_all(nc, replicas, change=True), patience)
     return await stream_states(nc)
 
 
@@ -260,22 +269,33 @@ async def stream_states(nc: Client) -> list[StreamState]:
     return out
 
 
-async def _patiently(make: Callable[[], Awaitable[StreamConfig]], patience: float) -> StreamConfig:
+async def patiently(
+    make: Callable[[], Awaitable[T]],
+    patience: float,
+    waiting: Callable[[str], None] = lambda error: None,
+) -> T:
+    """`make()`, asked again every half second while JetStream does not answer (a cluster just
+    formed or electing a leader: its API requests time out or answer 503), `waiting` told each time; after
+    `patience` s, BrokerUnavailable in one line."""
     import asyncio
     import time
 
     from nats.errors import NoRespondersError
     from nats.errors import TimeoutError as NatsTimeout
+    from nats.js.errors import (
+        ServiceUnavailableError,
+    )  # 503: "JetStream system temporarily unavailable"
 
     deadline = time.monotonic() + patience
     while True:
         try:
             return await make()
-        except (NatsTimeout, NoRespondersError, TimeoutError):
+        except (NatsTimeout, NoRespondersError, ServiceUnavailableError, TimeoutError) as exc:
             if time.monotonic() > deadline:
                 raise BrokerUnavailable(
                     f"JetStream did not answer for {patience:g} s (a cluster without a leader?)"
                 ) from None
+            waiting(f"{type(exc).__name__}: {exc}")
             await asyncio.sleep(0.5)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -19,6 +20,7 @@ from skillpress.services.platform.broker import (
     connect,
     ensure_stream,
     nats_options,
+    patiently,
     server_list,
     shown_url,
 )
@@ -42,6 +44,8 @@ from skillpress.services.workers.delivery import (
 )
 
 __all__ = ["WORKERS", "serve_workers"]
+
+JETSTREAM_PATIENCE = 60.0  # s a worker waits, starting, for JetStream to answer for its consumers
 
 WORKERS: dict[str, tuple[Step[Any], ...]] = {
     "fetch": (fetch.STEP,),
@@ -124,7 +128,14 @@ async def _serve(
     ready: asyncio.Event | None,
     schedule: bool,
 ) -> None:
-    await ensure_stream(nc, ctx.settings.stream_replicas)
+    log = get_logger("workers", workers=names, nats=shown_url(nats_url))
+
+    def waiting(error: str) -> None:
+        log.warning("workers.waiting_for_jetstream", error=error, retry_in=0.5)
+
+    # a cluster without a quorum does not answer for its streams; one just formed answers for
+    # them before their consumers' groups have leaders: either is waited for, a line each try
+    await ensure_stream(nc, ctx.settings.stream_replicas, JETSTREAM_PATIENCE, waiting)
     js = nc.jetstream()
 
     async def original(seq: int) -> tuple[str, bytes, dict[str, str]]:
@@ -137,19 +148,28 @@ async def _serve(
         from faststream.nats.opentelemetry import NatsTelemetryMiddleware
 
         middlewares.append(NatsTelemetryMiddleware(tracer_provider=tracer_provider))
-    broker = NatsBroker(
-        server_list(nats_url),
-        logger=None,
-        connect_timeout=5,
-        middlewares=middlewares,
-        **broker_options(ctx.settings, nats_url),
-    )
-    for name in names:
-        for step in WORKERS[name]:
-            subscribe(broker, ctx, step)
-    subscribe_exhausted(broker, ctx, original)
-    log = get_logger("workers", workers=names, nats=shown_url(nats_url))
-    await broker.start()
+
+    async def started() -> NatsBroker:
+        broker = NatsBroker(
+            server_list(nats_url),
+            logger=None,
+            connect_timeout=5,
+            middlewares=middlewares,
+            **broker_options(ctx.settings, nats_url),
+        )
+        for name in names:
+            for step in WORKERS[name]:
+                subscribe(broker, ctx, step)
+        subscribe_exhausted(broker, ctx, original)
+        try:
+            await broker.start()
+        except BaseException:
+            with contextlib.suppress(Exception):  # its consumers half made: none of it is kept
+                await broker.stop()
+            raise
+        return broker
+
+    broker = await patiently(started, JETSTREAM_PATIENCE, waiting)
     scheduler = None
     if schedule and ctx.settings.refresh_interval > 0:
         scheduler = asyncio.create_task(

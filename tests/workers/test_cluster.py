@@ -264,3 +264,53 @@ def test_a_client_without_the_replicas_setting_never_lowers_a_clusters_streams(
         assert counts() == everything
     finally:
         cluster.stop()
+
+
+def test_a_worker_started_while_the_cluster_has_no_quorum_waits_and_starts_when_it_returns(
+    tmp_path: Path,
+) -> None:
+    """A worker that meets a JetStream that does not answer (two of three nodes down; or a
+    cluster just formed, whose consumers' groups have no leader yet) waits, one line each try,
+    and starts once it answers: never a traceback and an exit, as it did on a fresh cluster."""
+    cluster = NatsCluster(tmp_path / "cluster", 3).start()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")} | {
+        "SKILLPRESS_HOME": str(tmp_path / "home"),
+        "SKILLPRESS_NATS_URL": cluster.url,
+        "SKILLPRESS_STREAM_REPLICAS": "3",
+    }
+    log = tmp_path / "worker.log"
+    worker: subprocess.Popen[bytes] | None = None
+
+    def wait_for(text: str, within: float) -> str:
+        until = time.monotonic() + within  # a hang guard, not a timing
+        while time.monotonic() < until:
+            said = log.read_text(errors="replace")
+            if text in said:
+                return said
+            assert worker is not None and worker.poll() is None, said[-3000:]
+            time.sleep(0.2)
+        raise AssertionError(f"no {text!r} in {within:g} s:\n{log.read_text()[-3000:]}")
+
+    try:
+        made = _cli("streams", "--replicas", "3", env=env)
+        assert made.returncode == 0, made.stderr
+        cluster.kill(1)
+        cluster.kill(2)
+        with log.open("wb") as out:
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "skillpress.services.cli.main", "worker", "parse"],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        wait_for("workers.waiting_for_jetstream", 60)
+        assert "workers.started" not in log.read_text()
+        cluster.restart(1)
+        cluster.restart(2)
+        said = wait_for("workers.started", 120)
+        assert worker.poll() is None and "Traceback" not in said, said[-3000:]
+    finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(20)
+        cluster.stop()
