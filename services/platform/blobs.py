@@ -247,27 +247,9 @@ class S3BlobStore:
         )
         return key
 
-    def get(self, key: str) -> bytes:
+    def _read(self, key: str, offset: int = 0, length: int = 0) -> bytes:
+        """The object's bytes (a `length` > 0: that many from `offset`), in one GET."""
         _check_key(key)
-        self._ensure_bucket()
-
-        def read() -> bytes:
-            resp = self.client.get_object(self.bucket, self._object(key))
-            try:
-                return resp.read()
-            finally:
-                resp.close()
-                resp.release_conn()
-
-        data = self._call("get", lambda _b, _k: read(), self.bucket, self._object(key))
-        return _verified(key, data, f"s3://{self.bucket}")
-
-    def get_range(self, key: str, offset: int, length: int) -> bytes:
-        """`length` bytes of a blob from `offset`, in one ranged GET: unchecked (only the whole
-        blob hashes to its key), so the caller checks the piece against a hash of its own."""
-        _check_key(key)
-        if length == 0:
-            return b""
         self._ensure_bucket()
 
         def read() -> bytes:
@@ -280,7 +262,19 @@ class S3BlobStore:
                 resp.close()
                 resp.release_conn()
 
-        data = self._call("get", lambda _b, _k: read(), self.bucket, self._object(key))
+        data: bytes = self._call("get", lambda _b, _k: read(), self.bucket, self._object(key))
+        return data
+
+    def get(self, key: str) -> bytes:
+        return _verified(key, self._read(key), f"s3://{self.bucket}")
+
+    def get_range(self, key: str, offset: int, length: int) -> bytes:
+        """`length` bytes of a blob from `offset`, in one ranged GET: unchecked (only the whole
+        blob hashes to its key), so the caller checks the piece against a hash of its own."""
+        if length == 0:
+            _check_key(key)
+            return b""
+        data = self._read(key, offset, length)
         return _whole_range(key, data, length, f"s3://{self.bucket}")
 
     def exists(self, key: str) -> bool:
