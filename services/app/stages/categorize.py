@@ -16,6 +16,7 @@ from skillpress.services.app.records.revisions import Grouped, record_grouping, 
 from skillpress.services.derive.categories import Grouping
 from skillpress.services.derive.model_grouping import choose_grouping
 from skillpress.services.errors import NotFound
+from skillpress.services.platform.blobs import sha256_hex
 from skillpress.services.platform.logging import get_logger
 
 __all__ = ["Categorized", "categorize_revision"]
@@ -55,18 +56,26 @@ def categorize_revision(ctx: AppContext, revision_id: str) -> Categorized:
     inputs = load_revision(ctx, revision_id)
     if inputs.revision.package_blob is None:
         raise NotFound(f"revision {revision_id} was not parsed")
+    mine: tuple[str, Grouping] | None = None
     if inputs.revision.grouping_blob is None:  # decided once: a redelivery reuses the decision
         parsed = load_derivation(ctx.blobs, inputs.revision.package_blob)
         offline = Grouping.from_json(ctx.blobs.get(parsed.grouping))
         # the files are read only if a model is asked (tags failed and categories are needed)
         files = lazy_derivation_files(ctx.blobs, parsed)
         grouping, note = _decide(ctx, files, offline)
-        blob = ctx.blobs.put(grouping.to_json())
+        data = grouping.to_json()
+        blob = sha256_hex(data)
+        if blob != parsed.grouping:  # the parse stage's grouping is stored already
+            ctx.blobs.put(data)
         record_grouping(
             ctx, revision_id, Grouped(blob, grouping.source, grouping.tag_failure, note)
         )
-    decided = revision_grouping(ctx, revision_id)
-    chosen = Grouping.from_json(ctx.blobs.get(decided.blob))
+        mine = blob, grouping
+    decided = revision_grouping(ctx, revision_id)  # another delivery's, if it decided first
+    if mine is not None and mine[0] == decided.blob:
+        chosen = mine[1]
+    else:
+        chosen = Grouping.from_json(ctx.blobs.get(decided.blob))
     return Categorized(
         source=decided.source or chosen.source,
         tag_failure=decided.tag_failure,

@@ -57,7 +57,8 @@ def take_submission(
         return Taken(refused_id, "", False, why)
     assert data is not None
     _, source_id, rederive = ensure_skill_and_source(ctx, slug, url, base_url, credential_env)
-    sha = ctx.blobs.put(data)
+    # an upload was read by its key, so it is stored already; a URL's bytes are stored here
+    sha = blob if blob else ctx.blobs.put(data)
     revision_id = derived_id("revision", source_id, sha)
     created, status, reason = store_revision(
         ctx, revision_id, source_id, sha, submission, created_by, rederive
