@@ -192,6 +192,14 @@ def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
     return skills_overview(ctx)
 
 
+@router.get("/skills/{slug}", name="get_skill", tags=["skills"])
+def get_skill(ctx: Ctx, who: Operator, slug: str) -> SkillView:
+    """One skill: its live version, proposals waiting, open action items (404: no such skill)."""
+    from skillpress.services.app.records.overview import skill_overview
+
+    return skill_overview(ctx, slug)
+
+
 @router.get("/submissions/{submission}", name="get_submission", tags=["pipeline"])
 def submission_status(ctx: Ctx, who: Operator, submission: str) -> SubmissionView:
     """Where a submission is, stage by stage, from the records."""

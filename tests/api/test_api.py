@@ -347,16 +347,20 @@ def test_a_skill_from_creation_to_its_second_revision(served: Served) -> None:
         published = c.post("/v1/skills/pets/versions/newest/publish", json={})
         assert published.status_code == 200, published.text
         live = published.json()["version_id"]
-        assert c.get("/v1/skills").json() == [
-            {
-                "slug": "pets",
-                "title": "Swagger Petstore",
-                "live_version_id": live,
-                "proposals": 0,
-                "open_actions": 0,
-                "detached": False,
-            }
-        ]
+        shown = {
+            "slug": "pets",
+            "title": "Swagger Petstore",
+            "live_version_id": live,
+            "proposals": 0,
+            "open_actions": 0,
+            "detached": False,
+        }
+        assert c.get("/v1/skills").json() == [shown]
+        assert c.get("/v1/skills/pets").json() == shown
+        missing = _problem(c.get("/v1/skills/nope"), 404)
+        assert (
+            missing["detail"] == "no skill 'nope' (skillpress import SPEC --skill nope makes one)"
+        )
 
         # a revision renames deletePet: the note and the gate on delete_pet are orphaned
         events = _create(c, "pets", _renamed(data, "deletePet", "removePet"))

@@ -39,6 +39,7 @@ __all__ = [
     "open_actions",
     "resolve_action",
     "revisions",
+    "skill_overview",
     "skills_overview",
     "submission_status",
     "stored_outcome",
@@ -298,10 +299,21 @@ def resolve_action(ctx: AppContext, action_id: int) -> ActionResolved:
         return {"id": row.id, "resolved_at": row.resolved_at.isoformat()}
 
 
-def skills_overview(ctx: AppContext) -> list[SkillView]:
-    """Every skill by slug: its live version, the proposals waiting, its open action items."""
+def skill_overview(ctx: AppContext, slug: str) -> SkillView:
+    """One skill as `skills_overview` shows it; NotFound when there is no such skill (or every
+    import of it was refused before a version was made)."""
+    found = skills_overview(ctx, slug)
+    if not found:
+        raise NotFound(f"no skill {slug!r} (skillpress import SPEC --skill {slug} makes one)")
+    return found[0]
+
+
+def skills_overview(ctx: AppContext, slug: str | None = None) -> list[SkillView]:
+    """Every skill by slug (or the one named `slug`): its live version, the proposals waiting,
+    its open action items."""
     with ctx.records.session() as s:
-        skills = s.exec(select(Skill).order_by(col(Skill.slug))).all()
+        chosen = select(Skill) if slug is None else select(Skill).where(Skill.slug == slug)
+        skills = s.exec(chosen.order_by(col(Skill.slug))).all()
         # proposals waiting: those made after the live version (older ones were passed over)
         live_at = {
             v.skill_id: v.created_at
