@@ -164,6 +164,11 @@ class LiveVersion(BaseModel):
     files: dict[str, str] = Field(description="path → sha256 of the file in the blob store")
     hosts: list[str]
     auth_header: str | None = None
+    pack: str | None = Field(
+        default=None,
+        description="the blob indexing one pack of every file (a follower reads them all in one"
+        " request, each checked against `files`); None: each file is read by its key",
+    )
 
 
 class ApprovalRequested(BaseModel):

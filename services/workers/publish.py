@@ -22,6 +22,7 @@ def publish(ctx: AppContext, cmd: PublishVersion) -> list[Outgoing]:
         files=done.files,
         hosts=done.hosts,
         auth_header=done.auth_header,
+        pack=done.pack,
     )
     event = VersionPublished(
         version_id=done.version_id,

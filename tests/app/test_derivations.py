@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.schemas.events import LiveVersion
 from skillpress.schemas.subjects import EVENTS
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.records import versions
@@ -135,10 +134,27 @@ def test_a_proposal_lives_in_its_pack_and_publishing_writes_what_followers_read_
 
     published = publish(ctx, version.id)
     assert [ctx.blobs.exists(k) for k in published["files"].values()] == [True] * len(expected)
-    live = LiveVersion.model_validate(published)
+    live = versions.version_pointer(ctx, "hollowbrook", "live")
+    assert live.pack == version.derivation_blob and live.files == published["files"]
+    assert live.pack is not None
+    pack = load_derivation(ctx.blobs, live.pack).pack
+    reads = _counting(ctx)
     assert materialize(store_reader(ctx), tmp_path / "out", live, "package")
+    assert reads == [live.pack, pack]  # two reads in all: the index and the pack
     out = tmp_path / "out" / "hollowbrook"
     assert {p: (out / p).read_bytes() for p in expected} == expected
+    # a pointer written before packs names none: each file read by its key
+    reads.clear()
+    older = live.model_copy(update={"pack": None, "version_id": "0" * 64})
+    assert materialize(store_reader(ctx), tmp_path / "older", older, "package")
+    assert sorted(reads) == sorted(live.files.values())
+    # a pack whose index lists other files than the pointer: never trusted, read by key
+    other = store_derivation(ctx, derive_package(json.dumps(money_spec("https://p.x")).encode()))
+    reads.clear()
+    forged = live.model_copy(update={"pack": other.manifest, "version_id": "1" * 64})
+    assert materialize(store_reader(ctx), tmp_path / "forged", forged, "package")
+    assert sorted(reads) == sorted([other.manifest, *live.files.values()])
+    assert {p: (tmp_path / "forged" / "hollowbrook" / p).read_bytes() for p in expected} == expected
 
 
 def test_a_version_whose_derivation_lists_other_files_is_refused(ctx: AppContext) -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "resolve_version",
     "version_files",
     "version_reader",
+    "pointer_files",
     "loosen_packed_versions",
     "PACKED_SCHEMA",
     "version_for_outcome",
@@ -420,7 +421,20 @@ def _pointer(skill: Skill, version: Version) -> LiveVersion:
         version_id=version.id,
         files=version.files,
         hosts=version.hosts,
+        pack=version.derivation_blob,
     )
+
+
+def pointer_files(blobs: BlobStore, live: LiveVersion) -> dict[str, bytes]:
+    """Every file a live pointer names, by path: from its pack in one read where it names one
+    whose index lists exactly its files, else each by its key (several requests at a time).
+    Every file is checked against the sha256 the pointer names (BlobCorrupt if not)."""
+    if live.pack is not None:
+        derivation = load_derivation(blobs, live.pack)
+        if derivation.files == live.files:
+            return derivation_files(blobs, derivation)
+    paths = sorted(live.files)
+    return dict(zip(paths, blobs.get_many([live.files[p] for p in paths]), strict=True))
 
 
 def live_versions(ctx: AppContext) -> list[LiveVersion]:

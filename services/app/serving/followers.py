@@ -64,8 +64,24 @@ Read = Callable[[LiveVersion, str, str], bytes]  # (version, path, sha256) → t
 
 
 def store_reader(ctx: AppContext) -> Read:
-    """Files from the blob store (which checks each against its sha256 as it reads it)."""
-    return lambda live, path, digest: ctx.blobs.get(digest)
+    """Files from the blob store, a version's all at once when its first is asked for (one
+    read of its pack, or several requests at a time), each checked against its sha256."""
+    from skillpress.services.app.records.versions import pointer_files
+
+    held: dict[str, dict[str, bytes]] = {}  # one version at a time is being written
+
+    def read(live: LiveVersion, path: str, digest: str) -> bytes:
+        files = held.get(live.version_id)
+        if files is None:
+            held.clear()
+            files = held[live.version_id] = pointer_files(ctx.blobs, live)
+        if live.files.get(path) != digest or path not in files:
+            raise FollowRefused(
+                f"{live.skill} {live.version_id[:12]} {path}: not a file the live pointer names"
+            )
+        return files[path]
+
+    return read
 
 
 def _files(read: Read, live: LiveVersion, fmt: str) -> dict[str, bytes]:

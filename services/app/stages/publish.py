@@ -34,6 +34,7 @@ class Published:
     previous_version_id: str | None
     publication_id: int
     already_live: bool = False
+    pack: str | None = None  # the derivation whose pack holds every file
 
 
 def publish_version(
@@ -86,6 +87,7 @@ def publish_version(
             publication_id = pub.id
         keys: dict[str, str] = version.files
         hosts: list[str] = version.hosts
+        pack = version.derivation_blob
         slug, version_id = skill.slug, version.id
     auth_header = (
         Manifest.from_json(ctx.blobs.get(keys["skill.json"])).auth.header
@@ -93,4 +95,6 @@ def publish_version(
         else None
     )
     assert publication_id is not None
-    return Published(slug, version_id, keys, hosts, auth_header, previous, publication_id, again)
+    return Published(
+        slug, version_id, keys, hosts, auth_header, previous, publication_id, again, pack
+    )
