@@ -9,6 +9,7 @@ import json
 import tarfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,20 +33,21 @@ def _options(ctx: AppContext) -> DeriveOptions:
     return DeriveOptions(slug="hollowbrook")
 
 
+def _recorded(ctx: AppContext, one: str, many: str) -> list[Any]:
+    """Every argument the blob store's `one` and `many` methods are given from now on."""
+    seen: list[Any] = []
+    single, several = getattr(ctx.blobs, one), getattr(ctx.blobs, many)
+    setattr(ctx.blobs, one, lambda x: seen.append(x) or single(x))
+    setattr(ctx.blobs, many, lambda xs: seen.extend(xs) or several(xs))
+    return seen
+
+
 def _counting(ctx: AppContext) -> list[str]:
-    reads: list[str] = []
-    get, get_many = ctx.blobs.get, ctx.blobs.get_many
-    ctx.blobs.get = lambda k: reads.append(k) or get(k)  # type: ignore[method-assign]
-    ctx.blobs.get_many = lambda ks: reads.extend(ks) or get_many(ks)  # type: ignore[method-assign]
-    return reads
+    return _recorded(ctx, "get", "get_many")
 
 
 def _writes(ctx: AppContext) -> list[bytes]:
-    writes: list[bytes] = []
-    put, put_many = ctx.blobs.put, ctx.blobs.put_many
-    ctx.blobs.put = lambda d: writes.append(d) or put(d)  # type: ignore[method-assign]
-    ctx.blobs.put_many = lambda ds: writes.extend(ds) or put_many(ds)  # type: ignore[method-assign]
-    return writes
+    return _recorded(ctx, "put", "put_many")
 
 
 def test_every_file_comes_back_from_one_read_of_the_pack(ctx: AppContext) -> None:
