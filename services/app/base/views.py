@@ -187,7 +187,8 @@ class NeedsView(TypedDict):
 
 @with_config(_OPEN)
 class VersionView(TypedDict):
-    """One version: its files by sha256, hosts, status, whether it is live."""
+    """One version: its files by sha256, hosts, status, whether it is live, and the blob that
+    indexes the pack of every file (None: each is read by its key)."""
 
     skill: str
     version_id: str
@@ -196,6 +197,7 @@ class VersionView(TypedDict):
     auth_header: str | None
     status: str
     live: bool
+    pack: str | None
 
 
 @with_config(_OPEN)

@@ -412,6 +412,7 @@ def version_view(ctx: AppContext, slug: str, ref: str, published_only: bool = Fa
         "auth_header": pointer.auth_header,
         "status": version.status,
         "live": version.id == skill.live_version_id,
+        "pack": pointer.pack,
     }
 
 
