@@ -29,6 +29,7 @@ __all__ = [
     "load_derivation",
     "derivation_files",
     "derivation_file",
+    "files_by_key",
     "lazy_derivation_files",
     "loosen_files",
     "latest_revision_id",
@@ -137,8 +138,13 @@ def load_derivation(blobs: BlobStore, manifest: str) -> Derivation:
 
 
 def _packed(derivation: Derivation) -> str | None:
-    paths = derivation.files
-    return derivation.pack if len(derivation.sizes) == len(paths) else None
+    return derivation.pack if len(derivation.sizes) == len(derivation.files) else None
+
+
+def files_by_key(blobs: BlobStore, keys: Mapping[str, str]) -> dict[str, bytes]:
+    """Each file of `keys` (path → sha256) read by its key, several requests at a time."""
+    paths = sorted(keys)
+    return dict(zip(paths, blobs.get_many([keys[p] for p in paths]), strict=True))
 
 
 def _checked(derivation: Derivation, path: str, piece: bytes) -> bytes:
@@ -160,8 +166,7 @@ def derivation_files(blobs: BlobStore, derivation: Derivation) -> dict[str, byte
             out[path] = _checked(derivation, path, packed[at : at + size])
             at += size
         return out
-    data = blobs.get_many([derivation.files[p] for p in paths])
-    return dict(zip(paths, data, strict=True))
+    return files_by_key(blobs, derivation.files)
 
 
 def derivation_file(blobs: BlobStore, derivation: Derivation, path: str) -> bytes:

@@ -73,9 +73,10 @@ def _dropped(
 
 def check_publish(
     s: Session, blobs: BlobStore, skill: Skill, version: Version, remove_gates: bool
-) -> list[str]:
-    """The gates publishing `version` would drop (refused unless `remove_gates`). A version the
-    runtime would not load is refused first: whatever publish accepts, agents can call."""
+) -> dict[str, bytes]:
+    """`version`'s files, once publishing it is allowed: a version the runtime would not load is
+    refused first (whatever publish accepts, agents can call), then one that would drop a live
+    gate unless `remove_gates`."""
     files = version_files(blobs, version)
     _loads(version, files, live_skill_finder(s, blobs))
     dropped = _dropped(s, blobs, skill, version, files)
@@ -84,7 +85,7 @@ def check_publish(
             f"publishing {version.id[:12]} would drop the live version's gate{'s' if len(dropped) > 1 else ''}"
             f" {', '.join(dropped)}; publish with --remove-gates if that is meant"
         )
-    return dropped
+    return files
 
 
 def check_publish_request(ctx: AppContext, slug: str, ref: str, remove_gates: bool) -> str:

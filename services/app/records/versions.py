@@ -19,6 +19,7 @@ from skillpress.services.app.records.derivations import (
     Derivation,
     derivation_file,
     derivation_files,
+    files_by_key,
     load_derivation,
     loosen_files,
 )
@@ -92,9 +93,7 @@ def version_files(blobs: BlobStore, version: Version) -> dict[str, bytes]:
     derivation = _derivation(blobs, version)
     if derivation is not None:
         return derivation_files(blobs, derivation)
-    keys: dict[str, str] = version.files
-    paths = list(keys)
-    return dict(zip(paths, blobs.get_many([keys[p] for p in paths]), strict=True))
+    return files_by_key(blobs, version.files)
 
 
 def version_reader(blobs: BlobStore, version: Version) -> Callable[[str], bytes]:
@@ -434,8 +433,7 @@ def pointer_files(blobs: BlobStore, live: LiveVersion) -> dict[str, bytes]:
         derivation = load_derivation(blobs, live.pack)
         if derivation.files == live.files:
             return derivation_files(blobs, derivation)
-    paths = sorted(live.files)
-    return dict(zip(paths, blobs.get_many([live.files[p] for p in paths]), strict=True))
+    return files_by_key(blobs, live.files)
 
 
 def live_versions(ctx: AppContext) -> list[LiveVersion]:

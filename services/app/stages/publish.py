@@ -13,7 +13,7 @@ from skillpress.schemas.records import Publication, Skill, Version
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.records.derivations import loosen_files
 from skillpress.services.app.records.publish_check import check_publish
-from skillpress.services.app.records.versions import find_version, version_files
+from skillpress.services.app.records.versions import find_version
 from skillpress.services.derive.manifest import Manifest
 from skillpress.services.errors import NotFound
 from skillpress.services.platform.ids import derived_id
@@ -62,12 +62,12 @@ def publish_version(
             publication_id, previous = latest.id, latest.previous_version_id
             again = True
         else:
-            check_publish(s, ctx.blobs, skill, version, remove_gates)
+            files = check_publish(s, ctx.blobs, skill, version, remove_gates)
             if version.derivation_blob is not None:
                 # followers and runtimes read a published version's files by key: each a blob of
                 # its own before the pointer moves (a proposal that is never published never costs
                 # a write per file)
-                loosen_files(ctx.blobs, version_files(ctx.blobs, version))
+                loosen_files(ctx.blobs, files)
             previous = skill.live_version_id
             if previous:
                 old = s.get(Version, previous)
