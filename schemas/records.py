@@ -158,11 +158,17 @@ class ApprovalRequest(SQLModel, table=True):
     bound_json: str = Field(sa_column=Column(Text, nullable=False))  # canonical JSON
     status: str = Field(
         default="pending", max_length=16
-    )  # pending | granted | denied | used | auto
+    )  # pending | granted | denied | used | auto | expired
     requested_by: str = Field(max_length=128)
     decided_by: str | None = Field(default=None, max_length=128)
     created_at: datetime
     decided_at: datetime | None = None
+    # the name of the API token that asked (None: a call made where the records are): a runtime
+    # reads and consumes only its own requests
+    token: str | None = Field(default=None, max_length=64)
+    # one exact call by one asker (skill, operation, bound values, token): at most one open
+    # request has it (a partial unique index), so identical calls asking at once share it
+    ask_key: str | None = Field(default=None, max_length=64)
 
     @property
     def bound(self) -> dict[str, Any]:

@@ -122,9 +122,14 @@ class SkillHost:
                     " already; bind one of them"
                 )
             out.append(held.skill)
-        if changed:  # tool names are made from each slug; two slugs can still meet in one
-            clash = tool_clash({s.slug: s for s in out})
+        if changed:  # tool names are made from each slug; two slugs can still meet in one, and a
+            # workflow's tool can be named like another skill's operation
+            flows = {
+                s.slug: [wf.tool_name for wf in self._held(s).workflows().values()] for s in out
+            }
+            clash = tool_clash({s.slug: s for s in out}, flows)
             if clash is not None:
+                self._bound.clear()  # refused whole: the next call binds (and checks) again
                 raise PackageError(f"{clash} under {root}: bind one of them")
         return out
 

@@ -33,6 +33,7 @@ KINDS = (
     "package-invalid",
     "call-refused",
     "gate-closed",
+    "grant-spent",
     "token-refused",
     "fetch-refused",
     "replicas-refused",

@@ -613,42 +613,60 @@ def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> Approv
 class AskIn(BaseModel):
     skill: str = Field(max_length=64, description="the skill's slug")
     operation: str = Field(max_length=128, description="the gated operation")
-    risk: str = Field(default="high", max_length=32, description="the gate's risk")
-    bound: dict[str, Any] = Field(description="the values the gate binds, as the call gives them")
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="the call's arguments, by the API's names: the server evaluates the live"
+        " version's gate on them (what it binds, and whether its auto_below lets the call go)",
+    )
+    page_url: str | None = Field(
+        default=None, max_length=8192, description="the next page the call is sent to, if any"
+    )
+    bound: dict[str, Any] = Field(
+        default_factory=dict,
+        description="an earlier release's field: read as `arguments` when those are not given",
+    )
+    risk: str = Field(
+        default="high", max_length=32, description="ignored: the live version's gate says"
+    )
     auto: bool = Field(
         default=False,
-        description="the call is under its gate's auto_below (recorded as the gate's)",
+        description="ignored: whether a call is under its gate's auto_below is the server's"
+        " finding, never a client's claim",
     )
     requested_by: str = Field(default="", max_length=128, description="who asks (an agent, a host)")
 
 
 @router.post("/approvals", name="ask_approval", tags=["approvals"])
 def ask(ctx: Ctx, who: Reader, body: AskIn) -> ApprovalView:
-    """A gated call asks (a runtime's token may): `used` when a grant for exactly these values
-    was waiting (used up now), `auto` when under its gate's threshold, else the `pending`
-    request it waits on (announced). Its caller waits with `consume`."""
+    """A gated call asks (a runtime's token may): the server evaluates the skill's live gate on
+    the call's arguments. `used` when a grant for exactly these values was waiting and this call
+    used it up, `auto` when under the gate's threshold, else the `pending` request it waits on
+    (announced), the asking token's own. Its caller waits with `consume`."""
     from skillpress.services.app.records.approval_requests import settle_asked
 
     by = f"{body.requested_by[:100]} (as {who.name})" if body.requested_by else who.name
-    return settle_asked(ctx, body.skill, body.operation, body.risk, body.bound, body.auto, by)
+    args = body.arguments if body.arguments is not None else body.bound
+    return settle_asked(ctx, body.skill, body.operation, args, body.page_url, by, who.name)
 
 
 @router.get("/approvals/{request_id}", name="get_approval", tags=["approvals"])
 def approval(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
-    """One request as it stands (pending, granted, denied, used, expired)."""
+    """One request as it stands (pending, granted, denied, used, expired): a runtime reads only
+    the requests its own token made."""
     from skillpress.services.app.records.approval_requests import request_view
 
-    return request_view(ctx, request_id)
+    return request_view(ctx, request_id, None if who.operator else who.name)
 
 
 @router.post("/approvals/{request_id}/consume", name="consume_approval", tags=["approvals"])
 def consume(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
-    """The decision for the call waiting on a request: a grant is used up (`used`: send it, once);
-    a pending, denied or expired one comes back as it is."""
+    """The decision for the call waiting on a request the same token made: a grant is used up by
+    exactly one call (`used`: send it, once), and any other gets a 409 `grant-spent` problem
+    (ask anew); a pending, denied or expired one comes back as it is."""
     from skillpress.services.app.records.approval_requests import as_dict
     from skillpress.services.app.records.approval_requests import consume as consumed
 
-    return as_dict(consumed(ctx, request_id), ctx)
+    return as_dict(consumed(ctx, request_id, who.name), ctx)
 
 
 class TokenIn(BaseModel):

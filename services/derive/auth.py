@@ -25,6 +25,7 @@ __all__ = [
     "classify_scheme",
     "client_credentials_url",
     "credential_env_refusal",
+    "own_env_prefix",
     "credential_hint",
     "companion_env",
     "default_credential_env",
@@ -38,13 +39,31 @@ def default_credential_env(slug: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
 
 
-def credential_env_refusal(name: str) -> str | None:
+def own_env_prefix(slug: str) -> str:
+    """What every variable a skill's credentials are read from starts with: `<SLUG>_`."""
+    return default_credential_env(slug).removesuffix("API_KEY")
+
+
+def credential_env_refusal(name: str, slug: str | None = None) -> str | None:
     """Why `name` cannot be the variable a credential is read from (None: it can): an
-    environment variable's name, upper-case letters, digits and '_', not starting with a digit."""
+    environment variable's name, upper-case letters, digits and '_', not starting with a digit;
+    never one of skillpress's own settings; and, for a skill (`slug`), one of its own
+    (`<SLUG>_…`): a package may not choose which secret of the host it reads. (A runtime's own
+    configuration names any other: `--auth-env`, `SkillHost(credentials=…)`.)"""
     if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,127}", name):
         return (
             f"{name!r} is not an environment variable name: upper-case letters, digits and '_'"
             " (like PETSTORE_API_KEY)"
+        )
+    if name.startswith("SKILLPRESS_"):
+        return f"{name} is one of skillpress's own settings, never a skill's credential"
+    if slug is not None and not name.startswith(own_env_prefix(slug)):
+        prefix = own_env_prefix(slug)
+        return (
+            f"{name} is not {slug}'s own: a skill's credentials are read from variables of its"
+            f" own ({prefix}…), so a package cannot choose which secret of the host it reads;"
+            " a runtime names another where it is configured (--auth-env, or SkillHost"
+            " credentials=)"
         )
     return None
 

@@ -689,7 +689,7 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     ops = [replace(op, credential=per_op[op.name]) if op.name in per_op else op for op in ops]
     chosen_env = options.credential_env
     if chosen_env and chosen_env != default_credential_env(api.slug):
-        if (why := credential_env_refusal(chosen_env)) is not None:
+        if (why := credential_env_refusal(chosen_env, api.slug)) is not None:
             raise SpecRefused(f"credential variable {why}")
         auth = replace(auth, env=chosen_env)
     header, shared = auth.header, api.translator.types

@@ -12,11 +12,20 @@ import httpx
 
 from skillpress.services.errors import NotFound, Refused, Unavailable
 
-__all__ = ["ApprovalsApi", "ApprovalsUnavailable"]
+__all__ = ["ApprovalsApi", "ApprovalsRefused", "ApprovalsUnavailable"]
 
 
 class ApprovalsUnavailable(Unavailable):
     """The approvals API did not answer: the call is not sent, and can be tried again."""
+
+
+class ApprovalsRefused(Refused):
+    """The approvals API refused the request; `kind` is its problem's kind (`grant-spent`: a
+    grant another call used first)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class ApprovalsApi:
@@ -45,13 +54,14 @@ class ApprovalsApi:
         except ValueError:
             found = None
         detail = found.get("detail") if isinstance(found, dict) else None
+        kind = str(found.get("type", "")).rsplit(":", 1)[-1] if isinstance(found, dict) else ""
         said = f"the approvals API at {self.url} answered {response.status_code}" + (
             f": {detail}" if isinstance(detail, str) else ""
         )
         if response.status_code == 404:
             raise NotFound(said)
         if response.status_code in (401, 403, 409, 422):
-            raise Refused(said)
+            raise ApprovalsRefused(said, kind)
         if response.status_code >= 400 or not isinstance(found, dict):
             raise ApprovalsUnavailable(said + " (the call was not sent)")
         return found
@@ -60,25 +70,25 @@ class ApprovalsApi:
         self,
         skill: str,
         operation: str,
-        risk: str,
-        bound: dict[str, Any],
-        auto: bool,
+        arguments: dict[str, Any],
+        page_url: str | None,
         requested_by: str,
     ) -> dict[str, Any]:
-        """The request for this exact call as it stands (`used`: a grant was waiting, use it now;
-        `auto`: under its gate's threshold; `pending`: wait on it)."""
+        """The request for this exact call as it stands, the server having evaluated the live
+        gate on `arguments` (`used`: a grant was waiting and this call used it; `auto`: under its
+        gate's threshold; `pending`: wait on it)."""
         body = {
             "skill": skill,
             "operation": operation,
-            "risk": risk,
-            "bound": bound,
-            "auto": auto,
+            "arguments": arguments,
+            "page_url": page_url,
             "requested_by": requested_by[:128],
         }
         return self._answer("POST", "/v1/approvals", body)
 
     def consume(self, request_id: int) -> dict[str, Any]:
-        """The decision the call waiting on `request_id` gets (a grant used up: `used`)."""
+        """The decision the call waiting on `request_id` gets (a grant used up: `used`; one
+        another call used first: ApprovalsRefused of kind `grant-spent`)."""
         return self._answer("POST", f"/v1/approvals/{int(request_id)}/consume")
 
     def close(self) -> None:

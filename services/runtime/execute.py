@@ -30,8 +30,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from skillpress.services.derive.auth import default_credential_env
-from skillpress.services.errors import Retryable
+from skillpress.services.derive.auth import credential_env_refusal, default_credential_env
+from skillpress.services.errors import Refused, Retryable
 from skillpress.services.runtime.fit import close_json, describe_body, fit_json
 from skillpress.services.runtime.skill import AuthHeader
 from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token, discard_token
@@ -58,8 +58,12 @@ default_env_var = default_credential_env  # `<SLUG>_API_KEY`: the runtime's name
 
 
 def credential_env(slug: str, auth: AuthHeader | None, given: str | None = None) -> str:
-    """The variable a skill's credential is read from: the one a caller names, else the one
-    the skill records (chosen when it was imported), else `<SLUG>_API_KEY`."""
+    """The variable a skill's credential is read from: the one a caller names (its runtime's own
+    configuration: any variable but skillpress's own settings; Refused otherwise), else the one
+    the skill records (chosen when it was imported; the loader holds it to `<SLUG>_…`), else
+    `<SLUG>_API_KEY`."""
+    if given and (why := credential_env_refusal(given)) is not None:
+        raise Refused(f"the credential variable named for {slug}: {why}")
     return given or (auth.env if auth is not None else None) or default_credential_env(slug)
 
 

@@ -231,9 +231,13 @@ class _CatalogServer:
                 )
                 continue
             try:
-                clash = tool_clash(
-                    {k: sk for k, (sk, _, _) in self.state.items() if k != key} | {key: loaded[0]}
-                )
+                served = {k: v for k, v in self.state.items() if k != key} | {key: loaded}
+                flows = {
+                    k: [wf.tool_name for wf in _loadable(sk, files).values()]
+                    for k, (sk, files, _) in served.items()
+                    if WORKFLOWS in files
+                }
+                clash = tool_clash({k: sk for k, (sk, _, _) in served.items()}, flows)
             except PackageError as exc:  # a package that does not list: not served
                 self.left_out[key] = f"{key} does not load ({exc})"
                 continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -384,7 +384,7 @@ def _tool(name: str, decl: Declaration, types: dict[str, Any], checked: _SchemaC
     return Tool(name=name, operation=decl.name, declaration=decl, schema=schema)
 
 
-def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
+def _auth(index: SkillIndex, override: AuthHeader | None, slug: str) -> AuthHeader | None:
     if override is not None:
         return override
     if index.auth_header:
@@ -395,13 +395,13 @@ def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
             kind,
             token_url,
             index.auth_scopes if token_url else (),
-            _env(index.auth_env, "skill.json: auth.env"),
+            _env(index.auth_env, "skill.json: auth.env", slug),
             index.auth_in,
             tuple(
                 AuthHeader(
                     c.name,
                     c.kind if c.kind in ("apiKey", "bearer", "basic") else "apiKey",
-                    env=_env(c.env, "skill.json: auth.also.env"),
+                    env=_env(c.env, "skill.json: auth.also.env", slug),
                     where=c.where,
                 )
                 for c in index.auth_also
@@ -410,7 +410,7 @@ def _auth(index: SkillIndex, override: AuthHeader | None) -> AuthHeader | None:
     return None
 
 
-def _other_auth(index: SkillIndex, decl: Declaration) -> AuthHeader:
+def _other_auth(index: SkillIndex, decl: Declaration, slug: str) -> AuthHeader:
     """The credential an operation names (`operation.credential`): one skill.json lists under
     `auth.others`, never one its file invents."""
     found = next((c for c in index.auth_others if c.scheme == decl.credential), None)
@@ -422,7 +422,7 @@ def _other_auth(index: SkillIndex, decl: Declaration) -> AuthHeader:
     return AuthHeader(
         found.name,
         found.kind if found.kind in ("apiKey", "bearer", "basic") else "apiKey",
-        env=_env(found.env, "skill.json: auth.others.env"),
+        env=_env(found.env, "skill.json: auth.others.env", slug),
         where=found.where,
     )
 
@@ -463,7 +463,10 @@ def _derived(
     index: SkillIndex,
     auth: AuthHeader | None,
     base_url: str | None,
+    bound: str,
 ) -> Skill:
+    """A derived package bound as `bound` (the slug it is served as: the folder's name, or the
+    package's own when loaded from the records): its tools are named from that slug."""
     hosts = frozenset(h.lower() for h in index.hosts)
     root = None
     declared = (
@@ -474,10 +477,11 @@ def _derived(
         hosts = frozenset({host})  # every request goes where the caller said, and nowhere else
 
     def entry(row: tuple[str, str, str, str | None, str | None]) -> OperationEntry:
-        # a tool's name is made here from the skill's slug and the operation's name, never read
-        # from the file: a package cannot take another skill's tool names (and their gates)
+        # a tool's name is made here from the slug the skill is bound as and the operation's
+        # name, never read from the file: a package cannot take another skill's tool names (and
+        # their gates)
         name, method, path, recorded, reason = row
-        tool = tool_name(index.slug, name) if recorded else None
+        tool = tool_name(bound, name) if recorded else None
         return OperationEntry(name, method, path, tool, reason, f"{name}.md")
 
     def listing() -> tuple[OperationEntry, ...]:
@@ -486,7 +490,10 @@ def _derived(
         except ManifestError as exc:
             raise PackageError(str(exc)) from None
         out = tuple(entry(row) for row in rows)
-        forged = next((r for r, e in zip(rows, out, strict=True) if r[3] and r[3] != e.tool), None)
+        forged = next(
+            (r for r in rows if r[3] and r[3] != tool_name(index.slug, r[0])),
+            None,
+        )
         if forged is not None:
             raise PackageError(
                 f"skill.json: operation {forged[0]} is listed as tool {forged[3]}, but a tool of"
@@ -517,22 +524,26 @@ def _derived(
         if not types:
             types.append(_SchemaCheck(_types(files)))
         tool = _tool(str(entry.tool), decl, types[0].types, types[0])
-        return replace(tool, auth=_other_auth(index, decl)) if decl.credential else tool
+        return replace(tool, auth=_other_auth(index, decl, bound)) if decl.credential else tool
 
-    return Skill(index.slug, index.title, hosts, auth, build, listing, lookup)
+    return Skill(bound, index.title, hosts, auth, build, listing, lookup)
 
 
-def tool_clash(skills: Mapping[str, Skill]) -> str | None:
-    """Why these skills cannot be offered together (two of them would have a tool of the same
-    name, so a call could reach either one's gates), or None."""
+def tool_clash(
+    skills: Mapping[str, Skill], flows: Mapping[str, Iterable[str]] | None = None
+) -> str | None:
+    """Why these skills cannot be offered together (two tools of the same name, so a call could
+    reach either one's gates: two skills' operations, or an operation and another skill's
+    workflow, `flows` naming each skill's workflow tools), or None. The one check every face
+    that serves several skills makes before it offers any."""
     owner: dict[str, str] = {}
     for key, skill in sorted(skills.items()):
-        for entry in skill.operations:
-            if entry.tool is None:
-                continue
-            other = owner.setdefault(entry.tool, key)
-            if other != key:
-                return f"{other} and {key} both have a tool named {entry.tool}"
+        names = [(e.tool, "a tool") for e in skill.operations if e.tool is not None]
+        names += [(t, "a workflow tool") for t in (flows or {}).get(key, ())]
+        for name, what in names:
+            other = owner.setdefault(name, f"{key}'s {what}")
+            if other != f"{key}'s {what}":
+                return f"{other} and {key}'s {what} are both named {name}"
     return None
 
 
@@ -555,7 +566,7 @@ META_SLUG, META_AUTH_HEADER, META_AUTH_KIND, META_AUTH_ENV = (
 META_AUTH_MORE = "skillpress-auth-more"
 
 
-def _slot(raw: Any, where: str) -> AuthHeader:
+def _slot(raw: Any, where: str, slug: str | None) -> AuthHeader:
     """One credential of META_AUTH_MORE's lists, checked like skill.json's."""
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise PackageError(f"SKILL.md: metadata.{META_AUTH_MORE}: {where} needs a `name`")
@@ -563,7 +574,7 @@ def _slot(raw: Any, where: str) -> AuthHeader:
     return AuthHeader(
         raw["name"],
         kind if kind in ("apiKey", "bearer", "basic") else "apiKey",
-        env=_env(raw.get("env"), f"SKILL.md: metadata.{META_AUTH_MORE}.{where}.env"),
+        env=_env(raw.get("env"), f"SKILL.md: metadata.{META_AUTH_MORE}.{where}.env", slug),
         where=str(raw.get("in") or "header"),
     )
 
@@ -591,7 +602,9 @@ def auth_more(auth: AuthHeader, others: Mapping[str, AuthHeader]) -> str | None:
     )
 
 
-def _more(meta: Mapping[str, Any], auth: AuthHeader) -> tuple[AuthHeader, dict[str, AuthHeader]]:
+def _more(
+    meta: Mapping[str, Any], auth: AuthHeader, slug: str | None
+) -> tuple[AuthHeader, dict[str, AuthHeader]]:
     """`auth` with META_AUTH_MORE's place and companions, and the credentials by scheme that
     some operations take instead."""
     raw = meta.get(META_AUTH_MORE)
@@ -603,16 +616,18 @@ def _more(meta: Mapping[str, Any], auth: AuthHeader) -> tuple[AuthHeader, dict[s
         more = None
     if not isinstance(more, dict):
         raise PackageError(f"SKILL.md: metadata.{META_AUTH_MORE}: must be a JSON object")
-    also = tuple(_slot(c, "also") for c in more.get("also") or ())
-    others = {str(o.get("scheme")): _slot(o, "others") for o in more.get("others") or ()}
+    also = tuple(_slot(c, "also", slug) for c in more.get("also") or ())
+    others = {str(o.get("scheme")): _slot(o, "others", slug) for o in more.get("others") or ()}
     return replace(auth, where=str(more.get("in") or "header"), also=also), others
 
 
-def _env(name: object, where: str) -> str | None:
-    """A recorded credential variable, checked: an environment variable's name, or refused."""
+def _env(name: object, where: str, slug: str | None) -> str | None:
+    """A recorded credential variable, checked: an environment variable's name of the skill's
+    own (`<SLUG>_…` of the slug it is bound as), never one of skillpress's settings; refused,
+    naming it, otherwise."""
     if name is None:
         return None
-    why = credential_env_refusal(name) if isinstance(name, str) else "not a string"
+    why = credential_env_refusal(name, slug) if isinstance(name, str) else "not a string"
     if why is not None:
         raise PackageError(f"{where}: {why}")
     assert isinstance(name, str)
@@ -648,10 +663,10 @@ def _agent_skill(
             raise PackageError(
                 f"SKILL.md: metadata.{META_AUTH_KIND}: {kind!r} is not one of apiKey, bearer, basic"
             )
-        auth = AuthHeader(
-            header, kind, env=_env(meta.get(META_AUTH_ENV), f"SKILL.md: metadata.{META_AUTH_ENV}")
-        )
-        auth, others = _more(meta, auth)
+        bound = (slug if exact else slugify(slug) or slug) if slug else None
+        env = _env(meta.get(META_AUTH_ENV), f"SKILL.md: metadata.{META_AUTH_ENV}", bound)
+        auth = AuthHeader(header, kind, env=env)
+        auth, others = _more(meta, auth, bound)
         return slug, auth, exact, others
     return slug, auth, exact, {}
 
@@ -830,7 +845,8 @@ def load_skill(
                 )
     except ManifestError as exc:
         raise PackageError(str(exc)) from None
-    skill = _derived(files, index, _auth(index, auth), base_url)
+    bound = slug or index.slug
+    skill = _derived(files, index, _auth(index, auth, bound), base_url, bound)
     if not lazy:
         for entry in skill.operations:
             _missing(files, entry)

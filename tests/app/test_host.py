@@ -66,20 +66,27 @@ def _link(folder: Path, target: str) -> Path:
     return swap
 
 
-def test_two_folders_of_one_skill_are_refused_so_a_call_cannot_reach_the_wrong_gates(
+def test_a_folder_binds_its_package_by_its_own_name_so_a_call_cannot_reach_the_wrong_gates(
     tmp_path: Path,
 ) -> None:
-    from skillpress.services.runtime.skill import PackageError
+    """The package (slug `petstore`) in two folders is two skills, each named for its folder:
+    its tools, its credential variable and its gates' records are the folder's, never what a
+    file inside says."""
+    from skillpress.services.app.serving.hosting import UnknownOperation
 
     files = derive_package(PETSTORE.read_bytes()).files
     write_package_dir(files, tmp_path / "skills" / "payments")
     write_package_dir(files, tmp_path / "skills" / "pets")
     host = SkillHost(tmp_path / "skills")
-    with pytest.raises(PackageError, match=r"pets is skill petstore, which another folder"):
-        host.tools()
-    only = SkillHost(tmp_path / "skills", skills=("pets",))
-    names = [t["name"] for t in only.tools()]
-    assert len(names) == len(set(names)) == 4
+    names = sorted(t["name"] for t in host.tools())
+    assert names == sorted(
+        f"{slug}_{op}"
+        for slug in ("payments", "pets")
+        for op in ("add_pet", "delete_pet", "find_pet_by_id", "find_pets")
+    )
+    assert [s.slug for s in host.bound()] == ["payments", "pets"]
+    with pytest.raises(UnknownOperation, match="petstore_find_pets"):
+        host.prepare("petstore_find_pets", {})  # the name the file's own slug would give
 
 
 class _Echo:

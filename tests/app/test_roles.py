@@ -202,8 +202,10 @@ def test_a_runtime_token_reads_published_versions_and_asks_and_decides_nothing(
     assert decided.status_code == 200 and decided.json()["decided_by"] == "operator"
     used = client.post(f"/v1/approvals/{asked['id']}/consume", headers=as_runtime).json()
     assert used["status"] == "used"
-    again = client.post(f"/v1/approvals/{asked['id']}/consume", headers=as_runtime).json()
-    assert again["status"] == "used"  # spent: the next call asks anew
+    again = client.post(f"/v1/approvals/{asked['id']}/consume", headers=as_runtime)
+    # spent: a second consume is not a second `used` (it would send a second call)
+    assert again.status_code == 409
+    assert again.json()["type"] == "urn:skillpress:problem:grant-spent"
     minted = client.post(
         "/v1/tokens", headers=as_operator, json={"name": "host-2", "role": "runtime"}
     ).json()

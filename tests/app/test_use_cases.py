@@ -153,7 +153,11 @@ def test_the_same_bytes_with_another_credential_variable_are_derived_again(
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     blob = ctx.blobs.put(HOLLOWBROOK.read_bytes())
     event = SpecSubmitted(
-        submission="two", skill="hollowbrook", blob=blob, created_by="t", credential_env="HB_KEY"
+        submission="two",
+        skill="hollowbrook",
+        blob=blob,
+        created_by="t",
+        credential_env="HOLLOWBROOK_KEY",
     )
     again = last(bus.run(ctx, EVENTS.spec_submitted, event), EVENTS.version_proposed)
     assert again["version_id"] != first["version_id"]
@@ -162,10 +166,14 @@ def test_the_same_bytes_with_another_credential_variable_are_derived_again(
         ctx.blobs, versions.pick_version(ctx, skill, again["version_id"])
     )
     auth = Manifest.from_json(files["skill.json"]).auth
-    assert auth is not None and auth.env == "HB_KEY"
+    assert auth is not None and auth.env == "HOLLOWBROOK_KEY"
     # and the same variable again is the same inputs: nothing new
     event = SpecSubmitted(
-        submission="three", skill="hollowbrook", blob=blob, created_by="t", credential_env="HB_KEY"
+        submission="three",
+        skill="hollowbrook",
+        blob=blob,
+        created_by="t",
+        credential_env="HOLLOWBROOK_KEY",
     )
     assert [s for s, _ in bus.run(ctx, EVENTS.spec_submitted, event)][-1] == (
         EVENTS.revision_unchanged
@@ -800,6 +808,7 @@ def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
 
 def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None:
     from skillpress.services.app.records import approval_requests as approvals
+    from skillpress.services.runtime.gates import GateCheck, GrantSpent
 
     bound = {"booking_id": "bk-1"}
     asked = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "agent")
@@ -815,12 +824,15 @@ def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None
     assert approvals.consume(ctx, asked.id).status == "used"
     assert other.id is not None and approvals.consume(ctx, other.id).status == "pending"
     approvals.decide(ctx, other.id, False, "ops")
-    auto = approvals.record(ctx, "pay", "create_payment", "high", {"amount": 5}, "auto", "its gate")
+    with pytest.raises(GrantSpent, match=f"approval #{asked.id} was used by another call"):
+        approvals.consume(ctx, asked.id)  # spent: never `used` twice
+    gate = GateCheck("create_payment", "high", {"amount": 5}, True, 5)
+    auto = approvals.settle(ctx, "pay", gate, "agent")
     rows = approvals.list_requests(ctx, everything=True)
-    assert [(r["id"], r["status"], r["decided_by"]) for r in rows] == [
-        (asked.id, "used", "ops"),
-        (other.id, "denied", "ops"),
-        (auto.id, "auto", "its gate"),
+    assert [(r["id"], r["status"], r["requested_by"], r["decided_by"]) for r in rows] == [
+        (asked.id, "used", "agent", "ops"),
+        (other.id, "denied", "a", "ops"),
+        (auto.id, "auto", "agent", "its gate (auto_below)"),
     ]
     assert approvals.list_requests(ctx) == []
     with pytest.raises(NotFound, match="no approval request #99"):
@@ -1032,16 +1044,16 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
     from skillpress.services.runtime.skill import load_skill
 
     event = spec_submitted(
-        ctx, "hollowbrook", HOLLOWBROOK.read_bytes(), None, None, "t", "env1", "HB_TOKEN"
+        ctx, "hollowbrook", HOLLOWBROOK.read_bytes(), None, None, "t", "env1", "HOLLOWBROOK_TOKEN"
     )
     made = last(bus.run(ctx, EVENTS.spec_submitted, event), EVENTS.version_proposed)
     files = versions.version_files(
         ctx.blobs, versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), None)
     )
-    assert json.loads(files["skill.json"])["auth"]["env"] == "HB_TOKEN"
+    assert json.loads(files["skill.json"])["auth"]["env"] == "HOLLOWBROOK_TOKEN"
     skill = load_skill(files)
-    assert skill.auth is not None and skill.auth.env == "HB_TOKEN"
-    assert credential_env(skill.slug, skill.auth) == "HB_TOKEN"
+    assert skill.auth is not None and skill.auth.env == "HOLLOWBROOK_TOKEN"
+    assert credential_env(skill.slug, skill.auth) == "HOLLOWBROOK_TOKEN"
     assert credential_env(skill.slug, skill.auth, "GIVEN") == "GIVEN"  # a caller's own wins
     # a re-derivation (an annotation's proposal) keeps it: it lives with the source
     again = propose(ctx, note(ctx, "list_rooms", "kept"), "added")
@@ -1050,8 +1062,8 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
         ctx.blobs,
         versions.pick_version(ctx, versions.find_skill(ctx, "hollowbrook"), again["version_id"]),
     )
-    assert json.loads(newer["skill.json"])["auth"]["env"] == "HB_TOKEN"
-    # the host reads it from the folder, as it reads the header: the key goes out from HB_TOKEN
+    assert json.loads(newer["skill.json"])["auth"]["env"] == "HOLLOWBROOK_TOKEN"
+    # the host reads it from the folder, as it reads the header: the key goes out from HOLLOWBROOK_TOKEN
     write_package_dir(dict(newer), tmp_path / "skills" / "hollowbrook")
     seen: list[str | None] = []
 
@@ -1074,7 +1086,9 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
             base_urls={"hollowbrook": f"http://127.0.0.1:{server.server_address[1]}"},
         )
         done = host.call(
-            "hollowbrook_list_rooms", {}, environ={"HB_TOKEN": "k-1", "HOLLOWBROOK_API_KEY": "no"}
+            "hollowbrook_list_rooms",
+            {},
+            environ={"HOLLOWBROOK_TOKEN": "k-1", "HOLLOWBROOK_API_KEY": "no"},
         )
     finally:
         server.shutdown()
@@ -1084,6 +1098,13 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
     assert plain.credential_env is None
     with pytest.raises(Refused, match="'hb-token' is not an environment variable name"):
         spec_submitted(ctx, "other", b"x", None, None, "t", "env3", "hb-token")
+    # a skill's credential is read from a variable of its own, never another's or skillpress's
+    with pytest.raises(Refused, match=r"HB_TOKEN is not hollowbrook's own: .*HOLLOWBROOK_…"):
+        spec_submitted(ctx, "hollowbrook", b"x", None, None, "t", "env4", "HB_TOKEN")
+    with pytest.raises(Refused, match="SKILLPRESS_OPERATOR_TOKEN is one of skillpress's own"):
+        spec_submitted(
+            ctx, "hollowbrook", b"x", None, None, "t", "env5", "SKILLPRESS_OPERATOR_TOKEN"
+        )
 
 
 def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: AppContext) -> None:

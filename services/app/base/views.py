@@ -387,6 +387,7 @@ class ApprovalView(TypedDict):
     created_at: str
     decided_at: str | None
     expires_at: str | None  # pending or granted: when it expires unless decided (or used)
+    token: str | None  # the API token that asked (None: a call made where the records are)
 
 
 @with_config(_OPEN)

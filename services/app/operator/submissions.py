@@ -191,7 +191,7 @@ def spec_submitted(
     check_base_url(base_url)
     if credential_env == default_credential_env(slug):
         credential_env = None  # the default is not a choice worth keeping
-    if credential_env and (why := credential_env_refusal(credential_env)) is not None:
+    if credential_env and (why := credential_env_refusal(credential_env, slug)) is not None:
         raise Refused(f"credential variable {why}")
     blob = ctx.blobs.put(data) if data is not None else None
     return SpecSubmitted(

@@ -1,25 +1,39 @@
 """Approvals of gated calls: a call to a gated operation asks, a person grants or denies, and
 a grant whose bound values equal a call's lets exactly that call through, once. Every decision
-is recorded with who made it (a gate's own `auto_below` included)."""
+is recorded with who made it (a gate's own `auto_below` included) and the token that asked.
+
+Two invariants live here, for every face:
+- **a grant is consumed by exactly one call** (`consume`: a conditional update only one caller
+  can win, on SQLite and PostgreSQL alike; every other caller waiting on it gets GrantSpent and
+  asks anew);
+- **a runtime reads and consumes only the requests it made** (every read and consume is scoped
+  to the asking token; a request of another's is not found).
+An automatic approval asked over the API is the server's own evaluation of the live version's
+gate (`settle_asked`), never a client's claim."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, update
 from sqlmodel import Session, col, select
 
 from skillpress.schemas.records import ApprovalRequest
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.app.base.views import ApprovalView
 from skillpress.services.errors import NotFound, Refused
-from skillpress.services.runtime.gates import GateCheck
+from skillpress.services.platform.records import DuplicateRecord
+from skillpress.services.runtime.gates import GO, GateCheck, GrantSpent
 
 __all__ = [
+    "GO",
+    "GrantSpent",
     "ApprovalsPage",
+    "ask_key",
     "announce",
     "approvals_page",
     "ask",
@@ -88,62 +102,93 @@ def as_dict(r: ApprovalRequest, ctx: AppContext) -> ApprovalView:
         "created_at": r.created_at.isoformat(),
         "decided_at": r.decided_at.isoformat() if r.decided_at else None,
         "expires_at": ends.isoformat() if ends else None,
+        "token": r.token,
     }
 
 
+def ask_key(skill: str, operation: str, bound_json: str, token: str | None) -> str:
+    """One exact call by one asker: what at most one open request carries (migration 0009
+    writes the same)."""
+    text = json.dumps([skill, operation, bound_json, token], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def ask(
-    ctx: AppContext, skill: str, operation: str, risk: str, bound: dict[str, Any], by: str
-) -> ApprovalRequest:
-    """The open request for this exact call (the same one when asked again, unless it expired),
-    or a new one."""
-    key = _bound(bound)
-    with ctx.records.session() as s:
-        found = s.exec(
-            select(ApprovalRequest).where(
-                ApprovalRequest.skill == skill,
-                ApprovalRequest.operation == operation,
-                ApprovalRequest.bound_json == key,
-                col(ApprovalRequest.status).in_(("pending", "granted")),
-            )
-        ).first()
-        if found is None or _lapsed(ctx, found):
-            found = ApprovalRequest(
-                skill=skill,
-                operation=operation,
-                risk=risk,
-                bound_json=key,
-                requested_by=by[:128],
-                created_at=ctx.clock(),
-            )
-            s.add(found)
-            s.flush()
-        s.expunge(found)
-        return found
-
-
-def record(
     ctx: AppContext,
     skill: str,
     operation: str,
     risk: str,
     bound: dict[str, Any],
-    status: str,
     by: str,
+    token: str | None = None,
+) -> ApprovalRequest:
+    """The open request for this exact call by this asker (a grant waiting first; the same one
+    when asked again, unless it expired), or a new one. Identical calls asking at the same
+    moment share one: the store holds one open request per call and asker, and the one that
+    loses the insert reads the winner's."""
+    bound_json = _bound(bound)
+    key = ask_key(skill, operation, bound_json, token)
+    for _ in range(5):
+        try:
+            with ctx.records.session() as s:
+                found = s.exec(
+                    select(ApprovalRequest)
+                    .where(
+                        ApprovalRequest.ask_key == key,
+                        col(ApprovalRequest.status).in_(("pending", "granted")),
+                    )
+                    .order_by(col(ApprovalRequest.id))
+                ).first()
+                if found is None or _lapsed(ctx, found):
+                    s.flush()
+                    found = ApprovalRequest(
+                        skill=skill,
+                        operation=operation,
+                        risk=risk,
+                        bound_json=bound_json,
+                        requested_by=by[:128],
+                        created_at=ctx.clock(),
+                        token=token,
+                        ask_key=key,
+                    )
+                    s.add(found)
+                    s.flush()
+                s.expunge(found)
+                return found
+        except DuplicateRecord:
+            continue  # another identical call made the request a moment ago: read it
+    raise Refused(
+        f"could not record an approval request for {skill} {operation}: identical calls kept"
+        " racing; call again"
+    )
+
+
+def record(
+    ctx: AppContext,
+    skill: str,
+    gate: GateCheck,
+    status: str,
+    asked_by: str,
+    decided_by: str,
+    token: str | None = None,
 ) -> ApprovalRequest:
     """A decision made where the call is made (`auto` by the gate's threshold, `used` by the
-    person at a terminal approving it), recorded as any other."""
+    person at a terminal approving it), recorded as any other: who asked and who decided."""
     now = ctx.clock()
+    bound_json = _bound(gate.bound)
     with ctx.records.session() as s:
         row = ApprovalRequest(
             skill=skill,
-            operation=operation,
-            risk=risk,
-            bound_json=_bound(bound),
+            operation=gate.operation,
+            risk=gate.risk,
+            bound_json=bound_json,
             status=status,
-            requested_by=by[:128],
-            decided_by=by[:128],
+            requested_by=asked_by[:128],
+            decided_by=decided_by[:128],
             created_at=now,
             decided_at=now,
+            token=token,
+            ask_key=ask_key(skill, gate.operation, bound_json, token),
         )
         s.add(row)
         s.flush()
@@ -151,43 +196,94 @@ def record(
         return row
 
 
+AUTO = "its gate (auto_below)"
+
+
 def settle(
-    ctx: AppContext, skill: str, gate: GateCheck, asked_by: str, approved_by: str | None = None
+    ctx: AppContext,
+    skill: str,
+    gate: GateCheck,
+    asked_by: str,
+    approved_by: str | None = None,
+    token: str | None = None,
 ) -> ApprovalRequest:
     """A gated call's decision as it stands: `auto` under the gate's threshold, `used` when
     `approved_by` (a person where the call is made) approves it or a grant for exactly these
-    values was waiting (used up now), else the `pending` request it waits on (announced)."""
-    if gate.auto or approved_by:
-        status, by = ("auto", "its gate (auto_below)") if gate.auto else ("used", str(approved_by))
-        return record(ctx, skill, gate.operation, gate.risk, gate.bound, status, by)
-    asked = ask(ctx, skill, gate.operation, gate.risk, gate.bound, asked_by)
-    assert asked.id is not None
-    if asked.status == "pending":
-        announce(ctx, asked)
-    return consume(ctx, asked.id)
+    values was waiting and this call used it up, else the `pending` request it waits on
+    (announced). A grant another identical call took first is not this call's: it asks anew."""
+    if gate.auto:
+        return record(ctx, skill, gate, "auto", asked_by, AUTO, token)
+    if approved_by:
+        return record(ctx, skill, gate, "used", asked_by, approved_by, token)
+    for _ in range(3):
+        asked = ask(ctx, skill, gate.operation, gate.risk, gate.bound, asked_by, token)
+        assert asked.id is not None
+        if asked.status == "pending":
+            announce(ctx, asked)
+            return asked
+        try:
+            return consume(ctx, asked.id, token)
+        except GrantSpent:
+            continue  # spent by another call a moment ago: this one asks anew
+    return ask(ctx, skill, gate.operation, gate.risk, gate.bound, asked_by, token)
+
+
+def _served_gate(
+    ctx: AppContext, skill: str, operation: str, args: dict[str, Any], page_url: str | None
+) -> GateCheck:
+    """The gate of `operation` as the skill's live version declares it, evaluated here on the
+    call's arguments: what a runtime's request is decided on. A skill with no live version, an
+    operation it does not have or does not gate: a person decides (never automatic)."""
+    from skillpress.services.app.records.versions import live_files
+    from skillpress.services.runtime.gates import check_gate
+    from skillpress.services.runtime.skill import PackageError, UnknownOperation, load_skill
+
+    try:
+        tool = load_skill(live_files(ctx, skill), lazy=True).tool(operation)
+        found = check_gate(tool, args, page_url)
+    except (NotFound, Refused, PackageError, UnknownOperation):
+        found = None
+    if found is not None:
+        return found
+    bound = dict(args) | ({"page_url": page_url} if page_url is not None else {})
+    return GateCheck(operation, "high", bound, False, None, None, dict(args), page_url)
 
 
 def settle_asked(
     ctx: AppContext,
     skill: str,
     operation: str,
-    risk: str,
-    bound: dict[str, Any],
-    auto: bool,
+    args: dict[str, Any],
+    page_url: str | None,
     asked_by: str,
+    token: str,
 ) -> ApprovalView:
-    """`settle` for a runtime that asks over the API: never a person's approval at the call (a
-    runtime's token decides nothing), its gate's own under `auto_below`."""
-    gate = GateCheck(operation, risk, bound, auto)
-    return as_dict(settle(ctx, skill, gate, asked_by), ctx)
+    """`settle` for a runtime that asks over the API with its token: the gate is the live
+    version's, evaluated here on the call's arguments (`auto` is this server's finding, never
+    the runtime's say-so), and never a person's approval at the call (a runtime's token decides
+    nothing). The request is the token's own."""
+    gate = _served_gate(ctx, skill, operation, args, page_url)
+    return as_dict(settle(ctx, skill, gate, asked_by, token=token), ctx)
 
 
-def request_view(ctx: AppContext, request_id: int) -> ApprovalView:
-    """One request as it stands now (an open one past its time marked expired)."""
+def _own(row: ApprovalRequest | None, request_id: int, token: str | None) -> ApprovalRequest:
+    """`row` when `token` asked it (None: a call made where the records are); NotFound for a
+    request of another asker's, as for one that does not exist: a runtime learns nothing of
+    another's calls."""
+    if row is None or row.token != token:
+        raise NotFound(f"no approval request #{request_id} of yours")
+    return row
+
+
+def request_view(ctx: AppContext, request_id: int, token: str | None = None) -> ApprovalView:
+    """One request as it stands now (an open one past its time marked expired): any request for
+    an operator (`token` None), the token's own for a runtime."""
     with ctx.records.session() as s:
         row = s.get(ApprovalRequest, request_id)
         if row is None:
             raise NotFound(f"no approval request #{request_id}")
+        if token is not None:
+            row = _own(row, request_id, token)
         _lapsed(ctx, row)
         s.flush()
         s.expunge(row)
@@ -206,28 +302,61 @@ def decide(ctx: AppContext, request_id: int, grant: bool, by: str) -> ApprovalRe
                 f" {_span(ctx.settings.approval_expiry)} (SKILLPRESS_APPROVAL_EXPIRY), so no call"
                 " is waiting on it; if the caller still wants it, its next call asks again"
             )
-        if row.status != "pending":
+        won = s.connection().execute(
+            update(ApprovalRequest)
+            .where(col(ApprovalRequest.id) == request_id, col(ApprovalRequest.status) == "pending")
+            .values(
+                status="granted" if grant else "denied", decided_by=by[:128], decided_at=ctx.clock()
+            )
+        )
+        if won.rowcount != 1:  # two people deciding at once: the first decision stands
+            s.rollback()
+            s.refresh(row)
             raise Refused(f"approval request #{request_id} is {row.status} already")
-        row.status = "granted" if grant else "denied"
-        row.decided_by, row.decided_at = by[:128], ctx.clock()
-        s.flush()
         s.expunge(row)
-        return row
+    return _row(ctx, request_id)
 
 
-def consume(ctx: AppContext, request_id: int) -> ApprovalRequest:
-    """The request's decision for the call waiting on it: a grant is used up (one call), a
-    denial or a pending request is returned as it is."""
+def _row(ctx: AppContext, request_id: int) -> ApprovalRequest:
     with ctx.records.session() as s:
         row = s.get(ApprovalRequest, request_id)
         if row is None:
             raise NotFound(f"no approval request #{request_id}")
-        _lapsed(ctx, row)
-        if row.status == "granted":
-            row.status = "used"
-            s.flush()
         s.expunge(row)
         return row
+
+
+def consume(ctx: AppContext, request_id: int, token: str | None = None) -> ApprovalRequest:
+    """The request's decision for the call waiting on it, asked by its own asker (`token`): a
+    grant is used up by exactly one call — the one whose conditional update wins — and comes
+    back `used`; every other caller gets GrantSpent (and asks anew). A pending, denied or
+    expired request comes back as it is."""
+    with ctx.records.session() as s:
+        row = _own(s.get(ApprovalRequest, request_id), request_id, token)
+        if _lapsed(ctx, row):
+            s.flush()
+        if row.status == "used":
+            raise _spent(request_id)
+        if row.status != "granted":
+            s.expunge(row)
+            return row
+        won = s.connection().execute(
+            update(ApprovalRequest)
+            .where(col(ApprovalRequest.id) == request_id, col(ApprovalRequest.status) == "granted")
+            .values(status="used")
+        )
+        if won.rowcount != 1:
+            raise _spent(request_id)
+        s.expunge(row)
+    row.status = "used"
+    return row
+
+
+def _spent(request_id: int) -> GrantSpent:
+    return GrantSpent(
+        f"approval #{request_id} was used by another call with the same values: a grant lets one"
+        " call through; this one was not sent, and asks anew"
+    )
 
 
 def _pending(

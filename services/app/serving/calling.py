@@ -276,7 +276,8 @@ class Desk(Protocol):
         """The call's decision as it stands: `auto`, `used` (go, once), or `pending`."""
 
     def consume(self, request_id: int) -> ApprovalView:
-        """The decision the call waiting on `request_id` gets now (`used`: send it)."""
+        """The decision the call waiting on `request_id` gets now (`used`: send it); GrantSpent
+        when another call used the grant first."""
 
     def close(self) -> None:
         """Let go of what it holds."""
@@ -312,7 +313,8 @@ NOT_HERE = (
 
 class ApiDesk:
     """Gated calls settled through a skillpress API's approvals with a runtime's token: the
-    person decides there; nothing here can approve."""
+    server evaluates the live gate on the call's arguments and a person decides there; nothing
+    here can approve."""
 
     def __init__(self, url: str, token: str) -> None:
         from skillpress.services.platform.approvals_api import ApprovalsApi
@@ -326,11 +328,18 @@ class ApiDesk:
             from skillpress.services.errors import Refused
 
             raise Refused(NOT_HERE)
-        found = self.api.settle(slug, gate.operation, gate.risk, gate.bound, gate.auto, asked_by)
-        return _view(found)
+        return _view(self.api.settle(slug, gate.operation, gate.args, gate.page_url, asked_by))
 
     def consume(self, request_id: int) -> ApprovalView:
-        return _view(self.api.consume(request_id))
+        from skillpress.services.platform.approvals_api import ApprovalsRefused
+        from skillpress.services.runtime.gates import GrantSpent
+
+        try:
+            return _view(self.api.consume(request_id))
+        except ApprovalsRefused as exc:
+            if exc.kind == "grant-spent":
+                raise GrantSpent(str(exc)) from None
+            raise
 
     def close(self) -> None:
         self.api.close()
@@ -374,6 +383,13 @@ def desk_opener(
     return api
 
 
+def _goes(row: ApprovalView) -> bool:
+    """Whether a decision sends the call: `auto` or a grant this call used (`GO`), nothing else."""
+    from skillpress.services.runtime.gates import GO
+
+    return row["status"] in GO
+
+
 def terminal_gatekeeper(
     open_desk: Callable[[], Desk],
     slug: str,
@@ -385,31 +401,41 @@ def terminal_gatekeeper(
     """A gated call from a terminal goes only with a person's approval (or under the gate's
     `auto_below`), and every decision is recorded: the operator's own (`approver` names them,
     `--approve`), or a request another person grants (waited for up to `wait` seconds, polled
-    twice a second). Raises GateClosed, naming the request, when it is denied, expires or is
-    still pending. What it says names no command that decides: whoever runs the call may be an
-    agent."""
+    twice a second). A grant another identical call used first is not this call's: it asks anew
+    and waits on. Raises GateClosed, naming the request, when it is denied, expires or is still
+    pending. What it says names no command that decides: whoever runs the call may be an agent."""
+    from skillpress.services.runtime.gates import GrantSpent
 
     def decide(gate: GateCheck) -> None:
         desk = open_desk()
         try:
             by = approver()
             row = desk.settle(slug, gate, who, f"{by} at the terminal" if by else None)
-            if row["status"] != "pending":
+            if _goes(row):
                 say(f"approved by {row['decided_by']} (#{row['id']}): {gate.describe()}")
                 return
-            say(
-                f"waiting for approval #{row['id']}: {gate.describe()}."
-                " It waits for a person's decision"
-            )
+            if row["status"] == "pending":
+                say(
+                    f"waiting for approval #{row['id']}: {gate.describe()}."
+                    " It waits for a person's decision"
+                )
             deadline = time.monotonic() + wait
-            asked = row["id"]
-            assert asked is not None
-            while True:
-                row = desk.consume(asked)
-                if row["status"] == "used":
+            while row["status"] == "pending":
+                asked = row["id"]
+                assert asked is not None
+                try:
+                    row = desk.consume(asked)
+                except GrantSpent:
+                    row = desk.settle(slug, gate, who)
+                    if row["status"] == "pending":
+                        say(
+                            f"approval #{asked} was used by another call with the same values;"
+                            f" this one waits for approval #{row['id']}"
+                        )
+                if _goes(row):
                     say(f"approved by {row['decided_by']} (#{row['id']})")
                     return
-                if row["status"] in ("denied", "expired") or time.monotonic() >= deadline:
+                if row["status"] != "pending" or time.monotonic() >= deadline:
                     break
                 time.sleep(0.5)
         finally:
@@ -420,15 +446,15 @@ def terminal_gatekeeper(
                 row["id"],
                 denied=True,
             )
-        if row["status"] == "expired":
+        if row["status"] == "pending":
             raise GateClosed(
-                f"not sent: approval #{row['id']} expired before anyone decided it;"
-                " calling again asks anew"
+                f"not sent: approval #{row['id']} is still pending; the same call once"
+                " it is approved goes through",
+                row["id"],
             )
         raise GateClosed(
-            f"not sent: approval #{row['id']} is still pending; the same call once"
-            " it is approved goes through",
-            row["id"],
+            f"not sent: approval #{row['id']} {row['status']} before this call could use it;"
+            " calling again asks anew"
         )
 
     return decide
@@ -436,9 +462,9 @@ def terminal_gatekeeper(
 
 def agent_gatekeeper(open_desk: Callable[[], Desk], slug: str) -> Gatekeeper:
     """An agent's gated call (over MCP, or a host's): sent under `auto_below`, or when a person
-    granted exactly that call (used once); otherwise recorded as a request the agent is told to
-    wait on (GateClosed naming it). The desk is opened at the first gated call, not when the
-    server starts."""
+    granted exactly that call and this call used the grant (once); otherwise recorded as a
+    request the agent is told to wait on (GateClosed naming it). The desk is opened at the first
+    gated call, not when the server starts."""
 
     def decide(gate: GateCheck) -> None:
         desk = open_desk()
@@ -446,8 +472,13 @@ def agent_gatekeeper(open_desk: Callable[[], Desk], slug: str) -> Gatekeeper:
             row = desk.settle(slug, gate, gate.caller or "an MCP client")
         finally:
             desk.close()
-        if row["status"] != "pending":
+        if _goes(row):
             return
+        if row["status"] != "pending":
+            raise GateClosed(
+                f"not sent: approval #{row['id']} {row['status']} before this call could use it;"
+                " calling again with the same arguments asks anew"
+            )
         until = (row["expires_at"] or "")[:16].replace("T", " ")
         raise GateClosed(
             f"not sent: {gate.describe()}. It waits for a person's approval (request"
