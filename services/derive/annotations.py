@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import copy
 import json
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from skillpress.services.derive.annotation_shapes import (
+    KINDS,
+    Annotation,
+    AnnotationRefused,
+    auto_currency_missing,
+    check_shape,
+    operation_target,
+)
 from skillpress.services.derive.frontmatter import APPROVAL_KEYS, RISKS, path_matches
 from skillpress.services.derive.frontmatter import FORM_BODY as FORM
 from skillpress.services.derive.model import Operation
-from skillpress.services.errors import Refused
 
 __all__ = [
     "KINDS",
@@ -28,150 +33,10 @@ __all__ = [
     "AnnotationRefused",
     "Applied",
     "apply_annotations",
+    "auto_currency_missing",
     "check_shape",
     "operation_target",
 ]
-
-KINDS = (
-    "note",
-    "prefer",
-    "hidden",
-    "approval",
-    "example",
-    "skill_note",
-    "identity",
-    "fixed",
-    "style",
-    "category",
-    "workflow",
-)
-_HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
-
-
-class AnnotationRefused(ValueError, Refused):
-    """An annotation that cannot be applied as meant; the message says what to fix."""
-
-    problem = "annotation-refused"
-
-
-@dataclass(frozen=True)
-class Annotation:
-    id: str
-    kind: str
-    target: str  # "skill" | "category:<tag>" | "operation:<name>"
-    body: dict[str, Any]
-
-    @property
-    def operation(self) -> str | None:
-        return operation_target(self.target)
-
-
-def operation_target(target: str) -> str | None:
-    return target.split(":", 1)[1] if target.startswith("operation:") else None
-
-
-def auto_currency_missing(rule: Mapping[str, Any]) -> str | None:
-    """Why an approval rule's `auto_below` could never approve anything: it reads the call's
-    currency (`currency`) but names none it is in (`auto_currency`), and an amount in a currency
-    the gate did not name is never automatic. None when the rule is whole."""
-    if rule.get("auto_below") is None or not rule.get("currency") or rule.get("auto_currency"):
-        return None
-    return (
-        f"auto below {rule['auto_below']:g} reads the currency from {rule['currency']!r} but"
-        " names none it is in, so no call would ever be approved automatically: say which"
-        " currency the threshold is in (auto_currency, like EUR), or leave currency out"
-    )
-
-
-def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
-    """Refuse what is malformed whatever the spec says (the shape of one annotation)."""
-    # size: one branch per annotation kind's shape, each refusal naming its field
-    if kind not in KINDS:
-        raise AnnotationRefused(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
-    on_op = target.startswith("operation:") and len(target) > len("operation:")
-    if kind in ("skill_note", "category", "workflow"):
-        if target != "skill":
-            raise AnnotationRefused(
-                f"a {kind} annotation is about the whole skill; give no operation"
-            )
-    elif kind == "note" and target.startswith("category:") and len(target) > len("category:"):
-        pass  # a note on a category, by its tag (or name)
-    elif not on_op:
-        raise AnnotationRefused(f"a {kind} annotation names an operation (--operation NAME)")
-    text_kinds = {"note": "text", "skill_note": "text"}
-    if kind in text_kinds and (
-        not isinstance(body.get("text"), str)
-        or not body["text"].strip()
-        or len(body["text"]) > 4000
-    ):
-        raise AnnotationRefused(f"a {kind} needs text (at most 4,000 characters)")
-    if kind == "prefer" and (not isinstance(body.get("operation"), str) or not body["operation"]):
-        raise AnnotationRefused("prefer names the operation to use instead")
-    if kind == "identity":
-        fields = body.get("fields")
-        if (
-            not isinstance(fields, list)
-            or not fields
-            or not all(isinstance(f, str) and f for f in fields)
-        ):
-            raise AnnotationRefused(
-                "an identity names the fields that make two writes the same; it names no field"
-            )
-    if kind == "approval":
-        matches = body.get("matches")
-        if not isinstance(matches, str) or len(matches.split()) != 2:
-            raise AnnotationRefused("an approval's matches reads like 'DELETE /invoices/{id}'")
-        if body.get("risk", "high") not in RISKS:
-            raise AnnotationRefused(f"risk is one of {', '.join(RISKS)}")
-        if (why := auto_currency_missing(body)) is not None:
-            raise AnnotationRefused(why)
-    if kind == "example" and (
-        not isinstance(body.get("arguments"), dict)
-        or not isinstance(body.get("turn"), str)
-        or not body["turn"]
-    ):
-        raise AnnotationRefused(
-            "an example is an observed call: its arguments (a JSON object) and the turn it came from"
-        )
-    if kind == "category":
-        sources = body.get("merge") if "merge" in body else [body.get("rename")]
-        to = body.get("to")
-        if (
-            not isinstance(sources, list)
-            or not sources
-            or not all(isinstance(x, str) and x for x in sources)
-        ):
-            raise AnnotationRefused(
-                "a category annotation renames one category (rename: old, to: new) or merges several (merge: [a, b], to: c)"
-            )
-        if not isinstance(to, str) or not re.match(r"^[a-z][a-z0-9_]{1,47}$", to):
-            raise AnnotationRefused(
-                f"category name {to!r} is not 2-48 lowercase letters, digits and underscores starting with a letter"
-            )
-    if kind == "workflow":
-        flow = body.get("workflow")
-        if not isinstance(flow, dict) or not isinstance(flow.get("name"), str) or not flow["name"]:
-            raise AnnotationRefused("a workflow annotation carries one workflow (with its name)")
-    if kind == "style":
-        from skillpress.services.derive.frontmatter import STYLES
-
-        if not isinstance(body.get("name"), str) or not body["name"]:
-            raise AnnotationRefused("a style names a query parameter (or form field): NAME=STYLE")
-        if body.get("style") not in STYLES:
-            raise AnnotationRefused(
-                f"style {body.get('style')!r} is not one of {', '.join(STYLES)}"
-            )
-    if kind == "fixed":
-        name = body.get("name")
-        where = body.get("in", "argument")
-        if not isinstance(name, str) or not name or where not in ("argument", "header"):
-            raise AnnotationRefused(
-                "fixed names an argument (or a header, with in: header) and its value"
-            )
-        if "value" not in body:
-            raise AnnotationRefused(f"fixed {name}: give the value sent on every call")
-        if where == "header" and not _HEADER.match(name):
-            raise AnnotationRefused(f"{name!r} is not a header name")
 
 
 @dataclass
@@ -202,6 +67,35 @@ def _bindable(op: Operation) -> list[str]:
     if op.tool is None:
         return [p.name for p in op.params if p.location == "path"]
     return [a for a in _sent_fields(op) if a not in op.tool.fixed]
+
+
+def _laxness(a: Annotation) -> tuple[float, int, str]:
+    """How much a gate lets through on its own: none without `auto_below`, more the higher it is;
+    a lower risk is laxer; the id settles a tie (never an accident of order)."""
+    below = a.body.get("auto_below")
+    risk = str(a.body.get("risk", "high"))
+    at = RISKS.index(risk) if risk in RISKS else len(RISKS)
+    return (float(below) if isinstance(below, (int, float)) else -1.0, -at, a.id)
+
+
+def _one_gate(a: Annotation, held: Annotation, name: str, strict: bool, out: Applied) -> bool:
+    """One gate per operation: a second is refused where it is added (`strict`); two already
+    in force (from an earlier release) keep the stricter, said in the warnings. True when `a`
+    replaces `held`."""
+    if strict:
+        raise AnnotationRefused(
+            f"approval {a.id}: {name} is gated already (approval {held.id}); two gates on one"
+            " operation would leave which one holds to chance: retire that one first, then add"
+            " this one"
+        )
+    stricter, laxer = sorted((a, held), key=_laxness)
+    out.warnings.append(
+        f"approvals {held.id} and {a.id} both gate {name}: the stricter, {stricter.id}, holds;"
+        f" {laxer.id} is superseded (retire it)"
+    )
+    if stricter is held:
+        out.applied.append(a.id)
+    return stricter is a
 
 
 def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[str, Any] | None:
@@ -363,6 +257,7 @@ def apply_annotations(
     ops = [_own_copy(op) if op.name in targeted else op for op in ops]
     by_name = {op.name: op for op in ops}
     gated: set[str] = set()
+    gates: dict[str, Annotation] = {}  # operation → the approval rule that gates it
     hidden: set[str] = set()
     for a in sorted(annotations, key=lambda x: x.id):
         check_shape(a.kind, a.target, a.body)
@@ -403,7 +298,10 @@ def apply_annotations(
         elif a.kind == "hidden":
             hidden.add(op.name)
         elif a.kind == "approval":
+            if op.name in gates and not _one_gate(a, gates[op.name], op.name, strict, out):
+                continue
             add.approval = _approval(a, op, strict, out)
+            gates[op.name] = a
             gated.add(op.name)
         elif a.kind == "example":
             add.examples.append({"arguments": a.body["arguments"], "turn": a.body["turn"]})

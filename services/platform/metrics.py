@@ -110,8 +110,17 @@ def observe_outage_wait(stage: str) -> None:
     _OUTAGE_WAITS.labels(stage).inc()
 
 
+# the methods a label names; any other a client makes up is counted as `other`, so no request
+# can grow the scrape (every label's values are a closed set)
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 def observe_http(route: str, method: str, status: int, seconds: float) -> None:
-    _HTTP.labels(route, method, str(status)).inc()
+    """One request, by its route's template (the caller gives "unmatched" for none), its method
+    (or `other`) and its status class's code (or `other`)."""
+    shown = method if method in _METHODS else "other"
+    code = str(status) if 100 <= status <= 599 else "other"
+    _HTTP.labels(route, shown, code).inc()
     _HTTP_SECONDS.labels(route).observe(seconds)
 
 

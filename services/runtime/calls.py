@@ -63,6 +63,9 @@ class GateClosed(PermissionError, Refused):
         return self.request is not None and not self.denied
 
 
+# the longest next page's URL a result offers (what an agent is sent counts against its budget)
+MAX_PAGE_URL = 4096
+
 # decides a gated call: returns when it may be sent, raises GateClosed when it may not
 Gatekeeper = Callable[[GateCheck], None]
 
@@ -137,6 +140,12 @@ def _with_next(
         return
     given = {**(args if isinstance(args, dict) else {})}
     found = next_page(decl, given, request.url, result.status, result.headers, result.body_value())
+    if found is not None and len(str(found.get("page_url", ""))) > MAX_PAGE_URL:
+        result.next_refused = (
+            f"the answer names a next page at a URL of {len(str(found['page_url'])):,}"
+            f" characters, over the {MAX_PAGE_URL:,} a page URL may have"
+        )
+        return
     if found is not None and "page_url" in found:
         try:
             page_url_request(decl, request, found["page_url"], hosts)
@@ -250,7 +259,8 @@ def placed_step(
         record.error, record.approval = str(exc), exc.request
         record.outcome = "waiting" if exc.waits else "failed"
         log.add(record, began)
-        raise StepFailed("", step, str(exc), waiting=exc.request if exc.waits else None) from None
+        waiting = exc.request if exc.waits else None
+        raise StepFailed("", step, str(exc), waiting=waiting, gated=True) from None
     except (CallRefused, ExecutionFailed) as exc:
         record.error = str(exc)
         log.add(record, began)

@@ -32,7 +32,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from skillpress.services.derive.auth import credential_env_refusal, default_credential_env
 from skillpress.services.errors import Refused, Retryable
-from skillpress.services.runtime.fit import close_json, describe_body, fit_json
+from skillpress.services.runtime.fit import AGENT_BUDGET, close_json, describe_body, fit_json
 from skillpress.services.runtime.skill import AuthHeader
 from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token, discard_token
 from skillpress.services.runtime.translate import PreparedRequest
@@ -249,6 +249,10 @@ _AGENT_HEADERS = frozenset(
     }
 )
 _AGENT_PREFIXES = ("ratelimit", "x-ratelimit", "x-rate-limit", "x-total", "x-next", "x-page")
+# an answer's headers an agent is given at most, and the characters of each: what an API sends
+# there counts against the agent's budget like its body
+AGENT_HEADER_COUNT = 24
+AGENT_HEADER_CHARS = 512
 RETRY_STATUSES = (429, 502, 503, 504)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -358,12 +362,18 @@ class CallResult:
 
     def agent_headers(self) -> dict[str, str]:
         """The headers an agent acts on (what came back, where it went, the next page, the rate
-        limit, a version to send back): never cookies or the transport's own."""
-        return {
-            k: v
-            for k, v in self.headers.items()
-            if k in _AGENT_HEADERS or k.startswith(_AGENT_PREFIXES)
-        }
+        limit, a version to send back): never cookies or the transport's own; at most
+        AGENT_HEADER_COUNT of them, each value at most AGENT_HEADER_CHARS (cut, and said so)."""
+        out: dict[str, str] = {}
+        for k, v in self.headers.items():
+            if not (k in _AGENT_HEADERS or k.startswith(_AGENT_PREFIXES)):
+                continue
+            if len(out) == AGENT_HEADER_COUNT:
+                out["x-skillpress-headers-left-out"] = "more headers than an agent is given"
+                break
+            long = len(v) > AGENT_HEADER_CHARS
+            out[k] = v[:AGENT_HEADER_CHARS] + f"… ({len(v)} characters)" if long else v
+        return out
 
     def as_dict(self, for_agent: bool = False) -> dict[str, Any]:
         """The result as JSON: status, headers (`for_agent`: only those an agent acts on), the
@@ -377,28 +387,44 @@ class CallResult:
         out["body"] = self.body_value() if binary is None else binary
         if binary is not None and not for_agent:  # its bytes exactly, for a program to take
             out["body_base64"] = base64.b64encode(self.body).decode("ascii")
-        if for_agent:  # sized for a model: valid JSON that says what was left out
-            described = describe_body(self.body, self.headers.get("content-type", ""))
-            if described is not None:
-                out["body"] = described
-            else:
-                note: list[dict[str, Any]] = []
-                value = out["body"]
-                if self.truncated and "json" in self.headers.get("content-type", ""):
-                    value, note = closed_prefix(self.body)
-                out["body"], cuts = fit_json(value)
-                cuts = note + cuts
-                if cuts:
-                    out["cut"] = cuts
+        about = self._about()
+        if for_agent:  # sized for a model: everything it is sent counted against its budget
+            self._fit_body(out, about)
+        return out | about
+
+    def _fit_body(self, out: dict[str, Any], about: dict[str, Any]) -> None:
+        """`out["body"]` cut to what is left of the agent's budget once everything else it is
+        sent (the headers, the next page, what is said about the call) is counted: valid JSON
+        that says what was left out."""
+        described = describe_body(self.body, self.headers.get("content-type", ""))
+        if described is not None:
+            out["body"] = described
+            return
+        note: list[dict[str, Any]] = []
+        value = out["body"]
+        if self.truncated and "json" in self.headers.get("content-type", ""):
+            value, note = closed_prefix(self.body)
+        rest = {**out, **about, "body": None, "cut": [{"at": "$", "items_of": 0, "kept": 0}] * 4}
+        spent = len(json.dumps(rest, ensure_ascii=False, separators=(",", ":")).encode())
+        out["body"], cuts = fit_json(value, max(AGENT_BUDGET - spent, 1024))
+        cuts = note + cuts
+        if cuts:
+            out["cut"] = cuts
+
+    def _about(self) -> dict[str, Any]:
+        """What the result says about the call besides its answer (a redirect not followed, its
+        tries, the rate limit, the next page, …)."""
+        out: dict[str, Any] = {}
         if self.status in (301, 302, 303, 307, 308):
-            out["redirect_not_followed"] = self.headers.get("location")
+            location = self.headers.get("location") or ""
+            out["redirect_not_followed"] = location[:AGENT_HEADER_CHARS]
         if self.tries > 1:
             out["tries"], out["waited"] = self.tries, round(self.waited, 3)
         if self.not_retried:
             out["not_retried"] = self.not_retried
         if self.retry_at:
             out["retry_at"] = self.retry_at
-        ignored = list(self.ignored)
+        ignored = list(self.ignored)[:AGENT_HEADER_COUNT]
         limit = rate_limit(self.headers, ignored)
         if limit:
             out["rate_limit"] = limit

@@ -109,7 +109,7 @@ def guided_run(
     try:
         result = call("model", tool, merged, skill)
     except StepFailed as exc:
-        raise StepFailed(wf.name, exc.step, exc.message) from None
+        raise StepFailed(wf.name, exc.step, exc.message, gated=exc.gated) from None
     return Run(
         result=result, trace=[f"model: {tool.operation} {json.dumps(merged, ensure_ascii=False)}"]
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from skillpress.services.derive.frontmatter import Declaration
 from skillpress.services.derive.paging import Paging
@@ -244,4 +244,38 @@ def page_url_request(
                 f"page_url names {name!r}, which is neither a parameter of this operation nor"
                 " where a next page starts: a page URL only continues the same call",
             )
-    return PreparedRequest(op, request.method, page_url, request.headers, None, None)
+    return PreparedRequest(
+        op, request.method, _same_values(decl, built.query, page_url), request.headers, None, None
+    )
+
+
+def _same_values(decl: Declaration, sent: str, page_url: str) -> str:
+    """`page_url` holding every value the call sent as it sent it: a name the call set keeps
+    its value (CallRefused when the page URL changes it), except where the next page's position
+    goes (a continuation name, the paging argument); a fixed value is never moved, and one the
+    page URL leaves out is sent anyway."""
+    op = decl.name
+    fixed = {decl.wire_name(name) for name, _ in decl.fixed if name in decl.query}
+    paging = decl.paging
+    named = (paging.param, paging.page) if paging is not None else ()
+    position = {decl.wire_name(n) for n in named if n}
+    call: dict[str, list[str]] = {}
+    for name, value in parse_qsl(sent, keep_blank_values=True):
+        call.setdefault(name, []).append(value)
+    parts = urlsplit(page_url)
+    given: dict[str, list[str]] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        given.setdefault(name, []).append(value)
+    for name, values in call.items():
+        moves = name not in fixed and (_plain(name) in CONTINUATION_NAMES or name in position)
+        if not moves and name in given and given[name] != values:
+            raise CallRefused(
+                op,
+                f"page_url sets {name!r} to {', '.join(given[name])!r} where this call sent"
+                f" {', '.join(values)!r}: a page URL only continues the same call, with its values",
+            )
+    missing = [(name, v) for name in sorted(fixed) if name not in given for v in call.get(name, ())]
+    if not missing:
+        return page_url
+    query = "&".join(q for q in (parts.query, urlencode(missing)) if q)
+    return urlunsplit(parts._replace(query=query))

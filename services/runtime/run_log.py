@@ -242,6 +242,7 @@ def journaled(
             exc.step,
             f"{exc.message} (run #{log.run_id} is kept waiting here: the same call resumes it{kept})",
             exc.waiting,
+            exc.gated,
         ) from None
     except BaseException as exc:
         if journal is not None:

@@ -36,12 +36,22 @@ class StepFailed(RuntimeError, Permanent):
 
     problem = "step-failed"
 
-    def __init__(self, workflow: str, step: str, message: str, waiting: int | None = None) -> None:
+    def __init__(
+        self,
+        workflow: str,
+        step: str,
+        message: str,
+        waiting: int | None = None,
+        gated: bool = False,
+    ) -> None:
         super().__init__(
             f"{workflow}: step {step} {'waits' if waiting is not None else 'failed'}: {message}"
         )
         self.workflow, self.step, self.message = workflow, step, message
         self.waiting = waiting  # the approval request a step held at its gate waits on
+        # held at its gate (waiting, denied, or nobody here approves): never a failure, so no
+        # `on_failure` goes on past it
+        self.gated = gated or waiting is not None
 
 
 @dataclass(frozen=True)

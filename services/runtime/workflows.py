@@ -774,14 +774,14 @@ def run_workflow(
             except StepFailed as exc:
                 if exc.step != s.id or exc.workflow not in ("", name):
                     raise  # a called workflow's own step: named as it is
-                if s.on_failure is not None and exc.waiting is None:  # not held at a gate
+                if s.on_failure is not None and not exc.gated:  # a gate is never a failure
                     outcome.trace.append(
                         f"{label}{s.id} failed ({exc.message}): on to {s.on_failure}"
                     )
                     n = next(i for i, x in enumerate(seq) if x.id == s.on_failure)
                     continue
                 said = f"{s.on_error} ({exc.message})" if s.on_error else exc.message
-                raise StepFailed(name, s.id, said, exc.waiting) from None
+                raise StepFailed(name, s.id, said, exc.waiting, exc.gated) from None
 
     try:
         steps(wf.steps, args)
