@@ -33,6 +33,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from skillpress.services.derive.auth import credential_env_refusal, default_credential_env
 from skillpress.services.errors import Refused, Retryable
 from skillpress.services.runtime.fit import AGENT_BUDGET, close_json, describe_body, fit_json
+from skillpress.services.runtime.redaction import scrub_bytes, scrub_text, secret_forms
 from skillpress.services.runtime.skill import AuthHeader
 from skillpress.services.runtime.tokens import Client, TokenFailed, bearer_token, discard_token
 from skillpress.services.runtime.translate import PreparedRequest
@@ -511,28 +512,20 @@ class _Inflater:
 
 
 def _redacted(text: str, secrets: tuple[str, ...]) -> str:
-    """An error's text with the credential taken out wherever it appears (a header value an
-    HTTP library quotes back, say)."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "<credential>")
-            text = text.replace(repr(secret.encode())[2:-1], "<credential>")
-    return text
+    """An error's text with every form of every secret the call used taken out (a header value
+    an HTTP library quotes back, say)."""
+    return scrub_text(text, secret_forms(secrets), "<credential>")
 
 
 def _scrubbed(result: CallResult, secrets: tuple[str, ...]) -> CallResult:
-    """What came back, with every form of the credential it echoes taken out (an API that
-    quotes the request's headers, a body that repeats the token): data for the agent, never the
-    credential itself."""
-    forms = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+    """What came back, with every form of every secret the call used taken out (an API that
+    quotes the request's headers, a body that repeats the token, percent-encoded, base64, its
+    scheme left off): data for the agent, never the credential itself."""
+    forms = secret_forms(secrets)
     if not forms:
         return result
-    for secret in forms:
-        result.body = result.body.replace(secret.encode(), b"[redacted]")
-    result.headers = {
-        k: _redacted(v, tuple(forms)).replace("<credential>", "[redacted]")
-        for k, v in result.headers.items()
-    }
+    result.body = scrub_bytes(result.body, forms)
+    result.headers = {k: scrub_text(v, forms) for k, v in result.headers.items()}
     return result
 
 
