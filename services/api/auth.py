@@ -25,6 +25,7 @@ from skillpress.services.platform.operator_tokens import (
 )
 
 __all__ = [
+    "LOCAL",
     "SESSION_COOKIE",
     "Operators",
     "TokenRefused",
@@ -34,6 +35,11 @@ __all__ = [
 ]
 
 SESSION_COOKIE = "skillpress_session"
+# the role of the token a server writes into `<home>/api.json` for command lines on its home: it
+# does what a command line there does without an operator's token (reads, imports, annotates,
+# publishes), and never what needs one (deciding a gated call, making or revoking a token), so a
+# process that can read the home gains no operator's power from it
+LOCAL = "local"
 SESSION_SECONDS = 12 * 3600
 
 
@@ -49,7 +55,7 @@ class Operators:
 
     own: dict[
         str, str
-    ]  # operator tokens of this run's own (the command line's link), never in the file
+    ]  # tokens of this run's own (the command line's link, role LOCAL), never in the file
     key: bytes
     generated: str | None = None  # the first operator's token, made on this start (printed once)
     path: Path | None = None
@@ -63,7 +69,7 @@ class Operators:
 
     @property
     def tokens(self) -> dict[str, TokenEntry]:
-        """Every token by name: the file's as it is now, and this run's own (operators)."""
+        """Every token by name: the file's as it is now, and this run's own (LOCAL)."""
         if self.path is not None:
             try:
                 info = self.path.stat()
@@ -73,7 +79,7 @@ class Operators:
             if stamp != self._stamp:
                 self._file = read_tokens(self.path) if stamp != (0, 0) else {}
                 self._stamp = stamp
-        own = {n: TokenEntry(n, OPERATOR, digest(s), "-") for n, s in self.own.items()}
+        own = {n: TokenEntry(n, LOCAL, digest(s), "-") for n, s in self.own.items()}
         return {**self._file, **own}
 
     def caller(self, secret: str) -> TokenEntry | None:

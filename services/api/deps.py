@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
-from skillpress.services.api.auth import SESSION_COOKIE, Operators
+from skillpress.services.api.auth import LOCAL, SESSION_COOKIE, Operators
 from skillpress.services.app.base.context import AppContext
 from skillpress.services.errors import Refused
 from skillpress.services.platform.operator_tokens import OPERATOR
@@ -19,10 +19,12 @@ from skillpress.services.platform.operator_tokens import OPERATOR
 __all__ = [
     "Caller",
     "Ctx",
+    "Decider",
     "Operator",
     "Reader",
     "SpecInput",
     "current_caller",
+    "current_decider",
     "current_operator",
     "read_spec_input",
     "state",
@@ -54,13 +56,20 @@ def _ctx(request: Request) -> AppContext:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a request is from: a token's name and role (`operator` or `runtime`)."""
+    """Who a request is from: a token's name and role (`operator`, `runtime`, or `local`: a
+    command line's link on the server's home)."""
 
     name: str
     role: str
 
     @property
     def operator(self) -> bool:
+        """Whether it does an operator's work (an operator, or a command line on the home)."""
+        return self.role in (OPERATOR, LOCAL)
+
+    @property
+    def decides(self) -> bool:
+        """Whether it may decide a gated call or make a token: a person's operator token only."""
         return self.role == OPERATOR
 
 
@@ -91,6 +100,20 @@ def current_operator(request: Request) -> str:
     return caller.name
 
 
+def current_decider(request: Request) -> str:
+    """The operator's name, for what only a person's operator token does (deciding a gated call,
+    making a token): the token a server gives command lines on its home is refused (403) as a
+    runtime's is, so reading the home hands no process that power."""
+    caller = current_caller(request)
+    if not caller.decides:
+        raise HTTPException(
+            403,
+            f"{caller.name}'s token is a {caller.role}'s: deciding a gated call and making a token"
+            " need a person's operator token",
+        )
+    return caller.name
+
+
 def _session_operator(request: Request) -> str:
     operators = state(request).operators
     cookie = request.cookies.get(SESSION_COOKIE)
@@ -108,6 +131,7 @@ def _session_operator(request: Request) -> str:
 
 Ctx = Annotated[AppContext, Depends(_ctx)]
 Operator = Annotated[str, Depends(current_operator)]
+Decider = Annotated[str, Depends(current_decider)]  # an operator's own token, nothing less
 Reader = Annotated[Caller, Depends(current_caller)]  # an operator or a runtime
 
 

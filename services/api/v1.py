@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from skillpress.schemas.events import LiveVersion
 from skillpress.services.api.deps import (
     Ctx,
+    Decider,
     Operator,
     Reader,
     SpecInput,
@@ -602,7 +603,7 @@ class DecisionIn(BaseModel):
 
 
 @router.post("/approvals/{request_id}/decide", name="decide_approval", tags=["approvals"])
-def decide(ctx: Ctx, who: Operator, request_id: int, body: DecisionIn) -> ApprovalView:
+def decide(ctx: Ctx, who: Decider, request_id: int, body: DecisionIn) -> ApprovalView:
     """Grant or deny a waiting call; the operator's name is recorded with the decision."""
     from skillpress.services.app.records.approval_requests import as_dict
     from skillpress.services.app.records.approval_requests import decide as decided
@@ -699,7 +700,7 @@ def tokens(ctx: Ctx, who: Operator) -> list[TokenRow]:
 
 
 @router.post("/tokens", name="make_token", tags=["tokens"])
-def make_token(ctx: Ctx, who: Operator, body: TokenIn) -> TokenMade:
+def make_token(ctx: Ctx, who: Decider, body: TokenIn) -> TokenMade:
     """A new token (an operator's to make): a runtime's for a follower, an MCP server or a host
     that asks for approvals here; its secret is in this answer only."""
     from skillpress.services.app.base.roles import mint_token

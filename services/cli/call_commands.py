@@ -73,6 +73,13 @@ Approve = Annotated[
         help="you approve this exact call to a gated operation, as the operator whose token SKILLPRESS_OPERATOR_TOKEN holds (recorded, said on stderr)",
     ),
 ]
+RunApprove = Annotated[
+    bool,
+    typer.Option(
+        "--approve",
+        help="you approve every gated call this run makes, as the operator whose token SKILLPRESS_OPERATOR_TOKEN holds (each recorded, said on stderr), including values a step computes from an earlier answer, which no one has seen before it runs: --dry-run first lists each gated step and which of its values wait for an answer",
+    ),
+]
 ApprovalWait = Annotated[
     float,
     typer.Option(
@@ -444,7 +451,7 @@ def run(
         typer.Option("--skill", help="a published skill (its live version), instead of a DIR"),
     ] = None,
     dry_run: DryRun = False,
-    approve: Approve = False,
+    approve: RunApprove = False,
     approval_timeout: ApprovalWait = 300.0,
     auth_env: AuthEnv = None,
     auth_header: AuthHeaderOpt = None,
