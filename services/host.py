@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -96,10 +97,17 @@ class SkillHost:
     # who runs the workflows, as their records name them
     caller: str = "an agent host"
     _bound: dict[str, _Bound] = field(default_factory=dict, init=False, repr=False)
+    # calls come from many threads at once (an agent's parallel tool calls): binding is one at
+    # a time, so no call meets a skill another is reloading half-way
+    _binding: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def bound(self) -> list[Skill]:
         """The bound skills, each reloaded if its folder now holds another version (PackageError
         for a folder that is not a loadable package)."""
+        with self._binding:
+            return self._bind()
+
+    def _bind(self) -> list[Skill]:
         root = Path(self.folder)
         names = self.skills or tuple(
             sorted(p.name for p in root.iterdir() if not p.name.startswith(".") and p.is_dir())
@@ -149,7 +157,14 @@ class SkillHost:
         return out
 
     def _held(self, skill: Skill) -> _Bound:
-        return next(b for b in self._bound.values() if b.skill is skill)
+        """What is bound for `skill` (or, reloaded since by another call, for its slug now)."""
+        held = list(self._bound.values())
+        found = next((b for b in held if b.skill is skill), None)
+        if found is None:
+            found = next((b for b in held if b.skill.slug == skill.slug), None)
+        if found is None:
+            raise PackageError(f"{skill.slug} is no longer bound under {self.folder}")
+        return found
 
     def _flow(self, name: str) -> tuple[Skill, Workflow] | None:
         for skill in self.bound():
