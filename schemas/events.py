@@ -7,17 +7,20 @@ the same message again and JetStream's `Nats-Msg-Id` de-duplication drops the re
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from skillpress.schemas.subjects import COMMANDS, EVENTS
 
 __all__ = [
+    "SLUG_PATTERN",
     "AnnotationChanged",
     "MESSAGES",
     "PublishVersion",
     "RefreshSources",
+    "package_path",
     "RevisionCategorized",
     "RevisionParsed",
     "RevisionRejected",
@@ -156,19 +159,48 @@ class RefreshSources(BaseModel):
     )
 
 
-class LiveVersion(BaseModel):
-    """A skill's live version, the value under its slug in the `SKILLPRESS_LIVE` key-value bucket."""
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"  # a skill's slug: what `intake.check_slug` admits
+_DIGEST = r"^[0-9a-f]{64}$"
 
-    skill: str
-    version_id: str
+
+def package_path(path: str) -> str:
+    """A file's path inside a package: relative, '/'-separated, no empty, '.' or '..' segment,
+    no backslash or control character (a pointer naming one is refused, never written)."""
+    parts = path.split("/")
+    if (
+        not 0 < len(path) <= 255
+        or any(p in ("", ".", "..") for p in parts)
+        or any(c == "\\" or ord(c) < 0x20 or ord(c) == 0x7F for c in path)
+    ):
+        raise ValueError(f"{path!r} is not a path inside a package")
+    return path
+
+
+class LiveVersion(BaseModel):
+    """A skill's live version, the value under its slug in the `SKILLPRESS_LIVE` key-value bucket.
+    Every field is held to its form (a slug, an id, paths inside a package, sha256 digests), so a
+    pointer that is not one is refused where it is read."""
+
+    skill: str = Field(pattern=SLUG_PATTERN, max_length=64)
+    version_id: str = Field(pattern=r"^[0-9a-f]{16,64}$")
     files: dict[str, str] = Field(description="path → sha256 of the file in the blob store")
     hosts: list[str]
     auth_header: str | None = None
     pack: str | None = Field(
         default=None,
+        pattern=_DIGEST,
         description="the blob indexing one pack of every file (a follower reads them all in one"
         " request, each checked against `files`); None: each file is read by its key",
     )
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, files: dict[str, str]) -> dict[str, str]:
+        for path, digest in files.items():
+            package_path(path)
+            if not re.fullmatch(_DIGEST, digest):
+                raise ValueError(f"{path}: {digest!r} is not a sha256")
+        return files
 
 
 class ApprovalRequested(BaseModel):

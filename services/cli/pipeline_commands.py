@@ -615,7 +615,7 @@ def follow(
             " follower (a runtime's token reads live versions and decides nothing)"
         )
     ctx = None if api else open_ctx()
-    url = None if ctx is None else (ctx.settings.nats_url or running_up(ctx.settings))
+    url = None if ctx is None else (ctx.settings.nats_url or running_up(ctx.settings, "follower"))
     if ctx is not None and not url:
         fail(
             "no NATS: set SKILLPRESS_NATS_URL, or start `skillpress up` first (or follow --api URL)"
@@ -627,6 +627,9 @@ def follow(
         )
 
     missing: list[str] = []
+
+    def refused(line: str) -> None:
+        typer.echo(line, err=True)
 
     def lost(slug: str, version_id: str) -> None:
         missing.append(slug)
@@ -651,7 +654,7 @@ def follow(
                 follower.close()
             return
         assert ctx is not None and url is not None
-        await follow_live(ctx, url, folder, wanted, format, pins, stop, swapped, lost)
+        await follow_live(ctx, url, folder, wanted, format, pins, stop, swapped, lost, refused)
 
     try:
         with failures():
@@ -716,15 +719,18 @@ def worker(
     with failures():
         ctx = open_app(chosen)
 
-    async def main(nats_url: str) -> None:
+    def url_for(role: str) -> str:  # each role's user on a running `up` (nats_roles)
+        return chosen.nats_url or running_up(chosen, role) or str(url)
+
+    async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await run_workers(ctx, nats_url, names, stop, schedule=schedule, wait_for_nats=True)
+        await run_workers(ctx, url_for, names, stop, schedule=schedule, wait_for_nats=True)
 
     try:
-        asyncio.run(main(url))
+        asyncio.run(main())
     finally:
         ctx.close()
 

@@ -14,6 +14,7 @@ from nats.js.errors import BucketNotFoundError, NotFoundError
 
 from skillpress.schemas.subjects import STREAM, STREAM_SUBJECTS
 from skillpress.services.errors import Permanent, Unavailable
+from skillpress.services.platform.nats_roles import EXHAUSTED_STREAM, LIVE_BUCKET
 from skillpress.services.platform.nats_urls import carries_credentials, server_list, shown_url
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ T = TypeVar("T")
 
 # the live version of each skill, a key-value bucket: one watch gives a runtime the current state
 # and every change, with catch-up for free (a KV put is a publish to `$KV.<bucket>.<key>`)
-LIVE_BUCKET = "SKILLPRESS_LIVE"
 
 
 def live_subject(slug: str) -> str:
@@ -51,7 +51,6 @@ def live_subject(slug: str) -> str:
 
 # JetStream's advisory for a message whose deliveries ran out unacknowledged (its last holder died
 # or ran past ack_wait), kept in a stream of its own so no advisory is missed while no worker runs
-EXHAUSTED_STREAM = f"{STREAM}_EXHAUSTED"
 EXHAUSTED_SUBJECTS = f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{STREAM}.*"
 
 
@@ -218,6 +217,7 @@ async def ensure_stream(
     replicas: int = 1,
     patience: float = 30.0,
     waiting: Callable[[str], None] = lambda error: None,
+    bucket: bool = True,
 ) -> StreamConfig:
     """Create the streams and the live bucket with `replicas` copies each where they are missing,
     and bring an existing stream's subjects up to date; returns the main stream's configuration.
@@ -227,8 +227,11 @@ async def ensure_stream(
     down to one copy. A count that differs from `replicas` is a warning naming both; only
     `set_replicas` (the operator's `skillpress streams --replicas N`) changes it. A JetStream API
     that does not answer (a cluster electing a leader) is asked again for up to `patience` s,
-    `waiting` told each time."""
-    return await patiently(lambda: _ensure_all(nc, replicas, change=False), patience, waiting)
+    `waiting` told each time. `bucket` False leaves the live bucket alone (a stage's user may
+    not touch it: `nats_roles`)."""
+    return await patiently(
+        lambda: _ensure_all(nc, replicas, change=False, bucket=bucket), patience, waiting
+    )
 
 
 async def set_replicas(nc: Client, replicas: int, patience: float = 60.0) -> list[StreamState]:
@@ -299,7 +302,9 @@ async def patiently(
             await asyncio.sleep(0.5)
 
 
-async def _ensure_all(nc: Client, replicas: int, *, change: bool) -> StreamConfig:
+async def _ensure_all(
+    nc: Client, replicas: int, *, change: bool, bucket: bool = True
+) -> StreamConfig:
     # moving a stream's copies between nodes takes longer than the 5 s a plain request waits
     js = nc.jetstream(timeout=30 if change else 5)
     await _ensure(
@@ -312,12 +317,14 @@ async def _ensure_all(nc: Client, replicas: int, *, change: bool) -> StreamConfi
         ),
         change=change,
     )
-    try:
-        await js.key_value(LIVE_BUCKET)
-    except (NotFoundError, BucketNotFoundError):
-        await js.create_key_value(KeyValueConfig(bucket=LIVE_BUCKET, history=5, replicas=replicas))
-    else:
-        await _ensure(js, None, f"KV_{LIVE_BUCKET}", replicas, change=change)
+    if bucket:
+        try:
+            await js.key_value(LIVE_BUCKET)
+        except (NotFoundError, BucketNotFoundError):
+            config = KeyValueConfig(bucket=LIVE_BUCKET, history=5, replicas=replicas)
+            await js.create_key_value(config)
+        else:
+            await _ensure(js, None, f"KV_{LIVE_BUCKET}", replicas, change=change)
     return await _ensure(
         js,
         StreamConfig(

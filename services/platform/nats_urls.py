@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["carries_credentials", "server_list", "shown_url"]
+__all__ = ["as_user", "carries_credentials", "server_list", "shown_url"]
 
 
 def server_list(url: str) -> list[str]:
@@ -22,6 +22,19 @@ def shown_url(url: str) -> str:
         parts = urlsplit(server if "://" in server else f"nats://{server}")
         host = parts.netloc.rpartition("@")[2]
         out.append(urlunsplit(parts._replace(netloc=host)))
+    return ",".join(out)
+
+
+def as_user(url: str, user: str, password: str) -> str:
+    """Each server of a NATS URL with `user` and `password` (in place of any it carries)."""
+    from urllib.parse import quote
+
+    out = []
+    for server in server_list(url):
+        parts = urlsplit(server if "://" in server else f"nats://{server}")
+        host = parts.netloc.rpartition("@")[2]
+        netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@{host}"
+        out.append(urlunsplit(parts._replace(netloc=netloc)))
     return ",".join(out)
 
 

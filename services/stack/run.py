@@ -22,23 +22,29 @@ class EmbeddedNats:
     """The embedded nats-server, or a cluster of them on loopback (`up --cluster N`)."""
 
     def __init__(self, settings: Settings, cluster: int) -> None:
-        from skillpress.services.platform.embedded_nats import (
-            LocalServerError,
-            NatsCluster,
-            NatsServer,
-        )
+        from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer
+        from skillpress.services.platform.local_processes import LocalServerError
 
         self.server: NatsServer | None = None
         self.cluster: NatsCluster | None = None
         try:
             if cluster:
-                self.cluster = NatsCluster(settings.home / "nats-cluster", cluster).start()
+                self.home = settings.home / "nats-cluster"
+                self.cluster = NatsCluster(self.home, cluster).start()
                 self.url = self.cluster.url
             else:
-                self.server = NatsServer(settings.nats_dir).start()
+                self.home = settings.nats_dir
+                self.server = NatsServer(self.home).start()
                 self.url = self.server.url
         except LocalServerError as exc:
             raise StackError(str(exc)) from None
+
+    def url_for(self, role: str) -> str:
+        """The server's (or the cluster's) URL as `role`'s user (`nats_roles`)."""
+        if self.cluster is not None:
+            return self.cluster.url_for(role)
+        assert self.server is not None
+        return self.server.url_for(role)
 
     def alive(self) -> bool:
         """Still serving: the server runs, or a majority of the cluster's nodes do."""
@@ -132,7 +138,9 @@ def run_stack(
             chosen = chosen.model_copy(update={"stream_replicas": min(cluster, 5)})
         workers = workers or server is not None  # an embedded NATS needs its workers here
     ctx.settings = chosen.model_copy(update={"nats_url": nats_url})
-    marker = write_up_marker(chosen, nats_url) if workers else None
+    nats_home = server.home if server is not None else None
+    marker = write_up_marker(chosen, nats_url, nats_home) if workers else None
+    url_for = server.url_for if server is not None else (lambda role: nats_url)
     names = list(worker_names()) if workers else []
 
     started: list[bool] = []
@@ -157,7 +165,7 @@ def run_stack(
                 ready = asyncio.Event()
                 tasks.append(
                     asyncio.create_task(
-                        run_workers(ctx, nats_url, names, stop, ready, schedule=True)
+                        run_workers(ctx, url_for, names, stop, ready, schedule=True)
                     )
                 )
                 await _first(ready, tasks[-1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from skillpress.services.app.base.context import AppContext
 
@@ -19,18 +19,20 @@ def worker_names() -> tuple[str, ...]:
 
 async def run_workers(
     ctx: AppContext,
-    nats_url: str,
+    nats_url: str | Callable[[str], str],
     names: list[str],
     stop: asyncio.Event,
     ready: asyncio.Event | None = None,
     schedule: bool = False,
     wait_for_nats: bool = False,
 ) -> None:
-    """Run the named workers against `nats_url` until `stop` is set (the workers' composition root)."""
-    from skillpress.services.workers.app import serve_workers
+    """Run the named workers until `stop` is set (the workers' composition root): against one
+    NATS URL, or each role's (`nats_url(role)`: the embedded server's users, `nats_roles`)."""
+    from skillpress.services.workers.app import serve_roles
 
-    await serve_workers(
-        ctx, nats_url, names, stop, ready, schedule=schedule, wait_for_nats=wait_for_nats
+    url_for = nats_url if callable(nats_url) else (lambda role: nats_url)
+    await serve_roles(
+        ctx, url_for, names, stop, ready, schedule=schedule, wait_for_nats=wait_for_nats
     )
 
 
@@ -39,7 +41,8 @@ async def embedded_pipeline(ctx: AppContext) -> AsyncIterator[str]:
     """An embedded nats-server and every worker in this process for the duration: the pipeline a
     command line uses when none is configured or up (yields its NATS URL)."""
     from skillpress.services.app.base.bus import StackError
-    from skillpress.services.platform.embedded_nats import LocalServerError, NatsServer
+    from skillpress.services.platform.embedded_nats import NatsServer
+    from skillpress.services.platform.local_processes import LocalServerError
 
     try:
         # started from this (the event loop's) thread: the server dies with the thread that
@@ -49,7 +52,9 @@ async def embedded_pipeline(ctx: AppContext) -> AsyncIterator[str]:
         raise StackError(str(exc)) from None
     try:
         stop, ready = asyncio.Event(), asyncio.Event()
-        task = asyncio.create_task(run_workers(ctx, server.url, list(worker_names()), stop, ready))
+        task = asyncio.create_task(
+            run_workers(ctx, server.url_for, list(worker_names()), stop, ready)
+        )
         waiter = asyncio.create_task(ready.wait())
         done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
         if task in done:

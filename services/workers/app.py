@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from faststream.nats import NatsBroker
@@ -25,6 +25,7 @@ from skillpress.services.platform.broker import (
     shown_url,
 )
 from skillpress.services.platform.logging import get_logger
+from skillpress.services.platform.nats_roles import role_of_worker
 from skillpress.services.platform.tracing import start_tracing, stop_tracing
 from skillpress.services.workers import (
     categorize,
@@ -43,7 +44,7 @@ from skillpress.services.workers.delivery import (
     subscribe_exhausted,
 )
 
-__all__ = ["WORKERS", "serve_workers"]
+__all__ = ["WORKERS", "serve_roles", "serve_workers"]
 
 JETSTREAM_PATIENCE = 60.0  # s a worker waits, starting, for JetStream to answer for its consumers
 
@@ -73,6 +74,60 @@ async def _schedule_refresh(broker: NatsBroker, interval: float, stop: asyncio.E
             pass
 
 
+async def serve_roles(
+    ctx: AppContext,
+    url_for: Callable[[str], str],
+    names: Iterable[str],
+    stop: asyncio.Event,
+    ready: asyncio.Event | None = None,
+    schedule: bool = False,
+    wait_for_nats: bool = False,
+) -> None:
+    """Run the named workers until `stop` is set, each role's on a connection of that role's
+    NATS user (`url_for(role)`: `nats_roles`, the publish stage's apart from the others'); the
+    refresh schedule runs beside the first group. One group that stops with an error stops the
+    rest (`stop` is set) and its error is raised."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(role_of_worker(name), []).append(name)
+    if not groups:
+        raise ValueError("no worker named")
+    readies = {role: asyncio.Event() for role in groups}
+    tasks = [
+        asyncio.create_task(
+            serve_workers(
+                ctx,
+                url_for(role),
+                group,
+                stop,
+                readies[role],
+                schedule=schedule and n == 0,
+                wait_for_nats=wait_for_nats,
+                role=role,
+            )
+        )
+        for n, (role, group) in enumerate(groups.items())
+    ]
+
+    async def all_ready() -> None:
+        for event in readies.values():
+            await event.wait()
+        if ready is not None:
+            ready.set()
+
+    announcing = asyncio.create_task(all_ready())
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        failed = [t for t in done if t.exception() is not None]
+        if failed:
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise failed[0].exception()  # type: ignore[misc]
+        await asyncio.gather(*tasks)
+    finally:
+        announcing.cancel()
+
+
 async def serve_workers(
     ctx: AppContext,
     nats_url: str,
@@ -81,10 +136,12 @@ async def serve_workers(
     ready: asyncio.Event | None = None,
     schedule: bool = False,
     wait_for_nats: bool = False,
+    role: str | None = None,
 ) -> None:
     """Run the named workers until `stop` is set; each is a durable consumer shared with replicas.
     `wait_for_nats`: a NATS that cannot be reached yet is waited for (with backoff, a log line
-    each try) rather than fatal, and a stop while waiting ends cleanly."""
+    each try) rather than fatal, and a stop while waiting ends cleanly. `role`: the NATS user's
+    (`nats_roles`); a stage's leaves the live bucket alone."""
     names = list(names)
     unknown = [n for n in names if n not in WORKERS]
     if unknown:
@@ -111,7 +168,7 @@ async def serve_workers(
 
         probes = asyncio.create_task(serve_probes(ctx, lambda: nc, probes_end))
     try:
-        await _serve(ctx, nc, nats_url, names, stop, ready, schedule)
+        await _serve(ctx, nc, nats_url, names, stop, ready, schedule, role != "stage")
     finally:
         if probes is not None:
             probes_end.set()
@@ -127,6 +184,7 @@ async def _serve(
     stop: asyncio.Event,
     ready: asyncio.Event | None,
     schedule: bool,
+    bucket: bool,
 ) -> None:
     log = get_logger("workers", workers=names, nats=shown_url(nats_url))
 
@@ -135,7 +193,7 @@ async def _serve(
 
     # a cluster without a quorum does not answer for its streams; one just formed answers for
     # them before their consumers' groups have leaders: either is waited for, a line each try
-    await ensure_stream(nc, ctx.settings.stream_replicas, JETSTREAM_PATIENCE, waiting)
+    await ensure_stream(nc, ctx.settings.stream_replicas, JETSTREAM_PATIENCE, waiting, bucket)
     js = nc.jetstream()
 
     async def original(seq: int) -> tuple[str, bytes, dict[str, str]]:

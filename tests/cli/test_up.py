@@ -134,7 +134,8 @@ def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> 
 
 
 def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: Path) -> None:
-    from skillpress.services.platform.embedded_nats import NatsServer, credentials, free_port
+    from skillpress.services.platform.embedded_nats import NatsServer, credentials
+    from skillpress.services.platform.local_processes import free_port
 
     port = free_port()
     # a configured NATS that asks for a user and password: the worker gives the ones its

@@ -16,7 +16,7 @@ from skillpress.services.platform.blobs import (
     S3BlobStore,
     sha256_hex,
 )
-from skillpress.services.platform.embedded_nats import free_port
+from skillpress.services.platform.local_processes import free_port
 
 
 @pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.integration)])

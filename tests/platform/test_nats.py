@@ -9,7 +9,8 @@ import pytest
 
 from skillpress.schemas.subjects import EVENTS, STREAM
 from skillpress.services.platform.broker import BrokerUnavailable, connect, ensure_stream
-from skillpress.services.platform.embedded_nats import NatsServer, free_port, reap_stale
+from skillpress.services.platform.embedded_nats import NatsServer
+from skillpress.services.platform.local_processes import free_port, reap_stale
 
 pytestmark = pytest.mark.integration  # starts real servers
 
@@ -225,7 +226,7 @@ async def test_a_configured_nats_is_reached_with_tls_and_the_settings_credential
     import json as jsonlib
 
     from skillpress.services.platform.broker import nats_options
-    from skillpress.services.platform.embedded_nats import ManagedProcess, find_binary
+    from skillpress.services.platform.local_processes import ManagedProcess, find_binary
     from skillpress.services.platform.settings import Settings
 
     ca, cert, key = _certificates(tmp_path)

@@ -105,7 +105,7 @@ def test_refusal_reason_round_trips(records: RecordStore) -> None:
 
 
 def test_unreachable_database_is_a_specific_error() -> None:
-    from skillpress.services.platform.embedded_nats import free_port
+    from skillpress.services.platform.local_processes import free_port
 
     store = RecordStore(f"postgresql://nobody@127.0.0.1:{free_port()}/none?connect_timeout=2")
     with pytest.raises(RecordStoreUnavailable, match="cannot open the record store"):

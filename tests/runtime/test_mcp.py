@@ -175,7 +175,7 @@ async def test_the_same_server_over_streamable_http_answers_only_its_bearer_toke
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    from skillpress.services.platform.embedded_nats import free_port
+    from skillpress.services.platform.local_processes import free_port
 
     port = free_port()
     proc = subprocess.Popen(

@@ -115,25 +115,37 @@ def _marker(settings: Settings) -> Path:
     return settings.home / "up.json"
 
 
-def write_up_marker(settings: Settings, nats_url: str) -> Path:
-    """`<home>/up.json` (mode 0600: the URL carries the embedded NATS's credentials), what a
-    command line on the same home finds a running `up` by."""
+def write_up_marker(settings: Settings, nats_url: str, nats_home: Path | None = None) -> Path:
+    """`<home>/up.json` (mode 0600: the URL carries the embedded NATS's operator credentials),
+    what a command line on the same home finds a running `up` by; `nats_home` is where the
+    embedded server keeps each role's credentials."""
     from skillpress.services.platform.operator_tokens import write_private
 
     path = _marker(settings)
-    write_private(path, json.dumps({"nats_url": nats_url, "pid": os.getpid()}))
+    info: dict[str, Any] = {"nats_url": nats_url, "pid": os.getpid()}
+    if nats_home is not None:
+        info["nats_home"] = str(nats_home)
+    write_private(path, json.dumps(info))
     return path
 
 
-def running_up(settings: Settings) -> str | None:
-    """The NATS URL of a live `skillpress up` on this home, if one is running."""
+def running_up(settings: Settings, role: str = "operator") -> str | None:
+    """The NATS URL of a live `skillpress up` on this home, if one is running, as `role`'s user
+    (`platform.nats_roles`: a follower's or a runtime's can publish no command, write no
+    pointer)."""
     path = _marker(settings)
     try:
         info = json.loads(path.read_text())
         os.kill(int(info["pid"]), 0)
-        return str(info["nats_url"])
+        url = str(info["nats_url"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if role == "operator" or not info.get("nats_home"):
+        return url
+    from skillpress.services.platform.embedded_nats import credentials
+    from skillpress.services.platform.nats_urls import as_user
+
+    return as_user(url, *credentials(Path(str(info["nats_home"])), role))
 
 
 def with_pipeline(ctx: AppContext, work: Callable[[Pipeline], Coroutine[Any, Any, T]]) -> T:

@@ -460,7 +460,7 @@ def announce(ctx: AppContext, request: ApprovalRequest) -> bool:
     from skillpress.services.app.base.bus import running_up
     from skillpress.services.platform.broker import BrokerUnavailable, connect, nats_options
 
-    url = ctx.settings.nats_url or running_up(ctx.settings)
+    url = ctx.settings.nats_url or running_up(ctx.settings, "runtime")
     if not url or request.id is None:
         return False
     event = ApprovalRequested(

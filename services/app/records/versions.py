@@ -42,6 +42,7 @@ __all__ = [
     "find_version",
     "revision_published",
     "list_versions",
+    "live_version_of",
     "live_versions",
     "live_files",
     "manifest_of",
@@ -448,6 +449,16 @@ def live_versions(ctx: AppContext) -> list[LiveVersion]:
             if version is not None:
                 out.append(_pointer(skill, version))
         return out
+
+
+def live_version_of(ctx: AppContext, slug: str) -> LiveVersion | None:
+    """The skill's live version as the records say (None: the skill is not live, or unknown)."""
+    with ctx.records.session() as s:
+        skill = s.exec(select(Skill).where(Skill.slug == slug)).first()
+        if skill is None or skill.live_version_id is None:
+            return None
+        version = s.get(Version, skill.live_version_id)
+        return None if version is None else _pointer(skill, version)
 
 
 def version_file(

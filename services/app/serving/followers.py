@@ -6,6 +6,12 @@ watches for changes. Each version's files are fetched from the blob store (every
 against its sha256 as it is read), written whole into a folder of their own beside the old one,
 and `DIR/<slug>` is then swapped to it in one atomic rename of a symbolic link: a reader, or a
 SIGKILL, sees the old version or the new, never a mix. The old folder goes after the swap.
+
+A pointer is news, never authority: one that does not read as a pointer (a slug, a version id,
+paths inside a package), or that names a version the records do not say is live, is refused in
+one line and the follower goes on (`vouched`); what is written is the records' own pointer, and
+only ever inside DIR (`materialize`). The invariant "a follower writes only inside its folder,
+and only what the records say is live" lives here.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ if TYPE_CHECKING:  # the records stack, only where the store is followed (a runt
 
 __all__ = [
     "FORMATS",
+    "vouched",
     "ApiFollower",
     "FollowRefused",
     "follow_api",
@@ -94,10 +101,56 @@ def _files(read: Read, live: LiveVersion, fmt: str) -> dict[str, bytes]:
     return files
 
 
+def vouched(ctx: AppContext, raw: bytes) -> LiveVersion:
+    """The records' own pointer for the skill a live pointer names, when the records say the
+    version it names is live; FollowRefused, in one line, for a pointer that does not read as
+    one or that the records do not vouch for (a forged or a stale one)."""
+    from pydantic import ValidationError
+
+    from skillpress.services.app.records.versions import live_version_of
+
+    try:
+        live = LiveVersion.model_validate_json(raw)
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0].get("loc", ())) or "value"
+        raise FollowRefused(
+            f"a live pointer that is not one was refused ({where}: {exc.errors()[0]['msg']})"
+        ) from None
+    truth = live_version_of(ctx, live.skill)
+    if truth is None or truth.version_id != live.version_id:
+        said = truth.version_id[:12] if truth is not None else "nothing"
+        raise FollowRefused(
+            f"{live.skill}: the live pointer names {live.version_id[:12]}, but the records say"
+            f" {said} is live: refused (`skillpress reconcile` rewrites the pointers from the"
+            " records)"
+        )
+    return truth.model_copy(update={"auth_header": live.auth_header})
+
+
+def _inside(out: Path, live: LiveVersion) -> None:
+    """Refuse a skill whose folder, or any of whose files, would not be inside `out` (a
+    pointer's fields are held to their forms where it is read; this holds the line whatever
+    made the pointer)."""
+    import re
+
+    from skillpress.schemas.events import SLUG_PATTERN, package_path
+
+    if not re.fullmatch(SLUG_PATTERN, live.skill) or not re.fullmatch(
+        r"[0-9a-f]{16,64}", live.version_id
+    ):
+        raise FollowRefused(f"{live.skill!r} {live.version_id!r}: not a skill and version: refused")
+    for path in live.files:
+        try:
+            package_path(path)
+        except ValueError as exc:
+            raise FollowRefused(f"{live.skill}: {exc}: refused") from None
+
+
 def materialize(read: Read, out: Path, live: LiveVersion, fmt: str) -> bool:
     """Make `out/<slug>` the live version, its files from `read` (False when it is already)."""
     if fmt not in FORMATS:
         raise FollowRefused(f"--format {fmt!r}: choose {' or '.join(FORMATS)}")
+    _inside(out, live)
     link = out / live.skill
     if link.exists() and not link.is_symlink():
         raise FollowRefused(
@@ -149,20 +202,17 @@ async def follow_live(
     stop: asyncio.Event | None,
     on_swap: Callable[[LiveVersion], None],
     on_missing: Callable[[str, str], None] | None = None,
+    on_refused: Callable[[str], None] | None = None,
 ) -> None:
     """Keep `out` equal to the live versions (of `skills`, or all), pinned ones held where they
     are pinned; catch up first, then follow until `stop` (None: catch up and return).
     `on_missing` is told each skill the records say is live (its slug, the version) whose
-    pointer NATS does not have: nothing can follow it until `skillpress reconcile`."""
-    from nats.errors import TimeoutError as NatsTimeout
-    from nats.js.errors import NoKeysError
+    pointer NATS does not have: nothing can follow it until `skillpress reconcile`.
+    `on_refused` is told each pointer refused (`vouched`), in one line; following goes on."""
+    from nats.js.errors import BucketNotFoundError, NoKeysError, NotFoundError
 
-    from skillpress.services.platform.broker import (
-        LIVE_BUCKET,
-        connect,
-        ensure_stream,
-        nats_options,
-    )
+    from skillpress.services.app.base.bus import StackError
+    from skillpress.services.platform.broker import LIVE_BUCKET, connect, nats_options
 
     read = store_reader(ctx)
     await _hold_pins(read, lambda slug, ref: _pointer(ctx, slug, ref), out, fmt, pins, on_swap)
@@ -170,19 +220,32 @@ async def follow_live(
     def wanted(slug: str) -> bool:
         return slug not in pins and (skills is None or slug in skills)
 
+    def taken(raw: bytes) -> LiveVersion | None:
+        """The records' pointer to materialize, or None (a refusal said, following goes on)."""
+        try:
+            live = vouched(ctx, raw)
+            if wanted(live.skill) and materialize(read, out, live, fmt):
+                return live
+        except FollowRefused as exc:
+            (on_refused or _say_refused)(str(exc))
+        return None
+
     async def apply(raw: bytes | None) -> None:
-        if not raw:
-            return
-        live = LiveVersion.model_validate_json(raw)
-        if wanted(live.skill) and await asyncio.to_thread(materialize, read, out, live, fmt):
-            on_swap(live)
+        if raw:
+            live = await asyncio.to_thread(taken, raw)
+            if live is not None:
+                on_swap(live)
 
     nc = await connect(
         nats_url, name="skillpress-follow", options=nats_options(ctx.settings, nats_url)
     )
-    try:
-        await ensure_stream(nc, ctx.settings.stream_replicas)
-        kv = await nc.jetstream().key_value(LIVE_BUCKET)
+    try:  # a follower's NATS user reads the live bucket and nothing else (nats_roles)
+        try:
+            kv = await nc.jetstream().key_value(LIVE_BUCKET)
+        except (BucketNotFoundError, NotFoundError):
+            raise StackError(
+                f"NATS has no {LIVE_BUCKET} bucket yet: start `skillpress up` (or serve) first"
+            ) from None
         try:
             keys = await kv.keys()
         except NoKeysError:
@@ -196,19 +259,25 @@ async def follow_live(
             for live in await asyncio.to_thread(live_versions, ctx):
                 if wanted(live.skill) and live.skill not in keys:
                     on_missing(live.skill, live.version_id)
-        if stop is None:
-            return
-        watcher: Any = await kv.watchall(include_history=False)  # nats-py leaves it untyped
-        while not stop.is_set():
-            try:
-                entry = await watcher.updates(timeout=1.0)
-            except (TimeoutError, NatsTimeout):
-                continue
-            if entry is not None and entry.operation is None:
-                await apply(entry.value)
-        await watcher.stop()
+        if stop is not None:
+            await _watch(kv, stop, apply)
     finally:
         await nc.close()
+
+
+async def _watch(kv: Any, stop: asyncio.Event, apply: Callable[[bytes | None], Any]) -> None:
+    """Each change of the live bucket `kv` given to `apply` as it comes, until `stop`."""
+    from nats.errors import TimeoutError as NatsTimeout
+
+    watcher: Any = await kv.watchall(include_history=False)  # nats-py leaves it untyped
+    while not stop.is_set():
+        try:
+            entry = await watcher.updates(timeout=1.0)
+        except (TimeoutError, NatsTimeout):
+            continue
+        if entry is not None and entry.operation is None:
+            await apply(entry.value)
+    await watcher.stop()
 
 
 class ApiFollower:
@@ -248,7 +317,19 @@ class ApiFollower:
         return response
 
     def live(self) -> list[LiveVersion]:
-        return [LiveVersion.model_validate(v) for v in self._get("/v1/live").json()]
+        """The live pointers the API answers, each held to a pointer's form (one that is not is
+        left out, and said)."""
+        from pydantic import ValidationError
+
+        out = []
+        for value in self._get("/v1/live").json():
+            try:
+                out.append(LiveVersion.model_validate(value))
+            except ValidationError as exc:
+                _say_refused(
+                    f"a live pointer that is not one was refused ({exc.errors()[0]['msg']})"
+                )
+        return out
 
     def pinned(self, slug: str, ref: str) -> LiveVersion:
         return LiveVersion.model_validate(self._get(f"/v1/skills/{slug}/versions/{ref}").json())
@@ -317,6 +398,12 @@ async def follow_api(
             return
         except TimeoutError:
             continue
+
+
+def _say_refused(line: str) -> None:
+    from skillpress.services.platform.logging import get_logger
+
+    get_logger("follow").warning("follow.pointer_refused", reason=line)
 
 
 def _pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
