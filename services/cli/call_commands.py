@@ -356,7 +356,8 @@ def _setup(
     # SKILLPRESS_FETCH_ALLOW_PRIVATE matters only to a credential's token URL: a skill that sends
     # none loads no settings
     allow_private = settings().fetch_allow_private if skill.auth is not None else False
-    return call_setup(skill, auth_env, limits, files_dir, allow_private)
+    with failures():  # a variable the runtime may not name: one line, exit 2
+        return call_setup(skill, auth_env, limits, files_dir, allow_private)
 
 
 def call(

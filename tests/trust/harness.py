@@ -181,3 +181,60 @@ def publish_gated(ctx: AppContext, spec: dict[str, Any], slug: str, op: str, gat
     version = publish_check.check_publish_request(ctx, slug, proposed["version_id"], False)
     command = PublishVersion(skill=slug, version_id=version, requested_by="ops")
     bus.run(ctx, COMMANDS.publish_version, command)
+
+
+class Recorder:
+    """An API that answers every request 201 with `{}` (or what `answer` gives) and keeps what
+    reached it: method, path with its query, headers, body."""
+
+    def __init__(
+        self, answer: Callable[[str, str], tuple[int, dict[str, str], bytes]] | None = None
+    ):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.seen: list[tuple[str, str, dict[str, str], bytes]] = []
+        seen, lock = self.seen, threading.Lock()
+        reply = answer or (lambda method, path: (201, {"Content-Type": "application/json"}, b"{}"))
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                with lock:
+                    seen.append((self.command, self.path, dict(self.headers.items()), body))
+                status, headers, data = reply(self.command, self.path)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@contextlib.contextmanager
+def recorder(
+    answer: Callable[[str, str], tuple[int, dict[str, str], bytes]] | None = None,
+) -> Iterator[Recorder]:
+    made = Recorder(answer)
+    try:
+        yield made
+    finally:
+        made.close()
