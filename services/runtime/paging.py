@@ -255,26 +255,41 @@ def _same_values(decl: Declaration, sent: str, page_url: str) -> str:
     goes (a continuation name, the paging argument); a fixed value is never moved, and one the
     page URL leaves out is sent anyway."""
     op = decl.name
-    fixed = {decl.wire_name(name) for name, _ in decl.fixed if name in decl.query}
+    fixed = {_plain(decl.wire_name(name)) for name, _ in decl.fixed if name in decl.query}
     paging = decl.paging
     named = (paging.param, paging.page) if paging is not None else ()
-    position = {decl.wire_name(n) for n in named if n}
-    call: dict[str, list[str]] = {}
+    position = {_plain(decl.wire_name(n)) for n in named if n}
+    # names compared as an API may read them (case, '$', '_' and '-' aside): `Owner` is `owner`
+    call: dict[str, list[tuple[str, str]]] = {}
     for name, value in parse_qsl(sent, keep_blank_values=True):
-        call.setdefault(name, []).append(value)
+        call.setdefault(_plain(name), []).append((name, value))
     parts = urlsplit(page_url)
+
+    def moves(plain: str) -> bool:  # where the next page's position goes (never a fixed value)
+        return plain not in fixed and (plain in CONTINUATION_NAMES or plain in position)
+
     given: dict[str, list[str]] = {}
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        given.setdefault(name, []).append(value)
-    for name, values in call.items():
-        moves = name not in fixed and (_plain(name) in CONTINUATION_NAMES or name in position)
-        if not moves and name in given and given[name] != values:
+        given.setdefault(_plain(name), []).append(value)
+        own = call.get(_plain(name))
+        if own is not None and name != own[0][0] and not moves(_plain(name)):
             raise CallRefused(
                 op,
-                f"page_url sets {name!r} to {', '.join(given[name])!r} where this call sent"
-                f" {', '.join(values)!r}: a page URL only continues the same call, with its values",
+                f"page_url spells {own[0][0]!r} as {name!r}: a page URL only continues the same"
+                " call, with its names",
             )
-    missing = [(name, v) for name in sorted(fixed) if name not in given for v in call.get(name, ())]
+    for plain, pairs in call.items():
+        values = [v for _, v in pairs]
+        if not moves(plain) and plain in given and given[plain] != values:
+            raise CallRefused(
+                op,
+                f"page_url sets {pairs[0][0]!r} to {', '.join(given[plain])!r} where this call"
+                f" sent {', '.join(values)!r}: a page URL only continues the same call, with its"
+                " values",
+            )
+    missing = [
+        pair for plain in sorted(fixed) if plain not in given for pair in call.get(plain, ())
+    ]
     if not missing:
         return page_url
     query = "&".join(q for q in (parts.query, urlencode(missing)) if q)
