@@ -1,0 +1,208 @@
+"""Invariants of what an API answers, as an agent is given it (`runtime/redaction.py` and
+`runtime/execute.py`, `send` and `CallResult.as_dict`):
+
+- no secret a call used comes back to the agent in any form: the key, a Basic pair and its
+  password, a bearer token the runtime fetched, each as it is, without its scheme,
+  JSON-escaped, percent-encoded in either case or base64, in the body or a header;
+- an answer is bounded whole: its headers, the next page and what is said of the call count
+  against the agent's budget with its body.
+
+Attacked with an API that echoes the credential in whatever form hypothesis picks, through
+SkillHost, MCP and the command line. (An earlier release let lowercase percent-encoding,
+base64 of the key alone and a fetched token without `Bearer` through, and made an 80 KB MCP
+result of X-Page-* headers against a 48 KB budget.)"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from skillpress.services.runtime.fit import AGENT_BUDGET
+
+FORMS: dict[str, Callable[[str], str]] = {
+    "raw": lambda s: s,
+    "json": lambda s: json.dumps(s)[1:-1],
+    "json-slash": lambda s: json.dumps(s)[1:-1].replace("/", "\\/"),
+    "percent": lambda s: quote(s, safe=""),
+    "percent-lower": lambda s: _lower_percent(quote(s, safe="")),
+    "plus": lambda s: quote_plus(s, safe=""),
+    "base64": lambda s: base64.b64encode(s.encode()).decode(),
+    "base64url": lambda s: base64.urlsafe_b64encode(s.encode()).decode().rstrip("="),
+}
+
+
+def _lower_percent(text: str) -> str:
+    import re
+
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), text)
+
+
+class Echo:
+    """An API that answers with what it is told to echo of the request's credential."""
+
+    def __init__(self, form: str, where: str) -> None:
+        outer = self
+        self.form, self.where = form, where
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                given = self.headers.get("X-Key") or self.headers.get("Authorization") or ""
+                bare = given.split(" ", 1)[1] if " " in given else given
+                parts = [given, bare]
+                if given.startswith("Basic "):
+                    pair = base64.b64decode(bare).decode()
+                    parts += [pair, pair.partition(":")[2]]
+                echoed = [FORMS[outer.form](p) for p in parts if p]
+                body = json.dumps({"you_sent": echoed}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if outer.where == "header":
+                    self.send_header("X-Request-Id", " ".join(echoed))
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _package(root: Path, url: str, kind: str) -> Path:
+    folder = root / "echo"
+    folder.mkdir(parents=True, exist_ok=True)
+    header = "X-Key" if kind == "apiKey" else "Authorization"
+    (folder / "body.md").write_text(
+        f"---\nname: echo\nauth:\n  header: {header}\n  kind: {kind}\n---\n\n# Echo\n\nEchoes.\n"
+    )
+    (folder / "look.md").write_text(
+        f"---\noperation:\n  method: GET\n  url: {url}/look\n---\n\n# look\n\nLook.\n"
+    )
+    return folder
+
+
+SECRETS = st.text(
+    st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=8, max_size=24
+).filter(lambda s: s.strip() == s and ":" not in s)
+
+
+@pytest.fixture(scope="module")
+def echo() -> Iterator[Echo]:
+    made = Echo("raw", "body")
+    yield made
+    made.close()
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    secret=SECRETS,
+    kind=st.sampled_from(["apiKey", "bearer", "basic"]),
+    form=st.sampled_from(sorted(FORMS)),
+    where=st.sampled_from(["body", "header"]),
+)
+def test_no_form_of_a_secret_comes_back(
+    secret: str,
+    kind: str,
+    form: str,
+    where: str,
+    echo: Echo,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    from skillpress.services.host import SkillHost
+
+    value = f"user-name:{secret}" if kind == "basic" else secret
+    echo.form, echo.where = form, where
+    root = tmp_path_factory.mktemp("echo")
+    _package(root, echo.url, kind)
+    result = SkillHost(root).call("echo_look", {}, environ={"ECHO_API_KEY": value})
+    shown = json.dumps(result.as_dict(for_agent=True)) + json.dumps(result.as_dict())
+    shown += result.body.decode(errors="replace") + json.dumps(result.headers)
+    for part in {secret, value}:
+        for name, make in FORMS.items():
+            assert make(part) not in shown, (name, make(part))
+
+
+@pytest.fixture
+def noisy() -> Iterator[str]:
+    """An API whose answer is a 40 KB JSON body, 30 X-Page-* headers of 400 characters and a
+    Link to a next page 3 KB long (all the headers an HTTP client takes: 16 KB)."""
+    big_link = "<http://127.0.0.1/next?cursor=" + "c" * 3_000 + '>; rel="next"'
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = json.dumps({"items": [{"n": i, "text": "x" * 200} for i in range(200)]})
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            for i in range(30):
+                self.send_header(f"X-Page-Note-{i}", "n" * 400)
+            self.send_header("Link", big_link)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _lists(root: Path, url: str) -> Path:
+    folder = root / "noisy"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "body.md").write_text("---\nname: noisy\n---\n\n# Noisy\n\nLoud answers.\n")
+    (folder / "items.md").write_text(
+        "---\noperation:\n  method: GET\n  url: " + url + "/items\n  query: [cursor]\n"
+        "  optional: [cursor]\n  paging: {kind: cursor, param: cursor, field: [next]}\n---\n\n"
+        "# items\n\nThe items.\n"
+    )
+    return folder
+
+
+def test_an_answer_is_bounded_whole_skillhost(noisy: str, tmp_path: Path) -> None:
+    from skillpress.services.host import SkillHost
+
+    _lists(tmp_path, noisy)
+    result = SkillHost(tmp_path).call("noisy_items", {})
+    given = json.dumps(result.as_dict(for_agent=True), ensure_ascii=False)
+    assert len(given.encode()) <= AGENT_BUDGET, len(given.encode())
+    assert "cut" in result.as_dict(for_agent=True)
+
+
+async def test_an_answer_is_bounded_whole_mcp(noisy: str, tmp_path: Path) -> None:
+    from mcp import Client
+
+    from skillpress.services.app.serving.calling import open_package
+    from skillpress.services.runtime.mcp_server import build_mcp_server
+
+    skill, files = open_package(_lists(tmp_path, noisy))
+    async with Client(build_mcp_server(skill, files)) as client:
+        called = await client.call_tool("call_operation", {"name": "items", "arguments": {}})
+    text = called.content[0].text
+    assert len(text.encode()) <= AGENT_BUDGET, len(text.encode())
+    said = json.loads(text)
+    assert said["headers"]["x-skillpress-headers-left-out"]
+    assert all(len(v) <= 600 for v in said["headers"].values())
