@@ -47,3 +47,7 @@ asyncapi: install
 # the HTTP API's OpenAPI document, checked in (a test keeps it in sync)
 openapi: install
     {{py}} -m skillpress.services.api.app schemas/openapi.json
+
+# the production NATS users and permissions, from the roles table (checked in; a test keeps it in sync)
+nats-permissions: install
+    {{py}} -m skillpress.services.platform.nats_roles infra/nats/permissions.conf

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from skillpress.services.platform.nats_roles import ROLES, permissions
 from skillpress.services.platform.settings import Settings
 from skillpress.services.workers.app import WORKERS
 
@@ -25,7 +26,11 @@ PUBLIC_IMAGES = {"nats", "postgres", "minio/minio", "minio/mc"}
 # what an operator exports before `docker compose up`: references, never values in the files
 OPERATOR_VARIABLES = {
     "OTEL_EXPORTER_OTLP_ENDPOINT",  # where traces go; empty: none are sent
-    "NATS_PASSWORD",
+    "NATS_OPERATOR_PASSWORD",
+    "NATS_STAGE_PASSWORD",
+    "NATS_PUBLISHER_PASSWORD",
+    "NATS_FOLLOWER_PASSWORD",
+    "NATS_RUNTIME_PASSWORD",
     "NATS_ROUTE_PASSWORD",
     "POSTGRES_PASSWORD",
     "MINIO_ROOT_USER",
@@ -105,7 +110,11 @@ def test_the_compose_files_reference_only_what_exists(files: str) -> None:
         else:
             assert image.split(":")[0] in PUBLIC_IMAGES and ":" in image, f"{name}: {image}"
         for mount in svc.get("volumes", []):
-            assert mount.split(":")[0] in volumes, f"{name}: volume {mount}"
+            source = mount.split(":")[0]
+            if source.startswith("../"):  # a file of the repository, bound read-only
+                assert (COMPOSE.parent / source).is_file() and mount.endswith(":ro"), mount
+                continue
+            assert source in volumes, f"{name}: volume {mount}"
         for secret in svc.get("secrets", []):
             assert secret in secrets, f"{name}: secret {secret}"
         for port in svc.get("ports", []):
@@ -199,30 +208,67 @@ def test_the_nats_values_and_the_lag_scaler_name_what_skillpress_runs() -> None:
     assert "Caveat, clustered" in KEDA.read_text()
 
 
-def test_every_process_the_manifests_run_proves_itself_to_nats() -> None:
-    """No deployment talks to an open NATS: each skillpress process is given the user and the
-    variable its password is read from, and the NATS it talks to asks for them."""
+def _role_of(argv: list[str]) -> str:
+    """The NATS role a skillpress command runs as (`nats_roles`)."""
+    from skillpress.services.platform.nats_roles import role_of_worker
+
+    if argv[0] == "worker":
+        roles = {role_of_worker(n) for n in argv[1:] if not n.startswith("--")}
+        assert len(roles) == 1, argv
+        return roles.pop()
+    return "operator"
+
+
+def test_every_process_the_manifests_run_is_its_roles_nats_user() -> None:
+    """No deployment talks to an open NATS, and none holds more than its role: each skillpress
+    process is given its role's user and that role's password (a stage's cannot send a command
+    that publishes or write a live pointer), and every NATS server asks for them with the
+    permissions `nats_roles` gives each."""
+    from skillpress.services.platform.nats_roles import password_variable, user_of
+
     for files in ("one host", "cluster"):
         doc = _load(COMPOSE) if files == "one host" else _merged()
         for name, svc in doc["services"].items():
-            if svc["image"] == OUR_IMAGE:
-                env = svc["environment"]
-                assert env["SKILLPRESS_NATS_USER"] == "skillpress", (files, name)
-                assert env["SKILLPRESS_NATS_PASSWORD"] == "${NATS_PASSWORD:?set NATS_PASSWORD}"
+            if svc["image"] == OUR_IMAGE and svc["command"][0] != "migrate":
+                env, role = svc["environment"], _role_of(svc["command"])
+                assert env["SKILLPRESS_NATS_USER"] == user_of(role), (files, name)
+                variable = f"NATS_{role.upper()}_PASSWORD"
+                assert env["SKILLPRESS_NATS_PASSWORD"] == f"${{{variable}:?set {variable}}}"
             elif svc["image"].startswith("nats:"):
-                assert "--user" in svc["command"] and "--pass" in svc["command"], (files, name)
+                assert svc["command"][-2:] == ["-c", "/etc/nats/permissions.conf"], name
+                assert "../nats/permissions.conf:/etc/nats/permissions.conf:ro" in svc["volumes"]
+                for role in ROLES:
+                    assert password_variable(role) in svc["environment"], (files, name, role)
     for doc in yaml.safe_load_all((INFRA / "k8s" / "skillpress.yaml").read_text()):
         if doc.get("kind") == "ConfigMap":
-            assert doc["data"]["SKILLPRESS_NATS_USER"] == "skillpress"
+            assert "SKILLPRESS_NATS_USER" not in doc["data"]  # each Deployment its own
         spec = (doc.get("spec") or {}).get("template") or (
             ((doc.get("spec") or {}).get("jobTemplate") or {}).get("spec", {}).get("template")
         )
         if doc.get("kind") in ("Deployment", "CronJob") and spec is not None:
             for container in spec["spec"]["containers"]:
-                names = {e["name"] for e in container.get("env", [])}
-                assert "SKILLPRESS_NATS_PASSWORD" in names, doc["metadata"]["name"]
+                env = {e["name"]: e for e in container.get("env", [])}
+                role = _role_of(container["args"])
+                assert env["SKILLPRESS_NATS_USER"]["value"] == user_of(role)
+                key = env["SKILLPRESS_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"]
+                assert key == f"nats-{role}-password", doc["metadata"]["name"]
     values = _load(INFRA / "k8s" / "nats-values.yaml")
-    assert values["config"]["merge"]["authorization"]["user"] == "skillpress"
+    users = values["config"]["merge"]["authorization"]["users"]
+    assert [u["user"] for u in users] == [user_of(r) for r in ROLES]
+    for user, role in zip(users, ROLES, strict=True):
+        assert user["permissions"] == permissions(role)
+        assert user["password"] == f"<< ${password_variable(role)} >>"
+        key = values["container"]["env"][password_variable(role)]["valueFrom"]["secretKeyRef"]
+        assert key["key"] == f"nats-{role}-password"
+
+
+def test_the_production_nats_permissions_are_the_roles() -> None:
+    """infra/nats/permissions.conf is what `nats_roles` writes (`just nats-permissions`)."""
+    from skillpress.services.platform.nats_roles import production_config
+
+    assert (INFRA / "nats" / "permissions.conf").read_text() == production_config(), (
+        "run `just nats-permissions` and commit infra/nats/permissions.conf"
+    )
 
 
 def test_the_scrape_config_finds_every_process_that_answers_metrics() -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "client_credentials_url",
     "credential_env_refusal",
     "own_env_prefix",
+    "skillpress_own",
     "credential_hint",
     "companion_env",
     "default_credential_env",
@@ -42,6 +43,16 @@ def default_credential_env(slug: str) -> str:
 def own_env_prefix(slug: str) -> str:
     """What every variable a skill's credentials are read from starts with: `<SLUG>_`."""
     return default_credential_env(slug).removesuffix("API_KEY")
+
+
+def skillpress_own(name: str) -> bool:
+    """Whether `name` may be one of skillpress's own variables (its settings and the secrets
+    they name: tokens, NATS and S3 passwords), which no skill's credential is ever read from: a
+    `SKILLPRESS_` name other than a skill's default key or client pair (`skillpress` itself,
+    as a skill, reads `SKILLPRESS_API_KEY`)."""
+    return name.startswith("SKILLPRESS_") and not name.endswith(
+        ("_API_KEY", "_CLIENT_ID", "_CLIENT_SECRET")
+    )
 
 
 def credential_env_refusal(name: str, slug: str | None = None) -> str | None:

@@ -30,7 +30,9 @@ __all__ = [
     "ROLES",
     "WORKER_ROLE",
     "authorization",
+    "password_variable",
     "permissions",
+    "production_config",
     "role_of_worker",
     "user_of",
 ]
@@ -152,3 +154,33 @@ def authorization(passwords: Mapping[str, str]) -> str:
     return (
         "authorization {\n  users: " + json.dumps(users, indent=2).replace("\n", "\n  ") + "\n}\n"
     )
+
+
+def password_variable(role: str) -> str:
+    """The environment variable a production NATS reads `role`'s password from."""
+    return f"SKILLPRESS_NATS_{role.upper()}_PASSWORD"
+
+
+def production_config() -> str:
+    """`infra/nats/permissions.conf`: the same users for a NATS skillpress does not start, each
+    password read by the server from its environment (`password_variable`)."""
+    marks = {role: f"@@{role}@@" for role in ROLES}
+    text = authorization(marks)
+    for role, mark in marks.items():
+        text = text.replace(json.dumps(mark), "$" + password_variable(role))
+    return (
+        "# skillpress's NATS users, one per role, each with what it may publish and subscribe to\n"
+        "# (written from skillpress/services/platform/nats_roles.py by `just nats-permissions`; a\n"
+        "# test keeps the two equal). Include it in the server's configuration and set each\n"
+        "# SKILLPRESS_NATS_<ROLE>_PASSWORD in the server's environment; give each skillpress\n"
+        "# process its role's user (SKILLPRESS_NATS_USER) and password.\n" + text
+    )
+
+
+if __name__ == "__main__":  # `just nats-permissions`
+    import sys
+
+    out = sys.argv[1] if len(sys.argv) > 1 else "infra/nats/permissions.conf"
+    with open(out, "w") as f:
+        f.write(production_config())
+    print(f"wrote {out}")

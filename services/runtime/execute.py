@@ -24,13 +24,17 @@ import re
 import ssl
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from skillpress.services.derive.auth import credential_env_refusal, default_credential_env
+from skillpress.services.derive.auth import (
+    credential_env_refusal,
+    default_credential_env,
+    skillpress_own,
+)
 from skillpress.services.errors import Refused, Retryable
 from skillpress.services.runtime.fit import AGENT_BUDGET, close_json, describe_body, fit_json
 from skillpress.services.runtime.redaction import scrub_bytes, scrub_text, secret_forms
@@ -511,6 +515,28 @@ class _Inflater:
             raise ExecutionFailed(f"the response's body does not decompress ({exc})") from None
 
 
+class _SkillsOwn(Mapping[str, str]):
+    """The environment as a call's credentials read it: never one of skillpress's own variables
+    (a companion header's `<SLUG>_<NAME>` can spell one): reading one is refused, naming it."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def __getitem__(self, name: str) -> str:
+        if skillpress_own(name):
+            raise Refused(
+                f"a skill's credential is never read from ${name}: it is one of skillpress's own"
+                " variables; name the skill's own where the runtime is configured (--auth-env)"
+            )
+        return self._environ[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._environ)
+
+    def __len__(self) -> int:
+        return len(self._environ)
+
+
 def _redacted(text: str, secrets: tuple[str, ...]) -> str:
     """An error's text with every form of every secret the call used taken out (a header value
     an HTTP library quotes back, say)."""
@@ -655,7 +681,7 @@ def send(
     answer came. What comes back never carries the credential (`_scrubbed`)."""
     # size: the whole call's loop (token, tries, pauses, 401, redaction) under one deadline
     deadline = time.monotonic() + limits.timeout
-    env = os.environ if environ is None else environ
+    env = _SkillsOwn(os.environ if environ is None else environ)
     headers = {"User-Agent": USER_AGENT, **dict(request.headers)}
     secrets: tuple[str, ...] = ()
     client: Client | None = None

@@ -41,7 +41,7 @@ def test_skillpress_derives_a_skill_from_its_own_api_and_every_operation_is_a_to
 
 
 def test_an_agent_operates_skillpress_through_its_own_skill(served: Served, tmp_path: Path) -> None:
-    out = tmp_path / "skillpress-skill"
+    out = tmp_path / "skillpress"  # bound as `skillpress`: its key is in SKILLPRESS_API_KEY
     env = home_env(tmp_path / "client-home") | {default_env_var("skillpress"): served.token}
 
     def skillpress(*args: str) -> subprocess.CompletedProcess[str]:
