@@ -206,3 +206,54 @@ async def test_an_answer_is_bounded_whole_mcp(noisy: str, tmp_path: Path) -> Non
     said = json.loads(text)
     assert said["headers"]["x-skillpress-headers-left-out"]
     assert all(len(v) <= 600 for v in said["headers"].values())
+
+
+def test_a_fetched_token_never_comes_back(tmp_path: Path) -> None:
+    """An OAuth 2 client-credentials token the runtime fetched, echoed by the API without its
+    scheme, percent-encoded and in base64, with the client secret beside it: none of it comes
+    back."""
+    from skillpress.services.host import SkillHost
+    from skillpress.services.runtime.tokens import forget_tokens
+    from tests.runtime.test_client_credentials import _package
+
+    token, secret = "fetched-token-9f8e7d6c", "client-secret-0a1b2c3d"
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _json(self, value: object) -> None:
+            data = json.dumps(value).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("X-Request-Id", base64.b64encode(token.encode()).decode())
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._json({"access_token": token, "token_type": "Bearer", "expires_in": 60})
+
+        def do_GET(self) -> None:
+            bare = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            self._json({"token": bare, "quoted": quote(bare), "secret": secret})
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    forget_tokens()
+    try:
+        _package(tmp_path, f"{url}/token", url)
+        host = SkillHost(tmp_path / "skills", allow_private_token_url=True)
+        environ = {"PETS_CLIENT_ID": "client-id-1", "PETS_CLIENT_SECRET": secret}
+        result = host.call("pets_list_pets", {}, environ=environ)
+    finally:
+        forget_tokens()
+        httpd.shutdown()
+        httpd.server_close()
+    shown = json.dumps(result.as_dict(for_agent=True)) + json.dumps(result.as_dict())
+    assert result.status == 200 and "[redacted]" in shown
+    for part in (token, secret):
+        for name, make in FORMS.items():
+            assert make(part) not in shown, (name, make(part))
