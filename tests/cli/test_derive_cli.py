@@ -262,7 +262,8 @@ def test_a_call_and_an_mcp_server_on_a_package_directory_open_no_records(
 
 def test_call_base_url_moves_every_request_and_says_so_and_the_slug_stays(tmp_path: Path) -> None:
     spec = SPECS / "stripe.json"
-    plain, moved = tmp_path / "plain", tmp_path / "moved"
+    # each folder named for its skill: a folder binds its package by its name
+    plain, moved = tmp_path / "plain" / "stripe", tmp_path / "moved" / "stripe"
     assert run("derive", str(spec), "--out", str(plain)).returncode == 0
     again = run("derive", str(spec), "--out", str(moved), "--base-url", "http://127.0.0.1:4010")
     assert again.returncode == 0, again.stderr

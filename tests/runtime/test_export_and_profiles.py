@@ -45,7 +45,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_path: Path) -> None:
     package = derive_package((SPECS / "harbor.swagger2.yaml").read_bytes())
-    pkg = tmp_path / "pkg"
+    pkg = tmp_path / "derived" / "harbor"  # a folder binds its package by its name
     write_package_dir(package.files, pkg)
     skills = tmp_path / "skills"  # not named as the skill: the folder goes in it, named so
     done = _cli("export", str(pkg), "--format", "agent-skills", "--out", str(skills))

@@ -106,6 +106,7 @@ __all__ = [
     "LocalDesk",
     "agent_gatekeeper",
     "api_gatekeeper",
+    "bound_name",
     "call_setup",
     "credential_for",
     "desk_opener",
@@ -132,6 +133,13 @@ SANDBOXED = (
 )
 
 
+def bound_name(folder: Path) -> str:
+    """The slug a package folder is bound as: its name as given (a followed `DIR/<slug>` link
+    is its slug, never the `.versions/<slug>@<id>` it points to); `.` and `..` by what they are."""
+    name = folder.name
+    return name if name not in ("", ".", "..") else folder.resolve().name
+
+
 def _override(auth_header: str | None, auth_kind: str) -> AuthHeader | None:
     if auth_kind not in AUTH_KINDS:
         raise PackageError(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
@@ -145,7 +153,7 @@ def skill_files(
     live version's files of the skill named `target` (slug None: the package names itself)."""
     path = Path(target)
     if path.is_dir():
-        return read_package_dir(path, hand_written=True), path.resolve().name
+        return read_package_dir(path, hand_written=True), bound_name(path)
     from skillpress.services.app.base.context import open_app
     from skillpress.services.app.records.versions import live_files
 
@@ -178,7 +186,7 @@ def open_package(
     override = _override(auth_header, auth_kind)
     files = read_package_dir(package_dir, hand_written=True)
     skill = load_skill(
-        files, slug=package_dir.resolve().name, auth=override, base_url=base_url, lazy=True
+        files, slug=bound_name(package_dir), auth=override, base_url=base_url, lazy=True
     )
     return skill, files
 
