@@ -27,8 +27,8 @@ bench runs="3": install
 
 # what CI holds: ruff lint, ruff format, mypy --strict over every package, the layer rules, the size rule
 lint: install
-    {{venv}}/bin/ruff check skillpress/__init__.py services schemas tests scripts
-    {{venv}}/bin/ruff format --check skillpress/__init__.py services schemas tests scripts
+    {{venv}}/bin/ruff check skillpress tests scripts
+    {{venv}}/bin/ruff format --check skillpress tests scripts
     {{venv}}/bin/mypy -p skillpress
     {{venv}}/bin/lint-imports
     {{py}} scripts/check_sizes.py
@@ -38,16 +38,16 @@ test-fast *args: install
     {{py}} -m pytest -m "not integration and not corpus" {{args}}
 
 fmt: install
-    {{venv}}/bin/ruff format skillpress/__init__.py services schemas tests scripts
+    {{venv}}/bin/ruff format skillpress tests scripts
 
 # AsyncAPI for non-Python subscribers (checked in; a test keeps it in sync)
 asyncapi: install
-    {{py}} -m skillpress.schemas.asyncapi schemas/asyncapi.json
+    {{py}} -m skillpress.schemas.asyncapi skillpress/schemas/asyncapi.json
 
 # the HTTP API's OpenAPI document, checked in (a test keeps it in sync)
 openapi: install
-    {{py}} -m skillpress.services.api.app schemas/openapi.json
+    {{py}} -m skillpress.api.app skillpress/schemas/openapi.json
 
 # the production NATS users and permissions, from the roles table (checked in; a test keeps it in sync)
 nats-permissions: install
-    {{py}} -m skillpress.services.platform.nats_roles infra/nats/permissions.conf
+    {{py}} -m skillpress.platform.nats_roles infra/nats/permissions.conf

@@ -149,7 +149,7 @@ def synthetic(ops: int, fat: int = 8, example_kb: int = 0) -> dict:
 CHILD = """
 import sys, time, resource
 t0 = time.perf_counter()
-from skillpress.services.derive import derive_package
+from skillpress.derive import derive_package
 data = open(sys.argv[1], 'rb').read()
 p = derive_package(data)
 t1 = time.perf_counter()
@@ -190,9 +190,7 @@ def measure(path: Path, runs: int) -> dict:
 def compiled() -> None:
     """Byte-compile the sources first, as an installed package is: otherwise every module edited
     since its last import is compiled again in every timed process (PYTHONDONTWRITEBYTECODE)."""
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "services", "schemas"], cwd=ROOT, check=True
-    )
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "skillpress"], cwd=ROOT, check=True)
 
 
 def main() -> None:
@@ -330,8 +328,8 @@ def publish_check(runs: int) -> None:
     check and again by the publish worker."""
     import gzip
 
-    from skillpress.services.derive import DeriveOptions, derive_package
-    from skillpress.services.runtime.skill import load_skill
+    from skillpress.derive import DeriveOptions, derive_package
+    from skillpress.runtime.skill import load_skill
 
     for name in ("github.json.gz", "kubernetes.json", "stripe.json"):
         path = ROOT / "tests" / "fixtures" / "specs" / name
@@ -387,8 +385,8 @@ def retried(runs: int) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from skillpress.services.runtime.execute import CallLimits, send
-    from skillpress.services.runtime.translate import PreparedRequest
+    from skillpress.runtime.execute import CallLimits, send
+    from skillpress.runtime.translate import PreparedRequest
 
     seen: dict[str, int] = {}
 

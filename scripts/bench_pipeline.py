@@ -35,11 +35,11 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from skillpress.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore  # noqa: E402
+from skillpress.platform.broker import connect, ensure_stream  # noqa: E402
+from skillpress.platform.embedded_nats import NatsCluster, NatsServer  # noqa: E402
 from skillpress.schemas.events import SpecSubmitted  # noqa: E402
 from skillpress.schemas.subjects import EVENTS, STREAM  # noqa: E402
-from skillpress.services.platform.blobs import BlobStore, LocalBlobStore, S3BlobStore  # noqa: E402
-from skillpress.services.platform.broker import connect, ensure_stream  # noqa: E402
-from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer  # noqa: E402
 from tests.local_servers import PostgresServer, SeaweedS3Server  # noqa: E402
 
 SPECS = ROOT / "tests" / "fixtures" / "specs"
@@ -66,7 +66,7 @@ def start_replicas(
             with (logs / f"worker-{k}-{'-'.join(group)}.log").open("wb") as out:
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, "-m", "skillpress.services.cli.main", "worker", *group],
+                        [sys.executable, "-m", "skillpress.cli.main", "worker", *group],
                         env=env,
                         cwd=code,  # `-m` imports skillpress from here first
                         stdout=out,
@@ -216,7 +216,7 @@ def main() -> None:
                 # the upgrade's first step, as an operator runs it: workers never migrate PostgreSQL
                 code = run.get("code", ROOT)
                 subprocess.run(
-                    [sys.executable, "-m", "skillpress.services.cli.main", "migrate"],
+                    [sys.executable, "-m", "skillpress.cli.main", "migrate"],
                     cwd=code,
                     env=env,
                     check=True,

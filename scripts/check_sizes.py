@@ -115,7 +115,7 @@ def breaches(paths: list[Path]) -> list[Breach]:
 def sources() -> list[Path]:
     return sorted(
         p
-        for folder in ("services", "schemas")
+        for folder in ("skillpress",)
         for p in (ROOT / folder).rglob("*.py")
         if "migrations" not in p.parts
     )

@@ -4,11 +4,10 @@ The public Python surface for agent hosts is here, one import away::
 
     from skillpress import SkillHost
 
-The project's folders are installed under this one name (`skillpress.services`, the derivation
-core, runtime, application layer, faces and platform shell; `skillpress.schemas`, the subject
-catalogue, event models and records), so nothing generic like `services` lands in an
-environment. Names below are imported when first used, so `import skillpress` (the command
-line's first import) stays cheap.
+Every module of the project lives under this one name (the derivation core, the runtime, the
+application layer, the faces, the platform shell and the schemas), so nothing generic like
+`services` lands in an environment. Names below are imported when first used, so
+`import skillpress` (the command line's first import) stays cheap.
 """
 
 from __future__ import annotations
@@ -17,29 +16,29 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillpress.services.app.serving.calling import api_gatekeeper
-    from skillpress.services.errors import Permanent, Retryable, SkillpressError, Unavailable
-    from skillpress.services.host import SkillHost
-    from skillpress.services.runtime.calls import GateClosed, Gatekeeper
-    from skillpress.services.runtime.execute import CallResult, ExecutionFailed
-    from skillpress.services.runtime.skill import PackageError, UnknownOperation
-    from skillpress.services.runtime.translate import CallRefused, PreparedRequest
+    from skillpress.app.serving.calling import api_gatekeeper
+    from skillpress.errors import Permanent, Retryable, SkillpressError, Unavailable
+    from skillpress.host import SkillHost
+    from skillpress.runtime.calls import GateClosed, Gatekeeper
+    from skillpress.runtime.execute import CallResult, ExecutionFailed
+    from skillpress.runtime.skill import PackageError, UnknownOperation
+    from skillpress.runtime.translate import CallRefused, PreparedRequest
 
 _HOMES = {
-    "SkillHost": "skillpress.services.host",
-    "api_gatekeeper": "skillpress.services.app.serving.calling",
-    "SkillpressError": "skillpress.services.errors",
-    "Permanent": "skillpress.services.errors",
-    "Retryable": "skillpress.services.errors",
-    "Unavailable": "skillpress.services.errors",
-    "GateClosed": "skillpress.services.runtime.calls",
-    "Gatekeeper": "skillpress.services.runtime.calls",
-    "CallResult": "skillpress.services.runtime.execute",
-    "ExecutionFailed": "skillpress.services.runtime.execute",
-    "PackageError": "skillpress.services.runtime.skill",
-    "UnknownOperation": "skillpress.services.runtime.skill",
-    "CallRefused": "skillpress.services.runtime.translate",
-    "PreparedRequest": "skillpress.services.runtime.translate",
+    "SkillHost": "skillpress.host",
+    "api_gatekeeper": "skillpress.app.serving.calling",
+    "SkillpressError": "skillpress.errors",
+    "Permanent": "skillpress.errors",
+    "Retryable": "skillpress.errors",
+    "Unavailable": "skillpress.errors",
+    "GateClosed": "skillpress.runtime.calls",
+    "Gatekeeper": "skillpress.runtime.calls",
+    "CallResult": "skillpress.runtime.execute",
+    "ExecutionFailed": "skillpress.runtime.execute",
+    "PackageError": "skillpress.runtime.skill",
+    "UnknownOperation": "skillpress.runtime.skill",
+    "CallRefused": "skillpress.runtime.translate",
+    "PreparedRequest": "skillpress.runtime.translate",
 }
 
 __all__ = [

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
-COMMAND = [sys.executable, "-m", "skillpress.services.cli.main"]
+COMMAND = [sys.executable, "-m", "skillpress.cli.main"]
 
 
 def skillpress(

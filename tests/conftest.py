@@ -58,7 +58,7 @@ def _the_fast_layer_runs_no_command_line(request: pytest.FixtureRequest) -> Iter
 
     def guarded(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
         argv = [str(a) for a in (args if isinstance(args, list | tuple) else [args])]
-        if any("skillpress.services.cli.main" in a or a.endswith("/skillpress") for a in argv):
+        if any("skillpress.cli.main" in a or a.endswith("/skillpress") for a in argv):
             raise AssertionError(
                 f"{request.node.nodeid} runs the command line as a process: mark it `integration`"
             )
@@ -112,7 +112,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _announce(request: pytest.FixtureRequest, running: Running) -> None:
-    from skillpress.services.platform.nats_urls import shown_url
+    from skillpress.platform.nats_urls import shown_url
 
     shown = shown_url(running.address) if running.address.startswith("nats") else running.address
     _USED.append(f"{running.name} at {shown}")

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-from skillpress.services.derive import DeriveOptions, SkillPackage, derive_package
+from skillpress.derive import DeriveOptions, SkillPackage, derive_package
 
 __all__ = ["derived", "spread"]
 

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from skillpress.services.platform.local_processes import (
+from skillpress.platform.local_processes import (
     LocalServerError,
     ManagedProcess,
     find_binary,

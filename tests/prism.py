@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from skillpress.services.platform.local_processes import free_port
+from skillpress.platform.local_processes import free_port
 from tests.npm_tools import NpmToolUnavailable, npm_binary
 
 PRISM_PACKAGE = "@stoplight/prism-cli"

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.local_processes import reap_stale
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.local_processes import reap_stale
 from tests.local_servers import PostgresServer, SeaweedS3Server
 
 RUN_ROOT = Path(tempfile.gettempdir()) / "skillpress-test-servers"

@@ -12,7 +12,9 @@ from skillpress.schemas.subjects import ALL_SUBJECTS
 
 
 def test_asyncapi_json_is_in_sync_with_the_models() -> None:
-    checked_in = json.loads((Path(__file__).parents[1] / "schemas" / "asyncapi.json").read_text())
+    checked_in = json.loads(
+        (Path(__file__).parents[1] / "skillpress" / "schemas" / "asyncapi.json").read_text()
+    )
     assert checked_in == json.loads(json.dumps(asyncapi_document())), (
         "run `just asyncapi` and commit schemas/asyncapi.json"
     )
@@ -24,9 +26,11 @@ def test_every_subject_of_the_catalogue_has_a_message_model_and_no_model_is_off_
 
 
 def test_openapi_json_is_in_sync_with_the_api() -> None:
-    from skillpress.services.api.app import api_document
+    from skillpress.api.app import api_document
 
-    checked_in = json.loads((Path(__file__).parents[1] / "schemas" / "openapi.json").read_text())
+    checked_in = json.loads(
+        (Path(__file__).parents[1] / "skillpress" / "schemas" / "openapi.json").read_text()
+    )
     assert checked_in == json.loads(json.dumps(api_document())), (
         "run `just openapi` and commit schemas/openapi.json"
     )
@@ -41,7 +45,9 @@ def test_every_api_operation_says_what_it_returns_and_its_problems() -> None:
     """A named schema for each JSON answer (a list of named items for a list), a media type
     with a schema for each file, problem+json for each error; and the skill skillpress derives
     from its own API tells an agent what every operation returns."""
-    doc = json.loads((Path(__file__).parents[1] / "schemas" / "openapi.json").read_text())
+    doc = json.loads(
+        (Path(__file__).parents[1] / "skillpress" / "schemas" / "openapi.json").read_text()
+    )
     named = set(doc["components"]["schemas"])
     unnamed = []
     for path, ops in doc["paths"].items():
@@ -65,10 +71,10 @@ def test_every_api_operation_says_what_it_returns_and_its_problems() -> None:
                 problem = op["responses"][code]["content"]["application/problem+json"]
                 assert problem["schema"] == {"$ref": "#/components/schemas/Problem"}
     assert unnamed == []
-    from skillpress.services.derive import derive_package
+    from skillpress.derive import derive_package
 
     files = derive_package(
-        (Path(__file__).parents[1] / "schemas" / "openapi.json").read_bytes()
+        (Path(__file__).parents[1] / "skillpress" / "schemas" / "openapi.json").read_bytes()
     ).files
     meta = json.loads(files["skill.json"])
     for entry in meta["operations"]:

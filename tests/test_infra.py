@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.services.platform.nats_roles import ROLES, permissions
-from skillpress.services.platform.settings import Settings
-from skillpress.services.workers.app import WORKERS
+from skillpress.platform.nats_roles import ROLES, permissions
+from skillpress.platform.settings import Settings
+from skillpress.workers.app import WORKERS
 
 INFRA = Path(__file__).parents[1] / "infra"
 COMPOSE = INFRA / "compose" / "compose.yaml"
@@ -210,7 +210,7 @@ def test_the_nats_values_and_the_lag_scaler_name_what_skillpress_runs() -> None:
 
 def _role_of(argv: list[str]) -> str:
     """The NATS role a skillpress command runs as (`nats_roles`)."""
-    from skillpress.services.platform.nats_roles import role_of_worker
+    from skillpress.platform.nats_roles import role_of_worker
 
     if argv[0] == "worker":
         roles = {role_of_worker(n) for n in argv[1:] if not n.startswith("--")}
@@ -224,7 +224,7 @@ def test_every_process_the_manifests_run_is_its_roles_nats_user() -> None:
     process is given its role's user and that role's password (a stage's cannot send a command
     that publishes or write a live pointer), and every NATS server asks for them with the
     permissions `nats_roles` gives each."""
-    from skillpress.services.platform.nats_roles import password_variable, user_of
+    from skillpress.platform.nats_roles import password_variable, user_of
 
     for files in ("one host", "cluster"):
         doc = _load(COMPOSE) if files == "one host" else _merged()
@@ -264,7 +264,7 @@ def test_every_process_the_manifests_run_is_its_roles_nats_user() -> None:
 
 def test_the_production_nats_permissions_are_the_roles() -> None:
     """infra/nats/permissions.conf is what `nats_roles` writes (`just nats-permissions`)."""
-    from skillpress.services.platform.nats_roles import production_config
+    from skillpress.platform.nats_roles import production_config
 
     assert (INFRA / "nats" / "permissions.conf").read_text() == production_config(), (
         "run `just nats-permissions` and commit infra/nats/permissions.conf"

@@ -29,9 +29,7 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
 def _copy(tmp_path: Path) -> Path:
     tree = tmp_path / "tree"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "static", "templates", "examples")
-    for part in ("services", "schemas"):
-        shutil.copytree(ROOT / part, tree / part, ignore=ignore)
-    shutil.copytree(ROOT / "skillpress", tree / "skillpress", symlinks=True, ignore=ignore)
+    shutil.copytree(ROOT / "skillpress", tree / "skillpress", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
     return tree
 
@@ -46,54 +44,54 @@ def test_the_layer_rules_hold() -> None:
     ("where", "line", "broken"),
     [
         (
-            "services/derive/breach.py",
-            "from skillpress.services.platform import settings\n",
-            "skillpress.services.derive.breach -> skillpress.services.platform.settings",
+            "skillpress/derive/breach.py",
+            "from skillpress.platform import settings\n",
+            "skillpress.derive.breach -> skillpress.platform.settings",
         ),
         (
-            "services/app/breach.py",
-            "def later() -> None:\n    import skillpress.services.workers.app\n",
-            "skillpress.services.app.breach -> skillpress.services.workers.app",
+            "skillpress/app/breach.py",
+            "def later() -> None:\n    import skillpress.workers.app\n",
+            "skillpress.app.breach -> skillpress.workers.app",
         ),
         (
-            "services/cli/breach.py",
-            "import skillpress.services.api.v1\n",
-            "skillpress.services.cli.breach -> skillpress.services.api.v1",
+            "skillpress/cli/breach.py",
+            "import skillpress.api.v1\n",
+            "skillpress.cli.breach -> skillpress.api.v1",
         ),
         (
-            "services/derive/breach.py",
+            "skillpress/derive/breach.py",
             "import httpx\n",
-            "skillpress.services.derive.breach -> httpx",
+            "skillpress.derive.breach -> httpx",
         ),
         (
-            "services/cli/breach.py",
-            "def later() -> None:\n    from skillpress.services.runtime.skill import load_skill\n",
-            "skillpress.services.cli.breach -> skillpress.services.runtime.skill",
+            "skillpress/cli/breach.py",
+            "def later() -> None:\n    from skillpress.runtime.skill import load_skill\n",
+            "skillpress.cli.breach -> skillpress.runtime.skill",
         ),
         (
-            "services/workers/breach.py",
-            "from skillpress.services.derive.approvals import guess_suggestions\n",
-            "skillpress.services.workers.breach -> skillpress.services.derive.approvals",
+            "skillpress/workers/breach.py",
+            "from skillpress.derive.approvals import guess_suggestions\n",
+            "skillpress.workers.breach -> skillpress.derive.approvals",
         ),
         (
-            "services/app/serving/breach.py",
-            "from skillpress.services.app.operator.exports import overlay\n",
-            "skillpress.services.app.serving.breach -> skillpress.services.app.operator.exports",
+            "skillpress/app/serving/breach.py",
+            "from skillpress.app.operator.exports import overlay\n",
+            "skillpress.app.serving.breach -> skillpress.app.operator.exports",
         ),
         (
-            "services/app/records/breach.py",
-            "from skillpress.services.app.stages.fetch import take_submission\n",
-            "skillpress.services.app.records.breach -> skillpress.services.app.stages.fetch",
+            "skillpress/app/records/breach.py",
+            "from skillpress.app.stages.fetch import take_submission\n",
+            "skillpress.app.records.breach -> skillpress.app.stages.fetch",
         ),
         (
-            "services/host.py",
-            "from skillpress.services.runtime.skill import load_skill\n",
-            "skillpress.services.host -> skillpress.services.runtime.skill",
+            "skillpress/host.py",
+            "from skillpress.runtime.skill import load_skill\n",
+            "skillpress.host -> skillpress.runtime.skill",
         ),
         (
-            "services/app/operator/breach.py",
+            "skillpress/app/operator/breach.py",
             "from sqlmodel import select\n",
-            "skillpress.services.app.operator.breach -> sqlmodel",
+            "skillpress.app.operator.breach -> sqlmodel",
         ),
     ],
     ids=[
@@ -125,11 +123,11 @@ def test_the_runtime_imports_in_one_direction() -> None:
     import ast
 
     graph: dict[str, set[str]] = {}
-    for path in (ROOT / "services" / "runtime").glob("*.py"):
+    for path in (ROOT / "skillpress" / "runtime").glob("*.py"):
         deps = set()
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-                "skillpress.services.runtime."
+                "skillpress.runtime."
             ):
                 deps.add(str(node.module).rsplit(".", 1)[-1])
         graph[path.stem] = deps

@@ -1,6 +1,6 @@
 """The map is the project's own and stays true: docs/architecture.md names every module of
-services/ and schemas/ under its folder (and nothing that does not exist), and README's Layout
-names every package and only files that exist."""
+skillpress/ under its folder (and nothing that does not exist), and README's Layout names every
+package and only files that exist."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ ROOT = Path(__file__).parents[1]
 def _modules() -> set[str]:
     return {
         str(p.relative_to(ROOT))
-        for base in ("services", "schemas")
-        for p in (ROOT / base).rglob("*.py")
+        for p in (ROOT / "skillpress").rglob("*.py")
         if p.name != "__init__.py" and "migrations" not in p.parts and "__pycache__" not in p.parts
     }
 
@@ -22,10 +21,10 @@ def _modules() -> set[str]:
 def _packages() -> set[str]:
     return {
         str(p.parent.relative_to(ROOT)) + "/"
-        for p in (ROOT / "services").rglob("__init__.py")
+        for p in (ROOT / "skillpress").rglob("__init__.py")
         if "migrations" not in p.parts
         and "__pycache__" not in p.parts
-        and p.parent != ROOT / "services"
+        and p.parent != ROOT / "skillpress"
     }
 
 

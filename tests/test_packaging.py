@@ -1,8 +1,8 @@
-"""skillpress installs under one import name: the project's folders (`services/`, `schemas/`) go
-into an environment as `skillpress.services` and `skillpress.schemas`, so an application with its
-own `services` package (a common layout) neither shadows ours nor is shadowed by it. Shown for a
-wheel built from the tree, installed into a fresh virtualenv, and for the editable install the
-suite runs in; both next to a user's own `services` and `schemas`."""
+"""skillpress installs under one import name: every module lives in the one package `skillpress/`,
+so an application with its own `services` or `schemas` package (a common layout) neither shadows
+ours nor is shadowed by it. Shown for a wheel built from the tree, installed into a fresh
+virtualenv, and for the editable install the suite runs in (the two identical in content); both
+next to a user's own `services` and `schemas`."""
 
 from __future__ import annotations
 
@@ -73,10 +73,10 @@ def _expected(probed: dict[str, object]) -> None:
     assert probed["services"] == "the user's own services"
     assert probed["schemas"] == "the user's own schemas"
     assert probed["generic"] == []
-    assert probed["host"] == "skillpress.services.host"
+    assert probed["host"] == "skillpress.host"
     assert probed["errors"] == [
-        "skillpress.services.errors",
-        "skillpress.services.runtime.calls",
+        "skillpress.errors",
+        "skillpress.runtime.calls",
     ]
     assert isinstance(probed["imported"], int) and probed["imported"] > 100
 
@@ -96,11 +96,9 @@ def test_the_editable_install_beside_a_users_services(tmp_path: Path) -> None:
 
 
 def test_a_built_wheel_in_a_fresh_virtualenv_beside_a_users_services(tmp_path: Path) -> None:
-    # the tree as a clone has it (the symlinks of skillpress/ kept as links), built offline
+    # the tree as a clone has it, built offline
     tree = tmp_path / "tree"
     junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for part in ("services", "schemas"):
-        shutil.copytree(ROOT / part, tree / part, ignore=junk)
     shutil.copytree(ROOT / "skillpress", tree / "skillpress", symlinks=True, ignore=junk)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, tree / name)
@@ -119,12 +117,20 @@ def test_a_built_wheel_in_a_fresh_virtualenv_beside_a_users_services(tmp_path: P
     for data in (
         "skillpress/py.typed",
         "skillpress/schemas/openapi.json",
-        "skillpress/services/api/templates/base.html",
-        "skillpress/services/examples/hollowbrook.yaml",
-        "skillpress/services/platform/migrations/env.py",
-        "skillpress/services/platform/migrations/versions/0005_submission_outcomes.py",
+        "skillpress/api/templates/base.html",
+        "skillpress/examples/hollowbrook.yaml",
+        "skillpress/platform/migrations/env.py",
+        "skillpress/platform/migrations/versions/0005_submission_outcomes.py",
     ):
         assert data in names, data
+    # the wheel holds what the tree's package holds: the editable install and it are one content
+    shipped = {n for n in names if n.startswith("skillpress/") and n.endswith(".py")}
+    tree_py = {
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "skillpress").rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert shipped == tree_py, sorted(shipped ^ tree_py)[:5]
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
@@ -157,7 +163,7 @@ def test_a_built_wheel_in_a_fresh_virtualenv_beside_a_users_services(tmp_path: P
         timeout=120,
     )
     assert skill.returncode == 0 and "Usage: skillpress derive" in skill.stdout, skill.stderr
-    spec = site / "skillpress" / "services" / "examples" / "hollowbrook.yaml"
+    spec = site / "skillpress" / "skillpress" / "examples" / "hollowbrook.yaml"
     derived = subprocess.run(
         [str(venv / "bin" / "skillpress"), "derive", str(spec), "--out", str(app / "out")],
         cwd=app,

@@ -26,7 +26,7 @@ def test_the_check_catches_a_long_function_and_a_long_module_without_a_reason(
 ) -> None:
     long_body = "".join(f"    x{i} = {i}\n" for i in range(90))
     branches = "".join(f"    if a == {i}:\n        return {i}\n" for i in range(30))
-    module = ROOT / "services" / "_size_probe.py"
+    module = ROOT / "skillpress" / "_size_probe.py"
     try:
         module.write_text(
             '"""probe"""\n\n\ndef long() -> None:\n'

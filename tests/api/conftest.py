@@ -50,7 +50,7 @@ class Served:
 def start_served(home: Path, **settings: str) -> Served:
     env = home_env(home, api_port="0", log_format="json", **settings)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillpress.services.cli.main", "serve"],
+        [sys.executable, "-m", "skillpress.cli.main", "serve"],
         env=env,
         stdout=subprocess.PIPE,  # the banner (with the sign-in URL), then
         stderr=subprocess.STDOUT,  # the JSON log, access log included

@@ -16,13 +16,13 @@ import httpx
 import pytest
 import yaml
 
-from skillpress.services.api.app import api_document
-from skillpress.services.derive.package import derive_package
+from skillpress.api.app import api_document
+from skillpress.derive.package import derive_package
 from tests.api.conftest import MAX_SPEC_BYTES, PETSTORE, Served
 
 pytestmark = pytest.mark.integration  # starts real servers
 
-CHECKED_IN = Path(__file__).parents[2] / "schemas" / "openapi.json"
+CHECKED_IN = Path(__file__).parents[2] / "skillpress" / "schemas" / "openapi.json"
 
 
 def _problem(response: httpx.Response, status: int) -> dict[str, Any]:
@@ -396,9 +396,9 @@ def test_a_skill_from_creation_to_its_second_revision(served: Served) -> None:
 
 
 def test_action_items_and_dead_letters(served: Served) -> None:
+    from skillpress.app.base.context import open_app
+    from skillpress.platform.settings import Settings
     from skillpress.schemas.records import ActionItem, Skill
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.platform.settings import Settings
 
     with served.client() as c:
         _create(c, "actions-demo", PETSTORE.read_bytes())
@@ -500,9 +500,9 @@ def test_every_answer_carries_security_headers_and_a_signed_out_session_is_dead(
 
 
 def test_calls_waiting_for_approval_are_granted_or_denied_by_name(served: Served) -> None:
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.records.approval_requests import ask
-    from skillpress.services.platform.settings import Settings
+    from skillpress.app.base.context import open_app
+    from skillpress.app.records.approval_requests import ask
+    from skillpress.platform.settings import Settings
 
     ctx = open_app(Settings(home=served.home))
     try:
@@ -536,7 +536,7 @@ def _follow_api(
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "follow",
             str(out),
             "--api",
@@ -601,7 +601,7 @@ def test_a_runtime_without_store_access_follows_over_the_api(
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "follow",
             str(out),
             "--api",
@@ -692,9 +692,9 @@ def test_the_skill_page_of_a_large_skill_lists_what_can_be_read_and_finds_the_re
 
 
 def test_the_operations_page_pages_the_calls_waiting_and_says_how_many(served: Served) -> None:
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.records.approval_requests import ask, pending_count
-    from skillpress.services.platform.settings import Settings
+    from skillpress.app.base.context import open_app
+    from skillpress.app.records.approval_requests import ask, pending_count
+    from skillpress.platform.settings import Settings
 
     ctx = open_app(Settings(home=served.home))
     try:
@@ -721,11 +721,11 @@ def test_the_operations_page_pages_the_calls_waiting_and_says_how_many(served: S
 def test_workflow_runs_are_listed_and_shown_with_their_steps_over_the_api_and_console(
     served: Served,
 ) -> None:
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.records.runs import RecordedRuns
-    from skillpress.services.platform.settings import Settings
-    from skillpress.services.runtime.run_log import StepRecord
-    from skillpress.services.runtime.workflows import Workflow
+    from skillpress.app.base.context import open_app
+    from skillpress.app.records.runs import RecordedRuns
+    from skillpress.platform.settings import Settings
+    from skillpress.runtime.run_log import StepRecord
+    from skillpress.runtime.workflows import Workflow
 
     flow = Workflow("adopt", "Adopt a pet.", "hardened", {"type": "object", "properties": {}})
     journal = RecordedRuns(lambda: open_app(Settings(home=served.home)))
@@ -773,13 +773,13 @@ def test_a_runtime_decides_its_gated_calls_through_the_api_and_cannot_approve_th
     import shutil
 
     from skillpress import SkillHost, api_gatekeeper
-    from skillpress.services.runtime.calls import GateClosed
+    from skillpress.runtime.calls import GateClosed
     from tests.cli.test_up import home_env
     from tests.runtime.hostile_api import Answer, hostile_api
 
     skill = tmp_path / "skills" / "hollowbrook"
     shutil.copytree(
-        Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill", skill
+        Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill", skill
     )
     with served.client() as c:
         token = c.post("/v1/tokens", json={"name": "agent-host", "role": "runtime"}).json()["token"]
@@ -798,7 +798,7 @@ def test_a_runtime_decides_its_gated_calls_through_the_api_and_cannot_approve_th
             "SKILLPRESS_RUNTIME_TOKEN": token,
         }
         args = ("call", str(skill), "cancel_booking", "--args", '{"booking_id": "bk-77"}')
-        cli = [sys.executable, "-m", "skillpress.services.cli.main", *args, "--base-url", api.url]
+        cli = [sys.executable, "-m", "skillpress.cli.main", *args, "--base-url", api.url]
         waiting = subprocess.run(
             [*cli, "--approval-timeout", "0"], env=env, capture_output=True, text=True, timeout=60
         )

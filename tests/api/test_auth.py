@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.api.auth import TokenRefused, add_token, load_operators
+from skillpress.api.auth import TokenRefused, add_token, load_operators
 from tests.cli.test_up import home_env
 
 
@@ -40,7 +40,7 @@ def test_no_token_no_listening_beyond_loopback(tmp_path: Path) -> None:
 @pytest.mark.integration  # the command line or a server as a process, beside a server
 def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", "serve", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "skillpress.cli.main", "serve", "--host", "0.0.0.0"],
         capture_output=True,
         text=True,
         env=home_env(tmp_path / "home"),
@@ -59,7 +59,7 @@ def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "skillpress.services.cli.main", "serve", "--port", str(port)],
+            [sys.executable, "-m", "skillpress.cli.main", "serve", "--port", str(port)],
             capture_output=True,
             text=True,
             env=home_env(tmp_path / "home", log_format="json"),
@@ -114,7 +114,7 @@ def test_a_revoked_token_and_its_sessions_stop_working_on_a_running_server(
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "skillpress.services.cli.main", *args],
+            [sys.executable, "-m", "skillpress.cli.main", *args],
             capture_output=True,
             text=True,
             env=env,

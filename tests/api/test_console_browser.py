@@ -202,9 +202,9 @@ def test_an_operator_imports_reviews_annotates_and_publishes(
     row = page.locator("tr", has_text="pets")
     assert "0" in row.locator("td").nth(2).inner_text()
     # a call waiting for approval is granted from the operations page, by name
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.records.approval_requests import ask
-    from skillpress.services.platform.settings import Settings
+    from skillpress.app.base.context import open_app
+    from skillpress.app.records.approval_requests import ask
+    from skillpress.platform.settings import Settings
 
     ctx = open_app(Settings(home=served.home))
     try:

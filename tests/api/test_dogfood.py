@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.api.app import api_document
-from skillpress.services.derive.package import derive_package
-from skillpress.services.runtime.execute import default_env_var
-from skillpress.services.runtime.skill import load_skill
+from skillpress.api.app import api_document
+from skillpress.derive.package import derive_package
+from skillpress.runtime.execute import default_env_var
+from skillpress.runtime.skill import load_skill
 from tests.api.conftest import PETSTORE, Served
 from tests.cli.test_up import home_env
 
 pytestmark = pytest.mark.integration  # starts real servers
 
-OPENAPI = Path(__file__).parents[2] / "schemas" / "openapi.json"
+OPENAPI = Path(__file__).parents[2] / "skillpress" / "schemas" / "openapi.json"
 
 
 def test_skillpress_derives_a_skill_from_its_own_api_and_every_operation_is_a_tool() -> None:
@@ -46,7 +46,7 @@ def test_an_agent_operates_skillpress_through_its_own_skill(served: Served, tmp_
 
     def skillpress(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "skillpress.services.cli.main", *args],
+            [sys.executable, "-m", "skillpress.cli.main", *args],
             capture_output=True,
             text=True,
             env=env,

@@ -9,10 +9,10 @@ from pathlib import Path
 import yaml
 from fastapi.testclient import TestClient
 
-from skillpress.services.api.app import create_app
-from skillpress.services.api.auth import Operators
-from skillpress.services.app.base.context import open_app
-from skillpress.services.platform.settings import Settings
+from skillpress.api.app import create_app
+from skillpress.api.auth import Operators
+from skillpress.app.base.context import open_app
+from skillpress.platform.settings import Settings
 
 PETSTORE = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skillpress.services.app.base.context import AppContext
-from skillpress.services.workers.app import WORKERS
-from skillpress.services.workers.delivery import Outgoing, Step
+from skillpress.app.base.context import AppContext
+from skillpress.workers.app import WORKERS
+from skillpress.workers.delivery import Outgoing, Step
 
 Event = tuple[str, dict[str, Any]]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.platform.settings import Settings
 
 
 @pytest.fixture

@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.base.context import AppContext
-from skillpress.services.app.records import versions
-from skillpress.services.app.records.derivations import (
+from skillpress.app.base.context import AppContext
+from skillpress.app.records import versions
+from skillpress.app.records.derivations import (
     derivation_file,
     derivation_files,
     load_derivation,
     store_derivation,
 )
-from skillpress.services.app.serving.followers import materialize, store_reader
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.errors import NotFound
-from skillpress.services.platform.blobs import BlobCorrupt, sha256_hex
+from skillpress.app.serving.followers import materialize, store_reader
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.errors import NotFound
+from skillpress.platform.blobs import BlobCorrupt, sha256_hex
+from skillpress.schemas.subjects import EVENTS
 from tests.app.specs import money_spec
 
 

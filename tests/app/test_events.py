@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from skillpress.app.base.bus import Event, parse_event
+from skillpress.app.operator.submissions import describe_event
 from skillpress.schemas.events import MESSAGES, RevisionCategorized, VersionProposed
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app.base.bus import Event, parse_event
-from skillpress.services.app.operator.submissions import describe_event
 
 
 def test_every_subject_of_the_catalogue_has_its_model() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from sqlalchemy import create_engine
 
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.app.records.health import readiness
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.app.records.health import readiness
+from skillpress.platform.settings import Settings
 
 
 class _Down:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive import derive_package
-from skillpress.services.host import GateClosed, SkillHost
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive import derive_package
+from skillpress.host import GateClosed, SkillHost
 
 ROOT = Path(__file__).parents[2]
 PETSTORE = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
@@ -55,7 +55,7 @@ def test_a_folder_swapped_by_a_follower_is_reloaded_and_gates_hold(tmp_path: Pat
     os.replace(_link(skills, ".versions/b"), skills / "petstore")
     names = [t["name"] for t in host.tools()]
     assert "petstore_adopt_pet" in names and "petstore_add_pet" not in names
-    shutil.copytree(ROOT / "services" / "examples" / "hollowbrook-skill", skills / "hollowbrook")
+    shutil.copytree(ROOT / "skillpress" / "examples" / "hollowbrook-skill", skills / "hollowbrook")
     with pytest.raises(GateClosed, match=r"^not sent: cancel_booking is gated \(risk high\)"):
         host.call("hollowbrook_cancel_booking", {"booking_id": "bk-1"})
 
@@ -72,7 +72,7 @@ def test_a_folder_binds_its_package_by_its_own_name_so_a_call_cannot_reach_the_w
     """The package (slug `petstore`) in two folders is two skills, each named for its folder:
     its tools, its credential variable and its gates' records are the folder's, never what a
     file inside says."""
-    from skillpress.services.app.serving.hosting import UnknownOperation
+    from skillpress.app.serving.hosting import UnknownOperation
 
     files = derive_package(PETSTORE.read_bytes()).files
     write_package_dir(files, tmp_path / "skills" / "payments")
@@ -129,8 +129,8 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
 ) -> None:
     import asyncio
 
-    from skillpress.services.errors import SkillpressError
-    from skillpress.services.runtime.gates import GateCheck
+    from skillpress.errors import SkillpressError
+    from skillpress.runtime.gates import GateCheck
 
     echo = _Echo()
     try:
@@ -138,7 +138,7 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
         assert relative != PETSTORE.read_text()
         write_package_dir(derive_package(relative.encode()).files, tmp_path / "skills" / "petstore")
         shutil.copytree(
-            ROOT / "services" / "examples" / "hollowbrook-skill",
+            ROOT / "skillpress" / "examples" / "hollowbrook-skill",
             tmp_path / "skills" / "hollowbrook",
         )
         bare = SkillHost(tmp_path / "skills", skills=("petstore",))
@@ -184,7 +184,7 @@ def test_a_host_with_a_model_offers_and_runs_a_guided_workflow_as_a_tool(tmp_pat
     echo = _Echo()
     try:
         skill = tmp_path / "skills" / "hollowbrook"
-        shutil.copytree(ROOT / "services" / "examples" / "hollowbrook-skill", skill)
+        shutil.copytree(ROOT / "skillpress" / "examples" / "hollowbrook-skill", skill)
         flows = yaml.safe_load((skill / "workflows.yaml").read_text())
         flows["workflows"].append(
             {

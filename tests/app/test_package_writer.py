@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.app.base.package_dir import OutputDirError, PackageWriter
-from skillpress.services.derive import DeriveOptions, derive_package
+from skillpress.app.base.package_dir import OutputDirError, PackageWriter
+from skillpress.derive import DeriveOptions, derive_package
 from tests.conftest import SPECS
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from skillpress.app.operator.reconcile import Disagreement, disagreements, said
 from skillpress.schemas.events import LiveVersion
-from skillpress.services.app.operator.reconcile import Disagreement, disagreements, said
 
 V1, V2, V3, V4, V5, V9 = (str(n) * 32 for n in (1, 2, 3, 4, 5, 9))  # version ids, as made
 

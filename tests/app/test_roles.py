@@ -15,12 +15,10 @@ import yaml
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from skillpress.schemas.events import SpecSubmitted
-from skillpress.schemas.subjects import EVENTS
-from skillpress.services.api.app import create_app
-from skillpress.services.api.auth import load_operators
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.app.base.roles import (
+from skillpress.api.app import create_app
+from skillpress.api.auth import load_operators
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.app.base.roles import (
     RUNTIME,
     add_token_as,
     mint_token,
@@ -28,12 +26,14 @@ from skillpress.services.app.base.roles import (
     revoke_as,
     tokens_file,
 )
-from skillpress.services.errors import Refused
-from skillpress.services.platform.operator_tokens import TokenRefused, read_tokens
-from skillpress.services.platform.settings import Settings
+from skillpress.errors import Refused
+from skillpress.platform.operator_tokens import TokenRefused, read_tokens
+from skillpress.platform.settings import Settings
+from skillpress.schemas.events import SpecSubmitted
+from skillpress.schemas.subjects import EVENTS
 from tests.app import bus
 
-HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
+HOLLOWBROOK = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml"
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_once_an_operator_exists_only_an_operator_makes_or_revokes_a_token(
 def test_the_command_line_will_not_mint_an_operator_for_an_agents_shell(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     monkeypatch.setenv("SKILLPRESS_HOME", str(settings.home))
     monkeypatch.delenv("SKILLPRESS_OPERATOR_TOKEN", raising=False)
@@ -105,9 +105,9 @@ def test_the_command_line_will_not_mint_an_operator_for_an_agents_shell(
 
 def _published_and_proposed(ctx: AppContext) -> tuple[str, str]:
     """Hollowbrook published once, then a proposal on top (a changed summary)."""
+    from skillpress.app.records import publish_check
     from skillpress.schemas.events import PublishVersion
     from skillpress.schemas.subjects import COMMANDS
-    from skillpress.services.app.records import publish_check
 
     def submit(data: bytes, name: str) -> str:
         event = SpecSubmitted(
@@ -226,11 +226,11 @@ def test_no_message_an_agent_is_shown_names_a_command_that_decides(
 
     from mcp import Client
 
-    from skillpress.services.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
-    from skillpress.services.cli.main import app
-    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
+    from skillpress.cli.main import app
+    from skillpress.runtime.mcp_server import build_mcp_server
 
-    package = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+    package = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill"
     monkeypatch.setenv("SKILLPRESS_HOME", str(settings.home))
     monkeypatch.delenv("SKILLPRESS_OPERATOR_TOKEN", raising=False)
     said = CliRunner().invoke(

@@ -15,6 +15,23 @@ import pytest
 import yaml
 from sqlmodel import select
 
+from skillpress.app.base.bus import Event
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.app.operator import annotations, exports, review
+from skillpress.app.operator.annotations import Stored
+from skillpress.app.operator.offline import (
+    SpecUnreadable,
+    derive_with_model,
+    read_spec_file,
+)
+from skillpress.app.records import overview as queries
+from skillpress.app.records import publish_check, versions
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.annotations import AnnotationRefused
+from skillpress.derive.model_grouping import ChatFailed
+from skillpress.errors import NotFound, Permanent, Refused
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import (
     AnnotationChanged,
     PublishVersion,
@@ -23,27 +40,10 @@ from skillpress.schemas.events import (
 )
 from skillpress.schemas.records import DeadLetter, Source
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app.base.bus import Event
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.app.operator import annotations, exports, review
-from skillpress.services.app.operator.annotations import Stored
-from skillpress.services.app.operator.offline import (
-    SpecUnreadable,
-    derive_with_model,
-    read_spec_file,
-)
-from skillpress.services.app.records import overview as queries
-from skillpress.services.app.records import publish_check, versions
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.derive.annotations import AnnotationRefused
-from skillpress.services.derive.model_grouping import ChatFailed
-from skillpress.services.errors import NotFound, Permanent, Refused
-from skillpress.services.platform.settings import Settings
 from tests.app import bus
 from tests.app.specs import money_spec
 
-HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
+HOLLOWBROOK = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml"
 DISCORD = Path(__file__).parents[1] / "fixtures" / "specs" / "discord.json"
 
 
@@ -148,7 +148,7 @@ def test_the_chain_proposes_one_version_and_the_same_bytes_make_nothing_new(
 def test_the_same_bytes_with_another_credential_variable_are_derived_again(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.derive.manifest import Manifest
+    from skillpress.derive.manifest import Manifest
 
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     blob = ctx.blobs.put(HOLLOWBROOK.read_bytes())
@@ -408,7 +408,7 @@ def test_overlay_and_skill_files_export_what_is_stored(ctx: AppContext, tmp_path
         },
     ]
     publish(ctx, first["version_id"])
-    from skillpress.services.app.serving.calling import skill_files
+    from skillpress.app.serving.calling import skill_files
 
     files, slug = skill_files("hollowbrook", lambda: ctx)
     assert slug is None and set(files) == set(versions.live_files(ctx, "hollowbrook"))
@@ -580,7 +580,7 @@ def test_a_money_gate_confirmed_in_review_publishes_and_loads(ctx: AppContext) -
     aid = review.confirm(ctx, skill, gate, "reviewer")
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
     version_id = publish_check.check_publish_request(ctx, "pay", proposal["version_id"], False)
-    from skillpress.services.runtime.skill import load_skill
+    from skillpress.runtime.skill import load_skill
 
     loaded = load_skill(
         versions.version_files(ctx.blobs, versions.pick_version(ctx, skill, version_id))
@@ -626,8 +626,8 @@ def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> No
 def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.runtime.skill import load_skill
-    from skillpress.services.runtime.translate import build_request
+    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.translate import build_request
 
     spec = {
         "openapi": "3.0.3",
@@ -687,7 +687,7 @@ def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
 def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.workers import fetch
+    from skillpress.workers import fetch
 
     data = HOLLOWBROOK.read_bytes()
     blob = ctx.blobs.put(data)
@@ -699,8 +699,8 @@ def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
     # revision (ten identical submissions at once stranded three: #43.4)
     while_on_its_way = submit(ctx, data, "meanwhile")
     assert [s for s, _ in while_on_its_way] == [EVENTS.spec_submitted, EVENTS.revision_unchanged]
-    from skillpress.services.app.records.dead_letters import dead_letter
-    from skillpress.services.app.records.overview import submission_status
+    from skillpress.app.records.dead_letters import dead_letter
+    from skillpress.app.records.overview import submission_status
 
     waiting = submission_status(ctx, "meanwhile")["stages"]
     assert [st["stage"] for st in waiting] == ["unchanged"] and "version_id" not in waiting[0]
@@ -726,7 +726,7 @@ def test_identical_bytes_whose_revision_never_made_a_version_go_through_again(
 def test_a_submissions_ending_is_found_in_the_store_when_its_event_was_missed(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.operator.submissions import stored_outcome
+    from skillpress.app.operator.submissions import stored_outcome
 
     events = submit(ctx, HOLLOWBROOK.read_bytes(), "s1")
     proposed = last(events, EVENTS.version_proposed)
@@ -766,7 +766,7 @@ def test_revisions_and_a_submissions_stages_are_read_from_the_records(ctx: AppCo
 def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.operator.submissions import stored_outcome
+    from skillpress.app.operator.submissions import stored_outcome
 
     # a URL the fetch guard refuses: refused, with why, and no skill made or changed
     url = SpecSubmitted(
@@ -807,8 +807,8 @@ def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
 
 
 def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None:
-    from skillpress.services.app.records import approval_requests as approvals
-    from skillpress.services.runtime.gates import GateCheck, GrantSpent
+    from skillpress.app.records import approval_requests as approvals
+    from skillpress.runtime.gates import GateCheck, GrantSpent
 
     bound = {"booking_id": "bk-1"}
     asked = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "agent")
@@ -842,7 +842,7 @@ def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None
 def test_the_live_catalog_serves_each_published_skill_and_says_which_changed(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.serving.catalog import live_catalog
+    from skillpress.app.serving.catalog import live_catalog
 
     catalog = live_catalog(ctx)
     assert catalog.current() == {}
@@ -901,10 +901,10 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     import subprocess
     import sys
 
-    from skillpress.services.app.operator.skill_workflows import add_workflows, promote_workflow
-    from skillpress.services.derive.annotations import AnnotationRefused
-    from skillpress.services.runtime.skill import load_skill
-    from skillpress.services.runtime.workflows import load_workflows
+    from skillpress.app.operator.skill_workflows import add_workflows, promote_workflow
+    from skillpress.derive.annotations import AnnotationRefused
+    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.workflows import load_workflows
 
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])
@@ -950,7 +950,7 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "run",
             "--skill",
             "hollowbrook",
@@ -987,7 +987,7 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
     skill = versions.find_skill(ctx, "hollowbrook")
     first = {(p.operation, p.kind): p for p in review.open_suggestions(ctx, skill)}
     # a group is one derivation however many it holds
-    import skillpress.services.app.operator.annotations as app_annotations
+    import skillpress.app.operator.annotations as app_annotations
 
     derived: list[int] = []
     real = app_annotations.derive_revision
@@ -1022,8 +1022,8 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
 def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_stored(
     ctx: AppContext,
 ) -> None:
-    from skillpress.services.app.operator.preview import preview_spec
-    from skillpress.services.app.operator.submissions import spec_submitted
+    from skillpress.app.operator.preview import preview_spec
+    from skillpress.app.operator.submissions import spec_submitted
 
     for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://u:p@api.test", "/api/v1"):
         with pytest.raises(Refused, match="base URL"):
@@ -1038,10 +1038,10 @@ def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_st
 def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runtime(
     ctx: AppContext, tmp_path: Path
 ) -> None:
-    from skillpress.services.app.operator.submissions import spec_submitted
-    from skillpress.services.host import SkillHost
-    from skillpress.services.runtime.execute import credential_env
-    from skillpress.services.runtime.skill import load_skill
+    from skillpress.app.operator.submissions import spec_submitted
+    from skillpress.host import SkillHost
+    from skillpress.runtime.execute import credential_env
+    from skillpress.runtime.skill import load_skill
 
     event = spec_submitted(
         ctx, "hollowbrook", HOLLOWBROOK.read_bytes(), None, None, "t", "env1", "HOLLOWBROOK_TOKEN"
@@ -1108,7 +1108,7 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
 
 
 def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: AppContext) -> None:
-    from skillpress.services.app.operator.intake import slug_in_use
+    from skillpress.app.operator.intake import slug_in_use
 
     assert slug_in_use(ctx, "hollowbrook", ("list_rooms",)) is None
     submit(ctx, HOLLOWBROOK.read_bytes(), "first")
@@ -1126,7 +1126,7 @@ def test_a_slug_in_use_says_whose_it_is_and_what_an_import_would_remove(ctx: App
 
 
 def test_a_submission_a_dead_letter_stopped_says_so_and_how_to_go_on(ctx: AppContext) -> None:
-    from skillpress.services.app.operator.submissions import DeadLettered, dead_lettered
+    from skillpress.app.operator.submissions import DeadLettered, dead_lettered
 
     dead_lettered(ctx, "sub-1")  # nothing stopped it: no word
     dead_letter(
@@ -1153,7 +1153,7 @@ def test_a_submission_a_dead_letter_stopped_says_so_and_how_to_go_on(ctx: AppCon
 
 @pytest.mark.parametrize("slug", ["airflow-v1", "petstore", "a1-b2-c3"])
 def test_a_slug_that_is_one_is_taken_as_it_is(slug: str) -> None:
-    from skillpress.services.app.operator.intake import check_slug
+    from skillpress.app.operator.intake import check_slug
 
     assert check_slug(slug, named="--skill") == slug
 
@@ -1162,7 +1162,7 @@ def test_a_slug_that_is_one_is_taken_as_it_is(slug: str) -> None:
     ("given", "tried"), [("Airflow", "airflow"), ("a--b", "a-b"), ("-x", "x"), ("pets_v2", "pets")]
 )
 def test_a_slug_that_is_not_one_is_refused_with_the_one_it_could_be(given: str, tried: str) -> None:
-    from skillpress.services.app.operator.intake import check_slug
+    from skillpress.app.operator.intake import check_slug
 
     with pytest.raises(Refused) as refused:
         check_slug(given, named="--skill")
@@ -1197,7 +1197,7 @@ def test_a_submissions_status_is_its_own_stages_and_says_a_replayed_letter_was_r
 def test_a_request_no_one_decides_expires_and_the_next_call_asks_anew(ctx: AppContext) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from skillpress.services.app.records import approval_requests as approvals
+    from skillpress.app.records import approval_requests as approvals
 
     start = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     now = [start]
@@ -1229,7 +1229,7 @@ def test_a_request_no_one_decides_expires_and_the_next_call_asks_anew(ctx: AppCo
 
 def test_a_slug_in_use_says_which_calls_an_import_would_change(ctx: AppContext) -> None:
     # #43.9: the warning said "261 added, 13 removed" and not that 14 change
-    from skillpress.services.app.operator.intake import preview
+    from skillpress.app.operator.intake import preview
 
     submit(ctx, HOLLOWBROOK.read_bytes(), "first")
     doc = yaml.safe_load(HOLLOWBROOK.read_text())
@@ -1295,7 +1295,7 @@ def test_a_diff_says_which_proposal_each_change_came_from(ctx: AppContext) -> No
 
 
 def test_workflows_added_to_a_published_skill_refuse_a_key_given_twice(ctx: AppContext) -> None:
-    from skillpress.services.app.operator.skill_workflows import add_workflows
+    from skillpress.app.operator.skill_workflows import add_workflows
 
     text = b"workflows:\n  - name: flow\n    description: one\n    description: two\n"
     with pytest.raises(Refused) as refused:

@@ -17,7 +17,7 @@ SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.cli.main", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -215,9 +215,9 @@ def test_an_offline_derive_loads_no_database_broker_or_settings_module(tmp_path:
         "minio",
         "pydantic_settings",
         "httpx",
-        "skillpress.services.platform.settings",
-        "skillpress.services.platform.records",
-        "skillpress.services.app.base.context",
+        "skillpress.platform.settings",
+        "skillpress.platform.records",
+        "skillpress.app.base.context",
         "rich.markdown",
     }
     assert sorted(unneeded & loaded) == []
@@ -231,7 +231,7 @@ def _modules_loaded(args: list[str], cwd: Path) -> set[str]:
         "def dump():\n    print('\\n'.join(sorted(sys.modules)), file=sys.stderr, flush=True)\n"
         "leave = os._exit\n"
         "os._exit = lambda code: (dump(), leave(code))\n"
-        "from skillpress.services.cli.main import main\n"
+        "from skillpress.cli.main import main\n"
         f"sys.argv = ['skillpress', *{args!r}]\n"
         "try:\n    main()\n"
         "except SystemExit:\n    pass\n"
@@ -241,9 +241,7 @@ def _modules_loaded(args: list[str], cwd: Path) -> set[str]:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=cwd, input=""
     )
     loaded = set(done.stderr.split())
-    assert "skillpress.services.cli.main" in loaded, (
-        done.stdout + done.stderr
-    )  # the list was written
+    assert "skillpress.cli.main" in loaded, done.stdout + done.stderr  # the list was written
     return loaded
 
 
@@ -253,7 +251,7 @@ def test_a_call_and_an_mcp_server_on_a_package_directory_open_no_records(
     spec = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
     root = Path(__file__).parents[2]
     assert run("derive", str(spec), "--out", str(tmp_path / "pets")).returncode == 0
-    records = {"sqlalchemy", "sqlmodel", "alembic", "skillpress.services.app.base.context"}
+    records = {"sqlalchemy", "sqlmodel", "alembic", "skillpress.app.base.context"}
     call = ["call", str(tmp_path / "pets"), "find_pets", "--dry-run"]
     assert sorted(records & _modules_loaded(call, root)) == []
     # an MCP server started and given no request (stdin closed): what its start loaded

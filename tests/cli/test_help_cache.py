@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.cli import entry
+from skillpress.cli import entry
 
 pytestmark = pytest.mark.integration  # the command line as a process (tests/conftest.py)
 
 # the entry point as the installed `skillpress` runs it; says on stderr whether typer was loaded
 ENTRY = (
     "import sys\n"
-    "from skillpress.services.cli.entry import main\n"
+    "from skillpress.cli.entry import main\n"
     "try:\n"
     "    main()\n"
     "finally:\n"
@@ -25,7 +25,7 @@ ENTRY = (
     "    sys.stderr.write('typer loaded' if 'typer' in sys.modules else 'typer not loaded')\n"
 )
 # the full command line, as `skillpress` (the name its usage lines print)
-FULL = "import sys\nsys.argv[0] = 'skillpress'\nfrom skillpress.services.cli.main import main\nmain()\n"
+FULL = "import sys\nsys.argv[0] = 'skillpress'\nfrom skillpress.cli.main import main\nmain()\n"
 FORMS = [["--help"], ["derive", "--help"], ["token", "add", "--help"], ["workflow", "--help"]]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.platform.local_api import read_link, storage_fingerprint, write_link
+from skillpress.platform.local_api import read_link, storage_fingerprint, write_link
 from tests.cli.test_up import _start, _stop, home_env
 from tests.conftest import SPECS
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 # run a command, and say on stderr whether the records stack was imported
 _PROBE = (
     "import sys, runpy; sys.argv = ['skillpress', *sys.argv[1:]]\n"
-    "try:\n    runpy.run_module('skillpress.services.cli.main', run_name='__main__')\n"
+    "try:\n    runpy.run_module('skillpress.cli.main', run_name='__main__')\n"
     "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
     "print('RECORDS-STACK' if 'sqlalchemy' in sys.modules else 'NO-RECORDS-STACK', file=sys.stderr)\n"
     "sys.exit(code)\n"
@@ -131,7 +131,7 @@ def test_a_stale_link_or_other_storage_is_not_followed(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "127.0.0.1"])
 def test_a_wildcard_listener_is_reached_on_loopback(host: str) -> None:
-    from skillpress.services.api.server import Listening
+    from skillpress.api.server import Listening
 
     reached = Listening(host, 8787).loopback
     assert reached in ("http://127.0.0.1:8787", "http://[::1]:8787")

@@ -144,7 +144,7 @@ def test_an_unreachable_nats_is_one_line_within_seconds(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "import",
             str(SPECS / "oai-petstore-expanded.yaml"),
             "--skill",
@@ -171,7 +171,7 @@ def test_processes_started_at_once_on_a_fresh_home_share_one_migration(tmp_path:
     env = home_env(tmp_path / "home")
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "skillpress.services.cli.main", "versions", "nothing"],
+            [sys.executable, "-m", "skillpress.cli.main", "versions", "nothing"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -188,11 +188,11 @@ def test_processes_started_at_once_on_a_fresh_home_share_one_migration(tmp_path:
 
 
 def test_a_dead_lettered_submission_replays_and_reaches_a_version(tmp_path: Path) -> None:
+    from skillpress.app.base.context import open_app
+    from skillpress.platform.settings import Settings
     from skillpress.schemas.events import SpecSubmitted
     from skillpress.schemas.records import DeadLetter
     from skillpress.schemas.subjects import EVENTS
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.platform.settings import Settings
 
     home = tmp_path / "home"
     ctx = open_app(Settings(home=home))
@@ -282,7 +282,7 @@ def test_an_import_a_dead_letter_stops_ends_at_once_naming_it_and_its_submission
             [
                 sys.executable,
                 "-m",
-                "skillpress.services.cli.main",
+                "skillpress.cli.main",
                 "import",
                 url,
                 "--skill",

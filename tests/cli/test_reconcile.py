@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.app.base.bus import running_up
-from skillpress.services.platform.broker import LIVE_BUCKET, connect, nats_options
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.bus import running_up
+from skillpress.platform.broker import LIVE_BUCKET, connect, nats_options
+from skillpress.platform.settings import Settings
 from tests.cli.test_up import _cli as run
 from tests.cli.test_up import _start, _stop
 

@@ -9,9 +9,9 @@ import json
 import pytest
 from typer import Exit
 
-from skillpress.services.app.base.views import AnnotationView, VersionRow
-from skillpress.services.cli.remote import Remote
-from skillpress.services.platform.local_api import LocalApi
+from skillpress.app.base.views import AnnotationView, VersionRow
+from skillpress.cli.remote import Remote
+from skillpress.platform.local_api import LocalApi
 
 LINK = LocalApi("http://127.0.0.1:9", "t", "cli", 1)
 ROW = {

@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from skillpress.platform.broker import connect
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.platform.broker import connect
 from tests.cli_process import skillpress
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -33,7 +33,7 @@ def _start(home: Path, *args: str, api_port: str = "0") -> tuple[subprocess.Pope
         "SKILLPRESS_API_PORT": api_port,
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillpress.services.cli.main", "up", *args],
+        [sys.executable, "-m", "skillpress.cli.main", "up", *args],
         env=env,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -134,8 +134,8 @@ def test_up_stops_on_ctrl_c_and_a_second_up_reuses_the_store(tmp_path: Path) -> 
 
 
 def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: Path) -> None:
-    from skillpress.services.platform.embedded_nats import NatsServer, credentials
-    from skillpress.services.platform.local_processes import free_port
+    from skillpress.platform.embedded_nats import NatsServer, credentials
+    from skillpress.platform.local_processes import free_port
 
     port = free_port()
     # a configured NATS that asks for a user and password: the worker gives the ones its
@@ -149,7 +149,7 @@ def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: P
         log_format="json",
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillpress.services.cli.main", "worker", "fetch"],
+        [sys.executable, "-m", "skillpress.cli.main", "worker", "fetch"],
         env=env,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -187,7 +187,7 @@ def test_a_worker_started_before_nats_waits_for_it_and_stops_cleanly(tmp_path: P
 
 def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    skill = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+    skill = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill"
     up, url = _start(home)
     try:
         done = _cli(
@@ -218,7 +218,7 @@ def test_a_gated_call_is_announced_to_the_running_pipeline(tmp_path: Path) -> No
 
 
 async def _live(url: str, slug: str) -> dict[str, str]:
-    from skillpress.services.platform.broker import LIVE_BUCKET
+    from skillpress.platform.broker import LIVE_BUCKET
 
     nc = await connect(url)
     try:
@@ -260,7 +260,7 @@ def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Pat
         # following: a publication swaps the folder whole
         env = home_env(home)
         follower = subprocess.Popen(
-            [sys.executable, "-m", "skillpress.services.cli.main", "follow", str(out)],
+            [sys.executable, "-m", "skillpress.cli.main", "follow", str(out)],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -282,7 +282,7 @@ def test_a_follower_catches_up_then_follows_each_publication_whole(tmp_path: Pat
         whole = {versions[0]: _digests(out / "petstore")}
         for n, version in enumerate([versions[1], versions[0], versions[1]]):
             killed = subprocess.Popen(
-                [sys.executable, "-m", "skillpress.services.cli.main", "follow", str(out)],
+                [sys.executable, "-m", "skillpress.cli.main", "follow", str(out)],
                 env=env,
                 stderr=subprocess.DEVNULL,
             )

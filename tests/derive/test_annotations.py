@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.derive.annotations import Annotation, AnnotationRefused
-from skillpress.services.derive.frontmatter import parse_operation_file
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.runtime.translate import build_request
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.annotations import Annotation, AnnotationRefused
+from skillpress.derive.frontmatter import parse_operation_file
+from skillpress.runtime.skill import load_skill
+from skillpress.runtime.translate import build_request
 
 SPEC = (
     Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillpress.services.derive import derive_package
-from skillpress.services.derive.approvals import guess_suggestions
-from skillpress.services.derive.diff import diff_packages, gates
+from skillpress.derive import derive_package
+from skillpress.derive.approvals import guess_suggestions
+from skillpress.derive.diff import diff_packages, gates
 
 ROOT = Path(__file__).parents[2]
 SPECS = ROOT / "tests" / "fixtures" / "specs"
@@ -15,7 +15,9 @@ SPECS = ROOT / "tests" / "fixtures" / "specs"
 def test_hollowbrook_reads_unproposed_creates_medium_deletes_gated_identity_from_required_fields() -> (
     None
 ):
-    files = derive_package((ROOT / "services" / "examples" / "hollowbrook.yaml").read_bytes()).files
+    files = derive_package(
+        (ROOT / "skillpress" / "examples" / "hollowbrook.yaml").read_bytes()
+    ).files
     got = [
         (
             g.operation,
@@ -198,7 +200,7 @@ def test_diff_says_what_changed_in_a_declaration_in_words() -> None:
 def test_gates_are_read_from_frontmatter() -> None:
     files = {
         p.name: p.read_bytes()
-        for p in (ROOT / "services" / "examples" / "hollowbrook-skill").iterdir()
+        for p in (ROOT / "skillpress" / "examples" / "hollowbrook-skill").iterdir()
     }
     assert gates(files) == {
         "POST /bookings": "create_booking.md",
@@ -248,7 +250,7 @@ def test_an_identity_is_guessed_for_creates_only_never_for_a_post_that_looks_thi
 def test_a_diff_names_each_workflow_added_removed_or_changed() -> None:
     import yaml
 
-    from skillpress.services.derive.diff import diff_packages, workflow_changes
+    from skillpress.derive.diff import diff_packages, workflow_changes
 
     def flows(*items: dict[str, object]) -> bytes:
         return yaml.safe_dump({"workflows": list(items)}).encode()
@@ -263,7 +265,9 @@ def test_a_diff_names_each_workflow_added_removed_or_changed() -> None:
     ]
     assert workflow_changes(flows(book, cancel), flows(book)) == ["- cancel"]
     assert workflow_changes(flows(book), flows(book)) == []
-    base = derive_package((ROOT / "services" / "examples" / "hollowbrook.yaml").read_bytes()).files
+    base = derive_package(
+        (ROOT / "skillpress" / "examples" / "hollowbrook.yaml").read_bytes()
+    ).files
     diff = diff_packages(
         {**base, "workflows.yaml": flows(book)}, {**base, "workflows.yaml": flows(hardened)}
     )
@@ -278,8 +282,8 @@ def test_money_needs_a_number_beside_a_currency_or_a_price_like_name() -> None:
     integer `amount`, a `value` beside a `currency`, and a decimal-string `price` are."""
     import yaml
 
-    from skillpress.services.derive import derive_package
-    from skillpress.services.derive.approvals import guess_suggestions
+    from skillpress.derive import derive_package
+    from skillpress.derive.approvals import guess_suggestions
 
     def body(props: dict[str, object]) -> dict[str, object]:
         return {

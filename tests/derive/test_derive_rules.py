@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.derive.frontmatter import HEADER_VALUE_PATTERN
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.runtime.tool_lists import package_tools
-from skillpress.services.runtime.translate import CallRefused, build_request
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.frontmatter import HEADER_VALUE_PATTERN
+from skillpress.runtime.skill import load_skill
+from skillpress.runtime.tool_lists import package_tools
+from skillpress.runtime.translate import CallRefused, build_request
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
@@ -556,7 +556,7 @@ def _parts(body: bytes, content_type: str) -> list[tuple[str, str | None, str, b
 
 
 def test_multipart_fields_and_files_are_sent_and_a_raw_body_is_the_file(tmp_path: Path) -> None:
-    from skillpress.services.runtime.files import local_files
+    from skillpress.runtime.files import local_files
 
     package = derive_package(doc(UPLOADS))
     skill = load_skill(package.files)

@@ -8,10 +8,10 @@ import json
 import re
 from typing import Any
 
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.derive.annotations import Annotation
-from skillpress.services.derive.naming import api_slug, shorter_forms
-from skillpress.services.derive.text import one_line, without_urls
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.annotations import Annotation
+from skillpress.derive.naming import api_slug, shorter_forms
+from skillpress.derive.text import one_line, without_urls
 from tests.conftest import SPECS
 from tests.derived import derived
 
@@ -426,8 +426,8 @@ FORGED = (
 
 
 def test_spec_text_cannot_forge_skillpresss_own_sections_on_any_face() -> None:
-    from skillpress.services.runtime.contracts import agent_skills_folder
-    from skillpress.services.runtime.skill import load_skill
+    from skillpress.runtime.contracts import agent_skills_folder
+    from skillpress.runtime.skill import load_skill
 
     spec = {
         "openapi": "3.0.3",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.derive import derive_package
+from skillpress.derive import derive_package
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"

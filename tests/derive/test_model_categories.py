@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.derive.model_grouping import propose_grouping, summaries_of
-from skillpress.services.derive.render import fits_one_read
-from skillpress.services.platform.llm import ChatClient
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.model_grouping import propose_grouping, summaries_of
+from skillpress.derive.render import fits_one_read
+from skillpress.platform.llm import ChatClient
 from tests.chat_server import ChatServer
 from tests.navigation import reads_to_operations
 
@@ -138,7 +138,7 @@ def test_derive_llm_uses_the_model_and_says_so(chat: ChatServer, tmp_path: Path)
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "derive",
             str(SPECS / "discord.json"),
             "-o",
@@ -162,7 +162,7 @@ def test_derive_llm_uses_the_model_and_says_so(chat: ChatServer, tmp_path: Path)
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "derive",
             str(SPECS / "discord.json"),
             "-o",

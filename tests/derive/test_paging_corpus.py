@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.derive.package import DeriveOptions, read_api, read_document
+from skillpress.derive.package import DeriveOptions, read_api, read_document
 from tests.conftest import spec_bytes
 
 pytestmark = pytest.mark.corpus

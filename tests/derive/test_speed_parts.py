@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.derive import DeriveOptions
-from skillpress.services.derive.errors import SchemaTooLarge
-from skillpress.services.derive.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
-from skillpress.services.derive.gc_pause import gc_paused
-from skillpress.services.derive.jsonfmt import readable_json
-from skillpress.services.derive.load import load_document
-from skillpress.services.derive.package import read_api
-from skillpress.services.derive.provider_names import provider_names
-from skillpress.services.derive.split import fork_map
+from skillpress.derive import DeriveOptions
+from skillpress.derive.errors import SchemaTooLarge
+from skillpress.derive.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
+from skillpress.derive.gc_pause import gc_paused
+from skillpress.derive.jsonfmt import readable_json
+from skillpress.derive.load import load_document
+from skillpress.derive.package import read_api
+from skillpress.derive.provider_names import provider_names
+from skillpress.derive.split import fork_map
 from tests.conftest import corpus, spec_bytes
 from tests.derive.test_corpus import REFUSED
 
@@ -183,11 +183,11 @@ def test_the_collector_is_paused_for_the_outermost_derivation_only() -> None:
 
 def test_the_caches_a_derivation_fills_are_empty_once_none_runs() -> None:
     """A worker derives API after API: what one derivation cached is not kept for the next."""
-    from skillpress.services.derive import derive_package
-    from skillpress.services.derive.categories import _segments
-    from skillpress.services.derive.expand import _str_bytes
-    from skillpress.services.derive.naming import snake
-    from skillpress.services.derive.text import _short_text
+    from skillpress.derive import derive_package
+    from skillpress.derive.categories import _segments
+    from skillpress.derive.expand import _str_bytes
+    from skillpress.derive.naming import snake
+    from skillpress.derive.text import _short_text
 
     caches = [_segments, _str_bytes, snake, _short_text]
     spec = spec_bytes(next(p for p in corpus() if p.name == "oai-petstore-expanded.yaml"))
@@ -218,7 +218,7 @@ LARGE = ["kubernetes.json", "stripe.json", "jira.json"]
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", LARGE)
 def test_a_large_real_api_derives_to_the_same_bytes_on_one_core_or_two(name: str) -> None:
-    from skillpress.services.derive import derive_package
+    from skillpress.derive import derive_package
     from tests.conftest import SPECS
 
     data = (SPECS / name).read_bytes()
@@ -250,7 +250,7 @@ def _said_once_plainly(words: list[str]) -> list[str]:
 def test_words_said_twice_are_found_where_a_pair_repeats_exactly_as_everywhere() -> None:
     import random
 
-    from skillpress.services.derive.naming import _said_once
+    from skillpress.derive.naming import _said_once
 
     rng = random.Random(7)
     for _ in range(20_000):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.derive.split import fork_map
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.split import fork_map
 
 
 def _spec(ops: int) -> bytes:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.platform.blobs import (
+from skillpress.platform.blobs import (
     BlobCorrupt,
     BlobNotFound,
     BlobStoreUnavailable,
@@ -16,7 +16,7 @@ from skillpress.services.platform.blobs import (
     S3BlobStore,
     sha256_hex,
 )
-from skillpress.services.platform.local_processes import free_port
+from skillpress.platform.local_processes import free_port
 
 
 @pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.integration)])
@@ -64,7 +64,7 @@ def test_many_blobs_at_once_come_back_in_order(store: tuple[str, object], cached
     """put_many / get_many (what a derivation's files go through, several requests at a time
     on S3): the keys and bytes in the order given, a repeat as often as given, a missing key
     BlobNotFound as one alone is."""
-    from skillpress.services.platform.blobs import BlobStore, CachedBlobs
+    from skillpress.platform.blobs import BlobStore, CachedBlobs
 
     _, inner = store
     s: BlobStore = CachedBlobs(inner, 1024) if cached else inner  # type: ignore[assignment]
@@ -82,7 +82,7 @@ def test_a_range_of_a_blob_comes_back_in_one_read(store: tuple[str, object], cac
     """get_range (one file of a version's pack): the bytes asked for, an empty range empty, a
     range past the end refused as damage, a missing key BlobNotFound; through a cache, a held
     blob's piece comes from memory and one not held from one read of the store."""
-    from skillpress.services.platform.blobs import BlobStore, CachedBlobs
+    from skillpress.platform.blobs import BlobStore, CachedBlobs
 
     _, inner = store
     s: BlobStore = CachedBlobs(inner, 1 << 20) if cached else inner  # type: ignore[assignment]
@@ -143,7 +143,7 @@ def test_credentials_come_from_named_variables(monkeypatch: pytest.MonkeyPatch) 
 def test_a_cached_store_reads_back_what_it_wrote_or_read_from_memory_within_its_bound(
     tmp_path: Path,
 ) -> None:
-    from skillpress.services.platform.blobs import CachedBlobs, LocalBlobStore
+    from skillpress.platform.blobs import CachedBlobs, LocalBlobStore
 
     inner = LocalBlobStore(tmp_path / "blobs")
     cached = CachedBlobs(inner, max_bytes=8 * 1024)
@@ -165,8 +165,8 @@ def test_a_cached_store_remembers_which_keys_are_stored_within_its_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A long-lived worker sees millions of blobs: what it remembers of them is bounded too."""
-    from skillpress.services.platform import blobs
-    from skillpress.services.platform.blobs import CachedBlobs, LocalBlobStore
+    from skillpress.platform import blobs
+    from skillpress.platform.blobs import CachedBlobs, LocalBlobStore
 
     monkeypatch.setattr(blobs, "STORED_KEYS", 4)
     cached = CachedBlobs(LocalBlobStore(tmp_path / "blobs"), max_bytes=0)  # holds no bytes
@@ -183,7 +183,7 @@ def test_a_small_blob_is_sent_without_asking_and_a_large_one_is_asked_about_firs
 ) -> None:
     """A HEAD before every PUT doubled a derivation's round trips: a small blob is written
     (again, the same bytes under the same key), a large one only if S3 does not hold it."""
-    from skillpress.services.platform.blobs import HEAD_FIRST_BYTES
+    from skillpress.platform.blobs import HEAD_FIRST_BYTES
 
     endpoint, access, secret = s3_server
     s = S3BlobStore(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.platform.fetcher import (
+from skillpress.platform.fetcher import (
     FetchFailed,
     FetchLimits,
     FetchRefused,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from skillpress.platform.broker import BrokerUnavailable, connect, ensure_stream
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.local_processes import free_port, reap_stale
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.platform.broker import BrokerUnavailable, connect, ensure_stream
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.local_processes import free_port, reap_stale
 
 pytestmark = pytest.mark.integration  # starts real servers
 
@@ -120,8 +120,8 @@ async def test_the_embedded_nats_takes_no_client_without_the_homes_credentials(
 
     import nats
 
+    from skillpress.platform.broker import shown_url
     from skillpress.schemas.subjects import COMMANDS
-    from skillpress.services.platform.broker import shown_url
 
     home = Path("/tmp") / f"skillpress-auth-{tmp_path.name}"
     server = NatsServer(home).start()
@@ -225,9 +225,9 @@ async def test_a_configured_nats_is_reached_with_tls_and_the_settings_credential
     read from the variable SKILLPRESS_NATS_PASSWORD_ENV names; without them, no connection."""
     import json as jsonlib
 
-    from skillpress.services.platform.broker import nats_options
-    from skillpress.services.platform.local_processes import ManagedProcess, find_binary
-    from skillpress.services.platform.settings import Settings
+    from skillpress.platform.broker import nats_options
+    from skillpress.platform.local_processes import ManagedProcess, find_binary
+    from skillpress.platform.settings import Settings
 
     ca, cert, key = _certificates(tmp_path)
     port = free_port()

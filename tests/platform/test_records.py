@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import select
 
-from skillpress.schemas.records import Skill, Source, SourceRevision
-from skillpress.services.platform.records import (
+from skillpress.platform.records import (
     DuplicateRecord,
     RecordStore,
     RecordStoreUnavailable,
 )
+from skillpress.schemas.records import Skill, Source, SourceRevision
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
@@ -105,7 +105,7 @@ def test_refusal_reason_round_trips(records: RecordStore) -> None:
 
 
 def test_unreachable_database_is_a_specific_error() -> None:
-    from skillpress.services.platform.local_processes import free_port
+    from skillpress.platform.local_processes import free_port
 
     store = RecordStore(f"postgresql://nobody@127.0.0.1:{free_port()}/none?connect_timeout=2")
     with pytest.raises(RecordStoreUnavailable, match="cannot open the record store"):
@@ -115,8 +115,8 @@ def test_unreachable_database_is_a_specific_error() -> None:
 def test_the_home_and_the_records_are_the_operators_alone(tmp_path: Path) -> None:
     import stat
 
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.platform.settings import Settings
+    from skillpress.app.base.context import open_app
+    from skillpress.platform.settings import Settings
 
     home = tmp_path / "home"
     home.mkdir(mode=0o755)
@@ -131,7 +131,7 @@ def test_the_home_and_the_records_are_the_operators_alone(tmp_path: Path) -> Non
 def test_a_schema_behind_or_ahead_is_refused_and_never_touched(records: RecordStore) -> None:
     """#44.2 on both databases: a process that does not migrate refuses an older schema, and no
     process (nor `migrate`) touches one a newer release stamped."""
-    from skillpress.services.platform.records import SchemaAhead, SchemaBehind
+    from skillpress.platform.records import SchemaAhead, SchemaBehind
 
     assert records.check(migrate=False).up_to_date
     with records.engine.begin() as conn:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.platform.settings import Settings, SettingsRefused, load_settings
+from skillpress.platform.settings import Settings, SettingsRefused, load_settings
 
 
 @pytest.mark.parametrize(
@@ -73,7 +73,7 @@ def test_a_setting_that_cannot_be_used_stops_a_command_in_one_line(
     env: dict[str, str], said: str, tmp_path: Path
 ) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", "versions", "x"],
+        [sys.executable, "-m", "skillpress.cli.main", "versions", "x"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -85,7 +85,7 @@ def test_a_setting_that_cannot_be_used_stops_a_command_in_one_line(
 
 
 def test_nats_credentials_come_from_the_variables_the_settings_name(tmp_path: Path) -> None:
-    from skillpress.services.platform.broker import nats_options
+    from skillpress.platform.broker import nats_options
 
     url = "nats://nats.internal:4222"
     plain = Settings(home=tmp_path)
@@ -114,7 +114,7 @@ def test_the_workers_broker_is_given_the_same_credentials_as_every_client(tmp_pa
 
     from faststream.nats.security import NatsToken, NatsUserPassword
 
-    from skillpress.services.platform.broker import broker_options
+    from skillpress.platform.broker import broker_options
 
     url = "nats://nats.internal:4222"
     user = Settings(home=tmp_path, nats_user="svc", nats_password_env="MY_NATS_PW")

@@ -192,7 +192,7 @@ class GuesthouseServer:
         self._httpd.server_close()
 
 
-EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+EXAMPLE = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill"
 DECLARED = "http://hollowbrook.localhost:8084"
 
 

@@ -122,8 +122,8 @@ def oauth_package(folder: Path, token_url: str, base_url: str, slug: str = "pets
     (list_pets) and POST /pets (add_pet, a plain write) on `base_url`."""
     import yaml
 
-    from skillpress.services.app.base.package_dir import write_package_dir
-    from skillpress.services.derive.package import DeriveOptions, derive_package
+    from skillpress.app.base.package_dir import write_package_dir
+    from skillpress.derive.package import DeriveOptions, derive_package
 
     spec = {
         "openapi": "3.0.3",

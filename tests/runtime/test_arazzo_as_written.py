@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
-from skillpress.services.runtime.skill import Skill, load_skill
-from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+from skillpress.runtime.skill import Skill, load_skill
+from skillpress.runtime.workflows import WorkflowRefused, load_workflows
 from tests.runtime.test_workflows import _files
 
 SHOP: dict[str, Any] = {

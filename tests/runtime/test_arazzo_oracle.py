@@ -22,14 +22,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from skillpress.services.runtime.arazzo_schema import problems
+from skillpress.runtime.arazzo_schema import problems
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import KEY, GuesthouseServer
 
 # runs another project's runner (arazzo-runner) beside the command line
 pytestmark = pytest.mark.integration
 
-EXAMPLES = Path(__file__).parents[2] / "services" / "examples"
+EXAMPLES = Path(__file__).parents[2] / "skillpress" / "examples"
 Sent = tuple[str, str, dict[str, list[str]], Any]
 
 

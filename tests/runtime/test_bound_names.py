@@ -16,15 +16,15 @@ import yaml
 from mcp import Client
 from typer.testing import CliRunner
 
-from skillpress.services.app.base.context import open_app
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.app.serving.calling import CallLimits
-from skillpress.services.app.serving.mcp import ServeOptions, catalog_server
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.host import SkillHost
-from skillpress.services.platform.settings import Settings
-from skillpress.services.runtime.calls import GateClosed
-from skillpress.services.runtime.skill import PackageError
+from skillpress.app.base.context import open_app
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.app.serving.calling import CallLimits
+from skillpress.app.serving.mcp import ServeOptions, catalog_server
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.host import SkillHost
+from skillpress.platform.settings import Settings
+from skillpress.runtime.calls import GateClosed
+from skillpress.runtime.skill import PackageError
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 
@@ -118,7 +118,7 @@ def test_mcp_all_eager_serves_the_gated_skill_and_leaves_the_copy_out(
 def test_mcp_all_takes_a_base_url_per_skill_and_refuses_one_it_cannot_honour(
     tmp_path: Path, api: HostileApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     skills = tmp_path / "skills"
     files = derive_package(_spec("https://accounts.example.invalid"), DeriveOptions(slug="acct"))

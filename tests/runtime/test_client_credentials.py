@@ -20,10 +20,10 @@ from urllib.parse import parse_qs
 import pytest
 import yaml
 
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.execute import ExecutionFailed
-from skillpress.services.runtime.tokens import forget_tokens
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.host import SkillHost
+from skillpress.runtime.execute import ExecutionFailed
+from skillpress.runtime.tokens import forget_tokens
 from tests.cli_process import skillpress
 
 CLIENT_ID = "pets-client"
@@ -278,7 +278,7 @@ def test_the_command_line_shows_neither_secret_nor_token(tmp_path: Path, issuer:
 
 
 def test_which_flows_the_runtime_serves_and_what_it_says_of_the_others() -> None:
-    from skillpress.services.derive.auth import auth_hint, client_credentials_url
+    from skillpress.derive.auth import auth_hint, client_credentials_url
 
     assert (
         client_credentials_url(
@@ -324,7 +324,7 @@ async def test_an_mcp_server_fetches_its_token_where_the_operator_allows_it(
         forget_tokens()
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "skillpress.services.cli.main", "mcp", *target],
+            args=["-m", "skillpress.cli.main", "mcp", *target],
             env={
                 **os.environ,
                 "PETS_CLIENT_ID": CLIENT_ID,

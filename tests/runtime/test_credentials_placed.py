@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.calls import prepare_call
-from skillpress.services.runtime.execute import CallLimits
-from skillpress.services.runtime.skill import load_skill
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.host import SkillHost
+from skillpress.runtime.calls import prepare_call
+from skillpress.runtime.execute import CallLimits
+from skillpress.runtime.skill import load_skill
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 
@@ -71,7 +71,7 @@ def test_an_api_key_in_the_query_or_a_cookie_is_attached_there_and_never_shown(
     got = host.call("amadeus_list_items", {}, environ={"AMADEUS_API_KEY": "q-secret-123"})
     assert got.status == 200 and api.seen[-1].path == "/items?apikey=q-secret-123"
     skill = load_skill(files)
-    from skillpress.services.app.serving.calling import call_setup
+    from skillpress.app.serving.calling import call_setup
 
     setup = call_setup(skill, None, CallLimits(), None)
     shown = prepare_call(skill.tool("list_items"), {}, skill.hosts, setup).shown_request(setup)
@@ -240,7 +240,7 @@ def test_a_path_parameter_whose_schema_is_a_ref_keeps_its_type_and_constraints(
             }
         },
     }
-    from skillpress.services.runtime.translate import CallRefused
+    from skillpress.runtime.translate import CallRefused
 
     host, _ = _host(tmp_path, yaml.safe_dump(doc).encode(), "refs")
     assert host.call("refs_get_alert", {"alert_number": 42, "id": "1234"}).status == 200
@@ -313,7 +313,7 @@ def test_an_operation_that_takes_another_scheme_is_sent_that_ones_credential(
     assert sent["X-Figma-Token"] == "personal-token-2" and "Authorization" not in sent
     # a dry run shows where it comes from, never the value
     skill = load_skill(files)
-    from skillpress.services.app.serving.calling import call_setup
+    from skillpress.app.serving.calling import call_setup
 
     setup = call_setup(skill, None, CallLimits(), None)
     placed = prepare_call(skill.tool("get_payments"), {}, skill.hosts, setup)
@@ -323,7 +323,7 @@ def test_an_operation_that_takes_another_scheme_is_sent_that_ones_credential(
 def test_an_operation_file_cannot_name_a_credential_skill_json_does_not_list(
     tmp_path: Path, api: HostileApi
 ) -> None:
-    from skillpress.services.runtime.skill import PackageError
+    from skillpress.runtime.skill import PackageError
 
     schemes = {"OAuth2": {"type": "http", "scheme": "bearer"}}
     host, files = _host(tmp_path, _spec(api.url, schemes, [{"OAuth2": []}]), "forged")
@@ -342,7 +342,7 @@ def test_an_agent_skills_export_sends_every_credential_where_the_package_does(
 ) -> None:
     # the export kept only the header's name: a query key went out as a header, and an
     # operation's own credential made the folder refuse to load
-    from skillpress.services.runtime.contracts import agent_skills_folder
+    from skillpress.runtime.contracts import agent_skills_folder
 
     schemes = {
         "key": {"type": "apiKey", "in": "query", "name": "apikey"},

@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.app.operator.exports import write_agent_skills
-from skillpress.services.derive import derive_package
-from skillpress.services.runtime.contracts import (
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.app.operator.exports import write_agent_skills
+from skillpress.derive import derive_package
+from skillpress.runtime.contracts import (
     ContractError,
     agent_skill_name,
     agent_skills_folder,
     verify_folder,
 )
-from skillpress.services.runtime.profiles import adapt
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.runtime.translate import build_request
+from skillpress.runtime.profiles import adapt
+from skillpress.runtime.skill import load_skill
+from skillpress.runtime.translate import build_request
 from tests.cli_process import skillpress
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
@@ -108,7 +108,7 @@ def test_the_agent_skills_folder_of_a_real_spec_is_complete_and_verifies(tmp_pat
 def _folder() -> dict[str, bytes]:
     files = {
         p.name: p.read_bytes()
-        for p in (ROOT / "services" / "examples" / "hollowbrook-skill").iterdir()
+        for p in (ROOT / "skillpress" / "examples" / "hollowbrook-skill").iterdir()
     }
     return agent_skills_folder(load_skill(files), files)
 
@@ -245,7 +245,7 @@ def test_a_strict_call_with_nulls_for_optional_arguments_is_the_call_without_the
 def test_tools_format_gemini_reports_what_changed(tmp_path: Path) -> None:
     out = _cli(
         "tools",
-        str(ROOT / "services" / "examples" / "hollowbrook-skill"),
+        str(ROOT / "skillpress" / "examples" / "hollowbrook-skill"),
         "--format",
         "gemini",
         "--report",
@@ -341,8 +341,8 @@ def test_verify_holds_both_files_to_the_reference_files(
 def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
     tmp_path: Path,
 ) -> None:
-    from skillpress.services.host import SkillHost
-    from skillpress.services.runtime.translate import CallRefused
+    from skillpress.host import SkillHost
+    from skillpress.runtime.translate import CallRefused
 
     out = tmp_path / "skills" / "hollowbrook"
     for name, data in _folder().items():
@@ -388,7 +388,7 @@ def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
         True,
     )
     assert flow["inputSchema"]["required"][-1] == "user_confirmed"
-    from skillpress.services.runtime.workflows import StepFailed
+    from skillpress.runtime.workflows import StepFailed
 
     stay = {k: booking[k] for k in ("room_id", "guest_name", "arrival", "departure")}
     with pytest.raises(StepFailed, match="user_confirmed must be true"):
@@ -408,12 +408,12 @@ def test_a_write_without_user_confirmed_is_refused_like_false_on_every_face(
     from mcp import Client
     from typer.testing import CliRunner
 
-    from skillpress.services.app.serving.calling import open_package
-    from skillpress.services.cli.main import app
-    from skillpress.services.host import SkillHost
-    from skillpress.services.runtime.mcp_server import build_mcp_server
-    from skillpress.services.runtime.translate import CallRefused
-    from skillpress.services.runtime.workflows import StepFailed
+    from skillpress.app.serving.calling import open_package
+    from skillpress.cli.main import app
+    from skillpress.host import SkillHost
+    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.runtime.translate import CallRefused
+    from skillpress.runtime.workflows import StepFailed
 
     out = tmp_path / "skills" / "hollowbrook"
     for name, data in _folder().items():

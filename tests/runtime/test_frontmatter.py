@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.derive import derive_package
-from skillpress.services.derive.frontmatter import DeclarationError, parse_operation_file
-from skillpress.services.runtime.skill import PackageError, load_skill
+from skillpress.derive import derive_package
+from skillpress.derive.frontmatter import DeclarationError, parse_operation_file
+from skillpress.runtime.skill import PackageError, load_skill
 
-_HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
+_HOLLOWBROOK = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml"
 
-EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+EXAMPLE = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill"
 
 
 def parse(front: str, file: str = "op.md"):  # type: ignore[no-untyped-def]
@@ -277,7 +277,7 @@ def test_loading_a_package_is_the_publish_check(tmp_path: Path) -> None:
 
 
 def test_a_derived_package_refuses_an_operation_off_its_hosts() -> None:
-    spec = (Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml").read_bytes()
+    spec = (Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml").read_bytes()
     files = dict(derive_package(spec).files)
     files["get_booking.md"] = files["get_booking.md"].replace(
         b"hollowbrook.localhost:8084", b"evil.test"
@@ -293,9 +293,9 @@ def test_a_derived_package_refuses_an_operation_off_its_hosts() -> None:
 def test_a_lazy_load_reads_only_the_manifest_and_the_file_of_the_tool_asked_for(
     tmp_path: Path,
 ) -> None:
-    from skillpress.services.app.base.package_dir import read_package_dir, write_package_dir
+    from skillpress.app.base.package_dir import read_package_dir, write_package_dir
 
-    spec = (Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml").read_bytes()
+    spec = (Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml").read_bytes()
     files = dict(derive_package(spec).files)
     files["list_rooms.md"] = b"---\noperation: [not a mapping\n---\n"  # broken, never asked for
     write_package_dir(files, tmp_path / "pkg")
@@ -409,7 +409,7 @@ operation:
 
 
 def test_the_index_finds_one_operation_by_its_name_or_its_tool_name() -> None:
-    from skillpress.services.derive.manifest import Manifest, OperationEntry, SkillIndex
+    from skillpress.derive.manifest import Manifest, OperationEntry, SkillIndex
 
     manifest = Manifest.from_json(derive_package(_HOLLOWBROOK.read_bytes()).files["skill.json"])
     tricky = (
@@ -456,8 +456,8 @@ def test_one_call_costs_the_same_memory_for_any_number_of_operations(size: int) 
 
 
 def test_a_gate_binds_every_argument_and_auto_below_is_never_negative_or_foreign() -> None:
-    from skillpress.services.runtime.gates import check_gate
-    from skillpress.services.runtime.skill import load_skill
+    from skillpress.runtime.gates import check_gate
+    from skillpress.runtime.skill import load_skill
 
     delete = parse(
         "operation:\n  method: DELETE\n  url: http://a.test/pets/{id}\n  query: [cascade]\n"
@@ -493,8 +493,8 @@ def test_a_threshold_that_reads_a_currency_but_names_none_is_refused_on_every_fa
     # #43.8: `auto_below` with `currency` and no `auto_currency` treated every currency as
     # not named and approved nothing, silently; the file, annotate, the API and the console
     # (all through check_shape) now refuse it and say why
-    from skillpress.services.derive.annotations import AnnotationRefused, check_shape
-    from skillpress.services.runtime.skill import PackageError, load_skill
+    from skillpress.derive.annotations import AnnotationRefused, check_shape
+    from skillpress.runtime.skill import PackageError, load_skill
 
     pay = (
         "---\noperation:\n  method: POST\n  url: http://a.test/payments\n  body: [amount, currency]\n"

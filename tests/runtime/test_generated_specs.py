@@ -13,9 +13,9 @@ from urllib.parse import parse_qsl, urlsplit
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from skillpress.services.derive import derive_package
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.runtime.translate import build_request
+from skillpress.derive import derive_package
+from skillpress.runtime.skill import load_skill
+from skillpress.runtime.translate import build_request
 from tests.runtime.schema_strategy import valid_values
 
 TOKEN = {"type": "string", "pattern": "^[a-z]{1,5}$"}

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.runtime.translate import CallRefused, build_request
+from skillpress.runtime.execute import CallLimits, Credential, ExecutionFailed, send
+from skillpress.runtime.skill import load_skill
+from skillpress.runtime.translate import CallRefused, build_request
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import KEY, GuesthouseServer, example_skill
 
@@ -148,7 +148,7 @@ def test_the_slash_form_books_and_refuses_from_the_command_line(
     # a call waiting for its decision is refused when a person denies it
     other = dict(BOOKING, room_id="elm")
     waiting_call = subprocess.Popen(
-        [sys.executable, "-m", "skillpress.services.cli.main", "run", str(skill_dir)]
+        [sys.executable, "-m", "skillpress.cli.main", "run", str(skill_dir)]
         + ["/create_booking " + json.dumps(other), "--approval-timeout", "30"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

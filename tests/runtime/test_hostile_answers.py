@@ -18,12 +18,12 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from skillpress.services.app.serving.calling import call_setup, open_package
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.execute import CallLimits, ExecutionFailed
-from skillpress.services.runtime.fit import AGENT_BUDGET
-from skillpress.services.runtime.mcp_server import build_mcp_server
-from skillpress.services.runtime.tokens import forget_tokens
+from skillpress.app.serving.calling import call_setup, open_package
+from skillpress.host import SkillHost
+from skillpress.runtime.execute import CallLimits, ExecutionFailed
+from skillpress.runtime.fit import AGENT_BUDGET
+from skillpress.runtime.mcp_server import build_mcp_server
+from skillpress.runtime.tokens import forget_tokens
 from tests.runtime.hostile_api import (
     Answer,
     HostileApi,
@@ -176,7 +176,7 @@ def test_headers_that_do_not_parse_never_turn_a_done_write_into_an_error(
     result = _mcp_call(shop, "create_order", {"item": "w"})
     assert not result.is_error and json.loads(result.content[0].text)["status"] == 201
     answers = iter([Answer(201, HOSTILE_HEADERS, {"id": "o4"})])
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     done = CliRunner().invoke(app, ["call", str(shop), "create_order", "--args", '{"item": "v"}'])
     assert done.exit_code == 0, done.output
@@ -201,7 +201,7 @@ def test_an_answer_ten_thousand_levels_deep_is_text_not_a_crash(
     assert isinstance(shown["body"], str) and len(json.dumps(shown)) < 2 * AGENT_BUDGET
     result = _mcp_call(shop, "get_report", {})
     assert not result.is_error and json.loads(result.content[0].text)["status"] == 200
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     done = CliRunner().invoke(app, ["call", str(shop), "get_report"])
     assert done.exit_code == 0 and "Traceback" not in done.output

@@ -21,13 +21,13 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import pytest
 import yaml
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.derive.load import load_document
-from skillpress.services.derive.servers import host_of, relative_server, server_from_list
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.execute import CallLimits
-from skillpress.services.runtime.translate import CallRefused
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.load import load_document
+from skillpress.derive.servers import host_of, relative_server, server_from_list
+from skillpress.host import SkillHost
+from skillpress.runtime.execute import CallLimits
+from skillpress.runtime.translate import CallRefused
 from tests.conftest import corpus, spec_bytes
 from tests.derive.test_corpus import REFUSED
 from tests.runtime.hostile_api import Answer, HostileApi

@@ -15,9 +15,9 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.runtime.mcp_server import HOW_TO
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.runtime.mcp_server import HOW_TO
 
 ROOT = Path(__file__).parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "specs" / "discord.json"
@@ -73,7 +73,7 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         command=sys.executable,
         args=[
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "mcp",
             str(out),
             "--auth-env",
@@ -143,10 +143,10 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
 
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_eager_serves_every_operation_for_small_apis(tmp_path: Path) -> None:
-    skill_dir = ROOT / "services" / "examples" / "hollowbrook-skill"
+    skill_dir = ROOT / "skillpress" / "examples" / "hollowbrook-skill"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "skillpress.services.cli.main", "mcp", str(skill_dir), "--eager"],
+        args=["-m", "skillpress.cli.main", "mcp", str(skill_dir), "--eager"],
         cwd=str(ROOT),
     )
     async with Client(params) as client:
@@ -175,16 +175,16 @@ async def test_the_same_server_over_streamable_http_answers_only_its_bearer_toke
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    from skillpress.services.platform.local_processes import free_port
+    from skillpress.platform.local_processes import free_port
 
     port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "mcp",
-            str(ROOT / "services" / "examples" / "hollowbrook-skill"),
+            str(ROOT / "skillpress" / "examples" / "hollowbrook-skill"),
             "--transport",
             "http",
             "--port",
@@ -239,14 +239,14 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
 ) -> None:
     """review → publish → mcp on a spec with money fields: the gate holds the call until a person
     grants it, then exactly that call goes, once."""
+    from skillpress.app.base.context import open_app
+    from skillpress.app.operator import review
+    from skillpress.app.records import approval_requests as approvals
+    from skillpress.app.records import publish_check, versions
+    from skillpress.app.serving.calling import skill_files
+    from skillpress.platform.settings import Settings
     from skillpress.schemas.events import PublishVersion, SpecSubmitted
     from skillpress.schemas.subjects import COMMANDS, EVENTS
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.operator import review
-    from skillpress.services.app.records import approval_requests as approvals
-    from skillpress.services.app.records import publish_check, versions
-    from skillpress.services.app.serving.calling import skill_files
-    from skillpress.services.platform.settings import Settings
     from tests.app import bus
     from tests.app.specs import money_spec
 
@@ -312,7 +312,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     home = tmp_path / "operator"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "skillpress.services.cli.main", "mcp", str(out), "--eager"],
+        args=["-m", "skillpress.cli.main", "mcp", str(out), "--eager"],
         cwd=str(ROOT),
         env={**os.environ, "SKILLPRESS_HOME": str(home)},
     )
@@ -362,7 +362,7 @@ async def test_a_followed_folder_swapped_mid_session_serves_the_new_version(tmp_
     os.symlink(".versions/petstore@1111111111111111", live / "petstore")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "skillpress.services.cli.main", "mcp", str(live / "petstore")],
+        args=["-m", "skillpress.cli.main", "mcp", str(live / "petstore")],
         cwd=str(ROOT),
         env={**os.environ, "SKILLPRESS_HOME": str(tmp_path / "home")},
     )
@@ -394,7 +394,7 @@ async def test_several_skills_behind_one_server_and_one_published_later(
     write_package_dir(pets.files, folder / "petstore")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "skillpress.services.cli.main", "mcp", "--all", str(folder)],
+        args=["-m", "skillpress.cli.main", "mcp", "--all", str(folder)],
         cwd=str(ROOT),
         env={**os.environ, "DISCORD_API_KEY": "Bot test-token"},
     )
@@ -449,9 +449,9 @@ async def test_one_bad_tool_never_takes_the_server_down_and_names_never_cross_sk
     left out of an eager listing and named when asked for, while everything else answers; two
     folders of the same skill are served once (a call always goes to the skill it names); a
     call without a name is told what to give."""
-    from skillpress.services.app.serving.catalog import folder_catalog
-    from skillpress.services.runtime.mcp_server import build_catalog_server, build_mcp_server
-    from skillpress.services.runtime.skill import load_skill
+    from skillpress.app.serving.catalog import folder_catalog
+    from skillpress.runtime.mcp_server import build_catalog_server, build_mcp_server
+    from skillpress.runtime.skill import load_skill
 
     pets_spec = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
     files = dict(derive_package(pets_spec.read_bytes()).files)

@@ -13,14 +13,14 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.app.records import approval_requests as approvals
-from skillpress.services.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
-from skillpress.services.host import SkillHost
-from skillpress.services.platform.settings import Settings
-from skillpress.services.runtime.calls import GateClosed
-from skillpress.services.runtime.mcp_server import build_mcp_server
-from skillpress.services.runtime.translate import CallRefused
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.app.records import approval_requests as approvals
+from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
+from skillpress.host import SkillHost
+from skillpress.platform.settings import Settings
+from skillpress.runtime.calls import GateClosed
+from skillpress.runtime.mcp_server import build_mcp_server
+from skillpress.runtime.translate import CallRefused
 from tests.runtime.hostile_api import Answer, HostileApi, Seen, hostile_api, write_package
 
 BODY = "---\nname: acct\nauth:\n  header: X-Api-Key\n---\n\n# Accounts\n\nAccounts and their exports.\n"
@@ -201,7 +201,7 @@ async def test_over_mcp_a_page_url_is_held_to_the_same_call(
 def test_the_command_lines_all_pages_never_follows_a_link_off_the_path(
     package: Path, api: HostileApi, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     monkeypatch.setenv("SKILLPRESS_HOME", str(settings.home))
     monkeypatch.setenv("ACCT_API_KEY", "k-123456789")

@@ -19,15 +19,15 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive.frontmatter import (
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive.frontmatter import (
     DeclarationError,
     parse_operation_file,
     split_frontmatter,
 )
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.translate import CallRefused
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.host import SkillHost
+from skillpress.runtime.translate import CallRefused
 
 ITEMS = [{"id": f"it_{n}", "n": n} for n in range(1, 6)]  # five items, pages of two
 
@@ -363,7 +363,7 @@ def test_call_all_pages_follows_them_within_its_caps(tmp_path: Path, lister: _Li
             [
                 sys.executable,
                 "-m",
-                "skillpress.services.cli.main",
+                "skillpress.cli.main",
                 "call",
                 str(tmp_path / "lists"),
                 *args,
@@ -400,8 +400,8 @@ def test_call_all_pages_follows_them_within_its_caps(tmp_path: Path, lister: _Li
 def test_over_mcp_call_operation_takes_the_page_url(tmp_path: Path, lister: _Lister) -> None:
     from mcp import Client
 
-    from skillpress.services.runtime.mcp_server import build_mcp_server
-    from skillpress.services.runtime.skill import load_skill
+    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.runtime.skill import load_skill
 
     files = _package(lister.url)
 

@@ -15,10 +15,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive.frontmatter import split_frontmatter
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.host import SkillHost
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive.frontmatter import split_frontmatter
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.host import SkillHost
 
 ITEMS = [{"id": str(n)} for n in range(1, 8)]  # seven items
 

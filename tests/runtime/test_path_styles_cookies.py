@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive.frontmatter import (
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive.frontmatter import (
     DeclarationError,
     parse_operation_file,
     split_frontmatter,
 )
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.execute import CallLimits
-from skillpress.services.runtime.translate import CallRefused
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.host import SkillHost
+from skillpress.runtime.execute import CallLimits
+from skillpress.runtime.translate import CallRefused
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 

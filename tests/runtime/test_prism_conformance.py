@@ -21,10 +21,10 @@ from urllib.parse import parse_qsl
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.runtime.execute import Credential, send
-from skillpress.services.runtime.skill import Skill, Tool, load_skill
-from skillpress.services.runtime.translate import CallRefused, build_request
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.runtime.execute import Credential, send
+from skillpress.runtime.skill import Skill, Tool, load_skill
+from skillpress.runtime.translate import CallRefused, build_request
 from tests.prism import PrismMock, request_violations
 from tests.runtime.schema_strategy import ASCII_TEXT, valid_values
 

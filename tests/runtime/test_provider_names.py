@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.derive.provider_names import NAME_RULE, original_names, provider_names
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.execute import CallLimits
-from skillpress.services.runtime.skill import PROVIDERS
-from skillpress.services.runtime.translate import CallRefused
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.provider_names import NAME_RULE, original_names, provider_names
+from skillpress.host import SkillHost
+from skillpress.runtime.execute import CallLimits
+from skillpress.runtime.skill import PROVIDERS
+from skillpress.runtime.translate import CallRefused
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 LONG = "secret_scanning_non_provider_patterns_enabled_for_new_repositories"  # 66

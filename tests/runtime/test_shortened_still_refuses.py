@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.derive.package import DeriveOptions, derive_package
-from skillpress.services.host import SkillHost
-from skillpress.services.runtime.execute import CallLimits
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.runtime.translate import CallRefused
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.host import SkillHost
+from skillpress.runtime.execute import CallLimits
+from skillpress.runtime.skill import load_skill
+from skillpress.runtime.translate import CallRefused
 
 MONEY = {
     "type": "object",

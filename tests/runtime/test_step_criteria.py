@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.runtime.step_criteria import (
+from skillpress.runtime.step_criteria import (
     CriterionRefused,
     body_test,
     from_criterion,
     to_criterion,
     to_entry,
 )
-from skillpress.services.runtime.workflow_model import StepRules
+from skillpress.runtime.workflow_model import StepRules
 
 ANSWER = {"status": "approved", "id": "app-7", "count": 3, "items": [{"ok": False}], "none": None}
 

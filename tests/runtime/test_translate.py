@@ -9,20 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.services.derive import DeriveOptions, derive_package
-from skillpress.services.runtime.execute import Credential
-from skillpress.services.runtime.skill import (
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.runtime.execute import Credential
+from skillpress.runtime.skill import (
     AuthHeader,
     PackageError,
     Skill,
     UnknownOperation,
     load_skill,
 )
-from skillpress.services.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
-from skillpress.services.runtime.translate import CallRefused, build_request, idempotency_key
+from skillpress.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
+from skillpress.runtime.translate import CallRefused, build_request, idempotency_key
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
-EXAMPLE = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook-skill"
+EXAMPLE = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill"
 
 
 @cache
@@ -272,7 +272,7 @@ def test_credentials_come_from_the_named_variable_in_the_header_the_skill_names(
 def test_a_spec_offering_basic_and_bearer_is_derived_as_bearer_and_says_what_the_key_holds() -> (
     None
 ):
-    from skillpress.services.derive import derive_package
+    from skillpress.derive import derive_package
 
     stripe = derive_package(SPECS.joinpath("stripe.json").read_bytes())
     assert (stripe.manifest.auth.kind, stripe.manifest.auth.scheme) == ("bearer", "bearerAuth")

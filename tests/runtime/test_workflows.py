@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.runtime.workflows import WorkflowRefused, load_workflows
+from skillpress.runtime.skill import load_skill
+from skillpress.runtime.workflows import WorkflowRefused, load_workflows
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import (
     EXAMPLE,
@@ -243,8 +243,8 @@ def skill_dir(tmp_path: Path, server: GuesthouseServer) -> Path:
 @pytest.fixture(autouse=True)
 def _operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A home of this test's own, and an operator's token: `--approve` is an operator's."""
-    from skillpress.services.app.base.roles import OPERATOR_TOKEN_ENV, add_operator
-    from skillpress.services.platform.settings import Settings
+    from skillpress.app.base.roles import OPERATOR_TOKEN_ENV, add_operator
+    from skillpress.platform.settings import Settings
 
     home = tmp_path / "operator-home"
     monkeypatch.setenv("SKILLPRESS_HOME", str(home))
@@ -276,8 +276,8 @@ def _guided(execution: str = "guided") -> str:
 
 
 def test_a_slash_line_fills_a_workflows_one_required_parameter_and_help_lists_workflows() -> None:
-    from skillpress.services.runtime.slash import help_text
-    from skillpress.services.runtime.workflows import StepFailed, workflow_arguments
+    from skillpress.runtime.slash import help_text
+    from skillpress.runtime.workflows import StepFailed, workflow_arguments
 
     files = _files(_guided())
     skill = load_skill(files)
@@ -315,8 +315,8 @@ def test_a_slash_line_fills_a_workflows_one_required_parameter_and_help_lists_wo
 
 @pytest.mark.parametrize("execution", ["guided", "draft"])
 def test_a_model_run_checks_its_arguments_before_the_model_is_asked(execution: str) -> None:
-    from skillpress.services.runtime.model_runs import draft_run, guided_run
-    from skillpress.services.runtime.workflows import StepFailed
+    from skillpress.runtime.model_runs import draft_run, guided_run
+    from skillpress.runtime.workflows import StepFailed
 
     files = _files(_guided(execution))
     skill = load_skill(files)
@@ -337,8 +337,8 @@ def test_a_model_run_checks_its_arguments_before_the_model_is_asked(execution: s
 
 
 def test_a_malformed_model_answer_names_the_workflow() -> None:
-    from skillpress.services.runtime.model_runs import guided_run
-    from skillpress.services.runtime.workflows import StepFailed
+    from skillpress.runtime.model_runs import guided_run
+    from skillpress.runtime.workflows import StepFailed
 
     files = _files(_guided())
     skill = load_skill(files)
@@ -357,7 +357,7 @@ def test_a_malformed_model_answer_names_the_workflow() -> None:
 
 def _run(skill_dir: Path, line: str, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "skillpress.services.cli.main", "run", str(skill_dir), line, *flags],
+        [sys.executable, "-m", "skillpress.cli.main", "run", str(skill_dir), line, *flags],
         capture_output=True,
         text=True,
         timeout=60,
@@ -480,10 +480,10 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.records import approval_requests as approvals
-    from skillpress.services.app.records import runs
-    from skillpress.services.platform.settings import Settings
+    from skillpress.app.base.context import open_app
+    from skillpress.app.records import approval_requests as approvals
+    from skillpress.app.records import runs
+    from skillpress.platform.settings import Settings
 
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_")} | {
@@ -494,7 +494,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "tools",
             str(skill_dir),
             "--format",
@@ -510,7 +510,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     def params(*flags: str) -> StdioServerParameters:
         return StdioServerParameters(
             command=sys.executable,
-            args=["-m", "skillpress.services.cli.main", "mcp", str(skill_dir), *flags],
+            args=["-m", "skillpress.cli.main", "mcp", str(skill_dir), *flags],
             env=env,
         )
 
@@ -605,8 +605,8 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
 
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
-    from skillpress.services.runtime.arazzo import to_arazzo
-    from skillpress.services.runtime.arazzo_schema import problems
+    from skillpress.runtime.arazzo import to_arazzo
+    from skillpress.runtime.arazzo_schema import problems
 
     out = tmp_path / "hollowbrook"
     out.mkdir()
@@ -616,7 +616,7 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "skillpress.services.cli.main", "workflow", *args],
+            [sys.executable, "-m", "skillpress.cli.main", "workflow", *args],
             capture_output=True,
             text=True,
             timeout=60,
@@ -716,7 +716,7 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
 def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
     change: object, message: str
 ) -> None:
-    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -728,7 +728,7 @@ def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
 
 
 def test_an_arazzo_step_by_the_specs_own_operation_id_maps_to_the_skills_name() -> None:
-    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -805,7 +805,7 @@ def test_guided_and_draft_runs_go_through_the_same_calls_with_a_stub_model(
                 [
                     sys.executable,
                     "-m",
-                    "skillpress.services.cli.main",
+                    "skillpress.cli.main",
                     "run",
                     str(skill_dir),
                     line,
@@ -902,7 +902,7 @@ def test_guided_and_draft_runs_go_through_the_same_calls_with_a_stub_model(
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "run",
             str(skill_dir),
             "/quick_check {}",
@@ -973,7 +973,7 @@ workflows:
         [
             sys.executable,
             "-m",
-            "skillpress.services.cli.main",
+            "skillpress.cli.main",
             "run",
             str(skill_dir),
             '/first_room_free {"arrival": "2026-12-24", "departure": "2026-12-27"}',
@@ -1005,9 +1005,9 @@ workflows:
 def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_host(
     skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.host import GateClosed, SkillHost
-    from skillpress.services.runtime.gates import GateCheck
-    from skillpress.services.runtime.workflows import StepFailed
+    from skillpress.host import GateClosed, SkillHost
+    from skillpress.runtime.gates import GateCheck
+    from skillpress.runtime.workflows import StepFailed
 
     monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
     asked: list[str] = []
@@ -1052,12 +1052,12 @@ def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_
 def test_a_skillhost_run_kept_in_the_records_resumes_at_its_gate_without_sending_twice(
     skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.app.records import runs
-    from skillpress.services.host import GateClosed, SkillHost
-    from skillpress.services.platform.settings import Settings
-    from skillpress.services.runtime.gates import GateCheck
-    from skillpress.services.runtime.workflows import StepFailed
+    from skillpress.app.base.context import open_app
+    from skillpress.app.records import runs
+    from skillpress.host import GateClosed, SkillHost
+    from skillpress.platform.settings import Settings
+    from skillpress.runtime.gates import GateCheck
+    from skillpress.runtime.workflows import StepFailed
 
     monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
     settings = Settings(home=tmp_path / "home")
@@ -1152,8 +1152,8 @@ def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
 def test_an_exported_if_without_else_followed_by_a_step_imports_back_and_a_repeated_parameter_is_refused() -> (
     None
 ):
-    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
-    from skillpress.services.runtime.arazzo_schema import problems
+    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.arazzo_schema import problems
 
     text = yaml.safe_dump(
         {
@@ -1205,10 +1205,10 @@ def test_an_exported_if_without_else_followed_by_a_step_imports_back_and_a_repea
 
 
 def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
-    from skillpress.services.runtime.arazzo_schema import problems
+    from skillpress.runtime.arazzo_schema import problems
 
     files = _files()
-    from skillpress.services.runtime.arazzo import to_arazzo
+    from skillpress.runtime.arazzo import to_arazzo
 
     doc = to_arazzo(load_workflows(files, load_skill(files)), load_skill(files))
     step = doc["workflows"][0]["steps"][0]
@@ -1225,8 +1225,8 @@ def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
 
 
 def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() -> None:
-    from skillpress.services.runtime.arazzo import from_arazzo, to_arazzo
-    from skillpress.services.runtime.arazzo_schema import problems
+    from skillpress.runtime.arazzo import from_arazzo, to_arazzo
+    from skillpress.runtime.arazzo_schema import problems
 
     text = _one(
         [
@@ -1260,8 +1260,8 @@ def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() 
 def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
-    from skillpress.services.app.base.package_dir import read_package_dir
-    from skillpress.services.runtime.arazzo import ArazzoRefused, from_arazzo
+    from skillpress.app.base.package_dir import read_package_dir
+    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo
 
     stay = {
         "type": "object",
@@ -1342,7 +1342,7 @@ def test_skillpress_tools_offers_a_guided_workflow_only_where_a_model_runs_it(
     def listed(**env: str) -> subprocess.CompletedProcess[str]:
         clean = {k: v for k, v in os.environ.items() if not k.startswith("SKILLPRESS_LLM")}
         return subprocess.run(
-            [sys.executable, "-m", "skillpress.services.cli.main", "tools", str(package)],
+            [sys.executable, "-m", "skillpress.cli.main", "tools", str(package)],
             capture_output=True,
             text=True,
             timeout=60,

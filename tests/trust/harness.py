@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.platform.settings import Settings
 from tests.runtime.guesthouse import GuesthouseServer, example_skill
 
 N = 8  # identical calls waiting at once, on every face (the issue's acceptance)
@@ -112,7 +112,7 @@ class Served:
     ctx: AppContext
 
     def runtime_token(self, name: str) -> str:
-        from skillpress.services.app.base.roles import RUNTIME, mint_token
+        from skillpress.app.base.roles import RUNTIME, mint_token
 
         return mint_token(self.ctx.settings, name, RUNTIME)
 
@@ -122,9 +122,9 @@ def served_api(settings: Settings) -> Iterator[Served]:
     """`create_app` under uvicorn in a thread (no pipeline: the approvals and reads need none)."""
     import uvicorn
 
-    from skillpress.services.api.app import create_app
-    from skillpress.services.api.auth import load_operators
-    from skillpress.services.platform.local_processes import free_port
+    from skillpress.api.app import create_app
+    from skillpress.api.auth import load_operators
+    from skillpress.platform.local_processes import free_port
 
     ctx = open_app(settings)
     operators = load_operators(settings.home, None, "127.0.0.1")
@@ -160,10 +160,10 @@ PAY_GATE = {
 def publish_gated(ctx: AppContext, spec: dict[str, Any], slug: str, op: str, gate: Any) -> None:
     """`spec` submitted as `slug`, an approval rule `gate` on `op` added by a person, and the
     version it proposes published: the live gate a server evaluates."""
+    from skillpress.app.operator.annotations import record_annotation
+    from skillpress.app.records import publish_check
     from skillpress.schemas.events import AnnotationChanged, PublishVersion, SpecSubmitted
     from skillpress.schemas.subjects import COMMANDS, EVENTS
-    from skillpress.services.app.operator.annotations import record_annotation
-    from skillpress.services.app.records import publish_check
     from tests.app import bus
 
     blob = ctx.blobs.put(json.dumps(spec).encode())

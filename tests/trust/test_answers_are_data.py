@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillpress.services.runtime.fit import AGENT_BUDGET
+from skillpress.runtime.fit import AGENT_BUDGET
 
 FORMS: dict[str, Callable[[str], str]] = {
     "raw": lambda s: s,
@@ -127,7 +127,7 @@ def test_no_form_of_a_secret_comes_back(
     echo: Echo,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    from skillpress.services.host import SkillHost
+    from skillpress.host import SkillHost
 
     value = f"user-name:{secret}" if kind == "basic" else secret
     echo.form, echo.where = form, where
@@ -183,7 +183,7 @@ def _lists(root: Path, url: str) -> Path:
 
 
 def test_an_answer_is_bounded_whole_skillhost(noisy: str, tmp_path: Path) -> None:
-    from skillpress.services.host import SkillHost
+    from skillpress.host import SkillHost
 
     _lists(tmp_path, noisy)
     result = SkillHost(tmp_path).call("noisy_items", {})
@@ -195,8 +195,8 @@ def test_an_answer_is_bounded_whole_skillhost(noisy: str, tmp_path: Path) -> Non
 async def test_an_answer_is_bounded_whole_mcp(noisy: str, tmp_path: Path) -> None:
     from mcp import Client
 
-    from skillpress.services.app.serving.calling import open_package
-    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.app.serving.calling import open_package
+    from skillpress.runtime.mcp_server import build_mcp_server
 
     skill, files = open_package(_lists(tmp_path, noisy))
     async with Client(build_mcp_server(skill, files)) as client:
@@ -212,8 +212,8 @@ def test_a_fetched_token_never_comes_back(tmp_path: Path) -> None:
     """An OAuth 2 client-credentials token the runtime fetched, echoed by the API without its
     scheme, percent-encoded and in base64, with the client secret beside it: none of it comes
     back."""
-    from skillpress.services.host import SkillHost
-    from skillpress.services.runtime.tokens import forget_tokens
+    from skillpress.host import SkillHost
+    from skillpress.runtime.tokens import forget_tokens
     from tests.runtime.test_client_credentials import _package
 
     token, secret = "fetched-token-9f8e7d6c", "client-secret-0a1b2c3d"

@@ -26,13 +26,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.platform.broker import LIVE_BUCKET, ensure_stream
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.nats_roles import ROLES
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import LiveVersion
 from skillpress.schemas.subjects import COMMANDS, STREAM
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.platform.broker import LIVE_BUCKET, ensure_stream
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.nats_roles import ROLES
-from skillpress.services.platform.settings import Settings
 from tests.app.test_roles import _published_and_proposed
 
 pytestmark = pytest.mark.integration  # a real nats-server
@@ -166,7 +166,7 @@ def _put(server: NatsServer, pointers: dict[str, bytes]) -> None:
 
 
 def _follow_once(ctx: AppContext, server: NatsServer, out: Path) -> tuple[list[str], list[str]]:
-    from skillpress.services.app.serving.followers import follow_live
+    from skillpress.app.serving.followers import follow_live
 
     swapped: list[str] = []
     refused: list[str] = []
@@ -198,7 +198,7 @@ def test_a_follower_writes_only_what_the_records_say_is_live(
     nats: NatsServer, published: tuple[AppContext, str, str], tmp_path: Path
 ) -> None:
     ctx, live, proposed = published
-    from skillpress.services.app.records.versions import live_versions
+    from skillpress.app.records.versions import live_versions
 
     (truth,) = live_versions(ctx)
     forged_files = {**truth.files, "skill.json": truth.files["list_rooms.md"]}
@@ -248,7 +248,7 @@ def test_no_pointer_field_reaches_outside_the_folder(
 ) -> None:
     """Whatever a pointer's slug, version id and file paths, `vouched` and `materialize` write
     nothing outside the folder and never raise anything but a one-line refusal."""
-    from skillpress.services.app.serving.followers import FollowRefused, materialize, vouched
+    from skillpress.app.serving.followers import FollowRefused, materialize, vouched
 
     root = tmp_path_factory.mktemp("ptr")
     ctx = open_app(Settings(home=tmp_path_factory.mktemp("home"), refresh_interval=0))
@@ -271,8 +271,8 @@ def test_no_pointer_field_reaches_outside_the_folder(
 
 
 def test_a_running_up_hands_each_process_its_own_role(tmp_path: Path) -> None:
-    from skillpress.services.app.base.bus import running_up, write_up_marker
-    from skillpress.services.platform.embedded_nats import credentials
+    from skillpress.app.base.bus import running_up, write_up_marker
+    from skillpress.platform.embedded_nats import credentials
 
     chosen = Settings(home=tmp_path / "home")
     url = "nats://skillpress:op@127.0.0.1:4222"

@@ -24,8 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.platform.settings import Settings
 from tests.trust.harness import Guest, Recorder, guesthouse, recorder
 
 
@@ -53,7 +53,7 @@ def api() -> Iterator[Recorder]:
 
 
 def test_no_currency_is_no_automatic_approval_skillhost(api: Recorder, tmp_path: Path) -> None:
-    from skillpress.services.host import GateClosed, SkillHost
+    from skillpress.host import GateClosed, SkillHost
 
     _pay(tmp_path / "skills", api.url)
     host = SkillHost(tmp_path / "skills")
@@ -67,7 +67,7 @@ def test_no_currency_is_no_automatic_approval_skillhost(api: Recorder, tmp_path:
 def test_no_currency_is_no_automatic_approval_command_line(
     api: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     monkeypatch.setenv("SKILLPRESS_HOME", str(tmp_path / "home"))
     folder = _pay(tmp_path / "skills", api.url)
@@ -85,8 +85,8 @@ def test_no_currency_is_no_automatic_approval_command_line(
 async def test_no_currency_is_no_automatic_approval_mcp(api: Recorder, tmp_path: Path) -> None:
     from mcp import Client
 
-    from skillpress.services.app.serving.calling import open_package
-    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.app.serving.calling import open_package
+    from skillpress.runtime.mcp_server import build_mcp_server
 
     skill, files = open_package(_pay(tmp_path / "skills", api.url))
     async with Client(build_mcp_server(skill, files)) as client:
@@ -113,8 +113,8 @@ HB_STRICT = {"matches": "POST /bookings", "risk": "high"}
 
 
 def test_a_second_gate_on_an_operation_is_refused_where_it_is_added(ctx: AppContext) -> None:
-    from skillpress.services.app.operator.annotations import record_annotation
-    from skillpress.services.derive.annotations import AnnotationRefused
+    from skillpress.app.operator.annotations import record_annotation
+    from skillpress.derive.annotations import AnnotationRefused
 
     target = "operation:create_booking"
     first = record_annotation(ctx, "hollowbrook", "approval", target, HB_LAX, "ops")
@@ -124,13 +124,13 @@ def test_a_second_gate_on_an_operation_is_refused_where_it_is_added(ctx: AppCont
 
 
 def test_a_second_gate_is_refused_by_the_api(ctx: AppContext) -> None:
-    from skillpress.services.api.app import create_app
-    from skillpress.services.api.auth import load_operators
+    from skillpress.api.app import create_app
+    from skillpress.api.auth import load_operators
 
     operators = load_operators(ctx.settings.home, None, "127.0.0.1")
     token = {"Authorization": f"Bearer {operators.generated}"}
     with TestClient(create_app(ctx, operators, None)) as client:
-        from skillpress.services.app.operator.annotations import record_annotation
+        from skillpress.app.operator.annotations import record_annotation
 
         record_annotation(ctx, "hollowbrook", "approval", "operation:create_booking", HB_LAX, "o")
         body = {"kind": "approval", "operation": "create_booking", "value": "POST /bookings"}
@@ -142,8 +142,8 @@ def test_a_second_gate_is_refused_by_the_api(ctx: AppContext) -> None:
 def test_two_gates_in_force_keep_the_stricter_whatever_their_ids(ids: list[str]) -> None:
     """Gates an earlier release let in side by side: the stricter holds, said, never the one
     that happens to sort last."""
-    from skillpress.services.derive import DeriveOptions, derive_package
-    from skillpress.services.derive.annotations import Annotation
+    from skillpress.derive import DeriveOptions, derive_package
+    from skillpress.derive.annotations import Annotation
 
     if ids[0] == ids[1]:
         return
@@ -191,8 +191,8 @@ def _reached(guest: Guest) -> list[tuple[str, str]]:
 
 
 def test_a_gate_is_never_a_failure_in_skillhost(guest: Guest) -> None:
-    from skillpress.services.app.serving.calling import StepFailed
-    from skillpress.services.host import SkillHost
+    from skillpress.app.serving.calling import StepFailed
+    from skillpress.host import SkillHost
 
     host = SkillHost(guest.package.parent, skills=("hollowbrook",))  # nobody here approves
     with pytest.raises(StepFailed, match="step cancel"):
@@ -203,7 +203,7 @@ def test_a_gate_is_never_a_failure_in_skillhost(guest: Guest) -> None:
 def test_a_gate_is_never_a_failure_on_the_command_line(
     guest: Guest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     monkeypatch.setenv("SKILLPRESS_HOME", str(tmp_path / "home"))
     for key, value in guest.environ().items():
@@ -226,8 +226,8 @@ def test_a_gate_is_never_a_failure_on_the_command_line(
 async def test_a_gate_is_never_a_failure_over_mcp(guest: Guest) -> None:
     from mcp import Client
 
-    from skillpress.services.app.serving.calling import open_package
-    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.app.serving.calling import open_package
+    from skillpress.runtime.mcp_server import build_mcp_server
 
     skill, files = open_package(guest.package)
     server = build_mcp_server(skill, files)

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.app.base.context import open_app
-from skillpress.services.app.records import approval_requests as approvals
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.context import open_app
+from skillpress.app.records import approval_requests as approvals
+from skillpress.platform.settings import Settings
 from tests.trust.harness import STORES, Guest, N, guesthouse, settings_for
 from tests.trust.test_one_grant_one_request import _booking, _mcp_attack
 
@@ -66,7 +66,7 @@ def test_n_command_lines_waiting_at_once(settings: Settings, guest: Guest) -> No
     argv = [
         sys.executable,
         "-m",
-        "skillpress.services.cli.main",
+        "skillpress.cli.main",
         "call",
         str(guest.package),
         "cancel_booking",
@@ -122,7 +122,7 @@ async def test_an_mcp_server_over_stdio(settings: Settings, guest: Guest) -> Non
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "skillpress.services.cli.main", "mcp", str(guest.package)],
+        args=["-m", "skillpress.cli.main", "mcp", str(guest.package)],
         cwd=str(ROOT),
         env=_env(settings, guest),
     )
@@ -137,11 +137,11 @@ async def test_an_mcp_server_over_http(settings: Settings, guest: Guest) -> None
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from skillpress.services.platform.local_processes import free_port
+    from skillpress.platform.local_processes import free_port
 
     port, token = free_port(), "the-test-token-of-this-mcp-server"
     env = _env(settings, guest) | {"SKILLPRESS_MCP_TOKEN": token}
-    argv = [sys.executable, "-m", "skillpress.services.cli.main", "mcp", str(guest.package)]
+    argv = [sys.executable, "-m", "skillpress.cli.main", "mcp", str(guest.package)]
     proc = subprocess.Popen(
         [*argv, "--transport", "http", "--port", str(port)],
         cwd=str(ROOT),

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.app.records import approval_requests as approvals
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.app.records import approval_requests as approvals
+from skillpress.platform.settings import Settings
 from tests.trust.harness import (
     STORES,
     Guest,
@@ -116,13 +116,13 @@ def test_n_consumers_of_one_grant_one_wins(settings: Settings) -> None:
 
 
 def _host(guest: Guest, gatekeeper: Any) -> Any:
-    from skillpress.services.host import SkillHost
+    from skillpress.host import SkillHost
 
     return SkillHost(guest.package.parent, skills=("hollowbrook",), gatekeeper=gatekeeper)
 
 
 def test_skillhost_with_the_records_here(settings: Settings, guest: Guest) -> None:
-    from skillpress.services.app.serving.calling import LocalDesk, agent_gatekeeper
+    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper
 
     gate = agent_gatekeeper(lambda: LocalDesk(lambda: open_app(settings)), "hollowbrook")
     host, booking = _host(guest, gate), _booking(guest)
@@ -135,7 +135,7 @@ def test_skillhost_with_the_records_here(settings: Settings, guest: Guest) -> No
 
 
 def test_skillhost_through_the_approvals_api(settings: Settings, guest: Guest) -> None:
-    from skillpress.services.app.serving.calling import api_gatekeeper
+    from skillpress.app.serving.calling import api_gatekeeper
 
     with served_api(settings) as api:
         gate = api_gatekeeper(api.url, api.runtime_token("host"), "hollowbrook")
@@ -170,7 +170,7 @@ def test_the_approvals_api_answers_one_consume_of_a_grant_used(settings: Setting
 
 
 def test_a_workflow_step(settings: Settings, guest: Guest) -> None:
-    from skillpress.services.app.serving.calling import LocalDesk, agent_gatekeeper
+    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper
 
     gate = agent_gatekeeper(lambda: LocalDesk(lambda: open_app(settings)), "hollowbrook")
     host, booking = _host(guest, gate), _booking(guest)
@@ -204,9 +204,9 @@ workflows:
 
 
 def test_a_workflow_imported_from_arazzo(settings: Settings, guest: Guest) -> None:
-    from skillpress.services.app.base.package_dir import read_package_dir
-    from skillpress.services.app.operator.arazzo_io import read_arazzo, workflows_from_arazzo
-    from skillpress.services.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
+    from skillpress.app.base.package_dir import read_package_dir
+    from skillpress.app.operator.arazzo_io import read_arazzo, workflows_from_arazzo
+    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
 
     skill, files = open_package(guest.package)
     text, names = workflows_from_arazzo(read_arazzo(ARAZZO.encode()), skill, files)
@@ -260,13 +260,13 @@ async def test_mcp_in_process(settings: Settings, guest: Guest) -> None:
     """The MCP server's own call path (each call off the event loop, all at once)."""
     from mcp import Client
 
-    from skillpress.services.app.serving.calling import (
+    from skillpress.app.serving.calling import (
         LocalDesk,
         agent_gatekeeper,
         credential_for,
         open_package,
     )
-    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.runtime.mcp_server import build_mcp_server
 
     skill, files = open_package(guest.package)
     import os
@@ -290,7 +290,7 @@ def test_callers_waiting_at_a_terminal(settings: Settings, guest: Guest) -> None
     import threading
     import time
 
-    from skillpress.services.app.serving.calling import (
+    from skillpress.app.serving.calling import (
         GateClosed,
         LocalDesk,
         call_setup,
@@ -298,7 +298,7 @@ def test_callers_waiting_at_a_terminal(settings: Settings, guest: Guest) -> None
         place_call,
         terminal_gatekeeper,
     )
-    from skillpress.services.runtime.execute import CallLimits
+    from skillpress.runtime.execute import CallLimits
 
     skill, _ = open_package(guest.package)
     tool = skill.tool("cancel_booking")

@@ -21,18 +21,18 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.app.records import approval_requests as approvals
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.app.records import approval_requests as approvals
+from skillpress.platform.settings import Settings
 from tests.trust.harness import N, race
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[TestClient, str, AppContext]]:
     """The API as `up` and `serve` run it: its operators, and the command line's link token."""
-    from skillpress.services.api.app import create_app
-    from skillpress.services.api.auth import load_operators
-    from skillpress.services.platform.local_api import local_operator
+    from skillpress.api.app import create_app
+    from skillpress.api.auth import load_operators
+    from skillpress.platform.local_api import local_operator
 
     ctx = open_app(Settings(home=tmp_path / "home", refresh_interval=0))
     operators = load_operators(ctx.settings.home, None, "127.0.0.1")
@@ -72,7 +72,7 @@ def test_the_link_token_decides_nothing_and_mints_nothing(
 
 
 def _operator(ctx: AppContext) -> str:
-    from skillpress.services.app.base.roles import OPERATOR, mint_token
+    from skillpress.app.base.roles import OPERATOR, mint_token
 
     return mint_token(ctx.settings, "ops-alice", OPERATOR)
 
@@ -97,7 +97,7 @@ def test_no_request_grows_the_scrape(served: tuple[TestClient, str, AppContext])
 
 
 def test_run_approve_says_what_it_approves() -> None:
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     said = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "300"})
     text = " ".join(said.output.split())

@@ -80,8 +80,8 @@ SLOW = settings(
 @SLOW
 @given(pairs=QUERIES)
 def test_skillhost(pairs: list[tuple[str, str]], tmp_path_factory: pytest.TempPathFactory) -> None:
-    from skillpress.services.app.serving.calling import CallRefused
-    from skillpress.services.host import SkillHost
+    from skillpress.app.serving.calling import CallRefused
+    from skillpress.host import SkillHost
 
     ok = lambda m, p: (200, {"Content-Type": "application/json"}, b"{}")  # noqa: E731
     with recorder(ok) as api:
@@ -101,7 +101,7 @@ def test_skillhost(pairs: list[tuple[str, str]], tmp_path_factory: pytest.TempPa
 def test_the_command_line(
     pairs: list[tuple[str, str]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from skillpress.services.cli.main import app
+    from skillpress.cli.main import app
 
     root = tmp_path_factory.mktemp("cli")
     base = "http://127.0.0.1:9"
@@ -128,8 +128,8 @@ def test_the_command_line(
 async def test_mcp_call_operation(tmp_path: Path) -> None:
     from mcp import Client
 
-    from skillpress.services.app.serving.calling import open_package
-    from skillpress.services.runtime.mcp_server import build_mcp_server
+    from skillpress.app.serving.calling import open_package
+    from skillpress.runtime.mcp_server import build_mcp_server
 
     ok = lambda m, p: (200, {"Content-Type": "application/json"}, b"{}")  # noqa: E731
     with recorder(ok) as api:

@@ -21,10 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
-from skillpress.services.app.base.package_dir import write_package_dir
-from skillpress.services.app.records import approval_requests as approvals
-from skillpress.services.app.serving.calling import skill_files
-from skillpress.services.platform.settings import Settings
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.app.records import approval_requests as approvals
+from skillpress.app.serving.calling import skill_files
+from skillpress.platform.settings import Settings
 from tests.app.specs import money_spec
 from tests.trust.harness import (
     PAY_GATE,
@@ -126,8 +126,8 @@ def test_skillhost_through_the_api_cannot_claim_a_laxer_gate(
 ) -> None:
     """The host's package says its gate lets anything under a billion through; the server's
     live gate is what decides."""
-    from skillpress.services.app.serving.calling import GateClosed, api_gatekeeper
-    from skillpress.services.host import SkillHost
+    from skillpress.app.serving.calling import GateClosed, api_gatekeeper
+    from skillpress.host import SkillHost
 
     files, _ = skill_files("pay", lambda: api.ctx)
     lax = files["create_payment.md"].replace(b'"auto_below": 50', b'"auto_below": 1000000000')

@@ -16,13 +16,13 @@ from typing import Any
 import psycopg
 import pytest
 
+from skillpress.app.base.context import AppContext, open_app
+from skillpress.platform.broker import connect, ensure_stream
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.records import RecordStore
+from skillpress.platform.settings import Settings
 from skillpress.schemas.subjects import STREAM
-from skillpress.services.app.base.context import AppContext, open_app
-from skillpress.services.platform.broker import connect, ensure_stream
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.records import RecordStore
-from skillpress.services.platform.settings import Settings
-from skillpress.services.workers.app import WORKERS, serve_workers
+from skillpress.workers.app import WORKERS, serve_workers
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 S3_ACCESS_ENV = "SKILLPRESS_TEST_S3_ACCESS"

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from skillpress.services.workers import delivery
+from skillpress.workers import delivery
 
 DELAY = float(os.environ.get("SLOW_WORKER_DELAY", "30"))
 _run = delivery._through_outages
@@ -32,7 +32,7 @@ def slowed(delay: float) -> Any:
 
 if __name__ == "__main__":
     delivery._through_outages = _slowly  # type: ignore[assignment]
-    from skillpress.services.cli.main import main
+    from skillpress.cli.main import main
 
     sys.argv = ["skillpress", "worker", *sys.argv[1:]]
     main()

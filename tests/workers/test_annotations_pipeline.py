@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
+from skillpress.app.base.context import AppContext
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.base.context import AppContext
-from skillpress.services.platform.settings import Settings
 from tests.workers.conftest import settings_env, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers
 
-HOLLOWBROOK = Path(__file__).parents[2] / "services" / "examples" / "hollowbrook.yaml"
+HOLLOWBROOK = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml"
 
 
 async def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
@@ -28,7 +28,7 @@ async def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str
     env = settings_env(settings)
     return await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "skillpress.services.cli.main", *args],
+        [sys.executable, "-m", "skillpress.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=120,

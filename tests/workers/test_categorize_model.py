@@ -7,12 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from skillpress.app.base.context import open_app
+from skillpress.app.records.versions import version_files
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import SourceRevision, Version
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.base.context import open_app
-from skillpress.services.app.records.versions import version_files
-from skillpress.services.platform.settings import Settings
 from tests.chat_server import ChatServer
 from tests.workers.conftest import SPECS, submit, watching, workers
 

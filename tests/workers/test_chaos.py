@@ -20,17 +20,17 @@ from pathlib import Path
 import pytest
 from sqlmodel import col, func, select
 
+from skillpress.app.base.bus import send
+from skillpress.app.base.context import open_app
+from skillpress.app.operator.dispatch import replay_dead_letters
+from skillpress.app.operator.submissions import stored_outcome
+from skillpress.platform.broker import connect, ensure_stream
+from skillpress.platform.embedded_nats import NatsServer, free_port
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import DeadLetter, SourceRevision, Version
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.app.base.bus import send
-from skillpress.services.app.base.context import open_app
-from skillpress.services.app.operator.dispatch import replay_dead_letters
-from skillpress.services.app.operator.submissions import stored_outcome
-from skillpress.services.platform.broker import connect, ensure_stream
-from skillpress.services.platform.embedded_nats import NatsServer, free_port
-from skillpress.services.platform.settings import Settings
-from skillpress.services.workers.app import WORKERS
+from skillpress.workers.app import WORKERS
 from tests.workers.conftest import SPECS, settings_env
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -43,7 +43,7 @@ DOZEN = sorted(
 def _worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "skillpress.services.cli.main", "worker", *WORKERS],
+            [sys.executable, "-m", "skillpress.cli.main", "worker", *WORKERS],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=out,

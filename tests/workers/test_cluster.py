@@ -19,21 +19,21 @@ from pathlib import Path
 import pytest
 from sqlmodel import col, func, select
 
-from skillpress.schemas.events import SpecSubmitted
-from skillpress.schemas.records import SourceRevision, Version
-from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.app.base.bus import send
-from skillpress.services.app.base.context import open_app
-from skillpress.services.app.operator.submissions import stored_outcome
-from skillpress.services.platform.broker import (
+from skillpress.app.base.bus import send
+from skillpress.app.base.context import open_app
+from skillpress.app.operator.submissions import stored_outcome
+from skillpress.platform.broker import (
     StreamReplicasRefused,
     connect,
     ensure_stream,
     set_replicas,
 )
-from skillpress.services.platform.embedded_nats import NatsCluster, NatsServer
-from skillpress.services.platform.settings import Settings
-from skillpress.services.workers.app import WORKERS
+from skillpress.platform.embedded_nats import NatsCluster, NatsServer
+from skillpress.platform.settings import Settings
+from skillpress.schemas.events import SpecSubmitted
+from skillpress.schemas.records import SourceRevision, Version
+from skillpress.schemas.subjects import EVENTS, STREAM
+from skillpress.workers.app import WORKERS
 from tests.cli_process import skillpress
 from tests.workers.conftest import SPECS, settings_env
 
@@ -85,7 +85,7 @@ def test_a_replicated_pipeline_loses_nothing_when_the_stream_leader_dies(
             with log.open("wb") as out:
                 replicas.append(
                     subprocess.Popen(
-                        [sys.executable, "-m", "skillpress.services.cli.main", "worker", *WORKERS],
+                        [sys.executable, "-m", "skillpress.cli.main", "worker", *WORKERS],
                         env=env,
                         stdout=subprocess.DEVNULL,
                         stderr=out,
@@ -298,7 +298,7 @@ def test_a_worker_started_while_the_cluster_has_no_quorum_waits_and_starts_when_
         cluster.kill(2)
         with log.open("wb") as out:
             worker = subprocess.Popen(
-                [sys.executable, "-m", "skillpress.services.cli.main", "worker", "parse"],
+                [sys.executable, "-m", "skillpress.cli.main", "worker", "parse"],
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,

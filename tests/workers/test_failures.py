@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
+from skillpress.app.base.context import AppContext
+from skillpress.platform.broker import connect
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import PublishVersion, RefreshSources, SpecSubmitted
 from skillpress.schemas.records import ActionItem, DeadLetter, Skill, SourceRevision, Version
 from skillpress.schemas.subjects import COMMANDS, EVENTS, STREAM
-from skillpress.services.app.base.context import AppContext
-from skillpress.services.platform.broker import connect
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.settings import Settings
 from tests.workers.conftest import SPECS, settings_env, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -36,7 +36,7 @@ def _worker_process(
     """`skillpress worker NAME` as its own process; returns it and its parsed log lines (filled live)."""
     env = {**settings_env(settings), **extra}
     slow = "SLOW_WORKER_DELAY" in extra  # the test-only wrapper whose handlers sleep first
-    module = "tests.workers.slow_worker" if slow else "skillpress.services.cli.main"
+    module = "tests.workers.slow_worker" if slow else "skillpress.cli.main"
     proc = subprocess.Popen(
         [sys.executable, "-m", module, *([] if slow else ["worker"]), name],
         env=env,
@@ -272,7 +272,7 @@ async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(
     assert letters[0].worker == "fetch" and letters[0].msg_id == "submitted:f"
     assert (
         letters[0].error
-        == f"skillpress.services.platform.fetcher.FetchFailed: {spec_server.url} answered 503 (after 3 deliveries)"
+        == f"skillpress.platform.fetcher.FetchFailed: {spec_server.url} answered 503 (after 3 deliveries)"
     )
     assert spec_server.requests == settings.max_deliver == 3
 
@@ -280,8 +280,8 @@ async def test_a_flaky_source_is_retried_spaced_then_dead_lettered(
 async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.workers import delivery
+    from skillpress.app.base.context import open_app
+    from skillpress.workers import delivery
     from tests.workers.slow_worker import slowed
 
     monkeypatch.setattr(delivery, "_through_outages", slowed(4.0))
@@ -308,7 +308,7 @@ async def test_a_handler_slower_than_ack_wait_is_not_handed_out_again(
 async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_letter(
     settings: Settings,
 ) -> None:
-    from skillpress.services.app.base.context import open_app
+    from skillpress.app.base.context import open_app
 
     tight = settings.model_copy(update={"max_deliver": 2, "ack_wait": 2.0})
     assert tight.nats_url
@@ -350,8 +350,8 @@ async def test_messages_fetched_beyond_the_free_handlers_are_never_handed_out_tw
     had free handlers and held them with no in-progress signal: past ack_wait JetStream handed
     them to a replica while the first still meant to run them (GitHub parsed twice at once).
     Every message a worker holds is one it is handling, and says so."""
-    from skillpress.services.app.base.context import open_app
-    from skillpress.services.workers import delivery
+    from skillpress.app.base.context import open_app
+    from skillpress.workers import delivery
     from tests.workers.slow_worker import slowed
 
     slow = slowed(3.0)

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from skillpress.app.base.context import AppContext, blob_store, open_app
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import DeadLetter, Version
 from skillpress.schemas.subjects import EVENTS, STREAM
-from skillpress.services.app.base.context import AppContext, blob_store, open_app
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.settings import Settings
 from tests.local_servers import Cable, PostgresServer
 from tests.servers import ServerPool
 from tests.workers.conftest import SPECS, migrated, submit, watching, workers
@@ -171,7 +171,7 @@ async def _import_process(settings: Settings, *args: str) -> asyncio.subprocess.
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "skillpress.services.cli.main",
+        "skillpress.cli.main",
         "import",
         str(SPECS / SPEC),
         "--skill",

@@ -9,6 +9,11 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
+from skillpress.app.base.context import AppContext
+from skillpress.platform.blobs import S3BlobStore
+from skillpress.platform.broker import live_subject
+from skillpress.platform.settings import Settings
+from skillpress.runtime.skill import load_skill
 from skillpress.schemas.events import (
     PublishVersion,
     RevisionCategorized,
@@ -25,12 +30,7 @@ from skillpress.schemas.records import (
     Version,
 )
 from skillpress.schemas.subjects import COMMANDS, EVENTS
-from skillpress.services.app.base.context import AppContext
-from skillpress.services.platform.blobs import S3BlobStore
-from skillpress.services.platform.broker import live_subject
-from skillpress.services.platform.settings import Settings
-from skillpress.services.runtime.skill import load_skill
-from skillpress.services.workers import categorize, fetch, guess_approvals, parse, publish, render
+from skillpress.workers import categorize, fetch, guess_approvals, parse, publish, render
 from tests.workers.conftest import SPECS, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers

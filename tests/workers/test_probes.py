@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
+from skillpress.app.base.context import AppContext
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.base.context import AppContext
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.settings import Settings
 from tests.workers.conftest import SPECS, settings_env, submit, watching
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -32,7 +32,7 @@ def worker_with_probes(
     """`skillpress worker all` as a process (with `extra` variables), once its probes listen."""
     env = {**settings_env(settings), "SKILLPRESS_PROBE_PORT": "0", **(extra or {})}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillpress.services.cli.main", "worker", "all"],
+        [sys.executable, "-m", "skillpress.cli.main", "worker", "all"],
         env=env,
         cwd=Path(__file__).parents[2],
         stdout=subprocess.DEVNULL,

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from skillpress.app.base.context import open_app
+from skillpress.platform.embedded_nats import NatsServer
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.base.context import open_app
-from skillpress.services.platform.embedded_nats import NatsServer
-from skillpress.services.platform.settings import Settings
-from skillpress.services.workers.app import WORKERS
+from skillpress.workers.app import WORKERS
 from tests.workers.conftest import SPECS, settings_env, submit, watching
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -65,7 +65,7 @@ async def test_a_worker_process_levels_off_over_many_revisions(
     log = tmp_path / "worker.log"
     with log.open("wb") as err:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "skillpress.services.cli.main", "worker", *WORKERS],
+            [sys.executable, "-m", "skillpress.cli.main", "worker", *WORKERS],
             env=settings_env(settings) | {"SKILLPRESS_BLOB_CACHE_MB": "2"},
             stdout=subprocess.DEVNULL,
             stderr=err,

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from skillpress.app.base.bus import send
+from skillpress.app.base.context import AppContext
+from skillpress.platform import tracing
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.base.bus import send
-from skillpress.services.app.base.context import AppContext
-from skillpress.services.platform import tracing
-from skillpress.services.platform.settings import Settings
 from tests.workers.conftest import SPECS, watching
 from tests.workers.test_probes import worker_with_probes
 

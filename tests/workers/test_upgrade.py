@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from skillpress.app.base.context import open_app
+from skillpress.platform import records as records_module
+from skillpress.platform.records import RecordStore
+from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.records import DeadLetter, Version
 from skillpress.schemas.subjects import EVENTS
-from skillpress.services.app.base.context import open_app
-from skillpress.services.platform import records as records_module
-from skillpress.services.platform.records import RecordStore
-from skillpress.services.platform.settings import Settings
 from tests.cli_process import COMMAND
 from tests.workers.conftest import SPECS, settings_env, submit, watching, workers
 

@@ -1,1 +1,0 @@
-"""skillpress services: the pure derivation core, the runtime, the workers, the CLI and the platform shell."""

@@ -1,0 +1,734 @@
+"""The JSON API under /v1: each route parses its input, calls one use-case of the application
+layer and returns what it gives (the CLI calls the same ones)."""
+# size: the JSON API's routes, one small function each; the OpenAPI document is generated from this one router
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response, StreamingResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, Field
+
+from skillpress.api.deps import (
+    Ctx,
+    Decider,
+    Operator,
+    Reader,
+    SpecInput,
+    read_spec_input,
+    state,
+)
+from skillpress.api.problems import PROBLEM_RESPONSES
+from skillpress.app.base.context import AppContext
+from skillpress.app.base.views import (
+    ActionItemView,
+    ActionResolved,
+    AnnotationAdded,
+    AnnotationRekeyed,
+    AnnotationRetired,
+    AnnotationView,
+    ApprovalView,
+    Confirmation,
+    DeadLetterView,
+    Detached,
+    Dismissal,
+    Overlay,
+    PublicationView,
+    Replayed,
+    RunView,
+    SkillView,
+    SubmissionView,
+    SuggestionGroups,
+    VersionDiff,
+    VersionRow,
+    VersionView,
+)
+from skillpress.app.operator.annotations import Kind
+from skillpress.app.operator.intake import SpecPreview, Submitted
+from skillpress.schemas.events import LiveVersion
+
+__all__ = ["router", "submit", "submission_stream"]
+
+router = APIRouter(prefix="/v1", responses=PROBLEM_RESPONSES)
+
+
+# the same fields without the upload, so a client that cannot send multipart (an agent calling
+# through skillpress's own skill) pastes the spec or names its URL
+def _paste_form(required: list[str]) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "content": {
+                "application/x-www-form-urlencoded": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "string",
+                                "description": "the OpenAPI document, pasted",
+                            },
+                            "url": {
+                                "type": "string",
+                                "description": "an http(s) URL to fetch it from",
+                            },
+                            "blob": {
+                                "type": "string",
+                                "description": "the `blob` a preview returned",
+                            },
+                            "slug": {"type": "string", "description": "the skill's slug"},
+                            "base_url": {
+                                "type": "string",
+                                "description": "where the API lives, when the spec does not say",
+                            },
+                        },
+                        "required": required,
+                    }
+                }
+            }
+        }
+    }
+
+
+def _bytes(description: str, media: str) -> dict[int | str, dict[str, Any]]:
+    """The success answer of an operation that returns a file: its media type, as bytes."""
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    return {200: {"description": description, "content": {media: binary}}}
+
+
+SpecFile = Annotated[UploadFile | None, File(description="the OpenAPI document, uploaded")]
+SpecText = Annotated[str | None, Form(description="the OpenAPI document, pasted")]
+SpecUrl = Annotated[str | None, Form(description="an http(s) URL to fetch it from")]
+SpecBlob = Annotated[str | None, Form(description="the `blob` a preview returned")]
+SlugForm = Annotated[str | None, Form(description="the skill's slug (default: from the title)")]
+BaseUrlForm = Annotated[
+    str | None, Form(description="where the API lives, when the spec does not say")
+]
+
+
+async def preview(
+    ctx: AppContext, spec: SpecInput, slug: str | None, base_url: str | None
+) -> SpecPreview:
+    from skillpress.app.operator.intake import preview as previewed
+
+    return await run_in_threadpool(previewed, ctx, spec.data, spec.url, slug, base_url)
+
+
+@router.post(
+    "/skills/preview",
+    name="preview_skill",
+    response_model=SpecPreview,
+    tags=["skills"],
+    openapi_extra=_paste_form([]),
+)
+async def preview_skill(
+    ctx: Ctx,
+    who: Operator,
+    file: SpecFile = None,
+    spec: SpecText = None,
+    url: SpecUrl = None,
+    blob: SpecBlob = None,
+    slug: SlugForm = None,
+    base_url: BaseUrlForm = None,
+) -> SpecPreview:
+    """What the spec already answers, and what is still to ask; nothing is stored but its bytes."""
+    return await preview(ctx, await read_spec_input(ctx, file, spec, url, blob), slug, base_url)
+
+
+async def submit(
+    request: Request,
+    spec: SpecInput,
+    slug: str,
+    base_url: str | None,
+    who: str,
+    credential_env: str | None = None,
+) -> Submitted:
+    """Submit a spec to the pipeline and return where to follow it."""
+    from skillpress.app.operator.intake import submit as submitted
+
+    shared = state(request)
+    return await submitted(
+        shared.ctx, shared.nc, slug, spec.data, spec.url, base_url, who, credential_env
+    )
+
+
+@router.post(
+    "/skills",
+    name="create_skill",
+    status_code=202,
+    response_model=Submitted,
+    tags=["skills"],
+    openapi_extra=_paste_form(["slug"]),
+)
+async def create_skill(
+    request: Request,
+    ctx: Ctx,
+    who: Operator,
+    slug: Annotated[str, Form(description="the skill's slug")],
+    file: SpecFile = None,
+    spec: SpecText = None,
+    url: SpecUrl = None,
+    blob: SpecBlob = None,
+    base_url: BaseUrlForm = None,
+    credential_env: Annotated[
+        str | None,
+        Form(
+            description="the environment variable the skill's credential is read from, when not <SLUG>_API_KEY (a name, kept with the skill)"
+        ),
+    ] = None,
+) -> Submitted:
+    """Create = submit: the spec goes through the pipeline to a proposed version."""
+    given = await read_spec_input(ctx, file, spec, url, blob)
+    return await submit(request, given, slug, base_url, who, credential_env or None)
+
+
+@router.get("/skills", name="list_skills", tags=["skills"])
+def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
+    """Every skill: its live version, proposals waiting, open action items."""
+    from skillpress.app.records.overview import skills_overview
+
+    return skills_overview(ctx)
+
+
+@router.get("/skills/{slug}", name="get_skill", tags=["skills"])
+def get_skill(ctx: Ctx, who: Operator, slug: str) -> SkillView:
+    """One skill: its live version, proposals waiting, open action items (404: no such skill)."""
+    from skillpress.app.records.overview import skill_overview
+
+    return skill_overview(ctx, slug)
+
+
+@router.get("/submissions/{submission}", name="get_submission", tags=["pipeline"])
+def submission_status(ctx: Ctx, who: Operator, submission: str) -> SubmissionView:
+    """Where a submission is, stage by stage, from the records."""
+    from skillpress.app.records.overview import submission_status as status
+
+    return status(ctx, submission)
+
+
+async def submission_stream(
+    request: Request, slug: str, submission: str, after: int | None
+) -> AsyncIterator[str]:
+    """Server-Sent Events: `stage` per event (its words and body), `end` with the outcome."""
+    from skillpress.app.operator.submissions import describe_event, submission_events
+
+    st = state(request)
+    yield "retry: 2000\n\n"
+    async for item in submission_events(st.nc, st.ctx, slug, submission, after):
+        if item is None:
+            yield ": waiting\n\n"
+            if await request.is_disconnected():
+                return
+            continue
+        subject, body = item.subject, item.body
+        text, awaiting = describe_event(item)
+        if text == subject:
+            text = subject.split(".", 1)[-1].replace(".", " ")  # spec submitted
+        data = json.dumps({"subject": subject, "text": text, "next": awaiting, "body": body})
+        name = (
+            "end"
+            if subject.rsplit(".", 1)[-1] in ("proposed", "rejected", "unchanged")
+            else "stage"
+        )
+        yield f"event: {name}\ndata: {data}\n\n"
+
+
+@router.get(
+    "/skills/{slug}/submissions/{submission}/events",
+    name="follow_submission",
+    tags=["pipeline"],
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "content": {
+                "text/event-stream": {
+                    "schema": {
+                        "type": "string",
+                        "description": "Server-Sent Events: `event: stage` for each pipeline"
+                        " stage and `event: end` for the outcome (proposed, rejected or"
+                        " unchanged), each `data:` a JSON object {subject, text, next, body}"
+                        " (the stage's subject, its words, what it waits for next, its"
+                        " message); `: waiting` comments while nothing happens.",
+                    }
+                }
+            }
+        }
+    },
+)
+async def submission_events_stream(
+    request: Request,
+    who: Operator,
+    slug: str,
+    submission: str,
+    after: Annotated[
+        int | None, Query(ge=1, description="replay from this stream sequence")
+    ] = None,
+) -> StreamingResponse:
+    """A submission's stages as they happen (replayed from `after`), ending with its outcome."""
+    if state(request).nc is None:
+        from skillpress.app.base.bus import StackError
+
+        raise StackError("this server has no pipeline connection")
+    from skillpress.app.operator.submissions import submission_known
+
+    await submission_known(state(request).nc, state(request).ctx, submission, after)
+    return StreamingResponse(
+        submission_stream(request, slug, submission, after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.get("/skills/{slug}/versions", name="list_versions", tags=["versions"])
+def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
+    """The skill's versions, newest first."""
+    from skillpress.app.records.versions import list_versions
+
+    return list_versions(ctx, slug)
+
+
+@router.get("/live", name="list_live_versions", tags=["versions"])
+def live(ctx: Ctx, who: Reader) -> list[LiveVersion]:
+    """Every skill's live version: its id, each file's sha256, its hosts (what followers keep;
+    a runtime's token reads it)."""
+    from skillpress.app.records.versions import live_versions
+
+    return live_versions(ctx)
+
+
+@router.get("/skills/{slug}/versions/{ref}", name="get_version", tags=["versions"])
+def version(ctx: Ctx, who: Reader, slug: str, ref: str) -> VersionView:
+    """One version's id, files by sha256, hosts, status and whether it is live (`ref`: an id or
+    prefix, `live`, `newest`, or `current`: the live one, else the newest; a runtime's token
+    reads published versions only)."""
+    from skillpress.app.records.versions import version_view
+
+    return version_view(ctx, slug, ref, not who.operator)
+
+
+def _files(ctx: AppContext, slug: str, ref: str, published_only: bool) -> dict[str, bytes]:
+    from skillpress.app.records.versions import resolve_version, version_files
+
+    return version_files(ctx.blobs, resolve_version(ctx, slug, ref, published_only)[1])
+
+
+@router.get("/skills/{slug}/versions/{ref}/files", name="list_version_files", tags=["versions"])
+def version_file_list(ctx: Ctx, who: Reader, slug: str, ref: str) -> dict[str, int]:
+    """A version's files and their sizes (`ref`: a version id or prefix, `live` or `newest`)."""
+    files = _files(ctx, slug, ref, not who.operator)
+    return {path: len(data) for path, data in sorted(files.items())}
+
+
+@router.get(
+    "/skills/{slug}/versions/{ref}/files/{path:path}",
+    name="get_version_file",
+    tags=["versions"],
+    response_class=Response,
+    responses={
+        200: {
+            "description": "the file's bytes: Markdown (text/markdown) or JSON",
+            "content": {
+                "text/markdown": {"schema": {"type": "string"}},
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "description": "skill.json, index.json, types.json",
+                    }
+                },
+            },
+        }
+    },
+)
+def version_file(ctx: Ctx, who: Reader, slug: str, ref: str, path: str) -> Response:
+    """One file of a version, as stored (read alone, by its digest)."""
+    from skillpress.app.records.versions import version_file as one_file
+
+    kind = "application/json" if path.endswith(".json") else "text/markdown; charset=utf-8"
+    return Response(one_file(ctx, slug, ref, path, not who.operator), media_type=kind)
+
+
+@router.get(
+    "/skills/{slug}/versions/{ref}/archive",
+    name="get_version_archive",
+    tags=["versions"],
+    response_class=Response,
+    responses=_bytes("every file of the version in one tar.gz, as stored", "application/gzip"),
+)
+def version_archive(ctx: Ctx, who: Reader, slug: str, ref: str) -> Response:
+    """Every file of a version in one gzip-compressed tar (what a follower fetches: check each
+    file against the sha256 `/v1/live` names for it before using it)."""
+    from skillpress.app.records.versions import version_archive as archive
+
+    version_id, data = archive(ctx, slug, ref, not who.operator)
+    return Response(
+        data,
+        media_type="application/gzip",
+        headers={"Content-Disposition": f'attachment; filename="{slug}@{version_id[:16]}.tar.gz"'},
+    )
+
+
+@router.get("/skills/{slug}/diff", name="diff_versions", tags=["versions"])
+def diff(
+    ctx: Ctx,
+    who: Operator,
+    slug: str,
+    from_: Annotated[str | None, Query(alias="from", description="default: live")] = None,
+    to: Annotated[str | None, Query(description="default: newest")] = None,
+) -> VersionDiff:
+    """What changed between two versions, with the annotations the newer one orphans."""
+    from skillpress.app.records.versions import diff_versions
+
+    return diff_versions(ctx, slug, from_, to)
+
+
+class PublishIn(BaseModel):
+    remove_gates: bool = Field(
+        default=False, description="publish even though live gates would be dropped"
+    )
+    timeout: float = Field(default=60.0, gt=0, le=600)
+
+
+@router.post("/skills/{slug}/versions/{ref}/publish", name="publish_version", tags=["versions"])
+def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> PublicationView:
+    """Make a version live (refused with the gates it would drop unless `remove_gates`)."""
+    from skillpress.app.operator.changes import publish as published
+
+    return published(ctx, slug, ref, body.remove_gates, body.timeout, who)
+
+
+@router.get("/skills/{slug}/annotations", name="list_annotations", tags=["annotations"])
+def annotations_list(
+    ctx: Ctx, who: Operator, slug: str, include_retired: bool = False
+) -> list[AnnotationView]:
+    """Annotations, each applied, orphaned, pending or retired."""
+    from skillpress.app.operator.annotations import list_annotations
+
+    return list_annotations(ctx, slug, include_retired)
+
+
+class AnnotationIn(BaseModel):
+    kind: Kind
+    operation: str | None = Field(
+        default=None, description="the operation, by the name the skill shows"
+    )
+    category: str | None = Field(default=None, description="with a note: a category, by its tag")
+    value: str = Field(
+        "",
+        description="the note's text, the gate's `matches`, the identity's fields, NAME=VALUE…",
+    )
+    risk: Literal["low", "medium", "high"] = "high"
+    binds: str | None = Field(default=None, description="a gate's bound fields, comma-separated")
+    amount: str | None = None
+    currency: str | None = None
+    auto_below: str | None = None
+    auto_currency: str | None = Field(
+        default=None, description="the currency auto_below is in: another is never automatic"
+    )
+    turn: str | None = None
+    timeout: float = Field(default=120.0, gt=0, le=600)
+
+
+def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) -> AnnotationAdded:
+    from skillpress.app.operator.changes import annotate
+
+    values = given.model_dump()
+    values[given.kind] = given.value
+    return annotate(
+        ctx, slug, given.kind, given.operation, given.category, values, who, given.timeout
+    )
+
+
+@router.post(
+    "/skills/{slug}/annotations", name="add_annotation", status_code=201, tags=["annotations"]
+)
+def annotate(ctx: Ctx, who: Operator, slug: str, body: AnnotationIn) -> AnnotationAdded:
+    """Add one annotation (checked against the latest revision) and propose the version it makes."""
+    return add_annotation(ctx, slug, body, who)
+
+
+@router.post("/annotations/{annotation_id}/retire", name="retire_annotation", tags=["annotations"])
+def retire(ctx: Ctx, who: Operator, annotation_id: str) -> AnnotationRetired:
+    """Retire an annotation (it stays on record) and propose the version without it."""
+    from skillpress.app.operator.changes import retire as retired
+
+    return retired(ctx, annotation_id, who)
+
+
+class RekeyIn(BaseModel):
+    operation: str = Field(description="the operation it belongs to now")
+
+
+@router.post("/annotations/{annotation_id}/rekey", name="rekey_annotation", tags=["annotations"])
+def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> AnnotationRekeyed:
+    """Move an orphaned annotation to an operation's new name."""
+    from skillpress.app.operator.changes import rekey as rekeyed
+
+    return rekeyed(ctx, {annotation_id: body.operation}, who)
+
+
+class RekeyManyIn(BaseModel):
+    moves: dict[str, str] = Field(
+        description="each orphaned annotation's id → the operation it belongs to now",
+        min_length=1,
+        max_length=1000,
+    )
+
+
+@router.post("/annotations/rekey", name="rekey_annotations", tags=["annotations"])
+def rekey_many(ctx: Ctx, who: Operator, body: RekeyManyIn) -> AnnotationRekeyed:
+    """Move several orphaned annotations of one skill at once: one version proposed for all."""
+    from skillpress.app.operator.changes import rekey as rekeyed
+
+    return rekeyed(ctx, body.moves, who)
+
+
+@router.get("/skills/{slug}/suggestions", name="list_suggestions", tags=["review"])
+def suggestions(ctx: Ctx, who: Operator, slug: str) -> SuggestionGroups:
+    """Open suggestions grouped money, deletes, changes, reads."""
+    from skillpress.app.operator.review import suggestion_groups
+
+    return suggestion_groups(ctx, slug)
+
+
+class ConfirmIn(BaseModel):
+    ids: list[str] = Field(default_factory=list, description="suggestions to confirm")
+    groups: list[str] = Field(default_factory=list, description="whole groups to confirm")
+
+
+@router.post("/skills/{slug}/suggestions/confirm", name="confirm_suggestions", tags=["review"])
+def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confirmation:
+    """Confirm suggestions one at a time or a group at once; each becomes an annotation."""
+    from skillpress.app.operator.changes import confirm
+
+    return confirm(ctx, slug, body.ids, body.groups, who)
+
+
+@router.post("/skills/{slug}/suggestions/dismiss", name="dismiss_suggestions", tags=["review"])
+def dismiss_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Dismissal:
+    """Dismiss suggestions one at a time or a group at once: decided (recorded under who did
+    it), never offered again, on later revisions either; nothing is proposed."""
+    from skillpress.app.operator.changes import dismiss
+
+    return dismiss(ctx, slug, body.ids, body.groups, who)
+
+
+@router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])
+def detach(ctx: Ctx, who: Operator, slug: str) -> Detached:
+    """From now on the skill is an ordinary package: new revisions propose nothing."""
+    from skillpress.app.operator.annotations import detach as detached
+
+    detached(ctx, slug)
+    return {"skill": slug, "detached": True}
+
+
+@router.get("/skills/{slug}/export/overlay", name="export_overlay", tags=["exports"])
+def export_overlay(ctx: Ctx, who: Operator, slug: str) -> Overlay:
+    """The annotations as an OpenAPI Overlay 1.0 document."""
+    from skillpress.app.operator.exports import overlay
+
+    return overlay(ctx, slug)
+
+
+@router.get(
+    "/skills/{slug}/export/agent-skills",
+    name="export_agent_skills",
+    tags=["exports"],
+    response_class=Response,
+    responses=_bytes(
+        "the Agent Skills folder (SKILL.md, tools.json, references/), zipped", "application/zip"
+    ),
+)
+def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
+    """The live version as an Agent Skills folder, zipped."""
+    from skillpress.app.operator.exports import agent_skills_zip
+
+    return Response(
+        agent_skills_zip(ctx, slug),
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{slug}-agent-skill.zip"'},
+    )
+
+
+@router.get("/actions", name="list_action_items", tags=["operations"])
+def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
+    """Open action items."""
+    from skillpress.app.records.overview import open_actions
+
+    return open_actions(ctx)
+
+
+@router.post("/actions/{action_id}/resolve", name="resolve_action_item", tags=["operations"])
+def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
+    """Mark an action item handled."""
+    from skillpress.app.records.overview import resolve_action
+
+    return resolve_action(ctx, action_id)
+
+
+@router.get("/dead-letters", name="list_dead_letters", tags=["operations"])
+def dead_letters(ctx: Ctx, who: Operator) -> list[DeadLetterView]:
+    """Messages no worker could handle, oldest first."""
+    from skillpress.app.records.overview import dead_letters as letters
+
+    return letters(ctx)
+
+
+class ReplayIn(BaseModel):
+    ids: list[int] | None = Field(
+        None, description="dead letters to replay (default: every one not yet replayed)"
+    )
+
+
+@router.post("/dead-letters/replay", name="replay_dead_letters", tags=["operations"])
+def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
+    """Re-publish dead letters' original messages under fresh message ids."""
+    from skillpress.app.operator.dispatch import replay_dead_letters
+
+    return replay_dead_letters(ctx, body.ids)
+
+
+@router.get("/approvals", name="list_approvals", tags=["approvals"])
+def approvals(ctx: Ctx, who: Operator, everything: bool = False) -> list[ApprovalView]:
+    """Calls to gated operations waiting for a person, oldest first (`everything`: decided ones too)."""
+    from skillpress.app.records.approval_requests import list_requests
+
+    return list_requests(ctx, everything)
+
+
+class DecisionIn(BaseModel):
+    grant: bool = Field(description="true grants the call (once, for exactly its bound values)")
+
+
+@router.post("/approvals/{request_id}/decide", name="decide_approval", tags=["approvals"])
+def decide(ctx: Ctx, who: Decider, request_id: int, body: DecisionIn) -> ApprovalView:
+    """Grant or deny a waiting call; the operator's name is recorded with the decision."""
+    from skillpress.app.records.approval_requests import as_dict
+    from skillpress.app.records.approval_requests import decide as decided
+
+    return as_dict(decided(ctx, request_id, body.grant, who), ctx)
+
+
+class AskIn(BaseModel):
+    skill: str = Field(max_length=64, description="the skill's slug")
+    operation: str = Field(max_length=128, description="the gated operation")
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="the call's arguments, by the API's names: the server evaluates the live"
+        " version's gate on them (what it binds, and whether its auto_below lets the call go)",
+    )
+    page_url: str | None = Field(
+        default=None, max_length=8192, description="the next page the call is sent to, if any"
+    )
+    bound: dict[str, Any] = Field(
+        default_factory=dict,
+        description="an earlier release's field: read as `arguments` when those are not given",
+    )
+    risk: str = Field(
+        default="high", max_length=32, description="ignored: the live version's gate says"
+    )
+    auto: bool = Field(
+        default=False,
+        description="ignored: whether a call is under its gate's auto_below is the server's"
+        " finding, never a client's claim",
+    )
+    requested_by: str = Field(default="", max_length=128, description="who asks (an agent, a host)")
+
+
+@router.post("/approvals", name="ask_approval", tags=["approvals"])
+def ask(ctx: Ctx, who: Reader, body: AskIn) -> ApprovalView:
+    """A gated call asks (a runtime's token may): the server evaluates the skill's live gate on
+    the call's arguments. `used` when a grant for exactly these values was waiting and this call
+    used it up, `auto` when under the gate's threshold, else the `pending` request it waits on
+    (announced), the asking token's own. Its caller waits with `consume`."""
+    from skillpress.app.records.approval_requests import settle_asked
+
+    by = f"{body.requested_by[:100]} (as {who.name})" if body.requested_by else who.name
+    args = body.arguments if body.arguments is not None else body.bound
+    return settle_asked(ctx, body.skill, body.operation, args, body.page_url, by, who.name)
+
+
+@router.get("/approvals/{request_id}", name="get_approval", tags=["approvals"])
+def approval(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
+    """One request as it stands (pending, granted, denied, used, expired): a runtime reads only
+    the requests its own token made."""
+    from skillpress.app.records.approval_requests import request_view
+
+    return request_view(ctx, request_id, None if who.operator else who.name)
+
+
+@router.post("/approvals/{request_id}/consume", name="consume_approval", tags=["approvals"])
+def consume(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
+    """The decision for the call waiting on a request the same token made: a grant is used up by
+    exactly one call (`used`: send it, once), and any other gets a 409 `grant-spent` problem
+    (ask anew); a pending, denied or expired one comes back as it is."""
+    from skillpress.app.records.approval_requests import as_dict
+    from skillpress.app.records.approval_requests import consume as consumed
+
+    return as_dict(consumed(ctx, request_id, who.name), ctx)
+
+
+class TokenIn(BaseModel):
+    name: str = Field(max_length=64, description="whose token (lowercase letters, digits, . _ -)")
+    role: Literal["operator", "runtime"] = Field(
+        default="runtime",
+        description="runtime: reads live versions, asks for approvals and waits on them;"
+        " operator: everything",
+    )
+
+
+class TokenMade(BaseModel):
+    name: str
+    role: str
+    token: str = Field(description="the token itself: shown this once, only its digest is kept")
+
+
+class TokenRow(BaseModel):
+    name: str
+    role: str
+    created: str
+
+
+@router.get("/tokens", name="list_tokens", tags=["tokens"])
+def tokens(ctx: Ctx, who: Operator) -> list[TokenRow]:
+    """Every token by name, with its role and when it was made (never a token itself)."""
+    from skillpress.app.base.roles import token_list
+
+    return [TokenRow(name=t.name, role=t.role, created=t.created) for t in token_list(ctx.settings)]
+
+
+@router.post("/tokens", name="make_token", tags=["tokens"])
+def make_token(ctx: Ctx, who: Decider, body: TokenIn) -> TokenMade:
+    """A new token (an operator's to make): a runtime's for a follower, an MCP server or a host
+    that asks for approvals here; its secret is in this answer only."""
+    from skillpress.app.base.roles import mint_token
+
+    return TokenMade(
+        name=body.name, role=body.role, token=mint_token(ctx.settings, body.name, body.role)
+    )
+
+
+@router.get("/skills/{slug}/runs", name="list_runs", tags=["runs"])
+def skill_runs(
+    ctx: Ctx, who: Operator, slug: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
+) -> list[RunView]:
+    """The skill's workflow runs, newest first, without their steps."""
+    from skillpress.app.records.runs import list_runs
+
+    return list_runs(ctx, slug, limit)
+
+
+@router.get("/runs/{run_id}", name="get_run", tags=["runs"])
+def run(ctx: Ctx, who: Operator, run_id: int) -> RunView:
+    """One workflow run with its steps: each request (secrets redacted), status, try, timing
+    and answer; a waiting run names the approval request it waits on."""
+    from skillpress.app.records.runs import get_run
+
+    return get_run(ctx, run_id)
+
+
+for _route in router.routes:  # each operation's summary: its docstring's first line
+    if isinstance(_route, APIRoute) and _route.description and not _route.summary:
+        _route.summary = _route.description.strip().splitlines()[0].rstrip(".")

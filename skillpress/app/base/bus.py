@@ -1,0 +1,241 @@
+"""The pipeline's bus, as every room reaches it: where NATS is, a connection with the streams in
+place, sending one message, and following the events it leads to until a story ends.
+
+With `SKILLPRESS_NATS_URL` set, workers run elsewhere (`skillpress worker NAME`). Without it, a
+`skillpress up` on the same home is found through `<home>/up.json` (mode 0600: the URL carries
+the embedded server's credentials); failing that, the embedded pipeline the context was given
+(the stack's: a nats-server and every worker in-process) runs for the use-case's duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from skillpress.app.base.context import AppContext
+from skillpress.errors import Retryable, Unavailable
+from skillpress.platform.nats_urls import shown_url
+from skillpress.platform.settings import Settings
+from skillpress.platform.tracing import inject
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NATS
+
+__all__ = [
+    "Event",
+    "OnEvent",
+    "Pipeline",
+    "StackError",
+    "parse_event",
+    "running_up",
+    "send",
+    "send_and_follow",
+    "with_pipeline",
+    "write_up_marker",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a story as it arrived: its subject and its message, parsed into the
+    catalogue's model for that subject (`schemas.events.MESSAGES`)."""
+
+    subject: str
+    message: BaseModel
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The message as JSON, what a face prints or streams."""
+        return self.message.model_dump(mode="json")
+
+    @property
+    def submission(self) -> str | None:
+        """The submission the event descends from, when it does."""
+        found = getattr(self.message, "submission", None)
+        return found if isinstance(found, str) else None
+
+
+OnEvent = Callable[[Event], None]
+
+
+def parse_event(subject: str, data: bytes) -> Event | None:
+    """The event a message on `subject` carries, or None for one outside the catalogue (a
+    subject it does not list, a body its model refuses): never half-read."""
+    from skillpress.schemas.events import MESSAGES
+
+    model = MESSAGES.get(subject)
+    if model is None:
+        return None
+    try:
+        return Event(subject, model.model_validate_json(data))
+    except ValidationError:
+        return None
+
+
+class StackError(Retryable):
+    """No NATS to talk to, or it did not answer in time; the message says what to do."""
+
+
+@dataclass
+class Pipeline:
+    ctx: AppContext
+    nats_url: str
+    mode: str  # configured | up | embedded
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[NATS]:
+        """A connection to this pipeline's NATS with its streams in place, closed after."""
+        from skillpress.platform.broker import connect, ensure_stream, nats_options
+
+        nc = await connect(
+            self.nats_url,
+            name="skillpress-cli",
+            attempts=2,
+            options=nats_options(self.ctx.settings, self.nats_url),
+        )
+        try:
+            await ensure_stream(nc, self.ctx.settings.stream_replicas)
+            yield nc
+        finally:
+            await nc.close()
+
+
+def _marker(settings: Settings) -> Path:
+    return settings.home / "up.json"
+
+
+def write_up_marker(settings: Settings, nats_url: str, nats_home: Path | None = None) -> Path:
+    """`<home>/up.json` (mode 0600: the URL carries the embedded NATS's operator credentials),
+    what a command line on the same home finds a running `up` by; `nats_home` is where the
+    embedded server keeps each role's credentials."""
+    from skillpress.platform.operator_tokens import write_private
+
+    path = _marker(settings)
+    info: dict[str, Any] = {"nats_url": nats_url, "pid": os.getpid()}
+    if nats_home is not None:
+        info["nats_home"] = str(nats_home)
+    write_private(path, json.dumps(info))
+    return path
+
+
+def running_up(settings: Settings, role: str = "operator") -> str | None:
+    """The NATS URL of a live `skillpress up` on this home, if one is running, as `role`'s user
+    (`platform.nats_roles`: a follower's or a runtime's can publish no command, write no
+    pointer)."""
+    path = _marker(settings)
+    try:
+        info = json.loads(path.read_text())
+        os.kill(int(info["pid"]), 0)
+        url = str(info["nats_url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if role == "operator" or not info.get("nats_home"):
+        return url
+    from skillpress.platform.embedded_nats import credentials
+    from skillpress.platform.nats_urls import as_user
+
+    return as_user(url, *credentials(Path(str(info["nats_home"])), role))
+
+
+def with_pipeline(ctx: AppContext, work: Callable[[Pipeline], Coroutine[Any, Any, T]]) -> T:
+    """Run `work` against the pipeline: the configured NATS, a running `skillpress up`, or the
+    embedded one the context was given (`AppContext.embedded`: a command line's) for its duration."""
+    settings = ctx.settings
+    if settings.nats_url:
+        return asyncio.run(work(Pipeline(ctx, settings.nats_url, "configured")))
+    url = running_up(settings)
+    if url:
+        return asyncio.run(work(Pipeline(ctx, url, "up")))
+    starter = ctx.embedded
+    if starter is None:
+        raise StackError(
+            "no NATS to send on: set SKILLPRESS_NATS_URL, or start `skillpress up` on this home"
+        )
+
+    async def embedded() -> T:
+        async with starter(ctx) as nats_url:
+            return await work(Pipeline(ctx, nats_url, "embedded"))
+
+    return asyncio.run(embedded())
+
+
+async def send(nc: NATS, subject: str, payload: BaseModel, msg_id: str) -> int:
+    """Publish one message into the stream (deduplicated by `msg_id`); its stream sequence."""
+    from skillpress.schemas.subjects import STREAM
+
+    headers = inject({"Nats-Msg-Id": msg_id}, subject)  # the submission's trace starts here
+    ack = await nc.jetstream().publish(
+        subject, payload.model_dump_json().encode(), headers=headers, stream=STREAM
+    )
+    return int(ack.seq)
+
+
+async def send_and_follow(
+    pipeline: Pipeline,
+    subject: str,
+    payload: BaseModel,
+    msg_id: str,
+    done: Callable[[Event], bool],
+    timeout: float,
+    on_event: OnEvent | None = None,
+    recover: Callable[[], Event | None] | None = None,
+) -> list[Event]:
+    """Publish one message, then collect events until `done(event)` says the story ended;
+    `on_event` hears each one as it arrives. `recover` looks for the ending in the record store
+    (every few seconds while nothing arrives): an event published while this client was
+    reconnecting is lost to it, but the outcome it announced is stored."""
+    seen: list[Event] = []
+    queue: asyncio.Queue[Event] = asyncio.Queue()
+
+    async def on_message(msg: Any) -> None:
+        event = parse_event(msg.subject, msg.data)
+        if event is not None:
+            await queue.put(event)
+
+    async with pipeline.connection() as nc:
+        await nc.subscribe("skillpress.>", cb=on_message)
+        await nc.flush()
+        await send(nc, subject, payload, msg_id)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if recover is not None and (left <= 0 or queue.empty()):
+                try:
+                    found = await asyncio.to_thread(recover)
+                except Unavailable:  # the records are down for now: the events may still come
+                    found = None
+                if found is not None:
+                    seen.append(found)
+                    if on_event is not None:
+                        on_event(found)
+                    return seen
+            if left <= 0:
+                where = {
+                    "configured": f"workers on {shown_url(pipeline.nats_url)} (skillpress worker NAME)",
+                    "up": "the running `skillpress up`",
+                    "embedded": "the in-process workers",
+                }[pipeline.mode]
+                raise StackError(
+                    f"no answer from {where} within {timeout:g} s; see `skillpress dead-letters`"
+                )
+            try:
+                wait = left if recover is None else min(left, 3.0)
+                event = await asyncio.wait_for(queue.get(), timeout=wait)
+            except TimeoutError:
+                continue
+            seen.append(event)
+            if on_event is not None:
+                on_event(event)
+            if done(event):
+                return seen

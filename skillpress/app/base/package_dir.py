@@ -1,0 +1,263 @@
+"""Writing a package to a directory as a whole, and reading one back (derived or hand-written)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from skillpress.errors import Permanent
+
+if TYPE_CHECKING:  # (imported when a child is made: reading a package needs none)
+    from skillpress.derive.split import Child
+
+__all__ = ["write_package_dir", "PackageWriter", "read_package_dir", "OutputDirError", "LazyFiles"]
+
+_MAX_PACKAGE_FILES = 50_000
+
+
+class OutputDirError(OSError, Permanent):
+    """The output directory cannot take the package (exists with other content, unwritable)."""
+
+
+def write_package_dir(
+    files: dict[str, bytes], out: Path, marker: str = "skill.json", *, detach_removal: bool = False
+) -> None:
+    """Write `files` into `out` as a whole: a new directory is swapped in, stale files never linger.
+    An existing `out` is replaced only if it holds `marker` (what this command wrote before).
+    With `detach_removal` the replaced directory (renamed aside, hidden) is removed by a detached
+    process, so a command that is about to exit does not wait for ten thousand unlinks."""
+    PackageWriter(out, marker).commit(files, detach_removal=detach_removal)
+
+
+class PackageWriter:
+    """A package directory written as its files become ready and swapped in whole at the end
+    (`commit`). Files handed over early (`write_soon`) are written by a forked child (it holds
+    them already: nothing is sent) while the caller goes on building the rest, on the other
+    core; a thread would not do, since it waits for the interpreter lock the caller holds. The
+    output directory is checked when the writer is made, so a wrong `--out` is refused before
+    any work. Until `commit`, nothing is in `out`; any failure leaves `out` as it was and
+    removes what was written."""
+
+    def __init__(self, out: Path, marker: str = "skill.json") -> None:
+        out = out.resolve()
+        if out.exists():
+            if not out.is_dir():
+                raise OutputDirError(f"{out} exists and is not a directory")
+            if any(out.iterdir()) and not (out / marker).exists():
+                raise OutputDirError(
+                    f"{out} is not empty and holds no {marker}; choose another --out"
+                )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.out = out
+        self._tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        # the package being replaced: files it holds unchanged are linked, not written again
+        self._reuse = out if out.is_dir() and (out / marker).is_file() else None
+        self._made = {self._tmp}
+        self._handed: dict[str, bytes] = {}  # what a child was given (written when it succeeded)
+        self._child: Child | None = None
+
+    def write_soon(self, files: dict[str, bytes]) -> None:
+        """Have `files` written by a forked child while the caller goes on (only from a
+        single-threaded process); where there is no fork, write them now."""
+        self._wait()
+        if not hasattr(os, "fork"):
+            self._write(files)
+            return
+
+        from skillpress.derive.split import in_child
+
+        def write() -> bytes:  # (the child's work)
+            self._write(files)
+            return b""
+
+        self._child = in_child(write)
+        self._handed = files
+
+    def commit(self, files: dict[str, bytes], *, detach_removal: bool = False) -> None:
+        """Write whatever of `files` is not written yet (a file handed over early with other
+        bytes is written again), then swap the directory in for `out`."""
+        out, tmp = self.out, self._tmp
+        try:
+            written = self._wait()
+            self._write(
+                {n: d for n, d in files.items() if written.get(n) != d},
+                replace=True,
+            )
+            for name in set(written) - set(files):
+                (tmp / name).unlink()
+            if out.exists():
+                old = out.with_name(f".{out.name}.old-{os.getpid()}")
+                out.rename(old)
+                tmp.rename(out)
+                if detach_removal:
+                    _remove_detached(old)
+                else:
+                    shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def abort(self) -> None:
+        """Give up: wait for a child, remove what was written (`out` is untouched)."""
+        try:
+            self._wait()
+        finally:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _wait(self) -> dict[str, bytes]:
+        """Wait for a writing child: what it wrote, or nothing when it failed (the caller then
+        writes everything itself); a file system error it met is raised here."""
+        if self._child is None:
+            return {}
+        succeeded, said = self._child.join()
+        self._child = None
+        if succeeded:
+            return self._handed
+        if said:
+            raise OutputDirError(said.decode(errors="replace"))
+        return {}
+
+    def _write(self, files: dict[str, bytes], replace: bool = False) -> None:
+        """Create each file in the new directory; one the package being replaced holds with the
+        same bytes is hard-linked from there instead (re-deriving an unchanged API writes no
+        data, and removing the old directory then frees no blocks). `replace`: a file there
+        already is unlinked first, never truncated (it may be such a link)."""
+        tmp, made, old = self._tmp, self._made, self._reuse
+        for name, data in files.items():
+            # `tmp` is ours and fresh, so a lexical check is enough: no absolute names, no `..`
+            parts = PurePosixPath(name).parts
+            if not parts or name.startswith("/") or any(p in ("..", ".") for p in parts):
+                raise OutputDirError(f"{name!r} would be written outside {self.out}")
+            target = tmp.joinpath(*parts)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            if replace:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target)
+            if old is not None and _link_same(old.joinpath(*parts), data, target):
+                continue
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+
+
+def _link_same(source: Path, data: bytes, target: Path) -> bool:
+    """Hard-link `source` as `target` when it is a plain file holding exactly `data`."""
+    try:
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or st.st_nlink != 1:
+            return False
+        if os.read(fd, len(data) + 1) != data:
+            return False
+        os.link(source, target, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _remove_detached(path: Path) -> None:
+    """Remove `path` (and any older leftovers beside it: a removal that was killed) in a process
+    of its own session, with no terminal or pipes of ours; where none can start, remove it here."""
+    import glob
+    import subprocess
+
+    prefix = path.name[: path.name.rindex(".old-") + 5]
+    leftovers = sorted(str(p) for p in path.parent.glob(glob.escape(prefix) + "*") if p.is_dir())
+    rm = shutil.which("rm")
+    if rm is not None:
+        try:
+            subprocess.Popen(
+                [rm, "-rf", "--", *leftovers],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+            )
+            return
+        except OSError:
+            pass
+    for leftover in leftovers:
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+class LazyFiles(Mapping[str, bytes]):
+    """A package's files by name, each read when first asked for: loading a skill to call one
+    operation reads `skill.json` and that operation's file, not the other ten thousand."""
+
+    def __init__(self, names: list[str], read: Callable[[str], bytes]) -> None:
+        self._names = names
+        self._known = frozenset(names)
+        self._read = read
+        self._cache: dict[str, bytes] = {}
+
+    def __getitem__(self, name: str) -> bytes:
+        if name not in self._known:
+            raise KeyError(name)
+        data = self._cache.get(name)
+        if data is None:
+            data = self._cache[name] = self._read(name)
+        return data
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def read_package_dir(path: Path, *, hand_written: bool = False) -> Mapping[str, bytes]:
+    """A package directory's files by name, read on first use. `hand_written` admits a directory
+    of operation files without `skill.json` (a skill written by a person rather than derived)."""
+    if not path.is_dir():
+        raise OutputDirError(f"{path} is not a directory")
+    if hand_written and not (path / "skill.json").is_file():
+        if not any(p.suffix == ".md" for p in path.iterdir()) and not (path / "SKILL.md").is_file():
+            raise OutputDirError(
+                f"{path} holds neither skill.json nor operation files (*.md): not a skill package"
+            )
+    elif not (path / "skill.json").is_file():
+        raise OutputDirError(
+            f"{path} holds no skill.json: not a skill package (make one with `skillpress derive`)"
+        )
+    names: list[str] = []
+    folders = [""]
+    if hand_written and (path / "SKILL.md").is_file() and (path / "references").is_dir():
+        folders.append("references/")  # an Agent Skills folder: its operations are references
+    for folder in folders:
+        with os.scandir(path / folder if folder else path) as entries:
+            for entry in entries:
+                if entry.is_file() and not entry.name.startswith("."):
+                    names.append(folder + entry.name)
+                    if len(names) > _MAX_PACKAGE_FILES:
+                        raise OutputDirError(f"{path} holds more than {_MAX_PACKAGE_FILES} files")
+
+    def read(name: str) -> bytes:
+        try:
+            return (path / name).read_bytes()
+        except OSError as exc:
+            raise OutputDirError(f"{path / name}: cannot be read ({exc.strerror})") from None
+
+    return LazyFiles(sorted(names), read)

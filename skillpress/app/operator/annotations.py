@@ -1,0 +1,315 @@
+"""People's additions: add one (checked against the skill's latest revision, refusing what cannot
+be meant), list them with their state, retire, re-key, retract a turn's examples, detach.
+
+Each change is stored first and then proposes a version through the pipeline
+(`skillpress.app.operator.dispatch.propose_change`); nothing here publishes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from skillpress.app.base.context import AppContext
+from skillpress.app.base.views import AnnotationView
+from skillpress.app.records.annotations import (
+    active_of_kind,
+    add_annotation,
+    annotations_to_rekey,
+    retire_annotations,
+    skill_annotations,
+)
+from skillpress.app.records.derivations import (
+    annotations_in_force,
+    derive_revision,
+    latest_revision_id,
+    load_revision,
+    parsed_operation_names,
+)
+from skillpress.app.records.versions import find_skill, newest_manifest, set_detached
+from skillpress.derive.annotations import Annotation, check_shape
+from skillpress.derive.manifest import Manifest
+from skillpress.errors import Refused
+from skillpress.platform.ids import derived_id
+from skillpress.schemas.records import AnnotationRecord, Skill
+
+__all__ = [
+    "KINDS",
+    "Kind",
+    "Stored",
+    "record_annotation",
+    "check_annotation",
+    "check_workflows",
+    "compose_annotation",
+    "detach",
+    "annotations_of",
+    "list_annotations",
+    "record_rekeying",
+    "record_retirement",
+    "retract_turn",
+    "store_annotation",
+]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a change stored: the annotations it touched, its skill, and the moment it took effect."""
+
+    ids: list[str]
+    skill: Skill
+    at: datetime
+
+
+# what a person can add, by the words they give it: the CLI's flags, the API and the console's form
+Kind = Literal[
+    "note",
+    "skill_note",
+    "prefer",
+    "hidden",
+    "approval",
+    "identity",
+    "example",
+    "fixed",
+    "fixed_header",
+    "style",
+    "rename_category",
+    "merge_categories",
+]
+KINDS: tuple[str, ...] = get_args(Kind)
+
+
+def _pair(text: str, what: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise Refused(f"{what} takes NAME=VALUE")
+    name, raw = text.split("=", 1)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return name.strip(), value
+
+
+def _listed(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def compose_annotation(
+    kind: str, operation: str | None, category: str | None, values: Mapping[str, str | None]
+) -> tuple[str, str, dict[str, Any]]:
+    """(stored kind, target, body) of an annotation from the words a person gave: `values[kind]`
+    is its main value (a note's text, a gate's `matches`, `NAME=VALUE`…), with `risk`, `binds`,
+    `amount`, `currency`, `auto_below` for a gate and `turn` for an example. Refused with what to
+    give instead; the body's own rules are checked by `check_shape` when it is added."""
+    # size: one branch per annotation kind a form or a flag gives
+    if kind not in KINDS:
+        raise Refused(f"no annotation kind {kind!r}: one of {', '.join(KINDS)}")
+    main = (values.get(kind) or "").strip() if kind != "hidden" else ""
+    if kind != "hidden" and not main:
+        raise Refused(f"a {kind.replace('_', ' ')} needs its value")
+    target = f"operation:{operation or ''}"
+    if category:
+        if kind != "note" or operation:
+            raise Refused("a category takes a note (and no operation)")
+        target = f"category:{category}"
+    body: dict[str, Any]
+    if kind in ("note", "skill_note"):
+        body = {"text": main}
+    elif kind == "prefer":
+        body = {"operation": main}
+    elif kind == "hidden":
+        body = {}
+    elif kind == "approval":
+        body = {"matches": " ".join(main.split()), "risk": values.get("risk") or "high"}
+        if values.get("binds"):
+            body["binds"] = _listed(values["binds"] or "")
+        for key in ("amount", "currency", "auto_currency"):
+            if values.get(key):
+                body[key] = values[key]
+        if values.get("auto_below"):
+            try:
+                body["auto_below"] = float(values["auto_below"] or "")
+            except ValueError:
+                raise Refused(f"auto below {values['auto_below']!r} is not a number") from None
+    elif kind == "example":
+        try:
+            body = {"arguments": json.loads(main), "turn": values.get("turn") or ""}
+        except json.JSONDecodeError as exc:
+            raise Refused(f"the example is not valid JSON ({exc.msg})") from None
+    elif kind == "identity":
+        body = {"fields": _listed(main)}
+    elif kind in ("rename_category", "merge_categories"):
+        old, new = _pair(main, kind.replace("_", " "))
+        body = (
+            {"rename": old, "to": str(new)}
+            if kind == "rename_category"
+            else {"merge": _listed(old), "to": str(new)}
+        )
+        return "category", "skill", body
+    elif kind == "style":
+        name, style = _pair(main, "a style")
+        body = {"name": name, "style": style}
+    else:
+        name, value = _pair(main, kind.replace("_", " "))
+        body = {"name": name, "value": value} | ({"in": "header"} if kind == "fixed_header" else {})
+        return "fixed", target, body
+    return kind, "skill" if kind == "skill_note" else target, body
+
+
+def check_annotation(
+    ctx: AppContext, skill: Skill, new: list[Annotation], retiring: frozenset[str] = frozenset()
+) -> Manifest:
+    """Derive the latest revision with the active annotations (less `retiring`, less those already
+    orphaned) plus `new`, refusing (AnnotationRefused) what cannot be meant; the derived skill.json."""
+    revision_id = latest_revision_id(ctx, skill.id)
+    if revision_id is None:
+        raise Refused(
+            f"{skill.slug} has no derived revision yet (skillpress import SPEC --skill {skill.slug})"
+        )
+    inputs = load_revision(ctx, revision_id)
+    in_force = annotations_in_force(ctx, skill.id, ctx.clock())
+    current = [a for a in in_force if a.id not in retiring]
+    # the parse stage's derivation names the operations: an annotation on any other is orphaned
+    names = parsed_operation_names(ctx, inputs.revision)
+    orphaned = {a.id for a in current if a.operation is not None and a.operation not in names}
+    kept = tuple(a for a in current if a.id not in orphaned)
+    package = derive_revision(ctx, inputs, None, kept + tuple(new), strict=True)
+    if any(a.kind == "workflow" for a in (*kept, *new)):
+        check_workflows(ctx, package.files)
+    return package.manifest
+
+
+def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
+    """The package's workflows load as the runtime will load them, a skill one `uses` being the
+    published one (AnnotationRefused if not)."""
+    from skillpress.app.records.versions import live_skills
+    from skillpress.derive.annotations import AnnotationRefused
+    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.workflows import WorkflowRefused, load_workflows
+
+    with live_skills(ctx) as finder:
+        try:
+            load_workflows(files, load_skill(files, lazy=True), finder)
+        except WorkflowRefused as exc:
+            raise AnnotationRefused(str(exc)) from None
+
+
+def store_annotation(
+    ctx: AppContext,
+    skill: Skill,
+    kind: str,
+    target: str,
+    body: dict[str, Any],
+    by: str,
+    now: datetime,
+) -> str:
+    body_json = json.dumps(body, sort_keys=True)
+    aid = derived_id("annotation", skill.id, kind, target, body_json, now.isoformat())[:16]
+    add_annotation(
+        ctx,
+        AnnotationRecord(
+            id=aid,
+            skill_id=skill.id,
+            kind=kind,
+            target=target,
+            body_json=body_json,
+            created_by=by,
+            created_at=now,
+        ),
+    )
+    return aid
+
+
+def record_annotation(
+    ctx: AppContext, slug: str, kind: str, target: str, body: dict[str, Any], by: str
+) -> Stored:
+    """Check one annotation's shape, then against the skill's latest revision, then store it."""
+    check_shape(kind, target, body)
+    skill = find_skill(ctx, slug)
+    check_annotation(ctx, skill, [Annotation("(new)", kind, target, body)])
+    now = ctx.clock()
+    return Stored([store_annotation(ctx, skill, kind, target, body, by, now)], skill, now)
+
+
+def list_annotations(
+    ctx: AppContext, slug: str, include_retired: bool = False
+) -> list[AnnotationView]:
+    """A skill's annotations, each applied, orphaned, pending (not yet in a version) or retired."""
+    skill = find_skill(ctx, slug)
+    _, manifest = newest_manifest(ctx, skill)
+    return annotations_of(ctx, skill, manifest, include_retired)
+
+
+def annotations_of(
+    ctx: AppContext, skill: Skill, manifest: Manifest | None, include_retired: bool = False
+) -> list[AnnotationView]:
+    """`list_annotations` for a skill and its newest manifest already read."""
+    rows = skill_annotations(ctx, skill.id)
+    state = manifest.annotations if manifest is not None else None
+    out: list[AnnotationView] = []
+    for r in rows:
+        if r.retired_at is not None and not include_retired:
+            continue
+        if r.retired_at:
+            status = "retired"
+        elif state is not None and r.id in state.orphaned:
+            status = "orphaned"
+        elif state is not None and r.id in state.applied:
+            status = "applied"
+        else:
+            status = "pending"
+        out.append(
+            {
+                "id": r.id,
+                "kind": r.kind,
+                "target": r.target,
+                "body": r.body,
+                "status": status,
+                "created_by": r.created_by,
+                "created_at": r.created_at.isoformat(),
+            }
+        )
+    return out
+
+
+def record_retirement(ctx: AppContext, annotation_id: str, by: str) -> Stored:
+    """Retire an annotation: it stays on record, and later versions leave it out."""
+    now = ctx.clock()
+    return Stored([annotation_id], retire_annotations(ctx, [annotation_id], by, now), now)
+
+
+def retract_turn(ctx: AppContext, slug: str, turn: str, by: str) -> Stored | None:
+    """Retire every example observed in a flagged turn; None when the turn gave none."""
+    skill = find_skill(ctx, slug)
+    rows = active_of_kind(ctx, skill.id, "example")
+    ids = [r.id for r in rows if r.body.get("turn") == turn]
+    if not ids:
+        return None
+    now = ctx.clock()
+    return Stored(ids, retire_annotations(ctx, ids, by, now), now)
+
+
+def record_rekeying(ctx: AppContext, moves: Mapping[str, str], by: str) -> Stored:
+    """Move annotations to their operations' new names (`moves`: annotation id → operation) in
+    one change: each old one retired, the same one added on its new name, all checked together
+    first. `ids` is the old ones, then the new ones in the same order."""
+    if not moves:
+        raise Refused("name at least one annotation to re-key and the operation it belongs to now")
+    skill, rows = annotations_to_rekey(ctx, list(moves))
+    found = [(r.id, r.kind, r.body, moves[r.id]) for r in rows]
+    new = [Annotation("(new)", kind, f"operation:{op}", body) for _, kind, body, op in found]
+    check_annotation(ctx, skill, new, retiring=frozenset(moves))
+    now = ctx.clock()
+    retire_annotations(ctx, list(moves), by, now)
+    added = [
+        store_annotation(ctx, skill, kind, f"operation:{op}", body, by, now)
+        for _, kind, body, op in found
+    ]
+    return Stored([*moves, *added], skill, now)
+
+
+def detach(ctx: AppContext, slug: str) -> None:
+    """From now on the skill is an ordinary package: new revisions and annotations propose nothing."""
+    set_detached(ctx, find_skill(ctx, slug).id)

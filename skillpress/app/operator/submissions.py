@@ -1,0 +1,295 @@
+"""Submissions, from the operator's side: a spec submitted (its bytes stored, or its URL to fetch)
+and followed stage by stage to its end; what each stage's event says in words (the command
+line's progress and the API's event stream say the same); the end as the records keep it, when
+an event was missed; and a story a dead letter stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+from skillpress.app.base.bus import (
+    Event,
+    OnEvent,
+    Pipeline,
+    parse_event,
+    send_and_follow,
+    with_pipeline,
+)
+from skillpress.app.base.context import AppContext
+from skillpress.app.operator.intake import first_check
+from skillpress.app.records.overview import (
+    recorded_submission,
+    stored_outcome,
+    unreplayed_letters,
+)
+from skillpress.errors import Refused, Retryable
+from skillpress.schemas.subjects import EVENTS
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NATS
+
+    from skillpress.schemas.events import SpecSubmitted
+
+__all__ = [
+    "DeadLettered",
+    "ENDINGS",
+    "check_base_url",
+    "dead_lettered",
+    "describe_event",
+    "spec_submitted",
+    "stored_outcome",
+    "submission_events",
+    "submit_spec",
+]
+
+
+class DeadLettered(Retryable):
+    """A story stopped: a worker could not handle one of its messages, which is now a dead
+    letter (replayable once what broke is fixed); the message names it."""
+
+    problem = "dead-lettered"
+
+
+def dead_lettered(ctx: AppContext, submission: str) -> None:
+    """DeadLettered when a message of `submission` is a dead letter not yet replayed."""
+    letters = unreplayed_letters(ctx, submission)
+    if not letters:
+        return
+    letter = letters[0]
+    error = letter.error.strip().splitlines()[0][:300] if letter.error else "no error recorded"
+    raise DeadLettered(
+        f"stopped at {letter.worker}: dead letter #{letter.id} ({letter.subject}): {error};"
+        f" once that is fixed: skillpress dead-letters --replay {letter.id}"
+    )
+
+
+def describe_event(event: Event) -> tuple[str, str | None]:
+    """A stage's outcome in words, and what is awaited next (None at the end)."""
+    from skillpress.schemas.events import (
+        RevisionCategorized,
+        RevisionParsed,
+        RevisionStored,
+        SuggestionsMade,
+        VersionProposed,
+    )
+
+    m = event.message
+    if isinstance(m, RevisionStored):
+        return (
+            f"stored revision {m.revision_id[:12]} (spec {m.spec_sha256[:12]})",
+            "parsing…",
+        )
+    if isinstance(m, RevisionParsed):
+        return f"parsed: {m.operations} operations", "categorizing and guessing approvals…"
+    if isinstance(m, RevisionCategorized):
+        how = "flat manifest" if m.categories == 0 else f"{m.categories} categories from {m.source}"
+        why = (
+            f" ({m.note})"
+            if m.note
+            else (f" (tags failed: {m.tag_failure})" if m.tag_failure else "")
+        )
+        return how + why, "rendering…"
+    if isinstance(m, SuggestionsMade):
+        rules = f"{m.approvals} approval rule{'' if m.approvals == 1 else 's'}"
+        ids = f"{m.identities} identit{'y' if m.identities == 1 else 'ies'}"
+        ask = (
+            f"; {m.headers} operation{'' if m.headers == 1 else 's'} need a header value from you"
+            if m.headers
+            else ""
+        )
+        return f"suggested {rules} and {ids} (for review; none applied){ask}", None
+    if isinstance(m, VersionProposed):
+        sm = m.summary
+        fresh = "" if m.created else " (identical to a version already stored)"
+        return (
+            f"proposed version {m.version_id[:12]}{fresh}: {sm.get('added', 0)} added, {sm.get('removed', 0)} removed,"
+            f" {sm.get('changed', 0)} changed"
+        ), None
+    return event.subject, None
+
+
+def submit_spec(
+    ctx: AppContext,
+    slug: str,
+    data: bytes | None,
+    url: str | None,
+    base_url: str | None,
+    timeout: float,
+    on_event: OnEvent | None = None,
+    created_by: str = "cli",
+    submission: str | None = None,
+    credential_env: str | None = None,
+    on_accepted: Callable[[str], None] | None = None,
+) -> tuple[str, list[Event]]:
+    """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's
+    events). `submission`: the id to submit under (a fresh one when not given);
+    `credential_env`: the variable the skill's credential is read from, when not the default;
+    `on_accepted`: told the id once the first check passed (a refused spec never has one)."""
+    slug = first_check(slug, data)  # the API's first check, the same door
+    submission = submission or uuid.uuid4().hex
+    if on_accepted is not None:
+        on_accepted(submission)
+    endings = ENDINGS
+
+    def ours(event: Event) -> None:
+        if on_event is not None and event.submission == submission:
+            on_event(event)
+
+    def ended() -> Event | None:
+        """Its ending as stored, or DeadLettered when one of its messages stopped it."""
+        found = stored_outcome(ctx, slug, submission)
+        if found is None:
+            dead_lettered(ctx, submission)
+        return found
+
+    async def work(pipeline: Pipeline) -> list[Event]:
+        event = await asyncio.to_thread(
+            spec_submitted, ctx, slug, data, url, base_url, created_by, submission, credential_env
+        )
+        return await send_and_follow(
+            pipeline,
+            EVENTS.spec_submitted,
+            event,
+            f"submitted:{submission}",
+            lambda e: e.submission == submission and e.subject in endings,
+            timeout,
+            ours,
+            ended,
+        )
+
+    seen = with_pipeline(ctx, work)
+    return submission, [e for e in seen if e.submission == submission]
+
+
+ENDINGS = (
+    EVENTS.version_proposed,
+    EVENTS.revision_rejected,
+    EVENTS.revision_unchanged,
+)
+
+
+def spec_submitted(
+    ctx: AppContext,
+    slug: str,
+    data: bytes | None,
+    url: str | None,
+    base_url: str | None,
+    created_by: str,
+    submission: str,
+    credential_env: str | None = None,
+) -> SpecSubmitted:
+    """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch);
+    Refused for a base URL that is not an absolute http(s) address, or a credential variable
+    that is not an environment variable's name."""
+    from skillpress.derive.auth import credential_env_refusal, default_credential_env
+    from skillpress.schemas.events import SpecSubmitted
+
+    check_base_url(base_url)
+    if credential_env == default_credential_env(slug):
+        credential_env = None  # the default is not a choice worth keeping
+    if credential_env and (why := credential_env_refusal(credential_env, slug)) is not None:
+        raise Refused(f"credential variable {why}")
+    blob = ctx.blobs.put(data) if data is not None else None
+    return SpecSubmitted(
+        submission=submission,
+        skill=slug,
+        blob=blob,
+        url=url,
+        base_url=base_url,
+        created_by=created_by,
+        credential_env=credential_env or None,
+    )
+
+
+def check_base_url(base_url: str | None) -> None:
+    """A base URL a person gives: an absolute http(s) URL with a host, no credentials, no query
+    (a `javascript:` or `file:` one is refused before anything is stored)."""
+    if not base_url:
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused(
+            f"base URL {base_url!r} is not an absolute http(s) URL, like https://api.example.com"
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise Refused(f"base URL {base_url!r} carries credentials, a query or a fragment")
+
+
+async def submission_known(
+    nc: NATS | None, ctx: AppContext, submission: str, after: int | None
+) -> None:
+    """NotFound unless `submission` is one the pipeline took: a stage recorded it, or the
+    stream's message at `after` (the sequence its submission was given) is its submission. A
+    mistyped id is a 404, never a page that waits for events that will not come."""
+    from skillpress.errors import NotFound
+    from skillpress.schemas.subjects import STREAM
+
+    if await asyncio.to_thread(recorded_submission, ctx, submission):
+        return
+    if after and nc is not None:
+        try:
+            msg = await nc.jetstream().get_msg(STREAM, after)
+        except Exception:  # noqa: BLE001 - a sequence the stream does not hold: not this one
+            msg = None
+        event = (
+            parse_event(str(msg.subject), msg.data)
+            if msg is not None and msg.subject and msg.data
+            else None
+        )
+        if event is not None and event.submission == submission:
+            return
+    raise NotFound(
+        f"no submission {submission[:64]!r} is known: it was never accepted, or the pipeline"
+        " has not taken it in yet (the page an import opens carries ?after=<sequence>)"
+    )
+
+
+async def submission_events(
+    nc: NATS,
+    ctx: AppContext,
+    slug: str,
+    submission: str,
+    after: int | None,
+    heartbeat: float = 3.0,
+) -> AsyncIterator[Event | None]:
+    """A submission's events as the pipeline publishes them, replayed from stream sequence
+    `after` (the sequence its submission was given; None: from now), ending with its outcome.
+    Yields None every `heartbeat` seconds of quiet, and looks for the outcome in the records then
+    (an event can be missed across a reconnect; the outcome is stored)."""
+    from nats.js.api import ConsumerConfig, DeliverPolicy
+
+    from skillpress.schemas.subjects import STREAM
+
+    config = (
+        ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after)
+        if after
+        else ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
+    )
+    sub = await nc.jetstream().subscribe(
+        "skillpress.>", stream=STREAM, ordered_consumer=True, config=config
+    )
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=heartbeat)
+            except TimeoutError:
+                found = await asyncio.to_thread(stored_outcome, ctx, slug, submission)
+                if found is not None:
+                    yield found
+                    return
+                yield None
+                continue
+            event = parse_event(msg.subject, msg.data)
+            if event is None or event.submission != submission:
+                continue
+            yield event
+            if event.subject in ENDINGS:
+                return
+    finally:
+        await sub.unsubscribe()

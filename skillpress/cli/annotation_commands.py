@@ -1,0 +1,569 @@
+"""People's additions from the command line: annotate, annotations, retire, rekey, review, detach, export.
+
+Every change is checked against the skill's latest revision before it is stored (the same
+derivation, refusing instead of degrading), then proposes a new version through the pipeline.
+"""
+# size: one typer command per annotation verb; each command's options are its signature
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from skillpress.cli.common import (
+    AsJson,
+    By,
+    Timeout,
+    fail,
+    failures,
+    load_target,
+    open_ctx,
+)
+
+if TYPE_CHECKING:
+    from skillpress.app.base.context import AppContext
+    from skillpress.app.base.views import ProposalView
+    from skillpress.app.operator.annotations import Stored
+
+__all__ = ["register"]
+
+
+def propose(ctx: AppContext, stored: Stored, change: str, timeout: float) -> ProposalView:
+    """The version a stored change proposes (refused: exit 2; no pipeline: exit 1)."""
+    from skillpress.app.operator.changes import proposal_of
+
+    try:
+        with failures():
+            return proposal_of(ctx, stored, change, timeout)
+    finally:
+        ctx.close()
+
+
+def report(
+    proposal: ProposalView, as_json: bool, what: str, extra: dict[str, Any] | None = None
+) -> None:
+    if as_json:
+        typer.echo(json.dumps({**(extra or {}), "proposal": proposal}, indent=2, sort_keys=True))
+        return
+    s = proposal.get("summary", {})
+    fresh = "" if proposal.get("created", True) else " (identical to a version already stored)"
+    typer.echo(
+        f"{what}; proposed version {proposal['version_id'][:12]}{fresh}"
+        + (f", {s.get('orphaned')} orphaned annotation(s)" if s.get("orphaned") else "")
+        + f". Publish it: skillpress publish {proposal['skill']} {proposal['version_id'][:12]}"
+    )
+    revision = proposal.get("revision_id")
+    if revision and proposal.get("revision_published") is False:
+        typer.echo(
+            f"note: it stands on spec revision {revision[:12]}, which was never published:"
+            " publishing it puts that revision's spec changes live too"
+            f" (skillpress diff {proposal['skill']} shows them all)"
+        )
+
+
+def annotate(
+    slug: Annotated[str, typer.Argument(help="the skill's slug")],
+    operation: Annotated[
+        str | None,
+        typer.Option(
+            "--operation", "-o", help="the operation, by the name the skill shows it under"
+        ),
+    ] = None,
+    category: Annotated[
+        str | None, typer.Option("--category", "-c", help="with --note: a category, by its tag")
+    ] = None,
+    note: Annotated[
+        str | None,
+        typer.Option("--note", help="prose for the operation's file, under its own heading"),
+    ] = None,
+    prefer: Annotated[
+        str | None, typer.Option("--prefer", help="another operation to use instead")
+    ] = None,
+    hidden: Annotated[
+        bool, typer.Option("--hidden", help="leave the operation out of manifest and files")
+    ] = False,
+    approval: Annotated[
+        str | None,
+        typer.Option("--approval", help="a gate: what it matches, like 'DELETE /invoices/{id}'"),
+    ] = None,
+    risk: Annotated[
+        str, typer.Option("--risk", help="the gate's risk: low, medium, high")
+    ] = "high",
+    binds: Annotated[
+        str | None,
+        typer.Option("--binds", help="fields the gate binds, comma-separated (default: all)"),
+    ] = None,
+    amount: Annotated[
+        str | None, typer.Option("--amount", help="the body field holding an amount")
+    ] = None,
+    currency: Annotated[
+        str | None, typer.Option("--currency", help="the body field holding its currency")
+    ] = None,
+    auto_below: Annotated[
+        float | None, typer.Option("--auto-below", help="approve automatically below this amount")
+    ] = None,
+    auto_currency: Annotated[
+        str | None,
+        typer.Option(
+            "--auto-currency",
+            help="the currency --auto-below is in (EUR): an amount in another is never automatic",
+        ),
+    ] = None,
+    example: Annotated[
+        str | None, typer.Option("--example", help="an observed call's arguments (JSON)")
+    ] = None,
+    turn: Annotated[
+        str | None, typer.Option("--turn", help="the turn the example came from")
+    ] = None,
+    identity: Annotated[
+        str | None,
+        typer.Option("--identity", help="fields that make two writes the same, comma-separated"),
+    ] = None,
+    fixed: Annotated[
+        str | None,
+        typer.Option("--fixed", help="NAME=VALUE: an argument the skill fixes and always sends"),
+    ] = None,
+    fixed_header: Annotated[
+        str | None,
+        typer.Option("--fixed-header", help="NAME=VALUE: a header the skill always sends"),
+    ] = None,
+    style: Annotated[
+        str | None,
+        typer.Option(
+            "--style",
+            help="NAME=STYLE: how a query parameter is written (form, csv, ssv, tsv, pipes, deepObject, json)",
+        ),
+    ] = None,
+    skill_note: Annotated[
+        str | None, typer.Option("--skill-note", help="a convention stated once in the body")
+    ] = None,
+    rename_category: Annotated[
+        str | None,
+        typer.Option("--rename-category", help="OLD=NEW: rename a category, whatever grouped it"),
+    ] = None,
+    merge_categories: Annotated[
+        str | None, typer.Option("--merge-categories", help="A,B=NEW: merge categories into one")
+    ] = None,
+    by: By = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """Add one annotation (a note, a gate, an identity…) and propose the version it makes."""
+    # size: a typer command: one option per annotation kind
+    given = {
+        k: v
+        for k, v in {
+            "note": note,
+            "prefer": prefer,
+            "hidden": "" if hidden else None,
+            "approval": approval,
+            "example": example,
+            "identity": identity,
+            "fixed": fixed,
+            "fixed_header": fixed_header,
+            "style": style,
+            "skill_note": skill_note,
+            "rename_category": rename_category,
+            "merge_categories": merge_categories,
+        }.items()
+        if v is not None
+    }
+    if len(given) != 1:
+        fail(
+            "give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
+            " --style, --skill-note, --rename-category, --merge-categories"
+        )
+    if category is not None and ("note" not in given or operation):
+        fail("--category takes a --note (and no --operation)")
+    extra = {
+        "risk": risk,
+        "binds": binds,
+        "amount": amount,
+        "currency": currency,
+        "auto_below": None if auto_below is None else str(auto_below),
+        "auto_currency": auto_currency,
+        "turn": turn,
+    }
+    from skillpress.app.base.views import AnnotationAdded
+    from skillpress.cli.remote import through_api
+
+    kind = next(iter(given))
+    request = {"kind": kind, "operation": operation, "category": category, "value": given[kind]}
+    done = through_api(
+        lambda api: api.post(
+            f"/skills/{slug}/annotations",
+            request | extra | {"timeout": min(timeout, 600.0)},  # the API waits 600 s at most
+            AnnotationAdded,
+            wait=timeout,
+        ),
+        by,
+    )
+    if done is not None:
+        aid, kind, target, proposal = (
+            done["annotation_id"],
+            done["kind"],
+            done["target"],
+            done["proposal"],
+        )
+    else:
+        from skillpress.app.operator.annotations import (
+            compose_annotation,
+            record_annotation,
+        )
+
+        with failures():
+            kind, target, body = compose_annotation(kind, operation, category, given | extra)
+        ctx = open_ctx()
+        with failures():
+            stored = record_annotation(ctx, slug, kind, target, body, by)
+        proposal = propose(ctx, stored, "added", timeout)
+        aid = stored.ids[0]
+    report(proposal, as_json, f"annotation {aid} ({kind} on {target})", {"annotation_id": aid})
+
+
+def annotations_(
+    slug: Annotated[str, typer.Argument(help="the skill's slug")],
+    include_retired: Annotated[
+        bool, typer.Option("--all", help="include retired annotations")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """A skill's annotations, and whether the newest version applies each or finds it orphaned."""
+    from skillpress.app.base.views import AnnotationView
+    from skillpress.cli.remote import through_api
+
+    retired = "true" if include_retired else "false"
+    out = through_api(
+        lambda api: api.get(
+            f"/skills/{slug}/annotations", list[AnnotationView], include_retired=retired
+        )
+    )
+    if out is None:
+        from skillpress.app.operator.annotations import list_annotations
+
+        with failures():
+            out = list_annotations(open_ctx(), slug, include_retired)
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    if not out:
+        typer.echo(f"{slug} has no annotations")
+    for a in out:
+        typer.echo(
+            f"{a['id']}  {a['status']:<8} {a['kind']:<10} {a['target']}  {json.dumps(a['body'], ensure_ascii=False)[:120]}"
+        )
+
+
+def retire(
+    annotation_id: Annotated[str, typer.Argument(help="the annotation's id")],
+    by: By = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """Retire an annotation (it stays on record) and propose the version without it."""
+    from skillpress.app.base.views import AnnotationRetired
+    from skillpress.cli.remote import through_api
+
+    done = through_api(
+        lambda api: api.post(
+            f"/annotations/{annotation_id}/retire", {}, AnnotationRetired, wait=timeout
+        ),
+        by,
+    )
+    if done is not None:
+        proposal = done["proposal"]
+    else:
+        from skillpress.app.operator.annotations import record_retirement
+
+        ctx = open_ctx()
+        with failures():
+            stored = record_retirement(ctx, annotation_id, by)
+        proposal = propose(ctx, stored, "retired", timeout)
+    report(proposal, as_json, f"retired {annotation_id}")
+
+
+def retract_turn(
+    slug: Annotated[str, typer.Argument(help="the skill's slug")],
+    turn: Annotated[str, typer.Argument(help="the turn that was flagged")],
+    by: By = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """A flagged turn takes its examples down with it: every example observed in it is retired."""
+    from skillpress.app.operator.annotations import retract_turn as retract
+
+    ctx = open_ctx()
+    with failures():
+        stored = retract(ctx, slug, turn, by)
+    if stored is None:
+        ctx.close()
+        typer.echo(f"{slug} has no example from turn {turn!r}")
+        return
+    proposal = propose(ctx, stored, "retired", timeout)
+    report(
+        proposal,
+        as_json,
+        f"retired {len(stored.ids)} example(s) from turn {turn}",
+        {"retired": stored.ids},
+    )
+
+
+def rekey(
+    annotation_id: Annotated[str, typer.Argument(help="an orphaned annotation's id")],
+    operation: Annotated[str, typer.Argument(help="the operation it belongs to now")],
+    by: By = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """Move an annotation to an operation's new name: the old one retired, the same one added on the new name."""
+    from skillpress.app.base.views import AnnotationRekeyed
+    from skillpress.cli.remote import through_api
+
+    done = through_api(
+        lambda api: api.post(
+            f"/annotations/{annotation_id}/rekey",
+            {"operation": operation},
+            AnnotationRekeyed,
+            wait=timeout,
+        ),
+        by,
+    )
+    if done is not None:
+        aid, proposal = done["annotation_id"], done["proposal"]
+    else:
+        from skillpress.app.operator.annotations import record_rekeying
+
+        ctx = open_ctx()
+        with failures():
+            stored = record_rekeying(ctx, {annotation_id: operation}, by)
+        proposal = propose(ctx, stored, "rekeyed", timeout)
+        aid = stored.ids[1]
+    report(
+        proposal,
+        as_json,
+        f"re-keyed {annotation_id} → {aid} on {operation}",
+        {"annotation_id": aid},
+    )
+
+
+def review(
+    slug: Annotated[str, typer.Argument(help="the skill's slug")],
+    accept_group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--accept-group", help="confirm a whole group: money, deletes, changes, reads"
+        ),
+    ] = None,
+    confirm_ids: Annotated[
+        list[str] | None,
+        typer.Option("--confirm", help="confirm this suggestion (its id; repeat for more)"),
+    ] = None,
+    dismiss_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--dismiss", help="dismiss this suggestion: decided, never offered again (repeat)"
+        ),
+    ] = None,
+    by: By = "cli",
+    as_json: AsJson = False,
+    timeout: Timeout = 120.0,
+) -> None:
+    """Walk the approval and identity suggestions: money, deletes, changes, then reads; each
+    confirmation becomes an annotation. Without a terminal: `--json` lists them, `--confirm ID`,
+    `--dismiss ID` and `--accept-group GROUP` decide them."""
+    # size: a typer command: its options are its signature, its body one decision batch
+    from skillpress.app.operator.annotations import Stored
+    from skillpress.app.operator.review import (
+        confirm,
+        confirm_suggestions,
+        dismiss_suggestions,
+        open_suggestions,
+    )
+    from skillpress.app.records.versions import find_skill
+    from skillpress.errors import Refused
+
+    groups = accept_group or []
+    ids = confirm_ids or []
+    deciding = bool(groups or ids or dismiss_ids)
+    interactive = not deciding and not as_json and sys.stdin.isatty()
+    ctx = open_ctx()
+    confirmed: list[str] = []
+    skipped: list[str] = []
+    with failures():
+        skill = find_skill(ctx, slug)
+        if not deciding and not interactive:  # a script asks what is open
+            listed = [
+                {
+                    "id": p.id,
+                    "group": p.group,
+                    "operation": p.operation,
+                    "kind": p.kind,
+                    "annotation": p.annotation,
+                    "why": p.why,
+                    "confirmable": p.bindable and p.kind != "header",
+                }
+                for p in open_suggestions(ctx, skill)
+            ]
+            ctx.close()
+            if as_json:
+                typer.echo(json.dumps(listed, indent=2))
+                return
+            for row in listed:
+                typer.echo(
+                    f"{row['id']}  [{row['group']}] {row['operation']} {row['kind']}"
+                    f" {json.dumps(row['annotation'])} — {row['why']}"
+                )
+            typer.echo(
+                f"{len(listed)} open; decide with --confirm ID, --dismiss ID or --accept-group GROUP",
+                err=True,
+            )
+            return
+        if dismiss_ids:
+            gone = dismiss_suggestions(ctx, skill, ids=dismiss_ids, by=by)
+            if not as_json:
+                typer.echo(f"  dismissed {gone}")
+        if groups or ids:
+            done = confirm_suggestions(ctx, skill, ids=ids, groups=groups, by=by)
+            confirmed = done.annotation_ids
+            skipped = [f"{x['operation']}: {x['reason']}" for x in done.skipped]
+            remaining = done.remaining
+            if not as_json:
+                typer.echo(f"  confirmed {len(confirmed)}")
+        else:
+            pending = [] if deciding else open_suggestions(ctx, skill)
+            remaining = len(open_suggestions(ctx, skill)) if deciding else len(pending)
+    for sug in [] if deciding else pending:
+        answer = typer.prompt(
+            f"[{sug.group}] {sug.operation} {sug.kind} {json.dumps(sug.annotation)} — ({sug.why}) confirm? [y/n/q]",
+            default="y",
+        )
+        if answer.lower().startswith("q"):
+            break
+        if not answer.lower().startswith("y"):
+            continue
+        try:
+            aid = confirm(ctx, skill, sug, by)
+        except Refused as exc:
+            skipped.append(f"{sug.operation}: {exc}")
+            continue
+        confirmed.append(aid)
+        remaining -= 1
+        if not as_json:
+            typer.echo(
+                f"  confirmed {sug.operation} {sug.kind} → annotation {aid} ({remaining} suggestion(s) left)"
+            )
+    if not as_json:
+        for line in skipped:
+            typer.echo(f"  skipped {line}", err=True)
+    if not confirmed:
+        ctx.close()
+        if as_json:
+            typer.echo(
+                json.dumps({"confirmed": [], "skipped": skipped, "remaining": remaining}, indent=2)
+            )
+        else:
+            typer.echo("nothing confirmed")
+        return
+    proposal = propose(ctx, Stored(confirmed, skill, ctx.clock()), "reviewed", timeout)
+    report(
+        proposal,
+        as_json,
+        f"confirmed {len(confirmed)} suggestion(s), {remaining} left",
+        {"confirmed": confirmed, "skipped": skipped, "remaining": remaining},
+    )
+
+
+def detach(slug: Annotated[str, typer.Argument(help="the skill's slug")]) -> None:
+    """Detach a skill from its source: from its live version on it is an ordinary package that no longer regenerates."""
+    from skillpress.app.operator.annotations import detach as detached
+
+    with failures():
+        detached(open_ctx(), slug)
+    typer.echo(f"{slug} is detached: new spec revisions and annotations no longer propose versions")
+
+
+def export(
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="SLUG|DIR",
+            help="a skill's slug (overlay, agent-skills) or a package directory (agent-skills)",
+        ),
+    ],
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="overlay: the annotations as an OpenAPI Overlay 1.0 document; agent-skills: a SKILL.md folder with tools.json",
+        ),
+    ] = "overlay",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="agent-skills: the folder to write, or the folder to write it in (DIR/<name>) when DIR is not named as the skill",
+        ),
+    ] = None,
+) -> None:
+    """Export a skill for other tooling: its annotations as an Overlay, or the whole skill as an Agent Skills folder."""
+    if format == "agent-skills":
+        from skillpress.app.operator.exports import write_agent_skills
+
+        if out is None:
+            fail("--format agent-skills needs --out DIR")
+        skill, files = load_target(target, None, "apiKey", None)
+        try:
+            done = write_agent_skills(skill, files, out)
+        except OSError as exc:
+            fail(str(exc))
+        if done.folder != out:
+            typer.echo(
+                f"note: an Agent Skills folder bears its skill's name: written to {done.folder}"
+                f" (give --out {done.folder} to write there directly)",
+                err=True,
+            )
+        typer.echo(
+            f"wrote {done.folder}: SKILL.md, tools.json ({done.tools} tools, {done.writes} write),"
+            f" {done.references} reference files"
+        )
+        return
+    if format != "overlay":
+        fail(f"--format {format!r}: overlay or agent-skills")
+    from skillpress.app.operator.exports import overlay
+
+    with failures():
+        doc = overlay(open_ctx(), target)
+    typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+
+
+def verify(folder: Annotated[Path, typer.Argument(help="an exported Agent Skills folder")]) -> None:
+    """Check an exported folder: tools.json is a sound contract and SKILL.md states the same rules (exit 1 if not)."""
+    from skillpress.app.operator.exports import verify_agent_skills
+    from skillpress.errors import Permanent
+
+    if not folder.is_dir():
+        fail(f"{folder} is not a directory")
+    try:
+        counts = verify_agent_skills(folder)
+    except Permanent as exc:  # ContractError: the disagreements, listed
+        fail(f"{folder}: {exc}", 1)
+    typer.echo(
+        f"ok: {counts['tools']} tools, {counts['write']} write (each requires confirmation), {counts['idempotent']} idempotent"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(annotate)
+    app.command("annotations")(annotations_)
+    app.command()(retire)
+    app.command()(rekey)
+    app.command("retract-turn")(retract_turn)
+    app.command()(review)
+    app.command()(detach)
+    app.command()(export)
+    app.command()(verify)

@@ -1,0 +1,333 @@
+"""Guessed approval rules and identities, per operation: suggestions for a person, never applied.
+
+Reads are not proposed as gates at all, unless their names say they return secrets or
+credentials (then flagged as such); creates and updates are medium; deletes and anything named
+for money or irreversibility, or that sends a price-like field, high and gated; an `x-risk`
+extension in the spec wins. A rule binds every argument the call sends, so an operation that
+sends none cannot be gated (it is shown, marked unbindable). Amount and currency fields are read
+from body field names. An identity is guessed from a create's required fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skillpress.derive.frontmatter import (
+    READ_METHODS,
+    RISKS,
+    Declaration,
+    DeclarationError,
+    parse_operation_file,
+)
+from skillpress.derive.manifest import Manifest
+
+__all__ = ["Suggestion", "guess_suggestions", "GROUPS"]
+
+GROUPS = ("money", "deletes", "changes", "reads")
+_WORD = re.compile(r"[a-z]+")
+_MONEY = {
+    "pay",
+    "pays",
+    "payment",
+    "payments",
+    "payout",
+    "payouts",
+    "charge",
+    "charges",
+    "refund",
+    "refunds",
+    "transfer",
+    "transfers",
+    "invoice",
+    "invoices",
+    "billing",
+    "bill",
+    "purchase",
+    "purchases",
+    "checkout",
+    "withdraw",
+    "withdrawal",
+    "withdrawals",
+    "deposit",
+    "deposits",
+    "capture",
+    "captures",
+    "subscription",
+    "subscriptions",
+    "order",
+    "orders",
+    "price",
+    "prices",
+    "fund",
+    "funds",
+    "wallet",
+    "debit",
+    "money",
+    "donation",
+    "payroll",
+    "payee",
+    "settlement",
+    "disburse",
+    "buy",
+    "sell",
+    "pricing",
+    "quote",
+}
+_IRREVERSIBLE = {
+    "delete",
+    "deletes",
+    "destroy",
+    "purge",
+    "remove",
+    "revoke",
+    "terminate",
+    "cancel",
+    "void",
+    "wipe",
+    "erase",
+    "reset",
+    "expire",
+}
+# a POST makes something only when its name says so; many POSTs only look things up, and an
+# identity on those would give two different questions the same Idempotency-Key
+_CREATES = {
+    "create",
+    "add",
+    "new",
+    "insert",
+    "register",
+    "book",
+    "make",
+    "open",
+    "issue",
+    "send",
+    "submit",
+    "upload",
+    "place",
+    "start",
+    "invite",
+    "generate",
+    "import",
+}
+_LOOKUPS = {
+    "search",
+    "query",
+    "list",
+    "get",
+    "find",
+    "lookup",
+    "validate",
+    "check",
+    "calculate",
+    "estimate",
+    "preview",
+    "count",
+    "verify",
+    "test",
+    "evaluate",
+    "match",
+    "filter",
+    "batch",
+}
+_AMOUNT = re.compile(
+    r"(^|_)(amount|price|total|cost|fee|sum|value)(_|$)|(amount|price|cost|fee)$", re.IGNORECASE
+)
+# what a read returns that a person should see before an agent does
+_SECRETS = {
+    "secret",
+    "secrets",
+    "credential",
+    "credentials",
+    "password",
+    "passwords",
+    "decrypt",
+    "decrypted",
+    "apikey",
+    "apikeys",
+    "token",
+    "tokens",
+    "env",
+    "envs",
+    "private",
+}
+_CURRENCY = re.compile(r"currency", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    operation: str
+    kind: str  # approval | identity | header (a value only the operator can give)
+    group: str  # money | deletes | changes | reads
+    body: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"operation": self.operation, "kind": self.kind, "group": self.group, **self.body}
+
+
+def _words(*texts: str) -> set[str]:
+    out: set[str] = set()
+    for text in texts:
+        spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+        out.update(_WORD.findall(spaced.lower()))
+    return out
+
+
+_PRICE = re.compile(r"(^|_)(amount|price|total|cost|fee)(_|$)|(amount|price|cost|fee)$", re.I)
+_DECIMAL_FORMATS = ("decimal", "double", "float", "number", "amount", "money", "currency")
+
+
+def _resolved(schema: Any, types: dict[str, Any]) -> Any:
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if isinstance(ref, str) and ref.startswith("#/types/"):
+        return types.get(ref[8:])
+    return schema
+
+
+def _numeric(schema: Any) -> bool:
+    """A number, or a decimal string declared as one (`format: decimal`, a digits pattern)."""
+    if not isinstance(schema, dict):
+        return False
+    typ = schema.get("type")
+    kinds = typ if isinstance(typ, list) else [typ]
+    if "number" in kinds or "integer" in kinds:
+        return True
+    pattern = str(schema.get("pattern") or "")
+    return "string" in kinds and (
+        schema.get("format") in _DECIMAL_FORMATS or bool(re.search(r"\\d|0-9", pattern))
+    )
+
+
+def _is_amount(name: str, schema: Any, beside_currency: bool) -> bool:
+    """Money needs a number: named like a price (amount, price, cost, fee, total), or named
+    `value`/`sum` beside a currency. A secret's `encrypted_value` or a variable's string
+    `value` is not money."""
+    if not _numeric(schema):
+        return False
+    return bool(_PRICE.search(name)) or (beside_currency and bool(_AMOUNT.search(name)))
+
+
+def _amount_fields(
+    decl: Declaration | None, types: dict[str, Any]
+) -> tuple[str | None, str | None]:
+    if decl is None:
+        return None, None
+    props = decl.schema.get("properties", {})
+    currency = next((f for f in decl.body if _CURRENCY.search(f)), None)
+    amount = next(
+        (
+            f
+            for f in decl.body
+            if _is_amount(f, _resolved(props.get(f), types), currency is not None)
+        ),
+        None,
+    )
+    if amount is None and currency is None:
+        for f in decl.body:  # {"amount": {"value": 100, "currency": "EUR"}}
+            if not _AMOUNT.search(f):
+                continue
+            sub = _resolved(props.get(f), types)
+            inner = sub.get("properties") if isinstance(sub, dict) else None
+            if not isinstance(inner, dict):
+                continue
+            cur = next((k for k in inner if _CURRENCY.search(k)), None)
+            value = next(
+                (k for k in inner if _is_amount(k, _resolved(inner[k], types), cur is not None)),
+                None,
+            )
+            if value and cur:
+                return f"{f}.{value}", f"{f}.{cur}"
+    return amount, currency
+
+
+def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
+    """(risk, group, why)."""
+    if method in READ_METHODS:
+        group, risk, why = "reads", "low", f"a {method} reads"
+    elif method == "DELETE" or words & _IRREVERSIBLE:
+        hit = sorted(words & _IRREVERSIBLE)
+        group, risk, why = (
+            "deletes",
+            "high",
+            ("a DELETE" if method == "DELETE" else f"named for something irreversible ({hit[0]})"),
+        )
+    elif words & _MONEY:
+        group, risk, why = "money", "high", f"named for money ({sorted(words & _MONEY)[0]})"
+    else:
+        group, risk, why = "changes", "medium", f"a {method} changes something"
+    if method not in READ_METHODS and words & _MONEY and group != "money":
+        group = "money"
+    if isinstance(x_risk, str) and x_risk.lower() in RISKS:
+        risk, why = x_risk.lower(), "the spec's x-risk says so"
+    return risk, group, why
+
+
+def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
+    """One approval suggestion per operation and an identity suggestion per create, in index order."""
+    # size: one rule per kind of guess, in review order
+    manifest = Manifest.from_json(files["skill.json"])
+    types = json.loads(files.get("types.json", b"{}"))
+    out: list[Suggestion] = []
+    for entry in manifest.operations:
+        name = entry.name
+        method = entry.method.upper()
+        path = entry.path
+        decl: Declaration | None = None
+        text = files.get(entry.file)
+        if entry.tool and text is not None:
+            try:
+                decl = parse_operation_file(entry.file, text.decode("utf-8"))[1]
+            except (DeclarationError, UnicodeDecodeError):
+                decl = None
+        words = _words(name, path, entry.operation_id or "")
+        risk, group, why = _risk(method, words, entry.x_risk)
+        secret = sorted(words & _SECRETS)
+        said = isinstance(entry.x_risk, str) and entry.x_risk.lower() in RISKS
+        if group == "reads" and not secret and not said:
+            continue  # a read is never proposed as a gate, unless what it returns is a secret
+        if group == "reads" and secret and not said:
+            risk, why = "medium", f"a {method} that returns credentials or secrets ({secret[0]})"
+        amount, currency = _amount_fields(decl, types) if group != "reads" else (None, None)
+        if amount and group != "money":  # a price-like field makes it money, whatever its name
+            group, risk, why = "money", "high", f"it sends an amount ({amount})"
+        elif group != "money":
+            amount, currency = None, None
+        binds = list(decl.sent) if decl else []  # a gate binds every argument the call sends
+        body: dict[str, Any] = {
+            "matches": f"{method} {path}",
+            "risk": risk,
+            "gated": risk == "high",
+            "binds": binds,
+            "bindable": bool(binds),
+            "why": why,
+        }
+        if amount:
+            body["amount"] = amount
+        if currency:
+            body["currency"] = currency
+        out.append(Suggestion(name, "approval", group, body))
+        if entry.required_headers:  # a question only the operator can answer: the values
+            why = "required headers the tool does not send; give their values"
+            body_h = {"names": list(entry.required_headers), "why": why}
+            out.append(Suggestion(name, "header", group, body_h))
+        is_create = (
+            method == "POST"
+            and not path.rstrip("/").endswith("}")
+            and bool(words & _CREATES)
+            and not words & _LOOKUPS
+        )
+        if is_create and decl is not None:
+            identity = [r for r in decl.required if r in decl.body or r in decl.path_params]
+            if identity:
+                out.append(
+                    Suggestion(
+                        name,
+                        "identity",
+                        group,
+                        {"fields": identity, "why": "a create's required fields"},
+                    )
+                )
+    return out

@@ -1,0 +1,432 @@
+"""Which credential header an API expects, read from its security schemes.
+
+Only *names* are recorded: the header the API reads and, later, the environment variable an
+operator sets. An egress header can serve an API key in a header, a bearer token or basic
+credentials, and the access token of OAuth 2 or OpenID Connect, sent as a bearer token: obtained
+outside, or, where the scheme has a client-credentials flow, fetched by the runtime from the
+flow's token URL with a client id and secret; mutual TLS and keys in a query or cookie it cannot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from skillpress.derive.frontmatter import HEADER_NAME
+from skillpress.derive.model import Operation
+from skillpress.derive.refs import Resolver
+
+__all__ = [
+    "analyse_auth",
+    "auth_hint",
+    "classify_scheme",
+    "client_credentials_url",
+    "credential_env_refusal",
+    "own_env_prefix",
+    "skillpress_own",
+    "credential_hint",
+    "companion_env",
+    "default_credential_env",
+    "is_credential_header",
+    "scheme_place",
+]
+
+
+def default_credential_env(slug: str) -> str:
+    """The variable a skill's credential is read from unless another is named: `<SLUG>_API_KEY`."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
+
+
+def own_env_prefix(slug: str) -> str:
+    """What every variable a skill's credentials are read from starts with: `<SLUG>_`."""
+    return default_credential_env(slug).removesuffix("API_KEY")
+
+
+def skillpress_own(name: str) -> bool:
+    """Whether `name` may be one of skillpress's own variables (its settings and the secrets
+    they name: tokens, NATS and S3 passwords), which no skill's credential is ever read from: a
+    `SKILLPRESS_` name other than a skill's default key or client pair (`skillpress` itself,
+    as a skill, reads `SKILLPRESS_API_KEY`)."""
+    return name.startswith("SKILLPRESS_") and not name.endswith(
+        ("_API_KEY", "_CLIENT_ID", "_CLIENT_SECRET")
+    )
+
+
+def credential_env_refusal(name: str, slug: str | None = None) -> str | None:
+    """Why `name` cannot be the variable a credential is read from (None: it can): an
+    environment variable's name, upper-case letters, digits and '_', not starting with a digit;
+    never one of skillpress's own settings; and, for a skill (`slug`), one of its own
+    (`<SLUG>_…`): a package may not choose which secret of the host it reads. (A runtime's own
+    configuration names any other: `--auth-env`, `SkillHost(credentials=…)`.)"""
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,127}", name):
+        return (
+            f"{name!r} is not an environment variable name: upper-case letters, digits and '_'"
+            " (like PETSTORE_API_KEY)"
+        )
+    if name.startswith("SKILLPRESS_"):
+        return f"{name} is one of skillpress's own settings, never a skill's credential"
+    if slug is not None and not name.startswith(own_env_prefix(slug)):
+        prefix = own_env_prefix(slug)
+        return (
+            f"{name} is not {slug}'s own: a skill's credentials are read from variables of its"
+            f" own ({prefix}…), so a package cannot choose which secret of the host it reads;"
+            " a runtime names another where it is configured (--auth-env, or SkillHost"
+            " credentials=)"
+        )
+    return None
+
+
+# which of two schemes that serve the same operations a skill attaches: a token as it is, before
+# a key, before a user and password
+_PREFERENCE = {"bearer": 0, "oauth2": 1, "openIdConnect": 1, "apiKey": 2, "basic": 3}
+
+
+def auth_hint(auth: Mapping[str, Any]) -> str:
+    """`credential_hint` for a skill's `auth` (as skill.json has it), and each credential sent
+    beside it with the variable it is read from."""
+    scheme = (auth.get("schemes") or {}).get(auth.get("scheme") or "") or {}
+    said = credential_hint(
+        auth.get("kind"),
+        auth.get("header"),
+        auth.get("token_url"),
+        oauth=scheme.get("kind") in ("oauth2", "openIdConnect"),
+        where=str(auth.get("in") or "header"),
+    )
+    if not said:
+        return said
+    for list_key in ("also", "others"):
+        for other in auth.get(list_key) or ():
+            if not isinstance(other, Mapping):
+                continue
+            hint = credential_hint(
+                str(other.get("kind") or "apiKey"),
+                str(other.get("name")),
+                where=str(other.get("in") or "header"),
+            )
+            if list_key == "also":
+                said += f"; and {hint}" + (f" (from ${other['env']})" if other.get("env") else "")
+            else:
+                said += (
+                    f"; the operations whose file names `credential: {other.get('scheme')}`"
+                    f" are sent {hint} instead (from ${other.get('env')})"
+                )
+    return said
+
+
+def credential_hint(
+    kind: str | None,
+    header: str | None,
+    token_url: str | None = None,
+    *,
+    oauth: bool = False,
+    where: str = "header",
+) -> str:
+    """What the credential's variable holds and how it is sent, in the same words in the body,
+    the import's 'what it still needs' and an exported SKILL.md ('' without a header)."""
+    if header is None:
+        return ""
+    if where in ("query", "cookie"):
+        place = "query parameter" if where == "query" else "cookie"
+        return f"the key, sent as it is in the `{header}` {place}"
+    if kind == "bearer" and oauth and not token_url:
+        return (
+            f"an OAuth 2 access token obtained outside (no sign-in flow is run here), sent as"
+            f" `{header}: Bearer <token>`"
+        )
+    if kind == "bearer" and token_url:
+        host = urlsplit(token_url).hostname or token_url
+        return (
+            f"a token, sent as `{header}: Bearer <token>`; or, given a client id and secret,"
+            f" one fetched from {host} (OAuth 2 client credentials)"
+        )
+    if kind == "bearer":
+        return f"a token, sent as `{header}: Bearer <token>`"
+    if kind == "basic":
+        return (
+            f"`user:password`, or an API key alone as the user name, sent base64-encoded as"
+            f" `{header}: Basic …`"
+        )
+    return f"the key, sent as it is in the `{header}` header"
+
+
+def classify_scheme(scheme: Any) -> tuple[str, str | None, bool]:
+    """(kind, header name or None, servable by one static header)."""
+    if not isinstance(scheme, dict):
+        return "unknown", None, False
+    typ = str(scheme.get("type", "")).lower()
+    if typ == "basic":
+        return "basic", "Authorization", True
+    if typ == "http":
+        sch = str(scheme.get("scheme", "")).lower()
+        if sch == "bearer":
+            return "bearer", "Authorization", True
+        if sch == "basic":
+            return "basic", "Authorization", True
+        return f"http_{sch or 'other'}", None, False
+    if typ == "apikey":
+        where = str(scheme.get("in", "")).lower()
+        name = scheme.get("name")
+        if where == "header" and isinstance(name, str) and HEADER_NAME.match(name):
+            return "apiKey", name, True
+        if where == "header":  # `X-Key"><script>` is no header anything can send
+            return "apiKey_header_not_a_header_name", None, False
+        if where in ("query", "cookie") and isinstance(name, str) and _PARAM_NAME.match(name):
+            return "apiKey", name, True  # attached where the spec puts it (`scheme_place`)
+        return f"apiKey_{where or 'unknown'}", None, False
+    if typ in ("oauth2", "openidconnect"):
+        # the token is obtained outside (a flow the operator runs); presented, it is a bearer token
+        return ("oauth2" if typ == "oauth2" else "openIdConnect"), "Authorization", True
+    if typ == "mutualtls":
+        return "mutualTLS", None, False
+    return typ or "unknown", None, False
+
+
+# a query parameter's or a cookie's name the runtime can write as it is
+_PARAM_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+
+# a header parameter that carries a credential: the skill's own, filled from the environment and
+# never a model's argument (`Authorization`, `xi-api-key`, `Ocp-Apim-Subscription-Key`, `X-Auth-Token`)
+CREDENTIAL_HEADER = re.compile(
+    r"^(?:authorization|x-auth\S*|\S*api[-_]?key\S*|\S*token\S*|\S*subscription[-_]key\S*)$",
+    re.I,
+)
+# … but not a header that names a token of another kind
+_NOT_A_CREDENTIAL = re.compile(r"idempot|csrf|xsrf|page|next|continu|sync|cursor|request", re.I)
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether a header parameter named `name` carries a credential."""
+    return bool(CREDENTIAL_HEADER.match(name)) and not _NOT_A_CREDENTIAL.search(name)
+
+
+def scheme_place(scheme: Any) -> str:
+    """Where a scheme's credential goes: `query` or `cookie` for an apiKey there, else `header`."""
+    if isinstance(scheme, dict) and str(scheme.get("type", "")).lower() == "apikey":
+        where = str(scheme.get("in", "")).lower()
+        if where in ("query", "cookie"):
+            return where
+    return "header"
+
+
+def companion_env(slug: str, name: str) -> str:
+    """The variable a credential sent beside the skill's first one is read from:
+    `<SLUG>_<NAME>` (VTEX's appToken: `VTEX_APP_TOKEN`)."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    base = default_credential_env(slug).removesuffix("_API_KEY")
+    return f"{base}_{re.sub(r'[^A-Za-z0-9]+', '_', words).strip('_').upper()}"
+
+
+def client_credentials_url(scheme: Any) -> str | None:
+    """The token URL of an OAuth 2 scheme's client-credentials flow (OpenAPI 3 `flows.
+    clientCredentials`, Swagger 2 `flow: application`), when it is an absolute http(s) URL."""
+    if not isinstance(scheme, dict) or str(scheme.get("type", "")).lower() != "oauth2":
+        return None
+    flows = scheme.get("flows")
+    if isinstance(flows, dict):
+        flow = flows.get("clientCredentials")
+        url = flow.get("tokenUrl") if isinstance(flow, dict) else None
+    else:
+        url = scheme.get("tokenUrl") if scheme.get("flow") == "application" else None
+    if not isinstance(url, str):
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username:
+        return None
+    return url.strip()
+
+
+def analyse_auth(
+    doc: dict[str, Any], resolver: Resolver, ops: list[Operation], slug: str = "api"
+) -> dict[str, Any]:
+    # size: every way a spec states its security, read in one pass
+    places: dict[str, str] = {}
+    raw = (
+        doc.get("securityDefinitions")
+        if "swagger" in doc
+        else (doc.get("components") or {}).get("securitySchemes")
+    )
+    schemes: dict[str, tuple[str, str | None, bool]] = {}
+    token_urls: dict[str, str] = {}
+    if isinstance(raw, dict):
+        for name, value in raw.items():
+            resolved = resolver.deref(value, f"security scheme {name}")
+            schemes[str(name)] = classify_scheme(resolved)
+            places[str(name)] = scheme_place(resolved)
+            url = client_credentials_url(resolved)
+            if url:
+                token_urls[str(name)] = url
+    root: list[Any] = doc["security"] if isinstance(doc.get("security"), list) else []
+    used: Counter[str] = Counter()
+    alternatives: Counter[frozenset[str]] = Counter()  # servable ones, by how many operations
+    scopes: dict[str, set[str]] = {}
+    needing = 0
+    unservable = 0
+    unservable_kinds: set[str] = set()
+    for op in ops:
+        reqs = _requirements(op, root)
+        if not reqs or any(not r for r in reqs):
+            continue
+        needing += 1
+        servable_alt = False
+        for alt in reqs:
+            kinds = [schemes.get(str(n), ("unknown", None, False)) for n in alt]
+            if all(k[2] for k in kinds):
+                servable_alt = True
+                alternatives[frozenset(str(n) for n in alt)] += 1
+                for n in alt:
+                    used[str(n)] += 1
+                    asked = alt[n] if isinstance(alt[n], list) else []
+                    scopes.setdefault(str(n), set()).update(str(a) for a in asked)
+            else:
+                unservable_kinds.update(k[0] for k in kinds if not k[2])
+        if not servable_alt:
+            unservable += 1
+    chosen = None
+    if used:  # the scheme most operations can use; between equals, a bearer token over the rest,
+        # a key in a header over one in the query or a cookie
+        chosen = sorted(
+            used.items(),
+            key=lambda kv: (
+                -kv[1],
+                _PREFERENCE.get(schemes[kv[0]][0], 9),
+                places.get(kv[0], "header") != "header",
+                kv[0],
+            ),
+        )[0][0]
+    elif schemes:
+        servable = sorted(n for n, k in schemes.items() if k[2])
+        chosen = servable[0] if servable else None
+    kind, header = (schemes[chosen][0], schemes[chosen][1]) if chosen else (None, None)
+    if kind in ("oauth2", "openIdConnect"):
+        kind = "bearer"  # how the runtime attaches it: `Authorization: Bearer <token>`
+    also = _companions(chosen, alternatives, schemes, places, slug)
+    headers = _header_credentials(ops)
+    if chosen is None and headers:  # no scheme, but a header parameter that carries the key
+        header, kind = headers[0], "apiKey"
+        chosen = f"header parameter {header}"
+        schemes[chosen] = ("apiKey", header, True)
+    taken = {str(header or "").lower(), *(str(a["name"]).lower() for a in also)}
+    also += [
+        {"name": h, "in": "header", "kind": "apiKey", "env": companion_env(slug, h)}
+        for h in headers
+        if h.lower() not in taken
+    ]
+    out: dict[str, Any] = {
+        "header": header,
+        "scheme": chosen,
+        "kind": kind,
+        "operations_needing_auth": needing,
+        "operations_unservable": unservable,
+        "unservable_kinds": sorted(unservable_kinds),
+        "schemes": {
+            n: {"kind": k[0], "header": k[1], "servable": k[2]} for n, k in sorted(schemes.items())
+        },
+    }
+    if chosen in token_urls:  # the runtime can fetch the token itself
+        out["token_url"] = token_urls[chosen]
+        out["scopes"] = sorted(scopes.get(chosen, ()))
+    if chosen is not None and places.get(chosen, "header") != "header":
+        out["in"] = places[chosen]
+    if also:
+        out["also"] = also
+    per_op, others = _other_credentials(ops, root, chosen, schemes, places, slug)
+    if others:
+        out["others"] = others
+        out["per_operation"] = per_op  # read into each operation's file, not skill.json
+    return out
+
+
+def _requirements(op: Operation, root: list[Any]) -> list[dict[str, Any]]:
+    """The security requirements an operation states, else the document's."""
+    return [r for r in (op.security if op.security is not None else root) if isinstance(r, dict)]
+
+
+def _other_credentials(
+    ops: list[Operation],
+    root: list[Any],
+    chosen: str | None,
+    schemes: Mapping[str, tuple[str, str | None, bool]],
+    places: Mapping[str, str],
+    slug: str,
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The operations none of whose requirements is the chosen scheme's (Figma's payments take
+    a PersonalAccessToken, its files OAuth 2): each → the one servable scheme it is sent, and
+    those schemes' credentials, each from its own variable."""
+    per_op: dict[str, str] = {}
+    used: set[str] = set()
+    if chosen is None or chosen not in schemes:
+        return per_op, []
+    for op in ops:
+        reqs = _requirements(op, root)
+        if not reqs or any(not r for r in reqs) or any(chosen in r for r in reqs):
+            continue
+        alone = [
+            str(n)
+            for r in reqs
+            if len(r) == 1
+            for n in r
+            if schemes.get(str(n), ("", None, False))[2] and schemes[str(n)][1]
+        ]
+        if alone:
+            per_op[op.name] = alone[0]
+            used.add(alone[0])
+    others = []
+    for name in sorted(used):
+        kind, header, _ = schemes[name]
+        others.append(
+            {
+                "name": header,
+                "in": places.get(name, "header"),
+                "kind": "bearer" if kind in ("oauth2", "openIdConnect") else kind,
+                "env": companion_env(slug, name),
+                "scheme": name,
+            }
+        )
+    return per_op, others
+
+
+def _companions(
+    chosen: str | None,
+    alternatives: Counter[frozenset[str]],
+    schemes: Mapping[str, tuple[str, str | None, bool]],
+    places: Mapping[str, str],
+    slug: str,
+) -> list[dict[str, Any]]:
+    """The credentials an AND requirement sends with the chosen one (VTEX's appKey and
+    appToken), each from its own variable; none when the chosen one alone is enough somewhere."""
+    if chosen is None or frozenset({chosen}) in alternatives:
+        return []
+    together = [alt for alt in alternatives if chosen in alt and len(alt) > 1]
+    if not together:
+        return []
+    best = sorted(together, key=lambda alt: (-alternatives[alt], sorted(alt)))[0]
+    out = []
+    for name in sorted(best - {chosen}):
+        kind, header, _ = schemes[name]
+        out.append(
+            {
+                "name": header,
+                "in": places.get(name, "header"),
+                "kind": "bearer" if kind in ("oauth2", "openIdConnect") else kind,
+                "env": companion_env(slug, name),
+                "scheme": name,
+            }
+        )
+    return out
+
+
+def _header_credentials(ops: list[Operation]) -> list[str]:
+    """Header parameters that carry a credential (withheld from every tool), the most declared
+    first: the runtime fills them from the environment."""
+    counts: Counter[str] = Counter()
+    named: dict[str, str] = {}
+    for op in ops:
+        for p in op.params:
+            if p.location == "header" and p.name in op.credential_fields:
+                key = p.name.lower()
+                named.setdefault(key, p.name)
+                counts[key] += 1
+    return [named[k] for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]

@@ -1,0 +1,251 @@
+"""How a list operation pages, read from its parameters and its answer's shape: pure.
+
+Six ways APIs page, each found only when both halves are there (what the answer says, and the
+argument it goes back in), in this order:
+
+- `after_last` (Stripe): `has_more` and a `data` list in the answer, `starting_after` taken; the
+  next page starts after the last item's `id`.
+- `cursor`: a next-cursor field in the answer (`next_cursor`, Slack's
+  `response_metadata.next_cursor`, Kubernetes' `metadata.continue`, `nextPageToken`, …) and the
+  argument it goes back in (`cursor`, `continue`, `pageToken`, …).
+- `next_url`: a field holding the next page's URL (`@odata.nextLink`, `next`, `links.next`, …).
+- `link`: the answer declares a `Link` header (RFC 8288, `rel="next"`; GitHub).
+- `offset`: an offset argument (`offset`, `skip`, `$skip`, `startAt`, …) and a list in the answer.
+- `page`: a page-number argument (`page`) and a list in the answer.
+
+The runtime turns the declaration into a result's `next` (`skillpress.runtime.paging`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["KINDS", "FieldTree", "Paging", "detect_paging"]
+
+KINDS = ("after_last", "cursor", "next_url", "link", "offset", "page")
+# name → (JSON type or "", its own fields); a schema's fields a few levels down
+FieldTree = Mapping[str, tuple[str, "FieldTree"]]
+
+_CURSOR_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("response_metadata", "next_cursor"),
+    ("metadata", "continue"),
+    ("next_cursor",),
+    ("nextCursor",),
+    ("next_page_token",),
+    ("nextPageToken",),
+    ("next_token",),
+    ("nextToken",),
+    ("continuation_token",),
+    ("continuationToken",),
+    ("meta", "next_token"),
+    ("meta", "next_cursor"),
+    ("meta", "nextCursor"),
+    ("pagination", "next_cursor"),
+    ("pagination", "nextCursor"),
+    ("paging", "next_cursor"),
+    ("cursor", "next"),
+    ("next_page",),
+    ("next",),
+)
+_CURSOR_PARAMS = (
+    "cursor",
+    "continue",
+    "page_token",
+    "pageToken",
+    "next_token",
+    "nextToken",
+    "pagination_token",
+    "paginationToken",
+    "continuation_token",
+    "continuationToken",
+    "starting_token",
+    "after",
+    "page",
+)
+_URL_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("@odata.nextLink",),
+    ("odata.nextLink",),
+    ("nextLink",),
+    ("next_link",),
+    ("next_page_url",),
+    ("nextPageUrl",),
+    ("next_page_uri",),
+    ("meta", "next_page_url"),
+    ("links", "next"),
+    ("_links", "next", "href"),
+    ("paging", "next"),
+    ("next",),
+)
+_OFFSET_PARAMS = ("offset", "skip", "$skip", "startAt", "start_at", "start", "start_index")
+_PAGE_PARAMS = ("page", "page_number", "pageNumber")
+_SIZE_PARAMS = (
+    "limit",
+    "$top",
+    "per_page",
+    "page_size",
+    "pageSize",
+    "maxResults",
+    "max_results",
+    "count",
+    "size",
+    "top",
+    "first",
+)
+# the page size that goes with a page number (Figshare: `page` with `page_size`, `offset` with
+# `limit`), tried before the others when a list takes both
+_PAGE_SIZE_PARAMS = ("per_page", "page_size", "pageSize", "size")
+_ITEM_FIELDS = ("data", "items", "values", "results", "value", "entries", "records", "issues")
+
+
+@dataclass(frozen=True)
+class Paging:
+    """One operation's paging: its kind, the argument the next value goes in (`param`), where
+    the answer says it (`field`, a path of names), the answer's list (`items`, () for the answer
+    itself), the page-size argument (`size`), and for `after_last` the flag that says more
+    follow (`more`) and the item's key."""
+
+    kind: str
+    param: str | None = None
+    field: tuple[str, ...] = ()
+    items: tuple[str, ...] | None = None
+    size: str | None = None
+    more: tuple[str, ...] = ()
+    key: str = "id"
+    # an offset list that also takes a page number: a call made by page continues by page
+    page: str | None = None
+    page_size: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.param:
+            out["param"] = self.param
+        if self.field:
+            out["field"] = list(self.field)
+        if self.items is not None:
+            out["items"] = list(self.items)
+        if self.size:
+            out["size"] = self.size
+        if self.more:
+            out["more"] = list(self.more)
+            out["key"] = self.key
+        if self.page:
+            out["page"] = self.page
+        if self.page_size:
+            out["page_size"] = self.page_size
+        return out
+
+    def renamed(self, names: Mapping[str, str]) -> Paging | None:
+        """The same paging with its arguments under the names the tool gives them (`names`:
+        the name the API reads → the argument), or None when its argument is not one."""
+        param = names.get(self.param) if self.param else None
+        if self.param and param is None:
+            return None
+        size = names.get(self.size) if self.size else None
+        page = names.get(self.page) if self.page else None
+        page_size = names.get(self.page_size) if page and self.page_size else None
+        return Paging(
+            self.kind, param, self.field, self.items, size, self.more, self.key, page, page_size
+        )
+
+    def by_page(self) -> Paging:
+        """The page-number paging of an offset list that takes both (a call made by page)."""
+        return Paging("page", self.page, items=self.items, size=self.page_size)
+
+    def line(self) -> str:
+        """What the operation's file says of it, in one line."""
+        where = ".".join(self.field)
+        said = {
+            "after_last": f"the next page starts after the last item (`{self.param}`)",
+            "cursor": f"the answer's `{where}` goes back in `{self.param}`",
+            "next_url": f"the answer's `{where}` is the next page's URL",
+            "link": "the answer's `Link` header names the next page",
+            "offset": f"`{self.param}` moves past the items already read"
+            + (
+                f" (or `{self.page}` counts the pages, for a call made by page)"
+                if self.page
+                else ""
+            ),
+            "page": f"`{self.param}` counts the pages",
+        }[self.kind]
+        return (
+            f"Pages: {said}; a result carries `next`, the arguments of the next page (or its"
+            " URL), when there is one."
+        )
+
+
+def _at(tree: FieldTree, path: tuple[str, ...]) -> str | None:
+    """The type at `path` in `tree`, or None when it is not there."""
+    node: FieldTree = tree
+    typ: str | None = None
+    for name in path:
+        if name not in node:
+            return None
+        typ, node = node[name]
+    return typ
+
+
+def _items(tree: FieldTree | None, top_array: bool) -> tuple[str, ...] | None:
+    if top_array:
+        return ()
+    if not tree:
+        return None
+    for name in _ITEM_FIELDS:
+        if _at(tree, (name,)) == "array":
+            return (name,)
+    arrays = [name for name, (typ, _) in tree.items() if typ == "array"]
+    return (arrays[0],) if len(arrays) == 1 else None
+
+
+def detect_paging(
+    query: Mapping[str, str], headers: frozenset[str], tree: FieldTree | None, top_array: bool
+) -> Paging | None:
+    """The paging of a read from its query parameters (name → JSON type), its success answer's
+    declared headers (lower case) and the answer's fields (`tree`; `top_array`: the answer is a
+    list), or None when it does not page in a way both halves declare."""
+    # size: the six ways APIs page, tried in order
+    fields = tree or {}
+    size = next((p for p in _SIZE_PARAMS if p in query), None)
+    if (
+        "starting_after" in query
+        and _at(fields, ("has_more",)) in ("boolean", "")
+        and _at(fields, ("data",)) == "array"
+    ):
+        return Paging(
+            "after_last", "starting_after", items=("data",), size=size, more=("has_more",)
+        )
+    params = [p for p in _CURSOR_PARAMS if p in query]
+    for path in _CURSOR_FIELDS:
+        if _at(fields, path) not in ("string", "integer", "") or not params:
+            continue
+        if path == ("next_page",) and "page" not in params:
+            continue
+        if path == ("next",) and query.get(params[0]) != "string":
+            continue
+        param = "page" if path == ("next_page",) else params[0]
+        return Paging("cursor", param, path, size=size)
+    for path in _URL_FIELDS:
+        if _at(fields, path) in ("string", ""):
+            return Paging("next_url", field=path, size=size)
+    if "link" in headers:
+        return Paging("link", size=size)
+    items = _items(tree, top_array)
+    if items is None:
+        return None
+    numeric = ("integer", "number", "")
+    offset = next((p for p in _OFFSET_PARAMS if p in query), None)
+    page = next((p for p in _PAGE_PARAMS if p in query), None)
+    page = page if page and query[page] in numeric else None
+    page_size = next((p for p in _PAGE_SIZE_PARAMS if p in query), size)
+    if offset and query[offset] in numeric:
+        if page is None:
+            return Paging("offset", offset, items=items, size=size)
+        # both schemes: each keeps its own size (a page size is not an offset's limit)
+        limit = next((p for p in _SIZE_PARAMS if p in query and p != page_size), None)
+        return Paging(
+            "offset", offset, items=items, size=limit or size, page=page, page_size=page_size
+        )
+    if page:
+        return Paging("page", page, items=items, size=page_size)
+    return None

@@ -1,0 +1,427 @@
+"""Translate OpenAPI's schema dialect into plain JSON Schema (draft 2020-12) for tool arguments.
+
+Named components become shared types referenced as `#/types/Name`; other local references
+are followed; `allOf` is merged; `nullable` becomes a type list; what a request does not send
+(readOnly fields, examples, XML hints, discriminators, extensions) is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from skillpress.derive.errors import SpecRefused
+from skillpress.derive.refs import Resolver
+from skillpress.derive.text import short_text
+
+__all__ = ["SchemaTranslator", "MAX_SCHEMA_DEPTH", "type_label"]
+
+MAX_SCHEMA_DEPTH = 100
+_MAX_WORK = 3_000_000
+_JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
+_COPY = (
+    "format",
+    "default",
+    "const",
+    "minimum",
+    "maximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+)
+_NAMED_PREFIXES = ("#/components/schemas/", "#/definitions/")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+_regex_ok: dict[str, bool] = {}
+
+
+def _pattern_ok(pattern: str) -> bool:
+    ok = _regex_ok.get(pattern)
+    if ok is None:
+        try:
+            re.compile(pattern)
+            ok = True
+        except (re.error, RecursionError, OverflowError):
+            ok = False
+        _regex_ok[pattern] = ok
+    return ok
+
+
+def named_ref(ref: str) -> str | None:
+    for prefix in _NAMED_PREFIXES:
+        if ref.startswith(prefix):
+            rest = ref[len(prefix) :]
+            if rest and "/" not in rest:
+                return rest
+    return None
+
+
+class SchemaTranslator:
+    """Translates the schemas of one document; keeps the named types it met on the way."""
+
+    def __init__(self, resolver: Resolver, *, swagger2: bool) -> None:
+        self.resolver = resolver
+        self.swagger2 = swagger2
+        self.types: dict[str, Any] = {}
+        self._pending: list[tuple[str, str]] = []
+        self._names = self._assign_names(resolver.doc, swagger2)
+        self._deps: dict[str, frozenset[str]] = {}
+        self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
+        self._work = 0
+
+    @staticmethod
+    def _assign_names(doc: dict[str, Any], swagger2: bool) -> dict[str, str]:
+        if swagger2:
+            keys = [("#/definitions/", k) for k in (doc.get("definitions") or {})]
+        else:
+            comps = (doc.get("components") or {}).get("schemas") or {}
+            keys = [("#/components/schemas/", k) for k in comps]
+        names: dict[str, str] = {}
+        taken: set[str] = set()
+        for prefix, key in sorted(keys, key=lambda p: p[1]):
+            base = _SAFE_NAME.sub("_", str(key)).strip("_")[:80] or "Type"
+            name, n = base, 2
+            while name.lower() in taken:
+                name, n = f"{base}_{n}", n + 1
+            taken.add(name.lower())
+            names[prefix + _escape(str(key))] = name
+        return names
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def type_name(self, ref: str) -> str | None:
+        """The shared type name for a named-component reference, or None for other refs."""
+        key = named_ref(ref)
+        if key is None:
+            return None
+        return self._names.get(ref)
+
+    def translate(self, schema: Any, where: str, *, inline_top: bool = False) -> Any:
+        """Translate one schema; with `inline_top` a top-level reference is expanded in place."""
+        out = self._tr(schema, where, 0, (), inline_top)
+        self._drain()
+        return out
+
+    def deps(self, name: str) -> frozenset[str]:
+        """Every type name reachable from type `name` (itself included); asked for once every
+        type is translated (the bodies are final)."""
+        return reachable(name, self.types, self._refs, self._deps)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        while self._pending:
+            name, ref = self._pending.pop()
+            target = self.resolver.pointer(ref, ref)
+            self.types[name] = self._tr(target, ref, 0, (ref,), False)
+
+    def _read_only(self, sub: Any, where: str) -> bool:
+        """Whether a property is readOnly, said beside it or by the schema its `$ref` names
+        (Airflow's `state`, a readOnly DagState): never sent, so never an argument."""
+        if not isinstance(sub, dict):
+            return False
+        if sub.get("readOnly") is True:
+            return True
+        if isinstance(sub.get("$ref"), str):
+            try:
+                target = self.resolver.deref(sub, where)
+            except SpecRefused:
+                return False
+            return isinstance(target, dict) and target.get("readOnly") is True
+        return False
+
+    def _ref(self, ref: str, where: str, depth: int, stack: tuple[str, ...], inline: bool) -> Any:
+        name = self.type_name(ref) if not inline else None
+        if name is not None:
+            if name not in self.types:
+                self.types[name] = {"type": "object"}  # placeholder until drained
+                self._pending.append((name, ref))
+            return {"$ref": f"#/types/{name}"}
+        if ref in stack:
+            return {"type": "object", "description": "(recursive: the same shape again)"}
+        target = self.resolver.pointer(ref, where)
+        return self._tr(target, ref, depth + 1, stack + (ref,), False)
+
+    def _tr(self, s: Any, where: str, depth: int, stack: tuple[str, ...], inline: bool) -> Any:
+        self._work += 1
+        if self._work > _MAX_WORK:
+            raise SpecRefused(
+                f"schemas expand past {_MAX_WORK:,} nodes (at {where}); refusing the document"
+            )
+        if depth > MAX_SCHEMA_DEPTH:
+            raise SpecRefused(f"schema at {where} nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        if isinstance(s, bool):
+            return s
+        if not isinstance(s, dict):
+            return {}
+        if "$ref" in s:
+            ref = s["$ref"]
+            if not isinstance(ref, str):
+                raise SpecRefused(f"$ref at {where} is not a string")
+            out = self._ref(ref, where, depth, stack, inline)
+            if s.get("nullable") is True or s.get("x-nullable") is True:
+                out = {"anyOf": [out, {"type": "null"}]}
+            return out
+        if "allOf" in s and isinstance(s["allOf"], list):
+            return self._merge_all_of(s, where, depth, stack)
+        return self._plain(s, where, depth, stack)
+
+    def _merge_all_of(
+        self, s: dict[str, Any], where: str, depth: int, stack: tuple[str, ...]
+    ) -> Any:
+        merged: dict[str, Any] = {}
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        parts = [
+            self._tr(m, f"{where}/allOf/{i}", depth + 1, stack, True)
+            for i, m in enumerate(s["allOf"])
+        ]
+        rest = {k: v for k, v in s.items() if k != "allOf"}
+        if rest:
+            parts.append(self._plain(rest, where, depth + 1, stack))
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            for key, value in part.items():
+                if key == "properties" and isinstance(value, dict):
+                    props.update(value)
+                elif key == "required" and isinstance(value, list):
+                    required.extend(r for r in value if r not in required)
+                elif key == "description":
+                    merged.setdefault("description", value)
+                elif key not in merged:
+                    merged[key] = value
+        if props:
+            merged["properties"] = props
+            merged.setdefault("type", "object")
+        if required:
+            merged["required"] = [r for r in required if not props or r in props] or required
+        return merged
+
+    def _plain(self, s: dict[str, Any], where: str, depth: int, stack: tuple[str, ...]) -> Any:
+        # size: one case per OpenAPI schema keyword translated to JSON Schema
+        out: dict[str, Any] = {}
+        typ = s.get("type")
+        nullable = bool(s.get("nullable") or s.get("x-nullable"))
+        if isinstance(typ, str):
+            if typ == "file":
+                out["type"] = "string"
+                out["format"] = "binary"
+            elif typ in _JSON_TYPES:
+                out["type"] = typ
+                if (  # OpenAPI 3.1's file: raw bytes of a media type, not text
+                    typ == "string"
+                    and isinstance(s.get("contentMediaType"), str)
+                    and not s.get("contentEncoding")
+                    and "format" not in s
+                ):
+                    out["format"] = "binary"
+        elif isinstance(typ, list):
+            kept = [t for t in typ if isinstance(t, str) and t in _JSON_TYPES]
+            if kept:
+                out["type"] = kept if len(kept) > 1 else kept[0]
+        desc = s.get("description") or s.get("title")
+        if isinstance(desc, str) and desc.strip():
+            out["description"] = short_text(desc)
+        for key in _COPY:
+            if key in s and key not in out:
+                value = s[key]
+                if key == "format" and not isinstance(value, str):
+                    continue
+                if key in ("minimum", "maximum", "multipleOf") and (
+                    isinstance(value, bool) or not isinstance(value, (int, float))
+                ):
+                    continue
+                if key in (
+                    "minLength",
+                    "maxLength",
+                    "minItems",
+                    "maxItems",
+                    "minProperties",
+                    "maxProperties",
+                ) and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                    continue
+                if key == "uniqueItems" and not isinstance(value, bool):
+                    continue
+                if key == "multipleOf" and value <= 0:
+                    continue
+                out[key] = value
+        for key in ("exclusiveMinimum", "exclusiveMaximum"):
+            value = s.get(key)
+            bound = "minimum" if key == "exclusiveMinimum" else "maximum"
+            if value is True and bound in out:
+                out[key] = out.pop(bound)
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = value
+        pattern = s.get("pattern")
+        if isinstance(pattern, str) and _pattern_ok(pattern):
+            out["pattern"] = pattern
+        enum = s.get("enum")
+        if isinstance(enum, list) and enum:
+            values = list(enum)
+            if nullable and None not in values:
+                values.append(None)
+            out["enum"] = values
+        items = s.get("items")
+        if isinstance(items, list):
+            out["prefixItems"] = [
+                self._tr(i, f"{where}/items/{n}", depth + 1, stack, False)
+                for n, i in enumerate(items)
+            ]
+        elif items is not None:
+            out["items"] = self._tr(items, f"{where}/items", depth + 1, stack, False)
+        elif out.get("type") == "array":
+            out["items"] = {}
+        if isinstance(s.get("prefixItems"), list):
+            out["prefixItems"] = [
+                self._tr(i, f"{where}/prefixItems/{n}", depth + 1, stack, False)
+                for n, i in enumerate(s["prefixItems"])
+            ]
+        props = s.get("properties")
+        if isinstance(props, dict):
+            tprops: dict[str, Any] = {}
+            for name, sub in props.items():
+                if self._read_only(sub, where):
+                    continue
+                tprops[str(name)] = self._tr(
+                    sub, f"{where}/properties/{name}", depth + 1, stack, False
+                )
+            out["properties"] = tprops
+            if "type" not in out:
+                out["type"] = "object"
+        req = s.get("required")
+        if isinstance(req, list):
+            names = [r for r in req if isinstance(r, str)]
+            if isinstance(props, dict):
+                names = [r for r in names if r in out.get("properties", {}) or r not in props]
+                if s.get("additionalProperties") is False and not s.get("patternProperties"):
+                    # a required field the object may not have: no value could be valid (a spec
+                    # slip, as Jira's screen schemes require `defaultScreen` beside `default`)
+                    names = [r for r in names if r in props]
+            if names:
+                out["required"] = list(dict.fromkeys(names))
+        addl = s.get("additionalProperties")
+        if isinstance(addl, bool):
+            out["additionalProperties"] = addl
+        elif isinstance(addl, dict):
+            out["additionalProperties"] = self._tr(
+                addl, f"{where}/additionalProperties", depth + 1, stack, False
+            )
+        pprops = s.get("patternProperties")
+        if isinstance(pprops, dict):
+            kept_pp = {
+                p: self._tr(v, f"{where}/patternProperties", depth + 1, stack, False)
+                for p, v in pprops.items()
+                if isinstance(p, str) and _pattern_ok(p)
+            }
+            if kept_pp:
+                out["patternProperties"] = kept_pp
+        for key in ("oneOf", "anyOf"):
+            alts = s.get(key)
+            if isinstance(alts, list) and alts:
+                out[key] = [
+                    self._tr(a, f"{where}/{key}/{n}", depth + 1, stack, False)
+                    for n, a in enumerate(alts)
+                ]
+        if isinstance(s.get("not"), (dict, bool)):
+            out["not"] = self._tr(s["not"], f"{where}/not", depth + 1, stack, False)
+        if nullable:
+            t = out.get("type")
+            if isinstance(t, str):
+                out["type"] = [t, "null"]
+            elif isinstance(t, list):
+                if "null" not in t:
+                    out["type"] = [*t, "null"]
+            elif "oneOf" in out or "anyOf" in out:
+                key = "anyOf" if "anyOf" in out else "oneOf"
+                if {"type": "null"} not in out[key]:
+                    out[key] = [*out[key], {"type": "null"}]
+        return out
+
+
+def reachable(
+    name: str,
+    types: dict[str, Any],
+    refs: dict[str, list[str]],
+    reach: dict[str, frozenset[str]],
+) -> frozenset[str]:
+    """Every type name reachable from type `name` in `types` (itself included), walked over
+    each type's direct references (`refs`, found once per type) and kept in `reach`."""
+    got = reach.get(name)
+    if got is None:
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            cur = todo.pop()
+            if cur not in seen:
+                seen.add(cur)
+                direct = refs.get(cur)
+                if direct is None:
+                    direct = refs[cur] = refs_in(types.get(cur))
+                todo.extend(direct)
+        got = reach[name] = frozenset(seen)
+    return got
+
+
+def refs_in(schema: Any) -> list[str]:
+    """Type names referenced (`#/types/Name`) anywhere inside a translated schema."""
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            ref = cur.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/types/"):
+                found.append(ref[8:])
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return found
+
+
+def _types_ref(ref: str) -> str:
+    return ref[8:] if ref.startswith("#/types/") else (named_ref(ref) or "object")
+
+
+def type_label(schema: Any, ref_label: Callable[[str], str] = _types_ref) -> str:
+    """The one short human label of a schema, translated or as the spec wrote it: `string`,
+    `array of Pet`, `integer or null`, `string (date-time)`. `ref_label` names a `$ref`."""
+    if not isinstance(schema, dict):
+        return "any"
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return ref_label(ref)
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        return type_label(all_of[0], ref_label)
+    typ = schema.get("type")
+    if isinstance(typ, list):
+        return " or ".join(_one_label(schema, str(t), ref_label) for t in typ)
+    if isinstance(typ, str):
+        return _one_label(schema, typ, ref_label)
+    for key in ("oneOf", "anyOf"):
+        alts = schema.get(key)
+        if isinstance(alts, list) and alts:
+            labels = list(dict.fromkeys(type_label(a, ref_label) for a in alts))
+            return " or ".join(labels[:4]) + (" or …" if len(labels) > 4 else "")
+    if "enum" in schema:
+        return "enum"
+    return "object" if "properties" in schema else "any"
+
+
+def _one_label(schema: dict[str, Any], typ: str, ref_label: Callable[[str], str]) -> str:
+    if typ == "array":
+        return f"array of {type_label(schema.get('items'), ref_label)}"
+    fmt = schema.get("format")
+    if typ in ("string", "integer", "number") and isinstance(fmt, str):
+        return f"{typ} ({fmt})"
+    return typ
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

@@ -1,0 +1,93 @@
+"""A worker process's probes and scrape, on SKILLPRESS_PROBE_PORT (#44.1): `/healthz` answers
+from the worker's own event loop, so a loop that hangs stops answering and Kubernetes restarts
+the process; `/readyz` asks the records, the blob store and the worker's NATS connection (503
+naming what does not answer); `/metrics` is the Prometheus text. A few lines of HTTP over
+asyncio's own server: nothing else listens in a worker, and nothing here takes a request body."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from skillpress.app.base.context import AppContext
+from skillpress.app.records.health import readiness
+from skillpress.platform.logging import get_logger
+from skillpress.platform.metrics import CONTENT_TYPE, exposition
+
+__all__ = ["serve_probes"]
+
+_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
+
+
+def _response(status: int, body: bytes, content_type: str = "application/json") -> bytes:
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+        f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def _answer(ctx: AppContext, connection: Callable[[], Any], method: str, path: str) -> bytes:
+    if method != "GET":
+        return _response(405, b'{"status":"only GET"}')
+    path = path.split("?", 1)[0]
+    if path == "/healthz":
+        return _response(200, b'{"status":"alive"}')
+    if path == "/readyz":
+        checks = await asyncio.to_thread(readiness, ctx, connection(), True)
+        ready = all(v == "ok" for v in checks.values())
+        body = {"status": "ready" if ready else "not ready", "checks": checks}
+        return _response(200 if ready else 503, json.dumps(body).encode())
+    if path == "/metrics":
+        return _response(200, exposition(), CONTENT_TYPE)
+    return _response(404, b'{"status":"no such probe: /healthz, /readyz or /metrics"}')
+
+
+async def serve_probes(
+    ctx: AppContext,
+    connection: Callable[[], Any],
+    stop: asyncio.Event,
+    bound: Callable[[int], None] | None = None,
+) -> None:
+    """Answer the probes on SKILLPRESS_PROBE_HOST:SKILLPRESS_PROBE_PORT until `stop` is set;
+    `bound` is told the port (the system's choice when the setting is 0)."""
+    log = get_logger("probes")
+    settings = ctx.settings
+    assert settings.probe_port is not None
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), 5)
+            parts = line.decode("latin-1").split()
+            while (await asyncio.wait_for(reader.readline(), 5)) not in (b"\r\n", b"\n", b""):
+                pass  # the headers: nothing here reads them
+            if len(parts) >= 2:
+                writer.write(await _answer(ctx, connection, parts[0], parts[1]))
+                await writer.drain()
+        except (TimeoutError, ConnectionError, UnicodeDecodeError):
+            pass
+        finally:
+            writer.close()
+
+    try:
+        server = await asyncio.start_server(handle, settings.probe_host, settings.probe_port)
+    except OSError as exc:  # the workers go on; the probe's absence is what an orchestrator sees
+        log.error(
+            "probes.cannot_listen",
+            host=settings.probe_host,
+            port=settings.probe_port,
+            error=exc.strerror or str(exc),
+        )
+        return
+    port = int(server.sockets[0].getsockname()[1])
+    log.info("probes.listening", host=settings.probe_host, port=port)
+    if bound is not None:
+        bound(port)
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        await server.wait_closed()
