@@ -329,7 +329,7 @@ def publish_check(runs: int) -> None:
     import gzip
 
     from skillpress.derive import DeriveOptions, derive_package
-    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.package.skill import load_skill
 
     for name in ("github.json.gz", "kubernetes.json", "stripe.json"):
         path = ROOT / "tests" / "fixtures" / "specs" / name
@@ -385,8 +385,8 @@ def retried(runs: int) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from skillpress.runtime.execute import CallLimits, send
-    from skillpress.runtime.translate import PreparedRequest
+    from skillpress.runtime.calling.execute import CallLimits, send
+    from skillpress.runtime.calling.translate import PreparedRequest
 
     seen: dict[str, int] = {}
 

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from skillpress.app.serving.calling import api_gatekeeper
     from skillpress.errors import Permanent, Retryable, SkillpressError, Unavailable
     from skillpress.host import SkillHost
-    from skillpress.runtime.calls import GateClosed, Gatekeeper
-    from skillpress.runtime.execute import CallResult, ExecutionFailed
-    from skillpress.runtime.skill import PackageError, UnknownOperation
-    from skillpress.runtime.translate import CallRefused, PreparedRequest
+    from skillpress.runtime.calling.calls import GateClosed, Gatekeeper
+    from skillpress.runtime.calling.execute import CallResult, ExecutionFailed
+    from skillpress.runtime.calling.translate import CallRefused, PreparedRequest
+    from skillpress.runtime.package.skill import PackageError, UnknownOperation
 
 _HOMES = {
     "SkillHost": "skillpress.host",
@@ -31,14 +31,14 @@ _HOMES = {
     "Permanent": "skillpress.errors",
     "Retryable": "skillpress.errors",
     "Unavailable": "skillpress.errors",
-    "GateClosed": "skillpress.runtime.calls",
-    "Gatekeeper": "skillpress.runtime.calls",
-    "CallResult": "skillpress.runtime.execute",
-    "ExecutionFailed": "skillpress.runtime.execute",
-    "PackageError": "skillpress.runtime.skill",
-    "UnknownOperation": "skillpress.runtime.skill",
-    "CallRefused": "skillpress.runtime.translate",
-    "PreparedRequest": "skillpress.runtime.translate",
+    "GateClosed": "skillpress.runtime.calling.calls",
+    "Gatekeeper": "skillpress.runtime.calling.calls",
+    "CallResult": "skillpress.runtime.calling.execute",
+    "ExecutionFailed": "skillpress.runtime.calling.execute",
+    "PackageError": "skillpress.runtime.package.skill",
+    "UnknownOperation": "skillpress.runtime.package.skill",
+    "CallRefused": "skillpress.runtime.calling.translate",
+    "PreparedRequest": "skillpress.runtime.calling.translate",
 }
 
 __all__ = [

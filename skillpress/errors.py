@@ -8,7 +8,15 @@ a permanent one becomes a dead letter at once, anything else is retried with spa
 
 from __future__ import annotations
 
-__all__ = ["NotFound", "Permanent", "Refused", "Retryable", "SkillpressError", "Unavailable"]
+__all__ = [
+    "ChatFailed",
+    "NotFound",
+    "Permanent",
+    "Refused",
+    "Retryable",
+    "SkillpressError",
+    "Unavailable",
+]
 
 
 class SkillpressError(Exception):
@@ -48,3 +56,9 @@ class Refused(Permanent):
     """A request that cannot be done as asked; the message says what to do instead."""
 
     problem = "refused"
+
+
+class ChatFailed(Exception):
+    """A chat model gave no usable answer (network, timeout, status, shape): a reason, no retry.
+    Shared by the derivation's model grouping, the runtime's model runs and the platform's
+    client, none of which imports another."""

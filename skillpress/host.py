@@ -1,5 +1,6 @@
-"""The agent host's face, a face of its own beside the command line and MCP (it reaches the
-core through the application layer only): the runtime API for agent hosts: skills bound from a folder (of package folders, or the one
+"""The agent host's face, a face of its own beside the command line and MCP (an agent face: it
+serves the runtime, which it imports by the written contract the agent faces share; the
+derivation core it never reaches): the runtime API for agent hosts: skills bound from a folder (of package folders, or the one
 `skillpress follow` keeps live), their tools in a provider's shape, and a call by tool name that
 goes through the same translation, checks and gates as `skillpress call`.
 
@@ -22,39 +23,33 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from skillpress.app.serving.hosting import (
-    CallLimits,
-    CallResult,
+from skillpress.app.base.package_dir import read_package_dir
+from skillpress.app.serving.calling import credential_for
+from skillpress.app.serving.followers import folder_stamp
+from skillpress.format.provider_names import original_names
+from skillpress.runtime.calling.calls import (
     CallSetup,
-    Chat,
     GateClosed,
     Gatekeeper,
+    closed_gate,
+    place_call,
+    prepare_call,
+)
+from skillpress.runtime.calling.execute import CallLimits, CallResult
+from skillpress.runtime.calling.translate import PreparedRequest
+from skillpress.runtime.package.skill import (
     PackageError,
-    PreparedRequest,
-    Run,
-    RunJournal,
-    RunLog,
     Skill,
     Tool,
     UnknownOperation,
-    Workflow,
-    closed_gate,
-    credential_for,
-    draft_run,
-    folder_stamp,
-    guided_run,
-    journaled,
     load_skill,
-    load_workflows,
-    original_names,
-    place_call,
-    placed_step,
-    prepare_call,
-    read_package_dir,
-    run_workflow,
     shaped_tool,
     tool_clash,
 )
+from skillpress.runtime.workflows.model_runs import Chat, draft_run, guided_run
+from skillpress.runtime.workflows.run import Run, Workflow, load_workflows, run_workflow
+from skillpress.runtime.workflows.run_log import RunJournal, RunLog, journaled
+from skillpress.runtime.workflows.steps import placed_step
 
 __all__ = ["SkillHost", "GateClosed"]
 

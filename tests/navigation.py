@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from skillpress.derive.manifest import Manifest
+from skillpress.format.manifest import Manifest
 
 _NAMED = re.compile(r"`([A-Za-z0-9_.-]{1,120})`|skill/[^/\s]+/([A-Za-z0-9_.-]{1,120})\.md")
 

@@ -46,24 +46,42 @@ def test_the_architecture_document_maps_every_module_and_only_those() -> None:
     assert sorted(mapped - modules) == [], "names in the map that do not exist"
 
 
-def test_readme_layout_names_every_package_and_only_what_exists() -> None:
+def _layout_rows() -> dict[str, str]:
+    """README's Layout as {folder: everything its rows say of it} (a folder's own row and the
+    rows under it, up to the next folder)."""
     readme = (ROOT / "README.md").read_text()
     layout = readme.split("## Layout", 1)[1].split("```", 2)[1]
-    rows = layout.splitlines()
-    named: set[str] = set()
-    parent = ""
-    for row in rows:
+    said: dict[str, str] = {}
+    parent = current = ""
+    for row in layout.splitlines():
         top = re.match(r"^([\w./]+/)\s", row)
-        if top:
-            parent = top.group(1)
-            named.add(parent)
         sub = re.match(r"^  ([\w]+/)\s", row)
-        if sub:
-            named.add(parent + sub.group(1))
-    missing = sorted(p for p in _packages() if p not in named)
+        if top:
+            parent = current = top.group(1)
+        elif sub:
+            current = parent + sub.group(1)
+        said[current] = said.get(current, "") + "\n" + row
+    return said
+
+
+def test_readme_layout_names_every_package_and_only_what_exists() -> None:
+    said = _layout_rows()
+    missing = sorted(p for p in _packages() if p not in said)
     assert missing == [], f"packages README's Layout does not name: {missing}"
     every = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}
-    for name in re.findall(r"\b([\w]+\.py)\b", layout):
-        assert name in every, f"README's Layout names {name}, which does not exist"
-    for folder in named:
-        assert (ROOT / folder).is_dir(), f"README's Layout names {folder}, which does not exist"
+    for folder, text in said.items():
+        assert not folder or (ROOT / folder).is_dir(), (
+            f"README's Layout names {folder}, which does not exist"
+        )
+        for name in re.findall(r"\b([\w]+\.py)\b", text):
+            assert name in every, f"README's Layout names {name}, which does not exist"
+
+
+def test_a_layout_row_that_lists_its_modules_lists_them_all() -> None:
+    """Both ways: where README's Layout enumerates a folder's modules, none is left out."""
+    for folder, text in _layout_rows().items():
+        named = set(re.findall(r"\b([\w]+\.py)\b", text))
+        if not folder or len(named) < 3:  # a row that names a module or two by way of example
+            continue
+        modules = {p.name for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py"}
+        assert sorted(modules - named) == [], f"README's Layout row for {folder} leaves out"

@@ -76,7 +76,7 @@ def _expected(probed: dict[str, object]) -> None:
     assert probed["host"] == "skillpress.host"
     assert probed["errors"] == [
         "skillpress.errors",
-        "skillpress.runtime.calls",
+        "skillpress.runtime.calling.calls",
     ]
     assert isinstance(probed["imported"], int) and probed["imported"] > 100
 

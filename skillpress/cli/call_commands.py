@@ -28,14 +28,17 @@ if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command r
         CallLimits,
         CallResult,
         CallSetup,
+        Chat,
         Desk,
         GateCheck,
         Gatekeeper,
         Placed,
+        RunJournal,
+        RunLog,
         Skill,
         Tool,
+        Workflow,
     )
-    from skillpress.app.serving.hosting import Chat, RunJournal, RunLog, Workflow
 
 __all__ = ["register"]
 
@@ -725,7 +728,7 @@ def mcp(
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
     # size: a typer command: its options are its signature, and --all's refusals
     from skillpress.app.serving.calling import CallLimits, OutputDirError, PackageError
-    from skillpress.app.serving.mcp import (
+    from skillpress.mcp.serving import (
         NoSkills,
         ServeOptions,
         catalog_server,
@@ -794,7 +797,7 @@ def mcp(
         what = skill.slug
     token = None
     if transport == "http":
-        from skillpress.app.serving.mcp import MCP_TOKEN_ENV, http_token
+        from skillpress.mcp.serving import MCP_TOKEN_ENV, http_token
 
         token, made = http_token(os.environ)
         typer.echo(

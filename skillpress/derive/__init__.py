@@ -11,9 +11,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillpress.derive.errors import SpecRefused
-    from skillpress.derive.load import LoadLimits, load_document
     from skillpress.derive.package import DeriveOptions, SkillPackage, derive_package
+    from skillpress.format.errors import SpecRefused
+    from skillpress.format.load import LoadLimits, load_document
 
 __all__ = [
     "DeriveOptions",
@@ -25,12 +25,12 @@ __all__ = [
 ]
 
 _HOMES = {
-    "DeriveOptions": "package",
-    "SkillPackage": "package",
-    "derive_package": "package",
-    "LoadLimits": "load",
-    "load_document": "load",
-    "SpecRefused": "errors",
+    "DeriveOptions": "skillpress.derive.package",
+    "SkillPackage": "skillpress.derive.package",
+    "derive_package": "skillpress.derive.package",
+    "LoadLimits": "skillpress.format.load",
+    "load_document": "skillpress.format.load",
+    "SpecRefused": "skillpress.format.errors",
 }
 
 
@@ -38,4 +38,4 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'skillpress.derive' has no attribute {name!r}")
-    return getattr(import_module(f"skillpress.derive.{home}"), name)
+    return getattr(import_module(home), name)

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skillpress.derive.frontmatter import RISKS
 from skillpress.errors import Refused
+from skillpress.format.declaration import RISKS
 
 __all__ = [
     "KINDS",
@@ -141,7 +141,7 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
         if not isinstance(flow, dict) or not isinstance(flow.get("name"), str) or not flow["name"]:
             raise AnnotationRefused("a workflow annotation carries one workflow (with its name)")
     if kind == "style":
-        from skillpress.derive.frontmatter import STYLES
+        from skillpress.format.declaration import STYLES
 
         if not isinstance(body.get("name"), str) or not body["name"]:
             raise AnnotationRefused("a style names a query parameter (or form field): NAME=STYLE")

@@ -23,9 +23,9 @@ from skillpress.derive.annotation_shapes import (
     check_shape,
     operation_target,
 )
-from skillpress.derive.frontmatter import APPROVAL_KEYS, RISKS, path_matches
-from skillpress.derive.frontmatter import FORM_BODY as FORM
 from skillpress.derive.model import Operation
+from skillpress.format.declaration import APPROVAL_KEYS, RISKS, path_matches
+from skillpress.format.declaration import FORM_BODY as FORM
 
 __all__ = [
     "KINDS",

@@ -16,14 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skillpress.derive.frontmatter import (
-    READ_METHODS,
-    RISKS,
-    Declaration,
-    DeclarationError,
-    parse_operation_file,
-)
-from skillpress.derive.manifest import Manifest
+from skillpress.format.declaration import READ_METHODS, RISKS, Declaration, DeclarationError
+from skillpress.format.frontmatter import parse_operation_file
+from skillpress.format.manifest import Manifest
 
 __all__ = ["Suggestion", "guess_suggestions", "GROUPS"]
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from skillpress.derive.gc_pause import cleared_after
 from skillpress.derive.model import Operation
-from skillpress.derive.naming import snake
+from skillpress.format.gc_pause import cleared_after
+from skillpress.format.names import snake
 
 __all__ = [
     "Category",

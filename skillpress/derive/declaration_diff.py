@@ -9,7 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from skillpress.derive.frontmatter import DeclarationError, split_frontmatter
+from skillpress.format.declaration import DeclarationError
+from skillpress.format.frontmatter import split_frontmatter
 
 __all__ = ["declaration_changes"]
 

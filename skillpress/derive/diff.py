@@ -9,12 +9,9 @@ import yaml
 from typing_extensions import TypedDict
 
 from skillpress.derive.declaration_diff import declaration_changes
-from skillpress.derive.frontmatter import (
-    DeclarationError,
-    frontmatter_text,
-    split_frontmatter,
-)
-from skillpress.derive.manifest import Manifest, OperationEntry
+from skillpress.format.declaration import DeclarationError
+from skillpress.format.frontmatter import frontmatter_text, split_frontmatter
+from skillpress.format.manifest import Manifest, OperationEntry
 
 __all__ = ["ChangedOperation", "DiffSummary", "PackageDiff", "diff_packages", "gates"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillpress.derive.paging import Paging
+from skillpress.format.paging import Paging
 
 __all__ = ["Param", "Body", "Response", "Operation", "ToolDecl", "Additions", "Webhook"]
 

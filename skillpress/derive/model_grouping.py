@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillpress.derive.categories import Grouping
-from skillpress.derive.frontmatter import split_frontmatter
-from skillpress.derive.manifest import Manifest
+from skillpress.errors import ChatFailed
+from skillpress.format.frontmatter import split_frontmatter
+from skillpress.format.manifest import Manifest
 
 __all__ = [
     "Chat",
-    "ChatFailed",
     "choose_grouping",
     "propose_grouping",
     "summaries_of",
@@ -41,10 +41,6 @@ MAX_PER_CATEGORY = 150  # a line each in the category's file, within one read
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,47}$")
 _RESERVED = {"body", "skill", "types", "readme"}
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
-
-
-class ChatFailed(Exception):
-    """The chat endpoint gave no usable answer (network, timeout, status, shape): a reason, no retry."""
 
 
 # one chat completion: messages in, the assistant's text out (raises ChatFailed)

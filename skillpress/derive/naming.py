@@ -2,83 +2,23 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 from itertools import combinations, pairwise
 
-from skillpress.derive.gc_pause import cleared_after
 from skillpress.derive.model import Operation
+from skillpress.format.names import FILLER, MAX_NAME, MAX_SLUG, shorten, slugify, snake, tool_name
+
+RESERVED_FILES = frozenset({"body", "types", "skill", "index", "readme", "skill_md"})
 
 __all__ = [
-    "snake",
-    "slugify",
     "api_slug",
     "assign_names",
     "too_long",
-    "shorten",
     "RESERVED_FILES",
-    "MAX_NAME",
-    "MAX_TOOL_NAME",
 ]
 
-MAX_NAME = 64
-MAX_TOOL_NAME = 64
-MAX_SLUG = 24
-RESERVED_FILES = frozenset({"body", "types", "skill", "index", "readme", "skill_md"})
-_CAMEL1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_CAMEL2 = re.compile(r"([a-z0-9])([A-Z])")
-_NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
-_FILLER = {
-    "api",
-    "apis",
-    "rest",
-    "openapi",
-    "swagger",
-    "the",
-    "service",
-    "specification",
-    "spec",
-    "http",
-    "v1",
-    "v2",
-    "v3",
-}
-
-
-@cleared_after
-@lru_cache(maxsize=65536)
-def snake(text: str) -> str:
-    """`findPetsByStatus` → `find_pets_by_status`; `find pet by id` → `find_pet_by_id`."""
-    text = _CAMEL1.sub(r"\1_\2", text)
-    text = _CAMEL2.sub(r"\1_\2", text)
-    return _NON_ALNUM.sub("_", text).strip("_").lower()
-
-
-def shorten(name: str, limit: int) -> str:
-    """Keep `name` within `limit` characters; a cut name ends in a short hash so it stays unique."""
-    if len(name) <= limit:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:6]
-    head = name[: limit - 7].rstrip("_-")
-    return f"{head}_{digest}"
-
-
-def slugify(title: str) -> str:
-    """A short kebab-case slug from a title: `Configuration API` → `configuration`."""
-    words = [w for w in snake(title).split("_") if w]
-    kept = [w for w in words if w not in _FILLER] or words or ["api"]
-    slug = ""
-    for word in kept:
-        candidate = f"{slug}-{word}" if slug else word
-        if len(candidate) > MAX_SLUG:
-            break
-        slug = candidate
-    return slug or kept[0][:MAX_SLUG]
-
-
-_TITLE_FILLER = _FILLER | {
+_TITLE_FILLER = FILLER | {
     "official",
     "platform",
     "protocol",
@@ -338,11 +278,3 @@ def assign_names(
         taken.add(name)
         op.name = name
         op.tool_name = tool_name(slug, name)
-
-
-def tool_name(slug: str, name: str) -> str:
-    safe_slug = re.sub(r"[^A-Za-z0-9_-]+", "_", slug)
-    full = f"{safe_slug}_{name}"
-    if len(full) <= MAX_TOOL_NAME:
-        return full
-    return f"{safe_slug}_{shorten(name, MAX_TOOL_NAME - len(safe_slug) - 1)}"

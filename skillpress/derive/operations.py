@@ -9,14 +9,16 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from skillpress.derive.auth import classify_scheme, is_credential_header
-from skillpress.derive.errors import SpecRefused
 from skillpress.derive.model import Body, Operation, Param, Response, Webhook
-from skillpress.derive.paging import FieldTree, Paging, detect_paging
+from skillpress.derive.paging import FieldTree, detect_paging
 from skillpress.derive.refs import Resolver
-from skillpress.derive.schema import SchemaTranslator, named_ref, type_label
+from skillpress.derive.schema import SchemaTranslator
 from skillpress.derive.servers import override_server
 from skillpress.derive.shapes import as_dict, as_list, as_str
-from skillpress.derive.text import short_text
+from skillpress.format.errors import SpecRefused
+from skillpress.format.paging import Paging
+from skillpress.format.text import short_text
+from skillpress.format.type_refs import named_ref, type_label
 
 __all__ = ["METHODS", "extract_operations", "extract_webhooks", "is_json_media"]
 
@@ -681,7 +683,7 @@ def extract_webhooks(
 ) -> list[Webhook]:
     """The document's webhooks (OpenAPI 3.1): each event's method, words and payload, with a
     file name no operation has (`taken`: the operations' names)."""
-    from skillpress.derive.naming import snake
+    from skillpress.format.names import snake
 
     hooks = doc.get("webhooks")
     if "swagger" in doc or not isinstance(hooks, dict):

@@ -16,11 +16,7 @@ from skillpress.derive.annotations import (
     place_category_notes,
     regroup,
 )
-from skillpress.derive.auth import (
-    analyse_auth,
-    credential_env_refusal,
-    default_credential_env,
-)
+from skillpress.derive.auth import analyse_auth
 from skillpress.derive.categories import (
     Category,
     Grouping,
@@ -29,19 +25,6 @@ from skillpress.derive.categories import (
     make_sections,
     split_oversize,
     tag_failure,
-)
-from skillpress.derive.errors import SpecRefused
-from skillpress.derive.expand import ExpandedSizes
-from skillpress.derive.frontmatter import RUNTIME_HEADERS, path_template_names
-from skillpress.derive.gc_pause import gc_paused
-from skillpress.derive.load import LoadLimits, load_document
-from skillpress.derive.manifest import (
-    AnnotationState,
-    AuthInfo,
-    CategoryEntry,
-    Manifest,
-    OperationEntry,
-    Stats,
 )
 from skillpress.derive.model import Operation, Webhook
 from skillpress.derive.naming import api_slug, assign_names, shorter_forms, too_long
@@ -65,7 +48,7 @@ from skillpress.derive.render import (
     tool_share,
     webhook_lines,
 )
-from skillpress.derive.schema import SchemaTranslator, refs_in
+from skillpress.derive.schema import SchemaTranslator
 from skillpress.derive.servers import (
     host_of,
     placeholder_host,
@@ -75,8 +58,23 @@ from skillpress.derive.servers import (
 )
 from skillpress.derive.shapes import as_dict, as_list
 from skillpress.derive.split import fork_map
-from skillpress.derive.text import short_text
 from skillpress.derive.tools import declare_tool
+from skillpress.format.credentials import credential_env_refusal, default_credential_env
+from skillpress.format.declaration import RUNTIME_HEADERS, path_template_names
+from skillpress.format.errors import SpecRefused
+from skillpress.format.expand import ExpandedSizes
+from skillpress.format.gc_pause import gc_paused
+from skillpress.format.load import LoadLimits, load_document
+from skillpress.format.manifest import (
+    AnnotationState,
+    AuthInfo,
+    CategoryEntry,
+    Manifest,
+    OperationEntry,
+    Stats,
+)
+from skillpress.format.text import short_text
+from skillpress.format.type_refs import refs_in
 
 __all__ = [
     "DeriveOptions",

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from skillpress.derive.model import Operation
-from skillpress.derive.text import first_sentence, full_text, one_line, without_urls
+from skillpress.format.text import first_sentence, full_text, one_line, without_urls
 
 __all__ = ["MAX_PURPOSE", "skill_purpose"]
 

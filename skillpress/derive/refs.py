@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from skillpress.derive.errors import SpecRefused
+from skillpress.format.errors import SpecRefused
 
 __all__ = ["Resolver", "BUNDLE_HINT"]
 

@@ -10,16 +10,11 @@ from typing import Any
 
 from skillpress.derive.auth import auth_hint
 from skillpress.derive.categories import Category
-from skillpress.derive.frontmatter import (
-    HEADER_NAME,
-    RUNTIME_HEADERS,
-    declaration_block,
-    path_template_names,
-)
+from skillpress.derive.declare import declaration_block
 from skillpress.derive.model import Operation, Param, Webhook
-from skillpress.derive.schema import type_label
 from skillpress.derive.servers import join_url
-from skillpress.derive.text import (
+from skillpress.format.declaration import HEADER_NAME, RUNTIME_HEADERS, path_template_names
+from skillpress.format.text import (
     INVISIBLE,
     first_sentence,
     full_text,
@@ -28,11 +23,10 @@ from skillpress.derive.text import (
     spec_line,
     without_urls,
 )
+from skillpress.format.type_refs import type_label
+from skillpress.format.wording import CALL_BY_NAME
 
 __all__ = [
-    "BESIDE",
-    "CALL_BY_NAME",
-    "CREDENTIAL_ATTACHED",
     "MAX_FILE_BYTES",
     "MAX_FILE_LINES",
     "fits_one_read",
@@ -45,11 +39,6 @@ __all__ = [
     "webhook_lines",
 ]
 
-# the body's words for how its tools are called and where its files are: each face that reads
-# the body elsewhere (an Agent Skills folder, an MCP server) says its own instead
-CALL_BY_NAME = "call one by its name; the request is built for you."
-BESIDE = ", beside this one)"
-CREDENTIAL_ATTACHED = "The credential is attached for you"
 MAX_FILE_BYTES = 32 * 1024
 MAX_FILE_LINES = 2000
 _LEVELS = (

@@ -8,14 +8,14 @@ are followed; `allOf` is merged; `nullable` becomes a type list; what a request 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
-from skillpress.derive.errors import SpecRefused
 from skillpress.derive.refs import Resolver
-from skillpress.derive.text import short_text
+from skillpress.format.errors import SpecRefused
+from skillpress.format.text import short_text
+from skillpress.format.type_refs import named_ref, reachable
 
-__all__ = ["SchemaTranslator", "MAX_SCHEMA_DEPTH", "type_label"]
+__all__ = ["SchemaTranslator", "MAX_SCHEMA_DEPTH"]
 
 MAX_SCHEMA_DEPTH = 100
 _MAX_WORK = 3_000_000
@@ -35,7 +35,6 @@ _COPY = (
     "minProperties",
     "maxProperties",
 )
-_NAMED_PREFIXES = ("#/components/schemas/", "#/definitions/")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _regex_ok: dict[str, bool] = {}
 
@@ -50,15 +49,6 @@ def _pattern_ok(pattern: str) -> bool:
             ok = False
         _regex_ok[pattern] = ok
     return ok
-
-
-def named_ref(ref: str) -> str | None:
-    for prefix in _NAMED_PREFIXES:
-        if ref.startswith(prefix):
-            rest = ref[len(prefix) :]
-            if rest and "/" not in rest:
-                return rest
-    return None
 
 
 class SchemaTranslator:
@@ -342,85 +332,6 @@ class SchemaTranslator:
                 if {"type": "null"} not in out[key]:
                     out[key] = [*out[key], {"type": "null"}]
         return out
-
-
-def reachable(
-    name: str,
-    types: dict[str, Any],
-    refs: dict[str, list[str]],
-    reach: dict[str, frozenset[str]],
-) -> frozenset[str]:
-    """Every type name reachable from type `name` in `types` (itself included), walked over
-    each type's direct references (`refs`, found once per type) and kept in `reach`."""
-    got = reach.get(name)
-    if got is None:
-        seen: set[str] = set()
-        todo = [name]
-        while todo:
-            cur = todo.pop()
-            if cur not in seen:
-                seen.add(cur)
-                direct = refs.get(cur)
-                if direct is None:
-                    direct = refs[cur] = refs_in(types.get(cur))
-                todo.extend(direct)
-        got = reach[name] = frozenset(seen)
-    return got
-
-
-def refs_in(schema: Any) -> list[str]:
-    """Type names referenced (`#/types/Name`) anywhere inside a translated schema."""
-    found: list[str] = []
-    stack = [schema]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            ref = cur.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/types/"):
-                found.append(ref[8:])
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return found
-
-
-def _types_ref(ref: str) -> str:
-    return ref[8:] if ref.startswith("#/types/") else (named_ref(ref) or "object")
-
-
-def type_label(schema: Any, ref_label: Callable[[str], str] = _types_ref) -> str:
-    """The one short human label of a schema, translated or as the spec wrote it: `string`,
-    `array of Pet`, `integer or null`, `string (date-time)`. `ref_label` names a `$ref`."""
-    if not isinstance(schema, dict):
-        return "any"
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        return ref_label(ref)
-    all_of = schema.get("allOf")
-    if isinstance(all_of, list) and all_of:
-        return type_label(all_of[0], ref_label)
-    typ = schema.get("type")
-    if isinstance(typ, list):
-        return " or ".join(_one_label(schema, str(t), ref_label) for t in typ)
-    if isinstance(typ, str):
-        return _one_label(schema, typ, ref_label)
-    for key in ("oneOf", "anyOf"):
-        alts = schema.get(key)
-        if isinstance(alts, list) and alts:
-            labels = list(dict.fromkeys(type_label(a, ref_label) for a in alts))
-            return " or ".join(labels[:4]) + (" or …" if len(labels) > 4 else "")
-    if "enum" in schema:
-        return "enum"
-    return "object" if "properties" in schema else "any"
-
-
-def _one_label(schema: dict[str, Any], typ: str, ref_label: Callable[[str], str]) -> str:
-    if typ == "array":
-        return f"array of {type_label(schema.get('items'), ref_label)}"
-    fmt = schema.get("format")
-    if typ in ("string", "integer", "number") and isinstance(fmt, str):
-        return f"{typ} ({fmt})"
-    return typ
 
 
 def _escape(key: str) -> str:

@@ -7,15 +7,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillpress.derive.frontmatter import (
+from skillpress.derive.model import Operation, Param
+from skillpress.format.declaration import (
     FIELD_NAME,
     HEADER_NAME,
     HEADER_VALUE_PATTERN,
     RUNTIME_HEADERS,
     path_template_names,
 )
-from skillpress.derive.model import Operation, Param
-from skillpress.derive.text import visible
+from skillpress.format.text import visible
 
 __all__ = ["SCALARS", "Args", "cookie_args", "header_args", "path_args", "query_args", "styled"]
 

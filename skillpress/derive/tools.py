@@ -7,24 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from skillpress.derive.errors import SchemaTooLarge
-from skillpress.derive.expand import (
-    MAX_TOOL_SCHEMA_BYTES,
-    REDUCTIONS,
-    ExpandedSizes,
-    reduce_to_budget,
-    shallow_schema,
-)
-from skillpress.derive.frontmatter import (
-    FIELD_NAME,
-    FILE_ARGUMENT,
-    MEDIA_TYPE,
-    METHODS,
-    MULTIPART_BODY,
-    path_template_names,
-)
 from skillpress.derive.model import Operation, ToolDecl
-from skillpress.derive.text import INVISIBLE, visible
 from skillpress.derive.tool_params import (
     Args,
     cookie_args,
@@ -33,6 +16,23 @@ from skillpress.derive.tool_params import (
     query_args,
     styled,
 )
+from skillpress.format.declaration import (
+    FIELD_NAME,
+    FILE_ARGUMENT,
+    MEDIA_TYPE,
+    METHODS,
+    MULTIPART_BODY,
+    path_template_names,
+)
+from skillpress.format.errors import SchemaTooLarge
+from skillpress.format.expand import (
+    MAX_TOOL_SCHEMA_BYTES,
+    REDUCTIONS,
+    ExpandedSizes,
+    reduce_to_budget,
+    shallow_schema,
+)
+from skillpress.format.text import INVISIBLE, visible
 
 __all__ = ["declare_tool"]
 

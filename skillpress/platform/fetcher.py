@@ -16,8 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from skillpress.derive.addresses import address_refusal
 from skillpress.errors import Permanent, Retryable
+from skillpress.format.addresses import address_refusal
 
 __all__ = ["FetchFailed", "FetchRefused", "FetchLimits", "fetch_spec", "check_address"]
 

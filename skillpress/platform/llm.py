@@ -13,8 +13,7 @@ from typing import Any
 
 import httpx
 
-from skillpress.derive.model_grouping import ChatFailed
-from skillpress.errors import Retryable
+from skillpress.errors import ChatFailed, Retryable
 from skillpress.platform.settings import Settings
 
 __all__ = ["ChatClient", "ModelUnavailable", "chat_client"]

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from skillpress.derive.load import MAX_SPEC_BYTES
 from skillpress.errors import Permanent
+from skillpress.format.load import MAX_SPEC_BYTES
 
 __all__ = ["Settings", "SettingsRefused", "load_settings"]
 

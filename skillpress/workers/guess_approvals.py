@@ -4,7 +4,7 @@ operation, stored as suggestions for a person to review → `suggestions.made`. 
 from __future__ import annotations
 
 from skillpress.app.base.context import AppContext
-from skillpress.app.stages.guess import guess_revision
+from skillpress.app.stages.guess_approvals import guess_revision
 from skillpress.schemas.events import RevisionParsed, SuggestionsMade
 from skillpress.schemas.subjects import EVENTS
 from skillpress.workers.delivery import Outgoing, Step

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from skillpress.app.base.context import AppContext
 from skillpress.app.records.derivations import as_utc
-from skillpress.app.stages.propose import (
+from skillpress.app.stages.render import (
     Detached,
     Proposed,
     propose_for_change,

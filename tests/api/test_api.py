@@ -724,8 +724,8 @@ def test_workflow_runs_are_listed_and_shown_with_their_steps_over_the_api_and_co
     from skillpress.app.base.context import open_app
     from skillpress.app.records.runs import RecordedRuns
     from skillpress.platform.settings import Settings
-    from skillpress.runtime.run_log import StepRecord
-    from skillpress.runtime.workflows import Workflow
+    from skillpress.runtime.workflows.run import Workflow
+    from skillpress.runtime.workflows.run_log import StepRecord
 
     flow = Workflow("adopt", "Adopt a pet.", "hardened", {"type": "object", "properties": {}})
     journal = RecordedRuns(lambda: open_app(Settings(home=served.home)))
@@ -773,7 +773,7 @@ def test_a_runtime_decides_its_gated_calls_through_the_api_and_cannot_approve_th
     import shutil
 
     from skillpress import SkillHost, api_gatekeeper
-    from skillpress.runtime.calls import GateClosed
+    from skillpress.runtime.calling.calls import GateClosed
     from tests.cli.test_up import home_env
     from tests.runtime.hostile_api import Answer, hostile_api
 

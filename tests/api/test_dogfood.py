@@ -12,8 +12,8 @@ import pytest
 
 from skillpress.api.app import api_document
 from skillpress.derive.package import derive_package
-from skillpress.runtime.execute import default_env_var
-from skillpress.runtime.skill import load_skill
+from skillpress.runtime.calling.execute import default_env_var
+from skillpress.runtime.package.skill import load_skill
 from tests.api.conftest import PETSTORE, Served
 from tests.cli.test_up import home_env
 

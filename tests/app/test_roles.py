@@ -228,7 +228,7 @@ def test_no_message_an_agent_is_shown_names_a_command_that_decides(
 
     from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
     from skillpress.cli.main import app
-    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.mcp.server import build_mcp_server
 
     package = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill"
     monkeypatch.setenv("SKILLPRESS_HOME", str(settings.home))

@@ -29,8 +29,7 @@ from skillpress.app.records import overview as queries
 from skillpress.app.records import publish_check, versions
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.derive.annotations import AnnotationRefused
-from skillpress.derive.model_grouping import ChatFailed
-from skillpress.errors import NotFound, Permanent, Refused
+from skillpress.errors import ChatFailed, NotFound, Permanent, Refused
 from skillpress.platform.settings import Settings
 from skillpress.schemas.events import (
     AnnotationChanged,
@@ -148,7 +147,7 @@ def test_the_chain_proposes_one_version_and_the_same_bytes_make_nothing_new(
 def test_the_same_bytes_with_another_credential_variable_are_derived_again(
     ctx: AppContext,
 ) -> None:
-    from skillpress.derive.manifest import Manifest
+    from skillpress.format.manifest import Manifest
 
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     blob = ctx.blobs.put(HOLLOWBROOK.read_bytes())
@@ -580,7 +579,7 @@ def test_a_money_gate_confirmed_in_review_publishes_and_loads(ctx: AppContext) -
     aid = review.confirm(ctx, skill, gate, "reviewer")
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
     version_id = publish_check.check_publish_request(ctx, "pay", proposal["version_id"], False)
-    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.package.skill import load_skill
 
     loaded = load_skill(
         versions.version_files(ctx.blobs, versions.pick_version(ctx, skill, version_id))
@@ -626,8 +625,8 @@ def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> No
 def test_a_required_header_is_an_argument_until_the_operator_fixes_its_value(
     ctx: AppContext,
 ) -> None:
-    from skillpress.runtime.skill import load_skill
-    from skillpress.runtime.translate import build_request
+    from skillpress.runtime.calling.translate import build_request
+    from skillpress.runtime.package.skill import load_skill
 
     spec = {
         "openapi": "3.0.3",
@@ -808,7 +807,7 @@ def test_every_submission_has_a_status_that_ends_and_a_refusal_leaves_nothing(
 
 def test_an_approval_lets_exactly_its_call_through_once(ctx: AppContext) -> None:
     from skillpress.app.records import approval_requests as approvals
-    from skillpress.runtime.gates import GateCheck, GrantSpent
+    from skillpress.runtime.calling.gates import GateCheck, GrantSpent
 
     bound = {"booking_id": "bk-1"}
     asked = approvals.ask(ctx, "hollowbrook", "cancel_booking", "high", bound, "agent")
@@ -903,8 +902,8 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
 
     from skillpress.app.operator.skill_workflows import add_workflows, promote_workflow
     from skillpress.derive.annotations import AnnotationRefused
-    from skillpress.runtime.skill import load_skill
-    from skillpress.runtime.workflows import load_workflows
+    from skillpress.runtime.package.skill import load_skill
+    from skillpress.runtime.workflows.run import load_workflows
 
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])
@@ -1040,8 +1039,8 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
 ) -> None:
     from skillpress.app.operator.submissions import spec_submitted
     from skillpress.host import SkillHost
-    from skillpress.runtime.execute import credential_env
-    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.calling.execute import credential_env
+    from skillpress.runtime.package.skill import load_skill
 
     event = spec_submitted(
         ctx, "hollowbrook", HOLLOWBROOK.read_bytes(), None, None, "t", "env1", "HOLLOWBROOK_TOKEN"

@@ -9,9 +9,9 @@ import pytest
 
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.derive.annotations import Annotation, AnnotationRefused
-from skillpress.derive.frontmatter import parse_operation_file
-from skillpress.runtime.skill import load_skill
-from skillpress.runtime.translate import build_request
+from skillpress.format.frontmatter import parse_operation_file
+from skillpress.runtime.calling.translate import build_request
+from skillpress.runtime.package.skill import load_skill
 
 SPEC = (
     Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"

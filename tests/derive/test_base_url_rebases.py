@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from skillpress.derive.frontmatter import split_frontmatter
 from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.format.frontmatter import split_frontmatter
 
 SPEC: dict[str, Any] = {
     "openapi": "3.0.3",

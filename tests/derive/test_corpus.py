@@ -9,9 +9,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from skillpress.derive import SpecRefused, derive_package
-from skillpress.derive.expand import has_ref_keyword
 from skillpress.derive.render import MAX_FILE_BYTES, MAX_FILE_LINES
-from skillpress.runtime.tool_lists import package_tools
+from skillpress.format.expand import has_ref_keyword
+from skillpress.runtime.interop.tool_lists import package_tools
 from tests.conftest import GITHUB, SPECS, corpus, spec_bytes
 from tests.derived import derived
 from tests.navigation import listing_files, reads_to_operations
@@ -118,8 +118,8 @@ def test_every_tool_of_every_package_loads_and_is_listed_over_mcp(spec: Path) ->
 
     from mcp import Client
 
-    from skillpress.runtime.mcp_server import BASE_TOOLS, build_mcp_server
-    from skillpress.runtime.skill import load_skill
+    from skillpress.mcp.server import BASE_TOOLS, build_mcp_server
+    from skillpress.runtime.package.skill import load_skill
 
     package = derived(spec, "https://api.example.test")
     skill = load_skill(package.files, lazy=True)

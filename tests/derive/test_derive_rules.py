@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.derive.frontmatter import HEADER_VALUE_PATTERN
-from skillpress.runtime.skill import load_skill
-from skillpress.runtime.tool_lists import package_tools
-from skillpress.runtime.translate import CallRefused, build_request
+from skillpress.format.declaration import HEADER_VALUE_PATTERN
+from skillpress.runtime.calling.translate import CallRefused, build_request
+from skillpress.runtime.interop.tool_lists import package_tools
+from skillpress.runtime.package.skill import load_skill
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 
@@ -556,7 +556,7 @@ def _parts(body: bytes, content_type: str) -> list[tuple[str, str | None, str, b
 
 
 def test_multipart_fields_and_files_are_sent_and_a_raw_body_is_the_file(tmp_path: Path) -> None:
-    from skillpress.runtime.files import local_files
+    from skillpress.runtime.calling.files import local_files
 
     package = derive_package(doc(UPLOADS))
     skill = load_skill(package.files)

@@ -11,7 +11,7 @@ from typing import Any
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.derive.annotations import Annotation
 from skillpress.derive.naming import api_slug, shorter_forms
-from skillpress.derive.text import one_line, without_urls
+from skillpress.format.text import one_line, without_urls
 from tests.conftest import SPECS
 from tests.derived import derived
 
@@ -426,8 +426,8 @@ FORGED = (
 
 
 def test_spec_text_cannot_forge_skillpresss_own_sections_on_any_face() -> None:
-    from skillpress.runtime.contracts import agent_skills_folder
-    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.interop.contracts import agent_skills_folder
+    from skillpress.runtime.package.skill import load_skill
 
     spec = {
         "openapi": "3.0.3",

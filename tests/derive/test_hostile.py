@@ -187,7 +187,7 @@ def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
         },
     }
     package = derive_package(json.dumps(doc).encode())
-    from skillpress.runtime.tool_lists import package_tools
+    from skillpress.runtime.interop.tool_lists import package_tools
 
     (tool,) = package_tools(package.files, "anthropic")
     child = tool["input_schema"]["properties"]["child"]
@@ -249,7 +249,7 @@ def _invisible_spec(header: str = "X-Key") -> dict[str, object]:
 
 @pytest.mark.parametrize("escaped", [True, False], ids=["json-escaped", "raw"])
 def test_invisible_characters_never_reach_a_model_unseen(escaped: bool) -> None:
-    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.package.skill import load_skill
 
     data = json.dumps(_invisible_spec(), ensure_ascii=escaped).encode()
     files = derive_package(data).files
@@ -271,7 +271,7 @@ def test_invisible_characters_never_reach_a_model_unseen(escaped: bool) -> None:
 def test_a_credential_header_that_is_no_header_name_is_refused_where_it_is_declared(
     tmp_path: object,
 ) -> None:
-    from skillpress.runtime.skill import PackageError, load_skill
+    from skillpress.runtime.package.skill import PackageError, load_skill
 
     files = derive_package(json.dumps(_invisible_spec('X-Key"><script>')).encode()).files
     meta = json.loads(files["skill.json"])

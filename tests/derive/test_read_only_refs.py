@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import yaml
 
-from skillpress.derive.frontmatter import parse_operation_file
 from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.format.frontmatter import parse_operation_file
 
 
 def test_a_property_read_only_through_its_ref_is_not_offered() -> None:

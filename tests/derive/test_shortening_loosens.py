@@ -10,7 +10,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from skillpress.derive.expand import ExpandedSizes, expand_types
+from skillpress.format.expand import ExpandedSizes, expand_types
 
 TYPES: dict[str, Any] = {
     "Card": {

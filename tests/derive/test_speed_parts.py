@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from skillpress.derive import DeriveOptions
-from skillpress.derive.errors import SchemaTooLarge
-from skillpress.derive.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
-from skillpress.derive.gc_pause import gc_paused
-from skillpress.derive.jsonfmt import readable_json
-from skillpress.derive.load import load_document
 from skillpress.derive.package import read_api
-from skillpress.derive.provider_names import provider_names
 from skillpress.derive.split import fork_map
+from skillpress.format.errors import SchemaTooLarge
+from skillpress.format.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
+from skillpress.format.gc_pause import gc_paused
+from skillpress.format.jsonfmt import readable_json
+from skillpress.format.load import load_document
+from skillpress.format.provider_names import provider_names
 from tests.conftest import corpus, spec_bytes
 from tests.derive.test_corpus import REFUSED
 
@@ -185,9 +185,9 @@ def test_the_caches_a_derivation_fills_are_empty_once_none_runs() -> None:
     """A worker derives API after API: what one derivation cached is not kept for the next."""
     from skillpress.derive import derive_package
     from skillpress.derive.categories import _segments
-    from skillpress.derive.expand import _str_bytes
-    from skillpress.derive.naming import snake
-    from skillpress.derive.text import _short_text
+    from skillpress.format.expand import _str_bytes
+    from skillpress.format.names import snake
+    from skillpress.format.text import _short_text
 
     caches = [_segments, _str_bytes, snake, _short_text]
     spec = spec_bytes(next(p for p in corpus() if p.name == "oai-petstore-expanded.yaml"))

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from skillpress.derive.package import DeriveOptions, derive_package
-from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
-from skillpress.runtime.skill import Skill, load_skill
-from skillpress.runtime.workflows import WorkflowRefused, load_workflows
+from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+from skillpress.runtime.package.skill import Skill, load_skill
+from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
 from tests.runtime.test_workflows import _files
 
 SHOP: dict[str, Any] = {

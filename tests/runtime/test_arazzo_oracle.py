@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from skillpress.runtime.arazzo_schema import problems
+from skillpress.runtime.interop.arazzo_schema import problems
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import KEY, GuesthouseServer
 

@@ -19,12 +19,12 @@ from typer.testing import CliRunner
 from skillpress.app.base.context import open_app
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.app.serving.calling import CallLimits
-from skillpress.app.serving.mcp import ServeOptions, catalog_server
 from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.host import SkillHost
+from skillpress.mcp.serving import ServeOptions, catalog_server
 from skillpress.platform.settings import Settings
-from skillpress.runtime.calls import GateClosed
-from skillpress.runtime.skill import PackageError
+from skillpress.runtime.calling.calls import GateClosed
+from skillpress.runtime.package.skill import PackageError
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 

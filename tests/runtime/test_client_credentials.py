@@ -22,8 +22,8 @@ import yaml
 
 from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.host import SkillHost
-from skillpress.runtime.execute import ExecutionFailed
-from skillpress.runtime.tokens import forget_tokens
+from skillpress.runtime.calling.execute import ExecutionFailed
+from skillpress.runtime.calling.tokens import forget_tokens
 from tests.cli_process import skillpress
 
 CLIENT_ID = "pets-client"

@@ -16,9 +16,9 @@ import yaml
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.host import SkillHost
-from skillpress.runtime.calls import prepare_call
-from skillpress.runtime.execute import CallLimits
-from skillpress.runtime.skill import load_skill
+from skillpress.runtime.calling.calls import prepare_call
+from skillpress.runtime.calling.execute import CallLimits
+from skillpress.runtime.package.skill import load_skill
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 
@@ -240,7 +240,7 @@ def test_a_path_parameter_whose_schema_is_a_ref_keeps_its_type_and_constraints(
             }
         },
     }
-    from skillpress.runtime.translate import CallRefused
+    from skillpress.runtime.calling.translate import CallRefused
 
     host, _ = _host(tmp_path, yaml.safe_dump(doc).encode(), "refs")
     assert host.call("refs_get_alert", {"alert_number": 42, "id": "1234"}).status == 200
@@ -323,7 +323,7 @@ def test_an_operation_that_takes_another_scheme_is_sent_that_ones_credential(
 def test_an_operation_file_cannot_name_a_credential_skill_json_does_not_list(
     tmp_path: Path, api: HostileApi
 ) -> None:
-    from skillpress.runtime.skill import PackageError
+    from skillpress.runtime.package.skill import PackageError
 
     schemes = {"OAuth2": {"type": "http", "scheme": "bearer"}}
     host, files = _host(tmp_path, _spec(api.url, schemes, [{"OAuth2": []}]), "forged")
@@ -342,7 +342,7 @@ def test_an_agent_skills_export_sends_every_credential_where_the_package_does(
 ) -> None:
     # the export kept only the header's name: a query key went out as a header, and an
     # operation's own credential made the folder refuse to load
-    from skillpress.runtime.contracts import agent_skills_folder
+    from skillpress.runtime.interop.contracts import agent_skills_folder
 
     schemes = {
         "key": {"type": "apiKey", "in": "query", "name": "apikey"},

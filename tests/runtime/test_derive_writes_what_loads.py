@@ -14,8 +14,8 @@ import yaml
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.host import SkillHost
-from skillpress.runtime.execute import CallLimits
-from skillpress.runtime.skill import load_skill
+from skillpress.runtime.calling.execute import CallLimits
+from skillpress.runtime.package.skill import load_skill
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 

@@ -14,15 +14,15 @@ import pytest
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.app.operator.exports import write_agent_skills
 from skillpress.derive import derive_package
-from skillpress.runtime.contracts import (
+from skillpress.runtime.calling.translate import build_request
+from skillpress.runtime.interop.contracts import (
     ContractError,
     agent_skill_name,
     agent_skills_folder,
     verify_folder,
 )
-from skillpress.runtime.profiles import adapt
-from skillpress.runtime.skill import load_skill
-from skillpress.runtime.translate import build_request
+from skillpress.runtime.package.profiles import adapt
+from skillpress.runtime.package.skill import load_skill
 from tests.cli_process import skillpress
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
@@ -342,7 +342,7 @@ def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
     tmp_path: Path,
 ) -> None:
     from skillpress.host import SkillHost
-    from skillpress.runtime.translate import CallRefused
+    from skillpress.runtime.calling.translate import CallRefused
 
     out = tmp_path / "skills" / "hollowbrook"
     for name, data in _folder().items():
@@ -388,7 +388,7 @@ def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
         True,
     )
     assert flow["inputSchema"]["required"][-1] == "user_confirmed"
-    from skillpress.runtime.workflows import StepFailed
+    from skillpress.runtime.workflows.run import StepFailed
 
     stay = {k: booking[k] for k in ("room_id", "guest_name", "arrival", "departure")}
     with pytest.raises(StepFailed, match="user_confirmed must be true"):
@@ -411,9 +411,9 @@ def test_a_write_without_user_confirmed_is_refused_like_false_on_every_face(
     from skillpress.app.serving.calling import open_package
     from skillpress.cli.main import app
     from skillpress.host import SkillHost
-    from skillpress.runtime.mcp_server import build_mcp_server
-    from skillpress.runtime.translate import CallRefused
-    from skillpress.runtime.workflows import StepFailed
+    from skillpress.mcp.server import build_mcp_server
+    from skillpress.runtime.calling.translate import CallRefused
+    from skillpress.runtime.workflows.run import StepFailed
 
     out = tmp_path / "skills" / "hollowbrook"
     for name, data in _folder().items():

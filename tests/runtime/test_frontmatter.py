@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from skillpress.derive import derive_package
-from skillpress.derive.frontmatter import DeclarationError, parse_operation_file
-from skillpress.runtime.skill import PackageError, load_skill
+from skillpress.format.declaration import DeclarationError
+from skillpress.format.frontmatter import parse_operation_file
+from skillpress.runtime.package.skill import PackageError, load_skill
 
 _HOLLOWBROOK = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml"
 
@@ -409,7 +410,7 @@ operation:
 
 
 def test_the_index_finds_one_operation_by_its_name_or_its_tool_name() -> None:
-    from skillpress.derive.manifest import Manifest, OperationEntry, SkillIndex
+    from skillpress.format.manifest import Manifest, OperationEntry, SkillIndex
 
     manifest = Manifest.from_json(derive_package(_HOLLOWBROOK.read_bytes()).files["skill.json"])
     tricky = (
@@ -456,8 +457,8 @@ def test_one_call_costs_the_same_memory_for_any_number_of_operations(size: int) 
 
 
 def test_a_gate_binds_every_argument_and_auto_below_is_never_negative_or_foreign() -> None:
-    from skillpress.runtime.gates import check_gate
-    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.calling.gates import check_gate
+    from skillpress.runtime.package.skill import load_skill
 
     delete = parse(
         "operation:\n  method: DELETE\n  url: http://a.test/pets/{id}\n  query: [cascade]\n"
@@ -494,7 +495,7 @@ def test_a_threshold_that_reads_a_currency_but_names_none_is_refused_on_every_fa
     # not named and approved nothing, silently; the file, annotate, the API and the console
     # (all through check_shape) now refuse it and say why
     from skillpress.derive.annotations import AnnotationRefused, check_shape
-    from skillpress.runtime.skill import PackageError, load_skill
+    from skillpress.runtime.package.skill import PackageError, load_skill
 
     pay = (
         "---\noperation:\n  method: POST\n  url: http://a.test/payments\n  body: [amount, currency]\n"

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from skillpress.derive import derive_package
-from skillpress.runtime.skill import load_skill
-from skillpress.runtime.translate import build_request
+from skillpress.runtime.calling.translate import build_request
+from skillpress.runtime.package.skill import load_skill
 from tests.runtime.schema_strategy import valid_values
 
 TOKEN = {"type": "string", "pattern": "^[a-z]{1,5}$"}

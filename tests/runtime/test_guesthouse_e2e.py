@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from skillpress.runtime.skill import load_skill
-from skillpress.runtime.translate import CallRefused, build_request
+from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed, send
+from skillpress.runtime.calling.translate import CallRefused, build_request
+from skillpress.runtime.package.skill import load_skill
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import KEY, GuesthouseServer, example_skill
 

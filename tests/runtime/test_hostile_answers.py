@@ -20,10 +20,10 @@ from typer.testing import CliRunner
 
 from skillpress.app.serving.calling import call_setup, open_package
 from skillpress.host import SkillHost
-from skillpress.runtime.execute import CallLimits, ExecutionFailed
-from skillpress.runtime.fit import AGENT_BUDGET
-from skillpress.runtime.mcp_server import build_mcp_server
-from skillpress.runtime.tokens import forget_tokens
+from skillpress.mcp.server import build_mcp_server
+from skillpress.runtime.calling.execute import CallLimits, ExecutionFailed
+from skillpress.runtime.calling.fit import AGENT_BUDGET
+from skillpress.runtime.calling.tokens import forget_tokens
 from tests.runtime.hostile_api import (
     Answer,
     HostileApi,

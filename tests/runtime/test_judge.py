@@ -23,11 +23,11 @@ import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.derive.load import load_document
 from skillpress.derive.servers import host_of, relative_server, server_from_list
+from skillpress.format.load import load_document
 from skillpress.host import SkillHost
-from skillpress.runtime.execute import CallLimits
-from skillpress.runtime.translate import CallRefused
+from skillpress.runtime.calling.execute import CallLimits
+from skillpress.runtime.calling.translate import CallRefused
 from tests.conftest import corpus, spec_bytes
 from tests.derive.test_corpus import REFUSED
 from tests.runtime.hostile_api import Answer, HostileApi

@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.runtime.mcp_server import HOW_TO
+from skillpress.mcp.server import HOW_TO
 
 ROOT = Path(__file__).parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "specs" / "discord.json"
@@ -450,8 +450,8 @@ async def test_one_bad_tool_never_takes_the_server_down_and_names_never_cross_sk
     folders of the same skill are served once (a call always goes to the skill it names); a
     call without a name is told what to give."""
     from skillpress.app.serving.catalog import folder_catalog
-    from skillpress.runtime.mcp_server import build_catalog_server, build_mcp_server
-    from skillpress.runtime.skill import load_skill
+    from skillpress.mcp.server import build_catalog_server, build_mcp_server
+    from skillpress.runtime.package.skill import load_skill
 
     pets_spec = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
     files = dict(derive_package(pets_spec.read_bytes()).files)

@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from skillpress.runtime.metaschema import check_schema
+from skillpress.runtime.package.metaschema import check_schema
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
 from tests.derived import derived

@@ -17,10 +17,10 @@ from skillpress.app.base.context import AppContext, open_app
 from skillpress.app.records import approval_requests as approvals
 from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
 from skillpress.host import SkillHost
+from skillpress.mcp.server import build_mcp_server
 from skillpress.platform.settings import Settings
-from skillpress.runtime.calls import GateClosed
-from skillpress.runtime.mcp_server import build_mcp_server
-from skillpress.runtime.translate import CallRefused
+from skillpress.runtime.calling.calls import GateClosed
+from skillpress.runtime.calling.translate import CallRefused
 from tests.runtime.hostile_api import Answer, HostileApi, Seen, hostile_api, write_package
 
 BODY = "---\nname: acct\nauth:\n  header: X-Api-Key\n---\n\n# Accounts\n\nAccounts and their exports.\n"

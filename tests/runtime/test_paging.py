@@ -20,14 +20,11 @@ import pytest
 import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
-from skillpress.derive.frontmatter import (
-    DeclarationError,
-    parse_operation_file,
-    split_frontmatter,
-)
 from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.format.declaration import DeclarationError
+from skillpress.format.frontmatter import parse_operation_file, split_frontmatter
 from skillpress.host import SkillHost
-from skillpress.runtime.translate import CallRefused
+from skillpress.runtime.calling.translate import CallRefused
 
 ITEMS = [{"id": f"it_{n}", "n": n} for n in range(1, 6)]  # five items, pages of two
 
@@ -400,8 +397,8 @@ def test_call_all_pages_follows_them_within_its_caps(tmp_path: Path, lister: _Li
 def test_over_mcp_call_operation_takes_the_page_url(tmp_path: Path, lister: _Lister) -> None:
     from mcp import Client
 
-    from skillpress.runtime.mcp_server import build_mcp_server
-    from skillpress.runtime.skill import load_skill
+    from skillpress.mcp.server import build_mcp_server
+    from skillpress.runtime.package.skill import load_skill
 
     files = _package(lister.url)
 

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
-from skillpress.derive.frontmatter import split_frontmatter
 from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.format.frontmatter import split_frontmatter
 from skillpress.host import SkillHost
 
 ITEMS = [{"id": str(n)} for n in range(1, 8)]  # seven items

@@ -12,15 +12,12 @@ import pytest
 import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
-from skillpress.derive.frontmatter import (
-    DeclarationError,
-    parse_operation_file,
-    split_frontmatter,
-)
 from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.format.declaration import DeclarationError
+from skillpress.format.frontmatter import parse_operation_file, split_frontmatter
 from skillpress.host import SkillHost
-from skillpress.runtime.execute import CallLimits
-from skillpress.runtime.translate import CallRefused
+from skillpress.runtime.calling.execute import CallLimits
+from skillpress.runtime.calling.translate import CallRefused
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 

@@ -15,11 +15,11 @@ import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive.package import DeriveOptions, derive_package
-from skillpress.derive.provider_names import NAME_RULE, original_names, provider_names
+from skillpress.format.provider_names import NAME_RULE, original_names, provider_names
 from skillpress.host import SkillHost
-from skillpress.runtime.execute import CallLimits
-from skillpress.runtime.skill import PROVIDERS
-from skillpress.runtime.translate import CallRefused
+from skillpress.runtime.calling.execute import CallLimits
+from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.package.skill import PROVIDERS
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 LONG = "secret_scanning_non_provider_patterns_enabled_for_new_repositories"  # 66

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from skillpress.runtime.calls import CallSetup, place_call
-from skillpress.runtime.execute import CallLimits, Credential, ExecutionFailed, send
-from skillpress.runtime.skill import AuthHeader, Skill, load_skill
-from skillpress.runtime.translate import build_request
+from skillpress.runtime.calling.calls import CallSetup, place_call
+from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed, send
+from skillpress.runtime.calling.translate import build_request
+from skillpress.runtime.package.skill import AuthHeader, Skill, load_skill
 
 
 def _bomb() -> bytes:
@@ -262,9 +262,10 @@ def test_a_large_json_answer_reaches_an_agent_as_valid_smaller_json_saying_what_
 def test_a_workflow_step_retries_only_when_safe_and_its_record_shows_each_try(
     unruly: _Unruly,
 ) -> None:
-    from skillpress.runtime.calls import closed_gate, placed_step
-    from skillpress.runtime.run_log import RunLog
-    from skillpress.runtime.workflows import StepFailed, load_workflows, run_workflow
+    from skillpress.runtime.calling.calls import closed_gate
+    from skillpress.runtime.workflows.run import StepFailed, load_workflows, run_workflow
+    from skillpress.runtime.workflows.run_log import RunLog
+    from skillpress.runtime.workflows.steps import placed_step
 
     skill = _skill(unruly.url)
     flows = load_workflows(
@@ -303,9 +304,10 @@ def test_a_workflow_step_retries_only_when_safe_and_its_record_shows_each_try(
 def test_a_step_of_its_own_succeeds_on_the_statuses_it_names_and_retries_only_when_safe(
     unruly: _Unruly,
 ) -> None:
-    from skillpress.runtime.calls import closed_gate, placed_step
-    from skillpress.runtime.run_log import RunLog
-    from skillpress.runtime.workflows import StepFailed, load_workflows, run_workflow
+    from skillpress.runtime.calling.calls import closed_gate
+    from skillpress.runtime.workflows.run import StepFailed, load_workflows, run_workflow
+    from skillpress.runtime.workflows.run_log import RunLog
+    from skillpress.runtime.workflows.steps import placed_step
 
     skill = _skill(unruly.url)
     flows = load_workflows(

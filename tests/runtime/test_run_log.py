@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillpress.runtime.run_log import (
+from skillpress.runtime.workflows.run_log import (
     MAX_ANSWER_BYTES,
     REDACTED,
     ReplayRefused,

@@ -28,9 +28,9 @@ async def test_an_mcp_server_levels_off_over_many_calls(monkeypatch: pytest.Monk
     from mcp import Client
 
     from skillpress.app.base.package_dir import read_package_dir
-    from skillpress.runtime.execute import Credential
-    from skillpress.runtime.mcp_server import build_mcp_server
-    from skillpress.runtime.skill import load_skill
+    from skillpress.mcp.server import build_mcp_server
+    from skillpress.runtime.calling.execute import Credential
+    from skillpress.runtime.package.skill import load_skill
 
     monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
     with GuesthouseServer() as server:

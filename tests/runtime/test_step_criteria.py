@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from skillpress.runtime.step_criteria import (
+from skillpress.runtime.workflows.criteria import (
     CriterionRefused,
     body_test,
     from_criterion,
     to_criterion,
     to_entry,
 )
-from skillpress.runtime.workflow_model import StepRules
+from skillpress.runtime.workflows.model import StepRules
 
 ANSWER = {"status": "approved", "id": "app-7", "count": 3, "items": [{"ok": False}], "none": None}
 

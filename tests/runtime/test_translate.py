@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.runtime.execute import Credential
-from skillpress.runtime.skill import (
+from skillpress.runtime.calling.execute import Credential
+from skillpress.runtime.calling.translate import CallRefused, build_request, idempotency_key
+from skillpress.runtime.package.skill import (
     AuthHeader,
     PackageError,
     Skill,
     UnknownOperation,
     load_skill,
 )
-from skillpress.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
-from skillpress.runtime.translate import CallRefused, build_request, idempotency_key
+from skillpress.runtime.workflows.slash import SlashError, help_text, parse_slash, slash_arguments
 
 SPECS = Path(__file__).parents[1] / "fixtures" / "specs"
 EXAMPLE = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook-skill"

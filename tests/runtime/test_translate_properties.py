@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from skillpress.runtime.skill import Skill, Tool, load_skill
-from skillpress.runtime.translate import CallRefused, build_request, static_prefix
+from skillpress.runtime.calling.translate import CallRefused, build_request, static_prefix
+from skillpress.runtime.package.skill import Skill, Tool, load_skill
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
 from tests.derive.test_derive_rules import _parts

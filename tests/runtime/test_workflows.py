@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillpress.runtime.skill import load_skill
-from skillpress.runtime.workflows import WorkflowRefused, load_workflows
+from skillpress.runtime.package.skill import load_skill
+from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import (
     EXAMPLE,
@@ -276,8 +276,8 @@ def _guided(execution: str = "guided") -> str:
 
 
 def test_a_slash_line_fills_a_workflows_one_required_parameter_and_help_lists_workflows() -> None:
-    from skillpress.runtime.slash import help_text
-    from skillpress.runtime.workflows import StepFailed, workflow_arguments
+    from skillpress.runtime.workflows.run import StepFailed, workflow_arguments
+    from skillpress.runtime.workflows.slash import help_text
 
     files = _files(_guided())
     skill = load_skill(files)
@@ -315,8 +315,8 @@ def test_a_slash_line_fills_a_workflows_one_required_parameter_and_help_lists_wo
 
 @pytest.mark.parametrize("execution", ["guided", "draft"])
 def test_a_model_run_checks_its_arguments_before_the_model_is_asked(execution: str) -> None:
-    from skillpress.runtime.model_runs import draft_run, guided_run
-    from skillpress.runtime.workflows import StepFailed
+    from skillpress.runtime.workflows.model_runs import draft_run, guided_run
+    from skillpress.runtime.workflows.run import StepFailed
 
     files = _files(_guided(execution))
     skill = load_skill(files)
@@ -337,8 +337,8 @@ def test_a_model_run_checks_its_arguments_before_the_model_is_asked(execution: s
 
 
 def test_a_malformed_model_answer_names_the_workflow() -> None:
-    from skillpress.runtime.model_runs import guided_run
-    from skillpress.runtime.workflows import StepFailed
+    from skillpress.runtime.workflows.model_runs import guided_run
+    from skillpress.runtime.workflows.run import StepFailed
 
     files = _files(_guided())
     skill = load_skill(files)
@@ -605,8 +605,8 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
 
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
-    from skillpress.runtime.arazzo import to_arazzo
-    from skillpress.runtime.arazzo_schema import problems
+    from skillpress.runtime.interop.arazzo import to_arazzo
+    from skillpress.runtime.interop.arazzo_schema import problems
 
     out = tmp_path / "hollowbrook"
     out.mkdir()
@@ -716,7 +716,7 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
 def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
     change: object, message: str
 ) -> None:
-    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -728,7 +728,7 @@ def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
 
 
 def test_an_arazzo_step_by_the_specs_own_operation_id_maps_to_the_skills_name() -> None:
-    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -1006,8 +1006,8 @@ def test_a_hardened_workflow_is_a_tool_of_skillhost_and_its_gated_step_asks_the_
     skill_dir: Path, server: GuesthouseServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from skillpress.host import GateClosed, SkillHost
-    from skillpress.runtime.gates import GateCheck
-    from skillpress.runtime.workflows import StepFailed
+    from skillpress.runtime.calling.gates import GateCheck
+    from skillpress.runtime.workflows.run import StepFailed
 
     monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
     asked: list[str] = []
@@ -1056,8 +1056,8 @@ def test_a_skillhost_run_kept_in_the_records_resumes_at_its_gate_without_sending
     from skillpress.app.records import runs
     from skillpress.host import GateClosed, SkillHost
     from skillpress.platform.settings import Settings
-    from skillpress.runtime.gates import GateCheck
-    from skillpress.runtime.workflows import StepFailed
+    from skillpress.runtime.calling.gates import GateCheck
+    from skillpress.runtime.workflows.run import StepFailed
 
     monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)
     settings = Settings(home=tmp_path / "home")
@@ -1152,8 +1152,8 @@ def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
 def test_an_exported_if_without_else_followed_by_a_step_imports_back_and_a_repeated_parameter_is_refused() -> (
     None
 ):
-    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo, to_arazzo
-    from skillpress.runtime.arazzo_schema import problems
+    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo_schema import problems
 
     text = yaml.safe_dump(
         {
@@ -1205,10 +1205,10 @@ def test_an_exported_if_without_else_followed_by_a_step_imports_back_and_a_repea
 
 
 def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
-    from skillpress.runtime.arazzo_schema import problems
+    from skillpress.runtime.interop.arazzo_schema import problems
 
     files = _files()
-    from skillpress.runtime.arazzo import to_arazzo
+    from skillpress.runtime.interop.arazzo import to_arazzo
 
     doc = to_arazzo(load_workflows(files, load_skill(files)), load_skill(files))
     step = doc["workflows"][0]["steps"][0]
@@ -1225,8 +1225,8 @@ def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
 
 
 def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() -> None:
-    from skillpress.runtime.arazzo import from_arazzo, to_arazzo
-    from skillpress.runtime.arazzo_schema import problems
+    from skillpress.runtime.interop.arazzo import from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo_schema import problems
 
     text = _one(
         [
@@ -1261,7 +1261,7 @@ def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
     from skillpress.app.base.package_dir import read_package_dir
-    from skillpress.runtime.arazzo import ArazzoRefused, from_arazzo
+    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo
 
     stay = {
         "type": "object",

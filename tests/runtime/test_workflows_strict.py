@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.runtime.skill import load_skill
-from skillpress.runtime.workflow_checks import parameters_refusal
-from skillpress.runtime.workflows import WorkflowRefused, load_workflows
+from skillpress.runtime.package.skill import load_skill
+from skillpress.runtime.workflows.checks import parameters_refusal
+from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
 from tests.runtime.guesthouse import EXAMPLE
 
 DATES = {"arrival": "2026-01-01", "departure": "2026-01-02"}
@@ -193,7 +193,7 @@ def test_the_parameters_schema_is_held_to_the_specification(
 def test_an_if_on_a_value_that_is_not_true_or_false_stops_the_run_naming_it() -> None:
     """skillpress and Arazzo's `== true` (what the export writes) agree on true, false and
     null; on a list the two runners went different ways (7 requests and 1), so the run stops."""
-    from skillpress.runtime.workflows import StepFailed, run_workflow
+    from skillpress.runtime.workflows.run import StepFailed, run_workflow
 
     files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
     steps = [
@@ -220,7 +220,7 @@ def test_an_if_on_a_value_that_is_not_true_or_false_stops_the_run_naming_it() ->
 
 
 def test_a_step_that_fails_goes_on_from_its_on_failure_step() -> None:
-    from skillpress.runtime.workflows import StepFailed, run_workflow
+    from skillpress.runtime.workflows.run import StepFailed, run_workflow
 
     files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
     steps = [

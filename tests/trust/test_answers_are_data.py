@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillpress.runtime.fit import AGENT_BUDGET
+from skillpress.runtime.calling.fit import AGENT_BUDGET
 
 FORMS: dict[str, Callable[[str], str]] = {
     "raw": lambda s: s,
@@ -196,7 +196,7 @@ async def test_an_answer_is_bounded_whole_mcp(noisy: str, tmp_path: Path) -> Non
     from mcp import Client
 
     from skillpress.app.serving.calling import open_package
-    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.mcp.server import build_mcp_server
 
     skill, files = open_package(_lists(tmp_path, noisy))
     async with Client(build_mcp_server(skill, files)) as client:
@@ -213,7 +213,7 @@ def test_a_fetched_token_never_comes_back(tmp_path: Path) -> None:
     scheme, percent-encoded and in base64, with the client secret beside it: none of it comes
     back."""
     from skillpress.host import SkillHost
-    from skillpress.runtime.tokens import forget_tokens
+    from skillpress.runtime.calling.tokens import forget_tokens
     from tests.runtime.test_client_credentials import _package
 
     token, secret = "fetched-token-9f8e7d6c", "client-secret-0a1b2c3d"

@@ -86,7 +86,7 @@ async def test_no_currency_is_no_automatic_approval_mcp(api: Recorder, tmp_path:
     from mcp import Client
 
     from skillpress.app.serving.calling import open_package
-    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.mcp.server import build_mcp_server
 
     skill, files = open_package(_pay(tmp_path / "skills", api.url))
     async with Client(build_mcp_server(skill, files)) as client:
@@ -227,7 +227,7 @@ async def test_a_gate_is_never_a_failure_over_mcp(guest: Guest) -> None:
     from mcp import Client
 
     from skillpress.app.serving.calling import open_package
-    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.mcp.server import build_mcp_server
 
     skill, files = open_package(guest.package)
     server = build_mcp_server(skill, files)

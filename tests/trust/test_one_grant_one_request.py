@@ -266,7 +266,7 @@ async def test_mcp_in_process(settings: Settings, guest: Guest) -> None:
         credential_for,
         open_package,
     )
-    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.mcp.server import build_mcp_server
 
     skill, files = open_package(guest.package)
     import os
@@ -298,7 +298,7 @@ def test_callers_waiting_at_a_terminal(settings: Settings, guest: Guest) -> None
         place_call,
         terminal_gatekeeper,
     )
-    from skillpress.runtime.execute import CallLimits
+    from skillpress.runtime.calling.execute import CallLimits
 
     skill, _ = open_package(guest.package)
     tool = skill.tool("cancel_booking")

@@ -129,7 +129,7 @@ async def test_mcp_call_operation(tmp_path: Path) -> None:
     from mcp import Client
 
     from skillpress.app.serving.calling import open_package
-    from skillpress.runtime.mcp_server import build_mcp_server
+    from skillpress.mcp.server import build_mcp_server
 
     ok = lambda m, p: (200, {"Content-Type": "application/json"}, b"{}")  # noqa: E731
     with recorder(ok) as api:

@@ -49,8 +49,8 @@ def _bank(root: Path, url: str) -> None:
 
 
 def test_a_workflow_cannot_shadow_another_skills_gated_operation(tmp_path: Path) -> None:
-    from skillpress.app.serving.hosting import PackageError
     from skillpress.host import SkillHost
+    from skillpress.runtime.package.skill import PackageError
 
     with recorder() as api:
         _bank(tmp_path / "skills", api.url)
@@ -88,7 +88,7 @@ async def test_an_mcp_server_of_several_serves_one_of_the_two(tmp_path: Path) ->
     from mcp import Client
 
     from skillpress.app.serving.catalog import folder_catalog
-    from skillpress.runtime.mcp_server import build_catalog_server
+    from skillpress.mcp.server import build_catalog_server
 
     with recorder() as api:
         bank = _derived(api.url, "bank", "/transfers", "createTransfer")
@@ -124,8 +124,8 @@ def _recording(api: Recorder) -> bytes:
 
 
 def test_a_folder_binds_its_package_by_the_folders_name(tmp_path: Path) -> None:
-    from skillpress.app.serving.hosting import UnknownOperation
     from skillpress.host import SkillHost
+    from skillpress.runtime.package.skill import UnknownOperation
 
     with recorder(lambda m, p: (200, {"Content-Type": "application/json"}, b"[]")) as api:
         files = derive_package(_recording(api), DeriveOptions(slug="bank")).files

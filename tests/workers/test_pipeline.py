@@ -13,7 +13,7 @@ from skillpress.app.base.context import AppContext
 from skillpress.platform.blobs import S3BlobStore
 from skillpress.platform.broker import live_subject
 from skillpress.platform.settings import Settings
-from skillpress.runtime.skill import load_skill
+from skillpress.runtime.package.skill import load_skill
 from skillpress.schemas.events import (
     PublishVersion,
     RevisionCategorized,

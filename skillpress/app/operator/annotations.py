@@ -31,8 +31,8 @@ from skillpress.app.records.derivations import (
 )
 from skillpress.app.records.versions import find_skill, newest_manifest, set_detached
 from skillpress.derive.annotations import Annotation, check_shape
-from skillpress.derive.manifest import Manifest
 from skillpress.errors import Refused
+from skillpress.format.manifest import Manifest
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import AnnotationRecord, Skill
 
@@ -186,8 +186,8 @@ def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
     published one (AnnotationRefused if not)."""
     from skillpress.app.records.versions import live_skills
     from skillpress.derive.annotations import AnnotationRefused
-    from skillpress.runtime.skill import load_skill
-    from skillpress.runtime.workflows import WorkflowRefused, load_workflows
+    from skillpress.runtime.package.skill import load_skill
+    from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
 
     with live_skills(ctx) as finder:
         try:

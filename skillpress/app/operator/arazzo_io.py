@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
-from skillpress.runtime.arazzo import from_arazzo, left_out, to_arazzo
-from skillpress.runtime.skill import Skill
-from skillpress.runtime.workflows import WORKFLOWS_FILE, WorkflowRefused, load_workflows
+from skillpress.runtime.interop.arazzo import from_arazzo, left_out, to_arazzo
+from skillpress.runtime.package.skill import Skill
+from skillpress.runtime.workflows.run import WORKFLOWS_FILE, WorkflowRefused, load_workflows
 
 __all__ = [
     "WORKFLOWS_FILE",
@@ -57,7 +57,7 @@ def arazzo_of(
 def read_arazzo(raw: bytes) -> Any:
     """An Arazzo document's bytes (JSON or YAML) as data, read under a spec's bounds (a key
     given twice refused with its lines); ValueError (SpecRefused, saying why) when not."""
-    from skillpress.derive.load import parse_bytes
+    from skillpress.format.load import parse_bytes
 
     return parse_bytes(raw)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the read models load pydantic: a call on a package never needs them
     from skillpress.app.base.context import AppContext
     from skillpress.app.base.views import Overlay
-    from skillpress.runtime.skill import Skill
+    from skillpress.runtime.package.skill import Skill
 
 __all__ = [
     "AgentSkillsExport",
@@ -76,8 +76,8 @@ def agent_skills_zip(ctx: AppContext, slug: str) -> bytes:
     import zipfile
 
     from skillpress.app.records.versions import live_files
-    from skillpress.runtime.contracts import agent_skill_name, agent_skills_folder
-    from skillpress.runtime.skill import load_skill
+    from skillpress.runtime.interop.contracts import agent_skill_name, agent_skills_folder
+    from skillpress.runtime.package.skill import load_skill
 
     files = live_files(ctx, slug)
     skill = load_skill(files, lazy=True)
@@ -110,7 +110,7 @@ def write_agent_skills(skill: Skill, files: Mapping[str, bytes], out: Path) -> A
     runtime's skills folder does). Raises OutputDirError (an OSError) for a folder it may not
     write."""
     from skillpress.app.base.package_dir import write_package_dir
-    from skillpress.runtime.contracts import agent_skill_name, agent_skills_folder
+    from skillpress.runtime.interop.contracts import agent_skill_name, agent_skills_folder
 
     folder = agent_skills_folder(skill, files)
     name = agent_skill_name(skill.slug)
@@ -131,7 +131,7 @@ def verify_agent_skills(folder: Path) -> dict[str, int]:
     disagreement; OutputDirError for what is not a folder). Its counts of tools, writes and
     idempotent ones."""
     from skillpress.app.base.package_dir import OutputDirError
-    from skillpress.runtime.contracts import verify_folder
+    from skillpress.runtime.interop.contracts import verify_folder
 
     if not folder.is_dir():
         raise OutputDirError(f"{folder} is not a directory")

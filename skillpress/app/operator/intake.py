@@ -36,7 +36,7 @@ __all__ = [
 def check_slug(given: str | None, named: str = "slug") -> str | None:
     """`given` when it is a slug already (lowercase letters, digits, '-'), None when empty;
     Refused, with the slug it could be, otherwise (`named`: what the caller calls it)."""
-    from skillpress.derive.naming import slugify
+    from skillpress.format.names import slugify
 
     if not given:
         return None
@@ -53,7 +53,7 @@ def first_check(slug: str | None, data: bytes | None, named: str = "slug") -> st
     """The one door every face submits through, before anything is recorded: the slug (Refused,
     with the slug it could be) and, for bytes given, that they are a document derive can read
     (SpecRefused with the reason), so a refused submission is refused at once and never queued."""
-    from skillpress.derive.load import LoadLimits, load_document
+    from skillpress.format.load import LoadLimits, load_document
 
     checked = check_slug(slug, named)
     if checked is None:

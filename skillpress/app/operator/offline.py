@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillpress.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
-from skillpress.derive.load import MAX_SPEC_BYTES
 from skillpress.derive.model_grouping import Chat, choose_grouping
 from skillpress.derive.package import (
     PackageSummary,
@@ -19,6 +18,7 @@ from skillpress.derive.package import (
     spec_sha256,
 )
 from skillpress.errors import Refused
+from skillpress.format.load import MAX_SPEC_BYTES
 
 if TYPE_CHECKING:
     from skillpress.platform.settings import Settings

@@ -10,7 +10,7 @@ from typing import Any
 
 from skillpress.derive.auth import auth_hint
 from skillpress.derive.package import DeriveOptions, derive_package
-from skillpress.runtime.execute import default_env_var
+from skillpress.runtime.calling.execute import default_env_var
 
 __all__ = ["Preview", "preview_spec"]
 

@@ -53,7 +53,7 @@ def _essence(live: LiveVersion | None) -> tuple[str, dict[str, str], list[str]] 
 
 def _with_header(ctx: AppContext, live: LiveVersion) -> LiveVersion:
     """The pointer as the publish stage writes it: with the credential header's name."""
-    from skillpress.derive.manifest import Manifest
+    from skillpress.format.manifest import Manifest
 
     if "skill.json" not in live.files:
         return live

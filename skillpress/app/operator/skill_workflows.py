@@ -14,7 +14,7 @@ from skillpress.app.records.annotations import active_of_kind, retire_annotation
 from skillpress.app.records.versions import find_skill, live_skills
 from skillpress.derive.annotations import Annotation
 from skillpress.errors import NotFound, Refused
-from skillpress.runtime.workflows import EXECUTIONS, WORKFLOW_LIMITS
+from skillpress.runtime.workflows.run import EXECUTIONS, WORKFLOW_LIMITS
 from skillpress.schemas.records import AnnotationRecord, Skill
 
 __all__ = ["add_workflows", "promote_workflow"]
@@ -29,8 +29,8 @@ def _active(ctx: AppContext, skill: Skill) -> dict[str, AnnotationRecord]:
 def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
     """Each workflow of a `workflows.yaml` as an annotation, checked with the skill's latest
     revision (and every workflow it already has) before any is stored."""
-    from skillpress.derive.errors import SpecRefused
-    from skillpress.derive.load import parse_bytes
+    from skillpress.format.errors import SpecRefused
+    from skillpress.format.load import parse_bytes
 
     try:  # as a package's workflows.yaml is read: a key given twice is refused with its lines
         doc = parse_bytes(text, WORKFLOW_LIMITS)
@@ -63,8 +63,8 @@ def promote_workflow(
     the workflow names one already); to hardened only with steps and a dry run whose every
     request builds."""
     from skillpress.derive.annotations import AnnotationRefused
-    from skillpress.runtime.skill import load_skill
-    from skillpress.runtime.workflows import (
+    from skillpress.runtime.package.skill import load_skill
+    from skillpress.runtime.workflows.run import (
         StepFailed,
         WorkflowRefused,
         dry_call,

@@ -185,7 +185,7 @@ def spec_submitted(
     """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch);
     Refused for a base URL that is not an absolute http(s) address, or a credential variable
     that is not an environment variable's name."""
-    from skillpress.derive.auth import credential_env_refusal, default_credential_env
+    from skillpress.format.credentials import credential_env_refusal, default_credential_env
     from skillpress.schemas.events import SpecSubmitted
 
     check_base_url(base_url)

@@ -26,7 +26,7 @@ from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import ApprovalView
 from skillpress.errors import NotFound, Refused
 from skillpress.platform.records import DuplicateRecord
-from skillpress.runtime.gates import GO, GateCheck, GrantSpent
+from skillpress.runtime.calling.gates import GO, GateCheck, GrantSpent
 from skillpress.schemas.records import ApprovalRequest
 
 __all__ = [
@@ -235,8 +235,8 @@ def _served_gate(
     call's arguments: what a runtime's request is decided on. A skill with no live version, an
     operation it does not have or does not gate: a person decides (never automatic)."""
     from skillpress.app.records.versions import live_files
-    from skillpress.runtime.gates import check_gate
-    from skillpress.runtime.skill import PackageError, UnknownOperation, load_skill
+    from skillpress.runtime.calling.gates import check_gate
+    from skillpress.runtime.package.skill import PackageError, UnknownOperation, load_skill
 
     try:
         tool = load_skill(live_files(ctx, skill), lazy=True).tool(operation)

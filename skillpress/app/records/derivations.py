@@ -235,7 +235,7 @@ def active_annotations(s: Session, skill_id: str, as_of: datetime) -> tuple[Anno
 
 def parsed_operation_names(ctx: AppContext, revision: SourceRevision) -> set[str]:
     """The operation names the parse stage's derivation of `revision` shows (before annotations)."""
-    from skillpress.derive.manifest import Manifest
+    from skillpress.format.manifest import Manifest
 
     if revision.package_blob is None:
         raise NotFound(f"revision {revision.id} was not parsed")

@@ -14,7 +14,7 @@ from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import ProposalBrief
 from skillpress.derive.diff import PackageDiff
 from skillpress.derive.lineage import AnnotationChange, Step, origins, why_made
-from skillpress.derive.manifest import Manifest
+from skillpress.format.manifest import Manifest
 from skillpress.schemas.records import AnnotationRecord, Version
 
 __all__ = ["Made", "came_from", "proposals_between"]

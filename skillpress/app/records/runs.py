@@ -17,8 +17,8 @@ from sqlmodel import col, select
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import RunStepView, RunView
 from skillpress.errors import NotFound
-from skillpress.runtime.run_log import RunLog, StepRecord, redact
-from skillpress.runtime.workflows import Workflow
+from skillpress.runtime.workflows.run import Workflow
+from skillpress.runtime.workflows.run_log import RunLog, StepRecord, redact
 from skillpress.schemas.records import WorkflowRun
 
 __all__ = ["RecordedRuns", "get_run", "list_runs", "arguments_key"]

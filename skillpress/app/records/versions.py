@@ -23,15 +23,15 @@ from skillpress.app.records.derivations import (
 )
 from skillpress.app.records.lineage import came_from
 from skillpress.derive.diff import diff_packages
-from skillpress.derive.manifest import Manifest
 from skillpress.errors import NotFound, Refused
+from skillpress.format.manifest import Manifest
 from skillpress.platform.blobs import BlobCorrupt, BlobStore
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.events import LiveVersion
 from skillpress.schemas.records import Skill, Source, Version
 
 if TYPE_CHECKING:
-    from skillpress.runtime.skill import Skill as RuntimeSkill
+    from skillpress.runtime.package.skill import Skill as RuntimeSkill
 
 __all__ = [
     "version_archive",
@@ -128,7 +128,7 @@ def what_it_needs(slug: str, manifest: Manifest) -> NeedsView:
     credential (its header, what it holds, the variable it is read from), a base URL, the
     operations whose auth a header cannot serve, and the headers a person must fix."""
     from skillpress.derive.auth import auth_hint
-    from skillpress.runtime.execute import credential_env
+    from skillpress.runtime.calling.execute import credential_env
 
     return {
         "hosts": list(manifest.hosts),
@@ -207,7 +207,7 @@ def live_skills(ctx: AppContext) -> Iterator[Callable[[str], RuntimeSkill | None
 def live_skill_finder(s: Session, blobs: BlobStore) -> Callable[[str], RuntimeSkill | None]:
     """A published skill by slug, as the runtime loads its live version (None when there is
     none): what a workflow's `uses` names."""
-    from skillpress.runtime.skill import PackageError, load_skill
+    from skillpress.runtime.package.skill import PackageError, load_skill
 
     def find(slug: str) -> RuntimeSkill | None:
         row = s.exec(select(Skill).where(Skill.slug == slug)).first()

@@ -27,25 +27,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from skillpress.app.base.package_dir import OutputDirError, read_package_dir
-from skillpress.runtime.calls import (
+from skillpress.runtime.calling.calls import (
     CallSetup,
     GateClosed,
     Gatekeeper,
     Placed,
     place_call,
-    placed_step,
     prepare_call,
 )
-from skillpress.runtime.execute import (
+from skillpress.runtime.calling.execute import (
     CallLimits,
     CallResult,
     Credential,
     ExecutionFailed,
     credential_env,
 )
-from skillpress.runtime.files import local_files
-from skillpress.runtime.gates import GateCheck, check_gate
-from skillpress.runtime.skill import (
+from skillpress.runtime.calling.files import local_files
+from skillpress.runtime.calling.gates import GateCheck, check_gate
+from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.package.skill import (
     AuthHeader,
     PackageError,
     Skill,
@@ -53,9 +53,8 @@ from skillpress.runtime.skill import (
     UnknownOperation,
     load_skill,
 )
-from skillpress.runtime.slash import SlashError, help_text, parse_slash, slash_arguments
-from skillpress.runtime.translate import CallRefused
-from skillpress.runtime.workflows import (
+from skillpress.runtime.workflows.model_runs import Chat
+from skillpress.runtime.workflows.run import (
     Pending,
     Run,
     StepFailed,
@@ -68,16 +67,20 @@ from skillpress.runtime.workflows import (
     run_workflow,
     workflow_arguments,
 )
+from skillpress.runtime.workflows.run_log import RunJournal, RunLog
+from skillpress.runtime.workflows.slash import SlashError, help_text, parse_slash, slash_arguments
+from skillpress.runtime.workflows.steps import placed_step
 
 if TYPE_CHECKING:
     from skillpress.app.base.context import AppContext
     from skillpress.app.base.views import ApprovalView
     from skillpress.platform.settings import Settings
-    from skillpress.runtime.model_runs import Chat
-    from skillpress.runtime.run_log import RunJournal, RunLog
 
 __all__ = [
     "AUTH_KINDS",
+    "Chat",
+    "RunJournal",
+    "RunLog",
     "SANDBOXED",
     "CallLimits",
     "CallRefused",
@@ -224,9 +227,9 @@ def tool_list(
     `provider`'s shape: its operations, its hardened workflows, and its guided and draft ones
     when a model runs them (`with_model`). PackageError / UnknownOperation / OutputDirError
     say what is wrong."""
-    from skillpress.runtime.skill import PROVIDERS
-    from skillpress.runtime.tool_lists import package_tools
-    from skillpress.runtime.workflows import loadable_workflows
+    from skillpress.runtime.interop.tool_lists import package_tools
+    from skillpress.runtime.package.skill import PROVIDERS
+    from skillpress.runtime.workflows.run import loadable_workflows
 
     if provider not in PROVIDERS:
         raise PackageError(f"unknown format {provider!r}: choose one of {', '.join(PROVIDERS)}")
@@ -340,7 +343,7 @@ class ApiDesk:
 
     def consume(self, request_id: int) -> ApprovalView:
         from skillpress.platform.approvals_api import ApprovalsRefused
-        from skillpress.runtime.gates import GrantSpent
+        from skillpress.runtime.calling.gates import GrantSpent
 
         try:
             return _view(self.api.consume(request_id))
@@ -393,7 +396,7 @@ def desk_opener(
 
 def _goes(row: ApprovalView) -> bool:
     """Whether a decision sends the call: `auto` or a grant this call used (`GO`), nothing else."""
-    from skillpress.runtime.gates import GO
+    from skillpress.runtime.calling.gates import GO
 
     return row["status"] in GO
 
@@ -412,7 +415,7 @@ def terminal_gatekeeper(
     twice a second). A grant another identical call used first is not this call's: it asks anew
     and waits on. Raises GateClosed, naming the request, when it is denied, expires or is still
     pending. What it says names no command that decides: whoever runs the call may be an agent."""
-    from skillpress.runtime.gates import GrantSpent
+    from skillpress.runtime.calling.gates import GrantSpent
 
     def decide(gate: GateCheck) -> None:
         desk = open_desk()
@@ -578,8 +581,8 @@ def run_here(
     nothing. Kept in `journal` (not for a dry run). StepFailed / WorkflowRefused say where it
     stopped."""
     # size: a run's one call closure (dry run, sandbox, gate, journal) is clearer whole
-    from skillpress.runtime.model_runs import draft_run, guided_run
-    from skillpress.runtime.run_log import journaled
+    from skillpress.runtime.workflows.model_runs import draft_run, guided_run
+    from skillpress.runtime.workflows.run_log import journaled
 
     wf = workflows[name]
     given = workflow_arguments(wf, raw_args)

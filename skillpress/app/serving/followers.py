@@ -94,8 +94,8 @@ def store_reader(ctx: AppContext) -> Read:
 def _files(read: Read, live: LiveVersion, fmt: str) -> dict[str, bytes]:
     files = {path: read(live, path, digest) for path, digest in sorted(live.files.items())}
     if fmt == "agent-skills":
-        from skillpress.runtime.contracts import agent_skills_folder
-        from skillpress.runtime.skill import load_skill
+        from skillpress.runtime.interop.contracts import agent_skills_folder
+        from skillpress.runtime.package.skill import load_skill
 
         files = agent_skills_folder(load_skill(files), files)
     return files

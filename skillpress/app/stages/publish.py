@@ -13,8 +13,8 @@ from skillpress.app.base.context import AppContext
 from skillpress.app.records.derivations import loosen_files
 from skillpress.app.records.publish_check import check_publish
 from skillpress.app.records.versions import find_version
-from skillpress.derive.manifest import Manifest
 from skillpress.errors import NotFound
+from skillpress.format.manifest import Manifest
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import Publication, Skill, Version
 
