@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from skillpress.runtime.calling.calls import GateClosed, Gatekeeper
     from skillpress.runtime.calling.execute import CallResult, ExecutionFailed
     from skillpress.runtime.calling.translate import CallRefused, PreparedRequest
-    from skillpress.runtime.package.skill import PackageError, UnknownOperation
+    from skillpress.runtime.package.model import PackageError, UnknownOperation
 
 _HOMES = {
     "SkillHost": "skillpress.host",

@@ -37,17 +37,17 @@ from skillpress.runtime.calling.calls import (
 )
 from skillpress.runtime.calling.execute import CallLimits, CallResult
 from skillpress.runtime.calling.translate import PreparedRequest
-from skillpress.runtime.package.skill import (
+from skillpress.runtime.package.model import (
     PackageError,
     Skill,
     Tool,
     UnknownOperation,
-    load_skill,
     shaped_tool,
-    tool_clash,
 )
+from skillpress.runtime.package.skill import load_skill, tool_clash
+from skillpress.runtime.workflows.load import load_workflows
 from skillpress.runtime.workflows.model_runs import Chat, draft_run, guided_run
-from skillpress.runtime.workflows.run import Run, Workflow, load_workflows, run_workflow
+from skillpress.runtime.workflows.run import Run, Workflow, run_workflow
 from skillpress.runtime.workflows.run_log import RunJournal, RunLog, journaled
 from skillpress.runtime.workflows.steps import placed_step
 

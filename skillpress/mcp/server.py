@@ -25,13 +25,8 @@ from skillpress.runtime.calling.execute import CallLimits, Credential, Execution
 from skillpress.runtime.calling.fit import render
 from skillpress.runtime.calling.gates import GateCheck
 from skillpress.runtime.calling.translate import CallRefused
-from skillpress.runtime.package.skill import (
-    PackageError,
-    Skill,
-    Tool,
-    UnknownOperation,
-    tool_clash,
-)
+from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
+from skillpress.runtime.package.skill import tool_clash
 from skillpress.runtime.workflows.run_log import RunJournal, RunLog, journaled
 from skillpress.runtime.workflows.steps import placed_step
 
@@ -130,7 +125,7 @@ def build_mcp_server(
 
 
 def _loadable(skill: Skill, files: Mapping[str, bytes]) -> Mapping[str, Any]:
-    from skillpress.runtime.workflows.run import loadable_workflows
+    from skillpress.runtime.workflows.load import loadable_workflows
 
     return loadable_workflows(files, skill)
 
@@ -138,7 +133,7 @@ def _loadable(skill: Skill, files: Mapping[str, bytes]) -> Mapping[str, Any]:
 def _workflow_list(skill: Skill, files: Mapping[str, bytes]) -> str:
     """The skill's workflows as the instructions list them for `skill_run` ("" when none, or
     when its workflows do not load: skill_run then says so)."""
-    from skillpress.runtime.workflows.run import loadable_workflows
+    from skillpress.runtime.workflows.load import loadable_workflows
 
     flows = loadable_workflows(files, skill)
     if not flows:

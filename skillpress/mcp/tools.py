@@ -8,7 +8,7 @@ from typing import Any
 
 import mcp.types as types
 
-from skillpress.runtime.package.skill import Skill
+from skillpress.runtime.package.model import Skill
 
 __all__ = ["base_tools", "skill_run_tool"]
 

@@ -72,7 +72,7 @@ def test_a_folder_binds_its_package_by_its_own_name_so_a_call_cannot_reach_the_w
     """The package (slug `petstore`) in two folders is two skills, each named for its folder:
     its tools, its credential variable and its gates' records are the folder's, never what a
     file inside says."""
-    from skillpress.runtime.package.skill import UnknownOperation
+    from skillpress.runtime.package.model import UnknownOperation
 
     files = derive_package(PETSTORE.read_bytes()).files
     write_package_dir(files, tmp_path / "skills" / "payments")

@@ -903,7 +903,7 @@ def test_workflows_ride_as_annotations_and_promotion_proposes_a_version(
     from skillpress.app.operator.skill_workflows import add_workflows, promote_workflow
     from skillpress.derive.annotations import AnnotationRefused
     from skillpress.runtime.package.skill import load_skill
-    from skillpress.runtime.workflows.run import load_workflows
+    from skillpress.runtime.workflows.load import load_workflows
 
     first = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
     publish(ctx, first["version_id"])

@@ -271,7 +271,8 @@ def test_invisible_characters_never_reach_a_model_unseen(escaped: bool) -> None:
 def test_a_credential_header_that_is_no_header_name_is_refused_where_it_is_declared(
     tmp_path: object,
 ) -> None:
-    from skillpress.runtime.package.skill import PackageError, load_skill
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.package.skill import load_skill
 
     files = derive_package(json.dumps(_invisible_spec('X-Key"><script>')).encode()).files
     meta = json.loads(files["skill.json"])

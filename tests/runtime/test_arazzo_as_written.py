@@ -13,8 +13,10 @@ import yaml
 
 from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
-from skillpress.runtime.package.skill import Skill, load_skill
-from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
+from skillpress.runtime.package.model import Skill
+from skillpress.runtime.package.skill import load_skill
+from skillpress.runtime.workflows.load import load_workflows
+from skillpress.runtime.workflows.run import WorkflowRefused
 from tests.runtime.test_workflows import _files
 
 SHOP: dict[str, Any] = {

@@ -24,7 +24,7 @@ from skillpress.host import SkillHost
 from skillpress.mcp.serving import ServeOptions, catalog_server
 from skillpress.platform.settings import Settings
 from skillpress.runtime.calling.calls import GateClosed
-from skillpress.runtime.package.skill import PackageError
+from skillpress.runtime.package.model import PackageError
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 

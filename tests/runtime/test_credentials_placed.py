@@ -323,7 +323,7 @@ def test_an_operation_that_takes_another_scheme_is_sent_that_ones_credential(
 def test_an_operation_file_cannot_name_a_credential_skill_json_does_not_list(
     tmp_path: Path, api: HostileApi
 ) -> None:
-    from skillpress.runtime.package.skill import PackageError
+    from skillpress.runtime.package.model import PackageError
 
     schemes = {"OAuth2": {"type": "http", "scheme": "bearer"}}
     host, files = _host(tmp_path, _spec(api.url, schemes, [{"OAuth2": []}]), "forged")

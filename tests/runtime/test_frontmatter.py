@@ -11,7 +11,8 @@ import pytest
 from skillpress.derive import derive_package
 from skillpress.format.declaration import DeclarationError
 from skillpress.format.frontmatter import parse_operation_file
-from skillpress.runtime.package.skill import PackageError, load_skill
+from skillpress.runtime.package.model import PackageError
+from skillpress.runtime.package.skill import load_skill
 
 _HOLLOWBROOK = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml"
 
@@ -495,7 +496,8 @@ def test_a_threshold_that_reads_a_currency_but_names_none_is_refused_on_every_fa
     # not named and approved nothing, silently; the file, annotate, the API and the console
     # (all through check_shape) now refuse it and say why
     from skillpress.derive.annotations import AnnotationRefused, check_shape
-    from skillpress.runtime.package.skill import PackageError, load_skill
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.package.skill import load_skill
 
     pay = (
         "---\noperation:\n  method: POST\n  url: http://a.test/payments\n  body: [amount, currency]\n"

@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.runtime.calling.execute import Credential, send
 from skillpress.runtime.calling.translate import CallRefused, build_request
-from skillpress.runtime.package.skill import Skill, Tool, load_skill
+from skillpress.runtime.package.model import Skill, Tool
+from skillpress.runtime.package.skill import load_skill
 from tests.prism import PrismMock, request_violations
 from tests.runtime.schema_strategy import ASCII_TEXT, valid_values
 

@@ -19,7 +19,7 @@ from skillpress.format.provider_names import NAME_RULE, original_names, provider
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.calling.translate import CallRefused
-from skillpress.runtime.package.skill import PROVIDERS
+from skillpress.runtime.package.model import PROVIDERS
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 LONG = "secret_scanning_non_provider_patterns_enabled_for_new_repositories"  # 66

@@ -21,7 +21,8 @@ import pytest
 from skillpress.runtime.calling.calls import CallSetup, place_call
 from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed, send
 from skillpress.runtime.calling.translate import build_request
-from skillpress.runtime.package.skill import AuthHeader, Skill, load_skill
+from skillpress.runtime.package.model import AuthHeader, Skill
+from skillpress.runtime.package.skill import load_skill
 
 
 def _bomb() -> bytes:
@@ -263,7 +264,8 @@ def test_a_workflow_step_retries_only_when_safe_and_its_record_shows_each_try(
     unruly: _Unruly,
 ) -> None:
     from skillpress.runtime.calling.calls import closed_gate
-    from skillpress.runtime.workflows.run import StepFailed, load_workflows, run_workflow
+    from skillpress.runtime.workflows.load import load_workflows
+    from skillpress.runtime.workflows.run import StepFailed, run_workflow
     from skillpress.runtime.workflows.run_log import RunLog
     from skillpress.runtime.workflows.steps import placed_step
 
@@ -305,7 +307,8 @@ def test_a_step_of_its_own_succeeds_on_the_statuses_it_names_and_retries_only_wh
     unruly: _Unruly,
 ) -> None:
     from skillpress.runtime.calling.calls import closed_gate
-    from skillpress.runtime.workflows.run import StepFailed, load_workflows, run_workflow
+    from skillpress.runtime.workflows.load import load_workflows
+    from skillpress.runtime.workflows.run import StepFailed, run_workflow
     from skillpress.runtime.workflows.run_log import RunLog
     from skillpress.runtime.workflows.steps import placed_step
 

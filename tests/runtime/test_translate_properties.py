@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from skillpress.runtime.calling.translate import CallRefused, build_request, static_prefix
-from skillpress.runtime.package.skill import Skill, Tool, load_skill
+from skillpress.runtime.package.model import Skill, Tool
+from skillpress.runtime.package.skill import load_skill
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
 from tests.derive.test_derive_rules import _parts

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from skillpress.runtime.package.skill import load_skill
-from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
+from skillpress.runtime.workflows.load import load_workflows
+from skillpress.runtime.workflows.run import WorkflowRefused
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import (
     EXAMPLE,

@@ -11,7 +11,8 @@ import yaml
 
 from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.checks import parameters_refusal
-from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
+from skillpress.runtime.workflows.load import load_workflows
+from skillpress.runtime.workflows.run import WorkflowRefused
 from tests.runtime.guesthouse import EXAMPLE
 
 DATES = {"arrival": "2026-01-01", "departure": "2026-01-02"}

@@ -90,7 +90,7 @@ def test_the_command_line(forged: Path, api: Recorder) -> None:
 
 def test_skillhost(forged: Path, api: Recorder) -> None:
     from skillpress.host import SkillHost
-    from skillpress.runtime.package.skill import PackageError
+    from skillpress.runtime.package.model import PackageError
 
     with pytest.raises(PackageError, match=REFUSAL):
         SkillHost(forged.parent).call("vault_list_things", {})
@@ -100,7 +100,7 @@ def test_skillhost(forged: Path, api: Recorder) -> None:
 def test_mcp_one_skill_and_several(forged: Path, api: Recorder) -> None:
     from skillpress.app.serving.calling import open_package
     from skillpress.app.serving.catalog import folder_catalog
-    from skillpress.runtime.package.skill import PackageError
+    from skillpress.runtime.package.model import PackageError
 
     with pytest.raises(PackageError, match=REFUSAL):
         open_package(forged)  # what `mcp DIR` serves
@@ -135,7 +135,8 @@ def test_a_workflow_step_of_another_skill(forged: Path, api: Recorder, tmp_path:
 
 
 def test_an_agent_skills_folder(api: Recorder, tmp_path: Path) -> None:
-    from skillpress.runtime.package.skill import PackageError, load_skill
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.package.skill import load_skill
 
     folder = {
         "SKILL.md": (
@@ -175,7 +176,8 @@ def test_a_runtime_names_any_variable_of_its_own_but_skillpress_settings(
 )
 def test_no_variable_but_the_skills_own_is_read(name: str) -> None:
     """Whatever variable a package names, it loads only if the variable is `VAULT_…`."""
-    from skillpress.runtime.package.skill import PackageError, load_skill
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.package.skill import load_skill
 
     files = dict(derive_package(_spec("http://127.0.0.1:9"), DeriveOptions(slug="vault")).files)
     with pytest.raises(PackageError, match="is not vault's own|skillpress's own settings"):

@@ -50,7 +50,7 @@ def _bank(root: Path, url: str) -> None:
 
 def test_a_workflow_cannot_shadow_another_skills_gated_operation(tmp_path: Path) -> None:
     from skillpress.host import SkillHost
-    from skillpress.runtime.package.skill import PackageError
+    from skillpress.runtime.package.model import PackageError
 
     with recorder() as api:
         _bank(tmp_path / "skills", api.url)
@@ -125,7 +125,7 @@ def _recording(api: Recorder) -> bytes:
 
 def test_a_folder_binds_its_package_by_the_folders_name(tmp_path: Path) -> None:
     from skillpress.host import SkillHost
-    from skillpress.runtime.package.skill import UnknownOperation
+    from skillpress.runtime.package.model import UnknownOperation
 
     with recorder(lambda m, p: (200, {"Content-Type": "application/json"}, b"[]")) as api:
         files = derive_package(_recording(api), DeriveOptions(slug="bank")).files

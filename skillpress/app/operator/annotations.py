@@ -187,7 +187,8 @@ def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
     from skillpress.app.records.versions import live_skills
     from skillpress.derive.annotations import AnnotationRefused
     from skillpress.runtime.package.skill import load_skill
-    from skillpress.runtime.workflows.run import WorkflowRefused, load_workflows
+    from skillpress.runtime.workflows.load import load_workflows
+    from skillpress.runtime.workflows.run import WorkflowRefused
 
     with live_skills(ctx) as finder:
         try:

@@ -12,8 +12,10 @@ from typing import Any
 import yaml
 
 from skillpress.runtime.interop.arazzo import from_arazzo, left_out, to_arazzo
-from skillpress.runtime.package.skill import Skill
-from skillpress.runtime.workflows.run import WORKFLOWS_FILE, WorkflowRefused, load_workflows
+from skillpress.runtime.package.model import Skill
+from skillpress.runtime.workflows.load import load_workflows
+from skillpress.runtime.workflows.run import WorkflowRefused
+from skillpress.runtime.workflows.scope import WORKFLOWS_FILE
 
 __all__ = [
     "WORKFLOWS_FILE",

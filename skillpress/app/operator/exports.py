@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the read models load pydantic: a call on a package never needs them
     from skillpress.app.base.context import AppContext
     from skillpress.app.base.views import Overlay
-    from skillpress.runtime.package.skill import Skill
+    from skillpress.runtime.package.model import Skill
 
 __all__ = [
     "AgentSkillsExport",

@@ -14,7 +14,7 @@ from skillpress.app.records.annotations import active_of_kind, retire_annotation
 from skillpress.app.records.versions import find_skill, live_skills
 from skillpress.derive.annotations import Annotation
 from skillpress.errors import NotFound, Refused
-from skillpress.runtime.workflows.run import EXECUTIONS, WORKFLOW_LIMITS
+from skillpress.runtime.workflows.load import EXECUTIONS, WORKFLOW_LIMITS
 from skillpress.schemas.records import AnnotationRecord, Skill
 
 __all__ = ["add_workflows", "promote_workflow"]
@@ -64,13 +64,8 @@ def promote_workflow(
     request builds."""
     from skillpress.derive.annotations import AnnotationRefused
     from skillpress.runtime.package.skill import load_skill
-    from skillpress.runtime.workflows.run import (
-        StepFailed,
-        WorkflowRefused,
-        dry_call,
-        load_workflows,
-        run_workflow,
-    )
+    from skillpress.runtime.workflows.load import load_workflows
+    from skillpress.runtime.workflows.run import StepFailed, WorkflowRefused, dry_call, run_workflow
 
     if to not in EXECUTIONS:
         raise Refused(f"--to {to!r}: one of {', '.join(EXECUTIONS)}")

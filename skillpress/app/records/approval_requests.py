@@ -236,7 +236,8 @@ def _served_gate(
     operation it does not have or does not gate: a person decides (never automatic)."""
     from skillpress.app.records.versions import live_files
     from skillpress.runtime.calling.gates import check_gate
-    from skillpress.runtime.package.skill import PackageError, UnknownOperation, load_skill
+    from skillpress.runtime.package.model import PackageError, UnknownOperation
+    from skillpress.runtime.package.skill import load_skill
 
     try:
         tool = load_skill(live_files(ctx, skill), lazy=True).tool(operation)

@@ -24,7 +24,7 @@ from skillpress.platform.blobs import BlobStore
 from skillpress.schemas.records import Skill, Version
 
 if TYPE_CHECKING:
-    from skillpress.runtime.package.skill import Skill as RuntimeSkill
+    from skillpress.runtime.package.model import Skill as RuntimeSkill
 
 __all__ = ["check_publish", "check_publish_request", "gates_dropped"]
 
@@ -41,8 +41,9 @@ def _loads(
     others: Callable[[str], RuntimeSkill | None] | None = None,
 ) -> None:
     """The publish check: the runtime loads the files and their workflows."""
-    from skillpress.runtime.package.skill import PackageError, load_skill
-    from skillpress.runtime.workflows.run import load_workflows
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.package.skill import load_skill
+    from skillpress.runtime.workflows.load import load_workflows
 
     try:
         with _LOADED_LOCK:

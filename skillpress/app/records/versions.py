@@ -31,7 +31,7 @@ from skillpress.schemas.events import LiveVersion
 from skillpress.schemas.records import Skill, Source, Version
 
 if TYPE_CHECKING:
-    from skillpress.runtime.package.skill import Skill as RuntimeSkill
+    from skillpress.runtime.package.model import Skill as RuntimeSkill
 
 __all__ = [
     "version_archive",
@@ -207,7 +207,8 @@ def live_skills(ctx: AppContext) -> Iterator[Callable[[str], RuntimeSkill | None
 def live_skill_finder(s: Session, blobs: BlobStore) -> Callable[[str], RuntimeSkill | None]:
     """A published skill by slug, as the runtime loads its live version (None when there is
     none): what a workflow's `uses` names."""
-    from skillpress.runtime.package.skill import PackageError, load_skill
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.package.skill import load_skill
 
     def find(slug: str) -> RuntimeSkill | None:
         row = s.exec(select(Skill).where(Skill.slug == slug)).first()

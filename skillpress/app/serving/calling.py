@@ -45,14 +45,9 @@ from skillpress.runtime.calling.execute import (
 from skillpress.runtime.calling.files import local_files
 from skillpress.runtime.calling.gates import GateCheck, check_gate
 from skillpress.runtime.calling.translate import CallRefused
-from skillpress.runtime.package.skill import (
-    AuthHeader,
-    PackageError,
-    Skill,
-    Tool,
-    UnknownOperation,
-    load_skill,
-)
+from skillpress.runtime.package.model import AuthHeader, PackageError, Skill, Tool, UnknownOperation
+from skillpress.runtime.package.skill import load_skill
+from skillpress.runtime.workflows.load import load_workflows
 from skillpress.runtime.workflows.model_runs import Chat
 from skillpress.runtime.workflows.run import (
     Pending,
@@ -62,7 +57,6 @@ from skillpress.runtime.workflows.run import (
     WorkflowRefused,
     has_pending,
     kinds_by_owner,
-    load_workflows,
     prepare_step,
     run_workflow,
     workflow_arguments,
@@ -228,8 +222,8 @@ def tool_list(
     when a model runs them (`with_model`). PackageError / UnknownOperation / OutputDirError
     say what is wrong."""
     from skillpress.runtime.interop.tool_lists import package_tools
-    from skillpress.runtime.package.skill import PROVIDERS
-    from skillpress.runtime.workflows.run import loadable_workflows
+    from skillpress.runtime.package.model import PROVIDERS
+    from skillpress.runtime.workflows.load import loadable_workflows
 
     if provider not in PROVIDERS:
         raise PackageError(f"unknown format {provider!r}: choose one of {', '.join(PROVIDERS)}")

@@ -10,7 +10,8 @@ from pathlib import Path
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.package_dir import OutputDirError, read_package_dir
 from skillpress.app.serving.followers import folder_stamp, followed_version
-from skillpress.runtime.package.skill import Skill, load_skill
+from skillpress.runtime.package.model import Skill
+from skillpress.runtime.package.skill import load_skill
 
 __all__ = ["Catalog", "Loaded", "folder_catalog", "live_catalog"]
 

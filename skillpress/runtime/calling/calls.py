@@ -27,7 +27,7 @@ from skillpress.runtime.calling.translate import (
     PreparedRequest,
     build_request,
 )
-from skillpress.runtime.package.skill import Tool
+from skillpress.runtime.package.model import Tool
 
 __all__ = [
     "send_prepared",

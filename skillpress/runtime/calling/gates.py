@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillpress.errors import Refused
-from skillpress.runtime.package.skill import Tool
+from skillpress.runtime.package.model import Tool
 
 __all__ = ["GO", "GateCheck", "GrantSpent", "check_gate"]
 

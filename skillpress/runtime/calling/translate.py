@@ -31,7 +31,7 @@ from skillpress.format.declaration import (
     Declaration,
 )
 from skillpress.format.type_refs import type_label
-from skillpress.runtime.package.skill import Tool
+from skillpress.runtime.package.model import Tool
 
 __all__ = [
     "CallRefused",

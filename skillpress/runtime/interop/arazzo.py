@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillpress.runtime.interop.arazzo_components import inline_components
-from skillpress.runtime.package.skill import PackageError, Skill, Tool, UnknownOperation
+from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.workflows.checks import argument_refusal
 from skillpress.runtime.workflows.criteria import (
     CriterionRefused,
@@ -29,14 +29,10 @@ from skillpress.runtime.workflows.criteria import (
     to_criterion,
     to_entry,
 )
+from skillpress.runtime.workflows.load import _STATUS
 from skillpress.runtime.workflows.model import walk as walk_steps
-from skillpress.runtime.workflows.run import (
-    _STATUS,
-    _TEMPLATE,
-    Step,
-    Workflow,
-    WorkflowRefused,
-)
+from skillpress.runtime.workflows.run import Step, Workflow, WorkflowRefused
+from skillpress.runtime.workflows.scope import _TEMPLATE
 
 __all__ = ["ARAZZO_VERSION", "ArazzoRefused", "Locator", "from_arazzo", "left_out", "to_arazzo"]
 

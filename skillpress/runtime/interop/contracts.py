@@ -23,22 +23,24 @@ from skillpress.format.manifest import Manifest
 from skillpress.format.wording import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
 from skillpress.runtime.calling.translate import CONTRACT_ARGS
 from skillpress.runtime.package.kinds import operation_kinds
+from skillpress.runtime.package.model import (
+    PackageError,
+    Skill,
+    Tool,
+    UnknownOperation,
+    with_confirmation,
+)
 from skillpress.runtime.package.skill import (
     META_AUTH_ENV,
     META_AUTH_HEADER,
     META_AUTH_KIND,
     META_AUTH_MORE,
     META_SLUG,
-    PackageError,
-    Skill,
-    Tool,
-    UnknownOperation,
     auth_more,
     load_skill,
-    with_confirmation,
 )
+from skillpress.runtime.workflows.load import load_workflows, loadable_workflows
 from skillpress.runtime.workflows.model import walk
-from skillpress.runtime.workflows.run import load_workflows, loadable_workflows
 
 __all__ = [
     "ContractError",

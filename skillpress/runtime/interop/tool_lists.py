@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skillpress.runtime.package.skill import PROVIDERS, PackageError, load_skill, shaped_tool
-from skillpress.runtime.workflows.run import load_workflows
+from skillpress.runtime.package.model import PROVIDERS, PackageError, shaped_tool
+from skillpress.runtime.package.skill import load_skill
+from skillpress.runtime.workflows.load import load_workflows
 
 __all__ = ["package_tools"]
 

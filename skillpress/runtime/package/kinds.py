@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from skillpress.derive.approvals import guess_suggestions
 from skillpress.format.declaration import READ_METHODS, WRITE_RISKS
-from skillpress.runtime.package.skill import Skill
+from skillpress.runtime.package.model import Skill
 
 __all__ = ["operation_kinds"]
 

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
 from skillpress.runtime.package.metaschema import check_schema
-from skillpress.runtime.package.skill import Tool
+from skillpress.runtime.package.model import Tool
 
 __all__ = ["argument_refusal", "parameters_refusal", "templated"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillpress.errors import Permanent
-from skillpress.runtime.package.skill import PackageError, Skill, Tool, with_confirmation
+from skillpress.runtime.package.model import PackageError, Skill, Tool, with_confirmation
 from skillpress.runtime.workflows.criteria import BodyTest
 
 __all__ = [

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from skillpress.errors import ChatFailed
-from skillpress.runtime.package.skill import PackageError, Skill, UnknownOperation, shaped_tool
+from skillpress.runtime.package.model import PackageError, Skill, UnknownOperation, shaped_tool
 from skillpress.runtime.workflows.run import (
     Call,
     Run,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillpress.errors import Refused
 from skillpress.runtime.calling.translate import CallRefused, describe_arguments
-from skillpress.runtime.package.skill import Skill, Tool
+from skillpress.runtime.package.model import Skill, Tool
 
 if TYPE_CHECKING:
     from skillpress.runtime.workflows.model import Workflow

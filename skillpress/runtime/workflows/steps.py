@@ -18,7 +18,7 @@ from skillpress.runtime.calling.calls import (
 )
 from skillpress.runtime.calling.execute import ExecutionFailed, repeatable
 from skillpress.runtime.calling.translate import CallRefused
-from skillpress.runtime.package.skill import Skill, Tool
+from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.model import StepFailed, StepRules
 from skillpress.runtime.workflows.run_log import ReplayRefused, RunLog, StepRecord, redact
 

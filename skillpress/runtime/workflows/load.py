@@ -1,0 +1,397 @@
+"""Workflows a skill carries (`workflows.yaml`), loaded: each one's name, tool schema, execution
+level and steps read and checked as strictly as an operation file (every key, every reference,
+every step's arguments against its operation), or refused naming where."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from skillpress.format.errors import SpecRefused
+from skillpress.format.keys import unknown_keys
+from skillpress.format.load import LoadLimits, parse_bytes
+from skillpress.runtime.package.model import PackageError, Skill, UnknownOperation
+from skillpress.runtime.workflows.checks import argument_refusal, parameters_refusal
+from skillpress.runtime.workflows.criteria import BodyTest, CriterionRefused, body_test
+from skillpress.runtime.workflows.model import (
+    Step,
+    StepRules,
+    Workflow,
+    WorkflowRefused,
+)
+from skillpress.runtime.workflows.model import walk as walk_steps
+from skillpress.runtime.workflows.scope import (
+    _PATH,
+    _TEMPLATE,
+    WORKFLOWS_FILE,
+    _check_scope,
+    _cycles,
+    _refuse,
+    _templates_only,
+)
+
+__all__ = [
+    "MAX_RETRY_AFTER",
+    "MAX_RETRY_LIMIT",
+    "EXECUTIONS",
+    "FILE_KEYS",
+    "MAX_FILE_BYTES",
+    "MAX_STEPS",
+    "STEP_KEYS",
+    "WORKFLOW_KEYS",
+    "WORKFLOW_LIMITS",
+    "load_workflows",
+    "loadable_workflows",
+]
+
+
+MAX_RETRY_LIMIT, MAX_RETRY_AFTER = 10, 60.0
+
+
+MAX_STEPS = 50
+
+
+MAX_FILE_BYTES = 256 * 1024
+
+
+WORKFLOW_LIMITS = LoadLimits(
+    max_bytes=MAX_FILE_BYTES, max_yaml_aliases=100, max_expanded_nodes=100_000
+)
+
+
+EXECUTIONS = ("draft", "guided", "hardened")
+
+
+FILE_KEYS = ("workflows",)
+
+
+WORKFLOW_KEYS = (
+    "name",
+    "description",
+    "execution",
+    "parameters",
+    "steps",
+    "tool",
+    "defaults",
+    "procedure",
+    "uses",
+)
+
+
+STEP_KEYS = {
+    "tool": ("id", "tool", "args", "save_as", "on_error", "on_failure", "success", "retry"),
+    "workflow": ("id", "workflow", "args", "save_as", "on_error"),
+    "if": ("id", "if", "then", "else"),
+    "return": ("id", "return"),
+    "fail": ("id", "fail"),
+}
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")  # a saved value's name: what templates read
+
+
+# a workflow's name and a step's id: as an Arazzo document has them too (`buyNow`, `get-pet`)
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+_STATUS = re.compile(r"^\$statusCode\s*(==|!=|<=|>=|<|>)\s*([1-5][0-9]{2})$")
+
+
+def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
+    raw_success = item.get("success")
+    success: list[tuple[str, int]] = []
+    body: list[BodyTest] = []
+    if raw_success is not None:
+        given = raw_success if isinstance(raw_success, list) else [raw_success]
+        for cond in given:
+            m = _STATUS.match(cond.strip()) if isinstance(cond, str) else None
+            if m is not None:
+                success.append((m.group(1), int(m.group(2))))
+                continue
+            try:
+                test = body_test(cond)
+            except CriterionRefused as exc:
+                raise _refuse(where, f"success {exc}") from None
+            if test is None:
+                raise _refuse(
+                    where, f"success {cond!r}: a status test is like '$statusCode == 201'"
+                )
+            body.append(test)
+    retry = item.get("retry")
+    limit, after = 0, 0.0
+    if retry is not None:
+        unknown = unknown_keys(retry, ("limit", "after")) if isinstance(retry, dict) else ""
+        if not isinstance(retry, dict) or unknown:
+            raise _refuse(
+                where, f"retry is {{limit: N, after: SECONDS}}{f' ({unknown})' if unknown else ''}"
+            )
+        limit, after = retry.get("limit", 1), retry.get("after", 1.0)
+        if (
+            not isinstance(limit, int)
+            or isinstance(limit, bool)
+            or not 1 <= limit <= MAX_RETRY_LIMIT
+        ):
+            raise _refuse(
+                where, f"retry.limit {limit!r}: a whole number from 1 to {MAX_RETRY_LIMIT}"
+            )
+        if (
+            not isinstance(after, int | float)
+            or isinstance(after, bool)
+            or not 0 <= after <= MAX_RETRY_AFTER
+        ):
+            raise _refuse(where, f"retry.after {after!r}: seconds from 0 to {MAX_RETRY_AFTER:g}")
+    if not success and not body and not limit:
+        return None
+    return StepRules(tuple(success), limit, float(after), tuple(body))
+
+
+def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
+    # size: one case per step kind, each refusal naming its step
+    if not isinstance(raw, list):
+        raise _refuse(wf, "steps is a list")
+    out = []
+    for n, item in enumerate(raw, 1):
+        if not isinstance(item, dict):
+            raise _refuse(f"{wf} step {n}", "a step is a mapping")
+        sid = str(item["id"]) if "id" in item else f"step{len(seen_ids) + 1}"
+        if "id" in item and not _ID.match(sid):
+            raise _refuse(
+                f"{wf} step {n}", f"id {sid!r}: a letter, then letters, digits, '_' and '-'"
+            )
+        where = f"{wf} step {sid}"
+        if sid in seen_ids:
+            raise _refuse(where, "two steps have this id")
+        seen_ids.add(sid)
+        kinds = [k for k in STEP_KEYS if k in item]
+        if len(kinds) != 1:
+            unknown = unknown_keys(item, sorted({k for ks in STEP_KEYS.values() for k in ks}))
+            raise _refuse(
+                where,
+                f"a step is exactly one of tool, workflow, if, return, fail{f' ({unknown})' if unknown else ''}",
+            )
+        kind = kinds[0]
+        unknown = unknown_keys(item, STEP_KEYS[kind])
+        if unknown:
+            raise _refuse(where, f"a {kind} step: {unknown}")
+        _templates_only({k: v for k, v in item.items() if k in ("args", "return", "fail")}, where)
+        if kind in ("tool", "workflow"):
+            args = item.get("args", {})
+            if not isinstance(args, dict):
+                raise _refuse(where, "args is a mapping of argument → value or template")
+            save_as = item.get("save_as")
+            if save_as is not None and not _NAME.match(str(save_as)):
+                raise _refuse(
+                    where,
+                    f"save_as {save_as!r}: letters, digits and '_' (what a template can name)",
+                )
+            rules = _rules(item, where) if kind == "tool" else None
+            out.append(
+                Step(
+                    sid,
+                    kind,
+                    str(item[kind]),
+                    args,
+                    save_as,
+                    _opt(item.get("on_error")),
+                    rules=rules,
+                    on_failure=_opt(item.get("on_failure")),
+                )
+            )
+        elif kind == "if":
+            cond = str(item["if"]).strip()
+            if not _PATH.match(cond):
+                raise _refuse(
+                    where, f"if {cond!r}: name a saved value, like availability.available"
+                )
+            then = _steps(item.get("then", []), wf, seen_ids)
+            otherwise = _steps(item.get("else", []), wf, seen_ids)
+            if not then and not otherwise:
+                raise _refuse(where, "an if needs then or else steps")
+            out.append(Step(sid, "if", condition=cond, then=then, otherwise=otherwise))
+        else:
+            out.append(Step(sid, kind, value=item[kind]))
+    for n, step in enumerate(out):  # a failure goes on from a later step of the same list
+        later = [x.id for x in out[n + 1 :]]
+        if step.on_failure is not None and step.on_failure not in later:
+            raise _refuse(
+                f"{wf} step {step.id}",
+                f"on_failure {step.on_failure!r}: a later step of the same list"
+                f" ({', '.join(later) or 'there is none'})",
+            )
+    return tuple(out)
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _count(steps: tuple[Step, ...]) -> int:
+    return sum(1 + _count(s.then) + _count(s.otherwise) for s in steps)
+
+
+def _parameters(raw: Any, where: str) -> dict[str, Any]:
+    schema = raw if raw is not None else {"type": "object", "properties": {}}
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        raise _refuse(where, "parameters is a JSON Schema object (type: object, properties)")
+    wrong = parameters_refusal(schema)
+    if wrong is not None:
+        raise _refuse(where, f"parameters: {wrong}")
+    props = schema.get("properties") or {}
+    for name, prop in props.items():
+        enum = prop.get("enum") if isinstance(prop, dict) else None
+        if enum is not None and "default" in prop and prop["default"] not in enum:
+            raise _refuse(
+                f"{where} parameter {name}",
+                f"default {prop['default']!r} is not one of its enum {prop['enum']!r}",
+            )
+    missing = [r for r in schema.get("required", []) if r not in props]
+    if missing:
+        raise _refuse(where, f"required names {missing[0]!r}, which is not a parameter")
+    return {"type": "object", "additionalProperties": False, **schema}
+
+
+def _guided_tool(item: Mapping[str, Any], name: str, execution: str, skill: Skill) -> str | None:
+    tool = item.get("tool")
+    if tool is None:
+        if execution == "guided":
+            raise _refuse(
+                name, "a guided workflow names the operation the model calls: give it tool"
+            )
+        return None
+    try:
+        return skill.tool(str(tool)).operation
+    except (UnknownOperation, PackageError):
+        raise _refuse(name, f"tool {tool!r} is not an operation of {skill.slug}") from None
+
+
+def _defaults(item: Mapping[str, Any], name: str, skill: Skill) -> dict[str, Any]:
+    """A guided workflow's fixed arguments: each one the tool takes, inside its enum."""
+    defaults = item.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise _refuse(name, "defaults is a mapping of argument → value")
+    if defaults and not item.get("tool"):
+        raise _refuse(name, "defaults are for the tool a guided workflow names")
+    if not defaults:
+        return {}
+    props = skill.tool(str(item["tool"])).schema.get("properties") or {}
+    for key, value in defaults.items():
+        if key not in props:
+            raise _refuse(name, f"default {key!r}: {item['tool']} takes no such argument")
+        enum = props[key].get("enum") if isinstance(props[key], dict) else None
+        if enum is not None and value not in enum:
+            raise _refuse(name, f"default {key}={value!r} is not one of its enum {enum!r}")
+    return dict(defaults)
+
+
+def _uses(
+    item: Mapping[str, Any], name: str, skill: Skill, others: Callable[[str], Skill | None] | None
+) -> dict[str, Skill]:
+    raw = item.get("uses") or []
+    if not isinstance(raw, list) or not all(isinstance(u, str) and u for u in raw):
+        raise _refuse(name, "uses lists the slugs of other skills its steps call")
+    found: dict[str, Skill] = {}
+    for slug in raw:
+        other = others(slug) if others is not None and slug != skill.slug else None
+        if other is None:
+            raise _refuse(
+                name,
+                f"uses {slug!r}, which is not available here (publish it, or keep its package"
+                " beside this one)",
+            )
+        found[slug] = other
+    return found
+
+
+def loadable_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Workflow]:
+    """The skill's workflows, or {} when it has none or they do not load (where a listing
+    leaves them out: running one says why it is refused)."""
+    try:
+        return load_workflows(files, skill)
+    except WorkflowRefused:
+        return {}
+
+
+def load_workflows(
+    files: Mapping[str, bytes],
+    skill: Skill,
+    others: Callable[[str], Skill | None] | None = None,
+) -> dict[str, Workflow]:
+    """The skill's workflows by name ({} without `workflows.yaml`), each checked; WorkflowRefused
+    for anything a run could trip over. `others` finds a skill a workflow `uses` by its slug."""
+    # size: a workflow's keys checked in the order a reader meets them
+    raw_bytes = files.get(WORKFLOWS_FILE, files.get(f"references/{WORKFLOWS_FILE}"))
+    if raw_bytes is None:  # (an Agent Skills folder keeps it among its references)
+        return {}
+    if len(raw_bytes) > MAX_FILE_BYTES:
+        raise _refuse("the file", f"over {MAX_FILE_BYTES:,} bytes")
+    try:  # the bounds and refusals of a spec's loader: a duplicate key names both its lines
+        doc = parse_bytes(raw_bytes, WORKFLOW_LIMITS)
+    except SpecRefused as exc:
+        raise _refuse("the file", str(exc)) from None
+    items = doc.get("workflows") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise _refuse("the file", "holds `workflows:`, a list")
+    unknown = unknown_keys(doc, FILE_KEYS)
+    if unknown:
+        raise _refuse("the file", unknown)
+    out: dict[str, Workflow] = {}
+    for n, item in enumerate(items, 1):
+        if not isinstance(item, dict) or not _ID.match(str(item.get("name", ""))):
+            raise _refuse(f"workflow {n}", "name: a letter, then letters, digits, '_' and '-'")
+        name = str(item["name"])
+        unknown = unknown_keys(item, WORKFLOW_KEYS)
+        if unknown:
+            raise _refuse(name, unknown)
+        if name in out:
+            raise _refuse(name, "two workflows have this name")
+        if any(t.operation == name for t in skill.tools):
+            raise _refuse(name, "an operation of the skill has this name; name the workflow anew")
+        execution = str(item.get("execution", "draft"))
+        if execution not in EXECUTIONS:
+            raise _refuse(name, f"execution {execution!r}: one of {', '.join(EXECUTIONS)}")
+        steps = _steps(item.get("steps", []), name, set())
+        if execution == "hardened" and not steps:
+            raise _refuse(name, "a hardened workflow runs its steps: give it steps")
+        if _count(steps) > MAX_STEPS:
+            raise _refuse(name, f"{_count(steps)} steps, over the cap of {MAX_STEPS}")
+        out[name] = Workflow(
+            name=name,
+            description=str(item.get("description", "")).strip(),
+            execution=execution,
+            parameters=_parameters(item.get("parameters"), name),
+            steps=steps,
+            tool_name=f"{skill.slug.replace('-', '_')}_{name}"[:64],
+            tool=_guided_tool(item, name, execution, skill),
+            defaults=_defaults(item, name, skill),
+            procedure=str(item.get("procedure", "")).strip(),
+            uses=tuple(item.get("uses") or ()),
+            others=_uses(item, name, skill, others),
+            confirm=f"{skill.slug.replace('-', '_')}_{name}"[:64] in skill.confirms,
+        )
+        if execution == "draft" and not (out[name].procedure or out[name].description):
+            raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
+    for wf in out.values():
+        _check_scope(wf, skill, set(out))
+        types = {
+            k: v.get("type")
+            for k, v in (wf.parameters.get("properties") or {}).items()
+            if isinstance(v, dict)
+        }
+        for s in walk_steps(wf.steps):
+            if s.kind == "tool":  # every branch's, taken or not, as the operation takes them
+                why = argument_refusal(
+                    wf.owner(skill, s.target or "")[1], s.args, _TEMPLATE.search, types
+                )
+                if why is not None:
+                    raise _refuse(f"{wf.name} step {s.id}", why)
+            if s.kind == "workflow":
+                callee = out[s.target or ""]
+                declared = set((callee.parameters.get("properties") or {}).keys())
+                extra = sorted(set(s.args) - declared)
+                if extra:
+                    raise _refuse(
+                        f"{wf.name} step {s.id}", f"{callee.name} does not take {', '.join(extra)}"
+                    )
+    _cycles(out)
+    return out

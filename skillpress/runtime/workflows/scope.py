@@ -1,0 +1,208 @@
+"""What a workflow's steps may read and where they may go, checked at load: every template and
+saved value in scope where a step reads it, an on_failure only forward, no step a run can never
+reach, no workflow that calls itself round."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from skillpress.runtime.package.model import PackageError, Skill, UnknownOperation
+from skillpress.runtime.workflows.model import (
+    Step,
+    Workflow,
+    WorkflowRefused,
+)
+from skillpress.runtime.workflows.model import walk as walk_steps
+
+__all__ = ["WORKFLOWS_FILE"]
+
+
+WORKFLOWS_FILE = "workflows.yaml"
+
+
+_TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
+
+
+_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
+
+
+def _refuse(where: str, why: str) -> WorkflowRefused:
+    return WorkflowRefused(f"{WORKFLOWS_FILE}: {where}: {why}")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _templates_only(value: Any, where: str) -> None:
+    """Templates are substitution only: whatever `{{`/`}}` is left once every `{{name.path}}` is
+    taken out (an expression, a filter, an unclosed brace) is refused, never sent literally."""
+    for text in _strings(value):
+        rest = _TEMPLATE.sub("", text)
+        if "{{" in rest or "}}" in rest:
+            start = rest.find("{{") if "{{" in rest else rest.find("}}")
+            bad = rest[start : start + 40]
+            raise _refuse(
+                where,
+                f"{bad!r} is not a template: write {{{{name}}}} or {{{{name.field}}}} (a parameter"
+                " or a saved value; nothing is evaluated)",
+            )
+
+
+def _refs(value: Any) -> Iterator[str]:
+    """The names a template value refers to (the head of each `{{name.path}}`)."""
+    if isinstance(value, str):
+        for m in _TEMPLATE.finditer(value):
+            yield m.group(1)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _refs(v)
+
+
+def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
+    """Walk the steps in order: every template and condition names a parameter or a value saved
+    before it, every save_as is new, every tool is an operation of the skill, every workflow
+    step names a workflow of the skill with the parameters it declares."""
+    params = set((wf.parameters.get("properties") or {}).keys())
+    saved_anywhere: set[str] = set()  # saved by the steps walked so far
+    saved_at_all = {s.save_as for s in walk_steps(wf.steps) if s.save_as}
+
+    def walk(steps: tuple[Step, ...], scope: set[str]) -> None:
+        scope = set(scope)
+        for s in steps:
+            where = f"{wf.name} step {s.id}"
+            for ref in _refs(s.args) if s.kind in ("tool", "workflow") else _refs(s.value):
+                if ref not in scope:
+                    why = (
+                        "a value saved only by a later step"
+                        if ref in saved_at_all
+                        else "no parameter or saved value"
+                    )
+                    raise _refuse(where, f"{{{{{ref}}}}} names {why}; declare it or save it first")
+            if s.kind == "tool":
+                target = s.target or ""
+                other = target.split(".", 1)[0] if "." in target else None
+                if other is not None and other not in wf.uses:
+                    raise _refuse(
+                        where,
+                        f"{target!r} names skill {other!r}, which the workflow's uses does not list",
+                    )
+                try:
+                    wf.owner(skill, target)
+                except (UnknownOperation, PackageError):
+                    raise _refuse(
+                        where,
+                        f"{target!r} is not an operation of {other or skill.slug}",
+                    ) from None
+            if s.kind == "workflow" and s.target not in names:
+                raise _refuse(where, f"{s.target!r} is not a workflow of {skill.slug}")
+            if s.kind == "if":
+                head = _PATH.match(s.condition or "")
+                assert head is not None
+                if head.group(1) not in scope:
+                    raise _refuse(
+                        where, f"if {s.condition!r}: {head.group(1)!r} is never saved before it"
+                    )
+                walk(s.then, scope)
+                walk(s.otherwise, scope)
+            if s.save_as:
+                if s.save_as in saved_anywhere or s.save_as in params:
+                    raise _refuse(where, f"save_as {s.save_as!r} is used already; name it anew")
+                saved_anywhere.add(s.save_as)
+                scope.add(s.save_as)
+        _after_failures(wf.name, steps)
+
+    walk(wf.steps, params)
+    if not wf.steps:
+        return
+    read: set[str] = set()
+    for s in walk_steps(wf.steps):
+        read.update(_refs(s.args) if s.kind in ("tool", "workflow") else _refs(s.value))
+        if s.kind == "if" and s.condition:
+            read.add(s.condition.split(".", 1)[0])
+    props = wf.parameters.get("properties") or {}
+    required = set(wf.parameters.get("required") or ())
+    for name in sorted(params):
+        if name not in read:
+            raise _refuse(
+                f"{wf.name} parameter {name}",
+                "no step reads it; use it in a step or leave it out",
+            )
+        prop = props.get(name)
+        if name not in required and not (isinstance(prop, dict) and "default" in prop):
+            raise _refuse(
+                f"{wf.name} parameter {name}",
+                "is optional with no default, but a step reads it; give it a default or make it required",
+            )
+    _unreachable(wf.name, wf.steps)
+
+
+def _after_failures(wf: str, steps: tuple[Step, ...]) -> None:
+    """The steps a failure goes on to read nothing the steps it skipped would have saved (the
+    failed one's answer included)."""
+    for i, s in enumerate(steps):
+        if s.on_failure is None:
+            continue
+        j = next(k for k, x in enumerate(steps) if x.id == s.on_failure)
+        skipped = {x.save_as for x in steps[i:j] if x.save_as}
+        for later in walk_steps(steps[j:]):
+            reads = set(
+                _refs(later.args) if later.kind in ("tool", "workflow") else _refs(later.value)
+            )
+            if later.kind == "if" and later.condition:
+                reads.add(later.condition.split(".", 1)[0])
+            hit = sorted(reads & skipped)
+            if hit:
+                raise _refuse(
+                    f"{wf} step {later.id}",
+                    f"reads {hit[0]}, which is not saved when step {s.id} fails and the run goes"
+                    f" on from {s.on_failure}",
+                )
+
+
+def _unreachable(wf: str, steps: tuple[Step, ...]) -> None:
+    """A step after a `return` or `fail` in the same sequence never runs (unless a failure goes
+    on from it): refused, not skipped."""
+    targets = {s.on_failure for s in steps if s.on_failure}
+    for n, s in enumerate(steps):
+        if s.kind in ("return", "fail") and n + 1 < len(steps) and steps[n + 1].id not in targets:
+            raise _refuse(
+                f"{wf} step {steps[n + 1].id}",
+                f"comes after the {s.kind} of step {s.id}, so it would never run",
+            )
+        _unreachable(wf, s.then)
+        _unreachable(wf, s.otherwise)
+
+
+def _cycles(workflows: Mapping[str, Workflow]) -> None:
+    calls = {
+        name: [s.target for s in walk_steps(wf.steps) if s.kind == "workflow" and s.target]
+        for name, wf in workflows.items()
+    }
+    state: dict[str, int] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 1:
+            loop = path[path.index(name) :] + [name]
+            raise _refuse(name, f"workflows call each other in a cycle: {' → '.join(loop)}")
+        if state.get(name) == 2:
+            return
+        state[name] = 1
+        for callee in calls.get(name, []):
+            visit(callee, [*path, name])
+        state[name] = 2
+
+    for name in sorted(workflows):
+        visit(name, [])
