@@ -48,9 +48,30 @@ def _scalar_bytes(value: Any) -> int:
 CUT_SAYS = "(not detailed here: see the operation's file)"
 
 
-def _one_value(node: Any, types: dict[str, Any]) -> bool:
+def _resolved(node: Any, types: dict[str, Any]) -> Any:
+    """`node` with its `#/types/` references followed (None for one that goes round, or nowhere)."""
+    seen: set[str] = set()
     while isinstance(node, dict) and isinstance(node.get("$ref"), str):
-        node = types.get(node["$ref"].removeprefix("#/types/"))
+        name = node["$ref"].removeprefix("#/types/")
+        if name in seen:
+            return None
+        seen.add(name)
+        node = types.get(name)
+    return node
+
+
+def _type_key(value: Any) -> Any:
+    """A `type` as a set member: a name, or a list of names (OpenAPI 3.1's `["object", "null"]`)
+    as a sorted tuple; anything else None."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(sorted(set(value)))
+    return None
+
+
+def _one_value(node: Any, types: dict[str, Any]) -> bool:
+    node = _resolved(node, types)
     if not isinstance(node, dict):
         return False
     enum = node.get("enum")
@@ -64,9 +85,8 @@ def _branches_type(node: dict[str, Any], types: dict[str, Any]) -> str | None:
         return None
     found: set[Any] = set()
     for branch in branches:
-        while isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
-            branch = types.get(branch["$ref"].removeprefix("#/types/"))
-        found.add(branch.get("type") if isinstance(branch, dict) else None)
+        branch = _resolved(branch, types)
+        found.add(_type_key(branch.get("type")) if isinstance(branch, dict) else None)
     only = found.pop() if len(found) == 1 else None
     return only if isinstance(only, str) else None
 
