@@ -35,8 +35,8 @@ _HOMES = {
     "Gatekeeper": "skillpress.runtime.calling.calls",
     "CallResult": "skillpress.runtime.calling.execute",
     "ExecutionFailed": "skillpress.runtime.calling.execute",
-    "PackageError": "skillpress.runtime.package.skill",
-    "UnknownOperation": "skillpress.runtime.package.skill",
+    "PackageError": "skillpress.runtime.package.model",
+    "UnknownOperation": "skillpress.runtime.package.model",
     "CallRefused": "skillpress.runtime.calling.translate",
     "PreparedRequest": "skillpress.runtime.calling.translate",
 }

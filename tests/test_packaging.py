@@ -163,7 +163,7 @@ def test_a_built_wheel_in_a_fresh_virtualenv_beside_a_users_services(tmp_path: P
         timeout=120,
     )
     assert skill.returncode == 0 and "Usage: skillpress derive" in skill.stdout, skill.stderr
-    spec = site / "skillpress" / "skillpress" / "examples" / "hollowbrook.yaml"
+    spec = site / "skillpress" / "examples" / "hollowbrook.yaml"
     derived = subprocess.run(
         [str(venv / "bin" / "skillpress"), "derive", str(spec), "--out", str(app / "out")],
         cwd=app,

@@ -212,8 +212,9 @@ def submission_status(ctx: Ctx, who: Operator, submission: str) -> SubmissionVie
 async def submission_stream(
     request: Request, slug: str, submission: str, after: int | None
 ) -> AsyncIterator[str]:
-    """Server-Sent Events: `stage` per event (its words and body), `end` with the outcome."""
-    from skillpress.app.operator.submissions import describe_event, submission_events
+    """Server-Sent Events: `stage` per event (its words and body), `end` with the outcome (a
+    dead letter included: its words say what a person does next)."""
+    from skillpress.app.operator.submissions import Stopped, describe_event, submission_events
 
     st = state(request)
     yield "retry: 2000\n\n"
@@ -223,6 +224,15 @@ async def submission_stream(
             if await request.is_disconnected():
                 return
             continue
+        if isinstance(item, Stopped):
+            said = {
+                "subject": "dead_lettered",
+                "text": item.text,
+                "next": None,
+                "body": {"dead_letter": item.dead_letter},
+            }
+            yield f"event: end\ndata: {json.dumps(said)}\n\n"
+            return
         subject, body = item.subject, item.body
         text, awaiting = describe_event(item)
         if text == subject:
@@ -248,8 +258,9 @@ async def submission_stream(
                     "schema": {
                         "type": "string",
                         "description": "Server-Sent Events: `event: stage` for each pipeline"
-                        " stage and `event: end` for the outcome (proposed, rejected or"
-                        " unchanged), each `data:` a JSON object {subject, text, next, body}"
+                        " stage and `event: end` for the outcome (proposed, rejected,"
+                        " unchanged, or dead_lettered: `text` says what stopped it and what to"
+                        " do), each `data:` a JSON object {subject, text, next, body}"
                         " (the stage's subject, its words, what it waits for next, its"
                         " message); `: waiting` comments while nothing happens.",
                     }

@@ -37,4 +37,4 @@ def categorize(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     ]
 
 
-STEP = Step("categorize", EVENTS.revision_parsed, RevisionParsed, categorize)
+STEP = Step("categorize", EVENTS.revision_parsed, RevisionParsed, categorize, derives=True)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from skillpress.app.base.context import AppContext
 from skillpress.app.records.dead_letters import dead_letter, exhausted_letter
-from skillpress.errors import Permanent, Unavailable
+from skillpress.errors import Permanent, Retryable, Unavailable
 from skillpress.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from skillpress.platform.logging import get_logger
 from skillpress.platform.metrics import (
@@ -62,6 +62,9 @@ class Step(Generic[M]):
     model: type[M]
     run: Callable[[AppContext, M], list[Outgoing]]
     durable: str = ""  # the durable consumer, shared by replicas; default: the worker's name
+    # a stage that derives (pure over its inputs): an error it did not foresee is a bug that
+    # every try would meet again, so it is a dead letter at once, naming where it broke
+    derives: bool = False
 
     @property
     def consumer(self) -> str:
@@ -95,6 +98,20 @@ async def publish_all(broker: NatsBroker, outgoing: list[Outgoing], patience: fl
                 if loop.time() > deadline:
                     raise
                 await asyncio.sleep(0.5)
+
+
+def _where(exc: BaseException) -> str:
+    """Where an error was raised: the innermost frame of skillpress's own, as `path:line in f`."""
+    import os
+
+    import skillpress
+
+    home = os.path.dirname(os.path.abspath(skillpress.__file__)) + os.sep
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(home)]
+    if not frames:
+        return "outside skillpress"
+    last = frames[-1]
+    return f"skillpress/{last.filename[len(home) :]}:{last.lineno} in {last.name}"
 
 
 def _dead_letter(ctx: AppContext, step: Step[Any], msg: NatsMessage, error: str) -> None:
@@ -215,6 +232,11 @@ async def _handle(
         return
     except Exception as exc:
         error = "".join(traceback.format_exception_only(exc)).strip()
+        if step.derives and not isinstance(exc, Retryable):
+            said = f"a bug in {step.worker}: {error} ({_where(exc)}); nothing retried"
+            bound.error(f"{step.worker}.bug", error=said, ms=ms("permanent"))
+            await asyncio.to_thread(_dead_letter, ctx, step, msg, said)
+            return
         if delivered >= settings.max_deliver:
             bound.error(f"{step.worker}.dead_lettered", error=error, ms=ms("dead_lettered"))
             await asyncio.to_thread(

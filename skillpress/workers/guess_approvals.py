@@ -30,4 +30,6 @@ def guess_approvals(ctx: AppContext, event: RevisionParsed) -> list[Outgoing]:
     ]
 
 
-STEP = Step("guess-approvals", EVENTS.revision_parsed, RevisionParsed, guess_approvals)
+STEP = Step(
+    "guess-approvals", EVENTS.revision_parsed, RevisionParsed, guess_approvals, derives=True
+)

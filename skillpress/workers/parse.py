@@ -44,4 +44,4 @@ def parse(ctx: AppContext, event: RevisionStored) -> list[Outgoing]:
     ]
 
 
-STEP = Step("parse", EVENTS.revision_stored, RevisionStored, parse)
+STEP = Step("parse", EVENTS.revision_stored, RevisionStored, parse, derives=True)

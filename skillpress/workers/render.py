@@ -75,11 +75,12 @@ def render_annotations(ctx: AppContext, event: AnnotationChanged) -> list[Outgoi
     return _announced(propose_for_change(ctx, event.skill, as_of), as_of, event.submission)
 
 
-STEP = Step("render", EVENTS.revision_categorized, RevisionCategorized, render)
+STEP = Step("render", EVENTS.revision_categorized, RevisionCategorized, render, derives=True)
 STEP_ANNOTATIONS = Step(
     "render",
     EVENTS.annotation_changed,
     AnnotationChanged,
     render_annotations,
     durable="render-annotations",
+    derives=True,
 )

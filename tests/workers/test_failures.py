@@ -387,3 +387,40 @@ async def test_messages_fetched_beyond_the_free_handlers_are_never_handed_out_tw
     assert stored == [f"c{i}" for i in range(6)], "each handled once"
     assert (info.delivered.consumer_seq, info.num_redelivered) == (6, 0)
     assert most[0] == 4, "two replicas, two messages each at once"
+
+
+async def test_a_bug_in_a_stage_that_derives_is_a_dead_letter_at_once_and_ends_its_story(
+    ctx: AppContext, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error a deriving stage did not foresee (Graph's TypeError) is a bug every try would
+    meet: a dead letter at once, naming where it broke, never five spaced retries; and the
+    submission's event stream ends there, saying what a person does next."""
+    from skillpress.app.operator.submissions import Stopped, submission_events
+    from skillpress.workers import parse as parse_worker
+
+    def broken(ctx: AppContext, revision_id: str) -> Any:
+        raise TypeError("unhashable type: 'list'")
+
+    monkeypatch.setattr(parse_worker, "parse_revision", broken)
+    assert settings.nats_url
+    blob = ctx.blobs.put((SPECS / "twilio-insights-v2.json").read_bytes())
+    event = SpecSubmitted(submission="bug", skill="insights", blob=blob, created_by="test")
+    async with watching(settings.nats_url) as (watcher, nc), workers(ctx, settings.nats_url):
+        await submit(nc, event, "submitted:bug")
+        for _ in range(200):
+            with ctx.records.session() as s:
+                letters = s.exec(select(DeadLetter)).all()
+            if letters:
+                break
+            await asyncio.sleep(0.05)
+        ended = []
+        async for item in submission_events(nc, ctx, "insights", "bug", 1, heartbeat=0.3):
+            ended.append(item)
+        info = await nc.jetstream().consumer_info(STREAM, "parse")
+    assert len(letters) == 1 and letters[0].worker == "parse"
+    assert letters[0].error.startswith("a bug in parse: TypeError: unhashable type: 'list' (")
+    assert "tests/workers/test_failures.py" not in letters[0].error  # skillpress's own frame
+    assert info.delivered.consumer_seq == 1, "delivered once: no retries"
+    last = ended[-1]
+    assert isinstance(last, Stopped) and last.dead_letter == letters[0].id
+    assert f"skillpress dead-letters --replay {letters[0].id}" in last.text

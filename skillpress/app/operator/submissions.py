@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from skillpress.app.base.bus import (
@@ -250,6 +251,27 @@ async def submission_known(
     )
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """How a submission's story ended when one of its messages became a dead letter: the words
+    (what stopped it, and what a person does next) and the dead letter's number."""
+
+    text: str
+    dead_letter: int
+
+
+def _stopped(ctx: AppContext, submission: str) -> Stopped | None:
+    """The submission's end at a dead letter not yet replayed, or None."""
+    letters = unreplayed_letters(ctx, submission)
+    if not letters:
+        return None
+    try:
+        dead_lettered(ctx, submission)
+    except DeadLettered as exc:
+        return Stopped(str(exc), int(letters[0].id or 0))
+    return None
+
+
 async def submission_events(
     nc: NATS,
     ctx: AppContext,
@@ -257,9 +279,10 @@ async def submission_events(
     submission: str,
     after: int | None,
     heartbeat: float = 3.0,
-) -> AsyncIterator[Event | None]:
+) -> AsyncIterator[Event | Stopped | None]:
     """A submission's events as the pipeline publishes them, replayed from stream sequence
-    `after` (the sequence its submission was given; None: from now), ending with its outcome.
+    `after` (the sequence its submission was given; None: from now), ending with its outcome,
+    or with `Stopped` when one of its messages is a dead letter.
     Yields None every `heartbeat` seconds of quiet, and looks for the outcome in the records then
     (an event can be missed across a reconnect; the outcome is stored)."""
     from nats.js.api import ConsumerConfig, DeliverPolicy
@@ -282,6 +305,10 @@ async def submission_events(
                 found = await asyncio.to_thread(stored_outcome, ctx, slug, submission)
                 if found is not None:
                     yield found
+                    return
+                stopped = await asyncio.to_thread(_stopped, ctx, submission)
+                if stopped is not None:  # a dead letter ends the story: said, with what to do
+                    yield stopped
                     return
                 yield None
                 continue
