@@ -17,8 +17,13 @@ __all__ = [
 
 
 def default_credential_env(slug: str) -> str:
-    """The variable a skill's credential is read from unless another is named: `<SLUG>_API_KEY`."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper() + "_API_KEY"
+    """The variable a skill's credential is read from unless another is named: `<SLUG>_API_KEY`
+    (`API_<SLUG>_API_KEY` for a slug that starts with a digit, `1password` or `1-0-0`: no
+    environment variable's name does)."""
+    base = re.sub(r"[^A-Za-z0-9]+", "_", slug).strip("_").upper()
+    if not base or base[0].isdigit():
+        base = f"API_{base}".rstrip("_")
+    return base + "_API_KEY"
 
 
 def own_env_prefix(slug: str) -> str:

@@ -1303,3 +1303,35 @@ def test_workflows_added_to_a_published_skill_refuse_a_key_given_twice(ctx: AppC
         "not a workflows.yaml: duplicate key 'description' at lines 3 and 4: a document with"
         " duplicate keys is ambiguous; remove one"
     )
+
+
+@pytest.mark.parametrize("slug", ["1password", "1-0-0", "2fa", "hollowbrook"])
+def test_what_the_chain_proposes_for_any_slug_the_intake_accepts_publish_accepts(
+    ctx: AppContext, slug: str
+) -> None:
+    """A slug may start with a digit (`1password`, a file named `1.0.0.json`); no environment
+    variable's name may: the credential variables made from it still are names (#54.4)."""
+    from skillpress.app.operator.intake import check_slug
+    from skillpress.runtime.calling.execute import credential_env
+    from skillpress.runtime.package.skill import load_skill
+
+    assert check_slug(slug) == slug  # the intake accepts it as written
+    doc = yaml.safe_load(HOLLOWBROOK.read_text())  # a key and a token sent beside it
+    doc["components"]["securitySchemes"]["appToken"] = {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-App-Token",
+    }
+    doc["security"] = [{"apiKey": [], "appToken": []}]
+    data = yaml.safe_dump(doc).encode()
+    proposal = last(submit(ctx, data, slug, slug=slug), EVENTS.version_proposed)
+    version_id = publish_check.check_publish_request(ctx, slug, proposal["version_id"], False)
+    skill = versions.find_skill(ctx, slug)
+    files = versions.version_files(ctx.blobs, versions.pick_version(ctx, skill, version_id))
+    loaded = load_skill(files)
+    assert loaded.auth is not None
+    base = {"1password": "API_1PASSWORD", "1-0-0": "API_1_0_0", "2fa": "API_2FA"}.get(
+        slug, slug.upper()
+    )
+    assert credential_env(slug, loaded.auth) == f"{base}_API_KEY"
+    assert [c.env for c in loaded.auth.also] == [f"{base}_APP_TOKEN"]

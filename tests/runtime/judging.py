@@ -1,0 +1,398 @@
+"""The judge (#42): every tool of a derived package called once with valid arguments generated
+from its own schema, against a local server that records what it was sent, each request then
+validated against the original spec by openapi-core, an implementation that is not ours. Used by
+the suite over the fixture specs (`test_judge.py`) and by `just sweep` over the public directory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import yaml
+from openapi_core import OpenAPI
+from openapi_core.configurations import Config
+from openapi_core.testing import MockRequest
+
+from skillpress.app.base.package_dir import write_package_dir
+from skillpress.derive import DeriveOptions, derive_package
+from skillpress.derive.servers import host_of, relative_server, server_from_list
+from skillpress.format.load import load_document
+from skillpress.host import SkillHost
+from skillpress.runtime.calling.execute import CallLimits
+from skillpress.runtime.calling.translate import CallRefused
+from tests.runtime.hostile_api import HostileApi
+from tests.runtime.judge_args import valid_arguments
+
+
+class _Credentials(Mapping[str, str]):
+    """Every credential variable set (a distinct dummy each), client id and secret never: a
+    token is never fetched from the internet."""
+
+    def __getitem__(self, key: str) -> str:
+        if key.endswith(("_CLIENT_ID", "_CLIENT_SECRET")):
+            raise KeyError(key)
+        return f"judge-{key.lower()}"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+@dataclass
+class Verdict:
+    called: int = 0
+    judged: bool = True  # False: a Swagger 2 document, called but not judged
+    elsewhere: list[str] = field(default_factory=list)  # a server on another host: not sent
+    ungenerated: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    explained: dict[Explained, list[str]] = field(default_factory=dict)
+
+
+def _local_servers(value: Any, own_host: str, local: str) -> Any:
+    """`value` (a document) with every server on the API's own host moved to `local`, its path
+    kept (variables with a default filled in, as derive fills them)."""
+    if isinstance(value, list):
+        return [_local_servers(v, own_host, local) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _local_servers(v, own_host, local) for k, v in value.items() if k != "servers"}
+    if isinstance(value.get("servers"), list):
+        moved = []
+        for server in value["servers"]:
+            url = _own_server({"servers": [server]}) if isinstance(server, dict) else None
+            raw = server.get("url") if isinstance(server, dict) else None
+            if url and host_of(url) == own_host:
+                path = urlsplit(url).path.rstrip("/")
+                kept = {
+                    k: v
+                    for k, v in (server.get("variables") or {}).items()
+                    if "{" + k + "}" in path
+                }
+                moved.append({"url": local + path, **({"variables": kept} if kept else {})})
+            elif isinstance(raw, str) and not raw.startswith(("http://", "https://")):
+                moved.append({"url": local + "/" + raw.lstrip("/")})
+            else:
+                moved.append(server)
+        out["servers"] = moved
+    return out
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A violation the judge reports that is not a wrong request of ours: openapi-core's own
+    limit (`limit`), a spec that makes the judge's value (or every value) invalid (`spec`), or
+    a choice of ours against the letter of a spec, with its reason (`ours`)."""
+
+    spec: str
+    tool: str  # a tool's name, or "*" for every tool of the spec
+    says: str  # a fragment of openapi-core's message
+    kind: str
+    reason: str
+
+
+EXPLAINED: tuple[Explained, ...] = (
+    Explained(
+        "*",
+        "*",
+        "KeyError: 'mutualTLS'",
+        "limit",
+        "openapi-core 0.23 has no provider for a mutualTLS scheme: it fails any requirement"
+        " that lists one, met or not",
+    ),
+    Explained(
+        "github.json.gz",
+        "*",
+        "Invalid path parameter: alert_number; InvalidSchemaValue(value=1, type='integer', sche"
+        "ma_errors=(<ValidationError: 'Tried to write read-only property",
+        "limit",
+        "openapi-core applies readOnly to a parameter's schema (GitHub's alert-number is a"
+        " readOnly integer reused as a path parameter); OAS defines readOnly for properties",
+    ),
+    Explained(
+        "dialogporten.json",
+        "*",
+        "Schemes not valid for any requirement: [['JWTBearerAuth']]",
+        "limit",
+        "openapi-core compares the Authorization scheme lower-cased against the"
+        " declared `scheme: Bearer` as written; RFC 7235 schemes are case-insensitive",
+    ),
+    Explained(
+        "adyen-balanceplatform-v2.yaml",
+        "*",
+        "is not a 'time'",
+        "limit",
+        "openapi-core's OAS 3.0 `time` format is a time without an offset; JSON Schema's"
+        " (RFC 3339 full-time, what tool schemas are checked with) requires one",
+    ),
+    Explained(
+        "airflow-core-v2-fastapi.yaml",
+        "*",
+        "type='any', schema_errors=(<ValidationError: "
+        "\"'judge' is not valid under any of the given schemas",
+        "limit",
+        "openapi-core does not split a query parameter whose schema is anyOf [array, null]:"
+        " `update_mask=judge` (an array of one) is checked as the string itself",
+    ),
+    Explained(
+        "stripe.json",
+        "*",
+        "DeserializeError('deepObject'",
+        "limit",
+        "openapi-core reads deepObject only into a plain object: Stripe's arrays"
+        " (`expand[0]=…`) and anyOf objects (`created[gte]=…`) fail before validation",
+    ),
+    Explained(
+        "stripe.json",
+        "*",
+        "CastError(value=",
+        "limit",
+        "openapi-core does not read a form body's nested fields (`billing[address][city]=…`,"
+        " Stripe's deepObject encoding): the nested value is cast as the whole",
+    ),
+    Explained(
+        "jira.json",
+        "judged_add_attachment",
+        "{} is not of type 'string'",
+        "limit",
+        "openapi-core reads a multipart part declared as an array of binary files as {}",
+    ),
+    Explained(
+        "discord.json",
+        "judged_create_guild_sticker",
+        "Expected a string value, got",
+        "limit",
+        "openapi-core's multipart reader fails on a part it reads as a list",
+    ),
+    Explained(
+        "discord.json",
+        "*",
+        "is not one of []",
+        "spec",
+        "the spec's enum is empty: no value is valid",
+    ),
+    Explained(
+        "jira.json",
+        "judged_create_screen_scheme",
+        "'defaultScreen' is a required property",
+        "spec",
+        "required but forbidden (additionalProperties false): no body is valid",
+    ),
+    Explained(
+        "jira.json",
+        "judged_add_security_level_members",
+        "'securitySchemeLevelMembers' is a required property",
+        "spec",
+        "required but not declared while additionalProperties is false: no body is valid",
+    ),
+    Explained(
+        "jira.json",
+        "*",
+        "Query parameter error: properties; CastError(value='{}'",
+        "spec",
+        "a query array of objects (`StringList` is an object): OAS defines no way to write it",
+    ),
+    Explained(
+        "bigcapital.json",
+        "judged_bills_controller_get_bills",
+        "Missing required path parameter: id",
+        "spec",
+        "a path parameter `id` the path `/api/bills` has no place for",
+    ),
+    Explained(
+        "slack.json",
+        "*",
+        "'token'",
+        "ours",
+        "Slack declares its token as a required `token` query parameter or form field beside"
+        " its OAuth scheme; we send it as the scheme says (Authorization: Bearer), which Slack"
+        " accepts everywhere, where a token in the query string is refused for apps made since"
+        " 2021 (Slack's own changelog); a secret never goes into a URL for a model",
+    ),
+    Explained(
+        "slack.json",
+        "*",
+        "Missing required query parameter: token",
+        "ours",
+        "as above: the token goes in the Authorization header",
+    ),
+    Explained(
+        "slack.json",
+        "*",
+        "Missing required request body",
+        "ours",
+        "as above: a form whose one required field is `token` is sent empty",
+    ),
+    Explained(
+        "adyen-checkout-v70.json",
+        "judged_post_payments",
+        "is valid under each of {'$ref': '#/components/schemas/BacsDirectDebitDetails'}",
+        "spec",
+        "paymentMethod's 39 oneOf branches have no discriminator and BacsDirectDebitDetails"
+        " requires no field, so a value names its `type` to match one branch only; the"
+        " judge's fewest-fields value (an AchDetails without `type`) matches two",
+    ),
+)
+
+
+def _explained(spec: str, message: str) -> Explained | None:
+    tool = message.split(" ", 1)[0]
+    return next(
+        (
+            e
+            for e in EXPLAINED
+            if e.spec in ("*", spec) and e.tool in ("*", tool) and e.says in message
+        ),
+        None,
+    )
+
+
+def _request(api_url: str, seen: Any) -> MockRequest:
+    parts = urlsplit(seen.path)
+    # openapi-core matches the path as sent, without decoding a segment's escapes (`sha256%3A…`
+    # for `sha256:…`, the same segment by RFC 3986): decoded here, all but an escaped '/'
+    path = "%2F".join(unquote(piece) for piece in re.split("%2[Ff]", parts.path))
+    headers = dict(seen.headers)
+    cookie = SimpleCookie()
+    cookie.load(headers.get("Cookie", ""))
+    return MockRequest(
+        api_url,
+        seen.method,
+        path,
+        args=parse_qsl(parts.query, keep_blank_values=True),  # type: ignore[arg-type]
+        headers=headers,
+        cookies={k: m.value for k, m in cookie.items()},
+        data=seen.body,
+        content_type=headers.get("Content-Type", ""),
+    )
+
+
+def _own_server(doc: dict[str, Any]) -> str:
+    """The document's first server, absolute (a placeholder host such as Jira's
+    `your-domain.atlassian.net` too: the judge moves it), or a stand-in for a relative one."""
+    if "swagger" in doc:
+        return f"https://{doc.get('host') or 'judge.invalid'}{doc.get('basePath') or ''}"
+    own, raw = server_from_list(doc.get("servers"), None)
+    if own is None and raw and not relative_server(doc.get("servers")):
+        variables = doc["servers"][0].get("variables") or {}
+        own = re.sub(
+            r"\{([^{}]+)\}",
+            lambda m: str((variables.get(m.group(1)) or {}).get("default", m.group(0))),
+            raw,
+        ).rstrip("/")
+    return own or ("https://judge.invalid/" + str(raw or "").lstrip("/"))
+
+
+# the media types openapi-core reads itself; any other a body is declared under (`*/*`,
+# Kubernetes' `application/merge-patch+json`, Blockfrost's `application/cbor`) it hands on as
+# bytes, which no schema admits: the judge reads those as JSON, YAML or text
+_READ = {"application/json", "application/x-www-form-urlencoded", "multipart/form-data"}
+_READ |= {"text/plain", "text/html", "application/octet-stream", "application/xml"}
+
+
+def _unread_media(doc: dict[str, Any]) -> set[str]:
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            body = value.get("requestBody")
+            if isinstance(body, dict) and isinstance(body.get("content"), dict):
+                found.update(str(m).split(";")[0].strip() for m in body["content"])
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(doc.get("paths"))
+    for body in ((doc.get("components") or {}).get("requestBodies") or {}).values():
+        walk({"requestBody": body})
+    return {m for m in found if m not in _READ}
+
+
+def _loads(value: bytes) -> Any:
+    text = value.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def judge(data: bytes, name: str, tmp: Path, api: HostileApi) -> Verdict:
+    """Every tool of the spec `data` (its file named `name`) called once with valid arguments,
+    each request judged."""
+    doc = load_document(data)
+    own_url = _own_server(doc)
+    base = api.url + urlsplit(own_url).path.rstrip("/")
+    slug = "judged"
+    files = derive_package(data, DeriveOptions(slug=slug, base_url=base)).files
+    write_package_dir(files, tmp / "skills" / slug)
+    host = SkillHost(
+        tmp / "skills", limits=CallLimits(retries=0, timeout=20), gatekeeper=lambda check: None
+    )
+    skill = host.bound()[0]
+    oracle = None
+    verdict = Verdict(judged="swagger" not in doc)
+    if verdict.judged:
+        moved = _local_servers(doc, host_of(own_url), api.url)
+        if not moved.get("servers"):  # none named: derive was given the base URL alone
+            moved["servers"] = [{"url": api.url}]
+        oracle = OpenAPI.from_dict(
+            moved,
+            config=Config(
+                spec_validator_cls=None,
+                extra_media_type_deserializers={m: _loads for m in _unread_media(doc)},
+            ),
+        )
+    local = host_of(api.url)
+    for tool in skill.tools:
+        args = valid_arguments(tool.offered_schema)
+        if args is None:
+            verdict.ungenerated.append(tool.name)
+            continue
+        try:
+            prepared = host.prepare(tool.name, tool.from_model(args))
+        except CallRefused as e:
+            verdict.refused.append(f"{tool.name} {json.dumps(args)[:300]}: {e}")
+            continue
+        if host_of(prepared.url) != local:
+            verdict.elsewhere.append(f"{tool.name} → {host_of(prepared.url)}")
+            continue
+        before = len(api.seen)
+        try:
+            host.call(tool.name, args, environ=_Credentials())
+        except Exception as e:  # noqa: BLE001 - every failure is a finding, named
+            verdict.failed.append(f"{tool.name}: {type(e).__name__}: {e}")
+            continue
+        verdict.called += 1
+        if len(api.seen) == before:
+            verdict.failed.append(f"{tool.name}: answered, but nothing reached the server")
+            continue
+        seen = api.seen[before]
+        if oracle is None:
+            continue
+        try:
+            oracle.validate_request(_request(api.url, seen))
+        except Exception as e:  # noqa: BLE001 - openapi-core's verdict, whatever its class
+            said = f"{type(e).__name__}: {e}; {getattr(e, '__cause__', None)!r}"
+            message = f"{tool.name} {seen.method} {seen.path[:200]} {seen.body[:200]!r}: {said}"
+            known = _explained(name, message)
+            if known is not None:
+                verdict.explained.setdefault(known, []).append(tool.name)
+                continue
+            verdict.violations.append(message[:1500])
+    return verdict
