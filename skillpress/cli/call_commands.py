@@ -304,15 +304,18 @@ def _place(
     page_url: str | None = None,
     all_pages: int = 0,
     output: Path | None = None,
+    kept: RunJournal | None = None,
 ) -> None:
     """One call from the command line: refused (exit 2) before anything is sent when its
     arguments are wrong; a dry run prints the request; a gated call waits for its approval;
-    with `all_pages` (a page cap), its next pages followed."""
+    with `all_pages` (a page cap), its next pages followed; `kept`: kept as a run of one step
+    (a slash line's call), as a workflow's calls are."""
     from skillpress.app.serving.calling import (
         CallRefused,
         ExecutionFailed,
         GateClosed,
         PackageError,
+        kept_call,
         place_call,
         prepare_call,
     )
@@ -337,7 +340,13 @@ def _place(
         def place(given: Any, page: str | None) -> Placed:
             return place_call(tool, given, skill.hosts, setup, gate, page)
 
-        placed = place(args, page_url)
+        if kept is not None:
+            prepared = placed
+            placed = kept_call(
+                kept, skill, tool, args, _who(), prepared, setup, lambda: place(args, page_url)
+            )
+        else:
+            placed = place(args, page_url)
         if all_pages:
             _all_pages(placed, place, args, all_pages, setup.limits.max_response_bytes)
             return
@@ -551,6 +560,7 @@ def run(
         approve=approve,
         wait=approval_timeout,
         as_json=as_json,
+        kept=_runs(),
     )
 
 

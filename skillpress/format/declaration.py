@@ -6,6 +6,7 @@ naming the file and the field."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +32,7 @@ __all__ = [
     "RISKS",
     "RUNTIME_HEADERS",
     "STYLES",
+    "TEMPLATE",
     "WRITE_RISKS",
     "Approval",
     "Declaration",
@@ -38,6 +40,7 @@ __all__ = [
     "OperationFile",
     "path_matches",
     "path_template_names",
+    "templated",
 ]
 
 MAX_OPERATION_FILE_BYTES = 256 * 1024
@@ -123,6 +126,9 @@ HEADER_TEXT = re.compile(HEADER_VALUE_PATTERN)
 # what an operation file's frontmatter may hold; anything else is refused (a misspelled `aproval:`
 # would leave the operation ungated)
 FILE_KEYS = ("operation", "identity", "approval")
+# a workflow's template (`{{room_id}}`, `{{booking.id}}`): written anywhere else in a package (a
+# fixed value, a parameter's default) it would be sent as written
+TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
 # the one reading of a path template: `{name}` within a segment (an empty name is caught as an error)
 PATH_TEMPLATE = re.compile(r"\{([^{}/]*)\}")
 # what a field (argument) name may be: no spaces, braces, slashes or control characters
@@ -261,6 +267,18 @@ class Declaration:
     def origin(self) -> str:
         """`host[:port]` the request goes to; empty for a path-only URL (no host declared)."""
         return urlsplit(self.url).netloc.lower()
+
+
+def templated(value: Any, has_template: Callable[[str], Any] = TEMPLATE.search) -> bool:
+    """Whether `value` holds a template anywhere (`has_template(text)` decides for a string:
+    a workflow's `{{name}}` unless another reading is given, Arazzo's `$inputs.x`)."""
+    if isinstance(value, str):
+        return bool(has_template(value))
+    if isinstance(value, dict):
+        return any(templated(v, has_template) for v in value.values())
+    if isinstance(value, list):
+        return any(templated(v, has_template) for v in value)
+    return False
 
 
 def path_template_names(path: str) -> list[str]:

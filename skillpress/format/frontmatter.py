@@ -34,19 +34,13 @@ from skillpress.format.declaration import (
     DeclarationError,
     OperationFile,
     path_matches,
+    templated,
 )
-from skillpress.format.declaration_forms import (
-    _encoding,
-    _files,
-    _flat_form,
-    _names,
-    _paging,
-    _schema_form,
-    _sent_as,
-)
+from skillpress.format.declaration_forms import _flat_form, _names, _paging, _schema_form
 from skillpress.format.errors import SpecRefused
 from skillpress.format.keys import unknown_keys
 from skillpress.format.load import parse_bytes
+from skillpress.format.request_encoding import _encoding, _files, _sent_as
 
 __all__ = [
     "frontmatter_text",
@@ -168,6 +162,14 @@ def _fixed(file: str, op: dict[str, Any]) -> dict[str, Any]:
         raise DeclarationError(
             file, "operation.fixed", "must map argument names to the values sent on every call"
         )
+    for name, value in raw.items():
+        if templated(value):
+            raise DeclarationError(
+                file,
+                "operation.fixed",
+                f"{name}: {value!r} is a template; a fixed value is sent as written (templates"
+                " are a workflow's: write the value, or leave the argument to the call)",
+            )
     return dict(raw)
 
 

@@ -256,7 +256,7 @@ class WorkflowRun(SQLModel, table=True):
     skill: str = Field(max_length=128, index=True)  # the skill's slug
     version: str | None = Field(default=None, max_length=64)
     workflow: str = Field(max_length=128)
-    execution: str = Field(max_length=16)  # draft | guided | hardened
+    execution: str = Field(max_length=16)  # draft | guided | hardened | direct (one call)
     arguments_json: str = Field(sa_column=Column(Text, nullable=False))  # redacted
     arguments_key: str = Field(max_length=64, index=True)  # sha256 of the arguments as given
     status: str = Field(max_length=16)  # running | succeeded | failed | waiting

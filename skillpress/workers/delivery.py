@@ -104,9 +104,9 @@ def _where(exc: BaseException) -> str:
     """Where an error was raised: the innermost frame of skillpress's own, as `path:line in f`."""
     import os
 
-    import skillpress
-
-    home = os.path.dirname(os.path.abspath(skillpress.__file__)) + os.sep
+    # the package's folder, from this module's place in it (importing `skillpress` itself would
+    # load every face it re-exports)
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(home)]
     if not frames:
         return "outside skillpress"

@@ -22,7 +22,12 @@ from openapi_core.testing import MockRequest
 
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.derive.servers import host_of, relative_server, server_from_list
+from skillpress.derive.servers import (
+    host_of,
+    placeholder_host,
+    relative_server,
+    server_from_list,
+)
 from skillpress.format.load import load_document
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.execute import CallLimits
@@ -51,6 +56,7 @@ class _Credentials(Mapping[str, str]):
 class Verdict:
     called: int = 0
     judged: bool = True  # False: a Swagger 2 document, called but not judged
+    unjudged: str = ""  # why not, when openapi-core cannot read the document
     elsewhere: list[str] = field(default_factory=list)  # a server on another host: not sent
     ungenerated: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
@@ -72,7 +78,9 @@ def _local_servers(value: Any, own_host: str, local: str) -> Any:
         for server in value["servers"]:
             url = _own_server({"servers": [server]}) if isinstance(server, dict) else None
             raw = server.get("url") if isinstance(server, dict) else None
-            if url and host_of(url) == own_host:
+            # on the API's own host; or any host where the own is a stand-in (`*.local`):
+            # derive moves those to the base URL given (`override_server`)
+            if url and (host_of(url) == own_host or placeholder_host(own_host)):
                 path = urlsplit(url).path.rstrip("/")
                 kept = {
                     k: v
@@ -332,14 +340,25 @@ def _loads(value: bytes) -> Any:
         return text
 
 
-def judge(data: bytes, name: str, tmp: Path, api: HostileApi) -> Verdict:
+def judge_base(data: bytes, api: HostileApi) -> str:
+    """The base URL a spec is derived with to be judged: its own server's path on `api`."""
+    return api.url + urlsplit(_own_server(load_document(data))).path.rstrip("/")
+
+
+def judge(data: bytes, name: str, tmp: Path, api: HostileApi, slug: str = "judged") -> Verdict:
     """Every tool of the spec `data` (its file named `name`) called once with valid arguments,
     each request judged."""
+    files = derive_package(data, DeriveOptions(slug=slug, base_url=judge_base(data, api))).files
+    return judge_files(files, data, name, tmp, api, slug)
+
+
+def judge_files(
+    files: Mapping[str, bytes], data: bytes, name: str, tmp: Path, api: HostileApi, slug: str
+) -> Verdict:
+    """Every tool of `files` (derived from the spec `data`, with `judge_base`) called once with
+    valid arguments, each request judged against the spec."""
     doc = load_document(data)
     own_url = _own_server(doc)
-    base = api.url + urlsplit(own_url).path.rstrip("/")
-    slug = "judged"
-    files = derive_package(data, DeriveOptions(slug=slug, base_url=base)).files
     write_package_dir(files, tmp / "skills" / slug)
     host = SkillHost(
         tmp / "skills", limits=CallLimits(retries=0, timeout=20), gatekeeper=lambda check: None
@@ -351,13 +370,17 @@ def judge(data: bytes, name: str, tmp: Path, api: HostileApi) -> Verdict:
         moved = _local_servers(doc, host_of(own_url), api.url)
         if not moved.get("servers"):  # none named: derive was given the base URL alone
             moved["servers"] = [{"url": api.url}]
-        oracle = OpenAPI.from_dict(
-            moved,
-            config=Config(
-                spec_validator_cls=None,
-                extra_media_type_deserializers={m: _loads for m in _unread_media(doc)},
-            ),
-        )
+        try:
+            oracle = OpenAPI.from_dict(
+                moved,
+                config=Config(
+                    spec_validator_cls=None,
+                    extra_media_type_deserializers={m: _loads for m in _unread_media(doc)},
+                ),
+            )
+        except Exception as e:  # noqa: BLE001 - the judge cannot read the spec: not ours
+            verdict.judged = False
+            verdict.unjudged = f"openapi-core cannot read the spec: {type(e).__name__}: {e}"[:300]
     local = host_of(api.url)
     for tool in skill.tools:
         args = valid_arguments(tool.offered_schema)

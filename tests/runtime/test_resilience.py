@@ -308,6 +308,7 @@ def test_a_step_of_its_own_succeeds_on_the_statuses_it_names_and_retries_only_wh
 ) -> None:
     from skillpress.runtime.calling.calls import closed_gate
     from skillpress.runtime.workflows.load import load_workflows
+    from skillpress.runtime.workflows.model import StepRules, WorkflowRefused
     from skillpress.runtime.workflows.run import StepFailed, run_workflow
     from skillpress.runtime.workflows.run_log import RunLog
     from skillpress.runtime.workflows.steps import placed_step
@@ -321,7 +322,7 @@ def test_a_step_of_its_own_succeeds_on_the_statuses_it_names_and_retries_only_wh
     steps:
       - {id: fetch, tool: read, args: {kind: flaky, key: sr}, success: ["$statusCode == 200"],
          retry: {limit: 1, after: 0.2}}
-      - {id: plain, tool: write, args: {kind: flaky, key: pw, name: x}, retry: {limit: 2}}
+      - {id: plain, tool: write, args: {kind: flaky, key: pw, name: x}}
   - name: wants_created
     execution: hardened
     steps:
@@ -342,6 +343,29 @@ def test_a_step_of_its_own_succeeds_on_the_statuses_it_names_and_retries_only_wh
     assert fetch.tries == [{"status": 429, "then_waited": 0.2}, {"status": 200}]
     assert (fetch.outcome, fetch.waited, waits) == ("sent", 0.2, [0.2])
     assert plain.tries == [{"status": 429}] and unruly.seen[("POST", "/flaky/pw")] == 1
+    # a retry on the plain write is refused where it is written (#54.3); and whatever rules a
+    # step is given, the runtime never sends a plain write twice
+    with pytest.raises(WorkflowRefused, match="retry: write is a POST with no identity"):
+        load_workflows(
+            {
+                "workflows.yaml": b"""workflows:
+  - name: plain
+    execution: hardened
+    steps:
+      - {id: plain, tool: write, args: {kind: flaky, key: pw, name: x}, retry: {limit: 2}}
+"""
+            },
+            skill,
+        )
+    with pytest.raises(StepFailed) as stopped:
+        call(
+            "plain",
+            skill.tool("write"),
+            {"kind": "flaky", "key": "pw2", "name": "x"},
+            skill,
+            StepRules(retry_limit=2),
+        )
+    assert unruly.seen[("POST", "/flaky/pw2")] == 1
     assert str(stopped.value).endswith(
         "not tried again: a POST without an Idempotency-Key might be done twice"
     )

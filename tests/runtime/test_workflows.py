@@ -475,6 +475,50 @@ def test_a_run_from_the_command_line_is_kept_and_resumes_at_its_gate_once_grante
 
 
 @pytest.mark.integration  # the command line or a server as a process, beside a server
+def test_a_direct_slash_call_is_kept_as_a_run_and_a_held_one_resumes_once_granted(
+    skill_dir: Path, server: GuesthouseServer
+) -> None:
+    """Direct use leaves the trace a workflow's call does (#54.5): `run pk '/op …'` is a run of
+    one step in `skillpress runs`, its request and answer kept (secrets redacted); held at its
+    gate it waits, and the same call takes the run over once the approval is granted."""
+    listed = _run(skill_dir, "/list_rooms")
+    assert listed.returncode == 0, listed.stderr
+    (run,) = json.loads(_cli("runs", "--json").stdout)
+    assert (run["skill"], run["workflow"], run["execution"], run["status"]) == (
+        "hollowbrook",
+        "list_rooms",
+        "direct",
+        "succeeded",
+    )
+    assert run["step_count"] == 1
+    shown = _cli("runs", "--show", str(run["id"])).stdout.splitlines()
+    assert "list_rooms (direct): succeeded, 1 steps" in shown[0]
+    assert any(ln.startswith("  call: list_rooms sent → 200 in ") for ln in shown), shown
+    held = _run(skill_dir, "/cancel_booking bk-1", "--approval-timeout", "0")
+    assert held.returncode == 1, held.stderr
+    waiting = json.loads(_cli("runs", "--json").stdout)[0]
+    assert (waiting["workflow"], waiting["status"], waiting["approval"]) == (
+        "cancel_booking",
+        "waiting",
+        1,
+    )
+    assert [(s.method, s.path) for s in server.house.seen] == [("GET", "/rooms")]
+    assert _cli("approve", "1").returncode == 0
+    done = _run(skill_dir, "/cancel_booking bk-1", "--approval-timeout", "0")
+    assert done.returncode == 1 and "no such booking" in done.stdout  # sent, and answered 404
+    after = json.loads(_cli("runs", "--json").stdout)
+    assert len(after) == 2 and after[0]["id"] == waiting["id"]  # the same run, taken over
+    assert (after[0]["status"], after[0]["step_count"]) == ("failed", 1)
+    assert after[0]["error"] == "cancel_booking answered 404"
+    assert [(s.method, s.path) for s in server.house.seen] == [
+        ("GET", "/rooms"),
+        ("DELETE", "/bookings/bk-1"),
+    ]
+    full = _cli("runs", "--show", str(waiting["id"]), "--json").stdout
+    assert KEY not in full + _cli("runs", "--show", str(run["id"]), "--json").stdout
+
+
+@pytest.mark.integration  # the command line or a server as a process, beside a server
 async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:

@@ -276,3 +276,36 @@ def test_an_on_failure_that_cannot_run_is_refused_at_load(
     steps: list[dict[str, Any]], said: str
 ) -> None:
     assert _refused(_flow(steps)) == f"workflows.yaml: {said}"
+
+
+def test_a_misspelled_operation_in_a_step_names_the_nearest() -> None:
+    step = {"id": "check", "tool": "check_availabilty", "args": {"room_id": "{{room_id}}"}}
+    assert _refused(_flow([step])) == (
+        "workflows.yaml: flow step check: 'check_availabilty' is not an operation of"
+        " hollowbrook; did you mean `check_availability`?"
+    )
+
+
+def test_retry_on_a_plain_write_is_refused_at_load_and_on_a_keyed_one_loads() -> None:
+    """A DELETE has no identity: a second try might do it twice, so the runtime never makes it;
+    a retry it would skip is refused where it is written (#54.3)."""
+    cancel = {
+        "id": "cancel",
+        "tool": "cancel_booking",
+        "args": {"booking_id": "{{room_id}}"},
+        "retry": {"limit": 2, "after": 0},
+    }
+    assert _refused(_flow([cancel])) == (
+        "workflows.yaml: flow step cancel: retry: cancel_booking is a DELETE with no identity"
+        " (no Idempotency-Key), so a second try might do it twice and is never made; give the"
+        " operation an identity, or take retry out"
+    )
+    book = {
+        "id": "book",
+        "tool": "create_booking",
+        "args": {"room_id": "{{room_id}}", "guest_name": "Ann", **DATES},
+        "retry": {"limit": 2, "after": 0},
+    }
+    read = {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}, "retry": {"limit": 2}}
+    loaded = _load(_flow([read, book]))
+    assert [s.rules.retry_limit for s in loaded["flow"].steps if s.rules] == [2, 2]

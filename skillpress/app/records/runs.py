@@ -19,6 +19,7 @@ from skillpress.app.base.views import RunStepView, RunView
 from skillpress.errors import NotFound
 from skillpress.runtime.workflows.run import Workflow
 from skillpress.runtime.workflows.run_log import RunLog, StepRecord, redact
+from skillpress.runtime.workflows.steps import DIRECT
 from skillpress.schemas.records import WorkflowRun
 
 __all__ = ["RecordedRuns", "get_run", "list_runs", "arguments_key"]
@@ -97,7 +98,8 @@ def get_run(ctx: AppContext, run_id: int) -> RunView:
 
 class RecordedRuns:
     """A face's runs kept in the records (a RunJournal): each step saved as it ends; a new run
-    of a hardened workflow takes over the newest run of it waiting with the same arguments."""
+    of a hardened workflow (or a direct call, kept as a run of one step) takes over the newest
+    run of it waiting with the same arguments."""
 
     def __init__(self, open_ctx: Callable[[], AppContext]) -> None:
         self._open = open_ctx
@@ -117,7 +119,7 @@ class RecordedRuns:
         def start(ctx: AppContext) -> tuple[int, list[StepRecord]]:
             now = ctx.clock()
             with ctx.records.session() as s:
-                if wf.execution == "hardened":
+                if wf.execution in ("hardened", DIRECT):
                     waiting = s.exec(
                         select(WorkflowRun)
                         .where(WorkflowRun.skill == slug, WorkflowRun.arguments_key == key)

@@ -63,7 +63,7 @@ from skillpress.runtime.workflows.run import (
 )
 from skillpress.runtime.workflows.run_log import RunJournal, RunLog
 from skillpress.runtime.workflows.slash import SlashError, help_text, parse_slash, slash_arguments
-from skillpress.runtime.workflows.steps import placed_step
+from skillpress.runtime.workflows.steps import kept_call, placed_step
 
 if TYPE_CHECKING:
     from skillpress.app.base.context import AppContext
@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from skillpress.platform.settings import Settings
 
 __all__ = [
+    "kept_call",
     "AUTH_KINDS",
     "Chat",
     "RunJournal",

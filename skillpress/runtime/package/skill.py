@@ -30,7 +30,7 @@ from skillpress.format.keys import unknown_keys
 from skillpress.format.manifest import Manifest, ManifestError, SkillIndex
 from skillpress.format.names import slugify, tool_name
 from skillpress.format.type_refs import refs_in
-from skillpress.runtime.package.metaschema import check_schema
+from skillpress.runtime.package.metaschema import check_schema, keyword_refusal
 from skillpress.runtime.package.model import AuthHeader, OperationEntry, PackageError, Skill, Tool
 
 __all__ = [
@@ -100,6 +100,9 @@ class _SchemaCheck:
             key = json.dumps(part, sort_keys=True, ensure_ascii=False)
             if key in self.seen:
                 continue
+            wrong = keyword_refusal(part)
+            if wrong is not None:
+                raise PackageError(f"{decl.file}: operation.schema: {wrong}")
             try:
                 check_schema(part)
             except SchemaError as exc:
@@ -112,6 +115,11 @@ class _SchemaCheck:
             name = todo.pop()
             if name in self.valid or name not in self.types:
                 continue
+            wrong = keyword_refusal(self.types[name])
+            if wrong is not None:
+                raise PackageError(
+                    f"{decl.file}: operation.schema uses types.json's {name}: {wrong}"
+                )
             try:
                 check_schema(self.types[name])
             except SchemaError as exc:

@@ -8,10 +8,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from skillpress.format.declaration import READ_METHODS, templated
 from skillpress.format.errors import SpecRefused
 from skillpress.format.keys import unknown_keys
 from skillpress.format.load import LoadLimits, parse_bytes
-from skillpress.runtime.package.model import PackageError, Skill, UnknownOperation
+from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.workflows.checks import argument_refusal, parameters_refusal
 from skillpress.runtime.workflows.criteria import BodyTest, CriterionRefused, body_test
 from skillpress.runtime.workflows.model import (
@@ -230,6 +234,26 @@ def _count(steps: tuple[Step, ...]) -> int:
     return sum(1 + _count(s.then) + _count(s.otherwise) for s in steps)
 
 
+def _default_refusal(prop: Mapping[str, Any]) -> str | None:
+    """Why a parameter's `default` cannot be the value a run takes when it is not given: a
+    template (a default is a value, used as written: `{{other}}` would reach the API as
+    `%7B%7Bother%7D%7D`), or a value its own schema refuses."""
+    default = prop["default"]
+    if templated(default):
+        return (
+            f"default {default!r} is a template; a default is a value, used as written"
+            " (give the value, or make the parameter required)"
+        )
+    error = best_match(
+        Draft202012Validator(prop, format_checker=Draft202012Validator.FORMAT_CHECKER).iter_errors(
+            default
+        )
+    )
+    if error is not None:
+        return f"default {default!r} is not a value of the parameter: {error.message[:200]}"
+    return None
+
+
 def _parameters(raw: Any, where: str) -> dict[str, Any]:
     schema = raw if raw is not None else {"type": "object", "properties": {}}
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
@@ -245,6 +269,10 @@ def _parameters(raw: Any, where: str) -> dict[str, Any]:
                 f"{where} parameter {name}",
                 f"default {prop['default']!r} is not one of its enum {prop['enum']!r}",
             )
+        if isinstance(prop, dict) and "default" in prop:
+            wrong = _default_refusal(prop)
+            if wrong is not None:
+                raise _refuse(f"{where} parameter {name}", wrong)
     missing = [r for r in schema.get("required", []) if r not in props]
     if missing:
         raise _refuse(where, f"required names {missing[0]!r}, which is not a parameter")
@@ -310,6 +338,12 @@ def loadable_workflows(files: Mapping[str, bytes], skill: Skill) -> dict[str, Wo
         return load_workflows(files, skill)
     except WorkflowRefused:
         return {}
+
+
+def _repeatable(tool: Tool) -> bool:
+    """Whether a step's call may be tried again: a read, or a write keyed by its identity (the
+    runtime's own rule, `repeatable`, read from the declaration)."""
+    return tool.declaration.method in READ_METHODS or bool(tool.declaration.identity)
 
 
 def load_workflows(
@@ -380,11 +414,17 @@ def load_workflows(
         }
         for s in walk_steps(wf.steps):
             if s.kind == "tool":  # every branch's, taken or not, as the operation takes them
-                why = argument_refusal(
-                    wf.owner(skill, s.target or "")[1], s.args, _TEMPLATE.search, types
-                )
+                tool = wf.owner(skill, s.target or "")[1]
+                why = argument_refusal(tool, s.args, _TEMPLATE.search, types)
                 if why is not None:
                     raise _refuse(f"{wf.name} step {s.id}", why)
+                if s.rules is not None and s.rules.retry_limit and not _repeatable(tool):
+                    raise _refuse(
+                        f"{wf.name} step {s.id}",
+                        f"retry: {tool.operation} is a {tool.declaration.method} with no"
+                        " identity (no Idempotency-Key), so a second try might do it twice and"
+                        " is never made; give the operation an identity, or take retry out",
+                    )
             if s.kind == "workflow":
                 callee = out[s.target or ""]
                 declared = set((callee.parameters.get("properties") or {}).keys())

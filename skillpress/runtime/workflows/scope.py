@@ -4,10 +4,12 @@ reach, no workflow that calls itself round."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from skillpress.format.declaration import TEMPLATE
 from skillpress.runtime.package.model import PackageError, Skill, UnknownOperation
 from skillpress.runtime.workflows.model import (
     Step,
@@ -22,7 +24,17 @@ __all__ = ["WORKFLOWS_FILE"]
 WORKFLOWS_FILE = "workflows.yaml"
 
 
-_TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
+_TEMPLATE = TEMPLATE  # a workflow's `{{name}}`, `{{saved.path}}`
+
+
+def _nearest(target: str, owner: Skill | None) -> str:
+    """ "; did you mean `get_item`?" for a misspelled operation (`get_itme`), or nothing."""
+    if owner is None:
+        return ""
+    prefix, _, bare = target.rpartition(".")
+    names = sorted(t.operation for t in owner.tools)
+    near = difflib.get_close_matches(bare, names, n=1, cutoff=0.6)
+    return f"; did you mean `{prefix + '.' if prefix else ''}{near[0]}`?" if near else ""
 
 
 _PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
@@ -104,7 +116,8 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
                 except (UnknownOperation, PackageError):
                     raise _refuse(
                         where,
-                        f"{target!r} is not an operation of {other or skill.slug}",
+                        f"{target!r} is not an operation of {other or skill.slug}"
+                        + _nearest(target, wf.others.get(other) if other else skill),
                     ) from None
             if s.kind == "workflow" and s.target not in names:
                 raise _refuse(where, f"{s.target!r} is not a workflow of {skill.slug}")

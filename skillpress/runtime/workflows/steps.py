@@ -19,10 +19,16 @@ from skillpress.runtime.calling.calls import (
 from skillpress.runtime.calling.execute import ExecutionFailed, repeatable
 from skillpress.runtime.calling.translate import CallRefused
 from skillpress.runtime.package.model import Skill, Tool
-from skillpress.runtime.workflows.model import StepFailed, StepRules
-from skillpress.runtime.workflows.run_log import ReplayRefused, RunLog, StepRecord, redact
+from skillpress.runtime.workflows.model import StepFailed, StepRules, Workflow
+from skillpress.runtime.workflows.run_log import (
+    ReplayRefused,
+    RunJournal,
+    RunLog,
+    StepRecord,
+    redact,
+)
 
-__all__ = ["placed_step"]
+__all__ = ["DIRECT", "kept_call", "placed_step"]
 
 
 def _logged_request(placed: Placed, setup: CallSetup) -> dict[str, Any]:
@@ -127,3 +133,54 @@ def placed_step(
     record.outcome = "sent"
     log.add(record, began)
     return answer
+
+
+DIRECT = "direct"  # the execution a direct call's run is kept as: one call, from a slash line
+
+
+def kept_call(
+    journal: RunJournal,
+    owner: Skill,
+    tool: Tool,
+    args: dict[str, Any],
+    by: str,
+    prepared: Placed,
+    setup: CallSetup,
+    place: Callable[[], Placed],
+) -> Placed:
+    """A direct call (`/get_item abc`) kept as a run of one step, the trace a workflow's call
+    leaves: `place()` sends it (`prepared`: the same request, built before, as the record shows
+    it); held at its gate, the run waits, and the same call with the same arguments takes it
+    over once the approval is decided."""
+    wf = Workflow(name=tool.operation, description="", execution=DIRECT, parameters={})
+    log = journal.begin(owner.slug, None, wf, args, by)
+    at, began = log.started()
+    record = StepRecord("call", tool.operation, "failed", skill=owner.slug, started_at=at)
+    record.request = _logged_request(prepared, setup)
+    try:
+        placed = place()
+    except GateClosed as exc:
+        record.error, record.approval = str(exc), exc.request
+        record.outcome = "waiting" if exc.waits else "failed"
+        log.add(record, began)
+        journal.end(log, record.outcome, error=str(exc))
+        raise
+    except BaseException as exc:
+        record.error = f"{type(exc).__name__}: {exc}"[:2000]
+        log.add(record, began)
+        journal.end(log, "failed", error=record.error)
+        raise
+    result = placed.result
+    assert result is not None
+    record.status, record.tries, record.waited = result.status, result.attempts, result.waited
+    record.answer = redact(result.body_value())
+    if result.status >= 400:
+        record.error = f"{tool.operation} answered {result.status}"
+    else:
+        record.outcome = "sent"
+    log.add(record, began)
+    if record.outcome == "sent":
+        journal.end(log, "succeeded", result=record.answer)
+    else:
+        journal.end(log, "failed", error=record.error)
+    return placed
