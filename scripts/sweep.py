@@ -93,18 +93,22 @@ def main() -> int:
         return 2
     before = json.loads(args.compare.read_text()) if args.compare else None
     started = time.monotonic()
-    results = run_sweep(
-        api,
-        chosen,
-        jobs=args.jobs,
-        derive_limit=args.derive_limit,
-        limit=args.limit,
-        progress=_progress(started, sys.stderr.isatty()),
-    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    partial = args.out.with_suffix(".partial.jsonl")  # each outcome as it comes: a stopped
+    partial.write_text("")  # sweep still says what it found
+    with partial.open("a") as kept:
+        results = run_sweep(
+            api,
+            chosen,
+            jobs=args.jobs,
+            derive_limit=args.derive_limit,
+            limit=args.limit,
+            progress=_progress(started, sys.stderr.isatty()),
+            kept=lambda outcome: (kept.write(json.dumps(outcome) + "\n"), kept.flush()),
+        )
     print(file=sys.stderr)
     about = {"version": args.version, "wall_seconds": round(time.monotonic() - started, 1)}
     summary = summarize(results, about)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
     print(_table(summary))
     print(f"wall time {about['wall_seconds']} s; written to {args.out}")

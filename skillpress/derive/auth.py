@@ -146,7 +146,9 @@ CREDENTIAL_HEADER = re.compile(
     re.I,
 )
 # … but not a header that names a token of another kind
-_NOT_A_CREDENTIAL = re.compile(r"idempot|csrf|xsrf|page|next|continu|sync|cursor|request", re.I)
+_NOT_A_CREDENTIAL = re.compile(
+    r"idempot|csrf|xsrf|page|next|continu|sync|cursor|request|client[-_]?token", re.I
+)  # AWS's X-Amzn-Client-Token is an idempotency token
 
 
 def is_credential_header(name: str) -> bool:
@@ -340,13 +342,17 @@ def _companions(
     slug: str,
 ) -> list[dict[str, Any]]:
     """The credentials an AND requirement sends with the chosen one (VTEX's appKey and
-    appToken), each from its own variable; none when the chosen one alone is enough somewhere."""
-    if chosen is None or frozenset({chosen}) in alternatives:
+    appToken), each from its own variable: the AND requirement most operations state, unless
+    at least as many need the chosen one alone (api2cart: 140 operations need the API key and
+    the store key together, 7 the key alone: without the store key those 140 always fail)."""
+    if chosen is None:
         return []
     together = [alt for alt in alternatives if chosen in alt and len(alt) > 1]
     if not together:
         return []
     best = sorted(together, key=lambda alt: (-alternatives[alt], sorted(alt)))[0]
+    if alternatives[frozenset({chosen})] >= alternatives[best]:
+        return []
     out = []
     for name in sorted(best - {chosen}):
         kind, header, _ = schemes[name]

@@ -533,11 +533,13 @@ class _Extractor:
                 and not p.get("allowEmptyValue")
                 and isinstance(schema, dict)
                 and schema.get("type") == "string"
-                and "minLength" not in schema
+                and not _at_least_one(schema.get("minLength"))
                 and "enum" not in schema
+                and "const" not in schema
             ):
                 # An empty value is the same as none at all (OpenAPI's allowEmptyValue defaults to
-                # false; a path segment cannot be empty): the schema says so, so a model is told.
+                # false; a path segment cannot be empty): the schema says so, so a model is told
+                # (AWS writes `minLength: 0` beside it: the parameter's rule is the stricter)
                 schema = {**schema, "minLength": 1}
             params.append(
                 Param(
@@ -717,3 +719,7 @@ def extract_webhooks(
                 )
             )
     return out
+
+
+def _at_least_one(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -7,6 +7,7 @@ are followed; `allOf` is merged; `nullable` becomes a type list; what a request 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -253,10 +254,11 @@ class SchemaTranslator:
             out["pattern"] = pattern
         enum = s.get("enum")
         if isinstance(enum, list) and enum:
-            values = list(enum)
-            if nullable and None not in values:
-                values.append(None)
-            out["enum"] = values
+            values = _enum_of_type(enum, out.get("type"))
+            if values:
+                if nullable and None not in values:
+                    values.append(None)
+                out["enum"] = values
         items = s.get("items")
         if isinstance(items, list):
             out["prefixItems"] = [
@@ -336,3 +338,45 @@ class SchemaTranslator:
 
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
+
+
+def _enum_of_type(values: list[Any], kind: Any) -> list[Any]:
+    """An enum's values as values of its schema's one `type`: a spec's `type: string` with
+    `enum: [true, false]` (no string is one of them, so no call could be made) offers "true" and
+    "false"; a value of no reading of the type is left out, and an enum left with none is
+    dropped (the type alone then says what is taken)."""
+    if not isinstance(kind, str):
+        return list(values)
+    out: list[Any] = []
+    for v in values:
+        if v is None:
+            out.append(v)
+        elif kind == "string" and isinstance(v, (bool, int, float)):
+            out.append(json.dumps(v))
+        elif kind == "boolean" and v in ("true", "false"):
+            out.append(v == "true")
+        elif kind in ("integer", "number") and isinstance(v, str):
+            try:
+                number = float(v) if kind == "number" else int(v)
+            except ValueError:
+                continue
+            out.append(number)
+        elif _of(kind, v):
+            out.append(v)
+    unique: list[Any] = []
+    for v in out:
+        if not any(v == u and type(v) is type(u) for u in unique):
+            unique.append(v)
+    return unique if any(v is not None for v in unique) else []
+
+
+def _of(kind: str, value: Any) -> bool:
+    return {
+        "string": isinstance(value, str),
+        "boolean": isinstance(value, bool),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+        "null": value is None,
+    }.get(kind, True)

@@ -19,7 +19,6 @@ from skillpress.format.declaration import (
 from skillpress.format.declaration_forms import _names
 
 
-
 def _is_file_schema(sub: Any) -> bool:
     props = sub.get("properties") if isinstance(sub, dict) else None
     return isinstance(props, dict) and "content_base64" in props and "path" in props

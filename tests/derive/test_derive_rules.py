@@ -683,3 +683,58 @@ def test_an_enum_with_padded_values_is_shown_exactly() -> None:
     files = derive_package(yaml.safe_dump(doc).encode()).files
     text = files["get_x.md"].decode()
     assert 'one of `yes`, `" no"`, `" only"`' in text
+
+
+def test_an_enum_of_values_not_of_its_type_is_read_as_that_type() -> None:
+    """apptigent: `type: string` with `enum: [true, false]`, required: no value fits, so the
+    tool could never be called (the sweep found it, #54.2); what is offered is its type's."""
+    body = {
+        "type": "object",
+        "required": ["lower", "size", "flag", "odd"],
+        "properties": {
+            "lower": {"type": "string", "enum": [True, False]},
+            "size": {"type": "integer", "enum": ["1", "2", "x"]},
+            "flag": {"type": "boolean", "enum": ["true", "false"]},
+            "odd": {"type": "string", "enum": [{"a": 1}]},
+        },
+    }
+    op = {
+        "post": {
+            "operationId": "compare",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    props = tools_of(doc({"/compare": op}))["rules_compare"]["properties"]
+    assert props["lower"] == {"type": "string", "enum": ["true", "false"]}
+    assert props["size"] == {"type": "integer", "enum": [1, 2]}
+    assert props["flag"] == {"type": "boolean", "enum": [True, False]}
+    assert props["odd"] == {"type": "string"}  # no value of its type: the type alone
+
+
+def test_a_parameter_never_empty_says_so_though_its_schema_allows_zero_length() -> None:
+    """AWS writes `minLength: 0` (and a pattern `.*`) on query and path parameters; OpenAPI's
+    allowEmptyValue is false unless given and a segment is never empty, so the tool says
+    minLength 1 (the sweep's judge found `next-token=` sent, #54.2); an AWS client token is an
+    idempotency token, an argument, never a credential read from the environment."""
+    loose = {"type": "string", "minLength": 0, "pattern": ".*"}
+    op = {
+        "get": {
+            "operationId": "listBans",
+            "parameters": [
+                {"name": "channel", "in": "path", "required": True, "schema": loose},
+                {"name": "next-token", "in": "query", "schema": loose},
+                {"name": "empty-ok", "in": "query", "allowEmptyValue": True, "schema": loose},
+                {"name": "X-Amzn-Client-Token", "in": "header", "schema": {"type": "string"}},
+            ],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    props = tools_of(doc({"/channels/{channel}/bans": op}))["rules_list_bans"]["properties"]
+    assert props["channel"]["minLength"] == props["next-token"]["minLength"] == 1
+    assert props["empty-ok"]["minLength"] == 0
+    assert props["X-Amzn-Client-Token"] == {
+        "type": "string",
+        "minLength": 1,
+        "pattern": HEADER_VALUE_PATTERN,
+    }

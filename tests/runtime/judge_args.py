@@ -15,10 +15,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample, Unsatisfiable
+from hypothesis.errors import InvalidArgument, NoSuchExample, Unsatisfiable
 from jsonschema import Draft202012Validator
 
 from tests.runtime.schema_strategy import ASCII_TEXT, all_of_merged, from_schema
+
+ANY_TEXT = st.characters(codec="utf-8")
 
 _FORMATS: dict[str, str] = {
     "date": "2024-01-02",
@@ -52,15 +54,21 @@ def _validator(schema: dict[str, Any]) -> Draft202012Validator:
 
 @cache
 def _from_pattern(pattern: str, lo: int, hi: int) -> str | None:
-    try:
-        re.compile(pattern)
-        return find(
-            st.from_regex(pattern, fullmatch=True, alphabet=ASCII_TEXT),
-            lambda s: lo <= len(s) <= hi,
-            settings=_FIND,
-        )
-    except (re.error, NoSuchExample, Unsatisfiable):
-        return None
+    # printable ASCII first; a pattern that names other characters (a literal newline) from
+    # all of them
+    for alphabet in (ASCII_TEXT, ANY_TEXT):
+        try:
+            re.compile(pattern)
+            return find(
+                st.from_regex(pattern, fullmatch=True, alphabet=alphabet),
+                lambda s: lo <= len(s) <= hi,
+                settings=_FIND,
+            )
+        except InvalidArgument:
+            continue
+        except (re.error, NoSuchExample, Unsatisfiable):
+            return None
+    return None
 
 
 def _string(schema: dict[str, Any]) -> str | None:
@@ -146,6 +154,13 @@ def canonical(schema: Any, depth: int = 0) -> Any:
                 value = canonical(props[name], depth + 1)
                 if _validator(props[name]).is_valid(value):
                     out[name] = value
+        extra = schema.get("additionalProperties")
+        names = schema.get("propertyNames")
+        wanted = int(schema.get("minProperties") or 0)
+        while len(out) < wanted and isinstance(extra, dict):  # a map (AWS's tags): keys of its own
+            key = _string(names) if isinstance(names, dict) else None
+            key = f"{key or 'judge'}{len(out)}" if key in out or key is None else key
+            out[key] = canonical(extra, depth + 1)
         return out
     return "judge"
 
@@ -156,12 +171,16 @@ def valid_arguments(schema: dict[str, Any]) -> dict[str, Any] | None:
     value = canonical(schema)
     if validator.is_valid(value):
         return value  # type: ignore[no-any-return]
-    try:
-        found = find(
-            from_schema(schema, ASCII_TEXT).filter(validator.is_valid),
-            lambda v: isinstance(v, dict),
-            settings=_FIND,
-        )
-    except (NoSuchExample, Unsatisfiable):
-        return None
-    return found if isinstance(found, dict) else None
+    for alphabet in (ASCII_TEXT, ANY_TEXT):
+        try:
+            found = find(
+                from_schema(schema, alphabet).filter(validator.is_valid),
+                lambda v: isinstance(v, dict),
+                settings=_FIND,
+            )
+        except InvalidArgument:  # a pattern that names characters outside the alphabet
+            continue
+        except (NoSuchExample, Unsatisfiable):
+            return None
+        return found if isinstance(found, dict) else None
+    return None

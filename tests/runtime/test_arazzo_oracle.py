@@ -13,7 +13,7 @@ import logging
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -70,10 +70,16 @@ def _round_trip(package: Path, exported: Path, tmp_path: Path, source: str) -> N
 
 
 def _imported(
-    tmp_path: Path, spec: dict[str, Any], urls: tuple[str, str], document: dict[str, Any]
+    tmp_path: Path,
+    spec: dict[str, Any],
+    urls: tuple[str, str],
+    document: dict[str, Any],
+    identities: Mapping[str, list[str]] | None = None,
 ) -> Path:
     """A package derived from `spec` served at ours (`urls[0]`), with `document` imported; the
-    same spec at theirs (`urls[1]`) written beside as theirs.openapi.json for the oracle."""
+    same spec at theirs (`urls[1]`) written beside as theirs.openapi.json for the oracle.
+    `identities`: the fields that make two of an operation's writes the same, written into its
+    file as a person confirming the guess would (a retry of a write needs one)."""
     for url, name in zip(urls, ("ours", "theirs"), strict=True):
         (tmp_path / f"{name}.openapi.json").write_text(
             json.dumps(dict(spec, servers=[{"url": url}]))
@@ -81,6 +87,11 @@ def _imported(
     package = tmp_path / "pkg" / "derived"
     derived = _cli("derive", str(tmp_path / "ours.openapi.json"), "--out", str(package))
     assert derived.returncode == 0, derived.stderr
+    for operation, fields in (identities or {}).items():
+        op = package / "references" / f"{operation}.md"
+        op = op if op.exists() else package / f"{operation}.md"
+        text = op.read_text()
+        op.write_text(text.replace("---\n", f"---\nidentity: {json.dumps(fields)}\n", 1))
     source = tmp_path / "document.arazzo.json"
     source.write_text(json.dumps(document))
     imported = _cli("workflow", "import", str(source), str(package))
@@ -544,7 +555,13 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
     ours, theirs = _Lender(), _Lender()
     try:
         env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
-        package = _imported(tmp_path, BNPL_SPEC, (ours.url, theirs.url), BNPL)
+        package = _imported(
+            tmp_path,
+            BNPL_SPEC,
+            (ours.url, theirs.url),
+            BNPL,
+            {"create_application": ["customer", "plan"]},
+        )
         (flow,) = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
         assert flow["steps"][0]["success"] == [
             "$statusCode == 200",

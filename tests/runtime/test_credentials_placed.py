@@ -139,6 +139,44 @@ def test_two_schemes_one_requirement_names_are_both_sent_each_from_its_own_varia
     )
 
 
+def test_the_requirement_most_operations_state_together_is_sent_though_a_few_need_one(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    """api2cart: 140 operations need the API key and the store key together, 7 the key alone,
+    each operation stating its own; the store key is sent too, or the 140 always fail (the
+    sweep's judge found it, #54.2)."""
+    schemes = {
+        "api_key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+        "store_key": {"type": "apiKey", "in": "header", "name": "x-store-key"},
+    }
+    doc = yaml.safe_load(_spec(api.url, schemes, []))
+    doc.pop("security", None)
+    (only,) = doc["paths"].values()
+    only["get"]["security"] = [{"api_key": [], "store_key": []}]
+    for n in range(2):  # more operations need both than the key alone
+        doc["paths"][f"/both{n}"] = {
+            "get": {
+                "operationId": f"both{n}",
+                "security": [{"api_key": [], "store_key": []}],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    doc["paths"]["/alone"] = {
+        "get": {
+            "operationId": "alone",
+            "security": [{"api_key": []}],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    host, files = _host(tmp_path, yaml.safe_dump(doc).encode(), "carts")
+    auth = json.loads(files["skill.json"])["auth"]
+    assert [(a["name"], a["env"]) for a in auth["also"]] == [("x-store-key", "CARTS_STORE_KEY")]
+    keys = {"CARTS_API_KEY": "k-0123456789", "CARTS_STORE_KEY": "s-0123456789"}
+    host.call("carts_both0", {}, environ=keys)
+    sent = api.seen[-1].headers
+    assert (sent["x-api-key"], sent["x-store-key"]) == ("k-0123456789", "s-0123456789")
+
+
 def test_a_credential_declared_as_a_header_parameter_is_the_skills_own(
     tmp_path: Path, api: HostileApi
 ) -> None:

@@ -37,6 +37,11 @@ __all__ = ["Outcome", "compared", "kind_of", "run_sweep", "slug_for", "summarize
 STATUSES = ("ok", "refused", "findings", "unloadable", "timeout", "crash")
 # what a finding of each kind keeps in the summary (the count is always whole)
 KEPT = 5
+# requests of one spec openapi-core judges (spread over its tools; every tool is still called)
+JUDGED_AT_MOST = 400
+# seconds past a spec's limit before its worker is killed (the limit is checked in the worker;
+# this is for code that never returns to it)
+GRACE = 60.0
 
 
 class TimeLimit(BaseException):
@@ -52,6 +57,7 @@ class Outcome:
     phase: str = ""  # where a crash or timeout happened: derive, load, judge
     operations: int = 0
     called: int = 0
+    judged_requests: int = 0
     elsewhere: int = 0  # tools whose server is another host: not sent
     judged: bool = True
     unjudged: str = ""
@@ -70,7 +76,9 @@ def _time_limit(seconds: float) -> Iterator[None]:
         raise TimeLimit(f"over {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # again every second after: an event loop's callback swallows what it raises (asyncio logs a
+    # BaseException from a callback), and the next one lands in plain code
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     finally:
@@ -136,7 +144,7 @@ def sweep_one(
                 return out
             phase = "judge"
             server.seen.clear()
-            verdict = judge_files(files, data, spec, work, server, slug)
+            verdict = judge_files(files, data, spec, work, server, slug, JUDGED_AT_MOST)
     except TimeLimit as e:
         out.status, out.phase, out.reason = "timeout", phase, f"{phase} {e}"
         return out
@@ -148,6 +156,7 @@ def sweep_one(
     finally:
         out.seconds = round(time.perf_counter() - started, 2)
     out.called, out.elsewhere = verdict.called, len(verdict.elsewhere)
+    out.judged_requests = verdict.judged_requests
     out.judged, out.unjudged = verdict.judged, verdict.unjudged
     out.ungenerated, out.refused_args = verdict.ungenerated, verdict.refused
     out.failed, out.violations = verdict.failed, verdict.violations
@@ -202,17 +211,21 @@ def run_sweep(
     derive_limit: float = 120.0,
     limit: float = 600.0,
     progress: Callable[[int, int, Counter[str]], None] | None = None,
+    kept: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every one of `specs` (paths under `api`) swept in `jobs` worker processes; a worker that
-    dies (out of memory, a signal) is replaced and its spec counted a crash."""
+    """Every one of `specs` (paths under `api`) swept in `jobs` worker processes, each outcome
+    handed to `kept` as it comes; a worker that dies (out of memory, a signal) or outlives its
+    spec's limit by GRACE is replaced, its spec counted a crash or a timeout."""
     context = multiprocessing.get_context("fork")
     tasks: Any = context.Queue()
     results: Any = context.Queue()
     for spec in specs:
         tasks.put(spec)
     workers: dict[int, Any] = {}
-    current: dict[int, str] = {}
+    current: dict[int, tuple[str, float]] = {}  # worker → (its spec, when it began)
     spawned = 0
+    done: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
 
     def spawn() -> None:
         nonlocal spawned
@@ -224,38 +237,50 @@ def run_sweep(
         proc.start()
         workers[index] = proc
 
+    def finish(outcome: dict[str, Any]) -> None:
+        done.append(outcome)
+        counts[outcome["status"]] += 1
+        if kept:
+            kept(outcome)
+        if progress:
+            progress(len(done), len(specs), counts)
+
+    def replace_lost() -> None:
+        now = time.monotonic()
+        for index, proc in list(workers.items()):
+            spec, began = current.get(index, ("", now))
+            overdue = bool(spec) and now - began > limit + GRACE
+            if proc.is_alive() and not overdue:
+                continue
+            if overdue:
+                proc.kill()
+                proc.join(timeout=5)
+            del workers[index]
+            if current.pop(index, None) is not None:
+                why = (
+                    f"killed after {now - began:.0f} s (over {limit:g} s)"
+                    if overdue
+                    else f"the worker died (exit {proc.exitcode})"
+                )
+                finish(asdict(Outcome(spec, "timeout" if overdue else "crash", why)))
+            if len(done) < len(specs):
+                spawn()
+
     for _ in range(max(1, min(jobs, len(specs)))):
         spawn()
-    done: list[dict[str, Any]] = []
-    counts: Counter[str] = Counter()
     try:
         while len(done) < len(specs):
             try:
                 what, index, value = results.get(timeout=1.0)
             except queue.Empty:
-                for index, proc in list(workers.items()):
-                    if proc.is_alive():
-                        continue
-                    del workers[index]
-                    spec = current.pop(index, None)
-                    if spec is not None:  # died mid-spec
-                        code = proc.exitcode
-                        outcome = Outcome(spec, "crash", f"the worker died (exit {code})")
-                        done.append(asdict(outcome))
-                        counts["crash"] += 1
-                        if progress:
-                            progress(len(done), len(specs), counts)
-                    if len(done) < len(specs):
-                        spawn()
+                replace_lost()
                 continue
             if what == "start":
-                current[index] = value
-                continue
-            current.pop(index, None)
-            done.append(value)
-            counts[value["status"]] += 1
-            if progress:
-                progress(len(done), len(specs), counts)
+                current[index] = (value, time.monotonic())
+            else:
+                current.pop(index, None)
+                finish(value)
+            replace_lost()
     finally:
         for _ in workers:
             tasks.put(None)
@@ -291,6 +316,7 @@ def summarize(results: list[dict[str, Any]], about: dict[str, Any]) -> dict[str,
         "statuses": {s: statuses.get(s, 0) for s in STATUSES},
         "operations": sum(r["operations"] for r in results),
         "called": sum(r["called"] for r in results),
+        "judged_requests": sum(r["judged_requests"] for r in results),
         "ungenerated": sum(len(r["ungenerated"]) for r in results),
         "refused_args": sum(len(r["refused_args"]) for r in results),
         "failed": sum(len(r["failed"]) for r in results),
