@@ -156,12 +156,24 @@ def _secrets(doc: dict[str, Any], resolver: Resolver) -> _Secrets:
 
 def _without_literal_query(op: Operation) -> Operation:
     """A path that carries a query string or a fragment (`/?Action=List`, `/tags/{arn}#keys`, as
-    AWS writes them): the fragment is never sent, and the query's pairs are sent on every call."""
+    AWS writes them): the fragment is never sent, and the query's pairs are sent on every call,
+    but a pair whose value is a parameter's template, which is that parameter."""
     if "?" not in op.path and "#" not in op.path:
         return op
     path, _, query = op.path.split("#", 1)[0].partition("?")
-    literal = tuple(parse_qsl(query, keep_blank_values=True))
-    return replace(op, path=path or "/", literal_query=literal)
+    pairs = parse_qsl(query, keep_blank_values=True)
+    # `?lat={lat}` (weatherbit): a parameter the spec declares `in: path` whose template is in
+    # the query; it is the query parameter the key names, not the text `{lat}` sent as written
+    params = list(op.params)
+    literal = []
+    for key, value in pairs:
+        name = value[1:-1] if value.startswith("{") and value.endswith("}") else None
+        found = next((p for p in params if name is not None and p.name == name), None)
+        if found is None:
+            literal.append((key, value))
+            continue
+        params[params.index(found)] = replace(found, name=key, location="query", style="form")
+    return replace(op, path=path or "/", literal_query=tuple(literal), params=params)
 
 
 class _Extractor:

@@ -22,6 +22,7 @@ from skillpress.format.declaration import (
     MEDIA_TYPE,
     METHODS,
     MULTIPART_BODY,
+    PATH_TEMPLATE,
     path_template_names,
 )
 from skillpress.format.errors import SchemaTooLarge
@@ -333,6 +334,12 @@ def _body_args(op: Operation, shape: _Body, args: Args) -> str | None:
     return body_arg
 
 
+def _named_twice(op: Operation, base_url: str | None) -> str | None:
+    """A parameter the request's path (the server's path, then the operation's) names twice."""
+    named = PATH_TEMPLATE.findall(urlsplit(op.server_url or base_url or "").path + op.path)
+    return next((n for n in named if named.count(n) > 1), None)
+
+
 def declare_tool(
     op: Operation,
     types: dict[str, Any],
@@ -352,6 +359,9 @@ def declare_tool(
             f"its argument {hidden!r} holds an invisible character (zero-width or a"
             " direction control): it would read as another name"
         )
+    twice = _named_twice(op, base_url)
+    if twice is not None:  # a request names each path parameter once (what the runtime loads)
+        return None, f"its path names the parameter {{{twice}}} twice"
     shape = _body_of(op)
     if isinstance(shape, str):
         return None, shape

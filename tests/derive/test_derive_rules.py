@@ -738,3 +738,48 @@ def test_a_parameter_never_empty_says_so_though_its_schema_allows_zero_length() 
         "minLength": 1,
         "pattern": HEADER_VALUE_PATTERN,
     }
+
+
+def test_a_path_that_names_a_parameter_twice_stays_prose_with_why() -> None:
+    """Azure Stack's `…/resourceGroups/System.{location}/…/fabricLocations/{location}/…`: the
+    runtime loads no operation whose URL names a parameter twice, so derive makes it no tool
+    and says why (the sweep found it unloadable, #54)."""
+    twice = "/groups/System.{location}/fabricLocations/{location}/results"
+    op = {
+        "get": {
+            "operationId": "getResults",
+            "parameters": [{"name": "location", "in": "path", "required": True}],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    files = derive_package(
+        doc({twice: op, "/other": {"get": {**op["get"], "operationId": "o", "parameters": []}}})
+    ).files
+    meta = json.loads(files["skill.json"])
+    (prose,) = [o for o in meta["operations"] if o["name"] == "get_results"]
+    assert "tool" not in prose or not prose["tool"]
+    assert "its path names the parameter {location} twice" in files["get_results.md"].decode()
+    load_skill(files)  # what derive writes, the runtime loads
+
+
+def test_a_parameter_templated_in_the_paths_query_is_that_query_parameter() -> None:
+    """weatherbit writes `/alerts?lat={lat}&lon={lon}` with lat and lon declared `in: path`:
+    they are the query's `lat` and `lon`, arguments the model gives, not the text `{lat}` sent
+    on every call (the sweep's judge found it, #54.2)."""
+    op = {
+        "get": {
+            "operationId": "getAlerts",
+            "parameters": [
+                {"name": "lat", "in": "path", "required": True, "schema": {"type": "number"}},
+                {"name": "lon", "in": "path", "required": True, "schema": {"type": "number"}},
+                {"name": "key", "in": "query", "schema": {"type": "string"}},
+            ],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    files = derive_package(doc({"/alerts?lat={lat}&lon={lon}&units=M": op})).files
+    skill = load_skill(files)
+    tool = skill.tool("get_alerts")
+    assert sorted(tool.schema["required"]) == ["lat", "lon"]
+    request = build_request(tool, {"lat": 1.5, "lon": -2, "key": "k"}, skill.hosts)
+    assert request.url == "https://rules.example/v1/alerts?lat=1.5&lon=-2&key=k&units=M"

@@ -116,6 +116,63 @@ EXPLAINED: tuple[Explained, ...] = (
     Explained(
         "*",
         "*",
+        "header parameter: Content-Type",
+        "limit",
+        "OAS: a header parameter named Content-Type, Accept or Authorization SHALL be ignored;"
+        " openapi-core holds the request to it (the runtime writes Content-Type for the body)",
+    ),
+    Explained(
+        "*",
+        "*",
+        "header parameter: Accept",
+        "limit",
+        "as above, for an Accept header parameter",
+    ),
+    Explained(
+        "*",
+        "*",
+        "header parameter: Authorization",
+        "limit",
+        "as above, for an Authorization header parameter (the credential is the scheme's)",
+    ),
+    Explained(
+        "*",
+        "*",
+        "value='judge-",
+        "limit",
+        "the judge's stand-in for a credential read from the environment (`judge-<variable>`)"
+        " is not of the format or pattern the spec gives that header or query parameter",
+    ),
+    Explained(
+        "*",
+        "*",
+        "Missing required path parameter",
+        "spec",
+        "a parameter declared `in: path` whose template is in the path key's query"
+        " (`/alerts?lat={lat}`): it is sent as that query parameter; openapi-core finds no path"
+        " parameter",
+        also="?",
+    ),
+    Explained(
+        "*",
+        "*",
+        "MediaTypeDeserializeError(mimetype='application/json'",
+        "spec",
+        'a parameter declared with JSON `content` is checked as a JSON text (`\\"abc\\"` with its'
+        " quotes); the API's own examples take the value as written, as it is sent",
+    ),
+    Explained(
+        "*",
+        "*",
+        "Schemes not valid for any requirement",
+        "limit",
+        "a mutualTLS scheme: a client certificate, which a call presents at the TLS layer, not"
+        " in the request; openapi-core finds no credential in the request",
+        also="MutualTls",
+    ),
+    Explained(
+        "*",
+        "*",
         "CastError(value='{",
         "spec",
         "a query parameter that is a list of objects: OAS defines no way to write an object"
@@ -238,13 +295,21 @@ EXPLAINED: tuple[Explained, ...] = (
         " that lists one, met or not",
     ),
     Explained(
-        "github.json.gz",
         "*",
-        "Invalid path parameter: alert_number; InvalidSchemaValue(value=1, type='integer', sche"
-        "ma_errors=(<ValidationError: 'Tried to write read-only property",
+        "*",
+        "Tried to write read-only property",
         "limit",
         "openapi-core applies readOnly to a parameter's schema (GitHub's alert-number is a"
         " readOnly integer reused as a path parameter); OAS defines readOnly for properties",
+        also="Invalid path parameter",
+    ),
+    Explained(
+        "*",
+        "*",
+        "Tried to write read-only property",
+        "limit",
+        "as above, for a query parameter's schema",
+        also="Invalid query parameter",
     ),
     Explained(
         "dialogporten.json",
@@ -272,7 +337,7 @@ EXPLAINED: tuple[Explained, ...] = (
         " `update_mask=judge` (an array of one) is checked as the string itself",
     ),
     Explained(
-        "stripe.json",
+        "stripe*",
         "*",
         "DeserializeError('deepObject'",
         "limit",
@@ -280,7 +345,7 @@ EXPLAINED: tuple[Explained, ...] = (
         " (`expand[0]=…`) and anyOf objects (`created[gte]=…`) fail before validation",
     ),
     Explained(
-        "stripe.json",
+        "stripe*",
         "*",
         "CastError(value=",
         "limit",
@@ -337,7 +402,7 @@ EXPLAINED: tuple[Explained, ...] = (
         "a path parameter `id` the path `/api/bills` has no place for",
     ),
     Explained(
-        "slack.json",
+        "slack*",
         "*",
         "'token'",
         "ours",
@@ -347,14 +412,14 @@ EXPLAINED: tuple[Explained, ...] = (
         " 2021 (Slack's own changelog); a secret never goes into a URL for a model",
     ),
     Explained(
-        "slack.json",
+        "slack*",
         "*",
         "Missing required query parameter: token",
         "ours",
         "as above: the token goes in the Authorization header",
     ),
     Explained(
-        "slack.json",
+        "slack*",
         "*",
         "Missing required request body",
         "ours",

@@ -83,10 +83,16 @@ def _spread(path: str) -> str:
     return hashlib.sha256(path.encode()).hexdigest()
 
 
+WRONG_TAKEN = 60  # of the specs a whole sweep found wrong (every crash, timeout, unloadable)
+
+
 def choose(api: Path, found_wrong: dict[str, str]) -> list[tuple[str, str]]:
-    """(spec, why) pairs: every spec a sweep found wrong, then PER_TRAIT small ones of each
-    trait, then HUGE_TAKEN huge ones."""
-    chosen: dict[str, str] = dict(found_wrong)
+    """(spec, why) pairs: every spec a sweep found crashing, timing out or unloadable and
+    WRONG_TAKEN it found other findings in, then PER_TRAIT small ones of each trait, then
+    HUGE_TAKEN huge ones."""
+    worst = {s: w for s, w in found_wrong.items() if "findings" not in w}
+    rest = sorted((s for s in found_wrong if s not in worst), key=_spread)[:WRONG_TAKEN]
+    chosen: dict[str, str] = worst | {s: found_wrong[s] for s in rest}
     every = specs(api)
     sizes = {s: (api / s).stat().st_size for s in every}
     small = sorted((s for s in every if sizes[s] <= SMALL), key=_spread)

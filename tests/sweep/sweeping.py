@@ -216,7 +216,8 @@ def run_sweep(
     """Every one of `specs` (paths under `api`) swept in `jobs` worker processes, each outcome
     handed to `kept` as it comes; a worker that dies (out of memory, a signal) or outlives its
     spec's limit by GRACE is replaced, its spec counted a crash or a timeout."""
-    context = multiprocessing.get_context("fork")
+    # spawned, not forked: a test session's threads (its servers) are not copied half-way
+    context = multiprocessing.get_context("spawn")
     tasks: Any = context.Queue()
     results: Any = context.Queue()
     for spec in specs:
