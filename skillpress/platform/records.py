@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -89,10 +90,20 @@ class RecordStore:
             db.parent.mkdir(parents=True, exist_ok=True)
             # the records hold approval values and fixed headers: the operator's alone (SQLite
             # gives its -wal and -shm files the database file's own mode)
-            os.close(os.open(db, os.O_CREAT | os.O_RDONLY, 0o600))
+            # (created only where missing: closing a descriptor of a database this process
+            # already has open drops every POSIX lock SQLite holds on it, across all its threads)
+            if not db.exists():
+                try:
+                    os.close(os.open(db, os.O_CREAT | os.O_EXCL | os.O_RDONLY, 0o600))
+                except FileExistsError:
+                    pass  # another process created it this instant
             os.chmod(db, 0o600)
-        self.engine: Engine = create_engine(self.url, pool_pre_ping=True)
-        if self.url.startswith("sqlite"):
+        sqlite = self.url.startswith("sqlite")
+        # SQLite: a writer waits up to 30 s for another process's write (the library's 5 s is
+        # shorter than a loaded machine's burst of concurrent callers in one home)
+        args: dict[str, Any] = {"timeout": 30.0} if sqlite else {}
+        self.engine: Engine = create_engine(self.url, pool_pre_ping=True, connect_args=args)
+        if sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
 
     def _scripts(self) -> tuple[Config, ScriptDirectory]:
@@ -234,5 +245,8 @@ def _quietly(action: Callable[[], object]) -> None:
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA journal_mode=WAL")
+    # switching to WAL takes a lock SQLite's busy wait does not cover: ask first, so a database
+    # already in WAL (every one after its first open) never contends for it
+    if cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        cur.execute("PRAGMA journal_mode=WAL")
     cur.close()

@@ -128,6 +128,31 @@ def test_the_home_and_the_records_are_the_operators_alone(tmp_path: Path) -> Non
         ctx.close()
 
 
+def test_opening_the_store_again_keeps_the_locks_this_process_holds(tmp_path: Path) -> None:
+    """A second store on the same SQLite file in one process (a call opening its context while
+    another call reads) must not drop the first one's locks: another process could then switch
+    the journal or delete the WAL under it ("database is locked" seen in CI with MCP calls)."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "records.db"
+    first = RecordStore(f"sqlite:///{db}")
+    first.migrate()
+    with first.engine.connect() as reading:
+        reading.execute(text("SELECT version_num FROM alembic_version")).all()
+        RecordStore(f"sqlite:///{db}").close()
+        probe = (
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=0.2)\n"
+            "try: print(c.execute('PRAGMA journal_mode=DELETE').fetchone()[0])\n"
+            "except sqlite3.OperationalError as e: print(e)"
+        )
+        said = subprocess.run(
+            [sys.executable, "-c", probe, str(db)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    first.close()
+    assert said == "database is locked", said
+
+
 def test_a_schema_behind_or_ahead_is_refused_and_never_touched(records: RecordStore) -> None:
     """#44.2 on both databases: a process that does not migrate refuses an older schema, and no
     process (nor `migrate`) touches one a newer release stamped."""
