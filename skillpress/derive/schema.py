@@ -269,6 +269,7 @@ class SchemaTranslator:
             out["items"] = self._tr(items, f"{where}/items", depth + 1, stack, False)
         elif out.get("type") == "array":
             out["items"] = {}
+        _enum_of_items(out, enum)
         if isinstance(s.get("prefixItems"), list):
             out["prefixItems"] = [
                 self._tr(i, f"{where}/prefixItems/{n}", depth + 1, stack, False)
@@ -340,6 +341,23 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+def _enum_of_items(out: dict[str, Any], enum: Any) -> None:
+    """An array whose spec gives it an enum of single values (Swagger 2's converted query lists:
+    `type: array, enum: [live, promotions]`, which no list can equal) offers them as its items'
+    values, what the spec means."""
+    items = out.get("items")
+    if out.get("type") != "array" or not isinstance(items, dict) or "enum" in items:
+        return
+    if not isinstance(enum, list) or not all(isinstance(v, (str, int, float)) for v in enum):
+        return
+    values = _enum_of_type(enum, items.get("type"))
+    if values:
+        out["items"] = {**items, "enum": values}
+
+
+_CODE_NAMED = re.compile(r"(-?\d+) \([^()]*\)$")
+
+
 def _enum_of_type(values: list[Any], kind: Any) -> list[Any]:
     """An enum's values as values of its schema's one `type`: a spec's `type: string` with
     `enum: [true, false]` (no string is one of them, so no call could be made) offers "true" and
@@ -356,8 +374,9 @@ def _enum_of_type(values: list[Any], kind: Any) -> list[Any]:
         elif kind == "boolean" and v in ("true", "false"):
             out.append(v == "true")
         elif kind in ("integer", "number") and isinstance(v, str):
+            coded = _CODE_NAMED.match(v)  # "1 (Public)": the code, named (visualstudio)
             try:
-                number = float(v) if kind == "number" else int(v)
+                number = float(v) if kind == "number" else int(coded[1] if coded else v)
             except ValueError:
                 continue
             out.append(number)

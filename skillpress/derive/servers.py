@@ -99,7 +99,23 @@ def override_server(servers: Any, given: str | None, own: str | None = None) -> 
         return theirs  # another host: the operator's base URL is for the API's own
     if own and theirs and theirs.startswith(own.rstrip("/")):
         return given.rstrip("/") + theirs[len(own.rstrip("/")) :]
+    root = _root_of(given, own)
+    if root is not None and theirs:  # the own host at a shorter path (GHES's `/setup` beside
+        return root + urlsplit(theirs).path.rstrip("/")  # `/api/v3`): there under the given
     return given.rstrip("/")
+
+
+def _root_of(given: str, own: str | None) -> str | None:
+    """Where the own server's host is under the base URL given: `given` without the path the
+    own server adds (`https://ghe.corp/api/v3` for `{protocol}://{hostname}/api/v3` →
+    `https://ghe.corp`); None when the given URL does not end in that path."""
+    if not own:
+        return None
+    own_path = urlsplit(own).path.rstrip("/")
+    given = given.rstrip("/")
+    if not own_path or not given.endswith(own_path):
+        return None
+    return given[: -len(own_path)]
 
 
 def swagger2_server(doc: dict[str, Any], base_url: str | None) -> tuple[str | None, str | None]:

@@ -690,8 +690,9 @@ def test_an_enum_of_values_not_of_its_type_is_read_as_that_type() -> None:
     tool could never be called (the sweep found it, #54.2); what is offered is its type's."""
     body = {
         "type": "object",
-        "required": ["lower", "size", "flag", "odd"],
+        "required": ["lower", "size", "flag", "odd", "privacy"],
         "properties": {
+            "privacy": {"type": "integer", "enum": ["0 (Private)", "1 (Public)"]},
             "lower": {"type": "string", "enum": [True, False]},
             "size": {"type": "integer", "enum": ["1", "2", "x"]},
             "flag": {"type": "boolean", "enum": ["true", "false"]},
@@ -710,6 +711,58 @@ def test_an_enum_of_values_not_of_its_type_is_read_as_that_type() -> None:
     assert props["size"] == {"type": "integer", "enum": [1, 2]}
     assert props["flag"] == {"type": "boolean", "enum": [True, False]}
     assert props["odd"] == {"type": "string"}  # no value of its type: the type alone
+    assert props["privacy"] == {"type": "integer", "enum": [0, 1]}  # visualstudio: named codes
+
+
+def test_a_list_given_an_enum_of_single_values_offers_them_as_its_items() -> None:
+    """bbci's `mixin`, visagecloud's `purposes` (converted Swagger 2 lists): `type: array` with
+    `enum: [live, promotions]`, which no list equals; the items are what the enum means."""
+    mixin = {"type": "array", "items": {"type": "string"}, "enum": ["live", "promotions"]}
+    op = {
+        "get": {
+            "operationId": "highlights",
+            "parameters": [{"name": "mixin", "in": "query", "schema": mixin}],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    props = tools_of(doc({"/highlights": op}))["rules_highlights"]["properties"]
+    assert props["mixin"] == {
+        "type": "array",
+        "items": {"type": "string", "enum": ["live", "promotions"]},
+    }
+
+
+def test_an_operation_server_on_the_own_host_at_another_path_follows_the_base_url() -> None:
+    """GHES: the API at `{protocol}://{hostname}/api/v3`, its setup operations at
+    `{protocol}://{hostname}` (the sweep found them sent under /api/v3): given the base URL
+    `https://ghe.corp/api/v3`, setup is at `https://ghe.corp/setup/…`."""
+    variables = {"hostname": {"default": "HOSTNAME"}, "protocol": {"default": "http"}}
+    ok = {"200": {"description": "ok"}}
+    paths = {
+        "/user": {"get": {"operationId": "me", "responses": ok}},
+        "/setup/api/configure": {
+            "post": {
+                "operationId": "configure",
+                "servers": [{"url": "{protocol}://{hostname}", "variables": variables}],
+                "responses": ok,
+            }
+        },
+    }
+    spec = doc(paths, servers=[{"url": "{protocol}://{hostname}/api/v3", "variables": variables}])
+    files = derive_package(spec, DeriveOptions(base_url="https://ghe.corp/api/v3")).files
+    urls = {name: _url_of(files[f"{name}.md"]) for name in ("me", "configure")}
+    assert urls == {
+        "me": "https://ghe.corp/api/v3/user",
+        "configure": "https://ghe.corp/setup/api/configure",
+    }
+
+
+def _url_of(operation_file: bytes) -> str:
+    import re
+
+    found = re.search(r'^  url: "([^"]+)"$', operation_file.decode(), re.M)
+    assert found, operation_file[:300]
+    return found[1]
 
 
 def test_a_parameter_never_empty_says_so_though_its_schema_allows_zero_length() -> None:

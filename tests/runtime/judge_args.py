@@ -71,11 +71,23 @@ def _from_pattern(pattern: str, lo: int, hi: int) -> str | None:
     return None
 
 
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
 def _string(schema: dict[str, Any]) -> str | None:
     lo = int(schema.get("minLength", 0))
     hi = int(schema.get("maxLength", 10**6))
     fmt = schema.get("format")
     if isinstance(schema.get("pattern"), str):
+        # a format's stand-in where the pattern admits it (a base64 header: `byte` and the
+        # header-value pattern), else one the pattern makes
+        known = _FORMATS.get(fmt) if isinstance(fmt, str) else None
+        if known is not None and lo <= len(known) <= hi and _matches(schema["pattern"], known):
+            return known
         return _from_pattern(schema["pattern"], lo, hi)
     if isinstance(fmt, str) and fmt in _FORMATS:
         return _FORMATS[fmt]

@@ -38,11 +38,16 @@ from tests.runtime.judge_args import valid_arguments
 
 
 class _Credentials(Mapping[str, str]):
-    """Every credential variable set (a distinct dummy each), client id and secret never: a
-    token is never fetched from the internet."""
+    """Every credential variable set (a distinct dummy each), an OAuth client's id and secret
+    never: a token is never fetched from the internet. A header sent beside the first credential
+    (`auth.also`, such as apisetu's X-APISETU-CLIENTID) is a credential even when its variable
+    ends in _CLIENT_ID."""
+
+    def __init__(self, beside: frozenset[str] = frozenset()) -> None:
+        self.beside = beside
 
     def __getitem__(self, key: str) -> str:
-        if key.endswith(("_CLIENT_ID", "_CLIENT_SECRET")):
+        if key.endswith(("_CLIENT_ID", "_CLIENT_SECRET")) and key not in self.beside:
             raise KeyError(key)
         return f"judge-{key.lower()}"
 
@@ -83,7 +88,9 @@ def _local_servers(value: Any, own_host: str, local: str) -> Any:
             # on the API's own host; or any host where the own is a stand-in (`*.local`):
             # derive moves those to the base URL given (`override_server`)
             if url and (host_of(url) == own_host or placeholder_host(own_host)):
-                path = urlsplit(url).path.rstrip("/")
+                # (`https://cloud.redhat.com/{basePath}` with basePath `/api/…`: one slash,
+                # as derive joins it)
+                path = re.sub("/{2,}", "/", urlsplit(url).path).rstrip("/")
                 kept = {
                     k: v
                     for k, v in (server.get("variables") or {}).items()
@@ -434,6 +441,41 @@ EXPLAINED: tuple[Explained, ...] = (
         " requires no field, so a value names its `type` to match one branch only; the"
         " judge's fewest-fields value (an AchDetails without `type`) matches two",
     ),
+    Explained(
+        "*",
+        "*",
+        "MediaTypeDeserializeError(mimetype='*/*'",
+        "limit",
+        "a parameter declared with `content: {'*/*': …}` (telnyx's path ids): openapi-core has"
+        " no deserializer for */* and refuses any value; the runtime sends it as text",
+    ),
+    Explained(
+        "*",
+        "*",
+        "could not be resolved",
+        "spec",
+        "a discriminator's mapping names a file the document does not carry"
+        " (`models/droplet_actions.yml#/droplet_action`) or a schema it does not have: no value"
+        " can be checked against it",
+    ),
+    Explained(
+        "atlassian.com/jira.json",
+        "*",
+        "'defaultScreen' is a required property",
+        "spec",
+        "ScreenTypes requires `defaultScreen` and allows only `default`, `create`, `edit` and"
+        " `view` (additionalProperties: false): no body is valid; derive requires what the"
+        " object may have",
+    ),
+    Explained(
+        "atlassian.com/jira.json",
+        "*",
+        "'securitySchemeLevelMembers' is a required property",
+        "spec",
+        "SecuritySchemeMembersRequest requires `securitySchemeLevelMembers` and allows only"
+        " `members` (additionalProperties: false): no body is valid; derive requires what the"
+        " object may have",
+    ),
 )
 
 
@@ -449,7 +491,62 @@ def _explained(spec: str, message: str) -> Explained | None:
         and e.says in message
         and e.also in message
     ]
-    return min(found, key=lambda e: ("*" in e.spec, e.tool == "*"), default=None)
+    return min(found, key=lambda e: ("*" in e.spec, e.tool == "*"), default=_enum_misfit(message))
+
+
+ENUM_OF_SINGLES = Explained(
+    "*",
+    "*",
+    "is not one of",
+    "spec",
+    "an enum of single values on a list (`type: array, enum: [live, promotions]`): no list"
+    " equals one of them; derive offers them as the items' values, what the spec means",
+)
+ENUM_OF_ANOTHER_TYPE = Explained(
+    "*",
+    "*",
+    "is not one of",
+    "spec",
+    "an enum whose values are of another type than its schema's (`type: string`,"
+    ' `enum: [true, false]` or `[43, 169]`, `type: integer` with `["0 (Private)"]`): no value of'
+    " the type equals one; derive offers them as values of the type, what the spec means",
+)
+_ERROR = re.compile(r"<ValidationError: \"(.*?)\">")
+_NOT_ONE_OF = re.compile(r"(.+) is not one of (\[.*\])")
+
+
+def _same_but_type(listed: Any, value: Any) -> bool:
+    """`listed` (an enum's value) is `value` written as another type: "true" for true, 43 for
+    "43", or an integer's code with its name (visualstudio's `"1 (Public)"` for 1)."""
+    if json.dumps(listed).strip('"') == json.dumps(value).strip('"'):
+        return True
+    return isinstance(value, int) and isinstance(listed, str) and listed.startswith(f"{value} (")
+
+
+def _enum_misfit(message: str) -> Explained | None:
+    """The explanation when every schema error openapi-core names is a value against an enum
+    the spec wrote of another type (or for a list, of single values): the spec's mistake."""
+    import ast
+
+    errors = _ERROR.findall(message)
+    kinds = set()
+    for error in errors:
+        m = _NOT_ONE_OF.fullmatch(error)
+        if not m:
+            return None
+        try:
+            value, enum = ast.literal_eval(m[1]), ast.literal_eval(m[2])
+        except (ValueError, SyntaxError):
+            return None
+        if not isinstance(enum, list):
+            return None
+        if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in enum):
+            kinds.add(ENUM_OF_SINGLES)
+        elif any(_same_but_type(v, value) for v in enum):
+            kinds.add(ENUM_OF_ANOTHER_TYPE)
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -677,6 +774,8 @@ def judge_files(
         tmp / "skills", limits=CallLimits(retries=0, timeout=20), gatekeeper=lambda check: None
     )
     skill = host.bound()[0]
+    also = (json.loads(files["skill.json"]).get("auth") or {}).get("also") or ()
+    environ = _Credentials(frozenset(str(c.get("env")) for c in also if c.get("env")))
     oracle = None
     prefixes: tuple[str, ...] = ("",)
     aliases: tuple[_Alias, ...] = ()
@@ -722,7 +821,7 @@ def judge_files(
             continue
         before = len(api.seen)
         try:
-            host.call(tool.name, args, environ=_Credentials())
+            host.call(tool.name, args, environ=environ)
         except Exception as e:  # noqa: BLE001 - every failure is a finding, named
             verdict.failed.append(f"{tool.name}: {type(e).__name__}: {e}")
             continue
