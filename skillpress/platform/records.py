@@ -245,8 +245,8 @@ def _quietly(action: Callable[[], object]) -> None:
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
-    # switching to WAL takes a lock SQLite's busy wait does not cover: ask first, so a database
-    # already in WAL (every one after its first open) never contends for it
+    # ask first: a database already in WAL (every one after its first open) needs no switch,
+    # and a switch is a write every new connection would otherwise contend for
     if cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         cur.execute("PRAGMA journal_mode=WAL")
     cur.close()

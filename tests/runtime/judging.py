@@ -6,6 +6,7 @@ the suite over the fixture specs (`test_judge.py`) and by `just sweep` over the 
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import json
 import re
@@ -526,8 +527,6 @@ def _same_but_type(listed: Any, value: Any) -> bool:
 def _enum_misfit(message: str) -> Explained | None:
     """The explanation when every schema error openapi-core names is a value against an enum
     the spec wrote of another type (or for a list, of single values): the spec's mistake."""
-    import ast
-
     errors = _ERROR.findall(message)
     kinds = set()
     for error in errors:
