@@ -36,6 +36,7 @@ __all__ = [
     "EXHAUSTED_SUBJECTS",
     "LIVE_BUCKET",
     "live_subject",
+    "live_pointers",
     "server_list",
 ]
 
@@ -47,6 +48,31 @@ T = TypeVar("T")
 
 def live_subject(slug: str) -> str:
     return f"$KV.{LIVE_BUCKET}.{slug}"
+
+
+async def live_pointers(nc: Client) -> dict[str, bytes]:
+    """Every live pointer in the bucket, by skill: the subjects the stream holds (its own count,
+    asked of the server) each read, a deleted one left out.
+
+    Not nats-py's `KeyValue.keys()`: it starts a push watch and reads the consumer's pending
+    count, and a pointer delivered between the two is counted neither as pending nor as received,
+    so under load it answered "no keys" for a bucket holding some (seen in CI)."""
+    from nats.js.errors import KeyNotFoundError
+
+    js = nc.jetstream(timeout=10)
+    prefix = live_subject("")
+    info = await js.stream_info(f"KV_{LIVE_BUCKET}", subjects_filter=f"{prefix}>")
+    kv = await js.key_value(LIVE_BUCKET)
+    out: dict[str, bytes] = {}
+    for subject in sorted(info.state.subjects or {}):
+        key = subject.removeprefix(prefix)
+        try:
+            entry = await kv.get(key)
+        except KeyNotFoundError:  # deleted or purged: its marker is all the stream holds
+            continue
+        if entry.value is not None:
+            out[key] = entry.value
+    return out
 
 
 # JetStream's advisory for a message whose deliveries ran out unacknowledged (its last holder died

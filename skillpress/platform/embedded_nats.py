@@ -10,6 +10,7 @@ import os
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from skillpress.platform.local_processes import (
     LocalServerError,
@@ -154,7 +155,7 @@ class NatsServer:
         self.proc.start()
         ports = self.home / f"nats-server_{self.proc.pid}.ports"
         deadline = time.monotonic() + timeout
-        while not ports.exists():
+        while (info := _ports_of(ports)) is None:
             if not self.proc.running():
                 raise LocalServerError(
                     f"nats-server exited during start: see {self.home / 'nats.log'}"
@@ -163,7 +164,6 @@ class NatsServer:
                 self.proc.kill()
                 raise LocalServerError(f"nats-server wrote no ports file in {timeout}s")
             time.sleep(0.02)
-        info = json.loads(ports.read_text())
         self.address = info["nats"][0]
         self.url = self.url_for("operator")
         self.monitor_url = info["monitoring"][0]
@@ -308,3 +308,15 @@ def reap_stale_nodes(home: Path) -> list[int]:
     for node in sorted(home.glob("n*")):
         killed += reap_stale(node)
     return killed
+
+
+def _ports_of(path: Path) -> dict[str, Any] | None:
+    """The addresses nats-server wrote to its ports file, or None until it has written them
+    whole (it creates the file before it writes it: a read in between finds it empty)."""
+    try:
+        info = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    if not isinstance(info, dict) or not info.get("nats") or not info.get("monitoring"):
+        return None
+    return info

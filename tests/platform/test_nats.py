@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -266,3 +267,22 @@ async def test_a_configured_nats_is_reached_with_tls_and_the_settings_credential
             )
     finally:
         proc.stop()
+
+
+def test_a_ports_file_is_read_only_once_written_whole(tmp_path: Path) -> None:
+    """nats-server creates its ports file before it writes it: a start that read it in between
+    failed on an empty file under load (a flaky outage test in CI). Empty, half-written or
+    without the client address, it is not yet read; written whole, it is."""
+    from skillpress.platform.embedded_nats import _ports_of
+
+    path = tmp_path / "nats-server_1.ports"
+    assert _ports_of(path) is None
+    path.write_text("")
+    assert _ports_of(path) is None
+    path.write_text('{"nats": ["nats://127.0.0.1:4222"], "monitoring"')
+    assert _ports_of(path) is None
+    path.write_text('{"monitoring": ["http://127.0.0.1:8222"]}')
+    assert _ports_of(path) is None
+    whole = {"nats": ["nats://127.0.0.1:4222"], "monitoring": ["http://127.0.0.1:8222"]}
+    path.write_text(json.dumps(whole))
+    assert _ports_of(path) == whole

@@ -77,21 +77,10 @@ def said(d: Disagreement, repaired: bool) -> str:
 async def reconcile_live(ctx: AppContext, nc: object, repair: bool) -> list[Disagreement]:
     """The disagreements between the records and the live bucket on `nc` (a connected nats-py
     client), each repaired when `repair`: the pointer written from the records, or removed."""
-    from nats.js.errors import KeyNotFoundError, NoKeysError
-
-    from skillpress.platform.broker import LIVE_BUCKET
+    from skillpress.platform.broker import LIVE_BUCKET, live_pointers
 
     kv = await nc.jetstream().key_value(LIVE_BUCKET)  # type: ignore[attr-defined]
-    try:
-        keys = await kv.keys()
-    except NoKeysError:
-        keys = []
-    pointers: dict[str, bytes | None] = {}
-    for key in keys:
-        try:
-            pointers[key] = (await kv.get(key)).value
-        except KeyNotFoundError:
-            continue
+    pointers: dict[str, bytes | None] = dict(await live_pointers(nc))  # type: ignore[arg-type]
     truth = await asyncio.to_thread(live_versions, ctx)
     found = disagreements(truth, pointers)
     if repair:

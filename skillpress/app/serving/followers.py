@@ -209,10 +209,10 @@ async def follow_live(
     `on_missing` is told each skill the records say is live (its slug, the version) whose
     pointer NATS does not have: nothing can follow it until `skillpress reconcile`.
     `on_refused` is told each pointer refused (`vouched`), in one line; following goes on."""
-    from nats.js.errors import BucketNotFoundError, NoKeysError, NotFoundError
+    from nats.js.errors import BucketNotFoundError, NotFoundError
 
     from skillpress.app.base.bus import StackError
-    from skillpress.platform.broker import LIVE_BUCKET, connect, nats_options
+    from skillpress.platform.broker import LIVE_BUCKET, connect, live_pointers, nats_options
 
     read = store_reader(ctx)
     await _hold_pins(read, lambda slug, ref: _pointer(ctx, slug, ref), out, fmt, pins, on_swap)
@@ -246,18 +246,15 @@ async def follow_live(
             raise StackError(
                 f"NATS has no {LIVE_BUCKET} bucket yet: start `skillpress up` (or serve) first"
             ) from None
-        try:
-            keys = await kv.keys()
-        except NoKeysError:
-            keys = []
-        for key in sorted(keys):
+        pointers = await live_pointers(nc)
+        for key, raw in pointers.items():
             if wanted(key):
-                await apply((await kv.get(key)).value)
+                await apply(raw)
         if on_missing is not None:  # the records are the truth: say what NATS has lost
             from skillpress.app.records.versions import live_versions
 
             for live in await asyncio.to_thread(live_versions, ctx):
-                if wanted(live.skill) and live.skill not in keys:
+                if wanted(live.skill) and live.skill not in pointers:
                     on_missing(live.skill, live.version_id)
         if stop is not None:
             await _watch(kv, stop, apply)
