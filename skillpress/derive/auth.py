@@ -344,7 +344,8 @@ def _companions(
     """The credentials an AND requirement sends with the chosen one (VTEX's appKey and
     appToken), each from its own variable: the AND requirement most operations state, unless
     at least as many need the chosen one alone (api2cart: 140 operations need the API key and
-    the store key together, 7 the key alone: without the store key those 140 always fail)."""
+    the store key together, 7 the key alone: without the store key those 140 always fail). One
+    in the chosen one's own header is left out: a request carries only one of them."""
     if chosen is None:
         return []
     together = [alt for alt in alternatives if chosen in alt and len(alt) > 1]
@@ -354,8 +355,12 @@ def _companions(
     if alternatives[frozenset({chosen})] >= alternatives[best]:
         return []
     out = []
+    mine = str(schemes[chosen][1] or "").lower() if places.get(chosen, "header") == "header" else ""
     for name in sorted(best - {chosen}):
         kind, header, _ = schemes[name]
+        if mine and places.get(name, "header") == "header" and str(header or "").lower() == mine:
+            continue  # the chosen one's own header (Azure's registry basic AND an apiKey named
+            # Authorization): one request carries one of them, and the chosen one is sent
         out.append(
             {
                 "name": header,

@@ -110,6 +110,9 @@ class Operation:
     # pairs the spec wrote into the path itself (`/?Action=List`): sent on every call
     literal_query: tuple[tuple[str, str], ...] = ()
     paging: Paging | None = None  # how a read pages, by the names the API reads
+    # its own server (the operation's or path's) when that is a stand-in for a host of the
+    # operator's other than the API's (`https://your-hrp-server.com`): no call can be sent
+    stand_in_server: str | None = None
 
     @property
     def key(self) -> str:

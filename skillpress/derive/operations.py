@@ -13,7 +13,7 @@ from skillpress.derive.model import Body, Operation, Param, Response, Webhook
 from skillpress.derive.paging import FieldTree, detect_paging
 from skillpress.derive.refs import Resolver
 from skillpress.derive.schema import SchemaTranslator
-from skillpress.derive.servers import override_server
+from skillpress.derive.servers import override_server, stand_in_server
 from skillpress.derive.shapes import as_dict, as_list, as_str
 from skillpress.format.errors import SpecRefused
 from skillpress.format.paging import Paging
@@ -498,9 +498,10 @@ class _Extractor:
             if not isinstance(item, dict):
                 continue
             path_params = self._params(item.get("parameters"), where)
-            path_server = None
+            path_server = path_stand_in = None
             if not self.swagger2 and isinstance(item.get("servers"), list) and item["servers"]:
                 path_server = override_server(item["servers"], self.base_url, self.own_url)
+                path_stand_in = stand_in_server(item["servers"], self.doc.get("servers"))
             for method in METHODS:
                 raw_op = item.get(method)
                 if not isinstance(raw_op, dict):
@@ -508,6 +509,11 @@ class _Extractor:
                 made = self._operation(
                     path, method, raw_op, path_params, path_server, doc_consumes, doc_produces
                 )
+                own = raw_op.get("servers")
+                if not self.swagger2 and isinstance(own, list) and own:
+                    made.stand_in_server = stand_in_server(own, self.doc.get("servers"))
+                else:
+                    made.stand_in_server = path_stand_in
                 ops.append(_without_literal_query(made))
         return ops
 

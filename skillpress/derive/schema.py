@@ -52,6 +52,22 @@ def _pattern_ok(pattern: str) -> bool:
     return ok
 
 
+_REGEX_LITERAL = re.compile(r"/(.+)/([a-z]*)", re.S)
+
+
+def _as_pattern(pattern: Any) -> str | None:
+    """A schema's pattern as JSON Schema reads it. One written as a JavaScript literal
+    (Sinao's `/^.*[a-z]+.*$/i`) matches no value as written, the slashes being characters: its
+    inside is the pattern, and one whose flags change what it matches (`i`, `m`, `s`) is left
+    out, which JSON Schema has no way to say."""
+    if not isinstance(pattern, str):
+        return None
+    m = _REGEX_LITERAL.fullmatch(pattern)
+    if m is None or not (m[2] or m[1].startswith("^") or m[1].endswith("$")):
+        return pattern
+    return None if set(m[2]) & set("ims") else m[1]
+
+
 class SchemaTranslator:
     """Translates the schemas of one document; keeps the named types it met on the way."""
 
@@ -64,6 +80,7 @@ class SchemaTranslator:
         self._deps: dict[str, frozenset[str]] = {}
         self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
         self._work = 0
+        self._read_only_of: dict[str, frozenset[str]] = {}  # by reference: `_read_only_names`
 
     @staticmethod
     def _assign_names(doc: dict[str, Any], swagger2: bool) -> dict[str, str]:
@@ -112,8 +129,9 @@ class SchemaTranslator:
             self.types[name] = self._tr(target, ref, 0, (ref,), False)
 
     def _read_only(self, sub: Any, where: str) -> bool:
-        """Whether a property is readOnly, said beside it or by the schema its `$ref` names
-        (Airflow's `state`, a readOnly DagState): never sent, so never an argument."""
+        """Whether a property is readOnly, said beside it, by the schema its `$ref` names
+        (Airflow's `state`, a readOnly DagState) or by a part of its allOf: never sent, so
+        never an argument."""
         if not isinstance(sub, dict):
             return False
         if sub.get("readOnly") is True:
@@ -124,6 +142,12 @@ class SchemaTranslator:
             except SpecRefused:
                 return False
             return isinstance(target, dict) and target.get("readOnly") is True
+        parts = sub.get("allOf")  # DigitalOcean's `allOf: [{$ref: …}, {readOnly: true}]`
+        if isinstance(parts, list):
+            return any(
+                isinstance(part, dict) and "allOf" not in part and self._read_only(part, where)
+                for part in parts
+            )
         return False
 
     def _ref(self, ref: str, where: str, depth: int, stack: tuple[str, ...], inline: bool) -> Any:
@@ -191,8 +215,50 @@ class SchemaTranslator:
             merged["properties"] = props
             merged.setdefault("type", "object")
         if required:
-            merged["required"] = [r for r in required if not props or r in props] or required
+            # a name only a readOnly property answers is never sent; one no part describes is
+            # still required (Codat's bank transaction lines require a `date` no part names)
+            gone = frozenset().union(
+                *(
+                    self._read_only_names(m, f"{where}/allOf/{i}", 0)
+                    for i, m in enumerate(s["allOf"])
+                ),
+                self._read_only_names(rest, where, 0),
+            )
+            closed = merged.get("additionalProperties") is False
+            kept = [
+                r
+                for r in required
+                if r in props
+                or (r not in gone and not (closed and not merged.get("patternProperties")))
+            ]
+            if kept:
+                merged["required"] = kept
         return merged
+
+    def _read_only_names(self, member: Any, where: str, depth: int) -> frozenset[str]:
+        """The properties an allOf member (through its `$ref`s and own allOf) leaves out as
+        readOnly; each reference's answer worked out once."""
+        if not isinstance(member, dict) or depth > MAX_SCHEMA_DEPTH:
+            return frozenset()
+        ref = member.get("$ref")
+        if isinstance(ref, str):
+            if ref not in self._read_only_of:
+                self._read_only_of[ref] = frozenset()  # a reference that comes round adds none
+                try:
+                    target = self.resolver.deref(member, where)
+                except SpecRefused:
+                    return frozenset()
+                self._read_only_of[ref] = self._read_only_names(target, ref, depth + 1)
+            return self._read_only_of[ref]
+        out: set[str] = set()
+        props = member.get("properties")
+        if isinstance(props, dict):
+            out.update(str(n) for n, sub in props.items() if self._read_only(sub, where))
+        parts = member.get("allOf")
+        if isinstance(parts, list):
+            for i, part in enumerate(parts):
+                out |= self._read_only_names(part, f"{where}/allOf/{i}", depth + 1)
+        return frozenset(out)
 
     def _plain(self, s: dict[str, Any], where: str, depth: int, stack: tuple[str, ...]) -> Any:
         # size: one case per OpenAPI schema keyword translated to JSON Schema
@@ -249,8 +315,8 @@ class SchemaTranslator:
                 out[key] = out.pop(bound)
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 out[key] = value
-        pattern = s.get("pattern")
-        if isinstance(pattern, str) and _pattern_ok(pattern):
+        pattern = _as_pattern(s.get("pattern"))
+        if pattern is not None and _pattern_ok(pattern):
             out["pattern"] = pattern
         enum = s.get("enum")
         if isinstance(enum, list) and enum:
@@ -317,10 +383,13 @@ class SchemaTranslator:
         for key in ("oneOf", "anyOf"):
             alts = s.get(key)
             if isinstance(alts, list) and alts:
-                out[key] = [
+                branches = [
                     self._tr(a, f"{where}/{key}/{n}", depth + 1, stack, False)
                     for n, a in enumerate(alts)
                 ]
+                if key == "oneOf" and "anyOf" not in s and _alike(branches):
+                    key = "anyOf"  # exactly one can never hold: any one will do
+                out[key] = branches
         if isinstance(s.get("not"), (dict, bool)):
             out["not"] = self._tr(s["not"], f"{where}/not", depth + 1, stack, False)
         if nullable:
@@ -335,6 +404,29 @@ class SchemaTranslator:
                 if {"type": "null"} not in out[key]:
                     out[key] = [*out[key], {"type": "null"}]
         return out
+
+
+# what a branch may say beside its type and still admit every value of that type
+_ANNOTATIONS = frozenset({"type", "format", "description", "title", "default", "examples"})
+
+
+def _alike(branches: list[Any]) -> bool:
+    """Whether two of a oneOf's branches admit the same values: each only a type (a format
+    beside it, which validators need not check), the types shared (an integer is a number).
+    Shutterstock's asset id is oneOf two strings of formats nobody defines: every value matches
+    both, so none is valid and the tool could never be called."""
+    seen: set[str] = set()
+    for branch in branches:
+        if not isinstance(branch, dict) or not set(branch) <= _ANNOTATIONS:
+            continue
+        typ = branch.get("type")
+        types = {typ} if isinstance(typ, str) else set(typ) if isinstance(typ, list) else set()
+        if "number" in types:
+            types.add("integer")
+        if types & seen:
+            return True
+        seen |= types
+    return False
 
 
 def _escape(key: str) -> str:

@@ -12,6 +12,7 @@ __all__ = [
     "host_of",
     "join_url",
     "placeholder_host",
+    "stand_in_server",
     "relative_server",
 ]
 
@@ -103,6 +104,31 @@ def override_server(servers: Any, given: str | None, own: str | None = None) -> 
     if root is not None and theirs:  # the own host at a shorter path (GHES's `/setup` beside
         return root + urlsplit(theirs).path.rstrip("/")  # `/api/v3`): there under the given
     return given.rstrip("/")
+
+
+def stand_in_server(servers: Any, own_servers: Any) -> str | None:
+    """An operation's or path's first server (its variables filled in) when its host is a
+    placeholder (`placeholder_host`) that the document's own first server (`own_servers`, its
+    `servers` list) does not share: a host of the operator's beside the API's, which no base URL
+    given for the API names; None otherwise."""
+    url = _first_server(servers)
+    host = placeholder_host(url) if url and "//" in url else None
+    if url is None or host is None:
+        return None
+    own = _first_server(own_servers)
+    if own is not None and placeholder_host(own) == host:
+        return None  # the document's own stand-in: the base URL given answers it
+    return url.rstrip("/")
+
+
+def _first_server(servers: Any) -> str | None:
+    """The first URL of a `servers` list, its variables filled in."""
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], dict):
+        return None
+    raw = servers[0].get("url")
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    return _substitute(raw.strip(), servers[0].get("variables"))
 
 
 def _root_of(given: str, own: str | None) -> str | None:

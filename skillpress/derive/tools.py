@@ -340,6 +340,27 @@ def _named_twice(op: Operation, base_url: str | None) -> str | None:
     return next((n for n in named if named.count(n) > 1), None)
 
 
+def _uncallable(op: Operation, base_url: str | None) -> str | None:
+    """Why no request can be sent for the operation, whatever its arguments; None if one can."""
+    if op.method not in METHODS:
+        return f"{op.method} is not a method skillpress sends"
+    hidden = _invisible_name(op)
+    if hidden is not None:
+        return (
+            f"its argument {hidden!r} holds an invisible character (zero-width or a"
+            " direction control): it would read as another name"
+        )
+    if op.stand_in_server is not None:
+        return (
+            f"its server {op.stand_in_server} stands in for a host of yours other than the"
+            " API's, which no base URL given for the API names"
+        )
+    twice = _named_twice(op, base_url)
+    if twice is not None:  # a request names each path parameter once (what the runtime loads)
+        return f"its path names the parameter {{{twice}}} twice"
+    return None
+
+
 def declare_tool(
     op: Operation,
     types: dict[str, Any],
@@ -351,17 +372,9 @@ def declare_tool(
     Path and query parameters are arguments; a JSON or form body's fields are arguments too, unless
     the body is not an object of fields (an array, alternatives, a free-form object) or its fields
     clash with a parameter's name: then the whole body is one argument (`body`)."""
-    if op.method not in METHODS:
-        return None, f"{op.method} is not a method skillpress sends"
-    hidden = _invisible_name(op)
-    if hidden is not None:
-        return None, (
-            f"its argument {hidden!r} holds an invisible character (zero-width or a"
-            " direction control): it would read as another name"
-        )
-    twice = _named_twice(op, base_url)
-    if twice is not None:  # a request names each path parameter once (what the runtime loads)
-        return None, f"its path names the parameter {{{twice}}} twice"
+    uncallable = _uncallable(op, base_url)
+    if uncallable is not None:
+        return None, uncallable
     shape = _body_of(op)
     if isinstance(shape, str):
         return None, shape

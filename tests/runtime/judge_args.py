@@ -66,9 +66,24 @@ def _from_pattern(pattern: str, lo: int, hi: int) -> str | None:
             )
         except InvalidArgument:
             continue
-        except (re.error, NoSuchExample, Unsatisfiable):
+        except re.error:
             return None
+        except (NoSuchExample, Unsatisfiable):
+            return _stretched(pattern, lo, hi, alphabet)
     return None
+
+
+def _stretched(pattern: str, lo: int, hi: int, alphabet: Any) -> str | None:
+    """A short match of `pattern` repeated to `lo` characters, where that still matches (AWS's
+    `[0-9a-f]+` of exactly 64: a random match is seldom that long)."""
+    try:
+        short = find(
+            st.from_regex(pattern, fullmatch=True, alphabet=alphabet), bool, settings=_FIND
+        )
+    except (InvalidArgument, NoSuchExample, Unsatisfiable):
+        return None
+    text = (short * (lo // len(short) + 1))[: max(lo, len(short))]
+    return text if lo <= len(text) <= hi and _matches(pattern, text) else None
 
 
 def _matches(pattern: str, text: str) -> bool:
@@ -159,14 +174,18 @@ def canonical(schema: Any, depth: int = 0) -> Any:
         return [item] * min(count, int(schema.get("maxItems", count)))
     if typ == "object":
         props = props if isinstance(props, dict) else {}
-        required = [r for r in schema.get("required", []) if r in props]
-        out = {name: canonical(props[name], depth + 1) for name in required}
+        extra = schema.get("additionalProperties")
+        out = {}
+        for name in schema.get("required", []):
+            if name in props:
+                out[name] = canonical(props[name], depth + 1)
+            elif extra is not False:  # required, described by no property (NDHM's consent URL)
+                out[name] = canonical(extra, depth + 1) if isinstance(extra, dict) else "judge"
         for name in props if depth < 2 else ():  # an optional one only where its value holds
             if name not in out and isinstance(props[name], dict):
                 value = canonical(props[name], depth + 1)
                 if _validator(props[name]).is_valid(value):
                     out[name] = value
-        extra = schema.get("additionalProperties")
         names = schema.get("propertyNames")
         wanted = int(schema.get("minProperties") or 0)
         while len(out) < wanted and isinstance(extra, dict):  # a map (AWS's tags): keys of its own

@@ -199,6 +199,26 @@ EXPLAINED: tuple[Explained, ...] = (
     Explained(
         "*",
         "*",
+        "CastError(value='[",
+        "spec",
+        "a query parameter that is a list of lists (Sinao's `conditions`, `[[property, comparator,"
+        " value], …]`): OAS defines no way to write a list inside a list in a query; each inner"
+        " list is sent as compact JSON",
+        also="type='array'",
+    ),
+    Explained(
+        "*",
+        "*",
+        "does not match '/^",
+        "spec",
+        "a pattern written as a JavaScript literal (Sinao's `/^[0-9]{5}$/i`): read as JSON Schema"
+        " reads it, the slashes are characters and no value matches; derive takes its inside"
+        " (and leaves out one whose flags JSON Schema cannot say)",
+        also="$/",
+    ),
+    Explained(
+        "*",
+        "*",
         "DeserializeError('form'",
         "limit",
         "openapi-core reads no object query parameter written in form style",
@@ -477,6 +497,66 @@ EXPLAINED: tuple[Explained, ...] = (
         " `members` (additionalProperties: false): no body is valid; derive requires what the"
         " object may have",
     ),
+    Explained(
+        "digitalocean.com.json",
+        "*",
+        "Invalid path parameter: ssh_key_identifier",
+        "limit",
+        "`ssh_key_identifier` is oneOf an integer id or a string fingerprint: openapi-core reads"
+        " the path's text `1` as neither (it casts no oneOf), though `1` is the id form",
+        also="is not valid under any of the given schemas",
+    ),
+    Explained(
+        "azure.com/logic.json",
+        "*",
+        "Additional properties are not allowed",
+        "spec",
+        "its bodies are allOf parts each closed with `additionalProperties: false` (a resource"
+        " beside its properties, KeyVaultReference beside ResourceReference): under JSON Schema"
+        " each part refuses the others' fields, so no body with the fields Azure means is valid",
+    ),
+    Explained(
+        "azure.com/containerregistry.json",
+        "*",
+        "Schemes not valid for any requirement",
+        "spec",
+        "its requirement is registry_auth (HTTP basic) AND registry_oauth2 (an apiKey named"
+        " Authorization): both are the one Authorization header, so no request carries both;"
+        " the call sends one",
+    ),
+    Explained(
+        "conjur.local.json",
+        "*",
+        "Schemes not valid for any requirement",
+        "spec",
+        "as azure containerregistry: basicAuth AND conjurAuth (an apiKey named Authorization),"
+        " both the one Authorization header",
+    ),
+    Explained(
+        "*",
+        "*",
+        "b'judge' is not of type 'string'",
+        "limit",
+        "a raw body (`application/octet-stream`, Conjur's secret) whose schema is a string with"
+        " no `format: binary`: openapi-core holds the bytes themselves to `type: string`",
+        also="Request body validation error",
+    ),
+    Explained(
+        "codat.io/*",
+        "*",
+        "is not of type 'null'",
+        "spec",
+        "Bill's `currency` is allOf a currency code (a string) and `{type: null}`: only null"
+        " satisfies both, and the API's own examples send a code; derive keeps the string",
+    ),
+    Explained(
+        "codat.io/*",
+        "*",
+        "Unknown type 'description'",
+        "spec",
+        "Item's `itemType` writes its schema under a `type` key (`{type: {type: string, enum:"
+        " …}}`), which no JSON Schema validator can read",
+    ),
 )
 
 
@@ -512,8 +592,35 @@ ENUM_OF_ANOTHER_TYPE = Explained(
     ' `enum: [true, false]` or `[43, 169]`, `type: integer` with `["0 (Private)"]`): no value of'
     " the type equals one; derive offers them as values of the type, what the spec means",
 )
+ONE_OF_FORMATS = Explained(
+    "*",
+    "*",
+    "is valid under each of",
+    "spec",
+    "a oneOf whose branches differ only by a format (`uri` or `byte`, Shutterstock's"
+    " `asset-id` or `asset-upload-id`): a validator holds no value to a format it does not"
+    " check, so every value is valid under each and none under oneOf; derive offers anyOf",
+)
 _ERROR = re.compile(r"<ValidationError: \"(.*?)\">")
 _NOT_ONE_OF = re.compile(r"(.+) is not one of (\[.*\])")
+_UNDER_EACH = re.compile(r".+ is valid under each of (.+)")
+_BARE = frozenset({"type", "format", "description", "title"})
+
+
+def _formats_alone(error: str) -> bool:
+    """The error is a value valid under several oneOf branches that are each a type and a
+    format, of one type."""
+    m = _UNDER_EACH.fullmatch(error)
+    if not m:
+        return False
+    try:
+        branches = ast.literal_eval(f"[{m[1]}]")
+    except (ValueError, SyntaxError):
+        return False
+    return (
+        all(isinstance(b, dict) and set(b) <= _BARE for b in branches)
+        and len({json.dumps(b.get("type")) for b in branches}) == 1
+    )
 
 
 def _same_but_type(listed: Any, value: Any) -> bool:
@@ -526,10 +633,14 @@ def _same_but_type(listed: Any, value: Any) -> bool:
 
 def _enum_misfit(message: str) -> Explained | None:
     """The explanation when every schema error openapi-core names is a value against an enum
-    the spec wrote of another type (or for a list, of single values): the spec's mistake."""
+    the spec wrote of another type (or for a list, of single values), or against a oneOf of
+    formats alone: the spec's mistake."""
     errors = _ERROR.findall(message)
     kinds = set()
     for error in errors:
+        if _formats_alone(error):
+            kinds.add(ONE_OF_FORMATS)
+            continue
         m = _NOT_ONE_OF.fullmatch(error)
         if not m:
             return None
