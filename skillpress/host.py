@@ -46,10 +46,10 @@ from skillpress.runtime.package.model import (
 )
 from skillpress.runtime.package.skill import load_skill, tool_clash
 from skillpress.runtime.workflows.load import load_workflows
-from skillpress.runtime.workflows.model_runs import Chat, draft_run, guided_run
-from skillpress.runtime.workflows.run import Run, Workflow, run_workflow
-from skillpress.runtime.workflows.run_log import RunJournal, RunLog, journaled
-from skillpress.runtime.workflows.steps import placed_step
+from skillpress.runtime.workflows.model_runs import Chat
+from skillpress.runtime.workflows.run import Workflow
+from skillpress.runtime.workflows.run_log import RunJournal
+from skillpress.runtime.workflows.runner import StepPlace, run_flow
 
 __all__ = ["SkillHost", "GateClosed"]
 
@@ -237,23 +237,21 @@ class SkillHost:
         like any other (its gate decided by the host's gatekeeper); StepFailed names the step
         that stopped it. Its result is the
         workflow's answer, as the body of a 200."""
-        flows = self._held(skill).workflows()
-
-        def body(log: RunLog) -> Run:
-            def step(
-                name: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
-            ) -> Any:
-                setup = self._setup(owner, environ, timeout)
-                return placed_step(name, tool, given, owner, setup, self.gatekeeper, log, rules)
-
-            if wf.execution == "hardened":
-                return run_workflow(flows, wf.name, args, skill, step)
-            # guided or draft: the host's model decides the calls, each one checked as any
-            assert self.chat is not None
-            run = guided_run if wf.execution == "guided" else draft_run
-            return run(wf, skill, self._held(skill).files, args, self.chat, step)
-
-        done, log = journaled(self.runs, skill.slug, None, wf, args, self.caller, body)
+        place = StepPlace(
+            lambda owner: self._setup(owner, environ, timeout), lambda owner: self.gatekeeper
+        )
+        done, log = run_flow(
+            self._held(skill).workflows(),
+            wf,
+            skill,
+            self._held(skill).files,
+            args,
+            place,
+            chat=self.chat,  # a guided or draft workflow is offered only with the host's model
+            journal=self.runs,
+            version=None,
+            by=self.caller,
+        )
         answer = {
             "workflow": wf.name,
             "result": done.result,

@@ -177,3 +177,28 @@ def test_the_runtime_imports_in_one_direction() -> None:
     for module in sorted(graph):
         visit(module, [])
     assert circles == []
+
+
+def test_a_workflow_run_is_assembled_in_one_place() -> None:
+    """Every face runs a workflow through `runtime/workflows/runner.run_flow` (the command
+    line's `run_here`, the MCP server, `SkillHost`): none assembles its own run from the parts
+    (a run written three times let the faces drift: one checked sandboxed writes and another
+    did not, one asked the workflow's skill to approve another skill's step)."""
+    import ast
+
+    parts = {"journaled", "placed_step", "run_workflow", "guided_run", "draft_run"}
+    home = ROOT / "skillpress" / "runtime" / "workflows"
+    found = []
+    for path in (ROOT / "skillpress").rglob("*.py"):
+        if path.parent == home:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                checks = any(  # a dry run that only checks (promoting a workflow) sends nothing
+                    isinstance(a, ast.Call) and getattr(a.func, "id", None) == "dry_call"
+                    for a in node.args
+                )
+                if name in parts and not checks:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    assert found == []

@@ -27,8 +27,7 @@ from skillpress.runtime.calling.gates import GateCheck
 from skillpress.runtime.calling.translate import CallRefused
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.package.skill import tool_clash
-from skillpress.runtime.workflows.run_log import RunJournal, RunLog, journaled
-from skillpress.runtime.workflows.steps import placed_step
+from skillpress.runtime.workflows.run_log import RunJournal
 
 __all__ = [
     "BASE_TOOLS",
@@ -587,18 +586,11 @@ class _CatalogServer:
         """A workflow: a hardened one step after step, a guided or draft one by the server's
         model; every call through the same checks as any call; sandboxed (a package from
         elsewhere) nothing that writes is sent."""
-        from skillpress.runtime.workflows.run import (
-            Run,
-            StepFailed,
-            WorkflowRefused,
-            kinds_by_owner,
-            prepare_step,
-            run_workflow,
-        )
+        from skillpress.runtime.workflows.run import StepFailed, WorkflowRefused
+        from skillpress.runtime.workflows.runner import StepPlace, run_flow
 
         flows, wf = found
         flow = wf.name
-        kinds_of = kinds_by_owner(skill, files)
         given = args if isinstance(args, dict) else {}
         chat = self.model() if self.model is not None and wf.execution != "hardened" else None
         if wf.execution != "hardened" and chat is None:
@@ -608,27 +600,26 @@ class _CatalogServer:
                 " yourself with call_operation",
                 error=True,
             )
-
-        def body(log: RunLog) -> Run:
-            def call(
-                step: str, tool: Tool, given: dict[str, Any], owner: Skill, rules: Any = None
-            ) -> Any:
-                prepare_step(step, tool, given, owner, kinds_of(owner), self.sandboxed, log=log)
-                setup = self.setup_for(owner.slug, owner)
-                return placed_step(step, tool, given, owner, setup, self.gate_for(slug), log, rules)
-
-            if wf.execution == "hardened":
-                return run_workflow(flows, flow, given, skill, call)
-            from skillpress.runtime.workflows.model_runs import draft_run, guided_run
-
-            run = guided_run if wf.execution == "guided" else draft_run
-            assert chat is not None  # refused above otherwise
-            return run(wf, skill, files, given, chat, call)
-
+        place = StepPlace(
+            lambda owner: self.setup_for(owner.slug, owner),
+            lambda owner: self.gate_for(owner.slug),
+            self.sandboxed,
+        )
         by = _CALLER.get() or "an MCP client"
         try:
             done, log = await asyncio.to_thread(
-                journaled, self.runs, slug, self.state[slug][2], wf, given, by, body
+                lambda: run_flow(
+                    flows,
+                    wf,
+                    skill,
+                    files,
+                    given,
+                    place,
+                    chat=chat,
+                    journal=self.runs,
+                    version=self.state[slug][2],
+                    by=by,
+                )
             )
         except (StepFailed, WorkflowRefused, ExecutionFailed) as exc:
             return _text(str(exc), error=True)

@@ -19,7 +19,6 @@ nothing below the application layer.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -43,27 +42,23 @@ from skillpress.runtime.calling.execute import (
     credential_env,
 )
 from skillpress.runtime.calling.files import local_files
-from skillpress.runtime.calling.gates import GateCheck, check_gate
+from skillpress.runtime.calling.gates import GateCheck
 from skillpress.runtime.calling.translate import CallRefused
 from skillpress.runtime.package.model import AuthHeader, PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.load import load_workflows
 from skillpress.runtime.workflows.model_runs import Chat
 from skillpress.runtime.workflows.run import (
-    Pending,
     Run,
     StepFailed,
     Workflow,
     WorkflowRefused,
-    has_pending,
-    kinds_by_owner,
-    prepare_step,
-    run_workflow,
     workflow_arguments,
 )
 from skillpress.runtime.workflows.run_log import RunJournal, RunLog
+from skillpress.runtime.workflows.runner import StepPlace, StepReport, run_flow
 from skillpress.runtime.workflows.slash import SlashError, help_text, parse_slash, slash_arguments
-from skillpress.runtime.workflows.steps import kept_call, placed_step
+from skillpress.runtime.workflows.steps import kept_call
 
 if TYPE_CHECKING:
     from skillpress.app.base.context import AppContext
@@ -525,21 +520,6 @@ def workflows_for(
     return load_workflows(files, skill, other)
 
 
-class StepReport(Protocol):
-    """What a face shows of a run as it goes (the command line prints it)."""
-
-    def planned(
-        self, step: str, operation: str, request: dict[str, Any], gated: str | None
-    ) -> None:
-        """A dry run's step: the request it would send (and the approval it would need)."""
-
-    def deferred(self, step: str, operation: str, arguments: Any) -> None:
-        """A dry run's step whose request needs an answer no dry run has."""
-
-    def sent(self, step: str, operation: str, status: int | None, replayed: bool) -> None:
-        """A step sent now (or, `replayed`, sent before a run held at a gate resumed)."""
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """How a run from here goes: a dry run sends nothing; a sandboxed one (a package from
@@ -550,10 +530,6 @@ class RunOptions:
     sandboxed: bool
     who: str
     allow_private_token_url: bool = False
-
-
-def _shown(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
 
 
 def run_here(
@@ -569,16 +545,10 @@ def run_here(
     journal: RunJournal | None,
     model: Callable[[], Chat | None],
 ) -> tuple[Run, RunLog]:
-    """A workflow run from the command line: a hardened one step by step (each call translated
-    and checked like any other, gated calls approved first, destructive ones refused in the
-    sandbox), a guided or draft one by the configured model (`model()`, asked only for those),
-    every call through the same checks; a dry run prints each request in order and sends
-    nothing. Kept in `journal` (not for a dry run). StepFailed / WorkflowRefused say where it
-    stopped."""
-    # size: a run's one call closure (dry run, sandbox, gate, journal) is clearer whole
-    from skillpress.runtime.workflows.model_runs import draft_run, guided_run
-    from skillpress.runtime.workflows.run_log import journaled
-
+    """A workflow run from the command line (`run_flow`, as every face runs one): its
+    arguments read from `raw_args`, a skill it `uses` called with that skill's own credential,
+    a guided or draft one refused here without a model (`model()`, asked only for those) or
+    in a dry run (a model decides its calls: nothing to print before it runs)."""
     wf = workflows[name]
     given = workflow_arguments(wf, raw_args)
     chat = None
@@ -594,54 +564,25 @@ def run_here(
                 f"/{wf.name} is {wf.execution}: it needs a model; set SKILLPRESS_LLM_BASE_URL and"
                 " SKILLPRESS_LLM_MODEL (and SKILLPRESS_LLM_API_KEY_ENV naming the key's variable)"
             )
-    kinds_of = kinds_by_owner(skill, files)
+    allow = options.allow_private_token_url
 
-    def run(log: RunLog) -> Run:
-        def call(
-            step: str, tool: Tool, args: dict[str, Any], owner: Skill, rules: Any = None
-        ) -> Any:
-            kinds = kinds_of(owner)
-            allow = options.allow_private_token_url
-            own = (
-                setup
-                if owner is skill
-                else replace(setup, credential=credential_for(owner, None, allow))
-            )
-            pending = has_pending(args)
-            try:
-                request = prepare_step(
-                    step,
-                    tool,
-                    _shown(args) if pending else args,
-                    owner,
-                    kinds,
-                    options.sandboxed,
-                    SANDBOXED,
-                    log,
-                )
-            except StepFailed as exc:
-                if not (options.dry_run and pending) or "writes, and" in exc.message:
-                    raise
-                report.deferred(step, tool.operation, _shown(args))
-                return Pending(step, "answer")
-            if options.dry_run:
-                gate = check_gate(tool, args)
-                said = request.as_dict()
-                said = own.credential.show(said) if own.credential else said
-                shown = f"{owner.slug}.{tool.operation}" if owner is not skill else tool.operation
-                report.planned(step, shown, said, gate.describe() if gate else None)
-                return Pending(step, "answer")
-            replaying = log.replaying
-            answer = placed_step(step, tool, args, owner, own, gate_for(owner), log, rules)
-            report.sent(step, tool.operation, log.steps[-1].status, replaying)
-            return answer
+    def setup_for(owner: Skill) -> CallSetup:
+        if owner is skill:
+            return setup
+        return replace(setup, credential=credential_for(owner, None, allow))
 
-        if wf.execution == "hardened":
-            return run_workflow(workflows, name, given, skill, call, dry_run=options.dry_run)
-        assert chat is not None
-        by_model = guided_run if wf.execution == "guided" else draft_run
-        return by_model(wf, skill, files, given, chat, call)
-
-    return journaled(
-        None if options.dry_run else journal, skill.slug, None, wf, given, options.who, run
+    place = StepPlace(setup_for, gate_for, options.sandboxed, SANDBOXED)
+    return run_flow(
+        workflows,
+        wf,
+        skill,
+        files,
+        given,
+        place,
+        chat=chat,
+        journal=journal,
+        version=None,
+        by=options.who,
+        dry_run=options.dry_run,
+        report=report,
     )
