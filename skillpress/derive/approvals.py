@@ -18,7 +18,7 @@ from typing import Any
 
 from skillpress.format.declaration import READ_METHODS, RISKS, Declaration, DeclarationError
 from skillpress.format.frontmatter import parse_operation_file
-from skillpress.format.manifest import Manifest
+from skillpress.format.manifest import Manifest, OperationEntry
 
 __all__ = ["Suggestion", "guess_suggestions", "GROUPS"]
 
@@ -260,9 +260,32 @@ def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
     return risk, group, why
 
 
+def _declaration_of(entry: OperationEntry, files: Mapping[str, bytes]) -> Declaration | None:
+    """The operation's tool declaration, read from its file (None without a tool, or unread)."""
+    text = files.get(entry.file)
+    if not entry.tool or text is None:
+        return None
+    try:
+        return parse_operation_file(entry.file, text.decode("utf-8"))[1]
+    except (DeclarationError, UnicodeDecodeError):
+        return None
+
+
+def _identity_of(method: str, path: str, words: set[str], decl: Declaration | None) -> list[str]:
+    """A create's required fields (a POST to a collection named to create), its identity guess."""
+    is_create = (
+        method == "POST"
+        and not path.rstrip("/").endswith("}")
+        and bool(words & _CREATES)
+        and not words & _LOOKUPS
+    )
+    if not is_create or decl is None:
+        return []
+    return [r for r in decl.required if r in decl.body or r in decl.path_params]
+
+
 def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
     """One approval suggestion per operation and an identity suggestion per create, in index order."""
-    # size: one rule per kind of guess, in review order
     manifest = Manifest.from_json(files["skill.json"])
     types = json.loads(files.get("types.json", b"{}"))
     out: list[Suggestion] = []
@@ -270,13 +293,7 @@ def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
         name = entry.name
         method = entry.method.upper()
         path = entry.path
-        decl: Declaration | None = None
-        text = files.get(entry.file)
-        if entry.tool and text is not None:
-            try:
-                decl = parse_operation_file(entry.file, text.decode("utf-8"))[1]
-            except (DeclarationError, UnicodeDecodeError):
-                decl = None
+        decl = _declaration_of(entry, files)
         words = _words(name, path, entry.operation_id or "")
         risk, group, why = _risk(method, words, entry.x_risk)
         secret = sorted(words & _SECRETS)
@@ -308,21 +325,8 @@ def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
             why = "required headers the tool does not send; give their values"
             body_h = {"names": list(entry.required_headers), "why": why}
             out.append(Suggestion(name, "header", group, body_h))
-        is_create = (
-            method == "POST"
-            and not path.rstrip("/").endswith("}")
-            and bool(words & _CREATES)
-            and not words & _LOOKUPS
-        )
-        if is_create and decl is not None:
-            identity = [r for r in decl.required if r in decl.body or r in decl.path_params]
-            if identity:
-                out.append(
-                    Suggestion(
-                        name,
-                        "identity",
-                        group,
-                        {"fields": identity, "why": "a create's required fields"},
-                    )
-                )
+        identity = _identity_of(method, path, words, decl)
+        if identity:
+            body_i = {"fields": identity, "why": "a create's required fields"}
+            out.append(Suggestion(name, "identity", group, body_i))
     return out

@@ -61,7 +61,6 @@ def _names(values: Any) -> str:
 
 
 def _arguments(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    # size: one comparison per property of an argument a person reviews
     out: list[str] = []
     before, after = old.get("properties") or {}, new.get("properties") or {}
     was_required, required = set(old.get("required") or ()), set(new.get("required") or ())
@@ -79,25 +78,31 @@ def _arguments(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
             out.append(f"`{name}` is now required")
         elif name in was_required and name not in required:
             out.append(f"`{name}` is no longer required")
-        old_enum = a.get("enum") if isinstance(a, dict) else None
-        new_enum = b.get("enum") if isinstance(b, dict) else None
-        if isinstance(old_enum, list) and isinstance(new_enum, list) and old_enum != new_enum:
-            adds = [v for v in new_enum if v not in old_enum]
-            drops = [v for v in old_enum if v not in new_enum]
-            said = "; ".join(
-                part
-                for part in (
-                    f"adds {_names(adds)}" if adds else "",
-                    f"drops {_names(drops)}" if drops else "",
-                )
-                if part
-            )
-            out.append(f"`{name}` values: {said or 'reordered'}")
-        elif isinstance(old_enum, list) != isinstance(new_enum, list):
-            out.append(
-                f"`{name}` {'is now one of listed values' if new_enum else 'takes any value'}"
-            )
+        values = _values_change(name, a, b)
+        if values is not None:
+            out.append(values)
     return out
+
+
+def _values_change(name: str, a: Any, b: Any) -> str | None:
+    """What changed in the values an argument takes (its enum), said for a reviewer."""
+    old_enum = a.get("enum") if isinstance(a, dict) else None
+    new_enum = b.get("enum") if isinstance(b, dict) else None
+    if isinstance(old_enum, list) and isinstance(new_enum, list) and old_enum != new_enum:
+        adds = [v for v in new_enum if v not in old_enum]
+        drops = [v for v in old_enum if v not in new_enum]
+        said = "; ".join(
+            part
+            for part in (
+                f"adds {_names(adds)}" if adds else "",
+                f"drops {_names(drops)}" if drops else "",
+            )
+            if part
+        )
+        return f"`{name}` values: {said or 'reordered'}"
+    if isinstance(old_enum, list) != isinstance(new_enum, list):
+        return f"`{name}` {'is now one of listed values' if new_enum else 'takes any value'}"
+    return None
 
 
 def _gate(old: Any, new: Any) -> list[str]:

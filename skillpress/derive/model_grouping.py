@@ -101,11 +101,25 @@ def messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+def _checked_category(cat: dict[str, Any], all_ops: set[str]) -> tuple[str, Any, list[str]]:
+    """A category of the answer (its name, description, operations), or GroupingInvalid saying
+    what is wrong with it."""
+    name, desc, members = cat.get("name"), cat.get("description", ""), cat.get("operations")
+    if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
+        raise GroupingInvalid(
+            f"category name {name!r} is not 2-48 lowercase letters, digits and underscores starting with a letter"
+        )
+    if name in all_ops:
+        raise GroupingInvalid(f"category name {name!r} is also an operation's name; choose another")
+    if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+        raise GroupingInvalid(f"category {name!r}: operations must be a list of operation names")
+    return name, desc, members
+
+
 def parse_answer(
     text: str, batch: list[OpSummary], all_ops: set[str], known: dict[str, list[str]]
 ) -> dict[str, tuple[str, list[str]]]:
     """{category: (description, operations of this batch)} or GroupingInvalid saying what is wrong."""
-    # size: every way a model's answer can be wrong, each said
     try:
         raw: Any = json.loads(_FENCE.sub("", text.strip()))
     except json.JSONDecodeError as exc:
@@ -123,19 +137,7 @@ def parse_answer(
             raise GroupingInvalid(
                 "each category is an object with name, description and operations"
             )
-        name, desc, members = cat.get("name"), cat.get("description", ""), cat.get("operations")
-        if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
-            raise GroupingInvalid(
-                f"category name {name!r} is not 2-48 lowercase letters, digits and underscores starting with a letter"
-            )
-        if name in all_ops:
-            raise GroupingInvalid(
-                f"category name {name!r} is also an operation's name; choose another"
-            )
-        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
-            raise GroupingInvalid(
-                f"category {name!r}: operations must be a list of operation names"
-            )
+        name, desc, members = _checked_category(cat, all_ops)
         for m in members:
             if m not in wanted:
                 raise GroupingInvalid(

@@ -428,7 +428,6 @@ class _Extractor:
         )
 
     def _body2(self, params: list[dict[str, Any]], consumes: list[str], where: str) -> Body | None:
-        # size: Swagger 2.0's body and form parameters, one case each
         body = next((p for p in params if p.get("in") == "body"), None)
         form = [p for p in params if p.get("in") == "formData"]
         if body is not None:
@@ -445,36 +444,38 @@ class _Extractor:
                 short_text(body.get("description") or "", 300),
                 [c for c in consumes if c != media],
             )
-        if form:
-            media = (
-                "multipart/form-data"
-                if any(p.get("type") == "file" for p in form) or "multipart/form-data" in consumes
-                else "application/x-www-form-urlencoded"
-            )
-            props = {
-                str(p["name"]): self._param_schema(p, f"{where}/formData/{p['name']}") for p in form
-            }
-            for p in form:
-                if p.get("description"):
-                    props[str(p["name"])] = {
-                        **props[str(p["name"])],
-                        "description": short_text(p["description"]),
-                    }
-            required = [str(p["name"]) for p in form if p.get("required")]
-            form_schema: dict[str, Any] = {"type": "object", "properties": props}
-            if required:
-                form_schema["required"] = required
-            styles = {str(p["name"]): _style(p, True) for p in form}
-            return Body(
-                media,
-                False,
-                form_schema,
-                bool(required),
-                "",
-                [],
-                {k: v for k, v in styles.items() if v != "form"},
-            )
-        return None
+        return self._form2(form, consumes, where) if form else None
+
+    def _form2(self, form: list[dict[str, Any]], consumes: list[str], where: str) -> Body:
+        """Swagger 2.0's formData parameters as one form body (multipart when a file is one)."""
+        media = (
+            "multipart/form-data"
+            if any(p.get("type") == "file" for p in form) or "multipart/form-data" in consumes
+            else "application/x-www-form-urlencoded"
+        )
+        props = {
+            str(p["name"]): self._param_schema(p, f"{where}/formData/{p['name']}") for p in form
+        }
+        for p in form:
+            if p.get("description"):
+                props[str(p["name"])] = {
+                    **props[str(p["name"])],
+                    "description": short_text(p["description"]),
+                }
+        required = [str(p["name"]) for p in form if p.get("required")]
+        form_schema: dict[str, Any] = {"type": "object", "properties": props}
+        if required:
+            form_schema["required"] = required
+        styles = {str(p["name"]): _style(p, True) for p in form}
+        return Body(
+            media,
+            False,
+            form_schema,
+            bool(required),
+            "",
+            [],
+            {k: v for k, v in styles.items() if v != "form"},
+        )
 
     # ---------------------------------------------------------------- operations
 

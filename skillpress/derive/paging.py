@@ -120,15 +120,11 @@ def _items(tree: FieldTree | None, top_array: bool) -> tuple[str, ...] | None:
     return (arrays[0],) if len(arrays) == 1 else None
 
 
-def detect_paging(
-    query: Mapping[str, str], headers: frozenset[str], tree: FieldTree | None, top_array: bool
+def _by_token(
+    query: Mapping[str, str], headers: frozenset[str], fields: FieldTree, size: str | None
 ) -> Paging | None:
-    """The paging of a read from its query parameters (name → JSON type), its success answer's
-    declared headers (lower case) and the answer's fields (`tree`; `top_array`: the answer is a
-    list), or None when it does not page in a way both halves declare."""
-    # size: the six ways APIs page, tried in order
-    fields = tree or {}
-    size = next((p for p in _SIZE_PARAMS if p in query), None)
+    """Paging by what the answer hands back: the last item's id (`starting_after`), a cursor
+    field, a next page's URL in a field or in a `Link` header."""
     if (
         "starting_after" in query
         and _at(fields, ("has_more",)) in ("boolean", "")
@@ -152,6 +148,20 @@ def detect_paging(
             return Paging("next_url", field=path, size=size)
     if "link" in headers:
         return Paging("link", size=size)
+    return None
+
+
+def detect_paging(
+    query: Mapping[str, str], headers: frozenset[str], tree: FieldTree | None, top_array: bool
+) -> Paging | None:
+    """The paging of a read from its query parameters (name → JSON type), its success answer's
+    declared headers (lower case) and the answer's fields (`tree`; `top_array`: the answer is a
+    list), or None when it does not page in a way both halves declare."""
+    fields = tree or {}
+    size = next((p for p in _SIZE_PARAMS if p in query), None)
+    found = _by_token(query, headers, fields, size)
+    if found is not None:
+        return found
     items = _items(tree, top_array)
     if items is None:
         return None

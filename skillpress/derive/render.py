@@ -11,7 +11,7 @@ from typing import Any
 from skillpress.derive.auth import auth_hint
 from skillpress.derive.categories import Category
 from skillpress.derive.declare import declaration_block
-from skillpress.derive.model import Operation, Param, Webhook
+from skillpress.derive.model import Operation, Param, Response, Webhook
 from skillpress.derive.servers import join_url
 from skillpress.format.declaration import HEADER_NAME, RUNTIME_HEADERS, path_template_names
 from skillpress.format.text import (
@@ -455,41 +455,12 @@ def _call_section(op: Operation, url: str) -> list[str]:
 
 
 def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
-    # size: one line per response kind a reader acts on
     lines: list[str] = []
     success = [r for r in op.responses if r.status.startswith("2")]
     redirects = [r for r in op.responses if r.status.startswith("3")]
     errors = [r for r in op.responses if not r.status.startswith(("2", "3"))]
     if success:
-        r = success[0]
-        lines += ["", "## Response"]
-        head = f"{r.status}" + (
-            f" — {short_text(r.description, level['desc'] or 60)}" if r.description else ""
-        )
-        lines.append(head)
-        if r.status in ("204", "205"):
-            pass  # no content, by definition
-        elif r.shape_note == "any" and not r.shape:
-            lines.append("The body's shape is not declared.")
-        elif r.shape_note:
-            lines.append(f"Returns {r.shape_note}" + (" with:" if r.shape else "."))
-        elif r.shape:
-            lines.append("Returns an object with:")
-        if r.shape:
-            cap = max(level["fields"], 0)
-            for name, label in r.shape[:cap]:
-                lines.append(f"- `{name}` ({label})")
-            if len(r.shape) > cap:
-                lines.append(f"- and {len(r.shape) - cap} more fields.")
-        paging = op.tool_paging()
-        if paging is not None:
-            lines.append(paging.line())
-        for other in success[1:3]:
-            lines.append(
-                f"Also {other.status}"
-                + (f" — {short_text(other.description, 80)}" if other.description else "")
-                + "."
-            )
+        lines += _success_lines(op, success, level)
     for r in redirects[:3]:
         lines.append(
             f"Redirect {r.status}"
@@ -507,6 +478,41 @@ def _responses_section(op: Operation, level: dict[str, Any]) -> list[str]:
                     else ""
                 )
             )
+    return lines
+
+
+def _success_lines(op: Operation, success: list[Response], level: dict[str, Any]) -> list[str]:
+    """The `## Response` section: the first success answer's shape (its fields up to the level's
+    cap), how the read pages, and the other success answers by status."""
+    r = success[0]
+    lines = ["", "## Response"]
+    head = f"{r.status}" + (
+        f" — {short_text(r.description, level['desc'] or 60)}" if r.description else ""
+    )
+    lines.append(head)
+    if r.status in ("204", "205"):
+        pass  # no content, by definition
+    elif r.shape_note == "any" and not r.shape:
+        lines.append("The body's shape is not declared.")
+    elif r.shape_note:
+        lines.append(f"Returns {r.shape_note}" + (" with:" if r.shape else "."))
+    elif r.shape:
+        lines.append("Returns an object with:")
+    if r.shape:
+        cap = max(level["fields"], 0)
+        for name, label in r.shape[:cap]:
+            lines.append(f"- `{name}` ({label})")
+        if len(r.shape) > cap:
+            lines.append(f"- and {len(r.shape) - cap} more fields.")
+    paging = op.tool_paging()
+    if paging is not None:
+        lines.append(paging.line())
+    for other in success[1:3]:
+        lines.append(
+            f"Also {other.status}"
+            + (f" — {short_text(other.description, 80)}" if other.description else "")
+            + "."
+        )
     return lines
 
 

@@ -243,7 +243,6 @@ def _undeclared(schema: dict[str, Any], op: Operation) -> dict[str, Any]:
 
 def _body_of(op: Operation) -> _Body | str:
     """The request body's shape as arguments, or the reason no call can carry it."""
-    # size: one case per body media type and shape
     body = op.body
     if body is None:
         return _Body()
@@ -256,41 +255,49 @@ def _body_of(op: Operation) -> _Body | str:
                 f"its request body is {body.content_type or 'of no declared type'} with"
                 " fields skillpress does not write in that type"
             )
-        shape = _Body(whole=raw[0], content_type=media, raw_file=raw[1])
+        shape: _Body | str = _Body(whole=raw[0], content_type=media, raw_file=raw[1])
     else:
-        content_type = _FORM if form else MULTIPART_BODY if multipart else "application/json"
-        if body.is_json and media not in _PLAIN_JSON:
-            content_type = media  # application/merge-patch+json and the like: JSON, its own type
-        schema = body.schema
-        found = _fields_body(op, schema, multipart)
-        if isinstance(found, str):
-            return found
-        if found is not None:
-            shape = found
-        elif schema is None or schema == {} or schema == {"type": "object"}:
-            bodyless = form or op.method in _NO_BODY
-            shape = _Body(whole=None if bodyless else {"type": "object"})
-        elif (
-            isinstance(schema, dict)
-            and schema.get("type") == "object"
-            and not schema.get("properties")
-        ):
-            # a free-form object (a patch document, a map)
-            shape = _Body(whole=None if form or op.method in _NO_BODY else schema)
-        elif form:
-            return "its form body is not an object of fields"
-        else:
-            shape = _Body(whole=schema)
-        shape.content_type, shape.form = content_type, form
+        shape = _structured_body(op, media, form, multipart)
+    if isinstance(shape, str):
+        return shape
     if op.method in _NO_BODY and (shape.props or shape.whole is not None):
         return f"it is a {op.method} that declares a body, which HTTP does not send"
+    return shape
+
+
+def _structured_body(op: Operation, media: str, form: bool, multipart: bool) -> _Body | str:
+    """A JSON, form or multipart body's shape: its fields, or the whole body as one argument
+    (none for a free-form object a bodiless method or a form cannot carry)."""
+    body = op.body
+    assert body is not None
+    content_type = _FORM if form else MULTIPART_BODY if multipart else "application/json"
+    if body.is_json and media not in _PLAIN_JSON:
+        content_type = media  # application/merge-patch+json and the like: JSON, its own type
+    schema = body.schema
+    found = _fields_body(op, schema, multipart)
+    if isinstance(found, str):
+        return found
+    if found is not None:
+        shape = found
+    elif schema is None or schema == {} or schema == {"type": "object"}:
+        bodyless = form or op.method in _NO_BODY
+        shape = _Body(whole=None if bodyless else {"type": "object"})
+    elif (
+        isinstance(schema, dict) and schema.get("type") == "object" and not schema.get("properties")
+    ):
+        # a free-form object (a patch document, a map)
+        shape = _Body(whole=None if form or op.method in _NO_BODY else schema)
+    elif form:
+        return "its form body is not an object of fields"
+    else:
+        shape = _Body(whole=schema)
+    shape.content_type, shape.form = content_type, form
     return shape
 
 
 def _body_args(op: Operation, shape: _Body, args: Args) -> str | None:
     """The body's arguments: its fields, or (a field named like a parameter, or a body that is
     not an object of fields) the whole body under one argument, whose name this returns."""
-    # size: a body's fields, or the whole body, and their styles
     body = op.body
     form_styles: dict[str, str] = {}
     if shape.whole is None and any(name in args.props for name in shape.props):
@@ -319,7 +326,15 @@ def _body_args(op: Operation, shape: _Body, args: Args) -> str | None:
         style = body.styles.get(name) if body is not None else None
         if shape.form and style and style != "form" and styled(sub):
             args.styles[name] = style
-    for key, value in op.literal_query:  # written into the path by the spec: sent on every call
+    _literal_query(op, args)
+    args.styles.update(form_styles)
+    return body_arg
+
+
+def _literal_query(op: Operation, args: Args) -> None:
+    """The pairs the spec wrote into the path (`/?Action=List`), fixed arguments sent on every
+    call."""
+    for key, value in op.literal_query:
         if not key.strip():  # `?=3`: no name to send it under
             continue
         arg = key
@@ -330,8 +345,6 @@ def _body_args(op: Operation, shape: _Body, args: Args) -> str | None:
         if arg not in args.props and arg not in args.fixed:
             args.query.append(arg)
             args.fixed[arg] = value
-    args.styles.update(form_styles)
-    return body_arg
 
 
 def _named_twice(op: Operation, base_url: str | None) -> str | None:

@@ -99,7 +99,6 @@ def split_frontmatter(file: str, text: str) -> OperationFile:
 
 
 def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
-    # size: every way a declaration's URL can be wrong, each named
     url = op.get("url")
     if not isinstance(url, str) or not url.strip():
         raise DeclarationError(
@@ -130,8 +129,14 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
         raise DeclarationError(
             file, "operation.url", "has a template in its host; the host must be fixed"
         )
+    return url, _path_params(file, parts.path)
+
+
+def _path_params(file: str, path: str) -> tuple[str, ...]:
+    """The parameters a declaration's URL path names, in order: each once, each a name, every
+    brace balanced (DeclarationError naming the segment otherwise)."""
     params: list[str] = []
-    for segment in parts.path.split("/"):
+    for segment in path.split("/"):
         names = PATH_TEMPLATE.findall(segment)
         if not names:
             if "{" in segment or "}" in segment:
@@ -151,7 +156,7 @@ def _url(file: str, op: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
                     file, "operation.url", f"names path parameter {{{name}}} twice"
                 )
             params.append(name)
-    return url, tuple(params)
+    return tuple(params)
 
 
 def _fixed(file: str, op: dict[str, Any]) -> dict[str, Any]:

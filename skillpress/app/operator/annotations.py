@@ -96,6 +96,26 @@ def _listed(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
+def _gate_body(matches: str, values: Mapping[str, str | None]) -> dict[str, Any]:
+    """An approval rule's body from a person's words: what it matches, its risk, the arguments
+    it binds, the amount it reads and below which it is approved by itself."""
+    body: dict[str, Any] = {
+        "matches": " ".join(matches.split()),
+        "risk": values.get("risk") or "high",
+    }
+    if values.get("binds"):
+        body["binds"] = _listed(values["binds"] or "")
+    for key in ("amount", "currency", "auto_currency"):
+        if values.get(key):
+            body[key] = values[key]
+    if values.get("auto_below"):
+        try:
+            body["auto_below"] = float(values["auto_below"] or "")
+        except ValueError:
+            raise Refused(f"auto below {values['auto_below']!r} is not a number") from None
+    return body
+
+
 def compose_annotation(
     kind: str, operation: str | None, category: str | None, values: Mapping[str, str | None]
 ) -> tuple[str, str, dict[str, Any]]:
@@ -103,7 +123,6 @@ def compose_annotation(
     is its main value (a note's text, a gate's `matches`, `NAME=VALUE`…), with `risk`, `binds`,
     `amount`, `currency`, `auto_below` for a gate and `turn` for an example. Refused with what to
     give instead; the body's own rules are checked by `check_shape` when it is added."""
-    # size: one branch per annotation kind a form or a flag gives
     if kind not in KINDS:
         raise Refused(f"no annotation kind {kind!r}: one of {', '.join(KINDS)}")
     main = (values.get(kind) or "").strip() if kind != "hidden" else ""
@@ -122,17 +141,7 @@ def compose_annotation(
     elif kind == "hidden":
         body = {}
     elif kind == "approval":
-        body = {"matches": " ".join(main.split()), "risk": values.get("risk") or "high"}
-        if values.get("binds"):
-            body["binds"] = _listed(values["binds"] or "")
-        for key in ("amount", "currency", "auto_currency"):
-            if values.get(key):
-                body[key] = values[key]
-        if values.get("auto_below"):
-            try:
-                body["auto_below"] = float(values["auto_below"] or "")
-            except ValueError:
-                raise Refused(f"auto below {values['auto_below']!r} is not a number") from None
+        body = _gate_body(main, values)
     elif kind == "example":
         try:
             body = {"arguments": json.loads(main), "turn": values.get("turn") or ""}

@@ -106,7 +106,6 @@ def next_page(
 ) -> dict[str, Any] | None:
     """Where the page after this answer is, or None (not a paging read, not a success, the
     last page, or a next page that is this one again)."""
-    # size: one case per paging kind
     paging: Paging | None = decl.paging
     if paging is None or not 200 <= status < 300:
         return None
@@ -125,32 +124,45 @@ def next_page(
         elif isinstance(cursor, (str, int)) and not isinstance(cursor, bool) and cursor != "":
             found = {"arguments": {**args, str(paging.param): cursor}}
     elif kind == "after_last":
-        listed = _dig(body, paging.items or ())
-        if _dig(body, paging.more) is True and isinstance(listed, list) and listed:
-            last = listed[-1]
-            key = last.get(paging.key) if isinstance(last, Mapping) else None
-            if isinstance(key, (str, int)) and not isinstance(key, bool):
-                found = {"arguments": {**args, str(paging.param): key}}
+        found = _after_last(paging, args, body)
     elif kind in ("offset", "page"):
-        if paging.page and paging.param not in args and paging.page in args:
-            # a call made by page continues by page, never by an offset added to it
-            paging = paging.by_page()
-            kind = "page"
-        count = _count(body, paging.items)
-        size = args.get(paging.size) if paging.size else None
-        full = not isinstance(size, int) or isinstance(size, bool) or count == size
-        if count and full:
-            at = args.get(str(paging.param))
-            at = at if isinstance(at, int) and not isinstance(at, bool) else None
-            if kind == "offset":
-                step = count
-                found = {"arguments": {**args, str(paging.param): (at or 0) + step}}
-            else:
-                first = _default(decl, str(paging.param))
-                found = {"arguments": {**args, str(paging.param): (at or first) + 1}}
+        found = _by_count(decl, paging, args, body)
     if found is None or found.get("arguments") == dict(args):
         return None
     return found
+
+
+def _after_last(paging: Paging, args: Mapping[str, Any], body: Any) -> dict[str, Any] | None:
+    """The next page after the last item's key, while the answer says there is more."""
+    listed = _dig(body, paging.items or ())
+    if _dig(body, paging.more) is True and isinstance(listed, list) and listed:
+        last = listed[-1]
+        key = last.get(paging.key) if isinstance(last, Mapping) else None
+        if isinstance(key, (str, int)) and not isinstance(key, bool):
+            return {"arguments": {**args, str(paging.param): key}}
+    return None
+
+
+def _by_count(
+    decl: Declaration, paging: Paging, args: Mapping[str, Any], body: Any
+) -> dict[str, Any] | None:
+    """The next offset or page number, while a page comes back full."""
+    kind = paging.kind
+    if paging.page and paging.param not in args and paging.page in args:
+        # a call made by page continues by page, never by an offset added to it
+        paging = paging.by_page()
+        kind = "page"
+    count = _count(body, paging.items)
+    size = args.get(paging.size) if paging.size else None
+    full = not isinstance(size, int) or isinstance(size, bool) or count == size
+    if not (count and full):
+        return None
+    at = args.get(str(paging.param))
+    at = at if isinstance(at, int) and not isinstance(at, bool) else None
+    if kind == "offset":
+        return {"arguments": {**args, str(paging.param): (at or 0) + count}}
+    first = _default(decl, str(paging.param))
+    return {"arguments": {**args, str(paging.param): (at or first) + 1}}
 
 
 def _default(decl: Declaration, name: str) -> int:

@@ -209,25 +209,28 @@ def run_workflow(
         def __init__(self, value: Any) -> None:
             self.value = value
 
+    def called(s: Step, env: dict[str, Any], label: str) -> None:
+        """A step that calls: an operation, or another workflow (its trace joins this one's)."""
+        given = render(s.args, env)
+        if s.kind == "workflow":
+            sub = run_workflow(workflows, s.target or "", given, skill, call, dry_run)
+            answer = sub.result
+            outcome.trace.extend(sub.trace)
+        else:
+            owner, tool = wf.owner(skill, s.target or "")
+            answer = call(s.id, tool, given, owner, s.rules)
+            outcome.trace.append(f"{label}{s.id}: {tool.operation}")
+        outcome.result = answer
+        if s.save_as:
+            env[s.save_as] = answer
+
     def steps(seq: tuple[Step, ...], env: dict[str, Any], label: str = "") -> None:
-        # size: one case per step kind, and where a failed step goes on from
         n = 0
         while n < len(seq):
             s, n = seq[n], n + 1
             try:
                 if s.kind in ("tool", "workflow"):
-                    given = render(s.args, env)
-                    if s.kind == "workflow":
-                        sub = run_workflow(workflows, s.target or "", given, skill, call, dry_run)
-                        answer = sub.result
-                        outcome.trace.extend(sub.trace)
-                    else:
-                        owner, tool = wf.owner(skill, s.target or "")
-                        answer = call(s.id, tool, given, owner, s.rules)
-                        outcome.trace.append(f"{label}{s.id}: {tool.operation}")
-                    outcome.result = answer
-                    if s.save_as:
-                        env[s.save_as] = answer
+                    called(s, env, label)
                 elif s.kind == "if":
                     test = render(f"{{{{{s.condition}}}}}", env)
                     if isinstance(test, Pending) and dry_run:  # unknown until run: both ways
