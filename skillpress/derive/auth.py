@@ -260,6 +260,14 @@ def analyse_auth(
         for h in headers
         if h.lower() not in taken
     ]
+    in_query = places.get(chosen or "", "header") == "query"
+    taken_q = {str(header or "").lower()} if in_query else set()
+    taken_q |= {str(a["name"]).lower() for a in also if a.get("in") == "query"}
+    also += [  # Trello's `token`: a scheme of its own, and a parameter every operation requires
+        {"name": q, "in": "query", "kind": "apiKey", "env": companion_env(slug, q)}
+        for q in _required_query_credentials(ops)
+        if chosen is not None and q.lower() not in taken_q
+    ]
     out: dict[str, Any] = {
         "header": header,
         "scheme": chosen,
@@ -371,6 +379,22 @@ def _companions(
             }
         )
     return out
+
+
+def _required_query_credentials(ops: list[Operation]) -> list[str]:
+    """Query parameters that carry a credential (withheld from every tool) and that most
+    operations declare required, the most declared first: sent beside the skill's credential, each from its
+    own variable (an API whose security says either key will do, while every operation requires
+    both as parameters)."""
+    counts: Counter[str] = Counter()
+    named: dict[str, str] = {}
+    for op in ops:
+        for p in op.params:
+            if p.location == "query" and p.required and p.name in op.credential_fields:
+                named.setdefault(p.name.lower(), p.name)
+                counts[p.name.lower()] += 1
+    most = [(k, n) for k, n in counts.items() if 2 * n >= len(ops)]  # never one a few need
+    return [named[k] for k, _ in sorted(most, key=lambda kv: (-kv[1], kv[0]))]
 
 
 def _header_credentials(ops: list[Operation]) -> list[str]:

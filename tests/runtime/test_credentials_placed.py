@@ -114,6 +114,39 @@ def test_two_schemes_one_requirement_puts_in_one_header_send_one_and_it_is_the_c
         assert api.seen[-1].headers["Authorization"] == basic, tool
 
 
+def test_a_credential_parameter_every_operation_requires_is_sent_beside_the_key(
+    tmp_path: Path, api: HostileApi
+) -> None:
+    """Trello: its security says the key or the token will do, while every operation requires
+    both as query parameters; the token was withheld as a credential and never sent (the
+    sweep's judge found 324 requests without it). It is sent from its own variable; a
+    credential parameter only a few operations require is not sent everywhere."""
+    schemes = {
+        "api_key": {"type": "apiKey", "in": "query", "name": "key"},
+        "api_token": {"type": "apiKey", "in": "query", "name": "token"},
+    }
+    pair = [
+        {"name": "key", "in": "query", "required": True, "schema": {"type": "string"}},
+        {"name": "token", "in": "query", "required": True, "schema": {"type": "string"}},
+    ]
+    spec = _spec(api.url, schemes, [{"api_key": []}, {"api_token": []}], parameters=pair)
+    host, files = _host(tmp_path, spec, "trello")
+    auth = json.loads(files["skill.json"])["auth"]
+    assert (auth["header"], auth.get("in")) == ("key", "query")
+    assert auth["also"] == [
+        {"name": "token", "in": "query", "kind": "apiKey", "env": "TRELLO_TOKEN"}
+    ]
+    env = {"TRELLO_API_KEY": "k-123", "TRELLO_TOKEN": "t-456"}
+    assert host.call("trello_list_items", {}, environ=env).status == 200
+    assert api.seen[-1].path == "/items?key=k-123&token=t-456"
+    doc = yaml.safe_load(spec)
+    ok = {"200": {"description": "ok"}}
+    for n in range(3):  # three more operations that need the key alone
+        doc["paths"][f"/more{n}"] = {"get": {"operationId": f"more{n}", "responses": ok}}
+    files = derive_package(yaml.safe_dump(doc).encode(), DeriveOptions(slug="trello")).files
+    assert "also" not in json.loads(files["skill.json"])["auth"]
+
+
 def test_between_equally_used_keys_the_one_in_a_header_is_the_skills_credential() -> None:
     schemes = {
         "a_cookie": {"type": "apiKey", "in": "cookie", "name": "sid"},
