@@ -974,3 +974,30 @@ def test_schemas_that_admit_no_value_as_written_are_offered_as_meant() -> None:
     check = Draft202012Validator(tool)
     assert check.is_valid({"asset": "abc123", "size": 3, "key": 1, "nic": "75001", "org": "Acme"})
     assert not check.is_valid({"asset": "abc123", "nic": "7500"})
+
+
+def test_a_json_body_is_sent_with_the_media_type_parameters_its_spec_declares() -> None:
+    """Azure Batch declares `application/json; odata=minimalmetadata`, Zuora
+    `application/json; charset=utf-8`: the request says what the API declared (it was sent as
+    bare `application/json`, which the sweep's judge found 195 times). A parameter that is not
+    one (a line break, as a hostile spec could write) is never copied into the header."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+    def sent_type(declared: str) -> str:
+        op = {
+            "post": {
+                "operationId": "addJob",
+                "requestBody": {"content": {declared: {"schema": schema}}},
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+        skill = load_skill(derive_package(doc({"/jobs": op})).files)
+        sent = build_request(skill.tool("add_job"), {"name": "n"}, frozenset({"rules.example"}))
+        return dict(sent.headers)["Content-Type"]
+
+    assert sent_type("application/json; odata=minimalmetadata") == (
+        "application/json; odata=minimalmetadata"
+    )
+    assert sent_type("application/json;charset=UTF-8") == "application/json;charset=UTF-8"
+    assert sent_type("application/json") == "application/json"
+    assert sent_type("application/json; x=y\r\nX-Evil: 1") == "application/json"
