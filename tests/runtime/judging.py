@@ -564,6 +564,7 @@ def _explained(spec: str, message: str) -> Explained | None:
     """The explanation of a finding, the most particular first: one naming the spec (then the
     tool) before one for every spec."""
     tool = message.split(" ", 1)[0]
+    message = message.replace("\\'", "'")  # a value holding quotes: openapi-core escapes them
     found = [
         e
         for e in EXPLAINED
