@@ -214,19 +214,21 @@ def expand_types(
             return len(key) + 5 + (min(len(value), cap // 2) if shortened else len(value))
         return len(key) + 3
 
+    def referred(name: str, stack: tuple[str, ...], level: int) -> Any:
+        """A named type where it is referred to: expanded, or cut (a cycle, too deep)."""
+        if name in stack or name not in types:
+            counter[0] -= 17
+            return {"type": "object"}
+        if max_depth is not None and len(stack) >= max_depth:
+            counter[0] -= 60
+            return cut_type(name, types)
+        return walk(types[name], stack + (name,), level + 1)
+
     def walk(node: Any, stack: tuple[str, ...], level: int, names: bool = False) -> Any:
-        # size: one case per JSON Schema keyword that nests a schema
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/types/"):
-                name = ref[8:]
-                if name in stack or name not in types:
-                    counter[0] -= 17
-                    return {"type": "object"}
-                if max_depth is not None and len(stack) >= max_depth:
-                    counter[0] -= 60
-                    return cut_type(name, types)
-                return walk(types[name], stack + (name,), level + 1)
+                return referred(ref[8:], stack, level)
             keep_all = descriptions or names or level <= 2  # `names`: keys are field names
             kept = [cost(k, v, names) for k, v in node.items() if keep_all or k != "description"]
             counter[0] -= 2 + sum(kept) + max(len(kept) - 1, 0)  # braces, items, commas

@@ -202,6 +202,44 @@ def _headers(file: str, op: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _money(file: str, raw: dict[str, Any], body: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
+    """A gate's money keys, checked: the amount and currency fields it reads (body fields),
+    and the threshold below which a call is approved by itself, in its currency."""
+    amount = raw.get("amount")
+    currency = raw.get("currency")
+    for key, value in (("amount", amount), ("currency", currency)):
+        # a body field, or a field inside one (`amount.value`)
+        if value is not None and (not isinstance(value, str) or value.split(".")[0] not in body):
+            raise DeclarationError(
+                file, f"approval.{key}", f"{value!r} is not a body field of this operation"
+            )
+    auto_currency = raw.get("auto_currency")
+    if auto_currency is not None and (
+        not isinstance(auto_currency, str) or not re.fullmatch(r"[A-Za-z]{3}", auto_currency)
+    ):
+        raise DeclarationError(
+            file, "approval.auto_currency", f"{auto_currency!r} is not a currency code like EUR"
+        )
+    auto = raw.get("auto_below")
+    if auto is not None:
+        if isinstance(auto, bool) or not isinstance(auto, (int, float)) or auto < 0:
+            raise DeclarationError(file, "approval.auto_below", "must be a non-negative number")
+        if amount is None:
+            raise DeclarationError(
+                file,
+                "approval.auto_below",
+                "needs `amount`: the body field the threshold applies to",
+            )
+        if currency is not None and auto_currency is None:
+            raise DeclarationError(
+                file,
+                "approval.auto_currency",
+                f"the gate reads the currency from {currency!r}: say which currency auto_below"
+                " is in (like EUR), or no call is ever approved automatically",
+            )
+    return amount, currency, auto, auto_currency
+
+
 def _approval(
     file: str,
     raw: Any,
@@ -211,7 +249,6 @@ def _approval(
     body: tuple[str, ...],
     sent: tuple[str, ...],
 ) -> Approval:
-    # size: the gate's keys, each checked where it is read
     if not isinstance(raw, dict):
         raise DeclarationError(file, "approval", "must be a mapping with `matches` and `risk`")
     unknown = unknown_keys(raw, APPROVAL_KEYS)
@@ -246,38 +283,7 @@ def _approval(
             raise DeclarationError(
                 file, "approval.binds", f"names {name!r}, which this operation does not send"
             )
-    amount = raw.get("amount")
-    currency = raw.get("currency")
-    for key, value in (("amount", amount), ("currency", currency)):
-        # a body field, or a field inside one (`amount.value`)
-        if value is not None and (not isinstance(value, str) or value.split(".")[0] not in body):
-            raise DeclarationError(
-                file, f"approval.{key}", f"{value!r} is not a body field of this operation"
-            )
-    auto_currency = raw.get("auto_currency")
-    if auto_currency is not None and (
-        not isinstance(auto_currency, str) or not re.fullmatch(r"[A-Za-z]{3}", auto_currency)
-    ):
-        raise DeclarationError(
-            file, "approval.auto_currency", f"{auto_currency!r} is not a currency code like EUR"
-        )
-    auto = raw.get("auto_below")
-    if auto is not None:
-        if isinstance(auto, bool) or not isinstance(auto, (int, float)) or auto < 0:
-            raise DeclarationError(file, "approval.auto_below", "must be a non-negative number")
-        if amount is None:
-            raise DeclarationError(
-                file,
-                "approval.auto_below",
-                "needs `amount`: the body field the threshold applies to",
-            )
-        if currency is not None and auto_currency is None:
-            raise DeclarationError(
-                file,
-                "approval.auto_currency",
-                f"the gate reads the currency from {currency!r}: say which currency auto_below"
-                " is in (like EUR), or no call is ever approved automatically",
-            )
+    amount, currency, auto, auto_currency = _money(file, raw, body)
     return Approval(
         m_method,
         m_path,

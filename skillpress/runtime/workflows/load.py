@@ -151,7 +151,6 @@ def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
 
 
 def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
-    # size: one case per step kind, each refusal naming its step
     if not isinstance(raw, list):
         raise _refuse(wf, "steps is a list")
     out = []
@@ -180,39 +179,9 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
             raise _refuse(where, f"a {kind} step: {unknown}")
         _templates_only({k: v for k, v in item.items() if k in ("args", "return", "fail")}, where)
         if kind in ("tool", "workflow"):
-            args = item.get("args", {})
-            if not isinstance(args, dict):
-                raise _refuse(where, "args is a mapping of argument → value or template")
-            save_as = item.get("save_as")
-            if save_as is not None and not _NAME.match(str(save_as)):
-                raise _refuse(
-                    where,
-                    f"save_as {save_as!r}: letters, digits and '_' (what a template can name)",
-                )
-            rules = _rules(item, where) if kind == "tool" else None
-            out.append(
-                Step(
-                    sid,
-                    kind,
-                    str(item[kind]),
-                    args,
-                    save_as,
-                    _opt(item.get("on_error")),
-                    rules=rules,
-                    on_failure=_opt(item.get("on_failure")),
-                )
-            )
+            out.append(_call_step(item, sid, kind, where))
         elif kind == "if":
-            cond = str(item["if"]).strip()
-            if not _PATH.match(cond):
-                raise _refuse(
-                    where, f"if {cond!r}: name a saved value, like availability.available"
-                )
-            then = _steps(item.get("then", []), wf, seen_ids)
-            otherwise = _steps(item.get("else", []), wf, seen_ids)
-            if not then and not otherwise:
-                raise _refuse(where, "an if needs then or else steps")
-            out.append(Step(sid, "if", condition=cond, then=then, otherwise=otherwise))
+            out.append(_if_step(item, sid, wf, where, seen_ids))
         else:
             out.append(Step(sid, kind, value=item[kind]))
     for n, step in enumerate(out):  # a failure goes on from a later step of the same list
@@ -224,6 +193,41 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
                 f" ({', '.join(later) or 'there is none'})",
             )
     return tuple(out)
+
+
+def _if_step(item: dict[str, Any], sid: str, wf: str, where: str, seen_ids: set[str]) -> Step:
+    """A step that goes one way or the other on a saved value, its branches checked."""
+    cond = str(item["if"]).strip()
+    if not _PATH.match(cond):
+        raise _refuse(where, f"if {cond!r}: name a saved value, like availability.available")
+    then = _steps(item.get("then", []), wf, seen_ids)
+    otherwise = _steps(item.get("else", []), wf, seen_ids)
+    if not then and not otherwise:
+        raise _refuse(where, "an if needs then or else steps")
+    return Step(sid, "if", condition=cond, then=then, otherwise=otherwise)
+
+
+def _call_step(item: dict[str, Any], sid: str, kind: str, where: str) -> Step:
+    """A step that calls an operation (`tool`) or another workflow, checked."""
+    args = item.get("args", {})
+    if not isinstance(args, dict):
+        raise _refuse(where, "args is a mapping of argument → value or template")
+    save_as = item.get("save_as")
+    if save_as is not None and not _NAME.match(str(save_as)):
+        raise _refuse(
+            where,
+            f"save_as {save_as!r}: letters, digits and '_' (what a template can name)",
+        )
+    return Step(
+        sid,
+        kind,
+        str(item[kind]),
+        args,
+        save_as,
+        _opt(item.get("on_error")),
+        rules=_rules(item, where) if kind == "tool" else None,
+        on_failure=_opt(item.get("on_failure")),
+    )
 
 
 def _opt(value: Any) -> str | None:
