@@ -397,6 +397,60 @@ def _sent_params(op: Operation, warnings: list[str]) -> Operation:
     return replace(op, params=params) if len(params) != len(op.params) else op
 
 
+def _decided(
+    given: Grouping | None,
+    ops: list[Operation],
+    op_names: set[str],
+    leaves: Callable[[list[Category]], list[Category]],
+    warnings: list[str],
+) -> tuple[list[Category], str, str | None, list[Category]] | None:
+    """The categorize stage's grouping, when it gave one that places every operation once:
+    (every category, its source, the tags' failure, the categories the body lists)."""
+    if given is None:
+        return None
+    placed = given.apply(ops, op_names)
+    if placed is None:
+        warnings.append(
+            "the categorize stage's grouping does not place every operation exactly once; grouped here instead"
+        )
+        return None
+    grouping = leaves(placed)
+    return grouping, given.source, given.tag_failure, grouping if given.mode == "categories" else []
+
+
+def _body_meta(api: ApiSource, auth: AuthInfo, applied: Applied) -> dict[str, Any]:
+    """What the body says of the skill besides its operations."""
+    return {
+        "slug": api.slug,
+        "title": api.title,
+        "description": api.description,
+        "auth": auth.to_dict(),
+        "skill_notes": applied.skill_notes,
+        "events": webhook_lines(api.webhooks),
+    }
+
+
+def _in_sections(
+    body: str,
+    meta_base: dict[str, Any],
+    ops: list[Operation],
+    categories: list[Category],
+    budget: int,
+    op_names: set[str],
+) -> tuple[str, list[tuple[Category, list[Category]]]]:
+    """The body when its categories do not fit it even by name: the fewest sections of them
+    that make it fit, each section's file one read (the most there can be, when none does)."""
+    sections: list[tuple[Category, list[Category]]] = []
+    for count in range(2, len(categories) + 1):
+        sections = make_sections(categories, count, op_names)
+        body = render_body(meta_base, ops, categories, budget, sections)
+        if len(body.encode()) <= budget and all(
+            fits_one_read(render_section(sec, members)) for sec, members in sections
+        ):
+            break
+    return body, sections
+
+
 def choose_layout(
     api: ApiSource,
     ops: list[Operation],
@@ -410,16 +464,7 @@ def choose_layout(
     file fits one read (a large category is cut into parts the body lists), so any operation is
     two reads from the body; only when the categories overflow the body even as a paragraph of
     names does a level of sections come between (three reads)."""
-    # size: the layout decision's steps in order (tags, paths, a model, the budget)
-    slug = api.slug
-    meta_base = {
-        "slug": slug,
-        "title": api.title,
-        "description": api.description,
-        "auth": auth.to_dict(),
-        "skill_notes": applied.skill_notes,
-        "events": webhook_lines(api.webhooks),
-    }
+    meta_base = _body_meta(api, auth, applied)
     op_names = {op.name for op in ops}
     failure = tag_failure(ops)
     lines = {op.name: op_line(op) for op in ops}
@@ -456,22 +501,10 @@ def choose_layout(
         if failure is not None:
             categories, source = grouping, "paths"
             body = render_body(meta_base, ops, categories, options.body_budget)
-    if options.grouping is not None:
-        given = options.grouping.apply(ops, op_names)
-        if given is None:
-            warnings.append(
-                "the categorize stage's grouping does not place every operation exactly once; grouped here instead"
-            )
-        else:
-            grouping, source, failure = (
-                leaves(given),
-                options.grouping.source,
-                options.grouping.tag_failure,
-            )
-            categories = grouping if options.grouping.mode == "categories" else []
-            body = render_body(
-                meta_base, ops, categories or None, options.body_budget, lines_of=lines
-            )
+    decided = _decided(options.grouping, ops, op_names, leaves, warnings)
+    if decided is not None:
+        grouping, source, failure, categories = decided
+        body = render_body(meta_base, ops, categories or None, options.body_budget, lines_of=lines)
     if applied.category_changes:
         grouping = leaves(regroup(grouping, applied.category_changes, op_names, warnings))
         if categories:
@@ -481,13 +514,9 @@ def choose_layout(
         place_category_notes(grouping, applied.category_notes, applied)
     sections: list[tuple[Category, list[Category]]] = []
     if categories and not fits(body):
-        for count in range(2, len(categories) + 1):
-            sections = make_sections(categories, count, op_names)
-            body = render_body(meta_base, ops, categories, options.body_budget, sections)
-            if fits(body) and all(
-                fits_one_read(render_section(sec, members)) for sec, members in sections
-            ):
-                break
+        body, sections = _in_sections(
+            body, meta_base, ops, categories, options.body_budget, op_names
+        )
         warnings.append(
             f"{len(categories)} categories do not fit the body even by name: it lists"
             f" {len(sections)} sections of them (three reads to an operation)"

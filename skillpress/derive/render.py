@@ -206,7 +206,6 @@ def _is_argument(op: Operation, p: Param) -> bool:
 def _params_section(
     op: Operation, level: dict[str, Any], credential_header: str | None = None
 ) -> list[str]:
-    # size: one line per parameter location and constraint, at each level of detail
     lines: list[str] = []
     sent = [
         p
@@ -240,6 +239,17 @@ def _params_section(
                 p.example,
             )
         )
+    lines += _optional_lines(described, undescribed, level)
+    lines += _not_arguments(op, level, credential_header)
+    return _mark_fixed(op, lines)
+
+
+def _optional_lines(
+    described: list[Param], undescribed: list[Param], level: dict[str, Any]
+) -> list[str]:
+    """The optional parameters: a line each where the level shows them and they say something,
+    the rest named on one line."""
+    lines = []
     if level["optional"]:
         for p in described:
             lines.append(
@@ -253,6 +263,15 @@ def _params_section(
             ", …" if len(rest) > 20 else ""
         )
         lines.append(f"- Also optional, effect not described: {names}.")
+    return lines
+
+
+def _not_arguments(
+    op: Operation, level: dict[str, Any], credential_header: str | None
+) -> list[str]:
+    """The parameters that are no argument: the credential (attached by the tool, or read by
+    the API where it is), and those the tool sets or does not send."""
+    lines: list[str] = []
     keyed = bool(op.additions.identity) and op.tool is not None
     hidden = [
         p
@@ -282,7 +301,7 @@ def _params_section(
             _param_line(p.name, p.schema, p.required, p.location, p.long_description, level)
             for p in others
         ]
-    return _mark_fixed(op, lines)
+    return lines
 
 
 def _mark_fixed(op: Operation, lines: list[str]) -> list[str]:
