@@ -587,7 +587,6 @@ def build_manifest(
     options: DeriveOptions,
     warnings: list[str],
 ) -> Manifest:
-    # size: skill.json's fields, one after another
     category_of = {op.name: cat.name for cat in layout.grouping for op in cat.ops}
     asked = {op.name: _headers_to_fix(op, auth) for op in ops}
     for name, headers in asked.items():
@@ -596,12 +595,6 @@ def build_manifest(
                 f"{name}: the API requires header {header}, which the tool does not send; give its"
                 f" value once: skillpress annotate {api.slug} -o {name} --fixed-header {header}=VALUE"
             )
-    declared = sum(1 for op in ops if op.tool is not None)
-    not_tools: dict[str, int] = {}
-    for op in ops:
-        if op.not_tool_reason:
-            key = op.not_tool_reason.split(",")[0]
-            not_tools[key] = not_tools.get(key, 0) + 1
     hosts = sorted({host_of(u) for u in [api.base_url, *(op.server_url for op in ops)] if u})
     x_risk = [op.extensions.get("x-risk") for op in ops]
     return Manifest(
@@ -638,15 +631,7 @@ def build_manifest(
         mode="categories" if layout.categories else "flat",
         source=layout.source,
         tag_failure=layout.tag_failure,
-        stats=Stats(
-            operations=len(ops),
-            tools=declared,
-            tools_share=tool_share(declared, len(ops)),
-            not_tools=tuple(sorted(not_tools.items())),
-            types=len(types),
-            body_bytes=len(layout.body.encode()),
-            largest_file_bytes=max(map(len, files.values())),
-        ),
+        stats=_stats(ops, layout, types, files),
         derived_from=(
             ("base_url", options.base_url),
             ("renderer", RENDERER_VERSION),
@@ -660,6 +645,28 @@ def build_manifest(
         )
         if options.annotations
         else None,
+    )
+
+
+def _stats(
+    ops: list[Operation], layout: Layout, types: dict[str, Any], files: dict[str, bytes]
+) -> Stats:
+    """What the package holds, counted: operations, tools (and why the others are none), types,
+    the body's and the largest file's sizes."""
+    declared = sum(1 for op in ops if op.tool is not None)
+    not_tools: dict[str, int] = {}
+    for op in ops:
+        if op.not_tool_reason:
+            key = op.not_tool_reason.split(",")[0]
+            not_tools[key] = not_tools.get(key, 0) + 1
+    return Stats(
+        operations=len(ops),
+        tools=declared,
+        tools_share=tool_share(declared, len(ops)),
+        not_tools=tuple(sorted(not_tools.items())),
+        types=len(types),
+        body_bytes=len(layout.body.encode()),
+        largest_file_bytes=max(map(len, files.values())),
     )
 
 

@@ -178,6 +178,24 @@ def workflow_arguments(wf: Workflow, raw: str) -> dict[str, Any]:
     )
 
 
+class _Returned(Exception):
+    """A `return` step: the run's answer, carried out of the steps it is nested in."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _run_arguments(
+    wf: Workflow, arguments: Mapping[str, Any], unknown_inputs: bool
+) -> dict[str, Any]:
+    """The run's arguments, checked against its parameters (defaults filled in); for a check with
+    no caller (`unknown_inputs`), every input a value not known yet."""
+    if not unknown_inputs:
+        return checked_arguments(wf, arguments)
+    args = _defaulted(wf, arguments)
+    return {k: args.get(k, Pending("inputs", k)) for k in wf.parameters.get("properties") or {}}
+
+
 def run_workflow(
     workflows: Mapping[str, Workflow],
     name: str,
@@ -191,23 +209,13 @@ def run_workflow(
     then each step in order through `call`; StepFailed names the step that stopped it. A dry run
     (`call` records instead of sending) walks both branches of an `if` it cannot decide;
     `unknown_inputs` checks it with no arguments (each input a value not known yet)."""
-    # size: the runner's one loop (every step kind, a failure's way on) beside its set-up
-
     wf = workflows[name]
     if wf.execution != "hardened":
         raise WorkflowRefused(
             f"{name} is {wf.execution}: only hardened workflows run without a model"
         )
-    if unknown_inputs:  # a check with no caller: every input is a value not known yet
-        args = _defaulted(wf, arguments)
-        args = {k: args.get(k, Pending("inputs", k)) for k in wf.parameters.get("properties") or {}}
-    else:
-        args = checked_arguments(wf, arguments)
+    args = _run_arguments(wf, arguments, unknown_inputs)
     outcome = Run()
-
-    class _Returned(Exception):
-        def __init__(self, value: Any) -> None:
-            self.value = value
 
     def called(s: Step, env: dict[str, Any], label: str) -> None:
         """A step that calls: an operation, or another workflow (its trace joins this one's)."""
