@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -184,17 +185,21 @@ def client_credentials_url(scheme: Any) -> str | None:
     return url.strip()
 
 
-def analyse_auth(
-    doc: dict[str, Any], resolver: Resolver, ops: list[Operation], slug: str = "api"
-) -> dict[str, Any]:
-    # size: every way a spec states its security, read in one pass
-    places: dict[str, str] = {}
+_Scheme = tuple[str, str | None, bool]  # (kind, header or parameter name, servable)
+
+
+def _schemes_of(
+    doc: dict[str, Any], resolver: Resolver
+) -> tuple[dict[str, _Scheme], dict[str, str], dict[str, str]]:
+    """The document's security schemes: each one's kind, name and whether the runtime serves
+    it; where each is sent; the token URL of each a client's credentials can fetch a token at."""
     raw = (
         doc.get("securityDefinitions")
         if "swagger" in doc
         else (doc.get("components") or {}).get("securitySchemes")
     )
-    schemes: dict[str, tuple[str, str | None, bool]] = {}
+    schemes: dict[str, _Scheme] = {}
+    places: dict[str, str] = {}
     token_urls: dict[str, str] = {}
     if isinstance(raw, dict):
         for name, value in raw.items():
@@ -204,36 +209,14 @@ def analyse_auth(
             url = client_credentials_url(resolved)
             if url:
                 token_urls[str(name)] = url
-    root: list[Any] = doc["security"] if isinstance(doc.get("security"), list) else []
-    used: Counter[str] = Counter()
-    alternatives: Counter[frozenset[str]] = Counter()  # servable ones, by how many operations
-    scopes: dict[str, set[str]] = {}
-    needing = 0
-    unservable = 0
-    unservable_kinds: set[str] = set()
-    for op in ops:
-        reqs = _requirements(op, root)
-        if not reqs or any(not r for r in reqs):
-            continue
-        needing += 1
-        servable_alt = False
-        for alt in reqs:
-            kinds = [schemes.get(str(n), ("unknown", None, False)) for n in alt]
-            if all(k[2] for k in kinds):
-                servable_alt = True
-                alternatives[frozenset(str(n) for n in alt)] += 1
-                for n in alt:
-                    used[str(n)] += 1
-                    asked = alt[n] if isinstance(alt[n], list) else []
-                    scopes.setdefault(str(n), set()).update(str(a) for a in asked)
-            else:
-                unservable_kinds.update(k[0] for k in kinds if not k[2])
-        if not servable_alt:
-            unservable += 1
-    chosen = None
-    if used:  # the scheme most operations can use; between equals, a bearer token over the rest,
-        # a key in a header over one in the query or a cookie
-        chosen = sorted(
+    return schemes, places, token_urls
+
+
+def _chosen(used: Counter[str], schemes: dict[str, _Scheme], places: dict[str, str]) -> str | None:
+    """The skill's credential: the scheme most operations can use; between equals, a bearer
+    token over the rest, a key in a header over one in the query or a cookie."""
+    if used:
+        return sorted(
             used.items(),
             key=lambda kv: (
                 -kv[1],
@@ -242,9 +225,72 @@ def analyse_auth(
                 kv[0],
             ),
         )[0][0]
-    elif schemes:
-        servable = sorted(n for n, k in schemes.items() if k[2])
-        chosen = servable[0] if servable else None
+    servable = sorted(n for n, k in schemes.items() if k[2])
+    return servable[0] if servable else None
+
+
+def _query_companions(
+    ops: list[Operation], also: list[dict[str, Any]], own: str | None, slug: str
+) -> list[dict[str, Any]]:
+    """The query credentials most operations require as parameters, sent beside the skill's
+    credential (`own`: its parameter, when it is in the query) and the companions already
+    chosen, each from its own variable."""
+    taken = {str(own).lower()} if own else set()
+    taken |= {str(a["name"]).lower() for a in also if a.get("in") == "query"}
+    return [
+        {"name": q, "in": "query", "kind": "apiKey", "env": companion_env(slug, q)}
+        for q in _required_query_credentials(ops)
+        if q.lower() not in taken
+    ]
+
+
+@dataclass
+class _Needs:
+    """What the operations' security requirements ask, counted over the operations."""
+
+    used: Counter[str] = field(default_factory=Counter)  # servable schemes
+    alternatives: Counter[frozenset[str]] = field(default_factory=Counter)  # servable ones
+    scopes: dict[str, set[str]] = field(default_factory=dict)
+    needing: int = 0
+    unservable: int = 0
+    unservable_kinds: set[str] = field(default_factory=set)
+
+
+def _needs(ops: list[Operation], root: list[Any], schemes: dict[str, _Scheme]) -> _Needs:
+    """How many operations need a credential, which schemes (and sets of schemes together)
+    serve them, the scopes each is asked for, and the ones no servable scheme answers."""
+    out = _Needs()
+    for op in ops:
+        reqs = _requirements(op, root)
+        if not reqs or any(not r for r in reqs):
+            continue
+        out.needing += 1
+        servable_alt = False
+        for alt in reqs:
+            kinds = [schemes.get(str(n), ("unknown", None, False)) for n in alt]
+            if all(k[2] for k in kinds):
+                servable_alt = True
+                out.alternatives[frozenset(str(n) for n in alt)] += 1
+                for n in alt:
+                    out.used[str(n)] += 1
+                    asked = alt[n] if isinstance(alt[n], list) else []
+                    out.scopes.setdefault(str(n), set()).update(str(a) for a in asked)
+            else:
+                out.unservable_kinds.update(k[0] for k in kinds if not k[2])
+        if not servable_alt:
+            out.unservable += 1
+    return out
+
+
+def analyse_auth(
+    doc: dict[str, Any], resolver: Resolver, ops: list[Operation], slug: str = "api"
+) -> dict[str, Any]:
+    schemes, places, token_urls = _schemes_of(doc, resolver)
+    root: list[Any] = doc["security"] if isinstance(doc.get("security"), list) else []
+    need = _needs(ops, root, schemes)
+    used, alternatives, scopes = need.used, need.alternatives, need.scopes
+    needing, unservable, unservable_kinds = need.needing, need.unservable, need.unservable_kinds
+    chosen = _chosen(used, schemes, places)
     kind, header = (schemes[chosen][0], schemes[chosen][1]) if chosen else (None, None)
     if kind in ("oauth2", "openIdConnect"):
         kind = "bearer"  # how the runtime attaches it: `Authorization: Bearer <token>`
@@ -260,14 +306,10 @@ def analyse_auth(
         for h in headers
         if h.lower() not in taken
     ]
-    in_query = places.get(chosen or "", "header") == "query"
-    taken_q = {str(header or "").lower()} if in_query else set()
-    taken_q |= {str(a["name"]).lower() for a in also if a.get("in") == "query"}
-    also += [  # Trello's `token`: a scheme of its own, and a parameter every operation requires
-        {"name": q, "in": "query", "kind": "apiKey", "env": companion_env(slug, q)}
-        for q in _required_query_credentials(ops)
-        if chosen is not None and q.lower() not in taken_q
-    ]
+    if chosen is not None:  # Trello's `token`: a scheme of its own, which every operation requires
+        also += _query_companions(
+            ops, also, header if places.get(chosen) == "query" else None, slug
+        )
     out: dict[str, Any] = {
         "header": header,
         "scheme": chosen,
