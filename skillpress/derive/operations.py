@@ -528,7 +528,6 @@ class _Extractor:
         doc_consumes: list[str],
         doc_produces: list[str],
     ) -> Operation:
-        # size: one operation's parts in the order OpenAPI declares them
         where = f"#/paths/{path}/{method}"
         merged: dict[tuple[str, str], dict[str, Any]] = {
             (p["name"], p["in"]): p for p in path_params
@@ -536,58 +535,13 @@ class _Extractor:
         for p in self._params(op.get("parameters"), where):
             merged[(p["name"], p["in"])] = p
         raw_params = list(merged.values())
-        params: list[Param] = []
-        for p in raw_params:
-            loc = p["in"]
-            if loc in ("body", "formData"):
-                continue
-            if loc not in ("path", "query", "header", "cookie"):
-                continue
-            if loc != "path" and not str(p["name"]).strip():  # `?=value`: nothing to name it by
-                continue
-            style = _style(p, self.swagger2)
-            schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
-            if (
-                loc in ("query", "path", "header")
-                and not p.get("allowEmptyValue")
-                and isinstance(schema, dict)
-                and schema.get("type") == "string"
-                and not _at_least_one(schema.get("minLength"))
-                and "enum" not in schema
-                and "const" not in schema
-            ):
-                # An empty value is the same as none at all (OpenAPI's allowEmptyValue defaults to
-                # false; a path segment cannot be empty): the schema says so, so a model is told
-                # (AWS writes `minLength: 0` beside it: the parameter's rule is the stricter)
-                schema = {**schema, "minLength": 1}
-            params.append(
-                Param(
-                    name=p["name"],
-                    location=loc,
-                    required=True if loc == "path" else bool(p.get("required")),
-                    schema=schema,
-                    description=short_text(p.get("description") or "", 300),
-                    deprecated=bool(p.get("deprecated")),
-                    style=style,
-                    long_description=as_str(p.get("description")),
-                    example=self._example(p, where),
-                )
-            )
-        if self.swagger2:
-            consumes: list[str] = (
-                [str(c) for c in op["consumes"]]
-                if isinstance(op.get("consumes"), list)
-                else doc_consumes
-            )
-            produces: list[str] = (
-                [str(c) for c in op["produces"]]
-                if isinstance(op.get("produces"), list)
-                else doc_produces
-            )
-            body = self._body2(raw_params, [str(c) for c in consumes], where)
-        else:
-            produces = []
-            body = self._body3(op["requestBody"], where) if "requestBody" in op else None
+        params = [
+            self._param(p, where)
+            for p in raw_params
+            if p["in"] in ("path", "query", "header", "cookie")
+            and (p["in"] == "path" or str(p["name"]).strip())  # `?=value`: nothing to name it by
+        ]
+        body, produces = self._body_of(op, raw_params, where, doc_consumes, doc_produces)
         server = path_server
         if not self.swagger2 and isinstance(op.get("servers"), list) and op["servers"]:
             server = override_server(op["servers"], self.base_url, self.own_url)
@@ -612,6 +566,59 @@ class _Extractor:
             extensions={k: op[k] for k in ("x-risk",) if k in op},
             credential_fields=self._credential_fields(params, body),
             paging=paging,
+        )
+
+    def _body_of(
+        self,
+        op: dict[str, Any],
+        raw_params: list[dict[str, Any]],
+        where: str,
+        doc_consumes: list[str],
+        doc_produces: list[str],
+    ) -> tuple[Body | None, list[str]]:
+        """The request body (Swagger 2.0's body or form parameters, or OpenAPI 3's requestBody)
+        and the media types the answers are declared in (Swagger 2.0's `produces`)."""
+        if not self.swagger2:
+            return (self._body3(op["requestBody"], where) if "requestBody" in op else None), []
+        consumes: list[str] = (
+            [str(c) for c in op["consumes"]]
+            if isinstance(op.get("consumes"), list)
+            else doc_consumes
+        )
+        produces: list[str] = (
+            [str(c) for c in op["produces"]]
+            if isinstance(op.get("produces"), list)
+            else doc_produces
+        )
+        return self._body2(raw_params, [str(c) for c in consumes], where), produces
+
+    def _param(self, p: dict[str, Any], where: str) -> Param:
+        """A path, query, header or cookie parameter."""
+        loc = p["in"]
+        schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
+        if (
+            loc in ("query", "path", "header")
+            and not p.get("allowEmptyValue")
+            and isinstance(schema, dict)
+            and schema.get("type") == "string"
+            and not _at_least_one(schema.get("minLength"))
+            and "enum" not in schema
+            and "const" not in schema
+        ):
+            # An empty value is the same as none at all (OpenAPI's allowEmptyValue defaults to
+            # false; a path segment cannot be empty): the schema says so, so a model is told
+            # (AWS writes `minLength: 0` beside it: the parameter's rule is the stricter)
+            schema = {**schema, "minLength": 1}
+        return Param(
+            name=p["name"],
+            location=loc,
+            required=True if loc == "path" else bool(p.get("required")),
+            schema=schema,
+            description=short_text(p.get("description") or "", 300),
+            deprecated=bool(p.get("deprecated")),
+            style=_style(p, self.swagger2),
+            long_description=as_str(p.get("description")),
+            example=self._example(p, where),
         )
 
     def _paging(self, raw: Any, params: list[Param], where: str) -> Paging | None:
