@@ -440,12 +440,50 @@ def _multipart(
     return body, f"multipart/form-data; boundary={boundary}", flat
 
 
+def _body(
+    op: str, decl: Declaration, fields: dict[str, Any], files: FileReader | None
+) -> tuple[bytes | None, str | None, Any]:
+    """The request's body from the arguments that go in it: (its bytes, its Content-Type, what
+    a dry run shows of it); none when nothing is sent."""
+    if decl.is_multipart:
+        return _multipart(op, decl, fields, files)
+    if not decl.is_form and not decl.is_json:  # a raw body: a file, or text
+        whole = fields.get(decl.body_arg or "")
+        if whole is None:
+            return None, None, None
+        if decl.body_arg in decl.files:
+            got = _file(op, str(decl.body_arg), whole, files)
+            return got.data, decl.content_type, got.shown()
+        return _scalar(whole).encode("utf-8"), decl.content_type, None
+    if decl.is_form:
+        wire: Callable[[str], str] = decl.wire_name
+        if decl.body_arg is not None:  # the form's fields, under their own argument
+            whole = fields.get(decl.body_arg)
+            fields = dict(whole) if isinstance(whole, dict) else {}
+            wire = _same  # its fields' own names
+        if not fields and decl.method not in ("POST", "PUT", "PATCH"):
+            return None, None, None
+        form = "&".join(
+            pair
+            for name, value in fields.items()
+            for pair in styled_pairs(op, wire(name), value, decl.style_of(name))
+        )
+        return form.encode("ascii"), decl.content_type, None
+    if decl.body_arg is not None:
+        if decl.body_arg not in fields:
+            return None, None, None
+        return _json_body(op, fields[decl.body_arg]), decl.content_type, None
+    if fields or decl.method in ("POST", "PUT", "PATCH"):
+        wired = {decl.wire_name(k): v for k, v in fields.items()}
+        return _json_body(op, wired), decl.content_type, None
+    return None, None, None
+
+
 def build_request(
     tool: Tool, args: Any, hosts: frozenset[str], files: FileReader | None = None
 ) -> PreparedRequest:
     """Translate a call into its request, or raise CallRefused before anything exists to send.
     `files` reads a local file a file argument names (None: only base64 content is taken)."""
-    # size: every location an argument goes to, in the order a request is built
     decl = tool.declaration
     op = tool.operation
     if not decl.origin:
@@ -477,38 +515,9 @@ def build_request(
     shown: Any = None
     if decl.method not in NO_BODY and decl.body:
         fields = {name: args[name] for name in decl.body if name in args}
-        if decl.is_multipart:
-            body, content_type, shown = _multipart(op, decl, fields, files)
+        body, content_type, shown = _body(op, decl, fields, files)
+        if content_type is not None:
             headers.append(("Content-Type", content_type))
-        elif not decl.is_form and not decl.is_json:  # a raw body: a file, or text
-            whole = fields.get(decl.body_arg or "")
-            if whole is not None:
-                if decl.body_arg in decl.files:
-                    got = _file(op, str(decl.body_arg), whole, files)
-                    body, shown = got.data, got.shown()
-                else:
-                    body = _scalar(whole).encode("utf-8")
-                headers.append(("Content-Type", decl.content_type))
-        elif decl.is_form:
-            wire: Callable[[str], str] = decl.wire_name
-            if decl.body_arg is not None:  # the form's fields, under their own argument
-                whole = fields.get(decl.body_arg)
-                fields = dict(whole) if isinstance(whole, dict) else {}
-                wire = _same  # its fields' own names
-            if fields or decl.method in ("POST", "PUT", "PATCH"):
-                body = "&".join(
-                    pair
-                    for name, value in fields.items()
-                    for pair in styled_pairs(op, wire(name), value, decl.style_of(name))
-                ).encode("ascii")
-                headers.append(("Content-Type", decl.content_type))
-        elif decl.body_arg is not None:
-            if decl.body_arg in fields:
-                body = _json_body(op, fields[decl.body_arg])
-                headers.append(("Content-Type", decl.content_type))
-        elif fields or decl.method in ("POST", "PUT", "PATCH"):
-            body = _json_body(op, {decl.wire_name(k): v for k, v in fields.items()})
-            headers.append(("Content-Type", decl.content_type))
     headers.extend(decl.headers)
     for name in decl.header:
         if name in args and args[name] is not None:
