@@ -425,29 +425,32 @@ def _companions(
 
 def _required_query_credentials(ops: list[Operation]) -> list[str]:
     """Query parameters that carry a credential (withheld from every tool) and that most
-    operations declare required, the most declared first: sent beside the skill's credential, each from its
-    own variable (an API whose security says either key will do, while every operation requires
-    both as parameters)."""
-    counts: Counter[str] = Counter()
-    named: dict[str, str] = {}
-    for op in ops:
-        for p in op.params:
-            if p.location == "query" and p.required and p.name in op.credential_fields:
-                named.setdefault(p.name.lower(), p.name)
-                counts[p.name.lower()] += 1
-    most = [(k, n) for k, n in counts.items() if 2 * n >= len(ops)]  # never one a few need
-    return [named[k] for k, _ in sorted(most, key=lambda kv: (-kv[1], kv[0]))]
+    operations declare required, the most declared first: sent beside the skill's credential,
+    each from its own variable (an API whose security says either key will do, while every
+    operation requires both as parameters)."""
+    counts = _credential_params(ops, "query", required=True)
+    return [name for name, n in counts if 2 * n >= len(ops)]  # never one a few need
 
 
 def _header_credentials(ops: list[Operation]) -> list[str]:
     """Header parameters that carry a credential (withheld from every tool), the most declared
     first: the runtime fills them from the environment."""
+    return [name for name, _ in _credential_params(ops, "header")]
+
+
+def _credential_params(
+    ops: list[Operation], location: str, required: bool = False
+) -> list[tuple[str, int]]:
+    """The parameters in `location` that carry a credential (`required`: only where declared
+    required), each with how many operations declare it, the most declared first; a name in
+    the case it was first written, counted whatever its case."""
     counts: Counter[str] = Counter()
     named: dict[str, str] = {}
     for op in ops:
         for p in op.params:
-            if p.location == "header" and p.name in op.credential_fields:
-                key = p.name.lower()
-                named.setdefault(key, p.name)
-                counts[key] += 1
-    return [named[k] for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+            if p.location == location and p.name in op.credential_fields:
+                if required and not p.required:
+                    continue
+                named.setdefault(p.name.lower(), p.name)
+                counts[p.name.lower()] += 1
+    return [(named[k], n) for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]

@@ -19,6 +19,7 @@ from skillpress.derive.tool_params import (
 from skillpress.format.declaration import (
     FIELD_NAME,
     FILE_ARGUMENT,
+    MEDIA_PARAM,
     MEDIA_TYPE,
     METHODS,
     MULTIPART_BODY,
@@ -51,7 +52,6 @@ def _is_plain_object(schema: Any) -> bool:
 
 _FORM = "application/x-www-form-urlencoded"
 _PLAIN_JSON = ("application/json", "*/*", "application/*")
-_MEDIA_PARAM = re.compile(r'[A-Za-z0-9!#$&^_.+-]+=(?:[A-Za-z0-9!#$&^_.+-]+|"[^"\\\r\n]*")')
 _NO_BODY = ("GET", "HEAD")
 
 
@@ -277,7 +277,7 @@ def _structured_body(op: Operation, media: str, form: bool, multipart: bool) -> 
     if body.is_json and media != "*/*" and ";" in (body.content_type or ""):
         # its parameters as declared (Azure Batch's `odata=minimalmetadata`, `charset=utf-8`)
         _, _, params = (body.content_type or "").strip().partition(";")
-        if all(_MEDIA_PARAM.fullmatch(p.strip(" \t")) for p in params.split(";")):
+        if all(MEDIA_PARAM.fullmatch(p.strip(" \t")) for p in params.split(";")):
             content_type = f"{content_type};{params}"  # written as declared: a judge compares
     schema = body.schema
     found = _fields_body(op, schema, multipart)

@@ -83,6 +83,8 @@ JSON_BODY = "application/json"
 FORM_BODY = "application/x-www-form-urlencoded"
 MULTIPART_BODY = "multipart/form-data"
 MEDIA_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
+# one parameter of a media type (RFC 9110: a token, `=`, a token or a quoted string)
+MEDIA_PARAM = re.compile(r'[A-Za-z0-9!#$&^_.+-]+=(?:[A-Za-z0-9!#$&^_.+-]+|"[^"\\\r\n]*")')
 # a file a call sends (a multipart part, or a whole raw body): a local file the runtime reads
 # (under the folder the caller allows, size-capped) or the content itself, base64-encoded
 FILE_ARGUMENT: dict[str, Any] = {
