@@ -80,8 +80,9 @@ class SkillHost:
     allow_private_token_url: bool = False  # an OAuth 2 token URL on a trusted network
     # folder name → where its API is (a skill whose servers are paths, a mock, a region)
     base_urls: dict[str, str] = field(default_factory=dict)
-    # decides a gated call (returns to send it, raises GateClosed): the host's own approvals;
-    # by default only a call under its gate's auto_below goes
+    # decides a gated call (returns to send it, raises GateClosed): the host's own approvals,
+    # each call named by the skill whose operation it is (`GateCheck.skill`); by default only a
+    # call under its gate's auto_below goes
     gatekeeper: Gatekeeper = closed_gate
     # the host's model for guided and draft workflows (messages, tools, tool_choice → the
     # assistant's message, OpenAI-shaped); without one only hardened workflows are tools
@@ -221,7 +222,9 @@ class SkillHost:
             )
         skill, tool = self._find(name)
         setup = self._setup(skill, environ, timeout)
-        placed = place_call(tool, args, skill.hosts, setup, self.gatekeeper, page_url)
+        placed = place_call(
+            tool, args, skill.hosts, setup, self.gatekeeper, page_url, skill=skill.slug
+        )
         assert placed.result is not None
         return placed.result
 

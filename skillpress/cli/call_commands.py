@@ -338,7 +338,7 @@ def _place(
         gate = _terminal_gate(skill, approve, wait)
 
         def place(given: Any, page: str | None) -> Placed:
-            return place_call(tool, given, skill.hosts, setup, gate, page)
+            return place_call(tool, given, skill.hosts, setup, gate, page, skill=skill.slug)
 
         if kept is not None:
             prepared = placed

@@ -642,6 +642,7 @@ class _CatalogServer:
                 self.setup_for(slug, self.state[slug][0]),
                 self.gate_for(slug),
                 None if page_url is None else str(page_url),
+                skill=slug,
             )
         except (CallRefused, GateClosed, ExecutionFailed) as exc:
             return _text(str(exc), error=True)

@@ -226,7 +226,7 @@ def test_the_rate_limit_comes_back_and_the_credential_never_does(unruly: _Unruly
         environ={"K": "sk-secret-value\r\n"},
         limits=CallLimits(retries=0),
     )
-    done = place_call(skill.tool("get_any"), {"kind": "limited"}, skill.hosts, setup)
+    done = place_call(skill.tool("get_any"), {"kind": "limited"}, skill.hosts, setup, skill="s")
     assert done.result is not None and done.result.status == 200
     bad = CallSetup(
         credential=Credential(AuthHeader("X-Key", "apiKey"), "K"),
@@ -234,7 +234,7 @@ def test_the_rate_limit_comes_back_and_the_credential_never_does(unruly: _Unruly
         limits=CallLimits(retries=0),
     )
     with pytest.raises(ExecutionFailed) as failed:
-        place_call(skill.tool("get_any"), {"kind": "limited"}, skill.hosts, bad)
+        place_call(skill.tool("get_any"), {"kind": "limited"}, skill.hosts, bad, skill="s")
     assert "secret" not in str(failed.value) and "<credential>" in str(failed.value)
 
 

@@ -313,7 +313,7 @@ def test_callers_waiting_at_a_terminal(settings: Settings, guest: Guest) -> None
     def call(i: int) -> Any:
         desk = lambda: LocalDesk(lambda: open_app(settings))  # noqa: E731
         gate = terminal_gatekeeper(desk, skill.slug, f"caller-{i}", lambda: None, 120, say)
-        return place_call(tool, {"booking_id": booking}, skill.hosts, setup, gate)
+        return place_call(tool, {"booking_id": booking}, skill.hosts, setup, gate, skill=skill.slug)
 
     def decide_when(waiting: int, status: str, grant: bool) -> None:
         deadline = time.monotonic() + 120

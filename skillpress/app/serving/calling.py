@@ -391,6 +391,22 @@ def _goes(row: ApprovalView) -> bool:
     return row["status"] in GO
 
 
+def decided_under(bound: str | None, gate: GateCheck) -> str:
+    """The skill a gated call is decided under: the one whose operation it is (`gate.skill`, as
+    the face placing the call bound it), never the skill of a workflow calling it or another a
+    host binds. A gatekeeper made for one skill (`bound`) decides no other's call: GateClosed."""
+    named = gate.skill or bound
+    if named is None:
+        raise GateClosed(f"not sent: {gate.operation}'s call names no skill to decide it under")
+    if bound is not None and named != bound:
+        raise GateClosed(
+            f"not sent: {gate.operation} is an operation of {named}, and this gatekeeper decides"
+            f" {bound}'s calls only; a host binding several skills decides each under its own"
+            " (api_gatekeeper(url, token) without a slug)"
+        )
+    return named
+
+
 def terminal_gatekeeper(
     open_desk: Callable[[], Desk],
     slug: str,
@@ -408,10 +424,11 @@ def terminal_gatekeeper(
     from skillpress.runtime.calling.gates import GrantSpent
 
     def decide(gate: GateCheck) -> None:
+        skill = decided_under(slug, gate)
         desk = open_desk()
         try:
             by = approver()
-            row = desk.settle(slug, gate, who, f"{by} at the terminal" if by else None)
+            row = desk.settle(skill, gate, who, f"{by} at the terminal" if by else None)
             if _goes(row):
                 say(f"approved by {row['decided_by']} (#{row['id']}): {gate.describe()}")
                 return
@@ -427,7 +444,7 @@ def terminal_gatekeeper(
                 try:
                     row = desk.consume(asked)
                 except GrantSpent:
-                    row = desk.settle(slug, gate, who)
+                    row = desk.settle(skill, gate, who)
                     if row["status"] == "pending":
                         say(
                             f"approval #{asked} was used by another call with the same values;"
@@ -461,16 +478,18 @@ def terminal_gatekeeper(
     return decide
 
 
-def agent_gatekeeper(open_desk: Callable[[], Desk], slug: str) -> Gatekeeper:
+def agent_gatekeeper(open_desk: Callable[[], Desk], slug: str | None = None) -> Gatekeeper:
     """An agent's gated call (over MCP, or a host's): sent under `auto_below`, or when a person
     granted exactly that call and this call used the grant (once); otherwise recorded as a
-    request the agent is told to wait on (GateClosed naming it). The desk is opened at the first
-    gated call, not when the server starts."""
+    request the agent is told to wait on (GateClosed naming it). Each call is decided under the
+    skill whose operation it is; made for one `slug`, it decides that skill's calls only. The
+    desk is opened at the first gated call, not when the server starts."""
 
     def decide(gate: GateCheck) -> None:
+        skill = decided_under(slug, gate)
         desk = open_desk()
         try:
-            row = desk.settle(slug, gate, gate.caller or "an MCP client")
+            row = desk.settle(skill, gate, gate.caller or "an MCP client")
         finally:
             desk.close()
         if _goes(row):
@@ -492,10 +511,11 @@ def agent_gatekeeper(open_desk: Callable[[], Desk], slug: str) -> Gatekeeper:
     return decide
 
 
-def api_gatekeeper(url: str, token: str, slug: str) -> Gatekeeper:
+def api_gatekeeper(url: str, token: str, slug: str | None = None) -> Gatekeeper:
     """`agent_gatekeeper` over the approvals of the skillpress API at `url`, with a runtime's
     `token`: what an agent host (`SkillHost(gatekeeper=...)`) uses when the approvals live with
-    `skillpress serve`, out of the agent's reach."""
+    `skillpress serve`, out of the agent's reach. Without `slug` it decides every skill's calls,
+    each under its own (a host of several skills); with one, that skill's only."""
     return agent_gatekeeper(lambda: ApiDesk(url, token), slug)
 
 

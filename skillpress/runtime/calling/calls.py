@@ -35,6 +35,7 @@ __all__ = [
     "GateClosed",
     "Gatekeeper",
     "Placed",
+    "ask_gatekeeper",
     "closed_gate",
     "place_call",
     "prepare_call",
@@ -63,6 +64,12 @@ MAX_PAGE_URL = 4096
 
 # decides a gated call: returns when it may be sent, raises GateClosed when it may not
 Gatekeeper = Callable[[GateCheck], None]
+
+
+def ask_gatekeeper(gatekeeper: Gatekeeper, gate: GateCheck, skill: str) -> None:
+    """Let `gatekeeper` decide `gate`, a call of an operation of `skill` (the slug it is bound
+    as): every face asks through here, so a gatekeeper always knows whose operation it decides."""
+    gatekeeper(replace(gate, skill=skill))
 
 
 def closed_gate(check: GateCheck) -> None:
@@ -159,13 +166,16 @@ def place_call(
     setup: CallSetup = CallSetup(),
     gatekeeper: Gatekeeper = closed_gate,
     page_url: str | None = None,
+    *,
+    skill: str,
 ) -> Placed:
     """Build the request (CallRefused), let its gate decide (GateClosed), send it
-    (ExecutionFailed when no complete answer came back)."""
+    (ExecutionFailed when no complete answer came back). `skill`: the slug the tool's skill is
+    bound as, which its gate is decided under."""
     args = tool.from_model(args)
     placed = prepare_call(tool, args, hosts, setup, page_url)
     if placed.gate is not None:
-        gatekeeper(placed.gate)
+        ask_gatekeeper(gatekeeper, placed.gate, skill)
     result = send_prepared(placed.request, setup.for_tool(tool))
     _with_next(tool, args, hosts, placed.request, result)
     return Placed(placed.request, placed.gate, result, placed.credential)

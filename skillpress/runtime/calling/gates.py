@@ -42,6 +42,9 @@ class GateCheck:
     # the call's arguments and page URL: what an approvals server evaluates the gate on itself
     args: dict[str, Any] = field(default_factory=dict)
     page_url: str | None = None
+    # the skill whose operation this is, as the face placing the call bound it: what the call is
+    # decided under (never the skill of a workflow that calls it, nor of a host's other skills)
+    skill: str | None = None
 
     def describe(self) -> str:
         values = json.dumps(self.bound, ensure_ascii=False, sort_keys=True)

@@ -13,6 +13,7 @@ from skillpress.runtime.calling.calls import (
     GateClosed,
     Gatekeeper,
     Placed,
+    ask_gatekeeper,
     prepare_call,
     send_prepared,
 )
@@ -87,7 +88,7 @@ def placed_step(
             return log.replay(step, tool.operation, record.request)
         log.check_sendable(step, given)
         if placed.gate is not None:
-            gatekeeper(placed.gate)
+            ask_gatekeeper(gatekeeper, placed.gate, owner.slug)
         judge = rules or StepRules()
         setup = setup.for_tool(tool)  # a step sends its operation's own credential too
         result = send_prepared(placed.request, setup)
