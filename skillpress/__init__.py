@@ -16,7 +16,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillpress.app.serving.calling import api_gatekeeper
+    from skillpress.app.serving.gatekeepers import api_gatekeeper
     from skillpress.errors import Permanent, Retryable, SkillpressError, Unavailable
     from skillpress.host import SkillHost
     from skillpress.runtime.calling.calls import GateClosed, Gatekeeper

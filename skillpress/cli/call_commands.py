@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command r
         CallResult,
         CallSetup,
         Chat,
-        Desk,
         GateCheck,
         Gatekeeper,
         Placed,
@@ -39,6 +38,7 @@ if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command r
         Tool,
         Workflow,
     )
+    from skillpress.app.serving.gatekeepers import Desk
 
 __all__ = ["register"]
 
@@ -249,7 +249,7 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
     from skillpress.app.base.roles import OPERATOR_TOKEN_ENV, operator_for
-    from skillpress.app.serving.calling import NOT_HERE, desk_opener, terminal_gatekeeper
+    from skillpress.app.serving.gatekeepers import NOT_HERE, desk_opener, terminal_gatekeeper
     from skillpress.errors import Refused
 
     def approver() -> str | None:

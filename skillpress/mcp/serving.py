@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING, Any
 from skillpress.app.serving.calling import (
     CallLimits,
     Credential,
-    Desk,
     Skill,
-    agent_gatekeeper,
     credential_for,
-    desk_opener,
     open_target,
 )
 from skillpress.app.serving.followers import folder_stamp, followed_version
+from skillpress.app.serving.gatekeepers import Desk, agent_gatekeeper, desk_opener
 
 if TYPE_CHECKING:
     from skillpress.app.base.context import AppContext

@@ -226,7 +226,8 @@ def test_no_message_an_agent_is_shown_names_a_command_that_decides(
 
     from mcp import Client
 
-    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
+    from skillpress.app.serving.calling import open_package
+    from skillpress.app.serving.gatekeepers import LocalDesk, agent_gatekeeper
     from skillpress.cli.main import app
     from skillpress.mcp.server import build_mcp_server
 

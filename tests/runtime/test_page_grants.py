@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from skillpress.app.base.context import AppContext, open_app
 from skillpress.app.records import approval_requests as approvals
-from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
+from skillpress.app.serving.calling import open_package
+from skillpress.app.serving.gatekeepers import LocalDesk, agent_gatekeeper
 from skillpress.host import SkillHost
 from skillpress.mcp.server import build_mcp_server
 from skillpress.platform.settings import Settings

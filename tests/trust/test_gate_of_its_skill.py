@@ -120,7 +120,8 @@ def _requests(api: Served) -> list[tuple[str, str, str]]:
 def test_a_gatekeeper_made_for_another_skill_decides_nothing(
     api: Served, pay_api: Recorder, skills: Path
 ) -> None:
-    from skillpress.app.serving.calling import GateClosed, api_gatekeeper
+    from skillpress.app.serving.calling import GateClosed
+    from skillpress.app.serving.gatekeepers import api_gatekeeper
     from skillpress.host import SkillHost
 
     gate = api_gatekeeper(api.url, api.runtime_token("host"), "payfx")
@@ -139,7 +140,8 @@ def test_a_gatekeeper_made_for_another_skill_decides_nothing(
 def test_one_gatekeeper_for_a_host_of_several_skills_decides_each_under_its_own(
     api: Served, pay_api: Recorder, skills: Path
 ) -> None:
-    from skillpress.app.serving.calling import GateClosed, api_gatekeeper
+    from skillpress.app.serving.calling import GateClosed
+    from skillpress.app.serving.gatekeepers import api_gatekeeper
     from skillpress.host import SkillHost
 
     gate = api_gatekeeper(api.url, api.runtime_token("host"))
@@ -175,8 +177,8 @@ async def test_an_mcp_server_of_several_skills_decides_each_under_its_own(
 
     from mcp import Client
 
-    from skillpress.app.serving.calling import ApiDesk, agent_gatekeeper
     from skillpress.app.serving.catalog import folder_catalog
+    from skillpress.app.serving.gatekeepers import ApiDesk, agent_gatekeeper
     from skillpress.mcp.server import build_catalog_server
 
     token = api.runtime_token("mcp")

@@ -122,7 +122,7 @@ def _host(guest: Guest, gatekeeper: Any) -> Any:
 
 
 def test_skillhost_with_the_records_here(settings: Settings, guest: Guest) -> None:
-    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper
+    from skillpress.app.serving.gatekeepers import LocalDesk, agent_gatekeeper
 
     gate = agent_gatekeeper(lambda: LocalDesk(lambda: open_app(settings)), "hollowbrook")
     host, booking = _host(guest, gate), _booking(guest)
@@ -135,7 +135,7 @@ def test_skillhost_with_the_records_here(settings: Settings, guest: Guest) -> No
 
 
 def test_skillhost_through_the_approvals_api(settings: Settings, guest: Guest) -> None:
-    from skillpress.app.serving.calling import api_gatekeeper
+    from skillpress.app.serving.gatekeepers import api_gatekeeper
 
     with served_api(settings) as api:
         gate = api_gatekeeper(api.url, api.runtime_token("host"), "hollowbrook")
@@ -170,7 +170,7 @@ def test_the_approvals_api_answers_one_consume_of_a_grant_used(settings: Setting
 
 
 def test_a_workflow_step(settings: Settings, guest: Guest) -> None:
-    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper
+    from skillpress.app.serving.gatekeepers import LocalDesk, agent_gatekeeper
 
     gate = agent_gatekeeper(lambda: LocalDesk(lambda: open_app(settings)), "hollowbrook")
     host, booking = _host(guest, gate), _booking(guest)
@@ -206,7 +206,8 @@ workflows:
 def test_a_workflow_imported_from_arazzo(settings: Settings, guest: Guest) -> None:
     from skillpress.app.base.package_dir import read_package_dir
     from skillpress.app.operator.arazzo_io import read_arazzo, workflows_from_arazzo
-    from skillpress.app.serving.calling import LocalDesk, agent_gatekeeper, open_package
+    from skillpress.app.serving.calling import open_package
+    from skillpress.app.serving.gatekeepers import LocalDesk, agent_gatekeeper
 
     skill, files = open_package(guest.package)
     text, names = workflows_from_arazzo(read_arazzo(ARAZZO.encode()), skill, files)
@@ -260,12 +261,8 @@ async def test_mcp_in_process(settings: Settings, guest: Guest) -> None:
     """The MCP server's own call path (each call off the event loop, all at once)."""
     from mcp import Client
 
-    from skillpress.app.serving.calling import (
-        LocalDesk,
-        agent_gatekeeper,
-        credential_for,
-        open_package,
-    )
+    from skillpress.app.serving.calling import credential_for, open_package
+    from skillpress.app.serving.gatekeepers import LocalDesk, agent_gatekeeper
     from skillpress.mcp.server import build_mcp_server
 
     skill, files = open_package(guest.package)
@@ -290,14 +287,8 @@ def test_callers_waiting_at_a_terminal(settings: Settings, guest: Guest) -> None
     import threading
     import time
 
-    from skillpress.app.serving.calling import (
-        GateClosed,
-        LocalDesk,
-        call_setup,
-        open_package,
-        place_call,
-        terminal_gatekeeper,
-    )
+    from skillpress.app.serving.calling import GateClosed, call_setup, open_package, place_call
+    from skillpress.app.serving.gatekeepers import LocalDesk, terminal_gatekeeper
     from skillpress.runtime.calling.execute import CallLimits
 
     skill, _ = open_package(guest.package)

@@ -126,7 +126,8 @@ def test_skillhost_through_the_api_cannot_claim_a_laxer_gate(
 ) -> None:
     """The host's package says its gate lets anything under a billion through; the server's
     live gate is what decides."""
-    from skillpress.app.serving.calling import GateClosed, api_gatekeeper
+    from skillpress.app.serving.calling import GateClosed
+    from skillpress.app.serving.gatekeepers import api_gatekeeper
     from skillpress.host import SkillHost
 
     files, _ = skill_files("pay", lambda: api.ctx)
