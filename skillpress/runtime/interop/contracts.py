@@ -22,6 +22,14 @@ from skillpress.format.declaration import WRITE_RISKS
 from skillpress.format.manifest import Manifest
 from skillpress.format.wording import BESIDE, CALL_BY_NAME, CREDENTIAL_ATTACHED
 from skillpress.runtime.calling.translate import CONTRACT_ARGS
+from skillpress.runtime.package.hand_written import (
+    META_AUTH_ENV,
+    META_AUTH_HEADER,
+    META_AUTH_KIND,
+    META_AUTH_MORE,
+    META_SLUG,
+    auth_more,
+)
 from skillpress.runtime.package.kinds import operation_kinds
 from skillpress.runtime.package.model import (
     PackageError,
@@ -30,15 +38,7 @@ from skillpress.runtime.package.model import (
     UnknownOperation,
     with_confirmation,
 )
-from skillpress.runtime.package.skill import (
-    META_AUTH_ENV,
-    META_AUTH_HEADER,
-    META_AUTH_KIND,
-    META_AUTH_MORE,
-    META_SLUG,
-    auth_more,
-    load_skill,
-)
+from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.load import load_workflows, loadable_workflows
 from skillpress.runtime.workflows.model import walk
 
