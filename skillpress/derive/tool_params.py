@@ -23,14 +23,17 @@ __all__ = ["SCALARS", "Args", "cookie_args", "header_args", "path_args", "query_
 SCALARS = ("string", "integer", "number", "boolean")
 
 
-def _scalar_alternatives(schema: dict[str, Any]) -> bool:
-    """`anyOf`/`oneOf` of scalar schemas only (an id or a slug): a path segment can carry it as is."""
+def _scalar_alternatives(schema: dict[str, Any], types: dict[str, Any]) -> bool:
+    """`anyOf`/`oneOf` of scalar schemas only (an id or a slug, inline or named: pandascore's
+    `VideogameIDOrSlug`, an enum of ids or one of slugs): a path segment can carry it as is."""
     for key in ("anyOf", "oneOf"):
         alts = schema.get(key)
         if (
             isinstance(alts, list)
             and alts
-            and all(isinstance(a, dict) and a.get("type") in SCALARS for a in alts)
+            and all(
+                isinstance(t := _target(a, types), dict) and t.get("type") in SCALARS for a in alts
+            )
         ):
             return True
     return False
@@ -108,7 +111,7 @@ def path_args(op: Operation, args: Args, types: dict[str, Any], base: str = "") 
         sub = _never_null(sub)
         target = _target(sub, types)
         scalar = isinstance(target, dict) and (
-            target.get("type") in SCALARS or _scalar_alternatives(target)
+            target.get("type") in SCALARS or _scalar_alternatives(target, types)
         )
         items = _target(target.get("items"), types) if isinstance(target, dict) else None
         listed = (

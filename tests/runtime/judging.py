@@ -373,6 +373,16 @@ EXPLAINED: tuple[Explained, ...] = (
         " (`expand[0]=…`) and anyOf objects (`created[gte]=…`) fail before validation",
     ),
     Explained(
+        "*",
+        "*",
+        "Query parameter error: ",
+        "limit",
+        "openapi-core reads a deepObject into a flat object of strings: an array inside one"
+        " (pandascore's `filter[id]`, `range[begin_at]`), which OAS gives no form, is cast as"
+        " one string; the runtime sends it indexed (`filter[id][0]=…`), as qs and Rails read it",
+        also="type='array')",
+    ),
+    Explained(
         "stripe*",
         "*",
         "CastError(value=",
