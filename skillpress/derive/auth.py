@@ -392,18 +392,17 @@ def _companions(
     slug: str,
 ) -> list[dict[str, Any]]:
     """The credentials an AND requirement sends with the chosen one (VTEX's appKey and
-    appToken), each from its own variable: the AND requirement most operations state, unless
-    at least as many need the chosen one alone (api2cart: 140 operations need the API key and
-    the store key together, 7 the key alone: without the store key those 140 always fail). One
-    in the chosen one's own header is left out: a request carries only one of them."""
+    appToken), each from its own variable: the AND requirement with it most operations state,
+    however many need the chosen one alone (api2cart: 140 need the API key and the store key
+    together, 7 the key alone; SoundCloud: 20 the OAuth header and the client id, 31 the header
+    alone): without it those operations always fail, and one that needs only the chosen one
+    ignores it. One in the chosen one's own header is left out: a request carries only one."""
     if chosen is None:
         return []
     together = [alt for alt in alternatives if chosen in alt and len(alt) > 1]
     if not together:
         return []
     best = sorted(together, key=lambda alt: (-alternatives[alt], sorted(alt)))[0]
-    if alternatives[frozenset({chosen})] >= alternatives[best]:
-        return []
     out = []
     mine = str(schemes[chosen][1] or "").lower() if places.get(chosen, "header") == "header" else ""
     for name in sorted(best - {chosen}):

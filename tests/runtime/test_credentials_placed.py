@@ -203,12 +203,15 @@ def test_two_schemes_one_requirement_names_are_both_sent_each_from_its_own_varia
     )
 
 
-def test_the_requirement_most_operations_state_together_is_sent_though_a_few_need_one(
-    tmp_path: Path, api: HostileApi
+@pytest.mark.parametrize("together", [3, 1])
+def test_a_requirement_stating_a_credential_together_with_the_skills_own_sends_it_too(
+    tmp_path: Path, api: HostileApi, together: int
 ) -> None:
-    """api2cart: 140 operations need the API key and the store key together, 7 the key alone,
-    each operation stating its own; the store key is sent too, or the 140 always fail (the
-    sweep's judge found it, #54.2)."""
+    """api2cart: 140 operations need the API key and the store key together, 7 the key alone;
+    SoundCloud: 20 need the OAuth header and the client id together, 31 the header alone. Each
+    operation states its own; the second credential is sent too, or the operations that need
+    both always fail (the sweep's judge found them, #54.2); one that needs only the first
+    ignores it."""
     schemes = {
         "api_key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
         "store_key": {"type": "apiKey", "in": "header", "name": "x-store-key"},
@@ -217,7 +220,7 @@ def test_the_requirement_most_operations_state_together_is_sent_though_a_few_nee
     doc.pop("security", None)
     (only,) = doc["paths"].values()
     only["get"]["security"] = [{"api_key": [], "store_key": []}]
-    for n in range(2):  # more operations need both than the key alone
+    for n in range(together - 1):  # api2cart: more need both; SoundCloud: fewer
         doc["paths"][f"/both{n}"] = {
             "get": {
                 "operationId": f"both{n}",
@@ -225,18 +228,19 @@ def test_the_requirement_most_operations_state_together_is_sent_though_a_few_nee
                 "responses": {"200": {"description": "ok"}},
             }
         }
-    doc["paths"]["/alone"] = {
-        "get": {
-            "operationId": "alone",
-            "security": [{"api_key": []}],
-            "responses": {"200": {"description": "ok"}},
+    for n in range(2):
+        doc["paths"][f"/alone{n}"] = {
+            "get": {
+                "operationId": f"alone{n}",
+                "security": [{"api_key": []}],
+                "responses": {"200": {"description": "ok"}},
+            }
         }
-    }
     host, files = _host(tmp_path, yaml.safe_dump(doc).encode(), "carts")
     auth = json.loads(files["skill.json"])["auth"]
     assert [(a["name"], a["env"]) for a in auth["also"]] == [("x-store-key", "CARTS_STORE_KEY")]
     keys = {"CARTS_API_KEY": "k-0123456789", "CARTS_STORE_KEY": "s-0123456789"}
-    host.call("carts_both0", {}, environ=keys)
+    host.call("carts_list_items", {}, environ=keys)
     sent = api.seen[-1].headers
     assert (sent["x-api-key"], sent["x-store-key"]) == ("k-0123456789", "s-0123456789")
 
