@@ -518,7 +518,16 @@ EXPLAINED: tuple[Explained, ...] = (
         also="is not valid under any of the given schemas",
     ),
     Explained(
-        "azure.com/logic.json",
+        "shipengine.com.json",
+        "*",
+        "Additional properties are not allowed",
+        "spec",
+        "its request bodies close the outer schema (`additionalProperties: false`) while every"
+        " property comes from an allOf part: under JSON Schema no body with a property is valid;"
+        " derive merges the parts, as ShipEngine means them",
+    ),
+    Explained(
+        "azure.com/*[Ll]ogic*",
         "*",
         "Additional properties are not allowed",
         "spec",
