@@ -518,6 +518,25 @@ EXPLAINED: tuple[Explained, ...] = (
         also="is not valid under any of the given schemas",
     ),
     Explained(
+        "*",
+        "*",
+        "Invalid path parameter: ",
+        "limit",
+        "two templates adjacent in one segment (`/blog/{pageName}{mediaTypeExtension}`, sent"
+        " `/blog/about.json`): openapi-core gives the first all the text and the second none",
+        also="InvalidSchemaValue(value='',",
+    ),
+    Explained(
+        "vtex.local/*",
+        "*",
+        "ServerNotFound",
+        "spec",
+        "operation servers that hold the operation's own path (`https://entelperu.{environment}"
+        ".com.br/api/…/accessories` for `/api/…/accessories/{productId}`) or a placeholder host"
+        " (`http://example.com/.{environment}.com.br`): the judge's copy finds no server for the"
+        " URL the spec's letter makes",
+    ),
+    Explained(
         "shipengine.com.json",
         "*",
         "Additional properties are not allowed",
