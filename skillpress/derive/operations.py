@@ -609,6 +609,10 @@ class _Extractor:
             # false; a path segment cannot be empty): the schema says so, so a model is told
             # (AWS writes `minLength: 0` beside it: the parameter's rule is the stricter)
             schema = {**schema, "minLength": 1}
+        enum = schema.get("enum") if isinstance(schema, dict) else None
+        if loc == "query" and not p.get("allowEmptyValue") and isinstance(enum, list):
+            if "" in enum and len(enum) > 1:  # (watchful's `log_type`): an empty value is none
+                schema = {**schema, "enum": [v for v in enum if v != ""]}
         return Param(
             name=p["name"],
             location=loc,

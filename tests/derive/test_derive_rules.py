@@ -1038,3 +1038,33 @@ def test_a_path_parameter_of_named_scalar_alternatives_keeps_them() -> None:
     for value, path in ((3, "/videogames/3"), ("cs-go", "/videogames/cs-go")):
         request = build_request(tool, {"id_or_slug": value}, skill.hosts)
         assert request.url == f"https://rules.example/v1{path}"
+
+
+def test_a_query_enum_offering_the_empty_string_offers_it_only_where_empty_values_are_allowed() -> (
+    None
+):
+    """watchful's `log_type` lists `""` among its values, while OAS sends an empty query value
+    only with `allowEmptyValue` (the judge refused `log_type=`, #54.2): an empty value is no
+    value, so the model is offered the others; where the spec allows empty values it stays."""
+    op = {
+        "get": {
+            "operationId": "getLogs",
+            "parameters": [
+                {
+                    "name": "kind",
+                    "in": "query",
+                    "schema": {"type": "string", "enum": ["", "a", "b"]},
+                },
+                {
+                    "name": "mark",
+                    "in": "query",
+                    "allowEmptyValue": True,
+                    "schema": {"type": "string", "enum": ["", "on"]},
+                },
+            ],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    tool = load_skill(derive_package(doc({"/logs": op})).files).tool("get_logs")
+    assert tool.schema["properties"]["kind"]["enum"] == ["a", "b"]
+    assert tool.schema["properties"]["mark"]["enum"] == ["", "on"]
