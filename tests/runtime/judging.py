@@ -537,6 +537,65 @@ EXPLAINED: tuple[Explained, ...] = (
         " URL the spec's letter makes",
     ),
     Explained(
+        "intellifi.nl.json",
+        "*",
+        "Tried to write read-only property",
+        "spec",
+        "the bodies it takes are schemas marked readOnly whole (`Location`, an item list's ids):"
+        " by the letter no request may send them; derive keeps them, as the API needs them",
+    ),
+    Explained(
+        "linode.com.json",
+        "*",
+        "Tried to write read-only property",
+        "spec",
+        "a firewall device's body requires `id` and `type`, which the entity it names marks"
+        " readOnly: by the letter no body is valid; derive keeps them, as the API needs them",
+    ),
+    Explained(
+        "callfire.com.json",
+        "*",
+        "Path parameter error: id; CastError(value='1.",
+        "limit",
+        "`/recordings/{id}.mp3` beside `/recordings/{id}`: openapi-core judges `/recordings/1.mp3`"
+        " against the first template it meets, whose id is an integer",
+    ),
+    Explained(
+        "thenounproject.com.json",
+        "*",
+        "Path parameter error: id; CastError(value='judge'",
+        "spec",
+        "`/collection/{id}` and `/collection/{slug}` are one template: openapi-core judges a"
+        " request by slug against the first, whose id is an integer",
+    ),
+    Explained(
+        "mastercard.com/masterpassqr.json",
+        "*",
+        "PathNotFound",
+        "spec",
+        "its path keys are `/send/#env/v1/partners/{partnerId}/…`: everything after `#` is a"
+        " fragment, so by the letter every operation is `/send/`; the judge finds no path the"
+        " key's template makes",
+    ),
+    Explained(
+        "windows.net/graphrbac.json",
+        "*",
+        "PathNotFound",
+        "spec",
+        "the next-page operations are `/{tenantID}/{nextLink}#Applications_ListNext` and the"
+        " like, told apart by a fragment alone: the judge's copy cannot tell which one a request"
+        " is, and openapi-core matches none",
+    ),
+    Explained(
+        "probely.com.json",
+        "*",
+        "Tried to write read-only property",
+        "spec",
+        "the ids a request names (`target_ids`, a body that is a list of ids) are the shared `id`"
+        " schema, which is readOnly: by the letter no request may name a target; derive keeps"
+        " them, as the API needs them",
+    ),
+    Explained(
         "shipengine.com.json",
         "*",
         "Additional properties are not allowed",
