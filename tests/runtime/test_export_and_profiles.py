@@ -15,11 +15,11 @@ from skillpress.app.base.package_dir import write_package_dir
 from skillpress.app.operator.exports import write_agent_skills
 from skillpress.derive import derive_package
 from skillpress.runtime.calling.translate import build_request
+from skillpress.runtime.interop.contract_check import verify_folder
 from skillpress.runtime.interop.contracts import (
     ContractError,
     agent_skill_name,
     agent_skills_folder,
-    verify_folder,
 )
 from skillpress.runtime.package.profiles import adapt
 from skillpress.runtime.package.skill import load_skill

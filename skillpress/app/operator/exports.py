@@ -131,7 +131,7 @@ def verify_agent_skills(folder: Path) -> dict[str, int]:
     disagreement; OutputDirError for what is not a folder). Its counts of tools, writes and
     idempotent ones."""
     from skillpress.app.base.package_dir import OutputDirError
-    from skillpress.runtime.interop.contracts import verify_folder
+    from skillpress.runtime.interop.contract_check import verify_folder
 
     if not folder.is_dir():
         raise OutputDirError(f"{folder} is not a directory")
