@@ -610,9 +610,15 @@ class _Extractor:
             # (AWS writes `minLength: 0` beside it: the parameter's rule is the stricter)
             schema = {**schema, "minLength": 1}
         enum = schema.get("enum") if isinstance(schema, dict) else None
-        if loc == "query" and not p.get("allowEmptyValue") and isinstance(enum, list):
-            if "" in enum and len(enum) > 1:  # (watchful's `log_type`): an empty value is none
-                schema = {**schema, "enum": [v for v in enum if v != ""]}
+        offers_empty = isinstance(enum, list) and "" in enum and len(enum) > 1
+        if (
+            offers_empty
+            and isinstance(enum, list)
+            and loc == "query"
+            and not p.get("allowEmptyValue")
+        ):
+            # (watchful's `log_type`): an empty value is none at all
+            schema = {**schema, "enum": [v for v in enum if v != ""]}
         return Param(
             name=p["name"],
             location=loc,
