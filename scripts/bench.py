@@ -386,7 +386,7 @@ def retried(runs: int) -> None:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from skillpress.runtime.calling.execute import CallLimits, send
-    from skillpress.runtime.calling.translate import PreparedRequest
+    from skillpress.runtime.calling.request import PreparedRequest
 
     seen: dict[str, int] = {}
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from skillpress.host import SkillHost
     from skillpress.runtime.calling.calls import GateClosed, Gatekeeper
     from skillpress.runtime.calling.execute import CallResult, ExecutionFailed
-    from skillpress.runtime.calling.translate import CallRefused, PreparedRequest
+    from skillpress.runtime.calling.request import CallRefused, PreparedRequest
     from skillpress.runtime.package.model import PackageError, UnknownOperation
 
 _HOMES = {

@@ -36,7 +36,7 @@ from skillpress.runtime.calling.calls import (
     prepare_call,
 )
 from skillpress.runtime.calling.execute import CallLimits, CallResult
-from skillpress.runtime.calling.translate import PreparedRequest
+from skillpress.runtime.calling.request import PreparedRequest
 from skillpress.runtime.package.model import (
     PackageError,
     Skill,

@@ -24,7 +24,7 @@ from skillpress.runtime.calling.calls import CallSetup, GateClosed, Gatekeeper, 
 from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed
 from skillpress.runtime.calling.fit import render
 from skillpress.runtime.calling.gates import GateCheck
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.package.skill import tool_clash
 from skillpress.runtime.workflows.run_log import RunJournal

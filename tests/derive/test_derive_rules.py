@@ -10,7 +10,8 @@ import pytest
 
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.format.declaration import HEADER_VALUE_PATTERN
-from skillpress.runtime.calling.translate import CallRefused, build_request
+from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.interop.tool_lists import package_tools
 from skillpress.runtime.package.skill import load_skill
 

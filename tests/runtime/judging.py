@@ -33,7 +33,7 @@ from skillpress.derive.servers import (
 from skillpress.format.load import load_document
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.execute import CallLimits
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from tests.runtime.hostile_api import HostileApi
 from tests.runtime.judge_args import valid_arguments
 

@@ -346,7 +346,7 @@ def test_a_path_parameter_whose_schema_is_a_ref_keeps_its_type_and_constraints(
             }
         },
     }
-    from skillpress.runtime.calling.translate import CallRefused
+    from skillpress.runtime.calling.request import CallRefused
 
     host, _ = _host(tmp_path, yaml.safe_dump(doc).encode(), "refs")
     assert host.call("refs_get_alert", {"alert_number": 42, "id": "1234"}).status == 200

@@ -342,7 +342,7 @@ def test_the_exported_tools_call_through_the_runtime_as_their_contract_says(
     tmp_path: Path,
 ) -> None:
     from skillpress.host import SkillHost
-    from skillpress.runtime.calling.translate import CallRefused
+    from skillpress.runtime.calling.request import CallRefused
 
     out = tmp_path / "skills" / "hollowbrook"
     for name, data in _folder().items():
@@ -412,7 +412,7 @@ def test_a_write_without_user_confirmed_is_refused_like_false_on_every_face(
     from skillpress.cli.main import app
     from skillpress.host import SkillHost
     from skillpress.mcp.server import build_mcp_server
-    from skillpress.runtime.calling.translate import CallRefused
+    from skillpress.runtime.calling.request import CallRefused
     from skillpress.runtime.workflows.run import StepFailed
 
     out = tmp_path / "skills" / "hollowbrook"

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed, send
-from skillpress.runtime.calling.translate import CallRefused, build_request
+from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.skill import load_skill
 from tests.cli_process import skillpress
 from tests.runtime.guesthouse import KEY, GuesthouseServer, example_skill

@@ -21,7 +21,7 @@ from skillpress.host import SkillHost
 from skillpress.mcp.server import build_mcp_server
 from skillpress.platform.settings import Settings
 from skillpress.runtime.calling.calls import GateClosed
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from tests.runtime.hostile_api import Answer, HostileApi, Seen, hostile_api, write_package
 
 BODY = "---\nname: acct\nauth:\n  header: X-Api-Key\n---\n\n# Accounts\n\nAccounts and their exports.\n"

@@ -24,7 +24,7 @@ from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.format.declaration import DeclarationError
 from skillpress.format.frontmatter import parse_operation_file, split_frontmatter
 from skillpress.host import SkillHost
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 
 ITEMS = [{"id": f"it_{n}", "n": n} for n in range(1, 6)]  # five items, pages of two
 

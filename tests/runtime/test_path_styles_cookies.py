@@ -17,7 +17,7 @@ from skillpress.format.declaration import DeclarationError
 from skillpress.format.frontmatter import parse_operation_file, split_frontmatter
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.execute import CallLimits
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 
 

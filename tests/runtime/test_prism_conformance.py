@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.runtime.calling.execute import Credential, send
-from skillpress.runtime.calling.translate import CallRefused, build_request
+from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.package.skill import load_skill
 from tests.prism import PrismMock, request_violations

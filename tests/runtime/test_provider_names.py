@@ -18,7 +18,7 @@ from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.format.provider_names import NAME_RULE, original_names, provider_names
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.execute import CallLimits
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.package.model import PROVIDERS
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 

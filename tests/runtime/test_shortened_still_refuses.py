@@ -15,7 +15,7 @@ from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.execute import CallLimits
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.package.skill import load_skill
 
 MONEY = {

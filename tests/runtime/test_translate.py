@@ -11,7 +11,8 @@ import pytest
 
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.runtime.calling.execute import Credential
-from skillpress.runtime.calling.translate import CallRefused, build_request, idempotency_key
+from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.translate import build_request, idempotency_key
 from skillpress.runtime.package.model import AuthHeader, PackageError, Skill, UnknownOperation
 from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.slash import SlashError, help_text, parse_slash, slash_arguments

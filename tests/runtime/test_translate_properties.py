@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from skillpress.runtime.calling.translate import CallRefused, build_request, static_prefix
+from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.translate import build_request, static_prefix
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.package.skill import load_skill
 from tests.conftest import corpus

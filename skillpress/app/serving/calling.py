@@ -39,7 +39,7 @@ from skillpress.runtime.calling.execute import (
 )
 from skillpress.runtime.calling.files import local_files
 from skillpress.runtime.calling.gates import GateCheck
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.package.model import AuthHeader, PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.load import load_workflows

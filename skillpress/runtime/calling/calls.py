@@ -21,12 +21,8 @@ from skillpress.runtime.calling.execute import (
 )
 from skillpress.runtime.calling.gates import GateCheck, check_gate
 from skillpress.runtime.calling.paging import next_page, page_url_request
-from skillpress.runtime.calling.translate import (
-    CallRefused,
-    FileReader,
-    PreparedRequest,
-    build_request,
-)
+from skillpress.runtime.calling.request import CallRefused, FileReader, PreparedRequest
+from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.model import Tool
 
 __all__ = [

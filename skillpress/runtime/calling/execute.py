@@ -38,8 +38,8 @@ from skillpress.format.credentials import (
 )
 from skillpress.runtime.calling.fit import AGENT_BUDGET, close_json, describe_body, fit_json
 from skillpress.runtime.calling.redaction import scrub_bytes, scrub_text, secret_forms
+from skillpress.runtime.calling.request import PreparedRequest
 from skillpress.runtime.calling.tokens import Client, TokenFailed, bearer_token, discard_token
-from skillpress.runtime.calling.translate import PreparedRequest
 from skillpress.runtime.package.model import AuthHeader
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from skillpress.runtime.calling.translate import FileReader
+from skillpress.runtime.calling.request import FileReader
 
 __all__ = ["MAX_FILE_BYTES", "local_files"]
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from skillpress.format.declaration import Declaration
 from skillpress.format.paging import Paging
-from skillpress.runtime.calling.translate import CallRefused, PreparedRequest
+from skillpress.runtime.calling.request import CallRefused, PreparedRequest
 
 __all__ = ["next_page", "page_url_request"]
 

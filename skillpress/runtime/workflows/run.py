@@ -17,7 +17,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from skillpress.runtime.calling.translate import CallRefused, build_request
+from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.kinds import operation_kinds
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.model import (

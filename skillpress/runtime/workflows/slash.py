@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillpress.errors import Refused
-from skillpress.runtime.calling.translate import CallRefused, describe_arguments
+from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.translate import describe_arguments
 from skillpress.runtime.package.model import Skill, Tool
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from skillpress.runtime.calling.calls import (
     send_prepared,
 )
 from skillpress.runtime.calling.execute import ExecutionFailed, repeatable
-from skillpress.runtime.calling.translate import CallRefused
+from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.model import StepFailed, StepRules, Workflow
 from skillpress.runtime.workflows.run_log import (
