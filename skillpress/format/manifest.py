@@ -1,18 +1,17 @@
 """`skill.json`, the package's metadata, as one typed model: written by the derivation, read by
-everything else (runtime, workers, use-cases, diff, guesses) through `Manifest.from_json`.
+everything else (runtime, workers, use-cases, diff, guesses) through `Manifest.from_json`; the
+`index.json` it writes is read by `skill_index`.
 
 A package may come from elsewhere, so reading is strict where loading depends on it (a slug, each
 operation's name and file) and refuses with `ManifestError` naming the field; what only informs
 (stats, warnings) falls back to empty values.
 """
-# size: skill.json and index.json as one typed model, read and written in one place
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from skillpress.errors import Permanent
@@ -26,7 +25,6 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "OperationEntry",
-    "SkillIndex",
     "Stats",
     "INDEX_FORMAT",
 ]
@@ -53,11 +51,11 @@ def _str(raw: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _map(value: Any) -> Mapping[str, Any]:
+def as_mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _opt_str(value: Any) -> str | None:
+def opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
@@ -65,7 +63,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _strs(value: Any) -> tuple[str, ...]:
+def strs(value: Any) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
@@ -103,8 +101,8 @@ class AuthCompanion:
             str(raw["name"]),
             str(raw.get("in") or "header"),
             str(raw.get("kind") or "apiKey"),
-            _opt_str(raw.get("env")),
-            _opt_str(raw.get("scheme")),
+            opt_str(raw.get("env")),
+            opt_str(raw.get("scheme")),
         )
 
 
@@ -169,25 +167,25 @@ class AuthInfo:
     def from_dict(cls, raw: Any) -> AuthInfo:
         if not isinstance(raw, Mapping):
             return cls()
-        schemes = _map(raw.get("schemes"))
+        schemes = as_mapping(raw.get("schemes"))
         return cls(
-            header=_opt_str(raw.get("header")) or None,
-            scheme=_opt_str(raw.get("scheme")),
-            kind=_opt_str(raw.get("kind")),
+            header=opt_str(raw.get("header")) or None,
+            scheme=opt_str(raw.get("scheme")),
+            kind=opt_str(raw.get("kind")),
             operations_needing_auth=_int(raw.get("operations_needing_auth")),
             operations_unservable=_int(raw.get("operations_unservable")),
-            unservable_kinds=_strs(raw.get("unservable_kinds")),
-            token_url=_opt_str(raw.get("token_url")),
-            scopes=_strs(raw.get("scopes")),
-            env=_opt_str(raw.get("env")),
-            where=_opt_str(raw.get("in")) or "header",
+            unservable_kinds=strs(raw.get("unservable_kinds")),
+            token_url=opt_str(raw.get("token_url")),
+            scopes=strs(raw.get("scopes")),
+            env=opt_str(raw.get("env")),
+            where=opt_str(raw.get("in")) or "header",
             also=companions(raw.get("also")),
             others=companions(raw.get("others")),
             schemes=tuple(
                 (
                     str(n),
                     AuthScheme(
-                        str(s.get("kind") or ""), _opt_str(s.get("header")), bool(s.get("servable"))
+                        str(s.get("kind") or ""), opt_str(s.get("header")), bool(s.get("servable"))
                     ),
                 )
                 for n, s in sorted(schemes.items())
@@ -242,14 +240,14 @@ class OperationEntry:
             file=file,
             method=str(raw.get("method") or ""),
             path=str(raw.get("path") or ""),
-            category=_opt_str(raw.get("category")),
-            operation_id=_opt_str(raw.get("operation_id")),
-            tool=_opt_str(raw.get("tool")) or None,
-            not_tool_reason=_opt_str(raw.get("not_tool_reason")),
-            tags=_strs(raw.get("tags")),
+            category=opt_str(raw.get("category")),
+            operation_id=opt_str(raw.get("operation_id")),
+            tool=opt_str(raw.get("tool")) or None,
+            not_tool_reason=opt_str(raw.get("not_tool_reason")),
+            tags=strs(raw.get("tags")),
             deprecated=raw.get("deprecated") is True,
-            x_risk=_opt_str(raw.get("x_risk")),
-            required_headers=_strs(raw.get("required_headers")),
+            x_risk=opt_str(raw.get("x_risk")),
+            required_headers=strs(raw.get("required_headers")),
         )
 
 
@@ -279,7 +277,7 @@ class CategoryEntry:
             str(raw.get("file") or f"{name}.md"),
             str(raw.get("title") or name),
             _int(raw.get("operations")),
-            _opt_str(raw.get("parent")),
+            opt_str(raw.get("parent")),
         )
 
 
@@ -308,7 +306,7 @@ class Stats:
     def from_dict(cls, raw: Any) -> Stats:
         if not isinstance(raw, Mapping):
             return cls()
-        not_tools = _map(raw.get("not_tools"))
+        not_tools = as_mapping(raw.get("not_tools"))
         return cls(
             _int(raw.get("operations")),
             _int(raw.get("tools")),
@@ -339,7 +337,7 @@ class AnnotationState:
     def from_dict(cls, raw: Any) -> AnnotationState:
         if not isinstance(raw, Mapping):
             return cls()
-        return cls(_strs(raw.get("applied")), _strs(raw.get("orphaned")), _strs(raw.get("hidden")))
+        return cls(strs(raw.get("applied")), strs(raw.get("orphaned")), strs(raw.get("hidden")))
 
 
 @dataclass(frozen=True)
@@ -451,124 +449,27 @@ class Manifest:
             or not isinstance(sections, list)
         ):
             raise ManifestError("skill.json: operations and categories are lists")
-        cat = _map(raw.get("categorization"))
-        derived = _map(raw.get("derived_from"))
+        cat = as_mapping(raw.get("categorization"))
+        derived = as_mapping(raw.get("derived_from"))
         return cls(
             slug=slug,
             title=str(raw.get("title") or slug),
             description=str(raw.get("description") or ""),
-            base_url=_opt_str(raw.get("base_url")),
-            hosts=_strs(raw.get("hosts")),
+            base_url=opt_str(raw.get("base_url")),
+            hosts=strs(raw.get("hosts")),
             auth=AuthInfo.from_dict(raw.get("auth")),
             operations=tuple(OperationEntry.from_dict(o) for o in ops),
             categories=tuple(CategoryEntry.from_dict(c) for c in cats),
             sections=tuple(CategoryEntry.from_dict(c) for c in sections),
             mode=str(cat.get("mode") or "flat"),
             source=str(cat.get("source") or "flat"),
-            tag_failure=_opt_str(cat.get("tag_failure")),
+            tag_failure=opt_str(cat.get("tag_failure")),
             stats=Stats.from_dict(raw.get("stats")),
             derived_from=tuple(
                 (str(k), v if isinstance(v, str) else None) for k, v in sorted(derived.items())
             ),
-            warnings=_strs(raw.get("warnings")),
+            warnings=strs(raw.get("warnings")),
             annotations=AnnotationState.from_dict(raw["annotations"])
             if "annotations" in raw
             else None,
         )
-
-
-_Row = tuple[str, str, str, str | None, str | None]
-_OPERATIONS = b',"operations":['
-
-
-@dataclass(frozen=True)
-class SkillIndex:
-    """`index.json` read back: a skill's name, hosts, base URL and credential header at once, its
-    operations' (name, method, path, tool, why not a tool) rows when asked for, and one row
-    found without reading the others (`find`): a call costs the same for any number of them."""
-
-    slug: str
-    title: str
-    base_url: str | None
-    hosts: tuple[str, ...]
-    auth_header: str | None
-    auth_kind: str | None
-    data: bytes = field(repr=False, compare=False)
-    auth_token_url: str | None = None
-    auth_scopes: tuple[str, ...] = ()
-    auth_env: str | None = None
-    auth_in: str = "header"
-    auth_also: tuple[AuthCompanion, ...] = ()
-    auth_others: tuple[AuthCompanion, ...] = ()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> SkillIndex:
-        first = data[: data.find(b"\n")]  # not partition: that copies the rest
-        try:
-            if not first.endswith(_OPERATIONS):
-                raise ValueError("no operations list after the first line")
-            raw = json.loads(first[: -len(_OPERATIONS)] + b"}")
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ManifestError(f"index.json: not a skill index: {exc}") from None
-        if not isinstance(raw, Mapping) or raw.get("format") != INDEX_FORMAT:
-            raise ManifestError(f"index.json: not a format-{INDEX_FORMAT} skill index")
-        slug = raw.get("slug")
-        if not isinstance(slug, str) or not slug:
-            raise ManifestError("index.json: slug is missing")
-        auth = _map(raw.get("auth"))
-        return cls(
-            slug=slug,
-            title=str(raw.get("title") or slug),
-            base_url=_opt_str(raw.get("base_url")),
-            hosts=_strs(raw.get("hosts")),
-            auth_header=_opt_str(auth.get("header")),
-            auth_kind=_opt_str(auth.get("kind")),
-            data=data,
-            auth_token_url=_opt_str(auth.get("token_url")),
-            auth_scopes=_strs(auth.get("scopes")),
-            auth_env=_opt_str(auth.get("env")),
-            auth_in=_opt_str(auth.get("in")) or "header",
-            auth_also=companions(auth.get("also")),
-            auth_others=companions(auth.get("others")),
-        )
-
-    @cached_property
-    def rows(self) -> tuple[_Row, ...]:
-        try:
-            rows = json.loads(self.data).get("operations")
-        except (ValueError, UnicodeDecodeError, AttributeError) as exc:
-            raise ManifestError(f"index.json: not valid JSON: {exc}") from None
-        if not isinstance(rows, list):
-            raise ManifestError("index.json: operations is not a list")
-        return tuple(_row(r) for r in rows)
-
-    def find(self, key: str) -> _Row | None:
-        """The row of the operation named `key`, or whose tool is named `key`: its line found by
-        its text (one operation per line), only that line parsed."""
-        quoted = json.dumps(key, ensure_ascii=False).encode()
-        for needle, column in ((b"\n[" + quoted + b",", 0), (b"," + quoted + b",", 3)):
-            at = self.data.find(needle)
-            while at >= 0:
-                start = self.data.rfind(b"\n", 0, at + 1) + 1
-                end = self.data.find(b"\n", at + 1)
-                try:
-                    row = _row(
-                        json.loads(self.data[start : end if end >= 0 else None].rstrip(b","))
-                    )
-                except (ValueError, ManifestError):
-                    row = None
-                if row is not None and row[column] == key:
-                    return row
-                at = self.data.find(needle, at + 1)
-        return None
-
-
-def _row(value: Any) -> _Row:
-    if (
-        isinstance(value, list)
-        and len(value) == 5
-        and all(isinstance(v, str) for v in value[:3])
-        and all(v is None or isinstance(v, str) for v in value[3:])
-    ):
-        return (value[0], value[1], value[2], value[3], value[4])
-    raise ManifestError("index.json: an operation is [name, method, path, tool, reason]")

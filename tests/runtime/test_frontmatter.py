@@ -411,7 +411,8 @@ operation:
 
 
 def test_the_index_finds_one_operation_by_its_name_or_its_tool_name() -> None:
-    from skillpress.format.manifest import Manifest, OperationEntry, SkillIndex
+    from skillpress.format.manifest import Manifest, OperationEntry
+    from skillpress.format.skill_index import SkillIndex
 
     manifest = Manifest.from_json(derive_package(_HOLLOWBROOK.read_bytes()).files["skill.json"])
     tricky = (

@@ -11,8 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from skillpress.format.declaration import Declaration
-from skillpress.format.manifest import Manifest, ManifestError, SkillIndex
+from skillpress.format.manifest import Manifest, ManifestError
 from skillpress.format.names import tool_name
+from skillpress.format.skill_index import SkillIndex
 from skillpress.runtime.package.hand_written import hand_written
 from skillpress.runtime.package.model import AuthHeader, OperationEntry, PackageError, Skill, Tool
 from skillpress.runtime.package.reading import (
