@@ -209,6 +209,7 @@ def tools(
 from skillpress.cli import (  # noqa: E402  (registers the rest)
     annotation_commands,
     call_commands,
+    export_commands,
     pipeline_commands,
     stack_commands,
     workflow_commands,
@@ -218,6 +219,7 @@ stack_commands.register(app)
 call_commands.register(app)
 pipeline_commands.register(app)
 annotation_commands.register(app)
+export_commands.register(app)
 workflow_commands.register(app)
 
 
