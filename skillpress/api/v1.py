@@ -1,12 +1,13 @@
 """The JSON API under /v1: each route parses its input, calls one use-case of the application
-layer and returns what it gives (the CLI calls the same ones)."""
-# size: the JSON API's routes, one small function each; the OpenAPI document is generated from this one router
+layer and returns what it gives (the CLI calls the same ones). People's additions and the review
+are `annotation_routes`, the approvals, tokens and runs a runtime reaches `approvals_routes`;
+the OpenAPI document is generated from the three routers."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
@@ -16,7 +17,6 @@ from pydantic import BaseModel, Field
 
 from skillpress.api.deps import (
     Ctx,
-    Decider,
     Operator,
     Reader,
     SpecInput,
@@ -28,31 +28,21 @@ from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import (
     ActionItemView,
     ActionResolved,
-    AnnotationAdded,
-    AnnotationRekeyed,
-    AnnotationRetired,
-    AnnotationView,
-    ApprovalView,
-    Confirmation,
     DeadLetterView,
     Detached,
-    Dismissal,
     Overlay,
     PublicationView,
     Replayed,
-    RunView,
     SkillView,
     SubmissionView,
-    SuggestionGroups,
     VersionDiff,
     VersionRow,
     VersionView,
 )
-from skillpress.app.operator.annotations import Kind
 from skillpress.app.operator.intake import SpecPreview, Submitted
 from skillpress.schemas.events import LiveVersion
 
-__all__ = ["router", "submit", "submission_stream"]
+__all__ = ["router", "submission_stream", "submit", "with_summaries"]
 
 router = APIRouter(prefix="/v1", responses=PROBLEM_RESPONSES)
 
@@ -410,122 +400,6 @@ def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> Pu
     return published(ctx, slug, ref, body.remove_gates, body.timeout, who)
 
 
-@router.get("/skills/{slug}/annotations", name="list_annotations", tags=["annotations"])
-def annotations_list(
-    ctx: Ctx, who: Operator, slug: str, include_retired: bool = False
-) -> list[AnnotationView]:
-    """Annotations, each applied, orphaned, pending or retired."""
-    from skillpress.app.operator.annotations import list_annotations
-
-    return list_annotations(ctx, slug, include_retired)
-
-
-class AnnotationIn(BaseModel):
-    kind: Kind
-    operation: str | None = Field(
-        default=None, description="the operation, by the name the skill shows"
-    )
-    category: str | None = Field(default=None, description="with a note: a category, by its tag")
-    value: str = Field(
-        "",
-        description="the note's text, the gate's `matches`, the identity's fields, NAME=VALUE…",
-    )
-    risk: Literal["low", "medium", "high"] = "high"
-    binds: str | None = Field(default=None, description="a gate's bound fields, comma-separated")
-    amount: str | None = None
-    currency: str | None = None
-    auto_below: str | None = None
-    auto_currency: str | None = Field(
-        default=None, description="the currency auto_below is in: another is never automatic"
-    )
-    turn: str | None = None
-    timeout: float = Field(default=120.0, gt=0, le=600)
-
-
-def add_annotation(ctx: AppContext, slug: str, given: AnnotationIn, who: str) -> AnnotationAdded:
-    from skillpress.app.operator.changes import annotate
-
-    values = given.model_dump()
-    values[given.kind] = given.value
-    return annotate(
-        ctx, slug, given.kind, given.operation, given.category, values, who, given.timeout
-    )
-
-
-@router.post(
-    "/skills/{slug}/annotations", name="add_annotation", status_code=201, tags=["annotations"]
-)
-def annotate(ctx: Ctx, who: Operator, slug: str, body: AnnotationIn) -> AnnotationAdded:
-    """Add one annotation (checked against the latest revision) and propose the version it makes."""
-    return add_annotation(ctx, slug, body, who)
-
-
-@router.post("/annotations/{annotation_id}/retire", name="retire_annotation", tags=["annotations"])
-def retire(ctx: Ctx, who: Operator, annotation_id: str) -> AnnotationRetired:
-    """Retire an annotation (it stays on record) and propose the version without it."""
-    from skillpress.app.operator.changes import retire as retired
-
-    return retired(ctx, annotation_id, who)
-
-
-class RekeyIn(BaseModel):
-    operation: str = Field(description="the operation it belongs to now")
-
-
-@router.post("/annotations/{annotation_id}/rekey", name="rekey_annotation", tags=["annotations"])
-def rekey(ctx: Ctx, who: Operator, annotation_id: str, body: RekeyIn) -> AnnotationRekeyed:
-    """Move an orphaned annotation to an operation's new name."""
-    from skillpress.app.operator.changes import rekey as rekeyed
-
-    return rekeyed(ctx, {annotation_id: body.operation}, who)
-
-
-class RekeyManyIn(BaseModel):
-    moves: dict[str, str] = Field(
-        description="each orphaned annotation's id → the operation it belongs to now",
-        min_length=1,
-        max_length=1000,
-    )
-
-
-@router.post("/annotations/rekey", name="rekey_annotations", tags=["annotations"])
-def rekey_many(ctx: Ctx, who: Operator, body: RekeyManyIn) -> AnnotationRekeyed:
-    """Move several orphaned annotations of one skill at once: one version proposed for all."""
-    from skillpress.app.operator.changes import rekey as rekeyed
-
-    return rekeyed(ctx, body.moves, who)
-
-
-@router.get("/skills/{slug}/suggestions", name="list_suggestions", tags=["review"])
-def suggestions(ctx: Ctx, who: Operator, slug: str) -> SuggestionGroups:
-    """Open suggestions grouped money, deletes, changes, reads."""
-    from skillpress.app.operator.review import suggestion_groups
-
-    return suggestion_groups(ctx, slug)
-
-
-class ConfirmIn(BaseModel):
-    ids: list[str] = Field(default_factory=list, description="suggestions to confirm")
-    groups: list[str] = Field(default_factory=list, description="whole groups to confirm")
-
-
-@router.post("/skills/{slug}/suggestions/confirm", name="confirm_suggestions", tags=["review"])
-def confirm_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Confirmation:
-    """Confirm suggestions one at a time or a group at once; each becomes an annotation."""
-    from skillpress.app.operator.changes import confirm
-
-    return confirm(ctx, slug, body.ids, body.groups, who)
-
-
-@router.post("/skills/{slug}/suggestions/dismiss", name="dismiss_suggestions", tags=["review"])
-def dismiss_route(ctx: Ctx, who: Operator, slug: str, body: ConfirmIn) -> Dismissal:
-    """Dismiss suggestions one at a time or a group at once: decided (recorded under who did
-    it), never offered again, on later revisions either; nothing is proposed."""
-    from skillpress.app.operator.changes import dismiss
-
-    return dismiss(ctx, slug, body.ids, body.groups, who)
-
-
 @router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])
 def detach(ctx: Ctx, who: Operator, slug: str) -> Detached:
     """From now on the skill is an ordinary package: new revisions propose nothing."""
@@ -601,145 +475,11 @@ def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
     return replay_dead_letters(ctx, body.ids)
 
 
-@router.get("/approvals", name="list_approvals", tags=["approvals"])
-def approvals(ctx: Ctx, who: Operator, everything: bool = False) -> list[ApprovalView]:
-    """Calls to gated operations waiting for a person, oldest first (`everything`: decided ones too)."""
-    from skillpress.app.records.approval_requests import list_requests
-
-    return list_requests(ctx, everything)
-
-
-class DecisionIn(BaseModel):
-    grant: bool = Field(description="true grants the call (once, for exactly its bound values)")
+def with_summaries(router: APIRouter) -> None:
+    """Each operation's summary: its docstring's first line."""
+    for route in router.routes:
+        if isinstance(route, APIRoute) and route.description and not route.summary:
+            route.summary = route.description.strip().splitlines()[0].rstrip(".")
 
 
-@router.post("/approvals/{request_id}/decide", name="decide_approval", tags=["approvals"])
-def decide(ctx: Ctx, who: Decider, request_id: int, body: DecisionIn) -> ApprovalView:
-    """Grant or deny a waiting call; the operator's name is recorded with the decision."""
-    from skillpress.app.records.approval_requests import as_dict
-    from skillpress.app.records.approval_requests import decide as decided
-
-    return as_dict(decided(ctx, request_id, body.grant, who), ctx)
-
-
-class AskIn(BaseModel):
-    skill: str = Field(max_length=64, description="the skill's slug")
-    operation: str = Field(max_length=128, description="the gated operation")
-    arguments: dict[str, Any] | None = Field(
-        default=None,
-        description="the call's arguments, by the API's names: the server evaluates the live"
-        " version's gate on them (what it binds, and whether its auto_below lets the call go)",
-    )
-    page_url: str | None = Field(
-        default=None, max_length=8192, description="the next page the call is sent to, if any"
-    )
-    bound: dict[str, Any] = Field(
-        default_factory=dict,
-        description="an earlier release's field: read as `arguments` when those are not given",
-    )
-    risk: str = Field(
-        default="high", max_length=32, description="ignored: the live version's gate says"
-    )
-    auto: bool = Field(
-        default=False,
-        description="ignored: whether a call is under its gate's auto_below is the server's"
-        " finding, never a client's claim",
-    )
-    requested_by: str = Field(default="", max_length=128, description="who asks (an agent, a host)")
-
-
-@router.post("/approvals", name="ask_approval", tags=["approvals"])
-def ask(ctx: Ctx, who: Reader, body: AskIn) -> ApprovalView:
-    """A gated call asks (a runtime's token may): the server evaluates the skill's live gate on
-    the call's arguments. `used` when a grant for exactly these values was waiting and this call
-    used it up, `auto` when under the gate's threshold, else the `pending` request it waits on
-    (announced), the asking token's own. Its caller waits with `consume`."""
-    from skillpress.app.records.approval_requests import settle_asked
-
-    by = f"{body.requested_by[:100]} (as {who.name})" if body.requested_by else who.name
-    args = body.arguments if body.arguments is not None else body.bound
-    return settle_asked(ctx, body.skill, body.operation, args, body.page_url, by, who.name)
-
-
-@router.get("/approvals/{request_id}", name="get_approval", tags=["approvals"])
-def approval(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
-    """One request as it stands (pending, granted, denied, used, expired): a runtime reads only
-    the requests its own token made."""
-    from skillpress.app.records.approval_requests import request_view
-
-    return request_view(ctx, request_id, None if who.operator else who.name)
-
-
-@router.post("/approvals/{request_id}/consume", name="consume_approval", tags=["approvals"])
-def consume(ctx: Ctx, who: Reader, request_id: int) -> ApprovalView:
-    """The decision for the call waiting on a request the same token made: a grant is used up by
-    exactly one call (`used`: send it, once), and any other gets a 409 `grant-spent` problem
-    (ask anew); a pending, denied or expired one comes back as it is."""
-    from skillpress.app.records.approval_requests import as_dict
-    from skillpress.app.records.approval_requests import consume as consumed
-
-    return as_dict(consumed(ctx, request_id, who.name), ctx)
-
-
-class TokenIn(BaseModel):
-    name: str = Field(max_length=64, description="whose token (lowercase letters, digits, . _ -)")
-    role: Literal["operator", "runtime"] = Field(
-        default="runtime",
-        description="runtime: reads live versions, asks for approvals and waits on them;"
-        " operator: everything",
-    )
-
-
-class TokenMade(BaseModel):
-    name: str
-    role: str
-    token: str = Field(description="the token itself: shown this once, only its digest is kept")
-
-
-class TokenRow(BaseModel):
-    name: str
-    role: str
-    created: str
-
-
-@router.get("/tokens", name="list_tokens", tags=["tokens"])
-def tokens(ctx: Ctx, who: Operator) -> list[TokenRow]:
-    """Every token by name, with its role and when it was made (never a token itself)."""
-    from skillpress.app.base.roles import token_list
-
-    return [TokenRow(name=t.name, role=t.role, created=t.created) for t in token_list(ctx.settings)]
-
-
-@router.post("/tokens", name="make_token", tags=["tokens"])
-def make_token(ctx: Ctx, who: Decider, body: TokenIn) -> TokenMade:
-    """A new token (an operator's to make): a runtime's for a follower, an MCP server or a host
-    that asks for approvals here; its secret is in this answer only."""
-    from skillpress.app.base.roles import mint_token
-
-    return TokenMade(
-        name=body.name, role=body.role, token=mint_token(ctx.settings, body.name, body.role)
-    )
-
-
-@router.get("/skills/{slug}/runs", name="list_runs", tags=["runs"])
-def skill_runs(
-    ctx: Ctx, who: Operator, slug: str, limit: Annotated[int, Query(ge=1, le=500)] = 50
-) -> list[RunView]:
-    """The skill's workflow runs, newest first, without their steps."""
-    from skillpress.app.records.runs import list_runs
-
-    return list_runs(ctx, slug, limit)
-
-
-@router.get("/runs/{run_id}", name="get_run", tags=["runs"])
-def run(ctx: Ctx, who: Operator, run_id: int) -> RunView:
-    """One workflow run with its steps: each request (secrets redacted), status, try, timing
-    and answer; a waiting run names the approval request it waits on."""
-    from skillpress.app.records.runs import get_run
-
-    return get_run(ctx, run_id)
-
-
-for _route in router.routes:  # each operation's summary: its docstring's first line
-    if isinstance(_route, APIRoute) and _route.description and not _route.summary:
-        _route.summary = _route.description.strip().splitlines()[0].rstrip(".")
+with_summaries(router)
