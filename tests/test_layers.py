@@ -90,7 +90,7 @@ def test_the_layer_rules_hold() -> None:
         ),
         (
             "skillpress/runtime/calling/breach.py",
-            "from skillpress.derive.render import render_body\n",
+            "from skillpress.derive.render import render_operation\n",
             "skillpress.runtime.calling.breach -> skillpress.derive.render",
         ),
         (

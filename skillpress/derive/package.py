@@ -36,13 +36,11 @@ from skillpress.derive.operations import (
 )
 from skillpress.derive.purpose import skill_purpose
 from skillpress.derive.refs import Resolver
-from skillpress.derive.render import (
-    MAX_FILE_BYTES,
-    fits_one_read,
+from skillpress.derive.render import MAX_FILE_BYTES, fits_one_read, render_operation
+from skillpress.derive.render_body import (
     op_line,
     render_body,
     render_category,
-    render_operation,
     render_section,
     render_webhook,
     tool_share,
