@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from skillpress.errors import Permanent, Retryable, SkillpressError, Unavailable
     from skillpress.host import SkillHost
     from skillpress.runtime.calling.calls import GateClosed, Gatekeeper
-    from skillpress.runtime.calling.execute import CallResult, ExecutionFailed
-    from skillpress.runtime.calling.request import CallRefused, PreparedRequest
+    from skillpress.runtime.calling.request import CallRefused, ExecutionFailed, PreparedRequest
+    from skillpress.runtime.calling.results import CallResult
     from skillpress.runtime.package.model import PackageError, UnknownOperation
 
 _HOMES = {

@@ -35,8 +35,9 @@ from skillpress.runtime.calling.calls import (
     place_call,
     prepare_call,
 )
-from skillpress.runtime.calling.execute import CallLimits, CallResult
+from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.calling.request import PreparedRequest
+from skillpress.runtime.calling.results import CallResult
 from skillpress.runtime.package.model import (
     PackageError,
     Skill,

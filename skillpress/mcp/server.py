@@ -21,10 +21,11 @@ from mcp.server.lowlevel import Server
 
 from skillpress.mcp.tools import base_tools, skill_run_tool
 from skillpress.runtime.calling.calls import CallSetup, GateClosed, Gatekeeper, place_call
-from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed
+from skillpress.runtime.calling.credential import Credential
+from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.calling.fit import render
 from skillpress.runtime.calling.gates import GateCheck
-from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.package.skill import tool_clash
 from skillpress.runtime.workflows.run_log import RunJournal

@@ -1039,7 +1039,7 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
 ) -> None:
     from skillpress.app.operator.submissions import spec_submitted
     from skillpress.host import SkillHost
-    from skillpress.runtime.calling.execute import credential_env
+    from skillpress.runtime.calling.credential import credential_env
     from skillpress.runtime.package.skill import load_skill
 
     event = spec_submitted(
@@ -1312,7 +1312,7 @@ def test_what_the_chain_proposes_for_any_slug_the_intake_accepts_publish_accepts
     """A slug may start with a digit (`1password`, a file named `1.0.0.json`); no environment
     variable's name may: the credential variables made from it still are names (#54.4)."""
     from skillpress.app.operator.intake import check_slug
-    from skillpress.runtime.calling.execute import credential_env
+    from skillpress.runtime.calling.credential import credential_env
     from skillpress.runtime.package.skill import load_skill
 
     assert check_slug(slug) == slug  # the intake accepts it as written

@@ -22,7 +22,7 @@ import yaml
 
 from skillpress.derive.package import DeriveOptions, derive_package
 from skillpress.host import SkillHost
-from skillpress.runtime.calling.execute import ExecutionFailed
+from skillpress.runtime.calling.request import ExecutionFailed
 from skillpress.runtime.calling.tokens import forget_tokens
 from tests.cli_process import skillpress
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed, send
-from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.credential import Credential
+from skillpress.runtime.calling.execute import CallLimits, send
+from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
 from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.skill import load_skill
 from tests.cli_process import skillpress

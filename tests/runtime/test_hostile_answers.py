@@ -21,8 +21,9 @@ from typer.testing import CliRunner
 from skillpress.app.serving.calling import call_setup, open_package
 from skillpress.host import SkillHost
 from skillpress.mcp.server import build_mcp_server
-from skillpress.runtime.calling.execute import CallLimits, ExecutionFailed
+from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.calling.fit import AGENT_BUDGET
+from skillpress.runtime.calling.request import ExecutionFailed
 from skillpress.runtime.calling.tokens import forget_tokens
 from tests.runtime.hostile_api import (
     Answer,

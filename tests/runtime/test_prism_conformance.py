@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.runtime.calling.execute import Credential, send
+from skillpress.runtime.calling.credential import Credential
+from skillpress.runtime.calling.execute import send
 from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.model import Skill, Tool

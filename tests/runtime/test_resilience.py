@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 from skillpress.runtime.calling.calls import CallSetup, place_call
-from skillpress.runtime.calling.execute import CallLimits, Credential, ExecutionFailed, send
+from skillpress.runtime.calling.credential import Credential
+from skillpress.runtime.calling.execute import CallLimits, send
+from skillpress.runtime.calling.request import ExecutionFailed
 from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.model import AuthHeader, Skill
 from skillpress.runtime.package.skill import load_skill

@@ -29,7 +29,7 @@ async def test_an_mcp_server_levels_off_over_many_calls(monkeypatch: pytest.Monk
 
     from skillpress.app.base.package_dir import read_package_dir
     from skillpress.mcp.server import build_mcp_server
-    from skillpress.runtime.calling.execute import Credential
+    from skillpress.runtime.calling.credential import Credential
     from skillpress.runtime.package.skill import load_skill
 
     monkeypatch.setenv("HOLLOWBROOK_API_KEY", KEY)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.runtime.calling.execute import Credential
+from skillpress.runtime.calling.credential import Credential
 from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.calling.translate import build_request, idempotency_key
 from skillpress.runtime.package.model import AuthHeader, PackageError, Skill, UnknownOperation

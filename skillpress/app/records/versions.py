@@ -128,7 +128,7 @@ def what_it_needs(slug: str, manifest: Manifest) -> NeedsView:
     credential (its header, what it holds, the variable it is read from), a base URL, the
     operations whose auth a header cannot serve, and the headers a person must fix."""
     from skillpress.derive.auth import auth_hint
-    from skillpress.runtime.calling.execute import credential_env
+    from skillpress.runtime.calling.credential import credential_env
 
     return {
         "hosts": list(manifest.hosts),

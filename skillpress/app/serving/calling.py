@@ -30,16 +30,12 @@ from skillpress.runtime.calling.calls import (
     place_call,
     prepare_call,
 )
-from skillpress.runtime.calling.execute import (
-    CallLimits,
-    CallResult,
-    Credential,
-    ExecutionFailed,
-    credential_env,
-)
+from skillpress.runtime.calling.credential import Credential, credential_env
+from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.calling.files import local_files
 from skillpress.runtime.calling.gates import GateCheck
-from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
+from skillpress.runtime.calling.results import CallResult
 from skillpress.runtime.package.model import AuthHeader, PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.load import load_workflows

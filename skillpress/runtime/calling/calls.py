@@ -13,15 +13,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillpress.errors import Refused
-from skillpress.runtime.calling.execute import (
-    CallLimits,
-    CallResult,
-    Credential,
-    send,
-)
+from skillpress.runtime.calling.credential import Credential
+from skillpress.runtime.calling.execute import CallLimits, send
 from skillpress.runtime.calling.gates import GateCheck, check_gate
 from skillpress.runtime.calling.paging import next_page, page_url_request
 from skillpress.runtime.calling.request import CallRefused, FileReader, PreparedRequest
+from skillpress.runtime.calling.results import CallResult
 from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.model import Tool
 

@@ -1,5 +1,6 @@
 """A request built and checked, not yet sent; the refusal of a call that will not be sent (what to
-change); how a call reads a local file it names."""
+change), and the failure of one sent that got no complete answer; how a call reads a local file
+it names."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from skillpress.errors import Refused
+from skillpress.errors import Refused, Retryable
 
 
 class CallRefused(ValueError, Refused):
@@ -48,3 +49,15 @@ class PreparedRequest:
 # reads a local file a call names: (its bytes, its file name), or raises CallRefused's reason as
 # ValueError; None where no local file may be read (then only `content_base64` is taken)
 FileReader = Callable[[str], tuple[bytes, str]]
+
+
+class ExecutionFailed(RuntimeError, Retryable):
+    """The request was sent (or tried) and no complete answer came back; `sent` says whether it
+    may have reached the server (a connection refused never did)."""
+
+    problem = "call-failed"
+    status = 502
+
+    def __init__(self, message: str, sent: bool = True) -> None:
+        super().__init__(message)
+        self.sent = sent

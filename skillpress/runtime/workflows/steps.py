@@ -17,8 +17,8 @@ from skillpress.runtime.calling.calls import (
     prepare_call,
     send_prepared,
 )
-from skillpress.runtime.calling.execute import ExecutionFailed, repeatable
-from skillpress.runtime.calling.request import CallRefused
+from skillpress.runtime.calling.execute import repeatable
+from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.model import StepFailed, StepRules, Workflow
 from skillpress.runtime.workflows.run_log import (
