@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -23,6 +24,7 @@ __all__ = [
     "Timeout",
     "fail",
     "failures",
+    "listing",
     "load_target",
     "open_ctx",
     "quiet_logs",
@@ -155,3 +157,19 @@ class Progress:
     def stop(self) -> None:
         if self.status is not None:
             self.status.stop()
+
+
+def listing(
+    rows: Sequence[Mapping[str, Any]],
+    as_json: bool,
+    empty: str,
+    line: Callable[[Mapping[str, Any]], str],
+) -> None:
+    """A list as JSON, or a line per row (`empty` when there is none)."""
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        typer.echo(empty)
+    for row in rows:
+        typer.echo(line(row))
