@@ -1,5 +1,5 @@
-"""`skillpress call` and `skillpress run`: an operation of a package, translated and (unless a dry run) sent."""
-# size: call, run, tools, mcp and their shared options: each command's options are its signature
+"""`skillpress call`: an operation of a package, translated and (unless a dry run) sent; the
+options, loading and gate `run` (`run_commands`) and `mcp` (`mcp_commands`) share."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import typer
 from skillpress.cli.common import (
     fail,
     failures,
-    load_target,
     open_ctx,
     say_base_url,
     settings,
@@ -28,15 +27,12 @@ if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command r
         CallLimits,
         CallResult,
         CallSetup,
-        Chat,
         GateCheck,
         Gatekeeper,
         Placed,
         RunJournal,
-        RunLog,
         Skill,
         Tool,
-        Workflow,
     )
     from skillpress.app.serving.gatekeepers import Desk
 
@@ -123,7 +119,7 @@ AsJson = Annotated[
 ]
 
 
-def _load(
+def loaded(
     package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
 ) -> tuple[Skill, Mapping[str, bytes]]:
     from skillpress.app.serving.calling import OutputDirError, PackageError, open_package
@@ -234,7 +230,7 @@ def _all_pages(
         raise typer.Exit(1)
 
 
-def _who() -> str:
+def who_runs() -> str:
     """The person at this terminal, by their login name."""
     import getpass
 
@@ -244,7 +240,7 @@ def _who() -> str:
         return f"uid {os.getuid()}"
 
 
-def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
+def terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     """A gated call goes only with a person's approval (or under the gate's `auto_below`), and
     every decision is recorded: `--approve` here, or a request another person grants (waited for
     up to `wait` seconds)."""
@@ -266,7 +262,7 @@ def _terminal_gate(skill: Skill, approve: bool, wait: float) -> Gatekeeper:
     def desk() -> Desk:  # settings read at the first gate, not for every call
         return desk_opener(settings().approvals_url, open_ctx)()
 
-    decide = terminal_gatekeeper(desk, skill.slug, _who(), approver, wait, say)
+    decide = terminal_gatekeeper(desk, skill.slug, who_runs(), approver, wait, say)
 
     def gate(check: GateCheck) -> None:
         with failures_of_the_records():
@@ -291,7 +287,7 @@ def failures_of_the_records() -> Iterator[None]:
             raise exc
 
 
-def _place(
+def placed_call(
     skill: Skill,
     tool: Tool,
     args: Any,
@@ -335,7 +331,7 @@ def _place(
                 f"warning: {credential.where()} is not set; sending without {credential.auth.header}",
                 err=True,
             )
-        gate = _terminal_gate(skill, approve, wait)
+        gate = terminal_gate(skill, approve, wait)
 
         def place(given: Any, page: str | None) -> Placed:
             return place_call(tool, given, skill.hosts, setup, gate, page, skill=skill.slug)
@@ -343,7 +339,7 @@ def _place(
         if kept is not None:
             prepared = placed
             placed = kept_call(
-                kept, skill, tool, args, _who(), prepared, setup, lambda: place(args, page_url)
+                kept, skill, tool, args, who_runs(), prepared, setup, lambda: place(args, page_url)
             )
         else:
             placed = place(args, page_url)
@@ -360,7 +356,7 @@ def _place(
     _print_result(placed.result, as_json, output)
 
 
-def _setup(
+def setup_of(
     skill: Skill, auth_env: str | None, limits: CallLimits, files_dir: Path | None
 ) -> CallSetup:
     from skillpress.app.serving.calling import call_setup
@@ -416,7 +412,7 @@ def call(
     or when the operation is gated and nobody approved the call."""
     from skillpress.app.serving.calling import CallLimits, PackageError, UnknownOperation
 
-    skill, _ = _load(package_dir, auth_header, auth_kind, base_url)
+    skill, _ = loaded(package_dir, auth_header, auth_kind, base_url)
     try:
         parsed: Any = json.loads(args)
     except json.JSONDecodeError as exc:
@@ -425,10 +421,10 @@ def call(
         tool = skill.tool(operation)
     except (UnknownOperation, PackageError) as exc:
         fail(str(exc))
-    setup = _setup(
+    setup = setup_of(
         skill, auth_env, CallLimits(timeout, max_response_bytes, retries, max_wait), files_dir
     )
-    _place(
+    placed_call(
         skill,
         tool,
         parsed,
@@ -443,387 +439,5 @@ def call(
     )
 
 
-def run(
-    target: Annotated[
-        str,
-        typer.Argument(
-            metavar="DIR_OR_LINE",
-            help="a skill package directory, then the line; with --skill, just the line",
-        ),
-    ],
-    line: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="LINE",
-            help='a slash command: /operation {"k": "v"}, /operation text, /help [operation],'
-            " /workflow {...} or /run workflow {...}",
-        ),
-    ] = None,
-    skill_slug: Annotated[
-        str | None,
-        typer.Option("--skill", help="a published skill (its live version), instead of a DIR"),
-    ] = None,
-    dry_run: DryRun = False,
-    approve: RunApprove = False,
-    approval_timeout: ApprovalWait = 300.0,
-    auth_env: AuthEnv = None,
-    auth_header: AuthHeaderOpt = None,
-    auth_kind: AuthKind = "apiKey",
-    base_url: BaseUrl = None,
-    timeout: Timeout = 30.0,
-    max_response_bytes: MaxBytes = 4 * 1024 * 1024,
-    retries: Retries = 2,
-    max_wait: MaxWait = 30.0,
-    files_dir: FilesDir = None,
-    as_json: AsJson = False,
-    unsafe: Annotated[
-        bool,
-        typer.Option(
-            "--unsafe",
-            help="let a workflow from a package you did not publish call operations that write",
-        ),
-    ] = False,
-) -> None:
-    """Direct use in the slash form: `/create_booking {"room_id": "r1", ...}`, `/help create_booking`,
-    or a workflow: `/book_room {"room_id": "oak", ...}` (a hardened one runs its steps as written,
-    no model). A package directory is sandboxed: its workflows send nothing that writes unless
-    --unsafe; a published skill (--skill SLUG) is the operator's own."""
-    # size: a typer command: its options are its signature
-    from skillpress.app.serving.calling import (
-        CallLimits,
-        CallRefused,
-        PackageError,
-        SlashError,
-        UnknownOperation,
-        WorkflowRefused,
-        help_text,
-        parse_slash,
-        slash_arguments,
-        workflows_for,
-    )
-
-    if skill_slug is not None:
-        if line is not None:
-            fail("with --skill SLUG give only the line (no DIR)")
-        line = target
-        skill, files = load_target(skill_slug, auth_header, auth_kind, base_url, lazy=True)
-        sandboxed = False
-    else:
-        if line is None:
-            fail("give a package DIR and a line, or --skill SLUG and a line")
-        skill, files = _load(Path(target), auth_header, auth_kind, base_url)
-        sandboxed = not unsafe
-    try:
-        command = parse_slash(line)
-        beside = None if skill_slug else Path(target).resolve().parent
-        try:
-            workflows = workflows_for(files, skill, beside, open_ctx)
-        except WorkflowRefused as exc:
-            fail(str(exc))
-        if command.is_help:
-            typer.echo(help_text(skill, command.raw_args or None, workflows))
-            return
-        name, raw = command.name, command.raw_args
-        if name == "run":  # `/run workflow {...}`: skill-forward, by the workflow's name
-            name, _, raw = raw.partition(" ")
-            raw = raw.strip()
-        setup = _setup(
-            skill, auth_env, CallLimits(timeout, max_response_bytes, retries, max_wait), files_dir
-        )
-        if name in workflows:
-            _run_workflow(
-                skill,
-                files,
-                workflows,
-                name,
-                raw,
-                dry_run=dry_run,
-                approve=approve,
-                wait=approval_timeout,
-                setup=setup,
-                sandboxed=sandboxed,
-                as_json=as_json,
-            )
-            return
-        if command.name == "run":
-            fail(f"/run {name}: {skill.slug} has no workflow {name!r}")
-        tool = skill.tool(command.name)
-        arguments = slash_arguments(tool, command.raw_args)
-    except (SlashError, UnknownOperation, PackageError, CallRefused) as exc:
-        fail(str(exc))  # a line that cannot be placed: one line, exit 2, never a traceback
-    _place(
-        skill,
-        tool,
-        arguments,
-        setup,
-        dry_run=dry_run,
-        approve=approve,
-        wait=approval_timeout,
-        as_json=as_json,
-        kept=_runs(),
-    )
-
-
-def _run_workflow(
-    skill: Skill,
-    files: Mapping[str, bytes],
-    workflows: dict[str, Any],
-    name: str,
-    raw_args: str,
-    *,
-    dry_run: bool,
-    approve: bool,
-    wait: float,
-    setup: CallSetup,
-    sandboxed: bool,
-    as_json: bool,
-) -> None:
-    """A workflow run from here (app.calling.run_here), its steps shown as they go: a dry run
-    prints each request in order and sends nothing."""
-    from skillpress.app.serving.calling import (
-        RunOptions,
-        StepFailed,
-        WorkflowRefused,
-        run_here,
-    )
-
-    class Shown:
-        def planned(
-            self, step: str, operation: str, request: dict[str, Any], gated: str | None
-        ) -> None:
-            typer.echo(f"# step {step}: {operation}")
-            if gated is not None:
-                typer.echo(f"gated: sending it needs an approval ({gated})", err=True)
-            typer.echo(json.dumps(request, indent=2, ensure_ascii=False))
-
-        def deferred(self, step: str, operation: str, arguments: Any) -> None:
-            typer.echo(f"# step {step}: {operation} {json.dumps(arguments)} (built when run)")
-
-        def sent(self, step: str, operation: str, status: int | None, replayed: bool) -> None:
-            if as_json:
-                return
-            typer.echo(
-                f"  ↺ step {step}: {operation} (sent before this run resumed: not again)"
-                if replayed
-                else f"  ✓ step {step}: {operation} → {status}",
-                err=True,
-            )
-
-    try:
-        done, log = run_here(
-            skill,
-            files,
-            workflows,
-            name,
-            raw_args,
-            setup,
-            lambda owner: _terminal_gate(owner, approve, wait),
-            RunOptions(dry_run, sandboxed, _who(), settings().fetch_allow_private),
-            Shown(),
-            _runs(),
-            _model_chat,
-        )
-    except (StepFailed, WorkflowRefused) as exc:
-        fail(str(exc), 1 if isinstance(exc, StepFailed) and exc.step != "arguments" else 2)
-    if dry_run:
-        typer.echo("# dry run: nothing was sent", err=True)
-        return
-    if log.run_id is not None and not as_json:
-        typer.echo(
-            f"run #{log.run_id}: {len(log.steps)} steps (skillpress runs --show {log.run_id})",
-            err=True,
-        )
-    result = json.loads(json.dumps(done.result, default=str))
-    typer.echo(json.dumps(result, indent=None if as_json else 2, ensure_ascii=False))
-
-
-class _Runs:
-    """Workflow runs kept in the records, which are opened (and their modules loaded) at the
-    first run, not when a command or a server starts."""
-
-    def __init__(self) -> None:
-        self._kept: RunJournal | None = None
-
-    def _journal(self) -> RunJournal:
-        if self._kept is None:
-            from skillpress.app.records.runs import RecordedRuns
-
-            self._kept = RecordedRuns(open_ctx)
-        return self._kept
-
-    def begin(
-        self, slug: str, version: str | None, wf: Workflow, arguments: dict[str, Any], by: str
-    ) -> RunLog:
-        return self._journal().begin(slug, version, wf, arguments, by)
-
-    def end(self, log: RunLog, status: str, result: Any = None, error: str | None = None) -> None:
-        self._journal().end(log, status, result, error)
-
-
-def _runs() -> RunJournal:
-    """Workflow runs kept in the records."""
-    return _Runs()
-
-
-def _model_chat() -> Chat | None:
-    """The chat function of the configured model (SKILLPRESS_LLM_*), or None when there is none;
-    it raises ChatFailed when the model does not answer usefully."""
-    from skillpress.app.serving.calling import model_chat
-
-    return model_chat(settings())
-
-
-def _is_slug_url(value: str) -> bool:
-    name, eq, url = value.partition("=")
-    return bool(eq) and "://" not in name and url.startswith(("http://", "https://"))
-
-
-def _slug_urls(given: list[str]) -> dict[str, str]:
-    """`--base-url SLUG=URL` values (with --all), each skill at most once."""
-    out: dict[str, str] = {}
-    for value in given:
-        if not _is_slug_url(value):
-            fail(f"--base-url {value!r}: with --all, give SLUG=URL (once for each skill it moves)")
-        slug, _, url = value.partition("=")
-        if slug in out:
-            fail(f"--base-url names {slug} twice")
-        out[slug] = url
-    return out
-
-
-def mcp(
-    target: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="SLUG|DIR",
-            help="a published skill's slug or a package directory; with --all, a folder of packages",
-        ),
-    ] = None,
-    every: Annotated[
-        bool,
-        typer.Option(
-            "--all",
-            help="serve several skills: every live one (or every package folder under DIR, like the one skillpress follow keeps)",
-        ),
-    ] = False,
-    eager: Annotated[
-        bool, typer.Option("--eager", help="offer every operation as a tool up front (small APIs)")
-    ] = False,
-    transport: Annotated[
-        str, typer.Option("--transport", help="stdio | http (streamable HTTP)")
-    ] = "stdio",
-    port: Annotated[int, typer.Option("--port", help="port for --transport http")] = 8765,
-    auth_env: AuthEnv = None,
-    auth_header: AuthHeaderOpt = None,
-    auth_kind: AuthKind = "apiKey",
-    base_url: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--base-url",
-            help="where the API is (every request goes there, said on stderr); with --all, SLUG=URL once for each skill it moves",
-        ),
-    ] = None,
-    timeout: Timeout = 30.0,
-    max_response_bytes: MaxBytes = 4 * 1024 * 1024,
-    retries: Retries = 2,
-    max_wait: MaxWait = 30.0,
-    unsafe: Annotated[
-        bool,
-        typer.Option(
-            "--unsafe",
-            help="let workflows of packages you did not publish call operations that write",
-        ),
-    ] = False,
-) -> None:
-    """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
-    # size: a typer command: its options are its signature, and --all's refusals
-    from skillpress.app.serving.calling import CallLimits, OutputDirError, PackageError
-    from skillpress.mcp.serving import (
-        NoSkills,
-        ServeOptions,
-        catalog_server,
-        serve,
-        skill_server,
-    )
-
-    if auth_kind not in AUTH_KINDS:
-        fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
-    if transport not in ("stdio", "http"):
-        fail(f"--transport {transport!r}: stdio or http")
-    limits = CallLimits(timeout, max_response_bytes, retries, max_wait)
-    options = ServeOptions(
-        eager,
-        limits,
-        unsafe,
-        lambda: settings().fetch_allow_private,
-        approvals_url=lambda: settings().approvals_url,
-    )
-    given = list(base_url or [])
-    if every:
-        # a flag that redirects calls or credentials holds, or is refused: never ignored
-        for flag, value in (
-            ("--auth-env", auth_env),
-            ("--auth-header", auth_header),
-            ("--auth-kind", None if auth_kind == "apiKey" else auth_kind),
-        ):
-            if value is not None:
-                fail(
-                    f"{flag} names one skill's credential; with --all each skill reads its own"
-                    " (the variable chosen at import, else <SLUG>_API_KEY): leave it out"
-                )
-        moved = _slug_urls(given)
-        try:
-            with failures():
-                server = catalog_server(target, options, open_ctx, _model_chat, _runs(), moved)
-        except (OutputDirError, PackageError, NoSkills) as exc:
-            fail(str(exc))
-        for slug, url in sorted(moved.items()):
-            typer.echo(
-                f"note: --base-url: every request of {slug} goes to {url.rstrip('/')}", err=True
-            )
-        what = "every skill"
-    else:
-        if target is None:
-            fail("name a skill (its slug, or a package directory), or give --all")
-        if len(given) > 1 or any(_is_slug_url(u) for u in given):
-            fail("--base-url takes one URL for one skill (SLUG=URL is for --all)")
-        one = given[0] if given else None
-        try:
-            with failures():
-                skill, server = skill_server(
-                    target,
-                    auth_env,
-                    auth_header,
-                    auth_kind,
-                    one,
-                    options,
-                    open_ctx,
-                    _model_chat,
-                    _runs(),
-                )
-        except (OutputDirError, PackageError) as exc:
-            fail(str(exc))
-        say_base_url(skill, one)
-        what = skill.slug
-    token = None
-    if transport == "http":
-        from skillpress.mcp.serving import MCP_TOKEN_ENV, http_token
-
-        token, made = http_token(os.environ)
-        typer.echo(
-            f"serving {what} over MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp;"
-            " every request bears Authorization: Bearer "
-            + (
-                f"{token} (made for this run; set {MCP_TOKEN_ENV} to choose it)"
-                if made
-                else f"${MCP_TOKEN_ENV}"
-            ),
-            err=True,
-        )
-    serve(server, transport, port, token)
-
-
 def register(app: typer.Typer) -> None:
     app.command()(call)
-    app.command()(run)
-    app.command()(mcp)

@@ -210,13 +210,17 @@ from skillpress.cli import (  # noqa: E402  (registers the rest)
     annotation_commands,
     call_commands,
     export_commands,
+    mcp_commands,
     pipeline_commands,
+    run_commands,
     stack_commands,
     workflow_commands,
 )
 
 stack_commands.register(app)
 call_commands.register(app)
+run_commands.register(app)
+mcp_commands.register(app)
 pipeline_commands.register(app)
 annotation_commands.register(app)
 export_commands.register(app)
