@@ -26,19 +26,19 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "SkillHost": "skillpress.host",
-    "api_gatekeeper": "skillpress.app.serving.calling",
+    "api_gatekeeper": "skillpress.app.serving.gatekeepers",
     "SkillpressError": "skillpress.errors",
     "Permanent": "skillpress.errors",
     "Retryable": "skillpress.errors",
     "Unavailable": "skillpress.errors",
     "GateClosed": "skillpress.runtime.calling.calls",
     "Gatekeeper": "skillpress.runtime.calling.calls",
-    "CallResult": "skillpress.runtime.calling.execute",
-    "ExecutionFailed": "skillpress.runtime.calling.execute",
+    "CallResult": "skillpress.runtime.calling.results",
+    "ExecutionFailed": "skillpress.runtime.calling.request",
     "PackageError": "skillpress.runtime.package.model",
     "UnknownOperation": "skillpress.runtime.package.model",
-    "CallRefused": "skillpress.runtime.calling.translate",
-    "PreparedRequest": "skillpress.runtime.calling.translate",
+    "CallRefused": "skillpress.runtime.calling.request",
+    "PreparedRequest": "skillpress.runtime.calling.request",
 }
 
 __all__ = [

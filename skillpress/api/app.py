@@ -11,7 +11,15 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
-from skillpress.api import annotation_routes, approvals_routes, console, problems, v1
+from skillpress.api import (
+    annotation_routes,
+    approvals_routes,
+    console,
+    console_kit,
+    console_operations,
+    problems,
+    v1,
+)
 from skillpress.api.access_log import AccessLog
 from skillpress.api.auth import Operators
 from skillpress.api.deps import ServerState
@@ -174,11 +182,12 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     app.state.skillpress = st
     _count_approvals(ctx)
     problems.install(app)
-    console.install(app)
+    console_kit.install(app)
     app.include_router(v1.router)
     app.include_router(annotation_routes.router)
     app.include_router(approvals_routes.router)
     app.include_router(console.router)
+    app.include_router(console_operations.router)
     app.mount("/static", StaticFiles(packages=[("skillpress.api", "static")]), name="static")
     app.add_middleware(
         BodyCap,

@@ -1,169 +1,38 @@
-"""The operator console: server-rendered pages over the same use-cases as the API and the CLI.
-Every form carries a CSRF token; a refusal comes back on the page it was made from, in words."""
-# size: every console page and form over the use-cases, one route each; split by page it would scatter one CSRF and refusal path
+"""The operator console: server-rendered pages over the same use-cases as the API and the CLI:
+signing in, the skills, an import and its submission, a skill's page with its annotations and
+publishing. Every form carries a CSRF token; a refusal comes back on the page it was made from,
+in words (`console_kit`, shared with `console_operations`: the review and the operations page)."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hmac
-import json
-from collections.abc import Callable
 from typing import Annotated, Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from markupsafe import Markup, escape
-from starlette.exceptions import HTTPException
 
 from skillpress.api.auth import SESSION_COOKIE
+from skillpress.api.console_kit import (
+    RISKS,
+    act,
+    back,
+    checked,
+    operator_of,
+    proposed,
+    render,
+)
 from skillpress.api.deps import read_spec_input, state
-from skillpress.api.headers import csp_nonce
-from skillpress.api.pages import templates
 from skillpress.app.base.context import AppContext
-from skillpress.app.base.views import AnnotationView, SuggestionGroups
+from skillpress.app.base.views import AnnotationView
 from skillpress.app.operator import changes, intake
-from skillpress.app.operator.review import suggestion_groups
 from skillpress.app.records.runs import get_run, list_runs
 from skillpress.errors import NotFound, Permanent, Refused, Retryable
 
 __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
-
-
-def _ticks(text: str) -> Markup:
-    """Text whose `backticked` parts are code (the core's sentences are Markdown), escaped."""
-    parts = str(escape(text)).split("`")
-    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
-
-
-templates.env.filters["ticks"] = _ticks
-RISKS = ("high", "medium", "low")
-
-
-class _SignIn(Exception):
-    def __init__(self, next_url: str) -> None:
-        self.next_url = next_url
-
-
-def _operator(request: Request) -> tuple[str, str]:
-    """(operator, session cookie), or off to the sign-in page."""
-    cookie = request.cookies.get(SESSION_COOKIE) or ""
-    name = state(request).operators.session_operator(cookie)
-    if name is None:
-        raise _SignIn(str(request.url.path))
-    return name, cookie
-
-
-def _render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    cookie = request.cookies.get(SESSION_COOKIE) or ""
-    operators = state(request).operators
-    who = operators.session_operator(cookie)
-    flash = _read_flash(request, operators)
-    context.setdefault("notice", flash.get("notice"))
-    context.setdefault("error", flash.get("error"))
-    context.setdefault("max_bytes", state(request).ctx.settings.max_spec_bytes)
-    response = templates.TemplateResponse(
-        request,
-        template,
-        {
-            "operator": who,
-            "csrf": operators.csrf(cookie) if who else "",
-            "csp_nonce": csp_nonce(request.scope),
-            **context,
-        },
-        status_code=status,
-    )
-    if FLASH_COOKIE in request.cookies:
-        response.delete_cookie(FLASH_COOKIE, path="/")
-    return response
-
-
-# what a form's redirect says it did (or why not), carried to the next page in a cookie this
-# server signed: never in the address, so a link cannot put words in the console's mouth
-FLASH_COOKIE = "skillpress_flash"
-
-
-def _read_flash(request: Request, operators: Any) -> dict[str, str]:
-    raw = request.cookies.get(FLASH_COOKIE) or ""
-    body, _, mac = raw.rpartition(".")
-    if not body or not hmac.compare_digest(mac, operators.sign(f"flash:{body}")):
-        return {}
-    try:
-        said = json.loads(base64.urlsafe_b64decode(body.encode()))
-    except ValueError:
-        return {}
-    return (
-        {k: str(v) for k, v in said.items() if k in ("notice", "error")}
-        if isinstance(said, dict)
-        else {}
-    )
-
-
-def _back(request: Request, url: str, **params: str) -> RedirectResponse:
-    """A 303 to `url`: `notice` and `error` go in a signed cookie for the next page, the other
-    parameters (which file, which version) in its query."""
-    said = {k: v for k, v in params.items() if k in ("notice", "error") and v}
-    query = urlencode({k: v for k, v in params.items() if k not in said and v})
-    response = RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
-    if said:
-        body = base64.urlsafe_b64encode(json.dumps(said).encode()[:3000]).decode()
-        operators = state(request).operators
-        response.set_cookie(
-            FLASH_COOKIE,
-            f"{body}.{operators.sign(f'flash:{body}')}",
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-            path="/",
-            max_age=60,
-        )
-    return response
-
-
-def _checked(request: Request, csrf: str) -> str:
-    who, cookie = _operator(request)
-    if not state(request).operators.csrf_ok(cookie, csrf):
-        raise HTTPException(403, "this form's CSRF token is missing or stale: reload the page")
-    return who
-
-
-async def _attempt(work: Callable[[], Any]) -> tuple[Any, str | None]:
-    """(what the use-case returned, None), or (None, why it was refused) in words."""
-    try:
-        return await run_in_threadpool(work), None
-    except Permanent as exc:  # NotFound among them
-        return None, str(exc)
-    except Retryable as exc:
-        return None, f"{exc} (the pipeline did not answer; try again)"
-
-
-async def _act(
-    request: Request, to: str, work: Callable[[], Any], said: Callable[[Any], str], **query: str
-) -> RedirectResponse:
-    """A form's change (the operator already checked): the use-case run, then back to `to`
-    saying what it did, or why not."""
-    done, error = await _attempt(work)
-    if error:
-        return _back(request, to, error=error, **query)
-    return _back(request, to, notice=said(done), **query)
-
-
-def _proposed(done: dict[str, Any]) -> str:
-    return f"proposed version {done['proposal']['version_id'][:12]}"
-
-
-def install(app: Any) -> None:
-    """A console page asked for without a session goes to the sign-in page, then back."""
-
-    async def to_sign_in(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, _SignIn)
-        return RedirectResponse(f"/sign-in?{urlencode({'next': exc.next_url})}", status_code=303)
-
-    app.add_exception_handler(_SignIn, to_sign_in)
 
 
 # --- signing in ---------------------------------------------------------------------------
@@ -189,8 +58,8 @@ def sign_in_page(request: Request, token: str = "", next: str = "/skills") -> Re
         name = state(request).operators.who(token)
         if name is not None:
             return _signed_in(request, name, next)
-        return _back(request, "/sign-in", error=_not_signed_in(request, token), next=next)
-    return _render(request, "sign_in.html", next=next)
+        return back(request, "/sign-in", error=_not_signed_in(request, token), next=next)
+    return render(request, "sign_in.html", next=next)
 
 
 @router.post("/sign-in", response_class=HTMLResponse)
@@ -200,7 +69,7 @@ def sign_in(
     name = state(request).operators.who(token.strip())
     if name is None:
         error = _not_signed_in(request, token.strip())
-        return _render(request, "sign_in.html", 401, next=next, error=error)
+        return render(request, "sign_in.html", 401, next=next, error=error)
     return _signed_in(request, name, next)
 
 
@@ -215,7 +84,7 @@ def _not_signed_in(request: Request, token: str) -> str:
 
 @router.post("/sign-out")
 def sign_out(request: Request, csrf: Annotated[str, Form()] = "") -> Response:
-    _checked(request, csrf)
+    checked(request, csrf)
     state(request).operators.sign_out(request.cookies.get(SESSION_COOKIE))
     response = RedirectResponse("/sign-in", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
@@ -234,14 +103,14 @@ def home() -> RedirectResponse:
 def skills(request: Request) -> Response:
     from skillpress.app.records.overview import skills_overview
 
-    _operator(request)
-    return _render(request, "skills.html", skills=skills_overview(state(request).ctx))
+    operator_of(request)
+    return render(request, "skills.html", skills=skills_overview(state(request).ctx))
 
 
 @router.get("/skills/import", response_class=HTMLResponse)
 def import_page(request: Request) -> Response:
-    _operator(request)
-    return _render(request, "import.html", shown=None, given={})
+    operator_of(request)
+    return render(request, "import.html", shown=None, given={})
 
 
 @router.post("/skills/import", response_class=HTMLResponse)
@@ -256,7 +125,7 @@ async def import_preview(
     base_url: Annotated[str | None, Form()] = None,
 ) -> Response:
     """The preview: every prefilled field editable, anything the spec did not say asked for."""
-    _checked(request, csrf)
+    checked(request, csrf)
     ctx = state(request).ctx
     given = {"url": url or "", "spec": spec or "", "slug": slug or "", "base_url": base_url or ""}
     try:
@@ -265,8 +134,8 @@ async def import_preview(
             intake.preview, ctx, spec_in.data, spec_in.url, slug, base_url
         )
     except (Permanent, Retryable) as exc:
-        return _render(request, "import.html", 422, shown=None, given=given, error=str(exc))
-    return _render(request, "import.html", shown=shown, given=given)
+        return render(request, "import.html", 422, shown=None, given=given, error=str(exc))
+    return render(request, "import.html", shown=shown, given=given)
 
 
 @router.post("/skills/import/create")
@@ -279,7 +148,7 @@ async def import_create(
     credential_env: Annotated[str | None, Form()] = None,
     replace: Annotated[str, Form()] = "",
 ) -> Response:
-    who = _checked(request, csrf)
+    who = checked(request, csrf)
     ctx = state(request).ctx
     try:
         in_use = await run_in_threadpool(intake.slug_in_use, ctx, slug, ())
@@ -300,7 +169,7 @@ async def import_create(
             credential_env or None,
         )
     except (Permanent, Retryable) as exc:
-        return _render(
+        return render(
             request,
             "import.html",
             422,
@@ -308,9 +177,7 @@ async def import_create(
             given={"slug": slug, "base_url": base_url or ""},
             error=str(exc),
         )
-    return _back(
-        request, f"/skills/{done.skill}/submissions/{done.submission}", after=str(done.seq)
-    )
+    return back(request, f"/skills/{done.skill}/submissions/{done.submission}", after=str(done.seq))
 
 
 @router.get("/skills/{slug}/submissions/{submission}", response_class=HTMLResponse)
@@ -321,7 +188,7 @@ async def submission_page(
     (a submission no stage recorded and the stream does not hold at `after`: a 404 page)."""
     from skillpress.app.operator.submissions import submission_known
 
-    _operator(request)
+    operator_of(request)
     await submission_known(state(request).nc, state(request).ctx, submission, after)
     return await asyncio.to_thread(_submission_page, request, slug, submission, after)
 
@@ -338,16 +205,16 @@ def _submission_page(request: Request, slug: str, submission: str, after: int | 
     )
     from skillpress.schemas.events import RevisionRejected
 
-    _operator(request)
+    operator_of(request)
     ctx = state(request).ctx
     outcome = stored_outcome(ctx, slug, submission)
     if outcome is None:
         events = f"/v1/skills/{quote(slug)}/submissions/{quote(submission)}/events" + (
             f"?after={after}" if after else ""
         )
-        return _render(request, "submission.html", slug=slug, events=events, outcome=None)
+        return render(request, "submission.html", slug=slug, events=events, outcome=None)
     if isinstance(outcome.message, RevisionRejected):
-        return _render(
+        return render(
             request,
             "submission.html",
             slug=slug,
@@ -361,7 +228,7 @@ def _submission_page(request: Request, slug: str, submission: str, after: int | 
     if manifest is None:
         raise NotFound(f"version {version.id[:12]} of {slug} has no skill.json")
     needs = what_it_needs(slug, manifest)
-    return _render(
+    return render(
         request,
         "submission.html",
         slug=slug,
@@ -499,26 +366,26 @@ def _skill_view(
 def skill_page(
     request: Request, slug: str, file: str | None = None, v: str | None = None, q: str = ""
 ) -> Response:
-    _operator(request)
+    operator_of(request)
     try:
         st = state(request)
         view = _skill_view(st.ctx, slug, file, v, q.strip()[:100], st.drops_seen)
     except NotFound as exc:
-        return _render(request, "skills.html", 404, skills=[], error=str(exc))
-    return _render(request, "skill.html", **view)
+        return render(request, "skills.html", 404, skills=[], error=str(exc))
+    return render(request, "skill.html", **view)
 
 
 @router.get("/skills/{slug}/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, slug: str, run_id: int) -> Response:
     """One workflow run: each step's request, outcome, status, tries, timing and answer."""
-    _operator(request)
+    operator_of(request)
     try:
         found = get_run(state(request).ctx, run_id)
         if found["skill"] != slug:
             raise NotFound(f"run #{run_id} is not a run of {slug}")
     except NotFound as exc:
-        return _render(request, "skills.html", 404, skills=[], error=str(exc))
-    return _render(request, "run.html", run=found, slug=slug)
+        return render(request, "skills.html", 404, skills=[], error=str(exc))
+    return render(request, "run.html", run=found, slug=slug)
 
 
 @router.post("/skills/{slug}/annotations")
@@ -539,7 +406,7 @@ async def add_annotation_form(
     turn: Annotated[str, Form()] = "",
     back: Annotated[str, Form()] = "",
 ) -> Response:
-    who = _checked(request, csrf)
+    who = checked(request, csrf)
     ctx = state(request).ctx
     here = f"/skills/{slug}"
     values = {
@@ -552,11 +419,11 @@ async def add_annotation_form(
         "auto_currency": auto_currency or None,
         "turn": turn or None,
     }
-    return await _act(
+    return await act(
         request,
         here,
         lambda: changes.annotate(ctx, slug, kind, operation or None, category or None, values, who),
-        lambda done: f"annotation {done['annotation_id']} added; {_proposed(done)}",
+        lambda done: f"annotation {done['annotation_id']} added; {proposed(done)}",
         **({"file": back} if back else {}),
     )
 
@@ -565,13 +432,13 @@ async def add_annotation_form(
 async def retire_form(
     request: Request, slug: str, annotation_id: str, csrf: Annotated[str, Form()] = ""
 ) -> Response:
-    who = _checked(request, csrf)
+    who = checked(request, csrf)
     ctx = state(request).ctx
-    return await _act(
+    return await act(
         request,
         f"/skills/{slug}",
         lambda: changes.retire(ctx, annotation_id, who),
-        lambda done: f"retired {annotation_id}; {_proposed(done)}",
+        lambda done: f"retired {annotation_id}; {proposed(done)}",
     )
 
 
@@ -580,7 +447,7 @@ async def rekey_form(request: Request, slug: str) -> Response:
     """The orphaned annotations' form: each `rekey-ID` field names the operation it moves to
     (empty: left as it is); all chosen move in one proposal."""
     form = await request.form()
-    who = _checked(request, str(form.get("csrf") or ""))
+    who = checked(request, str(form.get("csrf") or ""))
     ctx = state(request).ctx
     moves = {
         str(key)[len("rekey-") :]: str(value)
@@ -588,14 +455,14 @@ async def rekey_form(request: Request, slug: str) -> Response:
         if str(key).startswith("rekey-") and str(value)
     }
     if not moves:
-        return _back(request, f"/skills/{slug}", error="choose an operation for at least one")
-    return await _act(
+        return back(request, f"/skills/{slug}", error="choose an operation for at least one")
+    return await act(
         request,
         f"/skills/{slug}",
         lambda: changes.rekey(ctx, moves, who),
         lambda done: (
             f"re-keyed {len(moves)} annotation{'s' if len(moves) > 1 else ''}"
-            f" ({', '.join(f'{a} to {op}' for a, op in moves.items())}); {_proposed(done)}"
+            f" ({', '.join(f'{a} to {op}' for a, op in moves.items())}); {proposed(done)}"
         ),
     )
 
@@ -608,9 +475,9 @@ async def publish_form(
     version: Annotated[str, Form()] = "",
     remove_gates: Annotated[str, Form()] = "",
 ) -> Response:
-    who = _checked(request, csrf)
+    who = checked(request, csrf)
     ctx = state(request).ctx
-    return await _act(
+    return await act(
         request,
         f"/skills/{slug}",
         lambda: changes.publish(ctx, slug, version, remove_gates == "yes", 60.0, who),
@@ -621,167 +488,7 @@ async def publish_form(
 # --- review -------------------------------------------------------------------------------
 
 
-REVIEW_PAGE = 50  # suggestions a group shows at once
-
-
-def _review_view(review: SuggestionGroups, q: str, group: str, page: int) -> dict[str, Any]:
-    """The review list as a page shows it: filtered by operation name (`q`), each group's first
-    REVIEW_PAGE, or one `group` paged; every count says how many there are in all."""
-    needle = q.strip().lower()[:100]
-    groups: dict[str, dict[str, Any]] = {}
-    for name, items in review["groups"].items():
-        if group and name != group:
-            continue
-        matching = [s for s in items if needle in s["operation"].lower()] if needle else items
-        pages = max(1, -(-len(matching) // REVIEW_PAGE))
-        at = min(max(page, 1), pages) if group else 1
-        start = (at - 1) * REVIEW_PAGE
-        groups[name] = {
-            "shown": matching[start : start + REVIEW_PAGE],
-            "total": len(items),  # what "Confirm all" confirms: the whole group
-            "matching": len(matching),
-            "first": start + 1,
-            "page": at,
-            "pages": pages,
-        }
-    return {"review": review, "groups": groups, "q": q.strip()[:100], "group": group}
-
-
-@router.get("/skills/{slug}/review", response_class=HTMLResponse)
-def review_page(
-    request: Request, slug: str, q: str = "", group: str = "", page: int = 1
-) -> Response:
-    _operator(request)
-    try:
-        review = suggestion_groups(state(request).ctx, slug)
-    except NotFound as exc:
-        return _render(request, "skills.html", 404, skills=[], error=str(exc))
-    if group and group not in review["groups"]:
-        return _render(
-            request, "skills.html", 404, skills=[], error=f"no suggestion group {group!r}"
-        )
-    view = _review_view(review, q, group, page)
-    if request.headers.get("hx-request") and request.headers.get("hx-target") == "review":
-        return _render(request, "review_list.html", slug=slug, **view)
-    return _render(request, "review.html", slug=slug, **view)
-
-
-@router.post("/skills/{slug}/review", response_class=HTMLResponse)
-async def review_confirm(
-    request: Request,
-    slug: str,
-    csrf: Annotated[str, Form()] = "",
-    suggestion: Annotated[str, Form()] = "",
-    group: Annotated[str, Form()] = "",
-    q: Annotated[str, Form()] = "",
-    shown: Annotated[str, Form()] = "",
-    page: Annotated[int, Form()] = 1,
-    decision: Annotated[str, Form()] = "confirm",
-) -> Response:
-    who = _checked(request, csrf)
-    ctx = state(request).ctx
-    ids, groups = [suggestion] if suggestion else [], [group] if group else []
-    notice = None
-    if decision == "dismiss":
-        gone, error = await _attempt(lambda: changes.dismiss(ctx, slug, ids, groups, who))
-        done = None
-        if gone is not None:
-            notice = f"dismissed {gone['dismissed']}; {gone['remaining']} left"
-    else:
-        done, error = await _attempt(lambda: changes.confirm(ctx, slug, ids, groups, who))
-    if done is not None:
-        notice = f"confirmed {len(done['confirmed'])}; {done['remaining']} left" + (
-            f"; proposed version {done['proposal']['version_id'][:12]}" if done["proposal"] else ""
-        )
-        if done["skipped"]:
-            notice += "; skipped " + "; ".join(
-                f"{s['operation']} ({s['reason']})" for s in done["skipped"]
-            )
-    if request.headers.get("hx-request"):
-        review = await run_in_threadpool(suggestion_groups, ctx, slug)
-        view = _review_view(review, q, shown if shown in review["groups"] else "", page)
-        return _render(request, "review_list.html", slug=slug, **view, notice=notice, error=error)
-    return _back(request, f"/skills/{slug}/review", notice=notice or "", error=error or "")
-
-
 # --- action items and dead letters ---------------------------------------------------------
 
 
-APPROVALS_PAGE = 50  # waiting calls the operations page shows at once
 RUNS_SHOWN = 20  # workflow runs the skill page lists (newest first)
-
-
-@router.get("/operations", response_class=HTMLResponse)
-def operations_page(request: Request, page: int = 1) -> Response:
-    from skillpress.app.records.approval_requests import approvals_page
-    from skillpress.app.records.overview import dead_letters, open_actions
-
-    _operator(request)
-    ctx = state(request).ctx
-    shown = approvals_page(ctx, page, APPROVALS_PAGE)
-    return _render(
-        request,
-        "operations.html",
-        actions=open_actions(ctx),
-        letters=dead_letters(ctx),
-        approvals=shown.pending,
-        waiting=shown.waiting,
-        page=shown.page,
-        pages=shown.pages,
-        first=shown.first,
-        decided=shown.decided,
-    )
-
-
-@router.post("/operations/approvals/{request_id}")
-async def decide_form(
-    request: Request,
-    request_id: int,
-    csrf: Annotated[str, Form()] = "",
-    decision: Annotated[str, Form()] = "",
-) -> Response:
-    from skillpress.app.records.approval_requests import decide
-
-    who = _checked(request, csrf)
-    ctx = state(request).ctx
-    grant = decision == "grant"
-    said = "granted (once, for exactly these values)" if grant else "denied"
-    return await _act(
-        request,
-        "/operations",
-        lambda: decide(ctx, request_id, grant, who),
-        lambda _: f"approval request #{request_id} {said}",
-    )
-
-
-@router.post("/operations/actions/{action_id}/resolve")
-async def resolve_form(
-    request: Request, action_id: int, csrf: Annotated[str, Form()] = ""
-) -> Response:
-    from skillpress.app.records.overview import resolve_action
-
-    _checked(request, csrf)
-    ctx = state(request).ctx
-    return await _act(
-        request,
-        "/operations",
-        lambda: resolve_action(ctx, action_id),
-        lambda _: f"action item #{action_id} resolved",
-    )
-
-
-@router.post("/operations/dead-letters/replay")
-async def replay_form(
-    request: Request, csrf: Annotated[str, Form()] = "", letter: Annotated[str, Form()] = ""
-) -> Response:
-    from skillpress.app.operator.dispatch import replay_dead_letters
-
-    _checked(request, csrf)
-    ctx = state(request).ctx
-    ids = [int(letter)] if letter.isdigit() else None
-    return await _act(
-        request,
-        "/operations",
-        lambda: replay_dead_letters(ctx, ids),
-        lambda done: f"replayed {len(done)} message(s)",
-    )
