@@ -37,15 +37,12 @@ from skillpress.platform.settings import Settings
 from tests.app.specs import money_spec
 from tests.trust.harness import (
     PAY_GATE,
-    STORES,
     N,
     Recorder,
     Served,
     publish_gated,
     race,
-    recorder,
     served_api,
-    settings_for,
 )
 
 ROOT = Path(__file__).parents[2]
@@ -68,17 +65,6 @@ workflows:
         tool: pay.create_payment
         args: {amount: {value: "{{amount}}", currency: EUR}}
 """
-
-
-@pytest.fixture(params=STORES)
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    return settings_for(request, tmp_path / "home")
-
-
-@pytest.fixture
-def pay_api() -> Iterator[Recorder]:
-    with recorder() as made:
-        yield made
 
 
 @pytest.fixture

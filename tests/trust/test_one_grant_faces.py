@@ -19,17 +19,12 @@ import pytest
 from skillpress.app.base.context import open_app
 from skillpress.app.records import approval_requests as approvals
 from skillpress.platform.settings import Settings
-from tests.trust.harness import STORES, Guest, N, guesthouse, settings_for
+from tests.trust.harness import Guest, N, guesthouse
 from tests.trust.test_one_grant_one_request import _booking, _mcp_attack
 
 pytestmark = pytest.mark.integration  # the command line and MCP servers as processes
 
 ROOT = Path(__file__).parents[2]
-
-
-@pytest.fixture(params=STORES)
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    return settings_for(request, tmp_path / "home")
 
 
 @pytest.fixture

@@ -23,19 +23,12 @@ from skillpress.app.base.context import AppContext, open_app
 from skillpress.app.records import approval_requests as approvals
 from skillpress.platform.settings import Settings
 from tests.trust.harness import (
-    STORES,
     Guest,
     N,
     guesthouse,
     race,
     served_api,
-    settings_for,
 )
-
-
-@pytest.fixture(params=STORES)
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    return settings_for(request, tmp_path / "home")
 
 
 @pytest.fixture

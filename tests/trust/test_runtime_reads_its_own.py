@@ -28,27 +28,13 @@ from skillpress.platform.settings import Settings
 from tests.app.specs import money_spec
 from tests.trust.harness import (
     PAY_GATE,
-    STORES,
     N,
     Recorder,
     Served,
     publish_gated,
     race,
-    recorder,
     served_api,
-    settings_for,
 )
-
-
-@pytest.fixture(params=STORES)
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
-    return settings_for(request, tmp_path / "home")
-
-
-@pytest.fixture
-def pay_api() -> Iterator[Recorder]:
-    with recorder() as made:
-        yield made
 
 
 @pytest.fixture
