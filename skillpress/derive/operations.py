@@ -610,14 +610,13 @@ class _Extractor:
             # (AWS writes `minLength: 0` beside it: the parameter's rule is the stricter)
             schema = {**schema, "minLength": 1}
         enum = schema.get("enum") if isinstance(schema, dict) else None
-        offers_empty = isinstance(enum, list) and "" in enum and len(enum) > 1
         if (
-            offers_empty
-            and isinstance(enum, list)
-            and loc == "query"
+            loc == "query"
             and not p.get("allowEmptyValue")
-        ):
-            # (watchful's `log_type`): an empty value is none at all
+            and isinstance(enum, list)
+            and "" in enum
+            and len(enum) > 1
+        ):  # (watchful's `log_type` offers ""): an empty value is none at all
             schema = {**schema, "enum": [v for v in enum if v != ""]}
         return Param(
             name=p["name"],

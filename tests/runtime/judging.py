@@ -855,13 +855,16 @@ def _path_to_query(item: dict[str, Any], moved: dict[str, str], doc: dict[str, A
     """A path item whose parameters named in `moved` (declared `in: path`, templated in the key's
     query) are query parameters of the query's names: what the runtime sends."""
 
+    from skillpress.derive.refs import Resolver
+    from skillpress.format.errors import SpecRefused
+
+    resolver = Resolver(doc)
+
     def param(p: Any) -> Any:
-        ref = p.get("$ref") if isinstance(p, dict) else None
-        if isinstance(ref, str) and ref.startswith("#/"):
-            found: Any = doc
-            for part in ref[2:].split("/"):
-                found = found.get(part) if isinstance(found, dict) else None
-            p = found if isinstance(found, dict) else p
+        try:
+            p = resolver.deref(p, "a path parameter")
+        except SpecRefused:
+            pass  # left as written: openapi-core says what it makes of it
         if isinstance(p, dict) and p.get("in") == "path" and p.get("name") in moved:
             return {**p, "in": "query", "name": moved[p["name"]]}
         return p
