@@ -1,11 +1,18 @@
 """Memory over time: a worker process taking revision after revision, on PostgreSQL, S3 and
-NATS as production runs it, keeps nothing per revision. Bounded (75 revisions, then it stops),
+NATS as production runs it, keeps nothing per revision. Bounded (125 revisions, then it stops),
 each one real: five APIs of 6 to 174 operations in turn, each time with another description, so
 every stage runs and a version is proposed. After a warm-up of 25, the process's resident memory
-grows by less than a leak's worth over the last 25 (the issue saw 23-51 MB in ten minutes,
+grows by less than a leak's worth a window of 25 (the issue saw 23-51 MB in ten minutes,
 60-130 KB a revision). Measured (KB over 25 revisions, two windows): +436 and +372 before the
 derivation caches were emptied after each derivation, +420 and +148 after; the blob cache is
-held to 2 MB here so that it is full by the end of the warm-up (its bound is its own test)."""
+held to 2 MB here so that it is full by the end of the warm-up (its bound is its own test).
+
+A leak grows every window; the allocator does not. Once, on a loaded CI machine, one window grew
+by 2.9 MB and then nothing (glibc taking another arena or a fragment it keeps, a step and not a
+slope), so the rule is on four windows after the warm-up: at least half of them grow by less than
+a leak's worth. A leak of the issue's size (60 KB a revision, 1.5 MB a window) fails every window
+(shown with one put in derive_package: grew 1480, 1888, 1740, 1780 KB); one step of the
+allocator's fails one."""
 
 from __future__ import annotations
 
@@ -38,6 +45,7 @@ APIS = {  # five APIs of 6 to 174 operations, taken in turn
     ]
 }
 WARM = WINDOW = 25
+WINDOWS = 4
 LEAK_KB = 1024  # 40 KB a revision over a window: well under the issue's 60-130
 
 
@@ -74,7 +82,7 @@ async def test_a_worker_process_levels_off_over_many_revisions(
     rss: dict[int, int] = {}
     try:
         async with watching(nats_server.url) as (watcher, nc):
-            for n in range(WARM + 2 * WINDOW):
+            for n in range(WARM + WINDOWS * WINDOW):
                 slug, spec = _revision(n)
                 event = SpecSubmitted(
                     submission=f"s{n}", skill=slug, blob=ctx.blobs.put(spec), created_by="soak"
@@ -88,5 +96,9 @@ async def test_a_worker_process_levels_off_over_many_revisions(
         worker.terminate()
         worker.wait(30)
         ctx.records.close()
-    warm, middle, end = (rss[k] for k in sorted(rss))
-    assert end - middle < LEAK_KB, f"RSS after {sorted(rss)} revisions: {warm}, {middle}, {end} KB"
+    marks = sorted(rss)
+    grew = [rss[after] - rss[before] for before, after in zip(marks, marks[1:], strict=False)]
+    levelled = [kb for kb in grew if kb < LEAK_KB]
+    assert len(levelled) * 2 >= len(grew), (
+        f"RSS after {marks} revisions: {[rss[k] for k in marks]} KB; grew {grew} KB a window"
+    )
