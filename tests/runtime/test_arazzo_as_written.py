@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from skillpress.derive.package import DeriveOptions, derive_package
-from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+from skillpress.runtime.interop.arazzo import ArazzoRefused
+from skillpress.runtime.interop.arazzo_in import from_arazzo
+from skillpress.runtime.interop.arazzo_out import to_arazzo
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.load import load_workflows

@@ -650,7 +650,7 @@ async def test_a_workflow_is_a_tool_over_mcp_and_waits_for_its_gate(
 
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
 def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> None:
-    from skillpress.runtime.interop.arazzo import to_arazzo
+    from skillpress.runtime.interop.arazzo_out import to_arazzo
     from skillpress.runtime.interop.arazzo_schema import problems
 
     out = tmp_path / "hollowbrook"
@@ -761,7 +761,9 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
 def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
     change: object, message: str
 ) -> None:
-    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo import ArazzoRefused
+    from skillpress.runtime.interop.arazzo_in import from_arazzo
+    from skillpress.runtime.interop.arazzo_out import to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -773,7 +775,9 @@ def test_an_arazzo_document_outside_the_subset_is_refused_naming_it(
 
 
 def test_an_arazzo_step_by_the_specs_own_operation_id_maps_to_the_skills_name() -> None:
-    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo import ArazzoRefused
+    from skillpress.runtime.interop.arazzo_in import from_arazzo
+    from skillpress.runtime.interop.arazzo_out import to_arazzo
 
     files = _files()
     skill = load_skill(files)
@@ -1197,7 +1201,9 @@ def test_help_lists_the_workflows_and_a_run_line_refuses_text_it_cannot_place(
 def test_an_exported_if_without_else_followed_by_a_step_imports_back_and_a_repeated_parameter_is_refused() -> (
     None
 ):
-    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo import ArazzoRefused
+    from skillpress.runtime.interop.arazzo_in import from_arazzo
+    from skillpress.runtime.interop.arazzo_out import to_arazzo
     from skillpress.runtime.interop.arazzo_schema import problems
 
     text = yaml.safe_dump(
@@ -1253,7 +1259,7 @@ def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
     from skillpress.runtime.interop.arazzo_schema import problems
 
     files = _files()
-    from skillpress.runtime.interop.arazzo import to_arazzo
+    from skillpress.runtime.interop.arazzo_out import to_arazzo
 
     doc = to_arazzo(load_workflows(files, load_skill(files)), load_skill(files))
     step = doc["workflows"][0]["steps"][0]
@@ -1270,7 +1276,8 @@ def test_an_export_that_is_not_arazzo_is_caught_by_the_schema() -> None:
 
 
 def test_a_steps_own_success_tests_and_retry_export_as_arazzo_and_import_back() -> None:
-    from skillpress.runtime.interop.arazzo import from_arazzo, to_arazzo
+    from skillpress.runtime.interop.arazzo_in import from_arazzo
+    from skillpress.runtime.interop.arazzo_out import to_arazzo
     from skillpress.runtime.interop.arazzo_schema import problems
 
     text = _one(
@@ -1306,7 +1313,8 @@ def test_a_workflow_that_depends_on_another_runs_it_first_and_reads_its_outputs(
     skill_dir: Path, server: GuesthouseServer, tmp_path: Path
 ) -> None:
     from skillpress.app.base.package_dir import read_package_dir
-    from skillpress.runtime.interop.arazzo import ArazzoRefused, from_arazzo
+    from skillpress.runtime.interop.arazzo import ArazzoRefused
+    from skillpress.runtime.interop.arazzo_in import from_arazzo
 
     stay = {
         "type": "object",

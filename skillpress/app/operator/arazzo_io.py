@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-from skillpress.runtime.interop.arazzo import from_arazzo, left_out, to_arazzo
+from skillpress.runtime.interop.arazzo_in import from_arazzo
+from skillpress.runtime.interop.arazzo_out import left_out, to_arazzo
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.load import load_workflows
 from skillpress.runtime.workflows.run import WorkflowRefused

@@ -1,0 +1,404 @@
+"""An Arazzo document's workflows read back as `workflows.yaml` (the mapping: `arazzo`): each
+refusal of the whole document said at once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from skillpress.runtime.interop.arazzo import OK, ArazzoRefused, Locator
+from skillpress.runtime.interop.arazzo_components import inline_components
+from skillpress.runtime.interop.arazzo_in_parts import (
+    STEP_KEYS,
+    criterion_in,
+    depends_in,
+    failure_in,
+    inputs_read,
+    operation_in,
+    output_refs,
+    outputs_in,
+    placed,
+    said_at_once,
+    template_in,
+    value_in,
+)
+from skillpress.runtime.package.model import Skill
+from skillpress.runtime.workflows.checks import argument_refusal
+from skillpress.runtime.workflows.scope import _TEMPLATE
+
+__all__ = ["from_arazzo"]
+
+_TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
+
+
+def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+    """The `workflows.yaml` mapping for an Arazzo document's workflows (ArazzoRefused, naming
+    what is outside the subset); load it with `load_workflows` to check it like any other.
+    `files` (the package) lets a step name the spec's operationId exactly."""
+    if not isinstance(doc, dict) or not str(doc.get("arazzo", "")).startswith("1.0"):
+        raise ArazzoRefused("not an Arazzo 1.0 document (no `arazzo: 1.0.x`)")
+    refusals: list[str] = []
+    doc = inline_components(doc, refusals)
+    sources = doc.get("sourceDescriptions") or []
+    if len(sources) != 1 or sources[0].get("type", "openapi") != "openapi":
+        raise ArazzoRefused("sourceDescriptions: exactly one OpenAPI source (this skill's) maps")
+    flows = doc.get("workflows")
+    if not isinstance(flows, list) or not flows:
+        raise ArazzoRefused("workflows: a list of at least one")
+    known = Locator(skill, files or {}, str(sources[0].get("name", skill.slug)))
+    by_id = {str(w.get("workflowId")): w for w in flows if isinstance(w, dict)}
+    out = []
+    for w in flows:
+        try:
+            out.append(_Reader(w, skill, known, by_id, refusals).workflow())
+        except ArazzoRefused as exc:  # this workflow's shape; the others are still read
+            refusals.append(str(exc))
+    if refusals:
+        raise ArazzoRefused(said_at_once(refusals))
+    return {"workflows": out}
+
+
+Built = tuple[list[dict[str, Any]], str | None]  # steps, and the stepId the way jumps on to
+
+
+class _Reader:
+    """One workflow read back. Its steps share the document's refusals (a refused step leaves
+    a stand-in, so the refusals of the steps after it are their own, all said at once) and the
+    scope of what the steps saved: saved name → the step that saved it;
+    `$steps.<id>.outputs.<name>` → (the saved name, the path in it)."""
+
+    def __init__(
+        self,
+        raw: Any,
+        skill: Skill,
+        known: Locator,
+        by_id: Mapping[str, Any],
+        refusals: list[str],
+    ) -> None:
+        if not isinstance(raw, dict):
+            raise ArazzoRefused("a workflow is a mapping")
+        name = str(raw.get("workflowId", ""))
+        allowed = {
+            "workflowId",
+            "summary",
+            "description",
+            "inputs",
+            "steps",
+            "outputs",
+            "dependsOn",
+        }
+        for key in sorted(set(raw) - allowed - {"x-skillpress-execution"}):
+            raise ArazzoRefused(f"{name}: `{key}` is outside the subset")
+        steps = raw.get("steps") or []
+        if not isinstance(steps, list) or not steps:
+            raise ArazzoRefused(f"{name}: steps: a list of at least one")
+        self.raw, self.name, self.steps = raw, name, steps
+        self.skill, self.known, self.refusals = skill, known, refusals
+        self.index = {str(s.get("stepId")): n for n, s in enumerate(steps) if isinstance(s, dict)}
+        self.scope: dict[str, Any] = {}
+        self.first = depends_in(raw, name, by_id, self.scope)
+        self.outputs = raw.get("outputs") or {}
+        self.inputs = {
+            k: v.get("type")
+            for k, v in ((raw.get("inputs") or {}).get("properties") or {}).items()
+            if isinstance(v, dict)
+        }
+        self.needs = output_refs(self.outputs)  # the saved values the workflow's outputs read
+
+    def workflow(self) -> dict[str, Any]:
+        """The workflow as `workflows.yaml` writes it."""
+        body, _ = self.build(0, set(), frozenset(self.scope))
+        self.lay_failures(body)
+        raw = self.raw
+        return {
+            "name": self.name,
+            "description": str(raw.get("description") or raw.get("summary") or ""),
+            "execution": raw.get("x-skillpress-execution", "hardened"),
+            "parameters": inputs_read(raw.get("inputs"), self.first + body),
+            "steps": self.first + body,
+        }
+
+    def call(self, s: dict[str, Any]) -> dict[str, Any]:
+        """One step, or (refused) a stand-in that keeps its outputs' names."""
+        try:
+            return self.one_call(s)
+        except ArazzoRefused as exc:
+            self.refusals.append(str(exc))
+            sid = str(s.get("stepId", ""))
+            outs = s.get("outputs")
+            for key in outs if isinstance(outs, dict) else {}:
+                self.scope.setdefault(f"$steps.{sid}.outputs.{key}", (str(key), []))
+            return {"id": sid, "fail": "refused"}
+
+    def one_call(self, s: dict[str, Any]) -> dict[str, Any]:
+        sid = str(s.get("stepId", ""))
+        where = f"{self.name} step {sid}"
+        for key in sorted(set(s) - STEP_KEYS):
+            raise ArazzoRefused(f"{where}: `{key}` is outside the subset")
+        crit = s.get("successCriteria") or [{"condition": OK}]
+        success: list[Any] = []
+        for c in crit if isinstance(crit, list) else [crit]:
+            success.append(criterion_in(c, where))
+        retry, on_failure = failure_in(s.get("onFailure"), where)
+        runs = [k for k in ("operationId", "operationPath", "workflowId") if k in s]
+        if len(runs) != 1:
+            raise ArazzoRefused(
+                f"{where}: a step names exactly one of operationId, operationPath, workflowId"
+                f" ({', '.join(runs) or 'none'} here)"
+            )
+        step = (
+            self.workflow_step(s, sid, where)
+            if "workflowId" in s
+            else self.tool_step(s, sid, where)
+        )
+        if "workflowId" in s and (success != [OK] or retry is not None or on_failure is not None):
+            said = (
+                "successCriteria on a workflow step"
+                if success != [OK]
+                else "a retry of a workflow step"
+                if retry is not None
+                else "a goto on a workflow step's failure"
+            )
+            raise ArazzoRefused(f"{where}: {said} is outside the subset")
+        if success != [OK]:
+            step["success"] = success
+        if retry is not None:
+            step["retry"] = retry
+        if on_failure is not None:
+            step["on_failure"] = on_failure
+        saved = outputs_in(s.get("outputs"), sid, where, self.scope, "workflowId" in s)
+        if saved is not None:
+            step["save_as"] = saved
+        if s.get("x-skillpress-on-error"):
+            step["on_error"] = s["x-skillpress-on-error"]
+        return step
+
+    def workflow_step(self, s: dict[str, Any], sid: str, where: str) -> dict[str, Any]:
+        """A step by `workflowId`: the workflow it runs, given its parameters."""
+        args: dict[str, Any] = {}
+        for p in s.get("parameters") or []:
+            if p["name"] in args:
+                raise ArazzoRefused(
+                    f"{where}: parameter {p['name']!r} is given twice; give it once"
+                )
+            args[p["name"]] = value_in(p.get("value"), where, self.scope)
+        return {"id": sid, "workflow": s["workflowId"], "args": args}
+
+    def tool_step(self, s: dict[str, Any], sid: str, where: str) -> dict[str, Any]:
+        """A step by `operationId` or `operationPath`: the tool it calls, each parameter and
+        the payload as the arguments the operation takes (refused on import, not at a run)."""
+        tool = operation_in(self.skill, s, where, self.known)
+        decl = tool.declaration
+        wire = {decl.wire_name(q): q for q in decl.query}
+        named = [(p.get("name"), p.get("in")) for p in s.get("parameters") or []]
+        twice = next((n for n in named if named.count(n) > 1), None)
+        if twice is not None:
+            raise ArazzoRefused(
+                f"{where}: parameter {twice[0]!r} ({twice[1]}) is given twice; give it once"
+            )
+        headers = {decl.wire_name(h).lower(): h for h in decl.header}
+        cookies = {decl.wire_name(c): c for c in decl.cookie}
+        args: dict[str, Any] = {}
+        for p in s.get("parameters") or []:
+            given = str(p.get("name", ""))
+            if p.get("in") not in ("path", "query", "header", "cookie"):
+                raise ArazzoRefused(
+                    f"{where}: parameter {given!r}: `in` is path, query, header or cookie"
+                )
+            arg = placed(tool, str(p["in"]), given, wire, headers, cookies, where)
+            args[arg] = value_in(p.get("value"), where, self.scope)
+        if "requestBody" in s:
+            payload = value_in(s["requestBody"].get("payload"), where, self.scope)
+            if decl.body_arg:
+                args[decl.body_arg] = payload
+            elif isinstance(payload, dict):
+                args.update(payload)
+            else:
+                raise ArazzoRefused(f"{where}: a payload that is not the body's fields")
+        why = argument_refusal(tool, args, _TEMPLATE.search, self.inputs)
+        if why is not None:  # what the operation does not take, on import, not at a run
+            raise ArazzoRefused(f"{where}: {why}")
+        return {"id": sid, "tool": tool.operation, "args": args}
+
+    def ending(
+        self, action: dict[str, Any], where: str, saved: frozenset[str]
+    ) -> list[dict[str, Any]]:
+        """What an `end` says: a fail with its message, the workflow's outputs (where the way
+        to it saved what they read), or just stop."""
+        sid = str(action.get("name", "end"))
+        if "x-skillpress-fail" in action:
+            return [{"id": sid, "fail": value_in(action["x-skillpress-fail"], where, self.scope)}]
+        if action.get("x-skillpress-return") or (self.outputs and self.needs <= saved):
+            return [{"id": sid, "return": value_in(self.outputs, where, self.scope)}]
+        return []
+
+    def build(
+        self,
+        start: int,
+        seen: set[int],
+        saved: frozenset[str] = frozenset(),
+        stop: frozenset[int] = frozenset(),
+    ) -> Built:
+        """Steps from `start` until a branch ends (None) or jumps on (the stepId); `saved`:
+        what the way here saved; `stop`: steps where another way goes too, so reaching one
+        (by a goto or by running on to it) is a join, written once after the branch. A way
+        that runs off the last step answers the workflow's outputs when it saved what they
+        read."""
+        steps = self.steps
+        seq: list[dict[str, Any]] = []
+        n = start
+        while n < len(steps):
+            if n != start and n in stop:  # where the other way goes: they meet here
+                return seq, str(steps[n].get("stepId"))
+            if n in seen:
+                raise ArazzoRefused(
+                    f"{self.name}: a goto loops back to step {steps[n].get('stepId')}"
+                )
+            seen.add(n)
+            raw_step = steps[n]
+            seq.append(self.call(raw_step))
+            outs = raw_step.get("outputs")
+            if isinstance(outs, dict):
+                saved = saved | {f"{raw_step.get('stepId')}.{k}" for k in outs}
+            where = f"{self.name} step {raw_step.get('stepId')}"
+            actions = raw_step.get("onSuccess") or []
+            for a in actions:
+                if a.get("type") not in ("goto", "end") or "workflowId" in a:
+                    raise ArazzoRefused(
+                        f"{where}: an onSuccess {a.get('type')!r} is outside the subset"
+                    )
+            if not actions:
+                n += 1
+                continue
+            if len(actions) == 1 and not actions[0].get("criteria"):
+                a = actions[0]
+                if a["type"] == "end":
+                    seq += self.ending(a, where, saved)
+                    return seq, None
+                return seq, str(a["stepId"])
+            cond_step, after = self.branch(raw_step, actions, where, seen, saved, stop)
+            seq.append(cond_step)
+            if after is None:
+                return seq, None
+            n = self.index[after]
+        if self.outputs and self.needs <= saved:  # ran off the last step: the outputs
+            where = f"{self.name} outputs"
+            seq.append({"id": "outputs", "return": value_in(self.outputs, where, self.scope)})
+        return seq, None
+
+    def branch(
+        self,
+        raw_step: Mapping[str, Any],
+        actions: list[dict[str, Any]],
+        where: str,
+        seen: set[int],
+        saved: frozenset[str],
+        stop: frozenset[int],
+    ) -> tuple[dict[str, Any], str | None]:
+        """A step's two-way `onSuccess` as an `if` step, and the stepId both ways meet at
+        again (None when neither goes on)."""
+        if len(actions) != 2 or not actions[0].get("criteria") or actions[1].get("criteria"):
+            raise ArazzoRefused(
+                f"{where}: onSuccess maps when it is one goto or end, or a goto with criteria then one without"
+            )
+        condition = self.condition(actions[0]["criteria"], raw_step, where)
+        built: list[tuple[list[dict[str, Any]], str | None, str | None]] = []
+        targets = [str(a["stepId"]) for a in actions if a["type"] == "goto"]
+        for target in targets:
+            if target not in self.index:
+                raise ArazzoRefused(f"{where}: goto {target!r}, which is no step")
+        meets: frozenset[int] = frozenset(self.index[t] for t in targets)
+        for _ in range(2):  # again with where a way jumps, for one that ran on past it
+            built = []
+            for a in actions:
+                if a["type"] == "end":
+                    built.append((self.ending(a, where, saved), None, None))
+                    continue
+                target = str(a["stepId"])
+                others = (meets - {self.index[target]}) | stop  # an outer join too
+                branch, jump = self.build(self.index[target], set(seen), saved, others)
+                built.append((branch, jump, target))
+            jumped = frozenset(self.index[j] for _, j, _ in built if j is not None)
+            if jumped <= meets:
+                break
+            meets |= jumped
+        # a way that goes straight to where the other one rejoins is empty (an `if` with
+        # no `else`, followed by a step): its steps are those after the `if`
+        joins = {jump for _, jump, _ in built if jump is not None}
+        built = [(([], t, t) if t is not None and t in joins else b) for b in built for t in [b[2]]]
+        branches = [b for b, _, _ in built]
+        jumps = {jump for _, jump, _ in built}
+        cond_step = {
+            "id": str(actions[0].get("name")),
+            "if": condition,
+            "then": branches[0],
+            "else": branches[1],
+        }
+        jumps.discard(None)
+        if len(jumps) > 1:
+            raise ArazzoRefused(f"{where}: the two ways do not meet again at one step")
+        return cond_step, (jumps.pop() if jumps else None)
+
+    def condition(self, crit: Any, raw_step: Mapping[str, Any], where: str) -> str:
+        """An `if`'s saved value from one criterion: `EXPR == true` (a simple condition), or a
+        jsonpath test on a saved value (`context` an output, or `$response.body` the step saved)."""
+        if not isinstance(crit, list) or len(crit) != 1 or not isinstance(crit[0], dict):
+            raise ArazzoRefused(f"{where}: criteria other than one test are outside the subset")
+        test = crit[0]
+        if test.get("type") in (None, "simple") and "context" not in test:
+            said = _TRUE.match(str(test.get("condition", "")))
+            if said is None:
+                raise ArazzoRefused(
+                    f"{where}: the condition {test.get('condition')!r} is outside the subset"
+                    " (`<expression> == true`, or a jsonpath test)"
+                )
+            return template_in(said.group(1), where, self.scope).strip("{}")
+        if test.get("type") != "jsonpath":
+            raise ArazzoRefused(f"{where}: a {test.get('type')!r} criterion is outside the subset")
+        context = str(test.get("context", ""))
+        if context == "$response.body":
+            sid = raw_step.get("stepId")
+            body = [v[0] for k, v in self.scope.items() if k.startswith(f"$steps.{sid}.outputs.")]
+            if not body:
+                raise ArazzoRefused(
+                    f"{where}: a test on $response.body needs the step to save it (outputs)"
+                )
+            head = str(body[0])
+        else:
+            head = template_in(context, where, self.scope).strip("{}")
+        path = str(test.get("condition", "$")).removeprefix("$").strip(".")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]*", path):
+            raise ArazzoRefused(
+                f"{where}: the jsonpath {test.get('condition')!r} is outside the subset (a path)"
+            )
+        return head + (f".{path}" if path else "")
+
+    def lay_failures(self, seq: list[dict[str, Any]]) -> None:
+        """The steps a failure goes to (an onFailure goto), after the way they end, in the
+        list of the step that fails: a way of their own that only a failure takes."""
+        index = self.index
+        n = 0
+        while n < len(seq):
+            step = seq[n]
+            for branch in ("then", "else"):
+                if isinstance(step.get(branch), list):
+                    self.lay_failures(step[branch])
+            target = step.get("on_failure")
+            later = {x.get("id") for x in seq[n + 1 :]}
+            if target is not None and target not in later:
+                where = f"{self.name} step {step['id']}"
+                if target not in index:
+                    raise ArazzoRefused(f"{where}: onFailure goto {target!r}, which is no step")
+                if index[target] <= index.get(str(step["id"]), -1):
+                    raise ArazzoRefused(
+                        f"{where}: onFailure goto {target!r}, an earlier step (a loop), is outside"
+                        " the subset"
+                    )
+                if seq and not (
+                    {"return", "fail"} & set(seq[-1])
+                ):  # the way that did not fail ends here
+                    end = f"{str(seq[-1]['id'])[:58]}-ends"
+                    seq.append({"id": end if end not in index else f"{end}-x", "return": {}})
+                seq += self.build(index[target], set(), frozenset(self.scope))[0]
+            n += 1
