@@ -26,7 +26,7 @@ MAX_FUNCTION_LINES = 80
 MAX_COMPLEXITY = 25
 REASON = "# size:"
 EXEMPTIONS = ROOT / "scripts" / "size_exemptions.txt"
-MAX_EXEMPTIONS = 21  # lowered as places are split: never raised
+MAX_EXEMPTIONS = 20  # lowered as places are split: never raised
 
 __all__ = ["Breach", "breaches", "complexity"]
 

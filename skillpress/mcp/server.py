@@ -6,7 +6,6 @@ and list what is loaded — and each loaded operation then becomes a tool of its
 through the runtime's translation and execution (a refusal comes back as a tool error, before
 anything is sent). Nothing hands the model every schema at once unless `eager` is asked for.
 """
-# size: one server's state and its tool handlers, a small method each, in one class
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
+from skillpress.mcp.catalog import HOW_TO, WORKFLOWS, Catalog, Loaded, index_of, workflow_list
 from skillpress.mcp.tools import base_tools, skill_run_tool
 from skillpress.runtime.calling.calls import CallSetup, GateClosed, Gatekeeper, place_call
 from skillpress.runtime.calling.credential import Credential
@@ -27,35 +27,16 @@ from skillpress.runtime.calling.fit import render
 from skillpress.runtime.calling.gates import GateCheck
 from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
-from skillpress.runtime.package.skill import tool_clash
 from skillpress.runtime.workflows.run_log import RunJournal
 
-__all__ = [
-    "BASE_TOOLS",
-    "Loaded",
-    "build_catalog_server",
-    "build_mcp_server",
-]
+__all__ = ["BASE_TOOLS", "build_catalog_server", "build_mcp_server"]
 
-Loaded = tuple[Skill, Mapping[str, bytes], str | None]  # a skill, its files, its version
-
-WORKFLOWS = "workflows.yaml"
 BASE_TOOLS = (
     "read_skill_file",
     "describe_operation",
     "call_operation",
     "load_tools",
     "loaded_tools",
-)
-
-
-# this server's own verbs, before the body (which names no face's tools)
-HOW_TO = (
-    "Over this server: read a file the skill names with read_skill_file (body.md, a category's"
-    " file, an operation's <name>.md); call an operation with call_operation, or load it as a"
-    " tool of its own with load_tools; describe_operation shows its arguments. A result with"
-    " `next` has another page: call again with `next.arguments`, or with call_operation's"
-    " `page_url` set to `next.page_url`."
 )
 
 
@@ -124,226 +105,9 @@ def build_mcp_server(
     )
 
 
-def _loadable(skill: Skill, files: Mapping[str, bytes]) -> Mapping[str, Any]:
-    from skillpress.runtime.workflows.load import loadable_workflows
-
-    return loadable_workflows(files, skill)
-
-
-def _workflow_list(skill: Skill, files: Mapping[str, bytes]) -> str:
-    """The skill's workflows as the instructions list them for `skill_run` ("" when none, or
-    when its workflows do not load: skill_run then says so)."""
-    from skillpress.runtime.workflows.load import loadable_workflows
-
-    flows = loadable_workflows(files, skill)
-    if not flows:
-        return ""
-    lines = [f"\nWorkflows of {skill.slug} (run one with skill_run):"]
-    for name, wf in sorted(flows.items()):
-        first = wf.description.splitlines()[0] if wf.description else ""
-        required = ", ".join(wf.parameters.get("required") or []) or "nothing required"
-        lines.append(f"- `{name}` ({wf.execution}; takes {required}): {first}".rstrip())
-    return "\n".join(lines) + "\n"
-
-
-def _index(skills: Mapping[str, Loaded]) -> str:
-    """The instructions of a server of several skills: each skill's name and what it is for,
-    and where its body is read (bodies are read on demand, like every other file)."""
-    lines = [
-        f"{len(skills)} skills. Read a skill's body before its first use:"
-        " read_skill_file with its `skill` and path `body.md`; every tool that names an operation"
-        " or a file takes the skill it belongs to. " + HOW_TO,
-        "",
-    ]
-    for slug, (skill, files, _) in sorted(skills.items()):
-        body = files.get("body.md", b"").decode("utf-8", "replace").splitlines()
-        title = next((ln[2:].strip() for ln in body if ln.startswith("# ")), slug)
-        about = next((ln.strip() for ln in body[1:] if ln.strip() and not ln.startswith("#")), "")
-        lines.append(f"- `{slug}` — {title}: {about} ({len(skill.operations)} operations)")
-    flows = "".join(_workflow_list(skill, files) for _, (skill, files, _) in sorted(skills.items()))
-    return "\n".join(lines) + "\n" + flows
-
-
-class _CatalogServer:
-    """The MCP server for a set of skills by slug (`several`: the fixed tools take a `skill`).
-    `refresh` gives the skills anew when one changed (None when none did): skills it names are
-    replaced, so a publication is what the next request sees. `credentials` and `gatekeepers`
-    give a skill's credential and approvals by its slug (a skill published later included).
-    `sandboxed` (skills the operator did not publish): a workflow's steps that write are not sent.
-    `model` gives the chat function guided and draft workflows run with (None: no model).
-    `runs` keeps each workflow run as a record (None: not kept, and a waiting run cannot resume)."""
-
-    def __init__(
-        self,
-        skills: Mapping[str, Loaded],
-        *,
-        eager: bool,
-        credentials: Callable[[str, Skill], Credential | None] | None,
-        limits: CallLimits | None,
-        gatekeepers: Callable[[str], Gatekeeper] | None,
-        refresh: Callable[[], Mapping[str, Loaded] | None] | None,
-        several: bool,
-        sandboxed: bool,
-        model: Callable[[], Any] | None,
-        runs: RunJournal | None,
-    ) -> None:
-        self.eager, self.credentials, self.gatekeepers = eager, credentials, gatekeepers
-        self.refresh, self.several, self.sandboxed = refresh, several, sandboxed
-        self.model, self.runs = model, runs
-        self.limits = limits or CallLimits()
-        self.state: dict[str, Loaded] = {}
-        self.left_out: dict[str, str] = {}  # a key not served, and why
-        # What a client loaded is its own where the transport says who the client is (a
-        # streamable-HTTP session id); over stdio the process serves one client. mcp 2.x makes a
-        # session per request. Each is (the skill's key, the tool's name): a call goes to the
-        # skill it was loaded from.
-        self.loaded_by_client: dict[str, list[tuple[str, str]]] = {}
-        self.broken: dict[tuple[str, str], str] = {}  # a tool that does not load, and why
-        self.read_flows: dict[str, tuple[Mapping[str, bytes], Mapping[str, Any]]] = {}  # by slug
-        self.take(skills)
-        self.slugs = sorted(self.state)
-
-    def take(self, fresh: Mapping[str, Loaded]) -> None:
-        """Serve `fresh`, each skill once: a second folder of a slug already served would give
-        its tools the same names, so a call could reach the wrong skill's gates; it is left out."""
-        for key, loaded in sorted(fresh.items()):
-            other = next(
-                (
-                    k
-                    for k, (sk, _, _) in self.state.items()
-                    if sk.slug == loaded[0].slug and k != key
-                ),
-                None,
-            )
-            if other is not None:
-                self.left_out[key] = (
-                    f"{key} is skill {loaded[0].slug}, which {other} serves already"
-                )
-                continue
-            try:
-                served = {k: v for k, v in self.state.items() if k != key} | {key: loaded}
-                flows = {
-                    k: [wf.tool_name for wf in _loadable(sk, files).values()]
-                    for k, (sk, files, _) in served.items()
-                    if WORKFLOWS in files
-                }
-                clash = tool_clash({k: sk for k, (sk, _, _) in served.items()}, flows)
-            except PackageError as exc:  # a package that does not list: not served
-                self.left_out[key] = f"{key} does not load ({exc})"
-                continue
-            if clash is not None:
-                self.left_out[key] = f"{key} is not served: {clash}"
-                continue
-            self.state[key] = loaded
-
-    async def current(self) -> dict[str, Loaded]:
-        if self.refresh is not None:  # a stat, a readlink or a query, off the event loop
-            fresh = await asyncio.to_thread(self.refresh)
-            if fresh:
-                self.take(fresh)
-        return self.state
-
-    def versioned(self, slug: str, value: Any) -> Any:
-        version = self.state[slug][2] if slug in self.state else None
-        if isinstance(value, dict) and (version or self.several):
-            return {
-                **({"skill": slug} if self.several else {}),
-                **({"version": version} if version else {}),
-                **value,
-            }
-        return value
-
-    def loaded_for(self, ctx: Any) -> list[tuple[str, str]]:
-        connection = getattr(getattr(ctx, "session", None), "_connection", None)
-        key = getattr(connection, "session_id", None) or "-"
-        if key not in self.loaded_by_client:
-            # eager: every tool by name, from the index (each is built when it is listed)
-            self.loaded_by_client[key] = (
-                [
-                    (k, e.tool)
-                    for k, (sk, _, _) in self.state.items()
-                    for e in sk.operations
-                    if e.tool
-                ]
-                + [  # and its workflows, each a tool of its own
-                    (k, wf.tool_name)
-                    for k, (sk, files, _) in self.state.items()
-                    if WORKFLOWS in files
-                    for wf in _loadable(sk, files).values()
-                    if self.runnable(wf)
-                ]
-                if self.eager
-                else []
-            )
-        return self.loaded_by_client[key]
-
-    def owner(self, key: str, tool_name: str) -> tuple[str, Tool] | None:
-        if key not in self.state:
-            return None
-        try:
-            return key, self.state[key][0].tool(tool_name)
-        except UnknownOperation:
-            return None  # gone in this version
-        except PackageError as exc:  # one tool that does not load never takes the server down
-            self.broken[(key, tool_name)] = str(exc)
-            return None
-
-    def loaded_tools(self, ctx: Any) -> list[tuple[str, Tool]]:
-        return [
-            found
-            for k, n in self.loaded_for(ctx)
-            if self.flow_of(k, n) is None and (found := self.owner(k, n)) is not None
-        ]
-
-    def runnable(self, wf: Any) -> bool:
-        """Whether this server runs `wf`: a hardened one always, a model's with a model."""
-        return bool(
-            wf.execution == "hardened" or (self.model is not None and self.model() is not None)
-        )
-
-    def flow_of(self, key: str, tool_name: str) -> Any:
-        """The (workflows, workflow) a loaded tool name runs, or None (an operation's name)."""
-        if key not in self.state:
-            return None
-        sk, files, _ = self.state[key]
-        if WORKFLOWS not in files:
-            return None
-        found = self._workflow(sk, files, tool_name)
-        return found if found is not None and found[1].tool_name == tool_name else None
-
-    def loaded_flows(self, ctx: Any) -> list[types.Tool]:
-        out = []
-        for k, n in self.loaded_for(ctx):
-            found = self.flow_of(k, n)
-            if found is not None and self.runnable(found[1]):
-                wf = found[1]
-                out.append(
-                    types.Tool(
-                        name=wf.tool_name,
-                        description=wf.description or wf.name,
-                        input_schema=wf.to_tool_schema(),
-                    )
-                )
-        return out
-
-    def chosen(self, args: dict[str, Any]) -> tuple[str, Skill, Mapping[str, bytes]] | str:
-        """The skill a fixed tool's call names (the only one, when one is served), or why not;
-        a skill is named by its slug or the folder it is served from."""
-        given = str(args.get("skill", "")) if self.several else self.slugs[0]
-        key = (
-            given
-            if given in self.state
-            else next((k for k, (sk, _, _) in self.state.items() if sk.slug == given), None)
-        )
-        if key is None:
-            why = f" ({self.left_out[given]})" if given in self.left_out else ""
-            return (
-                f"missing `skill`: one of {', '.join(sorted(self.state))}"
-                if not given
-                else f"no skill {given!r} here{why}: one of {', '.join(sorted(self.state))}"
-            )
-        sk, files, _ = self.state[key]
-        return key, sk, files
+class _CatalogServer(Catalog):
+    """The MCP server over a `Catalog`: its tool handlers, each call through the runtime's
+    checks and gates."""
 
     def _input_refusal(self, name: str, args: dict[str, Any]) -> str | None:
         """Why `args` do not fit fixed tool `name`'s input schema (an unknown key, a missing or
@@ -402,7 +166,7 @@ class _CatalogServer:
             return _text(picked, error=True)
         slug, skill, files = picked
         if name == "skill_run":
-            found = self._workflow(skill, files, str(args.get("workflow", "")))
+            found = self.workflow(skill, files, str(args.get("workflow", "")))
             if found is None:
                 return _text(f"{skill.slug} has no workflow {args.get('workflow')!r}", error=True)
             return await self._run(slug, skill, files, found, args.get("arguments") or {})
@@ -461,7 +225,7 @@ class _CatalogServer:
         added: list[str] = []
         problems: list[str] = []
         for raw in names[:20]:
-            tool_name = self._loadable(skill, files, str(raw), problems)
+            tool_name = self._load_name(skill, files, str(raw), problems)
             if tool_name is None:
                 continue
             taken = next((k for k, n in loaded if n == tool_name and k != slug), None)
@@ -485,7 +249,7 @@ class _CatalogServer:
             error=bool(problems) and not added,
         )
 
-    def _loadable(
+    def _load_name(
         self, skill: Skill, files: Mapping[str, bytes], raw: str, problems: list[str]
     ) -> str | None:
         """The tool name `raw` loads as (an operation's, or a runnable workflow's), or None with
@@ -493,7 +257,7 @@ class _CatalogServer:
         try:
             return skill.tool(raw).name
         except (UnknownOperation, PackageError) as exc:
-            flow = self._workflow(skill, files, raw) if WORKFLOWS in files else None
+            flow = self.workflow(skill, files, raw) if WORKFLOWS in files else None
             if flow is None:
                 problems.append(str(exc))
                 return None
@@ -524,7 +288,7 @@ class _CatalogServer:
         try:
             tool = skill.tool(wanted)
         except (UnknownOperation, PackageError) as exc:
-            found = self._workflow(skill, files, wanted)
+            found = self.workflow(skill, files, wanted)
             if found is None:
                 return _text(str(exc), error=True)
             flow = found[1]
@@ -570,16 +334,6 @@ class _CatalogServer:
         return CallSetup(
             credential=self.credentials(slug, sk) if self.credentials else None, limits=self.limits
         )
-
-    def _workflow(self, skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
-        """(the skill's workflows, the one named `wanted`), or None when there is none; a
-        version's workflows are read once (a new version's files are another mapping)."""
-        held = self.read_flows.get(skill.slug)
-        if held is None or held[0] is not files:
-            held = self.read_flows[skill.slug] = (files, _loadable(skill, files))
-        flows = held[1]
-        flow = next((w for w in flows.values() if wanted in (w.name, w.tool_name)), None)
-        return (flows, flow) if flow is not None else None
 
     async def _run(
         self, slug: str, skill: Skill, files: Mapping[str, bytes], found: Any, args: Any
@@ -663,9 +417,9 @@ class _CatalogServer:
                 HOW_TO
                 + "\n\n"
                 + only[1].get("body.md", b"").decode("utf-8", "replace")
-                + _workflow_list(only[0], only[1])
+                + workflow_list(only[0], only[1])
                 if only is not None
-                else _index(self.state)
+                else index_of(self.state)
                 + "".join(f"\nNot served: {why}.\n" for why in sorted(self.left_out.values()))
             ),
             on_list_tools=self.list_tools,
@@ -687,7 +441,7 @@ def build_catalog_server(
     model: Callable[[], Any] | None = None,
     runs: RunJournal | None = None,
 ) -> Server[Any]:
-    """The MCP server for a set of skills by slug: `_CatalogServer`'s, whose docstring says what
+    """The MCP server for a set of skills by slug (`Catalog`'s docstring says what
     each argument gives."""
     return _CatalogServer(
         skills,

@@ -23,7 +23,7 @@ from skillpress.app.serving.gatekeepers import Desk, agent_gatekeeper, desk_open
 
 if TYPE_CHECKING:
     from skillpress.app.base.context import AppContext
-    from skillpress.mcp.server import Loaded
+    from skillpress.mcp.catalog import Loaded
     from skillpress.runtime.workflows.model_runs import Chat
     from skillpress.runtime.workflows.run_log import RunJournal
 

@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
-from skillpress.mcp.server import HOW_TO
+from skillpress.mcp.catalog import HOW_TO
 
 ROOT = Path(__file__).parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "specs" / "discord.json"
