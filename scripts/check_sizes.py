@@ -6,7 +6,7 @@ is listed in `scripts/size_exemptions.txt`.
 
 The list is a ratchet: a new `# size:` fails unless its line is added to the list in the same
 change, a listed place that no longer needs one fails until its line and its reason go, and the
-list may hold at most MAX_EXEMPTIONS places (lowered as places are split; the goal is 15).
+list may hold at most MAX_EXEMPTIONS places (15, the goal #53 set; lowered as places are split).
 
 Complexity is counted as McCabe does: one, plus one for each `if`/`elif`, loop, `except`, `case`,
 conditional expression, comprehension clause, and each extra operand of `and`/`or`; a nested
@@ -26,7 +26,7 @@ MAX_FUNCTION_LINES = 80
 MAX_COMPLEXITY = 25
 REASON = "# size:"
 EXEMPTIONS = ROOT / "scripts" / "size_exemptions.txt"
-MAX_EXEMPTIONS = 20  # lowered as places are split: never raised
+MAX_EXEMPTIONS = 15  # lowered as places are split: never raised
 
 __all__ = ["Breach", "breaches", "complexity"]
 

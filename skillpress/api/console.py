@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from skillpress.api.auth import SESSION_COOKIE
 from skillpress.api.console_kit import (
+    ANNOTATION_KINDS,
     RISKS,
     act,
     back,
@@ -271,9 +272,9 @@ def _skill_view(
     query: str = "",
     drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None = None,
 ) -> dict[str, Any]:
-    # size: the skill page's whole read model, one field after another
+    """The skill page's whole read model: its versions (the live one, the proposal after it and
+    what it changes), the version shown and the file chosen, and the annotations beside it."""
     from skillpress.app.operator.annotations import list_annotations
-    from skillpress.app.records.publish_check import gates_dropped
     from skillpress.app.records.versions import (
         diff_versions,
         find_skill,
@@ -297,14 +298,7 @@ def _skill_view(
     )
     diff = diff_versions(ctx, slug, None, proposal["version_id"]) if proposal else None
     on_published = proposal is not None and revision_published(ctx, skill, proposal["revision_id"])
-    drops: list[tuple[str, bool]] = []
-    if proposal:
-        # versions never change: the publish check behind this runs once per pair, not per view
-        key = (proposal["version_id"], live["version_id"] if live else None)
-        seen = drops_seen if drops_seen is not None else {}
-        if key not in seen:
-            seen[key] = tuple(gates_dropped(ctx, slug, proposal["version_id"])[1])
-        drops = list(seen[key])
+    drops = _drops(ctx, slug, proposal, live, drops_seen) if proposal else []
     shown = pick_version(ctx, skill, ref or versions[0]["version_id"]) if versions else None
     files = version_files(ctx.blobs, shown) if shown else {}
     manifest = manifest_of(files)
@@ -313,15 +307,7 @@ def _skill_view(
     for a in annotations:
         by_target.setdefault(a["target"], []).append(a)
     chosen = file if file in files else ("body.md" if "body.md" in files else None)
-    entry = None
-    if manifest is not None and chosen:
-        entry = next((o for o in manifest.operations if o.file == chosen), None)
-    beside: list[AnnotationView] = []
-    if entry is not None:
-        beside = by_target.get(f"operation:{entry.name}", [])
-    elif manifest is not None and chosen:
-        cat = next((c for c in manifest.categories if c.file == chosen), None)
-        beside = by_target.get(f"category:{cat.name}", []) if cat else by_target.get("skill", [])
+    entry, beside = _beside(manifest, chosen, by_target)
     listed, hidden = _listed(sorted(files), chosen, manifest, query)
     return {
         "skill": skill,
@@ -343,23 +329,42 @@ def _skill_view(
         "counts": {t: len(v) for t, v in by_target.items()},
         "operations": [o.name for o in manifest.operations] if manifest else [],
         "categories": [c.name for c in manifest.categories] if manifest else [],
-        "kinds": [
-            ("note", "note (on the operation's file)"),
-            ("approval", "approval gate"),
-            ("identity", "identity (idempotency fields)"),
-            ("prefer", "prefer another operation"),
-            ("hidden", "hide the operation"),
-            ("example", "example arguments (JSON)"),
-            ("fixed", "fixed argument NAME=VALUE"),
-            ("fixed_header", "fixed header NAME=VALUE"),
-            ("style", "query style NAME=STYLE"),
-            ("skill_note", "skill note (in the body)"),
-            ("rename_category", "rename category OLD=NEW"),
-            ("merge_categories", "merge categories A,B=NEW"),
-        ],
+        "kinds": ANNOTATION_KINDS,
         "risks": RISKS,
         "runs": list_runs(ctx, skill.slug, RUNS_SHOWN),
     }
+
+
+def _drops(
+    ctx: AppContext,
+    slug: str,
+    proposal: Any,
+    live: Any,
+    seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None,
+) -> list[tuple[str, bool]]:
+    """The gates publishing the proposal would drop; versions never change, so the check behind
+    this runs once per pair (kept in `seen`), not per view."""
+    from skillpress.app.records.publish_check import gates_dropped
+
+    key = (proposal["version_id"], live["version_id"] if live else None)
+    seen = seen if seen is not None else {}
+    if key not in seen:
+        seen[key] = tuple(gates_dropped(ctx, slug, proposal["version_id"])[1])
+    return list(seen[key])
+
+
+def _beside(
+    manifest: Any, chosen: str | None, by_target: dict[str, list[AnnotationView]]
+) -> tuple[Any, list[AnnotationView]]:
+    """The chosen file's operation (None for another file), and the annotations shown beside
+    it: the operation's, its category's, or the skill's."""
+    if manifest is None or not chosen:
+        return None, []
+    entry = next((o for o in manifest.operations if o.file == chosen), None)
+    if entry is not None:
+        return entry, by_target.get(f"operation:{entry.name}", [])
+    cat = next((c for c in manifest.categories if c.file == chosen), None)
+    return None, by_target.get(f"category:{cat.name}", []) if cat else by_target.get("skill", [])
 
 
 @router.get("/skills/{slug}", response_class=HTMLResponse)

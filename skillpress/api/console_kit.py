@@ -24,6 +24,7 @@ from skillpress.api.pages import templates
 from skillpress.errors import Permanent, Retryable
 
 __all__ = [
+    "ANNOTATION_KINDS",
     "RISKS",
     "SignIn",
     "act",
@@ -48,6 +49,21 @@ def ticks(text: str) -> Markup:
 templates.env.filters["ticks"] = ticks
 
 RISKS = ("high", "medium", "low")
+
+ANNOTATION_KINDS = [  # what the annotation form offers, in its order
+    ("note", "note (on the operation's file)"),
+    ("approval", "approval gate"),
+    ("identity", "identity (idempotency fields)"),
+    ("prefer", "prefer another operation"),
+    ("hidden", "hide the operation"),
+    ("example", "example arguments (JSON)"),
+    ("fixed", "fixed argument NAME=VALUE"),
+    ("fixed_header", "fixed header NAME=VALUE"),
+    ("style", "query style NAME=STYLE"),
+    ("skill_note", "skill note (in the body)"),
+    ("rename_category", "rename category OLD=NEW"),
+    ("merge_categories", "merge categories A,B=NEW"),
+]
 
 
 class SignIn(Exception):

@@ -11,7 +11,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillpress.derive.package import DeriveOptions, SkillPackage, derive_package
+    from skillpress.derive.package import derive_package
+    from skillpress.derive.package_types import DeriveOptions, SkillPackage
     from skillpress.format.errors import SpecRefused
     from skillpress.format.load import LoadLimits, load_document
 
@@ -25,8 +26,8 @@ __all__ = [
 ]
 
 _HOMES = {
-    "DeriveOptions": "skillpress.derive.package",
-    "SkillPackage": "skillpress.derive.package",
+    "DeriveOptions": "skillpress.derive.package_types",
+    "SkillPackage": "skillpress.derive.package_types",
     "derive_package": "skillpress.derive.package",
     "LoadLimits": "skillpress.format.load",
     "load_document": "skillpress.format.load",

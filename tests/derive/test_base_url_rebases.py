@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.format.frontmatter import split_frontmatter
 
 SPEC: dict[str, Any] = {

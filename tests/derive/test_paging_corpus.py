@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from skillpress.derive.package import DeriveOptions, read_api, read_document
+from skillpress.derive.package import read_api, read_document
+from skillpress.derive.package_types import DeriveOptions
 from tests.conftest import spec_bytes
 
 pytestmark = pytest.mark.corpus

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import yaml
 
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.format.frontmatter import parse_operation_file
 
 

@@ -123,7 +123,8 @@ def oauth_package(folder: Path, token_url: str, base_url: str, slug: str = "pets
     import yaml
 
     from skillpress.app.base.package_dir import write_package_dir
-    from skillpress.derive.package import DeriveOptions, derive_package
+    from skillpress.derive.package import derive_package
+    from skillpress.derive.package_types import DeriveOptions
 
     spec = {
         "openapi": "3.0.3",

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.runtime.interop.arazzo import ArazzoRefused
 from skillpress.runtime.interop.arazzo_in import from_arazzo
 from skillpress.runtime.interop.arazzo_out import to_arazzo

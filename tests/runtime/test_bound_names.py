@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from skillpress.app.base.context import open_app
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.app.serving.calling import CallLimits
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.host import SkillHost
 from skillpress.mcp.serving import ServeOptions, catalog_server
 from skillpress.platform.settings import Settings

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.calling.request import CallRefused

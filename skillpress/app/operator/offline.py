@@ -11,12 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from skillpress.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
 from skillpress.derive.model_grouping import Chat, choose_grouping
-from skillpress.derive.package import (
-    PackageSummary,
-    derive_document,
-    read_document,
-    spec_sha256,
-)
+from skillpress.derive.package import derive_document, read_document, spec_sha256
+from skillpress.derive.package_types import PackageSummary
 from skillpress.errors import Refused
 from skillpress.format.load import MAX_SPEC_BYTES
 

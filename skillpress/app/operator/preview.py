@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillpress.derive.auth import auth_hint
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.runtime.calling.execute import default_env_var
 
 __all__ = ["Preview", "preview_spec"]

@@ -25,7 +25,7 @@ from skillpress.app.records.versions import newest_version, version_files
 from skillpress.derive.annotations import operation_target
 from skillpress.derive.categories import Grouping
 from skillpress.derive.diff import PackageDiff, diff_packages
-from skillpress.derive.package import package_id
+from skillpress.derive.package_types import package_id
 from skillpress.format.manifest import Manifest
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import ActionItem, AnnotationRecord, Skill, Source, Version

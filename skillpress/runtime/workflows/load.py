@@ -357,10 +357,23 @@ def load_workflows(
 ) -> dict[str, Workflow]:
     """The skill's workflows by name ({} without `workflows.yaml`), each checked; WorkflowRefused
     for anything a run could trip over. `others` finds a skill a workflow `uses` by its slug."""
-    # size: a workflow's keys checked in the order a reader meets them
+    items = _items(files)
+    out: dict[str, Workflow] = {}
+    for n, item in enumerate(items, 1):
+        wf = _workflow(item, n, skill, others, out)
+        out[wf.name] = wf
+    for wf in out.values():
+        _check_scope(wf, skill, set(out))
+        _check_calls(wf, skill, out)
+    _cycles(out)
+    return out
+
+
+def _items(files: Mapping[str, bytes]) -> list[Any]:
+    """The file's list of workflows, read within its bounds ([] without the file)."""
     raw_bytes = files.get(WORKFLOWS_FILE, files.get(f"references/{WORKFLOWS_FILE}"))
     if raw_bytes is None:  # (an Agent Skills folder keeps it among its references)
-        return {}
+        return []
     if len(raw_bytes) > MAX_FILE_BYTES:
         raise _refuse("the file", f"over {MAX_FILE_BYTES:,} bytes")
     try:  # the bounds and refusals of a spec's loader: a duplicate key names both its lines
@@ -373,69 +386,81 @@ def load_workflows(
     unknown = unknown_keys(doc, FILE_KEYS)
     if unknown:
         raise _refuse("the file", unknown)
-    out: dict[str, Workflow] = {}
-    for n, item in enumerate(items, 1):
-        if not isinstance(item, dict) or not _ID.match(str(item.get("name", ""))):
-            raise _refuse(f"workflow {n}", "name: a letter, then letters, digits, '_' and '-'")
-        name = str(item["name"])
-        unknown = unknown_keys(item, WORKFLOW_KEYS)
-        if unknown:
-            raise _refuse(name, unknown)
-        if name in out:
-            raise _refuse(name, "two workflows have this name")
-        if any(t.operation == name for t in skill.tools):
-            raise _refuse(name, "an operation of the skill has this name; name the workflow anew")
-        execution = str(item.get("execution", "draft"))
-        if execution not in EXECUTIONS:
-            raise _refuse(name, f"execution {execution!r}: one of {', '.join(EXECUTIONS)}")
-        steps = _steps(item.get("steps", []), name, set())
-        if execution == "hardened" and not steps:
-            raise _refuse(name, "a hardened workflow runs its steps: give it steps")
-        if _count(steps) > MAX_STEPS:
-            raise _refuse(name, f"{_count(steps)} steps, over the cap of {MAX_STEPS}")
-        out[name] = Workflow(
-            name=name,
-            description=str(item.get("description", "")).strip(),
-            execution=execution,
-            parameters=_parameters(item.get("parameters"), name),
-            steps=steps,
-            tool_name=f"{skill.slug.replace('-', '_')}_{name}"[:64],
-            tool=_guided_tool(item, name, execution, skill),
-            defaults=_defaults(item, name, skill),
-            procedure=str(item.get("procedure", "")).strip(),
-            uses=tuple(item.get("uses") or ()),
-            others=_uses(item, name, skill, others),
-            confirm=f"{skill.slug.replace('-', '_')}_{name}"[:64] in skill.confirms,
-        )
-        if execution == "draft" and not (out[name].procedure or out[name].description):
-            raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
-    for wf in out.values():
-        _check_scope(wf, skill, set(out))
-        types = {
-            k: v.get("type")
-            for k, v in (wf.parameters.get("properties") or {}).items()
-            if isinstance(v, dict)
-        }
-        for s in walk_steps(wf.steps):
-            if s.kind == "tool":  # every branch's, taken or not, as the operation takes them
-                tool = wf.owner(skill, s.target or "")[1]
-                why = argument_refusal(tool, s.args, _TEMPLATE.search, types)
-                if why is not None:
-                    raise _refuse(f"{wf.name} step {s.id}", why)
-                if s.rules is not None and s.rules.retry_limit and not _repeatable(tool):
-                    raise _refuse(
-                        f"{wf.name} step {s.id}",
-                        f"retry: {tool.operation} is a {tool.declaration.method} with no"
-                        " identity (no Idempotency-Key), so a second try might do it twice and"
-                        " is never made; give the operation an identity, or take retry out",
-                    )
-            if s.kind == "workflow":
-                callee = out[s.target or ""]
-                declared = set((callee.parameters.get("properties") or {}).keys())
-                extra = sorted(set(s.args) - declared)
-                if extra:
-                    raise _refuse(
-                        f"{wf.name} step {s.id}", f"{callee.name} does not take {', '.join(extra)}"
-                    )
-    _cycles(out)
-    return out
+    return items
+
+
+def _workflow(
+    item: Any,
+    n: int,
+    skill: Skill,
+    others: Callable[[str], Skill | None] | None,
+    read: Mapping[str, Workflow],
+) -> Workflow:
+    """The file's `n`th workflow, its keys checked in the order a reader meets them (`read`:
+    the ones before it)."""
+    if not isinstance(item, dict) or not _ID.match(str(item.get("name", ""))):
+        raise _refuse(f"workflow {n}", "name: a letter, then letters, digits, '_' and '-'")
+    name = str(item["name"])
+    unknown = unknown_keys(item, WORKFLOW_KEYS)
+    if unknown:
+        raise _refuse(name, unknown)
+    if name in read:
+        raise _refuse(name, "two workflows have this name")
+    if any(t.operation == name for t in skill.tools):
+        raise _refuse(name, "an operation of the skill has this name; name the workflow anew")
+    execution = str(item.get("execution", "draft"))
+    if execution not in EXECUTIONS:
+        raise _refuse(name, f"execution {execution!r}: one of {', '.join(EXECUTIONS)}")
+    steps = _steps(item.get("steps", []), name, set())
+    if execution == "hardened" and not steps:
+        raise _refuse(name, "a hardened workflow runs its steps: give it steps")
+    if _count(steps) > MAX_STEPS:
+        raise _refuse(name, f"{_count(steps)} steps, over the cap of {MAX_STEPS}")
+    wf = Workflow(
+        name=name,
+        description=str(item.get("description", "")).strip(),
+        execution=execution,
+        parameters=_parameters(item.get("parameters"), name),
+        steps=steps,
+        tool_name=f"{skill.slug.replace('-', '_')}_{name}"[:64],
+        tool=_guided_tool(item, name, execution, skill),
+        defaults=_defaults(item, name, skill),
+        procedure=str(item.get("procedure", "")).strip(),
+        uses=tuple(item.get("uses") or ()),
+        others=_uses(item, name, skill, others),
+        confirm=f"{skill.slug.replace('-', '_')}_{name}"[:64] in skill.confirms,
+    )
+    if execution == "draft" and not (wf.procedure or wf.description):
+        raise _refuse(name, "a draft workflow tells the model what to do: give it a procedure")
+    return wf
+
+
+def _check_calls(wf: Workflow, skill: Skill, flows: Mapping[str, Workflow]) -> None:
+    """Every step's call as its operation (or workflow) takes it, every branch's, taken or not;
+    a retry only where a second try cannot do the thing twice."""
+    types = {
+        k: v.get("type")
+        for k, v in (wf.parameters.get("properties") or {}).items()
+        if isinstance(v, dict)
+    }
+    for s in walk_steps(wf.steps):
+        if s.kind == "tool":
+            tool = wf.owner(skill, s.target or "")[1]
+            why = argument_refusal(tool, s.args, _TEMPLATE.search, types)
+            if why is not None:
+                raise _refuse(f"{wf.name} step {s.id}", why)
+            if s.rules is not None and s.rules.retry_limit and not _repeatable(tool):
+                raise _refuse(
+                    f"{wf.name} step {s.id}",
+                    f"retry: {tool.operation} is a {tool.declaration.method} with no"
+                    " identity (no Idempotency-Key), so a second try might do it twice and"
+                    " is never made; give the operation an identity, or take retry out",
+                )
+        if s.kind == "workflow":
+            callee = flows[s.target or ""]
+            declared = set((callee.parameters.get("properties") or {}).keys())
+            extra = sorted(set(s.args) - declared)
+            if extra:
+                raise _refuse(
+                    f"{wf.name} step {s.id}", f"{callee.name} does not take {', '.join(extra)}"
+                )
