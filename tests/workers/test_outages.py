@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlmodel import select
 
 from skillpress.app.base.context import AppContext, blob_store, open_app
@@ -50,17 +51,39 @@ def _cable(cables: list[Cable], address: str) -> Cable:
     return cable
 
 
+def _outage_waits() -> float:
+    """How many times, so far, a stage of this process waited for a dependency (the workers'
+    own count of it, `skillpress_outage_waits_total`, every stage)."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "skillpress_outage_waits"
+        for sample in metric.samples
+        if sample.name == "skillpress_outage_waits_total"
+    )
+
+
+async def _waited(waits: float) -> None:
+    """Until the workers' count of waits for a dependency reaches `waits` (a hang guard of 60 s:
+    the outage schedule here is 0.5 s, then 1 s)."""
+    async with asyncio.timeout(60):
+        while _outage_waits() < waits:
+            await asyncio.sleep(0.05)
+
+
 async def _outage(
-    ctx: AppContext, url: str, cable: Cable, seconds: float, submission: str
+    ctx: AppContext, url: str, cable: Cable, waits: int, submission: str
 ) -> tuple[list[DeadLetter], int, list[str]]:
-    """Submit with `cable` cut, mend it after `seconds`, wait for the proposal; the dead letters,
-    the deliveries the fetch consumer made and the events seen."""
+    """Submit with `cable` cut, mend it once the workers have waited for it `waits` times (each
+    wait a try that met the outage: the message is held through them), wait for the proposal;
+    the dead letters, the deliveries the fetch consumer made and the events seen."""
     blob = ctx.blobs.put((SPECS / SPEC).read_bytes())
     event = SpecSubmitted(submission=submission, skill="petstore", blob=blob, created_by="test")
     async with watching(url) as (watcher, nc), workers(ctx, url):
+        before = _outage_waits()
         cable.cut()
         await submit(nc, event, f"submitted:{submission}")
-        await asyncio.sleep(seconds)  # several times the plain retry schedule (0.2 s, 0.4 s)
+        await _waited(before + waits)
         assert EVENTS.version_proposed not in [s for s, _ in watcher.seen]
         cable.mend()
         await watcher.wait_for(EVENTS.version_proposed, timeout=30, submission=submission)
@@ -83,7 +106,7 @@ async def test_the_records_cut_and_mended_lose_no_submission(
     settings = stores(nats_server.url, database_url=via, **OUTAGE)
     ctx = open_app(settings)
     try:
-        letters, delivered, _ = await _outage(ctx, nats_server.url, cable, 4.0, "pg")
+        letters, delivered, _ = await _outage(ctx, nats_server.url, cable, 3, "pg")
         with ctx.records.session() as s:
             assert len(s.exec(select(Version)).all()) == 1
     finally:
@@ -102,7 +125,7 @@ async def test_the_blob_store_cut_and_mended_loses_no_submission(
     settings = stores(nats_server.url, s3_endpoint=f"127.0.0.1:{cable.port}", **OUTAGE)
     ctx = open_app(settings)
     try:
-        letters, delivered, _ = await _outage(ctx, nats_server.url, cable, 4.0, "s3")
+        letters, delivered, _ = await _outage(ctx, nats_server.url, cable, 3, "s3")
     finally:
         ctx.records.close()
     assert letters == []
@@ -199,8 +222,9 @@ async def test_postgresql_restarted_under_a_waiting_import_is_waited_through(
             proc = await _import_process(settings)
             submitted = await watcher.wait_for(EVENTS.spec_submitted, timeout=60)
             pg.stop()  # the import now waits with its records gone, and no worker has run yet
+            before = _outage_waits()
             async with workers(ctx, nats_server.url):
-                await asyncio.sleep(4.0)  # the workers meet PostgreSQL down, the import polls it
+                await _waited(before + 3)  # the workers meet PostgreSQL down, the import polls it
                 assert EVENTS.revision_stored not in [s for s, _ in watcher.seen]
                 pg.start()
                 out, err = await asyncio.wait_for(proc.communicate(), 90)
