@@ -16,6 +16,7 @@ import pytest
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import derive_package
 from skillpress.host import GateClosed, SkillHost
+from tests.fake_api import FakeApi, Reply
 
 ROOT = Path(__file__).parents[2]
 PETSTORE = ROOT / "tests" / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
@@ -89,39 +90,14 @@ def test_a_folder_binds_its_package_by_its_own_name_so_a_call_cannot_reach_the_w
         host.prepare("petstore_find_pets", {})  # the name the file's own slug would give
 
 
-class _Echo:
+def _echo() -> FakeApi:
     """Answers every request with what it was sent: the path and the credential header (which
-    the runtime takes out of the answer: `keys` keeps what arrived)."""
+    the runtime takes out of the answer: `seen` keeps what arrived)."""
+    return FakeApi(lambda r: Reply(200, {"path": r.path, "key": r.header("X-Hollowbrook-Key")}))
 
-    def __init__(self) -> None:
-        import json
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-        self.keys: list[str | None] = []
-        keys = self.keys
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(length)
-                said = {"path": self.path, "key": self.headers.get("X-Hollowbrook-Key")}
-                keys.append(said["key"])
-                data = json.dumps(said).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_DELETE = _answer
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+def _keys(echo: FakeApi) -> list[str | None]:
+    return [r.header("X-Hollowbrook-Key") for r in echo.seen]
 
 
 def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_approvals(
@@ -132,7 +108,7 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
     from skillpress.errors import SkillpressError
     from skillpress.runtime.calling.gates import GateCheck
 
-    echo = _Echo()
+    echo = _echo()
     try:
         relative = PETSTORE.read_text().replace("url: http://petstore.swagger.io/api", "url: /api")
         assert relative != PETSTORE.read_text()
@@ -164,7 +140,7 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
         two = asyncio.run(
             host.acall("hollowbrook_list_rooms", {}, environ={"HOLLOWBROOK_API_KEY": "tenant-2"})
         )
-        assert echo.keys[1:] == ["tenant-1", "tenant-2"]  # each call its own tenant's key
+        assert _keys(echo)[1:] == ["tenant-1", "tenant-2"]  # each call its own tenant's key
         # and an API that echoes a key gives the agent none of it
         assert (one.body_value()["key"], two.body_value()["key"]) == ("[redacted]", "[redacted]")
         cancelled = host.call("hollowbrook_cancel_booking", {"booking_id": "bk-1"}, timeout=5)
@@ -174,14 +150,13 @@ def test_a_multi_tenant_host_passes_base_url_credentials_timeout_and_its_own_app
         assert waiting.value.request == 7 and isinstance(waiting.value, SkillpressError)
         assert [c.bound for c in decided] == [{"booking_id": "bk-1"}, {"booking_id": "bk-2"}]
     finally:
-        echo.server.shutdown()
-        echo.server.server_close()
+        echo.close()
 
 
 def test_a_host_with_a_model_offers_and_runs_a_guided_workflow_as_a_tool(tmp_path: Path) -> None:
     import yaml
 
-    echo = _Echo()
+    echo = _echo()
     try:
         skill = tmp_path / "skills" / "hollowbrook"
         shutil.copytree(ROOT / "skillpress" / "examples" / "hollowbrook-skill", skill)
@@ -220,5 +195,4 @@ def test_a_host_with_a_model_offers_and_runs_a_guided_workflow_as_a_tool(tmp_pat
         assert done["result"]["path"] == "/bookings/bk-7"
         assert asked == [{"type": "function", "function": {"name": "hollowbrook_get_booking"}}]
     finally:
-        echo.server.shutdown()
-        echo.server.server_close()
+        echo.close()

@@ -5,9 +5,7 @@ ask of it (versions, diffs, publish checks, annotations, review, exports, querie
 from __future__ import annotations
 
 import json
-import threading
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +39,7 @@ from skillpress.schemas.records import DeadLetter, Source
 from skillpress.schemas.subjects import COMMANDS, EVENTS
 from tests.app import bus
 from tests.app.specs import money_spec
+from tests.fake_api import Reply, fake_api
 
 HOLLOWBROOK = Path(__file__).parents[2] / "skillpress" / "examples" / "hollowbrook.yaml"
 DISCORD = Path(__file__).parents[1] / "fixtures" / "specs" / "discord.json"
@@ -1064,34 +1063,15 @@ def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runt
     assert json.loads(newer["skill.json"])["auth"]["env"] == "HOLLOWBROOK_TOKEN"
     # the host reads it from the folder, as it reads the header: the key goes out from HOLLOWBROOK_TOKEN
     write_package_dir(dict(newer), tmp_path / "skills" / "hollowbrook")
-    seen: list[str | None] = []
-
-    class Answer(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            seen.append(self.headers.get("X-Hollowbrook-Key"))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(b"[]")
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        host = SkillHost(
-            tmp_path / "skills",
-            base_urls={"hollowbrook": f"http://127.0.0.1:{server.server_address[1]}"},
-        )
+    with fake_api(lambda r: Reply(200, [])) as api:
+        host = SkillHost(tmp_path / "skills", base_urls={"hollowbrook": api.url})
         done = host.call(
             "hollowbrook_list_rooms",
             {},
             environ={"HOLLOWBROOK_TOKEN": "k-1", "HOLLOWBROOK_API_KEY": "no"},
         )
-    finally:
-        server.shutdown()
-    assert done.status == 200 and seen == ["k-1"]
+    assert done.status == 200
+    assert [r.header("X-Hollowbrook-Key") for r in api.seen] == ["k-1"]
     # the default is no choice: not recorded; a name that is not a variable's is refused
     plain = spec_submitted(ctx, "other", b"x", None, None, "t", "env2", "OTHER_API_KEY")
     assert plain.credential_env is None

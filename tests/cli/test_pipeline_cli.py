@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli.test_up import _cli as run
 from tests.cli.test_up import _start, _stop, home_env
+from tests.fake_api import Reply, fake_api
 
 pytestmark = pytest.mark.integration  # starts real servers
 
@@ -258,26 +259,12 @@ def test_review_is_scriptable_and_its_decisions_survive_a_re_import(tmp_path: Pa
 def test_an_import_a_dead_letter_stops_ends_at_once_naming_it_and_its_submission(
     tmp_path: Path,
 ) -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Unavailable(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self.send_response(503)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/spec.json"
-    env = home_env(
-        tmp_path / "home", fetch_allow_private="true", max_deliver="2", retry_delays="[0.2]"
-    )
-    started = time.monotonic()
-    try:
+    with fake_api(lambda r: Reply(503, b"")) as spec_host:
+        url = f"{spec_host.url}/spec.json"
+        env = home_env(
+            tmp_path / "home", fetch_allow_private="true", max_deliver="2", retry_delays="[0.2]"
+        )
+        started = time.monotonic()
         done = subprocess.run(
             [
                 sys.executable,
@@ -293,8 +280,6 @@ def test_an_import_a_dead_letter_stops_ends_at_once_naming_it_and_its_submission
             env=env,
             timeout=120,
         )
-    finally:
-        server.shutdown()
     took = time.monotonic() - started
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()

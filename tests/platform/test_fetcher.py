@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
@@ -17,6 +13,7 @@ from skillpress.platform.fetcher import (
     check_address,
     fetch_spec,
 )
+from tests.fake_api import FakeApi, Reply, Seen
 
 
 @pytest.mark.parametrize(
@@ -60,39 +57,27 @@ def test_metadata_addresses_are_refused_even_when_private_ones_are_allowed() -> 
 
 
 class _Server:
+    """A spec host: each route's answer (status, headers, body, delay) as the test sets it."""
+
     def __init__(self) -> None:
         self.routes: dict[str, tuple[int, dict[str, str], bytes, float]] = {}
-        self.methods: list[str] = []
-        outer = self
+        self.api = FakeApi(self._answer)
+        self.base = self.api.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+    def _answer(self, request: Seen) -> Reply:
+        status, headers, body, delay = self.routes.get(request.path, (404, {}, b"", 0.0))
+        return Reply(status, body, headers, delay=delay)
 
-            def do_GET(self) -> None:
-                outer.methods.append(self.command)
-                status, headers, body, delay = outer.routes.get(self.path, (404, {}, b"", 0.0))
-                time.sleep(delay)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+    @property
+    def methods(self) -> list[str]:
+        return [r.method for r in self.api.seen]
 
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
     s = _Server()
     yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+    s.api.close()
 
 
 LIMITS = FetchLimits(max_bytes=1000, timeout=1.0, allow_private=True)

@@ -12,9 +12,7 @@ import json
 import logging
 import os
 import subprocess
-import threading
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,6 +22,7 @@ import yaml
 
 from skillpress.runtime.interop.arazzo_schema import problems
 from tests.cli_process import skillpress
+from tests.fake_api import FakeApi, Reply, Seen
 from tests.runtime.guesthouse import KEY, GuesthouseServer
 
 # runs another project's runner (arazzo-runner) beside the command line
@@ -315,42 +314,32 @@ class _Shelter:
     ones not); `POST /pets/{id}/adoptions` answers 201 with an adoption id."""
 
     def __init__(self) -> None:
-        self.seen: list[Sent] = []
-        outer = self
+        self.api = FakeApi(self.answer)
+        self.url = self.api.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+    @property
+    def seen(self) -> list[Sent]:
+        return [self.sent(r) for r in self.api.seen]
 
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                parts = urlsplit(self.path)
-                query = parse_qs(parts.query)
-                outer.seen.append(
-                    (self.command, parts.path, query, json.loads(raw) if raw else None)
-                )
-                if self.command == "GET":
-                    status = query.get("status", [""])[0]
-                    pets = [{"id": f"{status}-1", "adoptable": status == "calm"}]
-                    return self._send(200, pets)
-                pet = parts.path.split("/")[2]
-                return self._send(201, {"id": f"adoption-of-{pet}", "pet": pet})
+    def sent(self, request: Seen) -> Sent:
+        """What a request is kept as: its method, path, query and JSON body."""
+        return (
+            request.method,
+            request.route,
+            parse_qs(urlsplit(request.path).query),
+            _json(request),
+        )
 
-            def _send(self, status: int, value: Any) -> None:
-                body = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+    def answer(self, request: Seen) -> Reply:
+        if request.method == "GET":
+            status = request.query.get("status", [""])[0]
+            return Reply(200, [{"id": f"{status}-1", "adoptable": status == "calm"}])
+        pet = request.route.split("/")[2]
+        return Reply(201, {"id": f"adoption-of-{pet}", "pet": pet})
 
-            do_GET = do_POST = _answer  # noqa: N815
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+def _json(request: Seen) -> Any:
+    return request.json() if request.body else None
 
 
 @pytest.fixture
@@ -358,8 +347,7 @@ def shelters() -> Iterator[tuple[_Shelter, _Shelter]]:
     ours, theirs = _Shelter(), _Shelter()
     yield ours, theirs
     for s in (ours, theirs):
-        s.httpd.shutdown()
-        s.httpd.server_close()
+        s.api.close()
 
 
 def test_a_pet_adoption_document_imports_runs_and_runs_the_same_in_arazzo_runner(
@@ -526,27 +514,18 @@ BNPL = {
 class _Lender(_Shelter):
     """`POST /eligibility-checks`: eligible (plan `p3`) under 500; `POST /applications`: 201."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        seen = self.seen
-        handler = self.httpd.RequestHandlerClass
-
-        def answer(h: Any) -> None:
-            length = int(h.headers.get("Content-Length") or 0)
-            raw = h.rfile.read(length)
-            parts = urlsplit(h.path)
-            body = json.loads(raw) if raw else None
-            seen.append((h.command, parts.path, parse_qs(parts.query), body))
-            if parts.path == "/eligibility-checks":
-                ok = int(body["amount"]) < 500
-                return h._send(200, {"eligible": ok, "plan": "p3" if ok else None})
-            if parts.path == "/declines":
-                return h._send(201, {"id": f"decline-{body['customer']}"})
-            if parts.path == "/notifications":
-                return h._send(202, {"sent": True})
-            return h._send(201, {"id": f"app-{body['customer']}", "plan": body["plan"]})
-
-        handler.do_POST = answer  # type: ignore[attr-defined]
+    def answer(self, request: Seen) -> Reply:
+        if request.method == "GET":
+            return super().answer(request)
+        body = _json(request)
+        if request.route == "/eligibility-checks":
+            ok = int(body["amount"]) < 500
+            return Reply(200, {"eligible": ok, "plan": "p3" if ok else None})
+        if request.route == "/declines":
+            return Reply(201, {"id": f"decline-{body['customer']}"})
+        if request.route == "/notifications":
+            return Reply(202, {"sent": True})
+        return Reply(201, {"id": f"app-{body['customer']}", "plan": body["plan"]})
 
 
 def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner(
@@ -598,8 +577,7 @@ def test_a_pay_later_application_imports_runs_and_runs_the_same_in_arazzo_runner
         _round_trip(package, exported, tmp_path, THEIRS)
     finally:
         for lender in (ours, theirs):
-            lender.httpd.shutdown()
-            lender.httpd.server_close()
+            lender.api.close()
 
 
 # --- an OAuth 2 token, then a call that presents it (with a header parameter), as in the
@@ -686,21 +664,26 @@ class _Issuer(_Shelter):
     """`POST /oauth/token` (a form) answers a token for the client; `POST /oauth/introspect`
     says whether a token is one it issued."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        seen = self.seen
-        handler = self.httpd.RequestHandlerClass
+    def sent(self, request: Seen) -> Sent:
+        client = request.header("X-Client-Id")  # a header parameter, kept with the query
+        return (
+            request.method,
+            request.path,
+            {"X-Client-Id": [client]} if client else {},
+            _form(request),
+        )
 
-        def answer(h: Any) -> None:
-            length = int(h.headers.get("Content-Length") or 0)
-            form = {k: v[0] for k, v in parse_qs(h.rfile.read(length).decode()).items()}
-            client = h.headers.get("X-Client-Id")  # a header parameter, kept with the query
-            seen.append((h.command, h.path, {"X-Client-Id": [client]} if client else {}, form))
-            if h.path == "/oauth/token":
-                return h._send(200, {"access_token": f"tok-{form['client_id']}", "expires_in": 60})
-            return h._send(200, {"active": form.get("token", "").startswith("tok-")})
+    def answer(self, request: Seen) -> Reply:
+        if request.method == "GET":
+            return super().answer(request)
+        form = _form(request)
+        if request.path == "/oauth/token":
+            return Reply(200, {"access_token": f"tok-{form['client_id']}", "expires_in": 60})
+        return Reply(200, {"active": form.get("token", "").startswith("tok-")})
 
-        handler.do_POST = answer  # type: ignore[attr-defined]
+
+def _form(request: Seen) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(request.body.decode()).items()}
 
 
 def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
@@ -738,8 +721,7 @@ def test_an_oauth_token_flow_imports_runs_and_runs_the_same_in_arazzo_runner(
         _round_trip(package, exported, tmp_path, THEIRS)
     finally:
         for issuer in (ours, theirs):
-            issuer.httpd.shutdown()
-            issuer.httpd.server_close()
+            issuer.api.close()
 
 
 # --- the specification's own OAuth example, as published --------------------------------------
@@ -751,27 +733,18 @@ class _Authority(_Shelter):
     """`GET /authorize` answers a code (and, as the example's criteria want, a token);
     `POST /oauth/token` (a form) answers tokens by grant type."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        seen = self.seen
-        handler = self.httpd.RequestHandlerClass
+    def sent(self, request: Seen) -> Sent:
+        if request.method == "GET":
+            return (request.method, request.route, parse_qs(urlsplit(request.path).query), None)
+        return (request.method, request.path, {}, _form(request))
 
-        def authorize(h: Any) -> None:
-            parts = urlsplit(h.path)
-            query = parse_qs(parts.query)
-            seen.append((h.command, parts.path, query, None))
-            return h._send(200, {"code": f"code-{query['client_id'][0]}", "access_token": "pre"})
-
-        def token(h: Any) -> None:
-            length = int(h.headers.get("Content-Length") or 0)
-            form = {k: v[0] for k, v in parse_qs(h.rfile.read(length).decode()).items()}
-            seen.append((h.command, h.path, {}, form))
-            grant = form["grant_type"]
-            refresh = {"refresh_token": f"r-{grant}", "expires_in": 3600}
-            return h._send(200, {"access_token": f"t-{grant}", **refresh})
-
-        handler.do_GET = authorize  # type: ignore[attr-defined]
-        handler.do_POST = token  # type: ignore[attr-defined]
+    def answer(self, request: Seen) -> Reply:
+        if request.method == "GET":
+            client = parse_qs(urlsplit(request.path).query)["client_id"][0]
+            return Reply(200, {"code": f"code-{client}", "access_token": "pre"})
+        grant = _form(request)["grant_type"]
+        refresh = {"refresh_token": f"r-{grant}", "expires_in": 3600}
+        return Reply(200, {"access_token": f"t-{grant}", **refresh})
 
 
 def _published_spec(url: str, refresh_token: bool) -> str:
@@ -843,5 +816,4 @@ def test_the_specifications_oauth_example_imports_whole_and_runs_as_arazzo_runne
         _round_trip(package, exported, tmp_path, THEIRS)
     finally:
         for authority in (ours, theirs):
-            authority.httpd.shutdown()
-            authority.httpd.server_close()
+            authority.api.close()

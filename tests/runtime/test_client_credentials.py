@@ -9,10 +9,8 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -20,11 +18,13 @@ from urllib.parse import parse_qs
 import pytest
 import yaml
 
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.request import ExecutionFailed
 from skillpress.runtime.calling.tokens import forget_tokens
 from tests.cli_process import skillpress
+from tests.fake_api import FakeApi, Reply, Seen
 
 CLIENT_ID = "pets-client"
 SECRET = "s3cr3t-Value-never-shown"
@@ -35,53 +35,44 @@ class _Issuer:
     token it issues is `tok-N`; a revoked one is answered 401 by the API."""
 
     def __init__(self) -> None:
-        self.tokens: list[dict[str, Any]] = []  # each token request: its Authorization, its form
-        self.calls: list[str | None] = []  # each API request's Authorization
         self.revoked: set[str] = set()
         self.expires_in: int | None = 3600
         self.refuse: dict[str, str] | None = None
-        outer = self
+        self.api = FakeApi(self._answer)
+        self.url = self.api.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+    @property
+    def tokens(self) -> list[dict[str, Any]]:
+        """Each token request: its Authorization, its form."""
+        return [
+            {"authorization": r.header("Authorization"), **parse_qs(r.body.decode())}
+            for r in self.api.seen
+            if r.method == "POST"
+        ]
 
-            def _send(self, status: int, value: Any) -> None:
-                data = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+    @property
+    def calls(self) -> list[str | None]:
+        """Each API request's Authorization."""
+        return [r.header("Authorization") for r in self.api.seen if r.method == "GET"]
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                form = parse_qs(self.rfile.read(length).decode())
-                outer.tokens.append({"authorization": self.headers.get("Authorization"), **form})
-                if outer.refuse is not None:
-                    return self._send(401, outer.refuse)
-                answer: dict[str, Any] = {
-                    "access_token": f"tok-{len(outer.tokens)}",
-                    "token_type": "Bearer",
-                }
-                if outer.expires_in is not None:
-                    answer["expires_in"] = outer.expires_in
-                return self._send(200, answer)
-
-            def do_GET(self) -> None:
-                auth = self.headers.get("Authorization")
-                outer.calls.append(auth)
-                if auth is None or auth.removeprefix("Bearer ") in outer.revoked:
-                    return self._send(401, {"error": "invalid_token"})
-                return self._send(200, [{"id": 1, "name": "Rex"}])
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def _answer(self, request: Seen) -> Reply:
+        if request.method == "POST":
+            if self.refuse is not None:
+                return Reply(401, self.refuse)
+            answer: dict[str, Any] = {
+                "access_token": f"tok-{len(self.tokens)}",
+                "token_type": "Bearer",
+            }
+            if self.expires_in is not None:
+                answer["expires_in"] = self.expires_in
+            return Reply(200, answer)
+        auth = request.header("Authorization")
+        if auth is None or auth.removeprefix("Bearer ") in self.revoked:
+            return Reply(401, {"error": "invalid_token"})
+        return Reply(200, [{"id": 1, "name": "Rex"}])
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.api.close()
 
 
 @pytest.fixture

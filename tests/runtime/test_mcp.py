@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -18,51 +15,31 @@ from mcp.client.stdio import StdioServerParameters
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.mcp.catalog import HOW_TO
+from tests.fake_api import FakeApi, Reply, Seen, fake_api
 
 ROOT = Path(__file__).parents[2]
 SPEC = ROOT / "tests" / "fixtures" / "specs" / "discord.json"
 
 
-class _Discord:
-    """Answers GET /gateway the way Discord does, and records what it was sent."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str, dict[str, str]]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer.seen.append((self.command, self.path, dict(self.headers.items())))
-                body = json.dumps({"url": "wss://gateway.discord.gg"}).encode()
-                self.send_response(200 if self.path == "/gateway" else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Set-Cookie", "session=secret-cookie")
-                self.send_header("X-RateLimit-Remaining", "4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+def _discord(request: Seen) -> Reply:
+    """GET /gateway answered the way Discord does (with a cookie and a rate-limit header the
+    runtime must not hand the agent)."""
+    return Reply(
+        200 if request.path == "/gateway" else 404,
+        {"url": "wss://gateway.discord.gg"},
+        {"Set-Cookie": "session=secret-cookie", "X-RateLimit-Remaining": "4"},
+    )
 
 
 @pytest.fixture
-def discord_api() -> Iterator[_Discord]:
-    api = _Discord()
-    yield api
-    api.httpd.shutdown()
-    api.httpd.server_close()
+def discord_api() -> Iterator[FakeApi]:
+    with fake_api(_discord) as api:
+        yield api
 
 
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
-    tmp_path: Path, discord_api: _Discord
+    tmp_path: Path, discord_api: FakeApi
 ) -> None:
     package = derive_package(SPEC.read_bytes(), DeriveOptions(base_url=discord_api.url))
     out = tmp_path / "discord"
@@ -137,7 +114,7 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         )
         unloaded = await client.call_tool("discord_get_guild", {"guild_id": "1"})
         assert unloaded.is_error and "load it first with load_tools" in unloaded.content[0].text
-    assert [(m, p) for m, p, _ in discord_api.seen] == [("GET", "/gateway")] * 2
+    assert [(m, p) for m, p, _, _ in discord_api.seen] == [("GET", "/gateway")] * 2
     assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"
 
 
@@ -250,25 +227,8 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
     from tests.app import bus
     from tests.app.specs import money_spec
 
-    seen: list[tuple[str, str, bytes]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            seen.append(
-                (self.command, self.path, self.rfile.read(int(self.headers["Content-Length"])))
-            )
-            self.send_response(201)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    ).start()
-    spec = money_spec(f"http://127.0.0.1:{httpd.server_address[1]}")
+    httpd = FakeApi(lambda r: Reply(201, b""))
+    spec = money_spec(httpd.url)
     ctx = open_app(Settings(home=tmp_path / "home", refresh_interval=0))
     try:
         blob = ctx.blobs.put(json.dumps(spec).encode())
@@ -326,7 +286,7 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
             ), called.content[0].text
             assert "(request #1)" in called.content[0].text
             assert "skillpress approve" not in called.content[0].text  # never the agent's to run
-            assert seen == [], "nothing reached the API"
+            assert httpd.seen == [], "nothing reached the API"
             operator = open_app(Settings(home=home))
             try:
                 [asked] = approvals.list_requests(operator)
@@ -343,9 +303,10 @@ async def test_a_money_gate_confirmed_in_review_publishes_and_serves_over_mcp(
             once = await client.call_tool("pay_create_payment", pay)
             assert once.is_error and "request #2" in once.content[0].text, "a grant is used once"
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-    assert seen == [("POST", "/payments", b'{"amount":{"value":500,"currency":"EUR"}}')]
+        httpd.close()
+    assert [(r.method, r.path, r.body) for r in httpd.seen] == [
+        ("POST", "/payments", b'{"amount":{"value":500,"currency":"EUR"}}')
+    ]
 
 
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
@@ -381,7 +342,7 @@ async def test_a_followed_folder_swapped_mid_session_serves_the_new_version(tmp_
 
 @pytest.mark.integration  # the command line as a process (tests/conftest.py)
 async def test_several_skills_behind_one_server_and_one_published_later(
-    tmp_path: Path, discord_api: _Discord
+    tmp_path: Path, discord_api: FakeApi
 ) -> None:
     """`mcp --all DIR`: the fixed tools take the skill, each skill sends its own credential, and
     a skill that appears in the folder mid-session is served from the next request on, with a

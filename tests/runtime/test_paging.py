@@ -9,22 +9,21 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.format.declaration import DeclarationError
 from skillpress.format.frontmatter import parse_operation_file, split_frontmatter
 from skillpress.host import SkillHost
 from skillpress.runtime.calling.request import CallRefused
+from tests.fake_api import FakeApi, Reply, Seen
 
 ITEMS = [{"id": f"it_{n}", "n": n} for n in range(1, 6)]  # five items, pages of two
 
@@ -33,69 +32,52 @@ class _Lister:
     """One list API paged five ways over the same five items, recording every request."""
 
     def __init__(self) -> None:
-        self.seen: list[str] = []
-        outer = self
+        self.api = FakeApi(_listed)
+        self.url = self.api.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, value: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(value).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                outer.seen.append(self.path)
-                parts = urlsplit(self.path)
-                q = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                size = int(q.get("limit") or q.get("per_page") or q.get("$top") or 2)
-                base = f"http://{self.headers['Host']}"
-                if parts.path == "/repos":  # GitHub: page numbers, the next in a Link header
-                    page = int(q.get("page", 1))
-                    chunk = ITEMS[(page - 1) * size : page * size]
-                    more = page * size < len(ITEMS)
-                    link = f'<{base}/repos?per_page={size}&page={page + 1}>; rel="next"'
-                    return self._send(chunk, {"Link": link} if more else {})
-                if parts.path == "/conversations":  # Slack: response_metadata.next_cursor
-                    at = int(q.get("cursor") or 0)
-                    chunk = ITEMS[at : at + size]
-                    after = str(at + size) if at + size < len(ITEMS) else ""
-                    return self._send(
-                        {"ok": True, "channels": chunk, "response_metadata": {"next_cursor": after}}
-                    )
-                if parts.path == "/customers":  # Stripe: has_more, starting_after
-                    after = q.get("starting_after")
-                    at = next((i + 1 for i, it in enumerate(ITEMS) if it["id"] == after), 0)
-                    chunk = ITEMS[at : at + size]
-                    return self._send(
-                        {"object": "list", "data": chunk, "has_more": at + size < len(ITEMS)}
-                    )
-                if parts.path == "/users":  # Graph: @odata.nextLink with a $skiptoken
-                    at = int(q.get("$skiptoken") or 0)
-                    chunk = ITEMS[at : at + size]
-                    out: dict[str, Any] = {"value": chunk}
-                    if at + size < len(ITEMS):
-                        out["@odata.nextLink"] = f"{base}/users?$top={size}&$skiptoken={at + size}"
-                    return self._send(out)
-                if parts.path == "/elsewhere":  # a next page on a host the skill does not name
-                    return self._send(
-                        ITEMS[:2], {"Link": '<https://evil.example/elsewhere?page=2>; rel="next"'}
-                    )
-                self.send_error(404)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    @property
+    def seen(self) -> list[str]:
+        return [r.path for r in self.api.seen]
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.api.close()
+
+
+def _listed(request: Seen) -> Reply:
+    """A page of the five items, the way the API at the request's path pages."""
+    q = {k: v[0] for k, v in request.query.items()}
+    size = int(q.get("limit") or q.get("per_page") or q.get("$top") or 2)
+    base = f"http://{request.header('Host')}"
+    route = request.route
+    if route == "/repos":  # GitHub: page numbers, the next in a Link header
+        page = int(q.get("page", 1))
+        chunk = ITEMS[(page - 1) * size : page * size]
+        more = page * size < len(ITEMS)
+        link = f'<{base}/repos?per_page={size}&page={page + 1}>; rel="next"'
+        return Reply(200, chunk, {"Link": link} if more else {})
+    if route == "/conversations":  # Slack: response_metadata.next_cursor
+        at = int(q.get("cursor") or 0)
+        chunk = ITEMS[at : at + size]
+        after = str(at + size) if at + size < len(ITEMS) else ""
+        return Reply(
+            200, {"ok": True, "channels": chunk, "response_metadata": {"next_cursor": after}}
+        )
+    if route == "/customers":  # Stripe: has_more, starting_after
+        after_id = q.get("starting_after")
+        at = next((i + 1 for i, it in enumerate(ITEMS) if it["id"] == after_id), 0)
+        chunk = ITEMS[at : at + size]
+        return Reply(200, {"object": "list", "data": chunk, "has_more": at + size < len(ITEMS)})
+    if route == "/users":  # Graph: @odata.nextLink with a $skiptoken
+        at = int(q.get("$skiptoken") or 0)
+        out: dict[str, Any] = {"value": ITEMS[at : at + size]}
+        if at + size < len(ITEMS):
+            out["@odata.nextLink"] = f"{base}/users?$top={size}&$skiptoken={at + size}"
+        return Reply(200, out)
+    if route == "/elsewhere":  # a next page on a host the skill does not name
+        return Reply(
+            200, ITEMS[:2], {"Link": '<https://evil.example/elsewhere?page=2>; rel="next"'}
+        )
+    return Reply(404, {"error": "no such list"})
 
 
 @pytest.fixture
@@ -276,7 +258,7 @@ def test_next_fetches_the_next_page_exactly_for_every_kind(tmp_path: Path, liste
     assert first.as_dict(for_agent=True)["next"] == first.next
     pages = _walk(host, "lists_list_repos", {"per_page": 2})
     assert [it["n"] for page in pages for it in page] == [1, 2, 3, 4, 5]
-    lister.seen.clear()
+    lister.api.seen.clear()
     pages = _walk(host, "lists_list_conversations", {"limit": 2})
     assert [it["n"] for page in pages for it in page["channels"]] == [1, 2, 3, 4, 5]
     assert lister.seen == [
@@ -284,14 +266,14 @@ def test_next_fetches_the_next_page_exactly_for_every_kind(tmp_path: Path, liste
         "/conversations?limit=2&cursor=2",
         "/conversations?limit=2&cursor=4",
     ]  # the last page's empty next_cursor ends it
-    lister.seen.clear()
+    lister.api.seen.clear()
     pages = _walk(host, "lists_list_customers", {"limit": 2})
     assert [it["n"] for page in pages for it in page["data"]] == [1, 2, 3, 4, 5]
     assert lister.seen[1:] == [
         "/customers?limit=2&starting_after=it_2",
         "/customers?limit=2&starting_after=it_4",
     ]
-    lister.seen.clear()
+    lister.api.seen.clear()
     first = host.call("lists_list_users", {"$top": 2})
     assert first.next == {"page_url": f"{lister.url}/users?$top=2&$skiptoken=2"}
     pages = _walk(host, "lists_list_users", {"$top": 2})

@@ -4,74 +4,57 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
 
 from skillpress.app.base.package_dir import write_package_dir
-from skillpress.derive.package import DeriveOptions, derive_package
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.format.frontmatter import split_frontmatter
 from skillpress.host import SkillHost
+from tests.fake_api import FakeApi, Reply, Seen, fake_api
 
 ITEMS = [{"id": str(n)} for n in range(1, 8)]  # seven items
 
 
+def _paged(request: Seen) -> Reply:
+    """The seven items, a page at a time, the way the API at the request's path pages."""
+    q = {k: v[0] for k, v in request.query.items()}
+    if request.route == "/tweets":  # meta.next_token, pagination_token back
+        size = int(q.get("max_results", 3))
+        at = int(q.get("pagination_token") or 0)
+        meta: dict[str, Any] = {"result_count": len(ITEMS[at : at + size])}
+        if at + size < len(ITEMS):
+            meta["next_token"] = str(at + size)
+        return Reply(200, {"data": ITEMS[at : at + size], "meta": meta})
+    if request.route == "/articles":  # page+page_size, or offset+limit
+        if "page" in q:
+            size = int(q.get("page_size", 3))
+            at = (int(q["page"]) - 1) * size
+        else:
+            size = int(q.get("limit", 3))
+            at = int(q.get("offset", 0))
+        return Reply(200, ITEMS[at : at + size])
+    return Reply(404, {"error": "no such list"})
+
+
 class _Server:
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-        outer = self
+    def __init__(self, api: FakeApi) -> None:
+        self.api, self.url = api, api.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer.seen.append(self.path)
-                parts = urlsplit(self.path)
-                q = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                if parts.path == "/tweets":  # meta.next_token, pagination_token back
-                    size = int(q.get("max_results", 3))
-                    at = int(q.get("pagination_token") or 0)
-                    meta: dict[str, Any] = {"result_count": len(ITEMS[at : at + size])}
-                    if at + size < len(ITEMS):
-                        meta["next_token"] = str(at + size)
-                    value: Any = {"data": ITEMS[at : at + size], "meta": meta}
-                elif parts.path == "/articles":  # page+page_size, or offset+limit
-                    if "page" in q:
-                        size = int(q.get("page_size", 3))
-                        at = (int(q["page"]) - 1) * size
-                    else:
-                        size = int(q.get("limit", 3))
-                        at = int(q.get("offset", 0))
-                    value = ITEMS[at : at + size]
-                else:
-                    self.send_error(404)
-                    return
-                data = json.dumps(value).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    @property
+    def seen(self) -> list[str]:
+        return [r.path for r in self.api.seen]
 
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
-    running = _Server()
-    yield running
-    running.httpd.shutdown()
-    running.httpd.server_close()
+    with fake_api(_paged) as api:
+        yield _Server(api)
 
 
 def _ints(*names: str) -> list[dict[str, Any]]:
@@ -192,7 +175,7 @@ def test_a_list_taking_page_and_offset_continues_in_the_scheme_it_was_called_in(
         "/articles?page=2&page_size=3",
         "/articles?page=3&page_size=3",
     ]
-    server.seen.clear()
+    server.api.seen.clear()
     assert _walk(host, "schemes_list_articles", {"limit": 3}) == every
     assert server.seen == [
         "/articles?limit=3",

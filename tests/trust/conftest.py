@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from skillpress.platform.settings import Settings
-from tests.trust.harness import STORES, Recorder, recorder, settings_for
+from tests.fake_api import FakeApi, fake_api
+from tests.trust.harness import STORES, settings_for
 
 
 @pytest.fixture(params=STORES)
@@ -18,6 +19,6 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def pay_api() -> Iterator[Recorder]:
-    with recorder() as made:
+def pay_api() -> Iterator[FakeApi]:
+    with fake_api() as made:
         yield made

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -27,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillpress.runtime.calling.fit import AGENT_BUDGET
+from tests.fake_api import FakeApi, Reply, Seen, fake_api
 
 FORMS: dict[str, Callable[[str], str]] = {
     "raw": lambda s: s,
@@ -50,37 +49,23 @@ class Echo:
     """An API that answers with what it is told to echo of the request's credential."""
 
     def __init__(self, form: str, where: str) -> None:
-        outer = self
         self.form, self.where = form, where
+        self.api = FakeApi(self._echo)
+        self.url = self.api.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                given = self.headers.get("X-Key") or self.headers.get("Authorization") or ""
-                bare = given.split(" ", 1)[1] if " " in given else given
-                parts = [given, bare]
-                if given.startswith("Basic "):
-                    pair = base64.b64decode(bare).decode()
-                    parts += [pair, pair.partition(":")[2]]
-                echoed = [FORMS[outer.form](p) for p in parts if p]
-                body = json.dumps({"you_sent": echoed}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                if outer.where == "header":
-                    self.send_header("X-Request-Id", " ".join(echoed))
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def _echo(self, request: Seen) -> Reply:
+        given = request.header("X-Key") or request.header("Authorization") or ""
+        bare = given.split(" ", 1)[1] if " " in given else given
+        parts = [given, bare]
+        if given.startswith("Basic "):
+            pair = base64.b64decode(bare).decode()
+            parts += [pair, pair.partition(":")[2]]
+        echoed = [FORMS[self.form](p) for p in parts if p]
+        headers = {"X-Request-Id": " ".join(echoed)} if self.where == "header" else {}
+        return Reply(200, {"you_sent": echoed}, headers)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.api.close()
 
 
 def _package(root: Path, url: str, kind: str) -> Path:
@@ -146,28 +131,10 @@ def noisy() -> Iterator[str]:
     """An API whose answer is a 40 KB JSON body, 30 X-Page-* headers of 400 characters and a
     Link to a next page 3 KB long (all the headers an HTTP client takes: 16 KB)."""
     big_link = "<http://127.0.0.1/next?cursor=" + "c" * 3_000 + '>; rel="next"'
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            body = json.dumps({"items": [{"n": i, "text": "x" * 200} for i in range(200)]})
-            data = body.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            for i in range(30):
-                self.send_header(f"X-Page-Note-{i}", "n" * 400)
-            self.send_header("Link", big_link)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    headers = {f"X-Page-Note-{i}": "n" * 400 for i in range(30)} | {"Link": big_link}
+    items = {"items": [{"n": i, "text": "x" * 200} for i in range(200)]}
+    with fake_api(lambda r: Reply(200, items, headers)) as api:
+        yield api.url
 
 
 def _lists(root: Path, url: str) -> Path:
@@ -218,40 +185,25 @@ def test_a_fetched_token_never_comes_back(tmp_path: Path) -> None:
 
     token, secret = "fetched-token-9f8e7d6c", "client-secret-0a1b2c3d"
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
+    said = {"X-Request-Id": base64.b64encode(token.encode()).decode()}
 
-        def _json(self, value: object) -> None:
-            data = json.dumps(value).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("X-Request-Id", base64.b64encode(token.encode()).decode())
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(request: Seen) -> Reply:
+        if request.method == "POST":
+            return Reply(
+                200, {"access_token": token, "token_type": "Bearer", "expires_in": 60}, said
+            )
+        bare = (request.header("Authorization") or "").removeprefix("Bearer ")
+        return Reply(200, {"token": bare, "quoted": quote(bare), "secret": secret}, said)
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self._json({"access_token": token, "token_type": "Bearer", "expires_in": 60})
-
-        def do_GET(self) -> None:
-            bare = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            self._json({"token": bare, "quoted": quote(bare), "secret": secret})
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}"
     forget_tokens()
     try:
-        _package(tmp_path, f"{url}/token", url)
-        host = SkillHost(tmp_path / "skills", allow_private_token_url=True)
-        environ = {"PETS_CLIENT_ID": "client-id-1", "PETS_CLIENT_SECRET": secret}
-        result = host.call("pets_list_pets", {}, environ=environ)
+        with fake_api(answer) as api:
+            _package(tmp_path, f"{api.url}/token", api.url)
+            host = SkillHost(tmp_path / "skills", allow_private_token_url=True)
+            environ = {"PETS_CLIENT_ID": "client-id-1", "PETS_CLIENT_SECRET": secret}
+            result = host.call("pets_list_pets", {}, environ=environ)
     finally:
         forget_tokens()
-        httpd.shutdown()
-        httpd.server_close()
     shown = json.dumps(result.as_dict(for_agent=True)) + json.dumps(result.as_dict())
     assert result.status == 200 and "[redacted]" in shown
     for part in (token, secret):

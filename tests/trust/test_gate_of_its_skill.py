@@ -35,15 +35,8 @@ from skillpress.app.records import approval_requests as approvals
 from skillpress.app.serving.calling import skill_files
 from skillpress.platform.settings import Settings
 from tests.app.specs import money_spec
-from tests.trust.harness import (
-    PAY_GATE,
-    N,
-    Recorder,
-    Served,
-    publish_gated,
-    race,
-    served_api,
-)
+from tests.fake_api import FakeApi
+from tests.trust.harness import PAY_GATE, N, Served, publish_gated, race, served_api
 
 ROOT = Path(__file__).parents[2]
 LAX_GATE = {**PAY_GATE, "auto_below": 1_000_000}
@@ -68,7 +61,7 @@ workflows:
 
 
 @pytest.fixture
-def api(settings: Settings, pay_api: Recorder) -> Iterator[Served]:
+def api(settings: Settings, pay_api: FakeApi) -> Iterator[Served]:
     with served_api(settings) as served:
         spec = money_spec(pay_api.url)
         publish_gated(served.ctx, spec, "pay", "create_payment", PAY_GATE)
@@ -94,7 +87,7 @@ def skills(api: Served, tmp_path: Path) -> Path:
     return folder
 
 
-def _posts(pay_api: Recorder) -> list[str]:
+def _posts(pay_api: FakeApi) -> list[str]:
     return [p for m, p, _, _ in pay_api.seen if m == "POST"]
 
 
@@ -104,7 +97,7 @@ def _requests(api: Served) -> list[tuple[str, str, str]]:
 
 
 def test_a_gatekeeper_made_for_another_skill_decides_nothing(
-    api: Served, pay_api: Recorder, skills: Path
+    api: Served, pay_api: FakeApi, skills: Path
 ) -> None:
     from skillpress.app.serving.calling import GateClosed
     from skillpress.app.serving.gatekeepers import api_gatekeeper
@@ -124,7 +117,7 @@ def test_a_gatekeeper_made_for_another_skill_decides_nothing(
 
 
 def test_one_gatekeeper_for_a_host_of_several_skills_decides_each_under_its_own(
-    api: Served, pay_api: Recorder, skills: Path
+    api: Served, pay_api: FakeApi, skills: Path
 ) -> None:
     from skillpress.app.serving.calling import GateClosed
     from skillpress.app.serving.gatekeepers import api_gatekeeper
@@ -155,7 +148,7 @@ def test_one_gatekeeper_for_a_host_of_several_skills_decides_each_under_its_own(
 
 
 async def test_an_mcp_server_of_several_skills_decides_each_under_its_own(
-    api: Served, pay_api: Recorder, skills: Path
+    api: Served, pay_api: FakeApi, skills: Path
 ) -> None:
     """`mcp --all DIR` as `mcp/serving.catalog_server` builds it, approvals asked through the API
     with a runtime's token: N identical calls at once."""
@@ -199,7 +192,7 @@ async def test_an_mcp_server_of_several_skills_decides_each_under_its_own(
 
 @pytest.mark.integration  # the command line as N processes
 def test_a_workflow_step_is_decided_under_the_skill_it_calls(
-    api: Served, pay_api: Recorder, skills: Path, settings: Settings
+    api: Served, pay_api: FakeApi, skills: Path, settings: Settings
 ) -> None:
     env = {
         k: v

@@ -26,7 +26,8 @@ from typer.testing import CliRunner
 
 from skillpress.app.base.context import AppContext, open_app
 from skillpress.platform.settings import Settings
-from tests.trust.harness import Guest, Recorder, guesthouse, recorder
+from tests.fake_api import FakeApi, fake_api
+from tests.trust.harness import Guest, guesthouse
 
 
 def _pay(root: Path, url: str) -> Path:
@@ -47,12 +48,12 @@ SENT = {"to": "B", "amount": 9, "currency": "eur"}
 
 
 @pytest.fixture
-def api() -> Iterator[Recorder]:
-    with recorder() as made:
+def api() -> Iterator[FakeApi]:
+    with fake_api() as made:
         yield made
 
 
-def test_no_currency_is_no_automatic_approval_skillhost(api: Recorder, tmp_path: Path) -> None:
+def test_no_currency_is_no_automatic_approval_skillhost(api: FakeApi, tmp_path: Path) -> None:
     from skillpress.host import GateClosed, SkillHost
 
     _pay(tmp_path / "skills", api.url)
@@ -65,7 +66,7 @@ def test_no_currency_is_no_automatic_approval_skillhost(api: Recorder, tmp_path:
 
 
 def test_no_currency_is_no_automatic_approval_command_line(
-    api: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    api: FakeApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from skillpress.cli.main import app
 
@@ -82,7 +83,7 @@ def test_no_currency_is_no_automatic_approval_command_line(
     assert [json.loads(body) for _, _, _, body in api.seen] == [SENT]
 
 
-async def test_no_currency_is_no_automatic_approval_mcp(api: Recorder, tmp_path: Path) -> None:
+async def test_no_currency_is_no_automatic_approval_mcp(api: FakeApi, tmp_path: Path) -> None:
     from mcp import Client
 
     from skillpress.app.serving.calling import open_package

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.format.manifest import Manifest
-from tests.trust.harness import Recorder, recorder
+from tests.fake_api import FakeApi, Reply, fake_api
 
 SECRET = "the-operators-own-secret-value"
 
@@ -60,13 +60,13 @@ def naming(files: dict[str, bytes], env: str) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def api() -> Iterator[Recorder]:
-    with recorder(lambda m, p: (200, {"Content-Type": "application/json"}, b"[]")) as made:
+def api() -> Iterator[FakeApi]:
+    with fake_api(lambda r: Reply(200, [])) as made:
         yield made
 
 
 @pytest.fixture
-def forged(api: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def forged(api: FakeApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     files = dict(derive_package(_spec(api.url), DeriveOptions(slug="vault")).files)
     folder = tmp_path / "skills" / "vault"
     write_package_dir(naming(files, "SKILLPRESS_OPERATOR_TOKEN"), folder)
@@ -78,7 +78,7 @@ def forged(api: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 REFUSAL = "SKILLPRESS_OPERATOR_TOKEN is one of skillpress's own settings"
 
 
-def test_the_command_line(forged: Path, api: Recorder) -> None:
+def test_the_command_line(forged: Path, api: FakeApi) -> None:
     from skillpress.cli.main import app
 
     said = CliRunner().invoke(app, ["call", str(forged), "list_things"])
@@ -88,7 +88,7 @@ def test_the_command_line(forged: Path, api: Recorder) -> None:
     assert api.seen == []
 
 
-def test_skillhost(forged: Path, api: Recorder) -> None:
+def test_skillhost(forged: Path, api: FakeApi) -> None:
     from skillpress.host import SkillHost
     from skillpress.runtime.package.model import PackageError
 
@@ -97,7 +97,7 @@ def test_skillhost(forged: Path, api: Recorder) -> None:
     assert api.seen == []
 
 
-def test_mcp_one_skill_and_several(forged: Path, api: Recorder) -> None:
+def test_mcp_one_skill_and_several(forged: Path, api: FakeApi) -> None:
     from skillpress.app.serving.calling import open_package
     from skillpress.app.serving.catalog import folder_catalog
     from skillpress.runtime.package.model import PackageError
@@ -109,7 +109,7 @@ def test_mcp_one_skill_and_several(forged: Path, api: Recorder) -> None:
     assert api.seen == []
 
 
-def test_a_workflow_step_of_another_skill(forged: Path, api: Recorder, tmp_path: Path) -> None:
+def test_a_workflow_step_of_another_skill(forged: Path, api: FakeApi, tmp_path: Path) -> None:
     """A skill whose workflow calls the forged one (`uses`): its step's skill is loaded as
     strictly, and its credential never read."""
     from skillpress.app.base.context import open_app
@@ -134,7 +134,7 @@ def test_a_workflow_step_of_another_skill(forged: Path, api: Recorder, tmp_path:
     assert api.seen == []
 
 
-def test_an_agent_skills_folder(api: Recorder, tmp_path: Path) -> None:
+def test_an_agent_skills_folder(api: FakeApi, tmp_path: Path) -> None:
     from skillpress.runtime.package.model import PackageError
     from skillpress.runtime.package.skill import load_skill
 
@@ -151,7 +151,7 @@ def test_an_agent_skills_folder(api: Recorder, tmp_path: Path) -> None:
 
 
 def test_a_runtime_names_any_variable_of_its_own_but_skillpress_settings(
-    forged: Path, api: Recorder, monkeypatch: pytest.MonkeyPatch
+    forged: Path, api: FakeApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from skillpress.cli.main import app
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from tests.trust.harness import recorder
+from tests.fake_api import Reply, fake_api
 
 OPERATION = """---
 operation:
@@ -83,8 +83,8 @@ def test_skillhost(pairs: list[tuple[str, str]], tmp_path_factory: pytest.TempPa
     from skillpress.app.serving.calling import CallRefused
     from skillpress.host import SkillHost
 
-    ok = lambda m, p: (200, {"Content-Type": "application/json"}, b"{}")  # noqa: E731
-    with recorder(ok) as api:
+    ok = lambda r: Reply(200, {})  # noqa: E731
+    with fake_api(ok) as api:
         root = tmp_path_factory.mktemp("host")
         _package(root, api.url)
         host = SkillHost(root)
@@ -131,8 +131,8 @@ async def test_mcp_call_operation(tmp_path: Path) -> None:
     from skillpress.app.serving.calling import open_package
     from skillpress.mcp.server import build_mcp_server
 
-    ok = lambda m, p: (200, {"Content-Type": "application/json"}, b"{}")  # noqa: E731
-    with recorder(ok) as api:
+    ok = lambda r: Reply(200, {})  # noqa: E731
+    with fake_api(ok) as api:
         skill, files = open_package(_package(tmp_path, api.url))
         async with Client(build_mcp_server(skill, files)) as client:
             for pairs in (

@@ -26,19 +26,12 @@ from skillpress.app.records import approval_requests as approvals
 from skillpress.app.serving.calling import skill_files
 from skillpress.platform.settings import Settings
 from tests.app.specs import money_spec
-from tests.trust.harness import (
-    PAY_GATE,
-    N,
-    Recorder,
-    Served,
-    publish_gated,
-    race,
-    served_api,
-)
+from tests.fake_api import FakeApi
+from tests.trust.harness import PAY_GATE, N, Served, publish_gated, race, served_api
 
 
 @pytest.fixture
-def api(settings: Settings, pay_api: Recorder) -> Iterator[Served]:
+def api(settings: Settings, pay_api: FakeApi) -> Iterator[Served]:
     with served_api(settings) as served:
         publish_gated(served.ctx, money_spec(pay_api.url), "pay", "create_payment", PAY_GATE)
         yield served
@@ -108,7 +101,7 @@ def test_an_automatic_approval_is_the_servers_finding(api: Served) -> None:
 
 
 def test_skillhost_through_the_api_cannot_claim_a_laxer_gate(
-    api: Served, pay_api: Recorder, tmp_path: Path
+    api: Served, pay_api: FakeApi, tmp_path: Path
 ) -> None:
     """The host's package says its gate lets anything under a billion through; the server's
     live gate is what decides."""

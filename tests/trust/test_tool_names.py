@@ -18,7 +18,7 @@ import pytest
 
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
-from tests.trust.harness import Recorder, recorder
+from tests.fake_api import FakeApi, Reply, fake_api
 
 
 def _bank(root: Path, url: str) -> None:
@@ -52,7 +52,7 @@ def test_a_workflow_cannot_shadow_another_skills_gated_operation(tmp_path: Path)
     from skillpress.host import SkillHost
     from skillpress.runtime.package.model import PackageError
 
-    with recorder() as api:
+    with fake_api() as api:
         _bank(tmp_path / "skills", api.url)
         host = SkillHost(tmp_path / "skills")
         for attempt in (host.tools, lambda: host.call("bank_create_transfer", {"to": "x"})):
@@ -90,7 +90,7 @@ async def test_an_mcp_server_of_several_serves_one_of_the_two(tmp_path: Path) ->
     from skillpress.app.serving.catalog import folder_catalog
     from skillpress.mcp.server import build_catalog_server
 
-    with recorder() as api:
+    with fake_api() as api:
         bank = _derived(api.url, "bank", "/transfers", "createTransfer")
         gate = b'approval: {"matches": "POST /transfers", "risk": "high"}\n---\n'
         bank["create_transfer.md"] = bank["create_transfer.md"].replace(b"\n---\n", b"\n" + gate, 1)
@@ -114,7 +114,7 @@ async def test_an_mcp_server_of_several_serves_one_of_the_two(tmp_path: Path) ->
         assert api.seen == []
 
 
-def _recording(api: Recorder) -> bytes:
+def _recording(api: FakeApi) -> bytes:
     return (
         b'{"openapi": "3.0.3", "info": {"title": "Bank", "version": "1"}, "servers": [{"url": "'
         + api.url.encode()
@@ -127,7 +127,7 @@ def test_a_folder_binds_its_package_by_the_folders_name(tmp_path: Path) -> None:
     from skillpress.host import SkillHost
     from skillpress.runtime.package.model import UnknownOperation
 
-    with recorder(lambda m, p: (200, {"Content-Type": "application/json"}, b"[]")) as api:
+    with fake_api(lambda r: Reply(200, [])) as api:
         files = derive_package(_recording(api), DeriveOptions(slug="bank")).files
         write_package_dir(files, tmp_path / "skills" / "bankfx")
         host = SkillHost(tmp_path / "skills")

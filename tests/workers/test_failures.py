@@ -11,7 +11,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from skillpress.platform.settings import Settings
 from skillpress.schemas.events import PublishVersion, RefreshSources, SpecSubmitted
 from skillpress.schemas.records import ActionItem, DeadLetter, Skill, SourceRevision, Version
 from skillpress.schemas.subjects import COMMANDS, EVENTS, STREAM
+from tests.fake_api import FakeApi, Reply
 from tests.workers.conftest import SPECS, settings_env, submit, watching, workers
 
 pytestmark = pytest.mark.integration  # starts real servers
@@ -170,30 +170,17 @@ class _SpecServer:
     def __init__(self, body: bytes) -> None:
         self.body = body
         self.status = 200
-        self.requests = 0
-        outer = self
+        self.api = FakeApi(
+            lambda r: Reply(self.status, self.body, {"Content-Type": "application/yaml"})
+        )
+        self.url = f"{self.api.url}/openapi.yaml"
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer.requests += 1
-                self.send_response(outer.status)
-                self.send_header("Content-Type", "application/yaml")
-                self.send_header("Content-Length", str(len(outer.body)))
-                self.end_headers()
-                self.wfile.write(outer.body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/openapi.yaml"
-        threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+    @property
+    def requests(self) -> int:
+        return len(self.api.seen)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.api.close()
 
 
 @pytest.fixture

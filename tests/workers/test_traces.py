@@ -5,10 +5,7 @@ from stage to stage in the messages' `traceparent` header."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
@@ -18,6 +15,7 @@ from skillpress.platform import tracing
 from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
+from tests.fake_api import FakeApi, Reply, fake_api
 from tests.workers.conftest import SPECS, watching
 from tests.workers.test_probes import worker_with_probes
 
@@ -29,41 +27,30 @@ trace_pb2 = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_se
 class Collector:
     """An OTLP/HTTP endpoint that keeps every span it is sent: (service, name, trace id)."""
 
-    def __init__(self) -> None:
-        self.spans: list[tuple[str, str, str]] = []
-        kept = self.spans
+    def __init__(self, api: FakeApi) -> None:
+        self.api, self.url = api, api.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                request = trace_pb2.ExportTraceServiceRequest()
-                request.ParseFromString(body)
-                for resource in request.resource_spans:
-                    service = next(
-                        a.value.string_value
-                        for a in resource.resource.attributes
-                        if a.key == "service.name"
-                    )
-                    for scope in resource.scope_spans:
-                        for span in scope.spans:
-                            kept.append((service, span.name, span.trace_id.hex()))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+    @property
+    def spans(self) -> list[tuple[str, str, str]]:
+        kept = []
+        for posted in list(self.api.seen):
+            request = trace_pb2.ExportTraceServiceRequest()
+            request.ParseFromString(posted.body)
+            for resource in request.resource_spans:
+                service = next(
+                    a.value.string_value
+                    for a in resource.resource.attributes
+                    if a.key == "service.name"
+                )
+                for scope in resource.scope_spans:
+                    kept.extend((service, span.name, span.trace_id.hex()) for span in scope.spans)
+        return kept
 
 
 @pytest.fixture
 def collector() -> Iterator[Collector]:
-    found = Collector()
-    yield found
-    found.server.shutdown()
+    with fake_api(lambda r: Reply(200, b"", {"Content-Type": "application/x-protobuf"})) as api:
+        yield Collector(api)
 
 
 def test_traces_are_off_unless_an_endpoint_is_named() -> None:
