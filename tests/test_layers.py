@@ -202,3 +202,18 @@ def test_a_workflow_run_is_assembled_in_one_place() -> None:
                 if name in parts and not checks:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
     assert found == []
+
+
+def test_a_circle_between_siblings_fails_naming_it(tmp_path: Path) -> None:
+    """The acyclic-siblings contract fires on a circle held open by a function's own import:
+    intake importing submissions back (the circle #53 broke) is named."""
+    tree = _copy(tmp_path)
+    intake = tree / "skillpress" / "app" / "operator" / "intake.py"
+    intake.write_text(
+        intake.read_text()
+        + "\n\ndef later() -> None:\n    from skillpress.app.operator.submissions import submit_spec\n"
+    )
+    done = _lint(tree)
+    assert done.returncode != 0
+    assert "No cycles are allowed in skillpress.app.operator" in done.stdout, done.stdout
+    assert ".intake -> .submissions" in done.stdout or ".submissions -> .intake" in done.stdout

@@ -1020,8 +1020,8 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
 def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_stored(
     ctx: AppContext,
 ) -> None:
+    from skillpress.app.operator.intake import spec_submitted
     from skillpress.app.operator.preview import preview_spec
-    from skillpress.app.operator.submissions import spec_submitted
 
     for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://u:p@api.test", "/api/v1"):
         with pytest.raises(Refused, match="base URL"):
@@ -1036,7 +1036,7 @@ def test_a_base_url_that_is_not_an_http_address_is_refused_before_anything_is_st
 def test_the_credential_variable_chosen_at_import_is_kept_and_read_by_every_runtime(
     ctx: AppContext, tmp_path: Path
 ) -> None:
-    from skillpress.app.operator.submissions import spec_submitted
+    from skillpress.app.operator.intake import spec_submitted
     from skillpress.host import SkillHost
     from skillpress.runtime.calling.credential import credential_env
     from skillpress.runtime.package.skill import load_skill

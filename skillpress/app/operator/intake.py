@@ -1,7 +1,8 @@
 """A spec coming in: the slug it will live under checked once, its preview (what the spec
-already answers and what is still to ask), and its submission to the pipeline. The HTTP API,
-the console and the command line read the bytes (an upload, a paste, a file, a URL) and call
-these.
+already answers and what is still to ask), the message that submits it (its base URL and
+credential variable checked), and its submission to the pipeline. The HTTP API, the console and
+the command line read the bytes (an upload, a paste, a file, a URL) and call these; following a
+submission is `submissions`' (which stands on this, never the other way).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from skillpress.schemas.subjects import EVENTS
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
 
+    from skillpress.schemas.events import SpecSubmitted
+
 __all__ = [
     "SlugInUse",
     "SpecPreview",
@@ -28,6 +31,7 @@ __all__ = [
     "check_slug",
     "preview",
     "slug_in_use",
+    "spec_submitted",
     "spec_bytes",
     "submit",
 ]
@@ -206,7 +210,6 @@ async def submit(
     document is refused at once) and say where to follow it. `credential_env`: the variable
     the skill's credential is read from, when not `<SLUG>_API_KEY` (kept with its source)."""
     from skillpress.app.base.bus import StackError, send
-    from skillpress.app.operator.submissions import spec_submitted
 
     checked = await asyncio.to_thread(first_check, slug, data)
     submission = uuid.uuid4().hex
@@ -223,4 +226,38 @@ async def submit(
         seq=seq,
         events=f"{base}/events?after={seq}",
         status=f"/v1/submissions/{submission}",
+    )
+
+
+def spec_submitted(
+    ctx: AppContext,
+    slug: str,
+    data: bytes | None,
+    url: str | None,
+    base_url: str | None,
+    created_by: str,
+    submission: str,
+    credential_env: str | None = None,
+) -> SpecSubmitted:
+    """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch);
+    Refused for a base URL that is not an absolute http(s) address, or a credential variable
+    that is not an environment variable's name."""
+    from skillpress.app.operator.preview import check_base_url
+    from skillpress.format.credentials import credential_env_refusal, default_credential_env
+    from skillpress.schemas.events import SpecSubmitted
+
+    check_base_url(base_url)
+    if credential_env == default_credential_env(slug):
+        credential_env = None  # the default is not a choice worth keeping
+    if credential_env and (why := credential_env_refusal(credential_env, slug)) is not None:
+        raise Refused(f"credential variable {why}")
+    blob = ctx.blobs.put(data) if data is not None else None
+    return SpecSubmitted(
+        submission=submission,
+        skill=slug,
+        blob=blob,
+        url=url,
+        base_url=base_url,
+        created_by=created_by,
+        credential_env=credential_env or None,
     )

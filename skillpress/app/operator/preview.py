@@ -11,9 +11,10 @@ from typing import Any
 from skillpress.derive.auth import auth_hint
 from skillpress.derive.package import derive_package
 from skillpress.derive.package_types import DeriveOptions
+from skillpress.errors import Refused
 from skillpress.runtime.calling.execute import default_env_var
 
-__all__ = ["Preview", "preview_spec"]
+__all__ = ["Preview", "check_base_url", "preview_spec"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,6 @@ def _question(warnings: list[str]) -> str:
 def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = None) -> Preview:
     """Derive `data` in memory (SpecRefused with the reason for refused input) and say what it
     answers and what is still to ask."""
-    from skillpress.app.operator.submissions import check_base_url
 
     check_base_url(base_url)
     package = derive_package(data, DeriveOptions(slug=slug or None, base_url=base_url or None))
@@ -86,3 +86,19 @@ def preview_spec(data: bytes, slug: str | None = None, base_url: str | None = No
         operation_names=tuple(o.name for o in m.operations),
         files=package.files,
     )
+
+
+def check_base_url(base_url: str | None) -> None:
+    """A base URL a person gives: an absolute http(s) URL with a host, no credentials, no query
+    (a `javascript:` or `file:` one is refused before anything is stored)."""
+    if not base_url:
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused(
+            f"base URL {base_url!r} is not an absolute http(s) URL, like https://api.example.com"
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise Refused(f"base URL {base_url!r} carries credentials, a query or a fragment")

@@ -21,27 +21,24 @@ from skillpress.app.base.bus import (
     with_pipeline,
 )
 from skillpress.app.base.context import AppContext
-from skillpress.app.operator.intake import first_check
+from skillpress.app.operator.intake import first_check, spec_submitted
 from skillpress.app.records.overview import (
     recorded_submission,
     stored_outcome,
     unreplayed_letters,
 )
-from skillpress.errors import Refused, Retryable
+from skillpress.errors import Retryable
 from skillpress.schemas.subjects import EVENTS
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
 
-    from skillpress.schemas.events import SpecSubmitted
 
 __all__ = [
     "DeadLettered",
     "ENDINGS",
-    "check_base_url",
     "dead_lettered",
     "describe_event",
-    "spec_submitted",
     "stored_outcome",
     "submission_events",
     "submit_spec",
@@ -171,55 +168,6 @@ ENDINGS = (
     EVENTS.revision_rejected,
     EVENTS.revision_unchanged,
 )
-
-
-def spec_submitted(
-    ctx: AppContext,
-    slug: str,
-    data: bytes | None,
-    url: str | None,
-    base_url: str | None,
-    created_by: str,
-    submission: str,
-    credential_env: str | None = None,
-) -> SpecSubmitted:
-    """The message that submits a spec (its bytes stored first as a blob, or its URL to fetch);
-    Refused for a base URL that is not an absolute http(s) address, or a credential variable
-    that is not an environment variable's name."""
-    from skillpress.format.credentials import credential_env_refusal, default_credential_env
-    from skillpress.schemas.events import SpecSubmitted
-
-    check_base_url(base_url)
-    if credential_env == default_credential_env(slug):
-        credential_env = None  # the default is not a choice worth keeping
-    if credential_env and (why := credential_env_refusal(credential_env, slug)) is not None:
-        raise Refused(f"credential variable {why}")
-    blob = ctx.blobs.put(data) if data is not None else None
-    return SpecSubmitted(
-        submission=submission,
-        skill=slug,
-        blob=blob,
-        url=url,
-        base_url=base_url,
-        created_by=created_by,
-        credential_env=credential_env or None,
-    )
-
-
-def check_base_url(base_url: str | None) -> None:
-    """A base URL a person gives: an absolute http(s) URL with a host, no credentials, no query
-    (a `javascript:` or `file:` one is refused before anything is stored)."""
-    if not base_url:
-        return
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise Refused(
-            f"base URL {base_url!r} is not an absolute http(s) URL, like https://api.example.com"
-        )
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise Refused(f"base URL {base_url!r} carries credentials, a query or a fragment")
 
 
 async def submission_known(
