@@ -15,11 +15,15 @@ from skillpress.runtime.calling.credential import Credential
 from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.package.skill import tool_clash
+from skillpress.runtime.workflows.model_runs import Chat
+from skillpress.runtime.workflows.run import Workflow
 from skillpress.runtime.workflows.run_log import RunJournal
 
-__all__ = ["HOW_TO", "WORKFLOWS", "Catalog", "Loaded", "index_of", "workflow_list"]
+__all__ = ["HOW_TO", "WORKFLOWS", "Catalog", "Found", "Loaded", "index_of", "workflow_list"]
 
 Loaded = tuple[Skill, Mapping[str, bytes], str | None]  # a skill, its files, its version
+# a workflow a tool name runs, with the workflows of its skill (the steps it runs may name them)
+Found = tuple[Mapping[str, Workflow], Workflow]
 
 WORKFLOWS = "workflows.yaml"
 # this server's own verbs, before the body (which names no face's tools)
@@ -32,7 +36,7 @@ HOW_TO = (
 )
 
 
-def _loadable(skill: Skill, files: Mapping[str, bytes]) -> Mapping[str, Any]:
+def _loadable(skill: Skill, files: Mapping[str, bytes]) -> Mapping[str, Workflow]:
     from skillpress.runtime.workflows.load import loadable_workflows
 
     return loadable_workflows(files, skill)
@@ -92,7 +96,7 @@ class Catalog:
         refresh: Callable[[], Mapping[str, Loaded] | None] | None,
         several: bool,
         sandboxed: bool,
-        model: Callable[[], Any] | None,
+        model: Callable[[], Chat | None] | None,
         runs: RunJournal | None,
     ) -> None:
         self.eager, self.credentials, self.gatekeepers = eager, credentials, gatekeepers
@@ -107,7 +111,9 @@ class Catalog:
         # skill it was loaded from.
         self.loaded_by_client: dict[str, list[tuple[str, str]]] = {}
         self.broken: dict[tuple[str, str], str] = {}  # a tool that does not load, and why
-        self.read_flows: dict[str, tuple[Mapping[str, bytes], Mapping[str, Any]]] = {}  # by slug
+        self.read_flows: dict[
+            str, tuple[Mapping[str, bytes], Mapping[str, Workflow]]
+        ] = {}  # by slug
         self.take(skills)
         self.slugs = sorted(self.state)
 
@@ -203,13 +209,13 @@ class Catalog:
             if self.flow_of(k, n) is None and (found := self.owner(k, n)) is not None
         ]
 
-    def runnable(self, wf: Any) -> bool:
+    def runnable(self, wf: Workflow) -> bool:
         """Whether this server runs `wf`: a hardened one always, a model's with a model."""
         return bool(
             wf.execution == "hardened" or (self.model is not None and self.model() is not None)
         )
 
-    def flow_of(self, key: str, tool_name: str) -> Any:
+    def flow_of(self, key: str, tool_name: str) -> Found | None:
         """The (workflows, workflow) a loaded tool name runs, or None (an operation's name)."""
         if key not in self.state:
             return None
@@ -253,7 +259,7 @@ class Catalog:
         sk, files, _ = self.state[key]
         return key, sk, files
 
-    def workflow(self, skill: Skill, files: Mapping[str, bytes], wanted: str) -> Any:
+    def workflow(self, skill: Skill, files: Mapping[str, bytes], wanted: str) -> Found | None:
         """(the skill's workflows, the one named `wanted`), or None when there is none; a
         version's workflows are read once (a new version's files are another mapping)."""
         held = self.read_flows.get(skill.slug)

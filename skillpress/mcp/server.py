@@ -18,7 +18,15 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
-from skillpress.mcp.catalog import HOW_TO, WORKFLOWS, Catalog, Loaded, index_of, workflow_list
+from skillpress.mcp.catalog import (
+    HOW_TO,
+    WORKFLOWS,
+    Catalog,
+    Found,
+    Loaded,
+    index_of,
+    workflow_list,
+)
 from skillpress.mcp.tools import base_tools, skill_run_tool
 from skillpress.runtime.calling.calls import CallSetup, GateClosed, Gatekeeper, place_call
 from skillpress.runtime.calling.credential import Credential
@@ -27,6 +35,7 @@ from skillpress.runtime.calling.fit import render
 from skillpress.runtime.calling.gates import GateCheck
 from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
+from skillpress.runtime.workflows.model_runs import Chat
 from skillpress.runtime.workflows.run_log import RunJournal
 
 __all__ = ["BASE_TOOLS", "build_catalog_server", "build_mcp_server"]
@@ -77,7 +86,7 @@ def build_mcp_server(
     reload: Callable[[], Loaded | None] | None = None,
     version: str | None = None,
     sandboxed: bool = False,
-    model: Callable[[], Any] | None = None,
+    model: Callable[[], Chat | None] | None = None,
     runs: RunJournal | None = None,
 ) -> Server[Any]:
     """The MCP server for one skill; `files` are the package's (what read_skill_file may return).
@@ -293,7 +302,7 @@ class _CatalogServer(Catalog):
                 return _text(str(exc), error=True)
             flow = found[1]
             if name == "describe_operation":
-                described = {
+                described: dict[str, Any] = {
                     "name": flow.name,
                     "tool": flow.tool_name,
                     "description": flow.description,
@@ -336,7 +345,7 @@ class _CatalogServer(Catalog):
         )
 
     async def _run(
-        self, slug: str, skill: Skill, files: Mapping[str, bytes], found: Any, args: Any
+        self, slug: str, skill: Skill, files: Mapping[str, bytes], found: Found, args: Any
     ) -> types.CallToolResult:
         """A workflow: a hardened one step after step, a guided or draft one by the server's
         model; every call through the same checks as any call; sandboxed (a package from
@@ -438,7 +447,7 @@ def build_catalog_server(
     refresh: Callable[[], Mapping[str, Loaded] | None] | None = None,
     several: bool = True,
     sandboxed: bool = False,
-    model: Callable[[], Any] | None = None,
+    model: Callable[[], Chat | None] | None = None,
     runs: RunJournal | None = None,
 ) -> Server[Any]:
     """The MCP server for a set of skills by slug (`Catalog`'s docstring says what

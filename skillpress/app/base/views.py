@@ -225,6 +225,7 @@ class PublicationView(TypedDict):
     hosts: list[str]
     auth_header: NotRequired[str | None]
     previous_version_id: NotRequired[str | None]
+    already_live: NotRequired[bool]  # it was live already: its pointer written again
     changes: NotRequired[VersionDiff]  # what it changed against the version that was live
 
 

@@ -7,7 +7,6 @@ HTTP API and the console call these, and show what they return.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
 
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import (
@@ -40,7 +39,7 @@ from skillpress.app.records.versions import (
     revision_published,
 )
 from skillpress.errors import Refused
-from skillpress.schemas.events import RevisionRejected
+from skillpress.schemas.events import RevisionRejected, VersionProposed
 
 __all__ = [
     "annotate",
@@ -61,10 +60,17 @@ def proposal_of(
     event = propose_change(ctx, stored.skill.slug, stored.ids, change, stored.at, timeout)
     if isinstance(event.message, RevisionRejected):
         raise Refused(f"refused: {event.message.reason}")
-    proposal = cast(ProposalView, dict(event.body))
-    revision = proposal.get("revision_id")
-    proposal["revision_published"] = revision_published(ctx, stored.skill, revision)
-    return proposal
+    made = event.message
+    assert isinstance(made, VersionProposed)  # the wait ends on a proposal or a refusal
+    return ProposalView(
+        version_id=made.version_id,
+        skill=made.skill,
+        revision_id=made.revision_id,
+        created=made.created,
+        summary=dict(made.summary),
+        submission=made.submission,
+        revision_published=revision_published(ctx, stored.skill, made.revision_id),
+    )
 
 
 def annotate(
@@ -150,6 +156,6 @@ def publish(
         ctx, slug, resolve_version(ctx, slug, ref)[1].id, remove_gates
     )
     changes = diff_versions(ctx, slug, None, version_id)  # against live, before it moves
-    done = cast(PublicationView, request_publish(ctx, slug, version_id, remove_gates, timeout, by))
+    done = request_publish(ctx, slug, version_id, remove_gates, timeout, by)
     done["changes"] = changes
     return done

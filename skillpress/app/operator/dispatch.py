@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from skillpress.app.base.bus import Event, Pipeline, send, send_and_follow, with_pipeline
 from skillpress.app.base.context import AppContext
-from skillpress.app.base.views import Replayed
+from skillpress.app.base.views import PublicationView, Replayed
 from skillpress.schemas.subjects import COMMANDS, EVENTS
 
 __all__ = ["propose_change", "replay_dead_letters", "request_publish", "request_refresh"]
@@ -23,9 +22,9 @@ def request_publish(
     remove_gates: bool,
     timeout: float,
     requested_by: str = "cli",
-) -> dict[str, Any]:
-    """Send the publish command and wait for its `version.published`; returns that event."""
-    from skillpress.schemas.events import PublishVersion
+) -> PublicationView:
+    """Send the publish command and wait for its `version.published`: the publication it says."""
+    from skillpress.schemas.events import PublishVersion, VersionPublished
 
     command = PublishVersion(
         skill=slug, version_id=version_id, remove_gates=remove_gates, requested_by=requested_by
@@ -44,7 +43,17 @@ def request_publish(
             timeout,
         )
 
-    return with_pipeline(ctx, work)[-1].body
+    done = with_pipeline(ctx, work)[-1].message
+    assert isinstance(done, VersionPublished)  # what the wait above ends on
+    return PublicationView(
+        version_id=done.version_id,
+        skill=done.skill,
+        files=dict(done.files),
+        hosts=list(done.hosts),
+        auth_header=done.auth_header,
+        previous_version_id=done.previous_version_id,
+        already_live=done.already_live,
+    )
 
 
 def replay_dead_letters(ctx: AppContext, ids: list[int] | None) -> list[Replayed]:
