@@ -59,15 +59,26 @@ def operation_target(target: str) -> str | None:
 
 
 def auto_currency_missing(rule: Mapping[str, Any]) -> str | None:
-    """Why an approval rule's `auto_below` could never approve anything: it reads the call's
-    currency (`currency`) but names none it is in (`auto_currency`), and an amount in a currency
-    the gate did not name is never automatic. None when the rule is whole."""
-    if rule.get("auto_below") is None or not rule.get("currency") or rule.get("auto_currency"):
+    """Why an approval rule's `auto_below` could never approve anything rightly: an amount is
+    automatic only in the currency its threshold is in, so the rule reads the call's currency
+    (`currency`) and names the one it is in (`auto_currency`). None when the rule is whole."""
+    if rule.get("auto_below") is None:
+        return None
+    below = f"auto below {rule['auto_below']:g}"
+    if not rule.get("amount"):
+        return f"{below} needs the field that holds the amount (amount, like amount.value)"
+    if not rule.get("currency"):
+        return (
+            f"{below} reads the amount from {rule['amount']!r} but no currency: 50 of what?"
+            " Name the field that holds the payment's currency (currency, like"
+            " amount.currency) and the one the threshold is in (auto_currency, like EUR)"
+        )
+    if rule.get("auto_currency"):
         return None
     return (
-        f"auto below {rule['auto_below']:g} reads the currency from {rule['currency']!r} but"
+        f"{below} reads the currency from {rule['currency']!r} but"
         " names none it is in, so no call would ever be approved automatically: say which"
-        " currency the threshold is in (auto_currency, like EUR), or leave currency out"
+        " currency the threshold is in (auto_currency, like EUR)"
     )
 
 

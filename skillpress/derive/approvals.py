@@ -5,7 +5,10 @@ credentials (then flagged as such); creates and updates are medium; deletes and 
 for money or irreversibility, or that sends a price-like field, high and gated; an `x-risk`
 extension in the spec wins. A rule binds every argument the call sends, so an operation that
 sends none cannot be gated (it is shown, marked unbindable). Amount and currency fields are read
-from body field names. An identity is guessed from a create's required fields.
+from body field names, the payment's own amount first (required, named `amount`, beside a
+currency), with what else is sent said as `unsure`; an ambiguous money word (`subscription`,
+`transfer`) is money only where nothing beside it names what else it is. An identity is guessed
+from a create's required fields.
 """
 
 from __future__ import annotations
@@ -71,6 +74,28 @@ _MONEY = {
     "sell",
     "pricing",
     "quote",
+    "plan",  # a paid plan (Zoom's account_plan_create)
+    "plans",
+}
+# money words that name something else beside these (GitHub's notification `subscription`, a
+# repository's `transfer`): money only without them
+_AMBIGUOUS = {"subscription", "subscriptions", "transfer", "transfers", "capture", "captures"}
+_NOT_MONEY_BESIDE = {
+    "notification",
+    "notifications",
+    "thread",
+    "threads",
+    "repo",
+    "repos",
+    "repository",
+    "repositories",
+    "watch",
+    "watchers",
+    "webhook",
+    "webhooks",
+    "ownership",
+    "screen",
+    "screenshot",
 }
 _IRREVERSIBLE = {
     "delete",
@@ -128,8 +153,11 @@ _LOOKUPS = {
     "filter",
     "batch",
 }
+# `total` is money only as a name's last word (`order_total`), not a count's first
+# (`total_members`)
 _AMOUNT = re.compile(
-    r"(^|_)(amount|price|total|cost|fee|sum|value)(_|$)|(amount|price|cost|fee)$", re.IGNORECASE
+    r"(^|_)(amount|price|cost|fee|sum|value)(_|$)|(^|_)total$|(amount|price|cost|fee)$",
+    re.IGNORECASE,
 )
 # what a read returns that a person should see before an agent does
 _SECRETS = {
@@ -171,7 +199,7 @@ def _words(*texts: str) -> set[str]:
     return out
 
 
-_PRICE = re.compile(r"(^|_)(amount|price|total|cost|fee)(_|$)|(amount|price|cost|fee)$", re.I)
+_PRICE = re.compile(r"(^|_)(amount|price|cost|fee)(_|$)|(^|_)total$|(amount|price|cost|fee)$", re.I)
 _DECIMAL_FORMATS = ("decimal", "double", "float", "number", "amount", "money", "currency")
 
 
@@ -207,39 +235,69 @@ def _is_amount(name: str, schema: Any, beside_currency: bool) -> bool:
 
 def _amount_fields(
     decl: Declaration | None, types: dict[str, Any]
-) -> tuple[str | None, str | None]:
+) -> tuple[str | None, str | None, list[str]]:
+    """(the amount a money gate reads, the currency beside it, the other amounts the call
+    sends). The payment's own amount is the one a person would name: a required field first,
+    then one named `amount`, then one paired with a currency, then the first sent; Adyen's
+    `amount {currency, value}` and not its `additionalAmount` beside it."""
     if decl is None:
-        return None, None
+        return None, None, []
     props = decl.schema.get("properties", {})
-    currency = next((f for f in decl.body if _CURRENCY.search(f)), None)
-    amount = next(
-        (
-            f
-            for f in decl.body
-            if _is_amount(f, _resolved(props.get(f), types), currency is not None)
-        ),
-        None,
-    )
-    if amount is None and currency is None:
-        for f in decl.body:  # {"amount": {"value": 100, "currency": "EUR"}}
-            if not _AMOUNT.search(f):
-                continue
-            sub = _resolved(props.get(f), types)
-            inner = sub.get("properties") if isinstance(sub, dict) else None
-            if not isinstance(inner, dict):
-                continue
+    required = set(decl.required)
+    top_currency = next((f for f in decl.body if _CURRENCY.search(f)), None)
+    found: list[tuple[tuple[bool, bool, bool], int, str, str | None]] = []
+    for n, f in enumerate(decl.body):
+        schema = _resolved(props.get(f), types)
+        if _is_amount(f, schema, top_currency is not None):
+            pair: tuple[str, str | None] | None = (f, top_currency)
+        elif _AMOUNT.search(f) and isinstance(schema, dict):  # {"value": 100, "currency": "EUR"}
+            inner = schema.get("properties")
+            inner = inner if isinstance(inner, dict) else {}
             cur = next((k for k in inner if _CURRENCY.search(k)), None)
             value = next(
                 (k for k in inner if _is_amount(k, _resolved(inner[k], types), cur is not None)),
                 None,
             )
-            if value and cur:
-                return f"{f}.{value}", f"{f}.{cur}"
-    return amount, currency
+            pair = (f"{f}.{value}", f"{f}.{cur}") if value and cur else None
+        else:
+            pair = None
+        if pair is not None:
+            rank = (f in required, f.lower() == "amount", pair[1] is not None)
+            found.append((rank, -n, pair[0], pair[1]))
+    if not found:
+        return None, top_currency, []
+    found.sort(reverse=True)
+    _, _, amount, currency = found[0]
+    return amount, currency, [path for _, _, path, _ in found[1:]]
+
+
+def _unsure(amount: str, currency: str | None, others: list[str]) -> str | None:
+    """What a person should check before confirming a money gate's guess, or None."""
+    said = []
+    if others:
+        said.append(
+            f"it also sends {', '.join(others[:3])}: check that {amount} is the payment's own"
+        )
+    if currency is None:
+        said.append(
+            "no currency field beside it: an automatic approval needs one (name it, with the"
+            " currency the threshold is in), or every call waits for a person"
+        )
+    return "; ".join(said) or None
+
+
+def _money_words(words: set[str]) -> set[str]:
+    """The words that name money, an ambiguous one only where nothing beside it names what
+    else it is."""
+    found = words & _MONEY
+    if words & _NOT_MONEY_BESIDE:
+        found -= _AMBIGUOUS
+    return found
 
 
 def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
     """(risk, group, why)."""
+    money = _money_words(words)
     if method in READ_METHODS:
         group, risk, why = "reads", "low", f"a {method} reads"
     elif method == "DELETE" or words & _IRREVERSIBLE:
@@ -249,11 +307,11 @@ def _risk(method: str, words: set[str], x_risk: Any) -> tuple[str, str, str]:
             "high",
             ("a DELETE" if method == "DELETE" else f"named for something irreversible ({hit[0]})"),
         )
-    elif words & _MONEY:
-        group, risk, why = "money", "high", f"named for money ({sorted(words & _MONEY)[0]})"
+    elif money:
+        group, risk, why = "money", "high", f"named for money ({sorted(money)[0]})"
     else:
         group, risk, why = "changes", "medium", f"a {method} changes something"
-    if method not in READ_METHODS and words & _MONEY and group != "money":
+    if method not in READ_METHODS and money and group != "money":
         group = "money"
     if isinstance(x_risk, str) and x_risk.lower() in RISKS:
         risk, why = x_risk.lower(), "the spec's x-risk says so"
@@ -302,10 +360,12 @@ def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
             continue  # a read is never proposed as a gate, unless what it returns is a secret
         if group == "reads" and secret and not said:
             risk, why = "medium", f"a {method} that returns credentials or secrets ({secret[0]})"
-        amount, currency = _amount_fields(decl, types) if group != "reads" else (None, None)
+        amount, currency, others = (
+            _amount_fields(decl, types) if group != "reads" else (None, None, [])
+        )
         if amount and group != "money":  # a price-like field makes it money, whatever its name
             group, risk, why = "money", "high", f"it sends an amount ({amount})"
-        elif group != "money":
+        elif group != "money" or not amount:
             amount, currency = None, None
         binds = list(decl.sent) if decl else []  # a gate binds every argument the call sends
         body: dict[str, Any] = {
@@ -320,6 +380,8 @@ def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
             body["amount"] = amount
         if currency:
             body["currency"] = currency
+        if amount and (unsure := _unsure(amount, currency, others)) is not None:
+            body["unsure"] = unsure
         out.append(Suggestion(name, "approval", group, body))
         if entry.required_headers:  # a question only the operator can answer: the values
             why = "required headers the tool does not send; give their values"

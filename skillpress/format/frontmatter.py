@@ -230,7 +230,14 @@ def _money(file: str, raw: dict[str, Any], body: tuple[str, ...]) -> tuple[Any, 
                 "approval.auto_below",
                 "needs `amount`: the body field the threshold applies to",
             )
-        if currency is not None and auto_currency is None:
+        if currency is None:
+            raise DeclarationError(
+                file,
+                "approval.currency",
+                "auto_below needs `currency`: the field that holds the payment's currency (an"
+                " amount with no currency is never approved automatically: 50 of what?)",
+            )
+        if auto_currency is None:
             raise DeclarationError(
                 file,
                 "approval.auto_currency",

@@ -1315,3 +1315,18 @@ def test_what_the_chain_proposes_for_any_slug_the_intake_accepts_publish_accepts
     )
     assert credential_env(slug, loaded.auth) == f"{base}_API_KEY"
     assert [c.env for c in loaded.auth.also] == [f"{base}_APP_TOKEN"]
+
+
+def test_a_money_guess_that_is_unsure_says_so_in_the_review(ctx: AppContext) -> None:
+    """#55.1: the review shows why it guessed a money gate and what to check before confirming:
+    Adyen's post_payments reads amount.value, and also sends additionalAmount.value."""
+    spec = Path(__file__).parents[1] / "fixtures" / "specs" / "adyen-checkout-v70.json"
+    submit(ctx, spec.read_bytes(), "adyen", slug="checkout")
+    pending = review.open_suggestions(ctx, versions.find_skill(ctx, "checkout"))
+    payment = next(p for p in pending if p.operation == "post_payments" and p.kind == "approval")
+    assert payment.annotation["amount"] == "amount.value"
+    assert payment.annotation["currency"] == "amount.currency"
+    assert payment.why == (
+        "named for money (payments); unsure: it also sends additionalAmount.value: check that"
+        " amount.value is the payment's own"
+    )

@@ -327,3 +327,134 @@ def test_money_needs_a_number_beside_a_currency_or_a_price_like_name() -> None:
     files = derive_package(yaml.safe_dump(doc).encode()).files
     money = sorted(g.operation for g in guess_suggestions(files) if g.group == "money")
     assert money == ["make_charge", "make_offer", "make_payout"]
+
+
+def test_a_money_gate_reads_the_payments_own_amount_and_says_when_unsure() -> None:
+    """#55.1: Adyen's payments send `amount {currency, value}` (required) and, beside it,
+    `additionalAmount`; the guess read additionalAmount.value, so a gate confirmed as guessed let
+    100,000,000 EUR through under `auto_below: 50`. The payment's own amount is the required
+    one, named `amount`, paired with a currency; the guess says what else is sent."""
+    files = derive_package((SPECS / "adyen-checkout-v70.json").read_bytes()).files
+    money = {
+        s.operation: s.body
+        for s in guess_suggestions(files)
+        if s.kind == "approval" and s.group == "money" and s.body.get("amount")
+    }
+    for op in ("post_payments", "post_sessions", "post_payment_methods_balance"):
+        assert (money[op]["amount"], money[op]["currency"]) == ("amount.value", "amount.currency")
+        assert money[op]["unsure"] == (
+            "it also sends additionalAmount.value: check that amount.value is the payment's own"
+        )
+    assert "unsure" not in money["post_payments_payment_psp_reference_refunds"]
+
+
+def test_money_is_guessed_from_what_a_name_means_beside_it() -> None:
+    """#55.1: a count named `total_members` is no amount (Zoom's update_role), a repository's
+    `transfer` and a notification thread's `subscription` are no money (GitHub), a paid plan is
+    (Zoom's account_plan_create), and a money operation whose amount has no currency beside it
+    says an automatic approval needs one."""
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Mixed", "version": "1"},
+        "servers": [{"url": "https://api.mixed.test"}],
+        "paths": {
+            "/roles/{roleId}": {
+                "patch": {
+                    "operationId": "updateRole",
+                    "parameters": [
+                        {
+                            "name": "roleId",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "name": {"type": "string"},
+                                        "total_members": {"type": "integer"},
+                                    },
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"204": {"description": "updated"}},
+                }
+            },
+            "/repos/{owner}/{repo}/transfer": {
+                "post": {
+                    "operationId": "repos/transfer",
+                    "parameters": [
+                        {
+                            "name": "owner",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                        {
+                            "name": "repo",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                    ],
+                    "responses": {"202": {"description": "moving"}},
+                }
+            },
+            "/notifications/threads/{id}/subscription": {
+                "put": {
+                    "operationId": "activity/set-thread-subscription",
+                    "parameters": [
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "integer"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "set"}},
+                }
+            },
+            "/accounts/{accountId}/plans": {
+                "post": {
+                    "operationId": "accountPlanCreate",
+                    "parameters": [
+                        {
+                            "name": "accountId",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["price"],
+                                    "properties": {"price": {"type": "number"}},
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"201": {"description": "subscribed"}},
+                }
+            },
+        },
+    }
+    import json
+
+    files = derive_package(json.dumps(spec).encode()).files
+    said = {
+        s.operation: (s.group, s.body) for s in guess_suggestions(files) if s.kind == "approval"
+    }
+    assert said["update_role"][0] == "changes" and "amount" not in said["update_role"][1]
+    assert said["repos_transfer"][0] == "changes"
+    assert said["activity_set_thread_subscription"][0] == "changes"
+    group, plan = said["account_plan_create"]
+    assert group == "money" and plan["amount"] == "price" and "currency" not in plan
+    assert plan["unsure"].startswith("no currency field beside it: an automatic approval needs one")

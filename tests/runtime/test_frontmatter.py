@@ -516,4 +516,34 @@ def test_a_threshold_that_reads_a_currency_but_names_none_is_refused_on_every_fa
     with pytest.raises(AnnotationRefused, match="no call would ever be approved automatically"):
         check_shape("approval", "operation:pay", rule)
     check_shape("approval", "operation:pay", rule | {"auto_currency": "EUR"})
-    check_shape("approval", "operation:pay", {k: v for k, v in rule.items() if k != "currency"})
+
+
+def test_a_threshold_on_an_amount_with_no_currency_is_refused_on_every_face() -> None:
+    # #55.1: a gate that read no currency counted a bare amount, so 40 of anything went by
+    # itself under `auto_below: 50`; the file (every face loads through it) and annotate, the
+    # API and the console (through check_shape) refuse it, and the gate itself approves
+    # nothing automatically without one
+    from skillpress.derive.annotations import AnnotationRefused, check_shape
+    from skillpress.runtime.calling.gates import check_gate
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.package.skill import load_skill
+
+    pay = (
+        "---\noperation:\n  method: POST\n  url: http://a.test/payments\n  body: [amount]\n"
+        "  number: [amount]\napproval:\n  matches: POST /payments\n  amount: amount\n"
+        "  auto_below: 50\n---\n\n# pay\n\nPays.\n"
+    )
+    with pytest.raises(PackageError, match=r"approval\.currency: auto_below needs `currency`"):
+        load_skill({"pay.md": pay.encode()}, slug="p")
+    rule = {"matches": "POST /payments", "amount": "amount", "auto_below": 50}
+    with pytest.raises(AnnotationRefused, match="no currency: 50 of what"):
+        check_shape("approval", "operation:pay", rule)
+    with pytest.raises(AnnotationRefused, match="needs the field that holds the amount"):
+        check_shape("approval", "operation:pay", {"matches": "POST /payments", "auto_below": 5})
+    gated = pay.replace("  auto_below: 50\n", "")
+    tool = load_skill({"pay.md": gated.encode()}, slug="p").tool("pay")
+    decl = tool.declaration
+    assert decl.approval is not None
+    lax = replace(decl, approval=replace(decl.approval, auto_below=50.0))  # as no file says
+    check = check_gate(replace(tool, declaration=lax), {"amount": 40})
+    assert check is not None and not check.auto, "a bare amount is never approved by itself"

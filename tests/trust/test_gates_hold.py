@@ -237,3 +237,50 @@ async def test_a_gate_is_never_a_failure_over_mcp(guest: Guest) -> None:
         ran = await client.call_tool("skill_run", args)
         assert ran.is_error and "cancel" in ran.content[0].text
     assert _reached(guest) == []
+
+
+def test_an_adyen_payment_gated_as_guessed_waits_for_a_person(api: FakeApi, tmp_path: Path) -> None:
+    """#55.1, as the issue saw it: Adyen's post_payments gated as the review guesses it,
+    confirmed with `auto_below: 50` EUR. A payment of 100,000,000 EUR with an additional amount
+    of 10 EUR waits for a person (the gate reads the payment's own amount); one of 10 EUR goes
+    by itself."""
+    from skillpress.app.base.package_dir import write_package_dir
+    from skillpress.derive import DeriveOptions, derive_package
+    from skillpress.derive.annotations import Annotation
+    from skillpress.derive.approvals import guess_suggestions
+    from skillpress.host import GateClosed, SkillHost
+
+    spec = (
+        Path(__file__).parents[1] / "fixtures" / "specs" / "adyen-checkout-v70.json"
+    ).read_bytes()
+    guess = next(
+        s
+        for s in guess_suggestions(derive_package(spec).files)
+        if s.operation == "post_payments" and s.kind == "approval"
+    )
+    rule = {k: guess.body[k] for k in ("matches", "risk", "binds", "amount", "currency")}
+    confirmed = Annotation(
+        "a1",
+        "approval",
+        "operation:post_payments",
+        rule | {"auto_below": 50, "auto_currency": "EUR"},
+    )
+    package = derive_package(spec, DeriveOptions(base_url=api.url, annotations=(confirmed,)))
+    write_package_dir(package.files, tmp_path / "skills" / "adyen")
+    host = SkillHost(tmp_path / "skills")
+    order = {
+        "merchantAccount": "shop",
+        "paymentMethod": {"type": "scheme"},
+        "reference": "r-1",
+        "returnUrl": "https://shop.test/back",
+    }
+    huge = order | {
+        "amount": {"currency": "EUR", "value": 100_000_000},
+        "additionalAmount": {"currency": "EUR", "value": 10},
+    }
+    with pytest.raises(GateClosed, match="post_payments is gated"):
+        host.call("adyen_post_payments", huge)
+    assert api.seen == []
+    small = order | {"amount": {"currency": "EUR", "value": 10}}
+    assert host.call("adyen_post_payments", small).status == 201
+    assert [json.loads(body)["amount"] for _, _, _, body in api.seen] == [small["amount"]]

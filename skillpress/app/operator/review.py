@@ -60,7 +60,10 @@ def open_suggestions(ctx: AppContext, skill: Skill) -> list[Pending]:
             ann, bindable = {"names": body["names"]}, True
         else:
             ann, bindable = {"fields": body["fields"]}, True
-        out.append(Pending(r.id, r.operation, r.group, r.kind, ann, body.get("why", ""), bindable))
+        why = str(body.get("why", ""))
+        if body.get("unsure"):  # what a person checks before confirming the guess
+            why += f"; unsure: {body['unsure']}"
+        out.append(Pending(r.id, r.operation, r.group, r.kind, ann, why, bindable))
     return out
 
 

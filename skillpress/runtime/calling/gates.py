@@ -74,17 +74,16 @@ def check_gate(tool: Tool, args: dict[str, Any], page_url: str | None = None) ->
     """The gate on this call, or None when the operation has none. A call sent to a page URL
     binds that URL too (its path values and its whole query are what the person sees and
     grants): a grant for one page is not a grant for another. An amount is approved by the gate
-    only in the currency its threshold is in: a gate that names one (`auto_currency`) lets
-    nothing through on a call that leaves the currency out."""
+    only in the currency its threshold is in (`auto_currency`, read from the call's `currency`):
+    a call that leaves the currency out, or a gate that reads none, is never automatic."""
     gate = tool.declaration.approval
     if gate is None:
         return None
     amount = _dig(args, gate.amount) if gate.amount else None
     currency = _dig(args, gate.currency) if gate.currency else None
-    if gate.auto_currency is not None or gate.currency is not None:
-        in_currency = str(currency).upper() == (gate.auto_currency or "") if currency else False
-    else:
-        in_currency = True  # a gate that reads no currency counts a bare amount
+    # an amount is automatic only in the currency its threshold is in: a gate that reads no
+    # currency (a hand-written one; an annotation is refused without it) lets nothing through
+    in_currency = bool(currency) and str(currency).upper() == (gate.auto_currency or "")
     auto = _small(amount, gate.auto_below) and in_currency
     bound = {name: args[name] for name in gate.binds if args.get(name) is not None}
     if page_url is not None:
