@@ -401,7 +401,7 @@ def review(
                     "kind": p.kind,
                     "annotation": p.annotation,
                     "why": p.why,
-                    "confirmable": p.bindable and p.kind != "header",
+                    "bindable": p.confirmable,  # the API's word for it
                 }
                 for p in open_suggestions(ctx, skill)
             ]

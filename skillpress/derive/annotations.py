@@ -106,8 +106,6 @@ def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[
         problem = f"approval {a.id}: matches {body['matches']!r}, but {op.name} is {op.method} {op.path}; a gate must match its operation"
     bindable = _bindable(op)
     binds = [b for b in body.get("binds") or bindable if isinstance(b, str)]
-    if problem is None and not bindable:
-        problem = f"approval {a.id}: {op.name} sends no argument, so a gate has nothing to bind"
     missing = [b for b in binds if b not in bindable]
     if problem is None and missing:
         problem = f"approval {a.id}: binds {', '.join(missing)}, which {op.name} does not send"

@@ -3,8 +3,8 @@
 Reads are not proposed as gates at all, unless their names say they return secrets or
 credentials (then flagged as such); creates and updates are medium; deletes and anything named
 for money or irreversibility, or that sends a price-like field, high and gated; an `x-risk`
-extension in the spec wins. A rule binds every argument the call sends, so an operation that
-sends none cannot be gated (it is shown, marked unbindable). Amount and currency fields are read
+extension in the spec wins. A rule binds every argument the call sends; an operation that
+sends none is gated all the same (each call waits, a grant lets one call by). Amount and currency fields are read
 from body field names, the payment's own amount first (required, named `amount`, beside a
 currency), with what else is sent said as `unsure`; an ambiguous money word (`subscription`,
 `transfer`) is money only where nothing beside it names what else it is. An identity is guessed
@@ -373,7 +373,7 @@ def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
             "risk": risk,
             "gated": risk == "high",
             "binds": binds,
-            "bindable": bool(binds),
+            "bindable": True,  # one that binds nothing is a gate too: each call waits
             "why": why,
         }
         if amount:

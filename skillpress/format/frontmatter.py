@@ -276,14 +276,9 @@ def _approval(
     risk = raw.get("risk", "high")
     if risk not in RISKS:
         raise DeclarationError(file, "approval.risk", f"{risk!r} is not one of {', '.join(RISKS)}")
-    if not sent:
-        raise DeclarationError(
-            file,
-            "approval",
-            "this operation sends no argument, so a gate has nothing to bind",
-        )
     # what a gate binds by default: every argument the call sends (a grant covers exactly the
-    # call a person saw: `cascade=true` added to an approved DELETE is another call)
+    # call a person saw: `cascade=true` added to an approved DELETE is another call); a call that
+    # sends none binds nothing and is gated all the same: every call waits, a grant lets one by
     binds = _names(file, "approval.binds", raw.get("binds")) or sent
     for name in binds:
         if name not in sent:

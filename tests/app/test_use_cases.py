@@ -367,7 +367,7 @@ def test_a_flagged_turn_takes_its_examples_down(ctx: AppContext) -> None:
     assert annotations.list_annotations(ctx, "hollowbrook") == []
 
 
-def test_review_confirms_in_order_and_cannot_gate_what_binds_nothing(ctx: AppContext) -> None:
+def test_review_confirms_in_order(ctx: AppContext) -> None:
     submit(ctx, HOLLOWBROOK.read_bytes(), "one")
     skill = versions.find_skill(ctx, "hollowbrook")
     pending = review.open_suggestions(ctx, skill)
@@ -377,9 +377,6 @@ def test_review_confirms_in_order_and_cannot_gate_what_binds_nothing(ctx: AppCon
         ("changes", "create_booking", "identity"),
     ]
     aid = review.confirm(ctx, skill, pending[0], "reviewer")
-    unbindable = review.Pending("x", "ping", "changes", "approval", {}, "", False)
-    with pytest.raises(Refused, match="nothing to bind, so no gate can be confirmed"):
-        review.confirm(ctx, skill, unbindable, "reviewer")
     assert len(review.open_suggestions(ctx, skill)) == 2
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
     files = versions.version_files(
@@ -615,7 +612,7 @@ def test_a_delete_aimed_by_a_query_parameter_can_be_gated(ctx: AppContext) -> No
     submit(ctx, json.dumps(spec).encode(), "u", slug="users")
     skill = versions.find_skill(ctx, "users")
     [gate] = [p for p in review.open_suggestions(ctx, skill) if p.kind == "approval"]
-    assert gate.bindable and gate.annotation["binds"] == ["accountId"]
+    assert gate.confirmable and gate.annotation["binds"] == ["accountId"]
     aid = review.confirm(ctx, skill, gate, "reviewer")
     proposal = propose(ctx, Stored([aid], skill, ctx.clock()), "reviewed")
     publish_check.check_publish_request(ctx, "users", proposal["version_id"], False)

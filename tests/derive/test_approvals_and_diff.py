@@ -92,7 +92,8 @@ paths:
         "high",
         "expectedPrice",
     )
-    assert got["ping"]["bindable"] is False  # nothing to bind: shown, cannot be confirmed
+    # #55.3: nothing to bind is a gate all the same (each call waits, a grant lets one by)
+    assert (got["ping"]["binds"], got["ping"]["bindable"]) == ([], True)
 
 
 def test_money_is_named_gated_and_its_amount_and_currency_fields_found() -> None:

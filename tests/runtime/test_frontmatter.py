@@ -134,10 +134,6 @@ REFUSALS = [
         "op.md: approval.binds: names 'currency', which this operation does not send",
     ),
     (
-        "operation:\n  method: POST\n  url: http://a.test/ping\napproval:\n  matches: POST /ping",
-        "op.md: approval: this operation sends no argument, so a gate has nothing to bind",
-    ),
-    (
         "operation:\n  method: POST\n  url: http://a.test/x\n  body: [a]\nidentity: [b]",
         "op.md: identity: names 'b', which this operation does not send",
     ),

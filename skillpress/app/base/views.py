@@ -272,7 +272,8 @@ class AnnotationRekeyed(TypedDict):
 
 @with_config(_OPEN)
 class SuggestionView(TypedDict):
-    """A guessed gate or identity waiting for a person (`bindable` false: it cannot be confirmed)."""
+    """A guessed gate or identity waiting for a person (`bindable` false: a header's value,
+    which only the operator can give, so it cannot be confirmed as it is)."""
 
     id: str
     operation: str

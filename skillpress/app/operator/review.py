@@ -42,7 +42,12 @@ class Pending:
     kind: str  # approval | identity
     annotation: dict[str, Any]
     why: str
-    bindable: bool  # False: an approval with nothing to bind, which cannot be confirmed
+
+    @property
+    def confirmable(self) -> bool:
+        """Whether confirming it adds the annotation (a header's value is only the operator's
+        to give); a gate that binds nothing is confirmed like any other: each call waits."""
+        return self.kind != "header"
 
 
 def open_suggestions(ctx: AppContext, skill: Skill) -> list[Pending]:
@@ -55,22 +60,19 @@ def open_suggestions(ctx: AppContext, skill: Skill) -> list[Pending]:
         if r.kind == "approval":
             keep = ("matches", "risk", "binds", "amount", "currency")
             ann = {k: v for k, v in body.items() if k in keep}
-            bindable = bool(body.get("bindable"))
         elif r.kind == "header":
-            ann, bindable = {"names": body["names"]}, True
+            ann = {"names": body["names"]}
         else:
-            ann, bindable = {"fields": body["fields"]}, True
+            ann = {"fields": body["fields"]}
         why = str(body.get("why", ""))
         if body.get("unsure"):  # what a person checks before confirming the guess
             why += f"; unsure: {body['unsure']}"
-        out.append(Pending(r.id, r.operation, r.group, r.kind, ann, why, bindable))
+        out.append(Pending(r.id, r.operation, r.group, r.kind, ann, why))
     return out
 
 
 def _refusal(pending: Pending, skill: Skill) -> str | None:
     """Why a suggestion cannot be confirmed as it is, or None."""
-    if not pending.bindable:
-        return "nothing to bind, so no gate can be confirmed"
     if pending.kind == "header":
         return (
             f"only you know the value of {', '.join(pending.annotation['names'])}: skillpress annotate"
@@ -233,7 +235,7 @@ def suggestion_groups(ctx: AppContext, slug: str) -> SuggestionGroups:
                 "kind": p.kind,
                 "annotation": p.annotation,
                 "why": p.why,
-                "bindable": p.bindable and p.kind != "header",
+                "bindable": p.confirmable,
             }
         )
     return {"remaining": len(pending), "groups": groups}
