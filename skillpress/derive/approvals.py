@@ -329,17 +329,48 @@ def _declaration_of(entry: OperationEntry, files: Mapping[str, bytes]) -> Declar
         return None
 
 
-def _identity_of(method: str, path: str, words: set[str], decl: Declaration | None) -> list[str]:
-    """A create's required fields (a POST to a collection named to create), its identity guess."""
+# an operation file lists a header parameter as "- `Idempotency-Key` (string, optional, header)"
+_IDEMPOTENCY_HEADER = re.compile(r"^- `([^`]*idempot[^`]*)` \([^)]*\bheader\)", re.I | re.M)
+
+
+def _declared_key(entry: OperationEntry, files: Mapping[str, bytes]) -> str | None:
+    """The idempotency header the spec says the operation reads (its file lists its header
+    parameters), or None: where there is one, the API dedupes a write sent twice."""
+    text = files.get(entry.file, b"").decode("utf-8", "replace")
+    found = _IDEMPOTENCY_HEADER.search(text)
+    return found.group(1) if found else None
+
+
+def _identity_of(
+    method: str, path: str, words: set[str], decl: Declaration | None, declared: str | None
+) -> list[str]:
+    """The fields that make two writes the same, its identity guess: a write's required fields
+    where the API reads an idempotency key, else a create's (a POST to a collection named to
+    create)."""
     is_create = (
         method == "POST"
         and not path.rstrip("/").endswith("}")
         and bool(words & _CREATES)
         and not words & _LOOKUPS
     )
-    if not is_create or decl is None:
+    writes = method in ("POST", "PUT", "PATCH") and not words & _LOOKUPS
+    if decl is None or not (is_create or (declared is not None and writes)):
         return []
     return [r for r in decl.required if r in decl.body or r in decl.path_params]
+
+
+def _identity_why(declared: str | None) -> dict[str, str]:
+    """What confirming an identity does, said where the person decides."""
+    if declared is not None:
+        return {
+            "why": f"the API reads {declared}: confirming sends one made of these fields, so a"
+            " write that failed can be sent again and is done once"
+        }
+    return {
+        "why": "a create's required fields",
+        "unsure": "this API declares no idempotency key: confirming lets a write that failed"
+        " be sent again, and an API that does not dedupe would do it twice",
+    }
 
 
 def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
@@ -387,8 +418,9 @@ def guess_suggestions(files: Mapping[str, bytes]) -> list[Suggestion]:
             why = "required headers the tool does not send; give their values"
             body_h = {"names": list(entry.required_headers), "why": why}
             out.append(Suggestion(name, "header", group, body_h))
-        identity = _identity_of(method, path, words, decl)
+        declared = _declared_key(entry, files) if method in ("POST", "PUT", "PATCH") else None
+        identity = _identity_of(method, path, words, decl, declared)
         if identity:
-            body_i = {"fields": identity, "why": "a create's required fields"}
+            body_i = {"fields": identity, **_identity_why(declared)}
             out.append(Suggestion(name, "identity", group, body_i))
     return out

@@ -459,3 +459,24 @@ def test_money_is_guessed_from_what_a_name_means_beside_it() -> None:
     group, plan = said["account_plan_create"]
     assert group == "money" and plan["amount"] == "price" and "currency" not in plan
     assert plan["unsure"].startswith("no currency field beside it: an automatic approval needs one")
+
+
+def test_an_identity_is_suggested_where_the_api_reads_a_key_and_unsure_where_it_does_not() -> None:
+    """#55.2: Adyen declares an `Idempotency-Key` header on its writes and got no identity
+    suggestion; an API that declares none got them for every create, though confirming one lets
+    a failed write be sent again (twice done where the API does not dedupe). Now a write whose
+    API reads a key is suggested with what confirming does; a create elsewhere says it is
+    unsure."""
+    adyen = derive_package((SPECS / "adyen-checkout-v70.json").read_bytes()).files
+    ids = {g.operation: g.body for g in guess_suggestions(adyen) if g.kind == "identity"}
+    assert ids["post_payments"] == {
+        "fields": ["amount", "merchantAccount", "paymentMethod", "reference", "returnUrl"],
+        "why": "the API reads Idempotency-Key: confirming sends one made of these fields, so a"
+        " write that failed can be sent again and is done once",
+    }
+    assert len(ids) == 20 and not any("unsure" in b for b in ids.values())
+    stripe = derive_package((SPECS / "stripe.json").read_bytes()).files
+    unsure = [g.body for g in guess_suggestions(stripe) if g.kind == "identity"]
+    assert unsure and all(
+        b["unsure"].startswith("this API declares no idempotency key") for b in unsure
+    )
