@@ -106,6 +106,9 @@ _KIND_OF = {
 }
 
 
+RETRY_AFTER = "5"  # seconds a client waits before asking again after a 503
+
+
 def problem(status: int, detail: str, kind: str | None = None, **extra: Any) -> JSONResponse:
     body = {
         "type": f"urn:skillpress:problem:{kind or _KIND_OF.get(status, 'error')}",
@@ -115,6 +118,8 @@ def problem(status: int, detail: str, kind: str | None = None, **extra: Any) -> 
         **extra,
     }
     headers = {"WWW-Authenticate": 'Bearer realm="skillpress"'} if status == 401 else None
+    if status == 503:  # a dependency down for now (the records, the blobs, JetStream): ask again
+        headers = {"Retry-After": RETRY_AFTER}
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 

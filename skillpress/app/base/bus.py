@@ -170,15 +170,45 @@ def with_pipeline(ctx: AppContext, work: Callable[[Pipeline], Coroutine[Any, Any
     return asyncio.run(embedded())
 
 
-async def send(nc: NATS, subject: str, payload: BaseModel, msg_id: str) -> int:
-    """Publish one message into the stream (deduplicated by `msg_id`); its stream sequence."""
+SEND_PATIENCE = 10.0  # seconds a face waits for JetStream to take a message (an election)
+
+
+async def send(
+    nc: NATS, subject: str, payload: BaseModel, msg_id: str, patience: float | None = None
+) -> int:
+    """Publish one message into the stream (deduplicated by `msg_id`, so asking again is safe);
+    its stream sequence. A stream that does not answer (a cluster electing its leader, or short
+    of a quorum) is asked again every half second for up to `patience` seconds, as a worker's
+    publish is; then BrokerUnavailable, which every face answers as a wait (503, Retry-After),
+    never as a crash."""
+    from nats.errors import NoRespondersError
+    from nats.errors import TimeoutError as NatsTimeout
+    from nats.js.errors import NoStreamResponseError, ServiceUnavailableError
+
+    from skillpress.platform.broker import BrokerUnavailable
     from skillpress.schemas.subjects import STREAM
 
     headers = inject({"Nats-Msg-Id": msg_id}, subject)  # the submission's trace starts here
-    ack = await nc.jetstream().publish(
-        subject, payload.model_dump_json().encode(), headers=headers, stream=STREAM
-    )
-    return int(ack.seq)
+    data = payload.model_dump_json().encode()
+    patience = SEND_PATIENCE if patience is None else patience
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            ack = await nc.jetstream().publish(subject, data, headers=headers, stream=STREAM)
+            return int(ack.seq)
+        except (
+            NoStreamResponseError,
+            NoRespondersError,
+            ServiceUnavailableError,
+            NatsTimeout,
+            TimeoutError,
+        ) as exc:
+            if time.monotonic() > deadline:
+                raise BrokerUnavailable(
+                    f"JetStream did not take the message for {patience:g} s (a cluster electing"
+                    f" its leader, or without a quorum: {type(exc).__name__}); try again shortly"
+                ) from None
+            await asyncio.sleep(0.5)
 
 
 async def send_and_follow(
