@@ -11,13 +11,13 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillpress.api.problems import RETRY_AFTER
 from skillpress.platform.logging import get_logger
 
 __all__ = ["Draining"]
 
 PROBLEM = "application/problem+json"
 _PROBES = frozenset({"/healthz", "/readyz"})
-RETRY_AFTER = "5"
 
 
 def _stopping_body(detail: str) -> bytes:
