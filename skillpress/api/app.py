@@ -62,14 +62,18 @@ def _alive() -> Response:
 
 
 async def _ready(request: Request) -> Response:
-    """Readiness: the records, the blob store and (when this server keeps one) the pipeline's
-    connection each answer; 503 naming the ones that do not."""
+    """Readiness: the records, the blob store and (when this server keeps a connection to the
+    pipeline) JetStream each answer, its stream included (a connection to a cluster without a
+    quorum is no readiness); 503 naming the ones that do not."""
     from starlette.concurrency import run_in_threadpool
 
+    from skillpress.app.base.bus import pipeline_ready
     from skillpress.app.records.health import readiness
 
     st = request.app.state.skillpress
-    checks = await run_in_threadpool(readiness, st.ctx, st.nc, st.keeps_nats)
+    checks = await run_in_threadpool(readiness, st.ctx)
+    if st.keeps_nats:
+        checks["nats"] = await pipeline_ready(st.nc)
     ready = all(v == "ok" for v in checks.values())
     body = {"status": "ready" if ready else "not ready", "checks": checks}
     return Response(

@@ -166,7 +166,8 @@ async def serve_workers(
     if ctx.settings.probe_port is not None:
         from skillpress.workers.probes import serve_probes
 
-        probes = asyncio.create_task(serve_probes(ctx, lambda: nc, probes_end))
+        consumers = [step.consumer for name in names for step in WORKERS[name]]
+        probes = asyncio.create_task(serve_probes(ctx, lambda: nc, consumers, probes_end))
     try:
         await _serve(ctx, nc, nats_url, names, stop, ready, schedule, role != "stage")
     finally:

@@ -1,16 +1,17 @@
 """A worker process's probes and scrape, on SKILLPRESS_PROBE_PORT (#44.1): `/healthz` answers
 from the worker's own event loop, so a loop that hangs stops answering and Kubernetes restarts
-the process; `/readyz` asks the records, the blob store and the worker's NATS connection (503
-naming what does not answer); `/metrics` is the Prometheus text. A few lines of HTTP over
+the process; `/readyz` asks the records, the blob store and JetStream (the stream, and each of
+the worker's own consumers: ready only once they exist; 503 naming what does not answer); `/metrics` is the Prometheus text. A few lines of HTTP over
 asyncio's own server: nothing else listens in a worker, and nothing here takes a request body."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from skillpress.app.base.bus import pipeline_ready
 from skillpress.app.base.context import AppContext
 from skillpress.app.records.health import readiness
 from skillpress.platform.logging import get_logger
@@ -30,14 +31,21 @@ def _response(status: int, body: bytes, content_type: str = "application/json") 
     return head.encode() + body
 
 
-async def _answer(ctx: AppContext, connection: Callable[[], Any], method: str, path: str) -> bytes:
+async def _answer(
+    ctx: AppContext,
+    connection: Callable[[], Any],
+    consumers: Sequence[str],
+    method: str,
+    path: str,
+) -> bytes:
     if method != "GET":
         return _response(405, b'{"status":"only GET"}')
     path = path.split("?", 1)[0]
     if path == "/healthz":
         return _response(200, b'{"status":"alive"}')
     if path == "/readyz":
-        checks = await asyncio.to_thread(readiness, ctx, connection(), True)
+        checks = await asyncio.to_thread(readiness, ctx)
+        checks["nats"] = await pipeline_ready(connection(), consumers)
         ready = all(v == "ok" for v in checks.values())
         body = {"status": "ready" if ready else "not ready", "checks": checks}
         return _response(200 if ready else 503, json.dumps(body).encode())
@@ -49,6 +57,7 @@ async def _answer(ctx: AppContext, connection: Callable[[], Any], method: str, p
 async def serve_probes(
     ctx: AppContext,
     connection: Callable[[], Any],
+    consumers: Sequence[str],
     stop: asyncio.Event,
     bound: Callable[[int], None] | None = None,
 ) -> None:
@@ -65,7 +74,7 @@ async def serve_probes(
             while (await asyncio.wait_for(reader.readline(), 5)) not in (b"\r\n", b"\n", b""):
                 pass  # the headers: nothing here reads them
             if len(parts) >= 2:
-                writer.write(await _answer(ctx, connection, parts[0], parts[1]))
+                writer.write(await _answer(ctx, connection, consumers, parts[0], parts[1]))
                 await writer.drain()
         except (TimeoutError, ConnectionError, UnicodeDecodeError):
             pass

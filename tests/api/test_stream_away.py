@@ -3,7 +3,8 @@
 nodes down. The face's publish now waits as a worker's does (bounded, asking again every half
 second), then answers 503 with `Retry-After`: a wait, never a crash. Here the stream is taken
 away under a running API (a real nats-server): what a client sees is the same as in an election
-that outlasts the wait; given back, the same request is taken."""
+that outlasts the wait; given back, the same request is taken. Readiness (#57.2) asks the stream
+itself, not only the connection: 503 while it is away."""
 
 from __future__ import annotations
 
@@ -60,7 +61,16 @@ def test_a_submission_jetstream_cannot_take_is_a_503_with_retry_after(
     assert token is not None
     try:
         with TestClient(create_app(ctx, operators, nats.url)) as client:
+            assert client.get("/readyz").json()["checks"]["nats"] == "ok"
             asyncio.run(_stream(nats.url, present=False))
+            # #57.2: connected is not ready; the stream must answer
+            away = client.get("/readyz")
+            assert away.status_code == 503
+            assert away.json()["checks"] == {
+                "records": "ok",
+                "blobs": "ok",
+                "nats": "JetStream has no stream SKILLPRESS",
+            }
             form = {"slug": "pets"}
             files = {"file": ("petstore.yaml", PETSTORE.read_bytes(), "application/yaml")}
             auth = {"Authorization": f"Bearer {token}"}
@@ -77,5 +87,6 @@ def test_a_submission_jetstream_cannot_take_is_a_503_with_retry_after(
             asyncio.run(_stream(nats.url, present=True))
             taken = client.post("/v1/skills", data=form, files=files, headers=auth)
             assert taken.status_code == 202, taken.text
+            assert client.get("/readyz").status_code == 200
     finally:
         ctx.close()

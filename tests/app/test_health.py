@@ -1,5 +1,6 @@
-"""Readiness names the dependency that does not answer (#44.1, part): a records store that is
-gone, a blob store that cannot be read, a pipeline connection that is down."""
+"""Readiness names the store that does not answer (#44.1, part): a records store that is gone, a
+blob store that cannot be read (JetStream's readiness, the stream and the consumers, is asked of
+a real nats-server: tests/api/test_stream_away.py, tests/workers/test_probes.py)."""
 
 from __future__ import annotations
 
@@ -12,26 +13,16 @@ from skillpress.app.records.health import readiness
 from skillpress.platform.settings import Settings
 
 
-class _Down:
-    is_connected = False
-
-
-class _Up:
-    is_connected = True
-
-
 def test_readiness_names_what_does_not_answer(tmp_path: Path) -> None:
     ctx: AppContext = open_app(Settings(home=tmp_path / "home"))
     try:
-        assert readiness(ctx, _Up(), True) == {"records": "ok", "blobs": "ok", "nats": "ok"}
-        assert readiness(ctx, None, False) == {"records": "ok", "blobs": "ok"}
-        assert readiness(ctx, _Down(), True)["nats"] == "the pipeline's connection is down"
+        assert readiness(ctx) == {"records": "ok", "blobs": "ok"}
         # the database file's folder gone: no connection can be made
         ctx.records.engine.dispose()
         gone = ctx.records.engine.url.set(database=str(tmp_path / "gone" / "no.db"))
         ctx.records.engine = create_engine(gone)
-        said = readiness(ctx, _Up(), True)
+        said = readiness(ctx)
         assert said["records"] != "ok" and said["records"].startswith("RecordStoreUnavailable")
-        assert (said["blobs"], said["nats"]) == ("ok", "ok")
+        assert said["blobs"] == "ok"
     finally:
         ctx.close()

@@ -76,7 +76,12 @@ async def test_a_workers_probes_and_scrape_answer_for_it(
     probe = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
     try:
         assert probe.get("/healthz").json() == {"status": "alive"}
-        ready = probe.get("/readyz")
+        # ready once its consumers exist (#57.2): alive from the start, ready a moment later
+        deadline = time.monotonic() + 60  # a hang guard
+        while (ready := probe.get("/readyz")).status_code != 200 and time.monotonic() < deadline:
+            said = ready.json()["checks"]["nats"]
+            assert said == "ok" or said.startswith("JetStream has no consumer"), said
+            await asyncio.sleep(0.1)
         assert ready.status_code == 200, ready.text
         assert ready.json()["checks"] == {"records": "ok", "blobs": "ok", "nats": "ok"}
         blob = ctx.blobs.put((SPECS / "oai-petstore-expanded.yaml").read_bytes())
@@ -93,6 +98,12 @@ async def test_a_workers_probes_and_scrape_answer_for_it(
             assert _metric(text, "skillpress_stage_duration_seconds_count", stage=stage) == 1.0
         assert _metric(text, "skillpress_submissions_total", outcome="proposed") == 1.0
         assert "skillpress_stage_failed_total{" not in text  # nothing failed, nothing labelled
+        # #57.2: a consumer of this worker's gone (the stream answers): not ready, naming it
+        async with watching(settings.nats_url) as (_, nc):
+            await nc.jetstream().delete_consumer("SKILLPRESS", "fetch")
+        gone = probe.get("/readyz")
+        assert gone.status_code == 503
+        assert gone.json()["checks"]["nats"] == "JetStream has no consumer fetch"
         # NATS gone: not ready, naming it; still alive (a restart would not bring NATS back)
         nats_server.kill()
         for _ in range(100):

@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,6 +36,7 @@ __all__ = [
     "Pipeline",
     "StackError",
     "parse_event",
+    "pipeline_ready",
     "running_up",
     "send",
     "send_and_follow",
@@ -269,3 +270,32 @@ async def send_and_follow(
                 on_event(event)
             if done(event):
                 return seen
+
+
+async def pipeline_ready(nc: NATS | None, consumers: Sequence[str] = (), wait: float = 2.0) -> str:
+    """ "ok" when JetStream takes the pipeline's work: the connection is up, the stream answers
+    (a cluster has its leader and a quorum) and each of `consumers` exists (a worker is ready
+    only once its own do); else why not, in one line. Each question waits `wait` seconds."""
+    from nats.errors import NoRespondersError
+    from nats.errors import TimeoutError as NatsTimeout
+    from nats.js.errors import NotFoundError, ServiceUnavailableError
+
+    from skillpress.schemas.subjects import STREAM
+
+    if nc is None or not nc.is_connected:
+        return "the pipeline's connection is down"
+    js = nc.jetstream(timeout=wait)
+    asking = f"stream {STREAM}"
+    try:
+        await js.stream_info(STREAM)
+        for consumer in consumers:
+            asking = f"consumer {consumer}"
+            await js.consumer_info(STREAM, consumer)
+    except NotFoundError:
+        return f"JetStream has no {asking}"
+    except (NoRespondersError, ServiceUnavailableError, NatsTimeout, TimeoutError) as exc:
+        return (
+            f"JetStream does not answer for its {asking} ({type(exc).__name__}): a cluster"
+            " electing its leader, or without a quorum"
+        )
+    return "ok"

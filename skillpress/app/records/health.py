@@ -1,10 +1,8 @@
-"""Whether this process can do its work: each dependency asked the cheapest question it answers
-(the records a query, the blob store whether a key exists, the pipeline's connection whether it is
-up). What a probe reads: never a secret, never an address with its credentials."""
+"""Whether this process can do its work: each store asked the cheapest question it answers (the
+records a query, the blob store whether a key exists; JetStream is `bus.pipeline_ready`'s). What a
+probe reads: never a secret, never an address with its credentials."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from sqlalchemy import text
 
@@ -15,9 +13,8 @@ __all__ = ["readiness"]
 _PROBE_KEY = "0" * 64  # a blob key no content has: `exists` answers without reading anything
 
 
-def readiness(ctx: AppContext, nc: Any | None, needs_pipeline: bool) -> dict[str, str]:
-    """Each dependency → "ok", or why it is not (one line). `needs_pipeline`: this process was
-    started with a NATS connection to keep (a server on the embedded stack or a configured one)."""
+def readiness(ctx: AppContext) -> dict[str, str]:
+    """Each store → "ok", or why it is not (one line)."""
     checks: dict[str, str] = {}
     try:
         with ctx.records.session() as s:
@@ -30,9 +27,6 @@ def readiness(ctx: AppContext, nc: Any | None, needs_pipeline: bool) -> dict[str
         checks["blobs"] = "ok"
     except Exception as exc:  # noqa: BLE001
         checks["blobs"] = _said(exc)
-    if needs_pipeline:
-        connected = nc is not None and bool(getattr(nc, "is_connected", False))
-        checks["nats"] = "ok" if connected else "the pipeline's connection is down"
     return checks
 
 
