@@ -301,3 +301,29 @@ def test_the_scrape_config_finds_every_process_that_answers_metrics() -> None:
         assert a["prometheus.io/port"] == port, name
     keep = jobs["skillpress-kubernetes"]["relabel_configs"][0]
     assert keep["action"] == "keep" and keep["regex"] == "true"
+
+
+def test_the_alert_rules_name_only_metrics_skillpress_exports() -> None:
+    """#57.3: infra/prometheus/alerts.yml answers the first questions (behind, failing, dead
+    letters, an outage, down), is loaded by the scrape config, and every skillpress metric an
+    expression names is one skillpress/platform/metrics.py exports (a renamed metric would leave
+    an alert that can never fire)."""
+    import re
+
+    scrape = _load(INFRA / "prometheus" / "prometheus.yml")
+    assert scrape["rule_files"] == ["alerts.yml"]
+    rules = _load(INFRA / "prometheus" / "alerts.yml")["groups"][0]["rules"]
+    names = {r["alert"] for r in rules}
+    assert {"SkillpressBehind", "SkillpressStageFailing", "SkillpressDeadLetters"} <= names
+    exported = set(
+        re.findall(
+            r'"(skillpress_[a-z_]+)"',
+            (Path(__file__).parents[1] / "skillpress" / "platform" / "metrics.py").read_text(),
+        )
+    )
+    for rule in rules:
+        for name in re.findall(
+            r"\b(skillpress_[a-z_]+?)(?:_total|_bucket|_count|_sum)?\b", rule["expr"]
+        ):
+            base = name if name in exported else re.sub(r"_(total|bucket|count|sum)$", "", name)
+            assert base in exported or f"{base}_total" in exported, (rule["alert"], name)

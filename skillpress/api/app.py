@@ -48,10 +48,15 @@ def _fixed_routes(app: FastAPI) -> None:
     app.add_api_route("/metrics", _metrics, include_in_schema=False)
 
 
-def _metrics(request: Request) -> Response:
-    """The Prometheus scrape: names and counts only (no slug, spec or value), so no token."""
+async def _metrics(request: Request) -> Response:
+    """The Prometheus scrape: names and counts only (no slug, spec or value), so no token; each
+    stage's queue read from its consumer first (when this server keeps a pipeline connection)."""
+    from skillpress.app.base.bus import observe_queues
     from skillpress.platform.metrics import CONTENT_TYPE, exposition
 
+    st = request.app.state.skillpress
+    if st.keeps_nats:
+        await observe_queues(st.nc)
     return Response(exposition(), media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
 
 

@@ -1,7 +1,8 @@
 """What a Prometheus scrape of any skillpress process reads (`/metrics` on `serve`, and on each
 worker's probe port): per pipeline stage, messages handled, failed (by the reaction they got),
 redelivered, and how long each took; submissions by how they ended; dead letters; waits for a
-dependency that stopped answering; HTTP requests by route and status; approvals waiting. Names
+dependency that stopped answering; each stage's queue (messages pending, unacknowledged, the oldest
+one's age); HTTP requests by route and status; approvals waiting. Names
 and labels only: never a slug, a spec or a value (the label sets stay small and say nothing
 private)."""
 
@@ -22,6 +23,7 @@ __all__ = [
     "CONTENT_TYPE",
     "approvals_waiting_from",
     "exposition",
+    "observe_consumer",
     "observe_dead_letter",
     "observe_http",
     "observe_outage_wait",
@@ -77,6 +79,22 @@ _HTTP_SECONDS = Histogram(
 _APPROVALS_WAITING = Gauge(
     "skillpress_approvals_waiting", "Gated calls waiting for a person's decision"
 )
+# a stage's queue, read from its durable consumer at each scrape (is it behind?)
+_PENDING = Gauge(
+    "skillpress_consumer_pending",
+    "Messages on the stream a stage's consumer has not been given yet",
+    ["consumer"],
+)
+_UNACKED = Gauge(
+    "skillpress_consumer_unacknowledged",
+    "Messages a stage's consumer was given and has not finished (acknowledged) yet",
+    ["consumer"],
+)
+_OLDEST = Gauge(
+    "skillpress_consumer_oldest_seconds",
+    "Age of the oldest message a stage's consumer has not finished (0: none waiting)",
+    ["consumer"],
+)
 
 # what a stage's published subject says about the submission it ends
 _ENDINGS = {
@@ -122,6 +140,13 @@ def observe_http(route: str, method: str, status: int, seconds: float) -> None:
     code = str(status) if 100 <= status <= 599 else "other"
     _HTTP.labels(route, shown, code).inc()
     _HTTP_SECONDS.labels(route).observe(seconds)
+
+
+def observe_consumer(consumer: str, pending: int, unacked: int, oldest_seconds: float) -> None:
+    """A stage's queue as its consumer says it now (set at each scrape)."""
+    _PENDING.labels(consumer).set(pending)
+    _UNACKED.labels(consumer).set(unacked)
+    _OLDEST.labels(consumer).set(oldest_seconds)
 
 
 def approvals_waiting_from(count: Callable[[], int]) -> None:

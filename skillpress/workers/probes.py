@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from skillpress.app.base.bus import pipeline_ready
+from skillpress.app.base.bus import observe_queues, pipeline_ready
 from skillpress.app.base.context import AppContext
 from skillpress.app.records.health import readiness
 from skillpress.platform.logging import get_logger
@@ -50,6 +50,7 @@ async def _answer(
         body = {"status": "ready" if ready else "not ready", "checks": checks}
         return _response(200 if ready else 503, json.dumps(body).encode())
     if path == "/metrics":
+        await observe_queues(connection(), consumers)  # its own stages' queues, read now
         return _response(200, exposition(), CONTENT_TYPE)
     return _response(404, b'{"status":"no such probe: /healthz, /readyz or /metrics"}')
 

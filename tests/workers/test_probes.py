@@ -97,6 +97,10 @@ async def test_a_workers_probes_and_scrape_answer_for_it(
             assert _metric(text, "skillpress_stage_handled_total", stage=stage) == 1.0, stage
             assert _metric(text, "skillpress_stage_duration_seconds_count", stage=stage) == 1.0
         assert _metric(text, "skillpress_submissions_total", outcome="proposed") == 1.0
+        # its own stages' queues (#57.3): all taken, nothing waiting
+        for consumer in ("fetch", "parse", "render", "render-annotations"):
+            assert _metric(text, "skillpress_consumer_pending", consumer=consumer) == 0.0
+            assert _metric(text, "skillpress_consumer_oldest_seconds", consumer=consumer) == 0.0
         assert "skillpress_stage_failed_total{" not in text  # nothing failed, nothing labelled
         # #57.2: a consumer of this worker's gone (the stream answers): not ready, naming it
         async with watching(settings.nats_url) as (_, nc):

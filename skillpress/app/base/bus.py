@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +36,7 @@ __all__ = [
     "OnEvent",
     "Pipeline",
     "StackError",
+    "observe_queues",
     "parse_event",
     "pipeline_ready",
     "running_up",
@@ -299,3 +301,50 @@ async def pipeline_ready(nc: NATS | None, consumers: Sequence[str] = (), wait: f
             " electing its leader, or without a quorum"
         )
     return "ok"
+
+
+async def observe_queues(nc: NATS | None, consumers: Sequence[str] | None = None) -> None:
+    """Each stage's queue into the scrape (`skillpress_consumer_*`): what its durable consumer
+    has pending, what it holds unacknowledged, and how old the oldest message it has not
+    finished is. `consumers`: only these (a worker's own); None: every durable one (serve). A
+    stream that does not answer leaves the last values (readiness says why)."""
+    from nats.errors import Error as NatsError
+    from nats.js.errors import NotFoundError
+
+    from skillpress.platform.metrics import observe_consumer
+    from skillpress.schemas.subjects import STREAM
+
+    if nc is None or not nc.is_connected:
+        return
+    js = nc.jetstream(timeout=2.0)
+    found = []
+    try:
+        if consumers is None:
+            found = await js.consumers_info(STREAM)
+        # a worker asks for its own by name (its NATS role may not list the stream's); one
+        # not made yet is left out
+        for consumer in consumers or ():
+            with contextlib.suppress(NotFoundError):
+                found.append(await js.consumer_info(STREAM, consumer))
+    except (NatsError, TimeoutError):
+        return
+    now = datetime.now(UTC)
+    for info in found:
+        name = info.config.durable_name
+        if not name:
+            continue  # an ordered consumer (an event stream a client follows) is no stage
+        pending, unacked = int(info.num_pending or 0), int(info.num_ack_pending or 0)
+        oldest = 0.0
+        if pending or unacked:
+            floor = info.ack_floor.stream_seq if info.ack_floor else 0
+            try:
+                first = await js.get_msg(
+                    STREAM, seq=(floor or 0) + 1, subject=info.config.filter_subject, next=True
+                )
+                at = first.time
+                if at is not None:
+                    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+                    oldest = max(0.0, (now - at).total_seconds())
+            except (NotFoundError, NatsError, TimeoutError):
+                oldest = 0.0
+        observe_consumer(name, pending, unacked, oldest)
