@@ -314,3 +314,66 @@ def test_a_worker_started_while_the_cluster_has_no_quorum_waits_and_starts_when_
             worker.terminate()
             worker.wait(20)
         cluster.stop()
+
+
+def test_the_api_with_two_of_three_nodes_down_is_not_ready_and_answers_a_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#57.1 and #57.2 on a real 3-node cluster with R3 streams: with two nodes SIGKILLed the
+    API's /readyz is 503 naming JetStream (the issue saw 200 "nats: ok") and a submission is a
+    503 with Retry-After (the issue saw 500 NoStreamResponseError); the nodes back, it is ready
+    and the same submission is taken."""
+    from fastapi.testclient import TestClient
+
+    from skillpress.api.app import create_app
+    from skillpress.api.auth import load_operators
+    from skillpress.app.base import bus
+
+    monkeypatch.setattr(bus, "SEND_PATIENCE", 2.0)  # the face's wait, shortened (10 s)
+    cluster = NatsCluster(tmp_path / "cluster", 3).start()
+    settings = Settings(home=tmp_path / "home", nats_url=cluster.url, stream_replicas=3)
+    ctx = open_app(settings)
+    operators = load_operators(settings.home, None, "127.0.0.1")
+    auth = {"Authorization": f"Bearer {operators.generated}"}
+    spec = (SPECS / "oai-petstore-expanded.yaml").read_bytes()
+    files = {"file": ("petstore.yaml", spec, "application/yaml")}
+
+    def ready_status(client: TestClient, want: int) -> dict[str, str]:
+        until = time.monotonic() + 90  # a hang guard: an election takes seconds
+        while True:
+            said = client.get("/readyz")
+            if said.status_code == want or time.monotonic() > until:
+                assert said.status_code == want, said.text
+                return dict(said.json()["checks"])
+            time.sleep(0.5)
+
+    try:
+        with TestClient(create_app(ctx, operators, cluster.url)) as client:
+            assert ready_status(client, 200)["nats"] == "ok"
+            cluster.kill(1)
+            cluster.kill(2)
+            down = ready_status(client, 503)
+            assert down["nats"] in (  # asked while it elects, or once a replica answers
+                "JetStream does not answer for its stream SKILLPRESS (TimeoutError): a cluster"
+                " electing its leader, or without a quorum",
+                "JetStream's stream SKILLPRESS has no leader: a cluster electing one, or without"
+                " a quorum",
+            ), down
+            waited = client.post("/v1/skills", data={"slug": "pets"}, files=files, headers=auth)
+            assert waited.status_code == 503, waited.text
+            assert waited.headers["Retry-After"] == "5"
+            assert "JetStream did not take the message" in waited.json()["detail"]
+            cluster.restart(1)
+            cluster.restart(2)
+            assert ready_status(client, 200)["nats"] == "ok"
+            until = time.monotonic() + 60  # the leader elected, the stream takes it
+            while True:
+                taken = client.post("/v1/skills", data={"slug": "pets"}, files=files, headers=auth)
+                if taken.status_code == 202 or time.monotonic() > until:
+                    break
+                assert taken.status_code == 503, taken.text  # a wait, never a 500
+                time.sleep(1)
+            assert taken.status_code == 202, taken.text
+    finally:
+        ctx.close()
+        cluster.stop()

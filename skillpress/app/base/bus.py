@@ -289,7 +289,12 @@ async def pipeline_ready(nc: NATS | None, consumers: Sequence[str] = (), wait: f
     js = nc.jetstream(timeout=wait)
     asking = f"stream {STREAM}"
     try:
-        await js.stream_info(STREAM)
+        info = await js.stream_info(STREAM)
+        if info.cluster is not None and not info.cluster.leader:  # a replica answers for it
+            return (
+                f"JetStream's stream {STREAM} has no leader: a cluster electing one, or without"
+                " a quorum"
+            )
         for consumer in consumers:
             asking = f"consumer {consumer}"
             await js.consumer_info(STREAM, consumer)
