@@ -94,16 +94,16 @@ def _favicon() -> Response:
 
 
 def _count_approvals(ctx: AppContext) -> None:
-    """The scrape's `skillpress_approvals_waiting`, read from the records (-1 when they do not
-    answer: a gap on the dashboard, never a wrong zero)."""
+    """The scrape's `skillpress_approvals_waiting`, read from the records (absent while they do
+    not answer: a gap on the dashboard, never a wrong number)."""
     from skillpress.app.records.approval_requests import pending_count
     from skillpress.platform.metrics import approvals_waiting_from
 
-    def count() -> int:
+    def count() -> int | None:
         try:
             return pending_count(ctx)
         except Exception:  # noqa: BLE001 (a scrape must answer; readiness says what is down)
-            return -1
+            return None
 
     approvals_waiting_from(count)
 

@@ -8,7 +8,7 @@ private)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -18,11 +18,15 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 __all__ = [
     "CONTENT_TYPE",
     "approvals_waiting_from",
+    "REACTIONS",
     "exposition",
+    "known_stage",
     "observe_consumer",
     "observe_dead_letter",
     "observe_http",
@@ -75,9 +79,6 @@ _HTTP_SECONDS = Histogram(
     "How long HTTP requests took, by route template",
     ["route"],
     buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
-)
-_APPROVALS_WAITING = Gauge(
-    "skillpress_approvals_waiting", "Gated calls waiting for a person's decision"
 )
 # a stage's queue, read from its durable consumer at each scrape (is it behind?)
 _PENDING = Gauge(
@@ -149,10 +150,51 @@ def observe_consumer(consumer: str, pending: int, unacked: int, oldest_seconds: 
     _OLDEST.labels(consumer).set(oldest_seconds)
 
 
-def approvals_waiting_from(count: Callable[[], int]) -> None:
-    """Read the approvals waiting at each scrape from `count` (the records): only a process that
-    serves people (`serve`) sets it."""
-    _APPROVALS_WAITING.set_function(count)
+# how a message a stage failed on was met (the label values of skillpress_stage_failed_total)
+REACTIONS = ("retrying", "dead_lettered", "permanent", "dependency_gone")
+
+
+def known_stage(stage: str) -> None:
+    """Every series of a stage this process runs, at 0 from its start: a rate over a series
+    that appears only with the first failure misses that failure."""
+    _HANDLED.labels(stage)
+    _REDELIVERED.labels(stage)
+    _OUTAGE_WAITS.labels(stage)
+    _DEAD_LETTERS.labels(stage)
+    _STAGE_SECONDS.labels(stage)
+    for reaction in REACTIONS:
+        _FAILED.labels(stage, reaction)
+
+
+class _ApprovalsWaiting(Collector):
+    """`skillpress_approvals_waiting`, read from the records at each scrape: only the process
+    that serves people (`serve`) has it, and while the records do not answer it is absent (a
+    gap, never a number Prometheus would store as one)."""
+
+    def __init__(self, count: Callable[[], int | None]) -> None:
+        self.count = count
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        found = self.count()
+        if found is None:
+            return
+        family = GaugeMetricFamily(
+            "skillpress_approvals_waiting", "Gated calls waiting for a person's decision"
+        )
+        family.add_metric([], found)
+        yield family
+
+
+_WAITING: list[_ApprovalsWaiting] = []
+
+
+def approvals_waiting_from(count: Callable[[], int | None]) -> None:
+    """Read the approvals waiting at each scrape from `count` (the records; None when they do
+    not answer): only a process that serves people (`serve`) calls this."""
+    while _WAITING:
+        REGISTRY.unregister(_WAITING.pop())
+    _WAITING.append(_ApprovalsWaiting(count))
+    REGISTRY.register(_WAITING[0])
 
 
 def exposition() -> bytes:

@@ -43,6 +43,7 @@ from skillpress.workers.delivery import (
     subscribe,
     subscribe_exhausted,
 )
+from skillpress.workers.probes import Watched
 
 __all__ = ["WORKERS", "serve_roles", "serve_workers"]
 
@@ -93,6 +94,8 @@ async def serve_roles(
     if not groups:
         raise ValueError("no worker named")
     readies = {role: asyncio.Event() for role in groups}
+    watched = Watched()  # one probe server for the process, over every role's connection
+    watched.expected = len(groups)
     tasks = [
         asyncio.create_task(
             serve_workers(
@@ -104,10 +107,16 @@ async def serve_roles(
                 schedule=schedule and n == 0,
                 wait_for_nats=wait_for_nats,
                 role=role,
+                watched=watched,
             )
         )
         for n, (role, group) in enumerate(groups.items())
     ]
+    probes_end = asyncio.Event()
+    if ctx.settings.probe_port is not None:
+        from skillpress.workers.probes import serve_probes
+
+        tasks.append(asyncio.create_task(serve_probes(ctx, watched, probes_end)))
 
     async def all_ready() -> None:
         for event in readies.values():
@@ -117,15 +126,18 @@ async def serve_roles(
 
     announcing = asyncio.create_task(all_ready())
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        workers = tasks[: len(groups)]
+        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
         failed = [t for t in done if t.exception() is not None]
         if failed:
             stop.set()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*workers, return_exceptions=True)
             raise failed[0].exception()  # type: ignore[misc]
-        await asyncio.gather(*tasks)
+        await asyncio.gather(*workers)
     finally:
         announcing.cancel()
+        probes_end.set()  # the probes answer as long as the workers run
+        await asyncio.gather(*tasks[len(groups) :], return_exceptions=True)
 
 
 async def serve_workers(
@@ -137,11 +149,14 @@ async def serve_workers(
     schedule: bool = False,
     wait_for_nats: bool = False,
     role: str | None = None,
+    watched: Watched | None = None,
 ) -> None:
     """Run the named workers until `stop` is set; each is a durable consumer shared with replicas.
     `wait_for_nats`: a NATS that cannot be reached yet is waited for (with backoff, a log line
     each try) rather than fatal, and a stop while waiting ends cleanly. `role`: the NATS user's
-    (`nats_roles`); a stage's leaves the live bucket alone."""
+    (`nats_roles`); a stage's leaves the live bucket alone. `watched`: the process's probes,
+    told this connection and its consumers (None: these workers answer probes of their own,
+    when SKILLPRESS_PROBE_PORT is set)."""
     names = list(names)
     unknown = [n for n in names if n not in WORKERS]
     if unknown:
@@ -162,12 +177,16 @@ async def serve_workers(
                 return
             except TimeoutError:
                 delay = min(delay * 2, 10.0)
+    consumers = [step.consumer for name in names for step in WORKERS[name]]
     probes, probes_end = None, asyncio.Event()  # the probes answer as long as the workers run
-    if ctx.settings.probe_port is not None:
+    if watched is not None:
+        watched.add(role or "workers", lambda: nc, consumers)
+    elif ctx.settings.probe_port is not None:
         from skillpress.workers.probes import serve_probes
 
-        consumers = [step.consumer for name in names for step in WORKERS[name]]
-        probes = asyncio.create_task(serve_probes(ctx, lambda: nc, consumers, probes_end))
+        own = Watched()
+        own.add(role or "workers", lambda: nc, consumers)
+        probes = asyncio.create_task(serve_probes(ctx, own, probes_end))
     try:
         await _serve(ctx, nc, nats_url, names, stop, ready, schedule, role != "stage")
     finally:

@@ -33,6 +33,7 @@ from skillpress.errors import Permanent, Retryable, Unavailable
 from skillpress.platform.broker import EXHAUSTED_STREAM, EXHAUSTED_SUBJECTS
 from skillpress.platform.logging import get_logger
 from skillpress.platform.metrics import (
+    known_stage,
     observe_dead_letter,
     observe_outage_wait,
     observe_stage,
@@ -260,6 +261,7 @@ def subscribe(broker: NatsBroker, ctx: AppContext, step: Step[Any]) -> None:
     """Register `step` on `broker`: a durable pull consumer named for the worker, shared by replicas."""
     settings = ctx.settings
     log = get_logger(step.worker)
+    known_stage(step.worker)  # its series at 0 from the start, before anything fails
     config = ConsumerConfig(max_deliver=settings.max_deliver, ack_wait=settings.ack_wait)
 
     @broker.subscriber(

@@ -17,7 +17,7 @@ from skillpress.app.records.health import readiness
 from skillpress.platform.logging import get_logger
 from skillpress.platform.metrics import CONTENT_TYPE, exposition
 
-__all__ = ["serve_probes"]
+__all__ = ["Watched", "serve_probes"]
 
 _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
 
@@ -31,13 +31,34 @@ def _response(status: int, body: bytes, content_type: str = "application/json") 
     return head.encode() + body
 
 
-async def _answer(
-    ctx: AppContext,
-    connection: Callable[[], Any],
-    consumers: Sequence[str],
-    method: str,
-    path: str,
-) -> bytes:
+class Watched:
+    """What a worker process's probes ask about: each role's connection to NATS and the
+    consumers its workers take from (one probe server per process, however many roles it runs:
+    `worker all` runs the publish stage's on a connection of its own)."""
+
+    def __init__(self) -> None:
+        self.roles: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {}
+        self.expected = 1  # roles the process runs: ready only once each has connected
+
+    def add(self, role: str, connection: Callable[[], Any], consumers: Sequence[str]) -> None:
+        self.roles[role] = (connection, tuple(consumers))
+
+    async def nats(self) -> str:
+        """ "ok" when every role's JetStream answers with its consumers, else the first reason."""
+        if len(self.roles) < self.expected:
+            return "the workers are still connecting to NATS"
+        for connection, consumers in self.roles.values():
+            said = await pipeline_ready(connection(), consumers)
+            if said != "ok":
+                return said
+        return "ok"
+
+    async def queues(self) -> None:
+        for connection, consumers in self.roles.values():
+            await observe_queues(connection(), consumers)
+
+
+async def _answer(ctx: AppContext, watched: Watched, method: str, path: str) -> bytes:
     if method != "GET":
         return _response(405, b'{"status":"only GET"}')
     path = path.split("?", 1)[0]
@@ -45,20 +66,19 @@ async def _answer(
         return _response(200, b'{"status":"alive"}')
     if path == "/readyz":
         checks = await asyncio.to_thread(readiness, ctx)
-        checks["nats"] = await pipeline_ready(connection(), consumers)
+        checks["nats"] = await watched.nats()
         ready = all(v == "ok" for v in checks.values())
         body = {"status": "ready" if ready else "not ready", "checks": checks}
         return _response(200 if ready else 503, json.dumps(body).encode())
     if path == "/metrics":
-        await observe_queues(connection(), consumers)  # its own stages' queues, read now
+        await watched.queues()  # its own stages' queues, read now
         return _response(200, exposition(), CONTENT_TYPE)
     return _response(404, b'{"status":"no such probe: /healthz, /readyz or /metrics"}')
 
 
 async def serve_probes(
     ctx: AppContext,
-    connection: Callable[[], Any],
-    consumers: Sequence[str],
+    watched: Watched,
     stop: asyncio.Event,
     bound: Callable[[int], None] | None = None,
 ) -> None:
@@ -75,7 +95,7 @@ async def serve_probes(
             while (await asyncio.wait_for(reader.readline(), 5)) not in (b"\r\n", b"\n", b""):
                 pass  # the headers: nothing here reads them
             if len(parts) >= 2:
-                writer.write(await _answer(ctx, connection, consumers, parts[0], parts[1]))
+                writer.write(await _answer(ctx, watched, parts[0], parts[1]))
                 await writer.drain()
         except (TimeoutError, ConnectionError, UnicodeDecodeError):
             pass

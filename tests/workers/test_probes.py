@@ -72,7 +72,7 @@ async def test_a_workers_probes_and_scrape_answer_for_it(
     ctx: AppContext, settings: Settings, nats_server: NatsServer
 ) -> None:
     assert settings.nats_url
-    proc, port, _ = worker_with_probes(settings)
+    proc, port, lines = worker_with_probes(settings)
     probe = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
     try:
         assert probe.get("/healthz").json() == {"status": "alive"}
@@ -101,7 +101,18 @@ async def test_a_workers_probes_and_scrape_answer_for_it(
         for consumer in ("fetch", "parse", "render", "render-annotations"):
             assert _metric(text, "skillpress_consumer_pending", consumer=consumer) == 0.0
             assert _metric(text, "skillpress_consumer_oldest_seconds", consumer=consumer) == 0.0
-        assert "skillpress_stage_failed_total{" not in text  # nothing failed, nothing labelled
+        # #57.4: every series of its stages is there from the start, at 0 while nothing failed
+        for stage in ("fetch", "parse", "render"):
+            for reaction in ("retrying", "dead_lettered", "permanent", "dependency_gone"):
+                failed = _metric(
+                    text, "skillpress_stage_failed_total", reaction=reaction, stage=stage
+                )
+                assert failed == 0.0, (stage, reaction)
+        # and approvals waiting are serve's to count: a worker exports no such series
+        assert "skillpress_approvals_waiting" not in text
+        # one probe server for the process, though `worker all` runs two NATS roles (#57.9:
+        # with a fixed SKILLPRESS_PROBE_PORT the second could not listen)
+        assert sum('"event": "probes.listening"' in line for line in lines) == 1, lines
         # #57.2: a consumer of this worker's gone (the stream answers): not ready, naming it
         async with watching(settings.nats_url) as (_, nc):
             await nc.jetstream().delete_consumer("SKILLPRESS", "fetch")

@@ -323,16 +323,16 @@ async def observe_queues(nc: NATS | None, consumers: Sequence[str] | None = None
         return
     js = nc.jetstream(timeout=2.0)
     found = []
-    try:
-        if consumers is None:
+    if consumers is None:
+        try:
             found = await js.consumers_info(STREAM)
-        # a worker asks for its own by name (its NATS role may not list the stream's); one
-        # not made yet is left out
-        for consumer in consumers or ():
-            with contextlib.suppress(NotFoundError):
-                found.append(await js.consumer_info(STREAM, consumer))
-    except (NatsError, TimeoutError):
-        return
+        except (NatsError, TimeoutError):
+            return
+    # a worker asks for its own by name (its NATS role may not list the stream's); one not
+    # made yet, or that does not answer now, is left out of this scrape
+    for consumer in consumers or ():
+        with contextlib.suppress(NatsError, TimeoutError):
+            found.append(await js.consumer_info(STREAM, consumer))
     now = datetime.now(UTC)
     for info in found:
         name = info.config.durable_name
