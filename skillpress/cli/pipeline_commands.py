@@ -353,7 +353,8 @@ def worker(
         await run_workers(ctx, url_for, names, stop, schedule=schedule, wait_for_nats=True)
 
     try:
-        asyncio.run(main())
+        with failures():  # a refusal to start (a taken probe port, …) in one line, no traceback
+            asyncio.run(main())
     finally:
         ctx.close()
 

@@ -43,7 +43,7 @@ from skillpress.workers.delivery import (
     subscribe,
     subscribe_exhausted,
 )
-from skillpress.workers.probes import Watched
+from skillpress.workers.probes import Watched, listen_probes, serve_probes
 
 __all__ = ["WORKERS", "serve_roles", "serve_workers"]
 
@@ -96,6 +96,8 @@ async def serve_roles(
     readies = {role: asyncio.Event() for role in groups}
     watched = Watched()  # one probe server for the process, over every role's connection
     watched.expected = len(groups)
+    # listening before any worker starts: a taken port refuses the process, never runs it blind
+    listening = await listen_probes(ctx, watched) if ctx.settings.probe_port is not None else None
     tasks = [
         asyncio.create_task(
             serve_workers(
@@ -113,10 +115,8 @@ async def serve_roles(
         for n, (role, group) in enumerate(groups.items())
     ]
     probes_end = asyncio.Event()
-    if ctx.settings.probe_port is not None:
-        from skillpress.workers.probes import serve_probes
-
-        tasks.append(asyncio.create_task(serve_probes(ctx, watched, probes_end)))
+    if listening is not None:
+        tasks.append(asyncio.create_task(serve_probes(listening, probes_end)))
 
     async def all_ready() -> None:
         for event in readies.values():
@@ -182,11 +182,14 @@ async def serve_workers(
     if watched is not None:
         watched.add(role or "workers", lambda: nc, consumers)
     elif ctx.settings.probe_port is not None:
-        from skillpress.workers.probes import serve_probes
-
         own = Watched()
         own.add(role or "workers", lambda: nc, consumers)
-        probes = asyncio.create_task(serve_probes(ctx, own, probes_end))
+        try:
+            listening = await listen_probes(ctx, own)
+        except BaseException:
+            await nc.close()
+            raise
+        probes = asyncio.create_task(serve_probes(listening, probes_end))
     try:
         await _serve(ctx, nc, nats_url, names, stop, ready, schedule, role != "stage")
     finally:

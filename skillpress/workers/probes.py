@@ -14,10 +14,11 @@ from typing import Any
 from skillpress.app.base.bus import observe_queues, pipeline_ready
 from skillpress.app.base.context import AppContext
 from skillpress.app.records.health import readiness
+from skillpress.errors import Permanent
 from skillpress.platform.logging import get_logger
 from skillpress.platform.metrics import CONTENT_TYPE, exposition
 
-__all__ = ["Watched", "serve_probes"]
+__all__ = ["ProbesCannotListen", "Watched", "listen_probes", "serve_probes"]
 
 _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
 
@@ -76,15 +77,15 @@ async def _answer(ctx: AppContext, watched: Watched, method: str, path: str) -> 
     return _response(404, b'{"status":"no such probe: /healthz, /readyz or /metrics"}')
 
 
-async def serve_probes(
-    ctx: AppContext,
-    watched: Watched,
-    stop: asyncio.Event,
-    bound: Callable[[int], None] | None = None,
-) -> None:
-    """Answer the probes on SKILLPRESS_PROBE_HOST:SKILLPRESS_PROBE_PORT until `stop` is set;
-    `bound` is told the port (the system's choice when the setting is 0)."""
-    log = get_logger("probes")
+class ProbesCannotListen(Permanent):
+    """The probe port is taken (another worker on this host?) or cannot be bound: the process
+    refuses to start rather than run unwatched."""
+
+
+async def listen_probes(ctx: AppContext, watched: Watched) -> asyncio.Server:
+    """The probes listening on SKILLPRESS_PROBE_HOST:SKILLPRESS_PROBE_PORT (the system's port
+    when it is 0), before any worker starts: ProbesCannotListen, naming the port, when they
+    cannot (a process an orchestrator cannot probe would be restarted for nothing, or never)."""
     settings = ctx.settings
     assert settings.probe_port is not None
 
@@ -102,20 +103,21 @@ async def serve_probes(
         finally:
             writer.close()
 
+    where = f"{settings.probe_host}:{settings.probe_port}"
     try:
         server = await asyncio.start_server(handle, settings.probe_host, settings.probe_port)
-    except OSError as exc:  # the workers go on; the probe's absence is what an orchestrator sees
-        log.error(
-            "probes.cannot_listen",
-            host=settings.probe_host,
-            port=settings.probe_port,
-            error=exc.strerror or str(exc),
-        )
-        return
+    except OSError as exc:
+        raise ProbesCannotListen(
+            f"the probes cannot listen on {where} ({exc.strerror or exc}): another worker on"
+            " this host has that SKILLPRESS_PROBE_PORT? give each process its own"
+        ) from None
     port = int(server.sockets[0].getsockname()[1])
-    log.info("probes.listening", host=settings.probe_host, port=port)
-    if bound is not None:
-        bound(port)
+    get_logger("probes").info("probes.listening", host=settings.probe_host, port=port)
+    return server
+
+
+async def serve_probes(server: asyncio.Server, stop: asyncio.Event) -> None:
+    """Answer the probes on `server` until `stop` is set."""
     try:
         await stop.wait()
     finally:

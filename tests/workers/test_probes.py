@@ -136,3 +136,32 @@ async def test_a_workers_probes_and_scrape_answer_for_it(
         probe.close()
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_second_worker_on_a_taken_probe_port_refuses_to_start_saying_so(
+    settings: Settings, nats_server: NatsServer
+) -> None:
+    """#57.9: two workers on one host with one SKILLPRESS_PROBE_PORT: the second only logged
+    `probes.cannot_listen` and ran unprobed; it now refuses to start, naming the port."""
+    from skillpress.platform.local_processes import free_port
+
+    port = free_port()
+    first, _, _ = worker_with_probes(settings, {"SKILLPRESS_PROBE_PORT": str(port)})
+    try:
+        env = {**settings_env(settings), "SKILLPRESS_PROBE_PORT": str(port)}
+        second = subprocess.run(
+            [sys.executable, "-m", "skillpress.cli.main", "worker", "parse"],
+            env=env,
+            cwd=Path(__file__).parents[2],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert second.returncode != 0, second.stderr[-2000:]
+        said = second.stderr.strip().splitlines()[-1]
+        assert f"the probes cannot listen on 127.0.0.1:{port}" in said, second.stderr[-2000:]
+        assert "give each process its own" in said and "Traceback" not in second.stderr
+        assert first.poll() is None, "the first worker runs on"
+    finally:
+        first.terminate()
+        first.wait(30)
