@@ -381,17 +381,38 @@ async def follow_api(
     on_swap: Callable[[LiveVersion], None],
     interval: float = 2.0,
 ) -> None:
-    """`follow_live` over the HTTP API: catch up, then poll every `interval` seconds until `stop`."""
-    await _hold_pins(follower.read, follower.pinned, out, fmt, pins, on_swap)
+    """`follow_live` over the HTTP API: catch up, then poll every `interval` seconds until `stop`.
+    Following (`stop` given) is a long-running process: a server that restarts or does not
+    answer (a 5xx, a refused connection) is waited out with backoff (1 s doubling to 30 s) and a
+    line each try, as a worker waits for its NATS; a refusal of the follower itself (its token)
+    ends it. Catching up once (`stop` None) says the first failure."""
+    from skillpress.app.base.bus import StackError
+    from skillpress.platform.logging import get_logger
+
+    log = get_logger("follow", api=str(follower.client.base_url))
+    pinned, backoff = False, 0.0
     while True:
-        for live in await asyncio.to_thread(follower.live):
-            wanted = live.skill not in pins and (skills is None or live.skill in skills)
-            if wanted and await asyncio.to_thread(materialize, follower.read, out, live, fmt):
-                on_swap(live)
+        try:
+            if not pinned:
+                await _hold_pins(follower.read, follower.pinned, out, fmt, pins, on_swap)
+                pinned = True
+            for live in await asyncio.to_thread(follower.live):
+                wanted = live.skill not in pins and (skills is None or live.skill in skills)
+                if wanted and await asyncio.to_thread(materialize, follower.read, out, live, fmt):
+                    on_swap(live)
+            if backoff:
+                log.info("follow.answering_again")
+            backoff, wait = 0.0, interval
+        except StackError as exc:
+            if stop is None:
+                raise
+            backoff = min(max(backoff * 2, 1.0), 30.0)
+            log.warning("follow.waiting_for_the_api", error=str(exc), retry_in=backoff)
+            wait = backoff
         if stop is None:
             return
         try:
-            await asyncio.wait_for(stop.wait(), interval)
+            await asyncio.wait_for(stop.wait(), wait)
             return
         except TimeoutError:
             continue

@@ -1,0 +1,64 @@
+"""#57.5: `follow --api` exited when serve restarted (`/v1/live: 503 this server is stopping`).
+A follower is a long-running process: a server that does not answer (503 while it stops) is
+waited out with backoff and a line each try, and following goes on once it answers; a refusal
+of the follower itself (a revoked token, 401) ends it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import structlog
+
+from skillpress.app.serving.followers import ApiFollower, FollowRefused, follow_api
+from tests.fake_api import FakeApi, Reply
+
+
+def test_a_server_that_restarts_is_waited_out(tmp_path: Path) -> None:
+    stopping = Reply(503, {"detail": "this server is stopping"})
+    api = FakeApi(lambda r: stopping if len(api.seen) <= 2 else Reply(200, []))
+    follower = ApiFollower(api.url, "runtime-token")
+
+    async def following() -> None:
+        stop = asyncio.Event()
+
+        async def until_asked_twice_after() -> None:
+            while len(api.seen) < 4:  # it asked again after the restart, and again after that
+                await asyncio.sleep(0.05)
+            stop.set()
+
+        await asyncio.wait_for(
+            asyncio.gather(
+                follow_api(follower, tmp_path / "out", None, "skill", {}, stop, print, 0.05),
+                until_asked_twice_after(),
+            ),
+            60,  # a hang guard
+        )
+
+    with structlog.testing.capture_logs() as said:
+        try:
+            asyncio.run(following())
+        finally:
+            follower.close()
+            api.close()
+    assert [r.path for r in api.seen][:4] == ["/v1/live"] * 4
+    waits = [e for e in said if e["event"] == "follow.waiting_for_the_api"]
+    assert [w["retry_in"] for w in waits] == [1.0, 2.0], waits
+    assert "503 this server is stopping" in waits[0]["error"]
+    assert any(e["event"] == "follow.answering_again" for e in said)
+
+
+def test_a_refused_follower_stops(tmp_path: Path) -> None:
+    api = FakeApi(lambda r: Reply(401, {"detail": "the token is revoked"}))
+    follower = ApiFollower(api.url, "revoked")
+    try:
+        with pytest.raises(FollowRefused, match="401 the token is revoked"):
+            asyncio.run(
+                follow_api(
+                    follower, tmp_path / "out", None, "skill", {}, asyncio.Event(), print, 0.05
+                )
+            )
+    finally:
+        follower.close()
+        api.close()
