@@ -33,12 +33,18 @@ __all__ = [
     "BrokerUnavailable",
     "StreamReplicasRefused",
     "EXHAUSTED_STREAM",
+    "STREAM_MAX_AGE",
     "EXHAUSTED_SUBJECTS",
     "LIVE_BUCKET",
     "live_subject",
     "live_pointers",
     "server_list",
 ]
+
+# how long the pipeline's stream keeps a message: a story's events are followed and replayed
+# within minutes, a message no worker could take is kept whole in its dead letter (a replay
+# sends that copy), and every outcome is in the records; older ones are dropped, not kept forever
+STREAM_MAX_AGE = 30 * 24 * 3600.0
 
 T = TypeVar("T")
 
@@ -338,7 +344,7 @@ async def _ensure_all(
         StreamConfig(
             name=EXHAUSTED_STREAM,
             subjects=[EXHAUSTED_SUBJECTS],
-            max_age=30 * 24 * 3600.0,
+            max_age=STREAM_MAX_AGE,
             num_replicas=replicas,
         ),
         change=change,
@@ -357,6 +363,7 @@ async def _ensure_all(
             name=STREAM,
             subjects=list(STREAM_SUBJECTS),
             duplicate_window=120.0,
+            max_age=STREAM_MAX_AGE,
             num_replicas=replicas,
         ),
         change=change,
@@ -397,9 +404,14 @@ async def _ensure(
         )
         want = had
     subjects = config.subjects if config is not None else current.subjects
-    if sorted(current.subjects or []) == sorted(subjects or []) and had == want:
+    max_age = config.max_age if config is not None else current.max_age
+    if (
+        sorted(current.subjects or []) == sorted(subjects or [])
+        and had == want
+        and round(current.max_age or 0) == round(max_age or 0)
+    ):
         return current
-    current.subjects, current.num_replicas = subjects, want
+    current.subjects, current.num_replicas, current.max_age = subjects, want, max_age
     updated: StreamConfig = (await _refusing(js.update_stream(current), name, had, want)).config
     return updated
 

@@ -286,3 +286,31 @@ def test_a_ports_file_is_read_only_once_written_whole(tmp_path: Path) -> None:
     whole = {"nats": ["nats://127.0.0.1:4222"], "monitoring": ["http://127.0.0.1:8222"]}
     path.write_text(json.dumps(whole))
     assert _ports_of(path) == whole
+
+
+async def test_the_stream_keeps_thirty_days_and_an_older_release_forever_stream_is_brought_to_it(
+    tmp_path: Path,
+) -> None:
+    """#57.7: the SKILLPRESS stream kept every message forever (4,836 after an afternoon). It
+    keeps 30 days (a story is followed and replayed within minutes, a dead letter keeps its own
+    copy, outcomes are in the records), and a stream an older release made with no limit is
+    given it on the next start, its messages and subjects as they were."""
+    from nats.js.api import StreamConfig
+
+    from skillpress.platform.broker import STREAM_MAX_AGE
+
+    server = NatsServer(tmp_path / "nats").start()
+    try:
+        nc = await connect(server.url)
+        js = nc.jetstream()
+        await js.add_stream(StreamConfig(name=STREAM, subjects=["skillpress.>"]))  # forever
+        await js.publish(EVENTS.spec_submitted, b"{}", stream=STREAM)
+        assert not (await js.stream_info(STREAM)).config.max_age
+        kept = await ensure_stream(nc)
+        assert kept.max_age == STREAM_MAX_AGE == 30 * 24 * 3600
+        info = await js.stream_info(STREAM)
+        assert info.config.max_age == STREAM_MAX_AGE and info.state.messages == 1
+        assert (await ensure_stream(nc)).max_age == STREAM_MAX_AGE  # and left so after
+        await nc.close()
+    finally:
+        server.kill()
