@@ -7,6 +7,8 @@ import sys
 
 import structlog
 
+from skillpress.platform.tracing import trace_ids
+
 __all__ = ["configure_logging", "get_logger"]
 
 
@@ -23,6 +25,7 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
     shared: list[structlog.typing.Processor] = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        trace_ids,  # a line logged inside a trace names it (nothing when traces are off)
     ]
     if as_json:  # the console renderer draws tracebacks itself
         shared.append(structlog.processors.format_exc_info)

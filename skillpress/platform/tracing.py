@@ -10,10 +10,10 @@ where `serve` publishes), so every stage of one submission is one trace.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["enabled", "inject", "start_tracing", "stop_tracing"]
+__all__ = ["enabled", "inject", "mark_span", "start_tracing", "stop_tracing", "trace_ids"]
 
 _PROVIDERS: list[Any] = []  # the process's one TracerProvider, once started
 
@@ -29,14 +29,17 @@ def enabled(environ: Mapping[str, str] | None = None) -> bool:
     )
 
 
-def start_tracing(role: str) -> Any | None:
+def start_tracing(role: str, stages: tuple[str, ...] = ()) -> Any | None:
     """The process's TracerProvider, exporting over OTLP/HTTP in batches and set as the global
-    one (named `skillpress-<role>` unless OTEL_SERVICE_NAME says otherwise); None when traces are
-    off. Started once per process."""
+    one (named `skillpress-<role>` unless OTEL_SERVICE_NAME says otherwise, its replica as
+    `service.instance.id`, the stages a worker process runs as `skillpress.workers`); None when
+    traces are off. Started once per process."""
     if not enabled():
         return None
     if _PROVIDERS:
         return _PROVIDERS[0]
+    import socket
+
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -44,7 +47,15 @@ def start_tracing(role: str) -> Any | None:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     name = os.environ.get("OTEL_SERVICE_NAME") or f"skillpress-{role}"
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
+    resource = Resource.create(
+        {
+            SERVICE_NAME: name,
+            # which replica: a worker's spans are told apart by the process that made them
+            "service.instance.id": f"{socket.gethostname()}:{os.getpid()}",
+            **({"skillpress.workers": ",".join(stages)} if stages else {}),
+        }
+    )
+    provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     _PROVIDERS.append(provider)
@@ -57,9 +68,9 @@ def stop_tracing() -> None:
         _PROVIDERS.pop().shutdown()
 
 
-def inject(headers: dict[str, str], subject: str) -> dict[str, str]:
-    """`headers` with the trace of a new producer span for a message sent on `subject` (nothing
-    added when traces are off)."""
+def inject(headers: dict[str, str], subject: str, **ids: Any) -> dict[str, str]:
+    """`headers` with the trace of a new producer span for a message sent on `subject`, the ids
+    the message carries on it (nothing added when traces are off)."""
     if not _PROVIDERS:
         return headers
     from opentelemetry import propagate, trace
@@ -68,8 +79,40 @@ def inject(headers: dict[str, str], subject: str) -> dict[str, str]:
     with tracer.start_as_current_span(
         f"{subject} publish",
         kind=trace.SpanKind.PRODUCER,
-        attributes={"messaging.system": "nats", "messaging.destination.name": subject},
+        attributes={
+            "messaging.system": "nats",
+            "messaging.destination.name": subject,
+            **{f"skillpress.{k}": str(v) for k, v in ids.items() if v},
+        },
     ):
         carrier = dict(headers)
         propagate.inject(carrier)
     return carrier
+
+
+def mark_span(**ids: Any) -> None:
+    """The ids a message carries (submission, revision, version, skill) and its stage on the
+    span now current (a stage's consume span): a trace found by the submission it served."""
+    if not _PROVIDERS:
+        return
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attributes({f"skillpress.{k}": str(v) for k, v in ids.items() if v})
+
+
+def trace_ids(
+    logger: Any, method: str, event: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """A structlog processor: the current trace and span ids on every line logged inside one
+    (a log line found from its trace, and back)."""
+    if not _PROVIDERS:
+        return event
+    from opentelemetry import trace
+
+    context = trace.get_current_span().get_span_context()
+    if context.is_valid:
+        event.setdefault("trace_id", format(context.trace_id, "032x"))
+        event.setdefault("span_id", format(context.span_id, "016x"))
+    return event

@@ -223,7 +223,7 @@ async def _serve(
         raw = await js.get_msg(STREAM, seq)
         return raw.subject or "", raw.data or b"", dict(raw.headers or {})
 
-    tracer_provider = start_tracing("worker")  # None: no OTLP endpoint, no traces
+    tracer_provider = start_tracing("worker", tuple(names))  # None: no OTLP endpoint
     middlewares: list[Any] = []
     if tracer_provider is not None:
         from faststream.nats.opentelemetry import NatsTelemetryMiddleware

@@ -38,6 +38,7 @@ from skillpress.platform.metrics import (
     observe_outage_wait,
     observe_stage,
 )
+from skillpress.platform.tracing import mark_span
 from skillpress.schemas.subjects import STREAM
 
 __all__ = ["Outgoing", "Step", "publish_all", "subscribe", "subscribe_exhausted"]
@@ -208,6 +209,7 @@ async def _handle(
     retried on the schedule, or a dead letter when retrying cannot help or deliveries ran out."""
     settings = ctx.settings
     started = time.monotonic()
+    mark_span(stage=step.worker, **_ids(payload))  # the trace found by what it served
     bound.info(f"{step.worker}.started", bytes=len(msg.body))
     bound = bound.bind(started_at=round(time.time(), 3))
 

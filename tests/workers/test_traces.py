@@ -5,8 +5,10 @@ from stage to stage in the messages' `traceparent` header."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from skillpress.app.base.bus import send
@@ -32,18 +34,23 @@ class Collector:
 
     @property
     def spans(self) -> list[tuple[str, str, str]]:
+        return [(service, name, t) for service, name, t, _, _ in self.detailed]
+
+    @property
+    def detailed(self) -> list[tuple[str, str, str, dict[str, str], dict[str, str]]]:
+        """Each span: service, name, trace id, its attributes, its resource's attributes."""
         kept = []
         for posted in list(self.api.seen):
             request = trace_pb2.ExportTraceServiceRequest()
             request.ParseFromString(posted.body)
             for resource in request.resource_spans:
-                service = next(
-                    a.value.string_value
-                    for a in resource.resource.attributes
-                    if a.key == "service.name"
-                )
+                held = {a.key: a.value.string_value for a in resource.resource.attributes}
                 for scope in resource.scope_spans:
-                    kept.extend((service, span.name, span.trace_id.hex()) for span in scope.spans)
+                    for span in scope.spans:
+                        said = {a.key: a.value.string_value for a in span.attributes}
+                        kept.append(
+                            (held["service.name"], span.name, span.trace_id.hex(), said, held)
+                        )
         return kept
 
 
@@ -68,7 +75,7 @@ async def test_a_submission_is_one_trace_across_its_stages(
 ) -> None:
     assert settings.nats_url
     otel = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
-    proc, _, lines = worker_with_probes(settings, otel)
+    proc, port, lines = worker_with_probes(settings, otel)
     try:
         for key, value in otel.items():
             monkeypatch.setenv(key, value)
@@ -78,11 +85,15 @@ async def test_a_submission_is_one_trace_across_its_stages(
         async with watching(settings.nats_url) as (watcher, nc):
             await send(nc, EVENTS.spec_submitted, event, "submitted:t1")
             await watcher.wait_for(EVENTS.version_proposed, timeout=60, submission="t1")
+        for probe in ("/readyz", "/metrics", "/healthz"):  # scraped and probed: never traced
+            assert httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=10).status_code == 200
     finally:
         tracing.stop_tracing()
         proc.terminate()  # a stopping worker sends what it holds
         proc.wait(30)
     sent = [s for s in collector.spans if s[0] == "skillpress-serve"]
+    serve_said = [a for service, *_, a, _ in collector.detailed if service == "skillpress-serve"]
+    assert [a.get("skillpress.submission") for a in serve_said] == ["t1"]
     assert [name for _, name, _ in sent] == [f"{EVENTS.spec_submitted} publish"]
     trace_id = sent[0][2]
     worked = [(name, t) for service, name, t in collector.spans if service == "skillpress-worker"]
@@ -92,3 +103,18 @@ async def test_a_submission_is_one_trace_across_its_stages(
     for subject in (EVENTS.spec_submitted, EVENTS.version_proposed):
         assert any(subject in name for name in names), (subject, sorted(names))
     assert len(names) >= 8, sorted(names)  # each stage's consume and what it publishes
+    # #57.8: a stage's spans say the submission they served and the stage, the replica is in
+    # the resource, the log lines name the trace, and no probe or scrape is traced
+    mine = [d for d in collector.detailed if d[0] == "skillpress-worker"]
+    served = {
+        (a["skillpress.stage"], a.get("skillpress.submission"))
+        for *_, a, _ in mine
+        if "skillpress.stage" in a
+    }
+    for stage in ("fetch", "parse", "categorize", "guess-approvals", "render"):
+        assert (stage, "t1") in served, (stage, sorted(served))
+    assert all(r["service.instance.id"].endswith(f":{proc.pid}") for *_, r in mine), mine[0]
+    assert all("fetch" in r["skillpress.workers"] for *_, r in mine)
+    started = [json.loads(line) for line in lines if '"event": "fetch.started"' in line]
+    assert started and started[0]["trace_id"] == trace_id, started
+    assert not [n for _, n, _ in collector.spans if "readyz" in n or "metrics" in n]

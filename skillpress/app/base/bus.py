@@ -191,7 +191,10 @@ async def send(
     from skillpress.platform.broker import BrokerUnavailable
     from skillpress.schemas.subjects import STREAM
 
-    headers = inject({"Nats-Msg-Id": msg_id}, subject)  # the submission's trace starts here
+    # the submission's trace starts here, named by the submission it serves
+    headers = inject(
+        {"Nats-Msg-Id": msg_id}, subject, submission=getattr(payload, "submission", None)
+    )
     data = payload.model_dump_json().encode()
     patience = SEND_PATIENCE if patience is None else patience
     deadline = time.monotonic() + patience
