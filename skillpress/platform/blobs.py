@@ -168,6 +168,21 @@ class S3BlobStore:
             endpoint, access_key=access_key, secret_key=secret_key, secure=secure, http_client=http
         )
         self._bucket_ready = False
+        self._down: str | None = None  # why S3 stopped answering, while it does not
+
+    def _state(self, down: str | None) -> None:
+        """One log line when S3 stops answering and one when it answers again, not one a call
+        (a probe every few seconds made 141 lines of urllib3's retries)."""
+        if (down is None) == (self._down is None):
+            return
+        from skillpress.platform.logging import get_logger
+
+        log = get_logger("blobs", endpoint=self.endpoint, bucket=self.bucket)
+        if down is not None:
+            log.warning("blobs.unreachable", error=down)
+        else:
+            log.info("blobs.answering_again", after=self._down)
+        self._down = down
 
     @classmethod
     def from_env(
@@ -195,8 +210,9 @@ class S3BlobStore:
         from minio.error import MinioException, S3Error
 
         try:
-            return fn(*args, **kwargs)
+            done = fn(*args, **kwargs)
         except S3Error as exc:
+            self._state(None)  # it answered, with an error of the request's own
             if exc.code in ("NoSuchKey", "NoSuchObject"):
                 raise BlobNotFound(
                     f"no blob {args[1][-64:][:16]}… in s3://{self.bucket} at {self.endpoint}"
@@ -209,11 +225,14 @@ class S3BlobStore:
                 f"S3 {what} failed at {self.endpoint}: {exc.code}: {exc.message}"
             ) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            self._state(type(exc).__name__)
             raise BlobStoreUnavailable(
                 f"S3 at {self.endpoint} is unreachable during {what}: {type(exc).__name__}"
             ) from None
         except MinioException as exc:
             raise BlobStoreError(f"S3 {what} failed at {self.endpoint}: {exc}") from None
+        self._state(None)
+        return done
 
     def _ensure_bucket(self) -> None:
         if self._bucket_ready:

@@ -50,6 +50,11 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
     root.addHandler(handler)
     # libraries speak from warnings up (their info is chatter), everything when debugging
     root.setLevel(threshold if threshold <= logging.DEBUG else max(threshold, logging.WARNING))
+    # urllib3 warns of each retry it makes (an S3 probe every few seconds made 141 lines while S3
+    # was down); the blob store says once when S3 stops answering and once when it is back
+    logging.getLogger("urllib3.connectionpool").setLevel(
+        threshold if threshold <= logging.DEBUG else logging.ERROR
+    )
 
 
 _OURS = "skillpress_handler"  # marks the handler configure_logging adds (replaced, never doubled)

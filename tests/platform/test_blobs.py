@@ -202,3 +202,36 @@ def test_a_small_blob_is_sent_without_asking_and_a_large_one_is_asked_about_firs
     s.put(large), s.put(large)
     assert (len(asked), len(sent)) == (2, 3)  # the second large put found it stored
     assert s.get(sha256_hex(small)) == small and s.get(sha256_hex(large)) == large
+
+
+@pytest.mark.integration  # a real S3 server behind a cable the test cuts
+def test_s3_down_and_back_is_one_line_each_not_one_a_probe(
+    s3_server: tuple[str, str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """#57.9: an S3 probe every few seconds logged urllib3's "Retrying" warning each time (141
+    lines in the drill); the store now says once that S3 stopped answering and once that it is
+    back, and urllib3's retries are quiet."""
+    import structlog
+
+    from skillpress.platform.logging import configure_logging
+    from tests.local_servers import Cable
+
+    endpoint, access, secret = s3_server
+    host, port = endpoint.rsplit(":", 1)
+    cable = Cable(host, int(port)).mend()
+    configure_logging("json", "info")
+    store = S3BlobStore(f"127.0.0.1:{cable.port}", access, secret, bucket="t-state-lines")
+    try:
+        with structlog.testing.capture_logs() as said, caplog.at_level("WARNING"):
+            assert not store.exists("0" * 64)
+            cable.cut()
+            for _ in range(5):  # five probes while it is down
+                with pytest.raises(BlobStoreUnavailable):
+                    store.exists("0" * 64)
+            cable.mend()
+            assert not store.exists("0" * 64)
+        events = [e["event"] for e in said if e["event"].startswith("blobs.")]
+        assert events == ["blobs.unreachable", "blobs.answering_again"], said
+        assert not [r for r in caplog.records if r.name.startswith("urllib3")], caplog.records
+    finally:
+        cable.cut()
