@@ -102,7 +102,8 @@ def token_add(
     typer.echo(secret)
     where = "sign in with it on the console" if role == "operator" else "give it to the runtime"
     typer.echo(
-        f"a {role} token for {name}; its digest is kept in {tokens_file(chosen)}, the token is"
+        f"{'an' if role[0] in 'aeiou' else 'a'} {role} token for {name}; its digest is kept in"
+        f" {tokens_file(chosen)}, the token is"
         f" shown this once: {where}",
         err=True,
     )

@@ -232,5 +232,9 @@ def publish(
             )
             + f": {len(event['files'])} files, hosts {', '.join(event['hosts']) or '(none)'}"
         )
-        if event.get("changes"):
-            _changes(event["changes"])
+        changes = event.get("changes")
+        if changes and not prev and not event.get("already_live"):
+            # a first publication: every operation is new, and 290 lines say less than one
+            typer.echo(f"  the first live version: {changes['summary']['added']} operations")
+        elif changes:
+            _changes(changes)

@@ -53,6 +53,8 @@ def export(
         fail(str(exc))
     for why in made.left_out:
         typer.echo(f"note: left out {why}", err=True)
+    for why in made.unguarded:
+        typer.echo(f"note: {why}", err=True)
     if not source_url:
         typer.echo(
             f"note: the steps' source description is {made.source_url};"

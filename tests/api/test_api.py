@@ -945,6 +945,10 @@ def test_the_skill_page_says_in_words_what_changed_in_a_declaration(served: Serv
     with httpx.Client(base_url=served.base, cookies=cookie, follow_redirects=False) as browser:
         page = browser.get("/skills/worded").text
     assert "(GET /pets → GET /pets)" not in page
+    # #55.8: the live row said "4 added" against itself (the diff it was proposed with)
+    rows = [chunk.split("</tr>", 1)[0] for chunk in page.split("<tr>")[1:]]
+    live_row = next(row for row in rows if 'class="badge live"' in row)
+    assert "this is live" in live_row and " added" not in live_row, live_row
     for detail in details:
         assert html.escape(detail, quote=False) in page or html.escape(detail) in page, detail
 

@@ -87,6 +87,7 @@ def test_the_command_line_will_not_mint_an_operator_for_an_agents_shell(
     runner = CliRunner()
     made = runner.invoke(app, ["token", "add", "ops-alice"])
     assert made.exit_code == 0
+    assert made.stderr.startswith("an operator token for ops-alice;"), made.stderr  # #55.8
     secret = made.stdout.strip()
     refused = runner.invoke(app, ["token", "add", "anyone"])
     assert refused.exit_code == 2
@@ -95,6 +96,7 @@ def test_the_command_line_will_not_mint_an_operator_for_an_agents_shell(
     monkeypatch.setenv("SKILLPRESS_OPERATOR_TOKEN", secret)
     follower = runner.invoke(app, ["token", "add", "follower", "--role", "runtime"])
     assert follower.exit_code == 0
+    assert follower.stderr.startswith("a runtime token for follower;"), follower.stderr
     listed = runner.invoke(app, ["token", "list"]).stdout.splitlines()
     assert [ln.split()[:3] for ln in listed] == [
         ["follower", "runtime", "made"],

@@ -51,6 +51,8 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
     assert published.stdout.startswith(
         f"published petstore version {version}: 8 files, hosts petstore.swagger.io"
     )
+    # #55.8: a first publication says how many operations went live, not each one
+    assert published.stdout.splitlines()[1:] == ["  the first live version: 4 operations"]
     again = run(home, "import", str(spec), "--skill", "petstore")
     assert again.returncode == 0 and again.stdout.startswith(
         "unchanged: petstore already has revision"

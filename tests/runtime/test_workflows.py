@@ -679,6 +679,17 @@ def test_a_workflow_exported_as_arazzo_imports_back_the_same(tmp_path: Path) -> 
         "{$sourceDescriptions.hollowbrook.url}#/paths/~1bookings/post",
     ]
     assert "note: the steps' source description is ./hollowbrook.openapi.json" in exported.stderr
+    # #55.8: what holds the booking here travels with the step, and the export says so
+    assert steps[1]["x-skillpress-gate"] == {
+        "risk": "medium",
+        "binds": ["room_id", "arrival", "departure"],
+    }
+    assert steps[1]["x-skillpress-identity"] == ["room_id", "guest_name", "arrival", "departure"]
+    assert "x-skillpress-gate" not in steps[0]
+    assert (
+        "note: book_room step book: create_booking is gated (a person approves each call) and"
+        " sent once (an identity) here; another runner does not hold it" in exported.stderr
+    )
     assert steps[0]["parameters"][0] == {
         "name": "room_id",
         "in": "path",

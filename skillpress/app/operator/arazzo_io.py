@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from skillpress.runtime.interop.arazzo_in import from_arazzo
-from skillpress.runtime.interop.arazzo_out import left_out, to_arazzo
+from skillpress.runtime.interop.arazzo_out import left_out, to_arazzo, unguarded
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.load import load_workflows
 from skillpress.runtime.workflows.run import WorkflowRefused
@@ -37,6 +37,7 @@ class ArazzoExport:
     workflows: int
     left_out: list[str]
     source_url: str
+    unguarded: list[str]  # steps another runner would send without the gate or identity here
 
 
 def arazzo_of(
@@ -54,6 +55,7 @@ def arazzo_of(
         workflows=sum(1 for wf in flows.values() if wf.execution == "hardened"),
         left_out=list(left_out(flows)),
         source_url=str(doc["sourceDescriptions"][0]["url"]),
+        unguarded=unguarded(flows, skill),
     )
 
 

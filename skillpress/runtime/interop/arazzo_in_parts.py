@@ -105,6 +105,9 @@ STEP_KEYS = {
     "onFailure",
     "description",
     "x-skillpress-on-error",
+    # what an export says holds the call here (the operation's own file holds it: read, not kept)
+    "x-skillpress-gate",
+    "x-skillpress-identity",
 }
 
 

@@ -13,7 +13,7 @@ from skillpress.runtime.workflows.model import walk as walk_steps
 from skillpress.runtime.workflows.run import Step, Workflow
 from skillpress.runtime.workflows.scope import _TEMPLATE
 
-__all__ = ["left_out", "to_arazzo"]
+__all__ = ["left_out", "to_arazzo", "unguarded"]
 
 
 def _expr(head: str, path: str, params: set[str], saver: Mapping[str, str]) -> str:
@@ -112,6 +112,14 @@ def _operation_out(
         )
     decl = skill.tool(s.target or "").declaration
     out: dict[str, Any] = dict(where.locate(s.target or ""))
+    # what holds the call here, carried where another runner can see it (it does not hold it)
+    if decl.approval is not None:
+        out["x-skillpress-gate"] = {
+            "risk": decl.approval.risk,
+            "binds": list(decl.approval.binds),
+        }
+    if decl.identity:
+        out["x-skillpress-identity"] = list(decl.identity)
     places = {
         **{k: "path" for k in decl.path_params},
         **{k: "query" for k in decl.query},
@@ -178,6 +186,31 @@ def left_out(workflows: Mapping[str, Workflow]) -> list[str]:
         for n, wf in workflows.items()
         if wf.execution != "hardened"
     ]
+
+
+def unguarded(workflows: Mapping[str, Workflow], skill: Skill) -> list[str]:
+    """What another runner would send unguarded: one line per hardened step whose operation a
+    person approves (a gate) or that is sent once (an identity). The export carries each as
+    `x-skillpress-gate` / `x-skillpress-identity` on the step; a runner that ignores
+    extensions ignores them."""
+    out = []
+    for name, wf in workflows.items():
+        if wf.execution != "hardened":
+            continue
+        for s in walk_steps(wf.steps):
+            if s.kind != "tool" or "." in (s.target or ""):
+                continue
+            decl = skill.tool(s.target or "").declaration
+            held = [
+                *(["gated (a person approves each call)"] if decl.approval is not None else []),
+                *(["sent once (an identity)"] if decl.identity else []),
+            ]
+            if held:
+                out.append(
+                    f"{name} step {s.id}: {s.target} is {' and '.join(held)} here; another"
+                    " runner does not hold it (x-skillpress-* on the step says so)"
+                )
+    return out
 
 
 class _Writer:
