@@ -243,6 +243,12 @@ async def send_and_follow(
         await nc.subscribe("skillpress.>", cb=on_message)
         await nc.flush()
         await send(nc, subject, payload, msg_id)
+        # on a configured NATS nobody may run a worker yet: say so at once, then wait for one
+        nobody = await _taken_by_nobody(nc, subject) if pipeline.mode == "configured" else None
+        if nobody is not None:
+            from skillpress.platform.logging import get_logger
+
+            get_logger("pipeline").warning("pipeline.no_worker_yet", said=nobody, waits=timeout)
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -263,7 +269,8 @@ async def send_and_follow(
                     "embedded": "the in-process workers",
                 }[pipeline.mode]
                 raise StackError(
-                    f"no answer from {where} within {timeout:g} s; see `skillpress dead-letters`"
+                    f"no answer from {where} within {timeout:g} s, and no dead letter: is every"
+                    " worker running (`skillpress worker all`)?"
                 )
             try:
                 wait = left if recover is None else min(left, 3.0)
@@ -356,3 +363,26 @@ async def observe_queues(nc: NATS | None, consumers: Sequence[str] | None = None
             except (NotFoundError, NatsError, TimeoutError):
                 oldest = 0.0
         observe_consumer(name, pending, unacked, oldest)
+
+
+async def _taken_by_nobody(nc: NATS, subject: str) -> str | None:
+    """Why nothing will take a message on `subject` (no worker ever made a consumer for it on
+    this NATS, or none is asking for work now), or None. Asked once, right after sending, so a
+    person hears it at once rather than after the whole wait."""
+    from nats.errors import Error as NatsError
+    from nats.js.errors import NotFoundError
+
+    from skillpress.schemas.subjects import STREAM
+
+    js = nc.jetstream(timeout=2.0)
+    try:
+        found = await js.consumers_info(STREAM)
+    except (NotFoundError, NatsError, TimeoutError):
+        return None  # the stream or this user cannot say: the wait says what it can
+    takers = [c for c in found if c.config.durable_name and c.config.filter_subject == subject]
+    if not takers:
+        return (
+            f"no worker takes {subject} on this NATS yet (no consumer for it): start the"
+            " workers (`skillpress worker all`); what was sent waits in the stream for them"
+        )
+    return None
