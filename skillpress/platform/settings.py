@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     # credentials file (JWT and NKey seed), or a user with the password in the variable
     # nats_password_env names, or a token in the variable nats_token_env names; TLS with a
     # `tls://` URL, against the CA bundle nats_ca (and a client certificate, for mutual TLS)
+    # the embedded nats-server's client port (`up`, `serve` without SKILLPRESS_NATS_URL; None:
+    # one the system picks, written to the home for the command lines on it)
+    nats_port: int | None = Field(default=None, ge=1, le=65535)
     nats_creds: Path | None = None
     nats_user: str | None = None
     nats_password_env: str = "SKILLPRESS_NATS_PASSWORD"

@@ -37,7 +37,7 @@ class EmbeddedNats:
                 self.url = self.cluster.url
             else:
                 self.home = settings.nats_dir
-                self.server = NatsServer(self.home).start()
+                self.server = NatsServer(self.home).start(port=settings.nats_port or -1)
                 self.url = self.server.url
         except LocalServerError as exc:
             raise StackError(str(exc)) from None

@@ -360,3 +360,19 @@ def test_the_embedded_servers_die_with_up_and_a_second_up_on_the_same_home_is_re
     assert _nats_pids(home) == [], "the kernel stopped the nats-server with its parent"
     again, _ = _start(home)  # and the next up starts cleanly on the same store
     _stop(again)
+
+
+def test_the_embedded_nats_port_can_be_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#55.8: the embedded nats-server took a port of the system's choosing, always; with
+    SKILLPRESS_NATS_PORT it listens where it is told (a firewall rule, a second host's worker)."""
+    from urllib.parse import urlsplit
+
+    from skillpress.platform.local_processes import free_port
+
+    port = free_port()
+    monkeypatch.setenv("SKILLPRESS_NATS_PORT", str(port))
+    proc, url = _start(tmp_path / "home")
+    try:
+        assert urlsplit(url).port == port, url
+    finally:
+        _stop(proc)
