@@ -12,7 +12,7 @@ from typing import Any
 from skillpress.format.declaration import DeclarationError
 from skillpress.format.frontmatter import split_frontmatter
 
-__all__ = ["declaration_changes"]
+__all__ = ["declaration_changes", "description_only"]
 
 MAX_DETAILS = 12  # per operation; the rest is counted
 
@@ -119,6 +119,33 @@ def _gate(old: Any, new: Any) -> list[str]:
     return out
 
 
+def _undescribed(value: Any) -> Any:
+    """A declaration less every description in it (what a model reads, never what is sent)."""
+    if isinstance(value, dict):
+        return {k: _undescribed(v) for k, v in value.items() if k != "description"}
+    if isinstance(value, list):
+        return [_undescribed(v) for v in value]
+    return value
+
+
+def description_only(path: str, old: bytes | None, new: bytes | None) -> bool:
+    """Whether two versions of an operation file's declaration differ only in the descriptions
+    inside its argument schema: the call it sends is the same, only what a model reads of it
+    changed (a diff counts that as described anew, not as a changed call)."""
+    a, b = _front(path, old), _front(path, new)
+    if not a or not b or a == b:
+        return False
+    block_a, block_b = dict(_block(a)), dict(_block(b))
+    schema_a, schema_b = _schema(block_a), _schema(block_b)
+    block_a.pop("schema", None)
+    block_b.pop("schema", None)
+    rest_a = {k: v for k, v in a.items() if k != "operation"}
+    rest_b = {k: v for k, v in b.items() if k != "operation"}
+    return (
+        block_a == block_b and rest_a == rest_b and _undescribed(schema_a) == _undescribed(schema_b)
+    )
+
+
 def _block(front: Mapping[str, Any]) -> dict[str, Any]:
     block = front.get("operation")
     return block if isinstance(block, dict) else {}
@@ -159,6 +186,8 @@ def declaration_changes(path: str, old: bytes | None, new: bytes | None) -> list
         if block_a.get(key) != block_b.get(key) and (block_a or block_b):
             shown = json.dumps(block_b.get(key), ensure_ascii=False, sort_keys=True)
             out.append(f"{said}: {shown if block_b.get(key) is not None else 'none'}")
+    if not out and _schema(block_a) != _schema(block_b):  # never a bare "declaration"
+        out.append("its arguments' schema changed (a constraint, a format or a nested field)")
     if len(out) > MAX_DETAILS:
         out = [*out[:MAX_DETAILS], f"and {len(out) - MAX_DETAILS} more"]
     return out

@@ -8,7 +8,7 @@ from typing import Any, NotRequired
 import yaml
 from typing_extensions import TypedDict
 
-from skillpress.derive.declaration_diff import declaration_changes
+from skillpress.derive.declaration_diff import declaration_changes, description_only
 from skillpress.format.declaration import DeclarationError
 from skillpress.format.frontmatter import frontmatter_text, split_frontmatter
 from skillpress.format.manifest import Manifest, OperationEntry
@@ -151,7 +151,9 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
         a, b = before[name], after[name]
         what = [k for k in ("method", "path", "tool") if getattr(a, k) != getattr(b, k)]
         details: list[str] = []
-        if frontmatter_text(old.get(a.file)) != frontmatter_text(new.get(b.file)):
+        if frontmatter_text(old.get(a.file)) != frontmatter_text(new.get(b.file)) and not (
+            description_only(b.file, old.get(a.file), new.get(b.file))  # the same call
+        ):
             what.append("declaration")
             details = declaration_changes(b.file, old.get(a.file), new.get(b.file))
         if what:

@@ -1327,3 +1327,25 @@ def test_a_money_guess_that_is_unsure_says_so_in_the_review(ctx: AppContext) -> 
         "named for money (payments); unsure: it also sends additionalAmount.value: check that"
         " amount.value is the payment's own"
     )
+
+
+def test_the_preview_counts_changed_calls_as_the_proposal_will(ctx: AppContext) -> None:
+    """#55.7: the import preview compared the spec derived bare with the newest version, which
+    carries the skill's annotations, so every note and gate counted as a changed call (206
+    where the proposal then said 14). It derives the spec with the annotations in force: the
+    same spec again changes no call, and a changed one counts what its proposal counts."""
+    from skillpress.app.operator import intake
+
+    submit(ctx, HOLLOWBROOK.read_bytes(), "one")
+    skill = versions.find_skill(ctx, "hollowbrook")
+    gate = {"matches": "DELETE /bookings/{booking_id}", "risk": "high"}
+    aid = annotations.store_annotation(
+        ctx, skill, "approval", "operation:cancel_booking", gate, "t", ctx.clock()
+    )
+    propose(ctx, Stored([aid], skill, ctx.clock()), "added")  # a gate: the declaration moves
+    propose(ctx, note(ctx, "list_rooms", "Rooms are listed cheapest first."), "added")
+    same = intake.preview(ctx, HOLLOWBROOK.read_bytes(), None, "hollowbrook", None)
+    assert same.in_use is not None and same.in_use.changed_count == 0
+    renamed = variant(summary="Every room, with its price tonight.")
+    again = intake.preview(ctx, renamed, None, "hollowbrook", None)
+    assert again.in_use is not None and again.in_use.changed_count == 0  # described anew only

@@ -480,3 +480,27 @@ def test_an_identity_is_suggested_where_the_api_reads_a_key_and_unsure_where_it_
     assert unsure and all(
         b["unsure"].startswith("this API declares no idempotency key") for b in unsure
     )
+
+
+def test_a_description_inside_the_arguments_is_described_anew_not_a_changed_call() -> None:
+    """#55.7: an operation whose only change was a description inside its argument schema
+    showed under Changed as a bare "declaration" (search_code and six others on GitHub), while
+    the call it sends is the same; it is described anew. A constraint that moved is a changed
+    call, and says so in words."""
+    import yaml
+
+    doc = yaml.safe_load((SPECS / "oai-petstore-expanded.yaml").read_text())
+    before = derive_package(yaml.safe_dump(doc).encode()).files
+    name = doc["components"]["schemas"]["NewPet"]["properties"]["name"]
+    name["description"] = "The pet's name, as its owner calls it."
+    described = derive_package(yaml.safe_dump(doc).encode()).files
+    diff = diff_packages(before, described)
+    assert [c["operation"] for c in diff["changed"]] == [], diff["changed"]
+    assert "add_pet" in diff["described"]
+    name["maxLength"] = 40
+    bounded = derive_package(yaml.safe_dump(doc).encode()).files
+    changed = {c["operation"]: c for c in diff_packages(described, bounded)["changed"]}
+    assert changed["add_pet"]["what"] == ["declaration"]
+    assert changed["add_pet"]["details"] == [
+        "its arguments' schema changed (a constraint, a format or a nested field)"
+    ]

@@ -11,7 +11,7 @@ import asyncio
 import re
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -141,7 +141,9 @@ def preview(
     return SpecPreview(
         **shown.to_dict(),
         blob=ctx.blobs.put(given),
-        in_use=slug_in_use(ctx, shown.slug, shown.operation_names, shown.files),
+        in_use=slug_in_use(
+            ctx, shown.slug, shown.operation_names, shown.files, (given, base_url or None)
+        ),
     )
 
 
@@ -150,9 +152,11 @@ def slug_in_use(
     slug: str,
     names: tuple[str, ...],
     files: Mapping[str, bytes] | None = None,
+    spec: tuple[bytes, str | None] | None = None,
 ) -> SlugInUse | None:
     """What `slug` already names, and what a spec making operations `names` (its package:
-    `files`) would remove from it and change in it (None when no skill has the slug)."""
+    `files`; its bytes and base URL: `spec`) would remove from it and change in it (None when
+    no skill has the slug)."""
     from skillpress.app.operator.annotations import annotations_of
     from skillpress.app.records.versions import newest_manifest, skill_and_source
 
@@ -164,10 +168,7 @@ def slug_in_use(
     had = [o.name for o in manifest.operations] if manifest is not None else []
     changed = 0
     if files and newest is not None:  # calls whose declaration the import would change
-        from skillpress.app.records.versions import version_files
-        from skillpress.derive.diff import diff_packages
-
-        changed = len(diff_packages(dict(version_files(ctx.blobs, newest)), dict(files))["changed"])
+        changed = _calls_changed(ctx, skill, newest, files, spec)
     removed = sorted(set(had) - set(names))
     annotations = annotations_of(ctx, skill, manifest)  # retired ones left out
     gone = {f"operation:{n}" for n in removed}
@@ -261,3 +262,32 @@ def spec_submitted(
         created_by=created_by,
         credential_env=credential_env or None,
     )
+
+
+def _calls_changed(
+    ctx: AppContext,
+    skill: Any,
+    newest: Any,
+    files: Mapping[str, bytes],
+    spec: tuple[bytes, str | None] | None,
+) -> int:
+    """How many calls the import would change, counted as its proposal will count them: the
+    spec (`spec`: its bytes and base URL) derived again with the annotations in force, since
+    the newest version carries them (without them every note and gate counted as a changed
+    call: 206 where the proposal then said 14)."""
+    from skillpress.app.records.derivations import annotations_in_force
+    from skillpress.app.records.versions import version_files
+    from skillpress.derive.diff import diff_packages
+
+    held = annotations_in_force(ctx, skill.id, ctx.clock())
+    if held and spec is not None:
+        from skillpress.derive.package import derive_package
+        from skillpress.derive.package_types import DeriveOptions
+        from skillpress.format.errors import SpecRefused
+
+        try:
+            options = DeriveOptions(slug=skill.slug, base_url=spec[1], annotations=held)
+            files = derive_package(spec[0], options).files
+        except SpecRefused:
+            pass  # the preview has said why already; count against what it derived
+    return len(diff_packages(dict(version_files(ctx.blobs, newest)), dict(files))["changed"])
