@@ -291,13 +291,35 @@ def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
     return list_versions(ctx, slug)
 
 
-@router.get("/live", name="list_live_versions", tags=["versions"])
-def live(ctx: Ctx, who: Reader) -> list[LiveVersion]:
-    """Every skill's live version: its id, each file's sha256, its hosts (what followers keep;
-    a runtime's token reads it)."""
-    from skillpress.app.records.versions import live_versions
+@router.get(
+    "/live",
+    name="list_live_versions",
+    tags=["versions"],
+    response_model=list[LiveVersion],
+    responses={304: {"description": "nothing changed since the look that gave this ETag"}},
+)
+def live(
+    request: Request,
+    response: Response,
+    ctx: Ctx,
+    who: Reader,
+    skill: Annotated[
+        list[str] | None,
+        Query(description="only these skills (repeat it: ?skill=a&skill=b); every one if none"),
+    ] = None,
+) -> Any:
+    """Every skill's live version (or the named ones'): its id, each file's sha256, its hosts
+    (what followers keep; a runtime's token reads it). Answered with an `ETag` of the live set;
+    a look that sends it back in `If-None-Match` is answered 304 with no body while nothing
+    changed, at the cost of one query whatever the size of the registry."""
+    from skillpress.app.records.versions import live_set_tag, live_versions
 
-    return live_versions(ctx)
+    tag = f'"{live_set_tag(ctx, skill)}"'
+    headers = {"ETag": tag, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == tag:
+        return Response(status_code=304, headers=headers)
+    response.headers.update(headers)
+    return live_versions(ctx, skill)
 
 
 @router.get("/skills/{slug}/versions/{ref}", name="get_version", tags=["versions"])

@@ -12,7 +12,7 @@ import pytest
 import structlog
 
 from skillpress.app.serving.followers import ApiFollower, FollowRefused, follow_api
-from tests.fake_api import FakeApi, Reply
+from tests.fake_api import FakeApi, Reply, Seen
 
 
 def test_a_server_that_restarts_is_waited_out(tmp_path: Path) -> None:
@@ -62,3 +62,44 @@ def test_a_refused_follower_stops(tmp_path: Path) -> None:
     finally:
         follower.close()
         api.close()
+
+
+def test_an_idle_follower_asks_only_whether_anything_changed(tmp_path: Path) -> None:
+    """#61.1 (part): each look after the first sends the ETag of the last one it kept, and a
+    304 is nothing new (no pointer read, no folder checked); the skills it follows are named
+    in the look (?skill=)."""
+    tag = '"live-set-1"'
+
+    def live(request: Seen) -> Reply:
+        if request.header("If-None-Match") == tag:
+            return Reply(304, b"", {"ETag": tag})
+        return Reply(200, [], {"ETag": tag})
+
+    api = FakeApi(live)
+    follower = ApiFollower(api.url, "runtime-token")
+
+    async def following() -> None:
+        stop = asyncio.Event()
+
+        async def until_four_looks() -> None:
+            while len(api.seen) < 4:
+                await asyncio.sleep(0.02)
+            stop.set()
+
+        await asyncio.wait_for(
+            asyncio.gather(
+                follow_api(follower, tmp_path / "out", {"pets"}, "skill", {}, stop, print, 0.02),
+                until_four_looks(),
+            ),
+            60,  # a hang guard
+        )
+
+    try:
+        asyncio.run(following())
+    finally:
+        follower.close()
+        api.close()
+    looks = api.seen[:4]
+    assert [r.path for r in looks] == ["/v1/live?skill=pets"] * 4
+    assert looks[0].header("If-None-Match") is None
+    assert [r.header("If-None-Match") for r in looks[1:]] == [tag] * 3

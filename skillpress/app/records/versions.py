@@ -4,7 +4,7 @@ the queries the faces make (lists, diffs, live files); the publish check is `pub
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
@@ -43,6 +43,7 @@ __all__ = [
     "revision_published",
     "list_versions",
     "live_version_of",
+    "live_set_tag",
     "live_versions",
     "live_files",
     "manifest_of",
@@ -438,12 +439,28 @@ def pointer_files(blobs: BlobStore, live: LiveVersion) -> dict[str, bytes]:
     return files_by_key(blobs, live.files)
 
 
-def live_versions(ctx: AppContext) -> list[LiveVersion]:
-    """Every skill's live version, by slug (what the `SKILLPRESS_LIVE` bucket holds)."""
+def live_set_tag(ctx: AppContext, slugs: Sequence[str] | None = None) -> str:
+    """A tag of the live set (each skill's slug and live version, of `slugs` only when named):
+    it changes exactly when a follower's look would find something new. One query of two
+    columns: what an idle follower's look costs, whatever the size of the registry."""
+    import hashlib
+
+    query = select(Skill.slug, Skill.live_version_id).where(col(Skill.live_version_id).is_not(None))
+    if slugs is not None:
+        query = query.where(col(Skill.slug).in_(list(slugs)))
     with ctx.records.session() as s:
-        skills = s.exec(
-            select(Skill).where(col(Skill.live_version_id).is_not(None)).order_by(col(Skill.slug))
-        ).all()
+        rows = sorted((str(slug), str(version)) for slug, version in s.exec(query).all())
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:32]
+
+
+def live_versions(ctx: AppContext, slugs: Sequence[str] | None = None) -> list[LiveVersion]:
+    """Every skill's live version (of `slugs` only, when named), by slug (what the
+    `SKILLPRESS_LIVE` bucket holds)."""
+    query = select(Skill).where(col(Skill.live_version_id).is_not(None))
+    if slugs is not None:
+        query = query.where(col(Skill.slug).in_(list(slugs)))
+    with ctx.records.session() as s:
+        skills = s.exec(query.order_by(col(Skill.slug))).all()
         out = []
         for skill in skills:
             version = s.get(Version, skill.live_version_id)

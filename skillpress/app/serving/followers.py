@@ -293,14 +293,16 @@ class ApiFollower:
             follow_redirects=False,
         )
         self._archives: dict[str, dict[str, bytes]] = {}
+        self._tag: str | None = None  # the ETag of the last look whose pointers were kept
+        self._looked: str | None = None  # the last look's
 
-    def _get(self, path: str) -> Any:
+    def _get(self, path: str, **request: Any) -> Any:
         import httpx
 
         from skillpress.app.base.bus import StackError
 
         try:
-            response = self.client.get(path)
+            response = self.client.get(path, **request)
         except httpx.HTTPError as exc:
             raise StackError(f"{self.client.base_url}{path}: {type(exc).__name__}: {exc}") from None
         if response.status_code >= 400:
@@ -313,20 +315,33 @@ class ApiFollower:
             raise StackError(f"{path}: {response.status_code} {detail}")
         return response
 
-    def live(self) -> list[LiveVersion]:
-        """The live pointers the API answers, each held to a pointer's form (one that is not is
-        left out, and said)."""
+    def live(self, skills: set[str] | None = None) -> list[LiveVersion]:
+        """The live pointers the API answers (of `skills` only, when named), each held to a
+        pointer's form (one that is not is left out, and said). A look sends the ETag of the
+        last look whose pointers were all kept (`settled`); while nothing changed since, the API
+        answers 304 with no body, and there is nothing new: []."""
         from pydantic import ValidationError
 
+        params = {"skill": sorted(skills)} if skills is not None else {}
+        asked = {"If-None-Match": self._tag} if self._tag else {}
+        response = self._get("/v1/live", params=params, headers=asked)
+        if response.status_code == 304:
+            return []
         out = []
-        for value in self._get("/v1/live").json():
+        for value in response.json():
             try:
                 out.append(LiveVersion.model_validate(value))
             except ValidationError as exc:
                 _say_refused(
                     f"a live pointer that is not one was refused ({exc.errors()[0]['msg']})"
                 )
+        self._looked = response.headers.get("etag")
         return out
+
+    def settled(self) -> None:
+        """Every pointer of the last look is kept: the next look asks only whether anything
+        changed since (a look that failed half-way asks for them all again)."""
+        self._tag = self._looked
 
     def pinned(self, slug: str, ref: str) -> LiveVersion:
         return LiveVersion.model_validate(self._get(f"/v1/skills/{slug}/versions/{ref}").json())
@@ -396,10 +411,11 @@ async def follow_api(
             if not pinned:
                 await _hold_pins(follower.read, follower.pinned, out, fmt, pins, on_swap)
                 pinned = True
-            for live in await asyncio.to_thread(follower.live):
+            for live in await asyncio.to_thread(follower.live, skills):
                 wanted = live.skill not in pins and (skills is None or live.skill in skills)
                 if wanted and await asyncio.to_thread(materialize, follower.read, out, live, fmt):
                     on_swap(live)
+            follower.settled()
             if backoff:
                 log.info("follow.answering_again")
             backoff, wait = 0.0, interval
