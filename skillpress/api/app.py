@@ -17,6 +17,7 @@ from skillpress.api import (
     console,
     console_kit,
     console_operations,
+    operations_routes,
     problems,
     v1,
 )
@@ -195,6 +196,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     app.include_router(v1.router)
     app.include_router(annotation_routes.router)
     app.include_router(approvals_routes.router)
+    app.include_router(operations_routes.router)
     app.include_router(console.router)
     app.include_router(console_operations.router)
     app.mount("/static", StaticFiles(packages=[("skillpress.api", "static")]), name="static")

@@ -1,7 +1,8 @@
 """The JSON API under /v1: each route parses its input, calls one use-case of the application
 layer and returns what it gives (the CLI calls the same ones). People's additions and the review
-are `annotation_routes`, the approvals, tokens and runs a runtime reaches `approvals_routes`;
-the OpenAPI document is generated from the three routers."""
+are `annotation_routes`, the approvals, tokens and runs a runtime reaches `approvals_routes`,
+action items and dead letters `operations_routes`; the OpenAPI document is generated from the
+four routers."""
 
 from __future__ import annotations
 
@@ -26,13 +27,9 @@ from skillpress.api.deps import (
 from skillpress.api.problems import PROBLEM_RESPONSES
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import (
-    ActionItemView,
-    ActionResolved,
-    DeadLetterView,
     Detached,
     Overlay,
     PublicationView,
-    Replayed,
     SkillView,
     SubmissionView,
     VersionDiff,
@@ -312,7 +309,7 @@ def live(
     (what followers keep; a runtime's token reads it). Answered with an `ETag` of the live set;
     a look that sends it back in `If-None-Match` is answered 304 with no body while nothing
     changed, at the cost of one query whatever the size of the registry."""
-    from skillpress.app.records.versions import live_set_tag, live_versions
+    from skillpress.app.records.live import live_set_tag, live_versions
 
     tag = f'"{live_set_tag(ctx, skill)}"'
     headers = {"ETag": tag, "Cache-Control": "no-cache"}
@@ -457,44 +454,6 @@ def export_agent_skills(ctx: Ctx, who: Operator, slug: str) -> Response:
         media_type="application/zip",
         headers={"Content-Disposition": f'attachment; filename="{slug}-agent-skill.zip"'},
     )
-
-
-@router.get("/actions", name="list_action_items", tags=["operations"])
-def actions(ctx: Ctx, who: Operator) -> list[ActionItemView]:
-    """Open action items."""
-    from skillpress.app.records.overview import open_actions
-
-    return open_actions(ctx)
-
-
-@router.post("/actions/{action_id}/resolve", name="resolve_action_item", tags=["operations"])
-def resolve(ctx: Ctx, who: Operator, action_id: int) -> ActionResolved:
-    """Mark an action item handled."""
-    from skillpress.app.records.overview import resolve_action
-
-    return resolve_action(ctx, action_id)
-
-
-@router.get("/dead-letters", name="list_dead_letters", tags=["operations"])
-def dead_letters(ctx: Ctx, who: Operator) -> list[DeadLetterView]:
-    """Messages no worker could handle, oldest first."""
-    from skillpress.app.records.overview import dead_letters as letters
-
-    return letters(ctx)
-
-
-class ReplayIn(BaseModel):
-    ids: list[int] | None = Field(
-        None, description="dead letters to replay (default: every one not yet replayed)"
-    )
-
-
-@router.post("/dead-letters/replay", name="replay_dead_letters", tags=["operations"])
-def replay(ctx: Ctx, who: Operator, body: ReplayIn) -> list[Replayed]:
-    """Re-publish dead letters' original messages under fresh message ids."""
-    from skillpress.app.operator.dispatch import replay_dead_letters
-
-    return replay_dead_letters(ctx, body.ids)
 
 
 def with_summaries(router: APIRouter) -> None:

@@ -227,7 +227,7 @@ def test_a_follower_writes_only_what_the_records_say_is_live(
     nats: NatsServer, published: tuple[AppContext, str, str], tmp_path: Path
 ) -> None:
     ctx, live, proposed = published
-    from skillpress.app.records.versions import live_versions
+    from skillpress.app.records.live import live_versions
 
     (truth,) = live_versions(ctx)
     forged_files = {**truth.files, "skill.json": truth.files["list_rooms.md"]}

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skillpress.app.base.context import AppContext
-from skillpress.app.records.versions import live_versions
+from skillpress.app.records.live import live_versions
 from skillpress.schemas.events import LiveVersion
 
 __all__ = ["Disagreement", "disagreements", "reconcile", "reconcile_live", "said"]

@@ -4,7 +4,7 @@ the queries the faces make (lists, diffs, live files); the publish check is `pub
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,9 +42,6 @@ __all__ = [
     "find_version",
     "revision_published",
     "list_versions",
-    "live_version_of",
-    "live_set_tag",
-    "live_versions",
     "live_files",
     "manifest_of",
     "newest_manifest",
@@ -61,6 +58,7 @@ __all__ = [
     "loosen_packed_versions",
     "PACKED_SCHEMA",
     "version_for_outcome",
+    "pointer_of",
     "version_pointer",
     "version_view",
     "what_it_needs",
@@ -398,14 +396,14 @@ def _resolve(ctx: AppContext, slug: str, ref: str) -> tuple[Skill, Version]:
 def version_pointer(ctx: AppContext, slug: str, ref: str) -> LiveVersion:
     """A version as a follower needs it: its id, files by sha256, hosts (`ref` as
     `resolve_version` reads it)."""
-    return _pointer(*resolve_version(ctx, slug, ref))
+    return pointer_of(*resolve_version(ctx, slug, ref))
 
 
 def version_view(ctx: AppContext, slug: str, ref: str, published_only: bool = False) -> VersionView:
     """A version's pointer with its status and whether it is live (`ref` and `published_only`
     as `resolve_version` reads them): what `show` lists."""
     skill, version = resolve_version(ctx, slug, ref, published_only)
-    pointer = _pointer(skill, version)
+    pointer = pointer_of(skill, version)
     return {
         "skill": pointer.skill,
         "version_id": pointer.version_id,
@@ -418,7 +416,7 @@ def version_view(ctx: AppContext, slug: str, ref: str, published_only: bool = Fa
     }
 
 
-def _pointer(skill: Skill, version: Version) -> LiveVersion:
+def pointer_of(skill: Skill, version: Version) -> LiveVersion:
     return LiveVersion(
         skill=skill.slug,
         version_id=version.id,
@@ -437,46 +435,6 @@ def pointer_files(blobs: BlobStore, live: LiveVersion) -> dict[str, bytes]:
         if derivation.files == live.files:
             return derivation_files(blobs, derivation)
     return files_by_key(blobs, live.files)
-
-
-def live_set_tag(ctx: AppContext, slugs: Sequence[str] | None = None) -> str:
-    """A tag of the live set (each skill's slug and live version, of `slugs` only when named):
-    it changes exactly when a follower's look would find something new. One query of two
-    columns: what an idle follower's look costs, whatever the size of the registry."""
-    import hashlib
-
-    query = select(Skill.slug, Skill.live_version_id).where(col(Skill.live_version_id).is_not(None))
-    if slugs is not None:
-        query = query.where(col(Skill.slug).in_(list(slugs)))
-    with ctx.records.session() as s:
-        rows = sorted((str(slug), str(version)) for slug, version in s.exec(query).all())
-    return hashlib.sha256(repr(rows).encode()).hexdigest()[:32]
-
-
-def live_versions(ctx: AppContext, slugs: Sequence[str] | None = None) -> list[LiveVersion]:
-    """Every skill's live version (of `slugs` only, when named), by slug (what the
-    `SKILLPRESS_LIVE` bucket holds)."""
-    query = select(Skill).where(col(Skill.live_version_id).is_not(None))
-    if slugs is not None:
-        query = query.where(col(Skill.slug).in_(list(slugs)))
-    with ctx.records.session() as s:
-        skills = s.exec(query.order_by(col(Skill.slug))).all()
-        out = []
-        for skill in skills:
-            version = s.get(Version, skill.live_version_id)
-            if version is not None:
-                out.append(_pointer(skill, version))
-        return out
-
-
-def live_version_of(ctx: AppContext, slug: str) -> LiveVersion | None:
-    """The skill's live version as the records say (None: the skill is not live, or unknown)."""
-    with ctx.records.session() as s:
-        skill = s.exec(select(Skill).where(Skill.slug == slug)).first()
-        if skill is None or skill.live_version_id is None:
-            return None
-        version = s.get(Version, skill.live_version_id)
-        return None if version is None else _pointer(skill, version)
 
 
 def version_file(

@@ -107,7 +107,7 @@ def vouched(ctx: AppContext, raw: bytes) -> LiveVersion:
     one or that the records do not vouch for (a forged or a stale one)."""
     from pydantic import ValidationError
 
-    from skillpress.app.records.versions import live_version_of
+    from skillpress.app.records.live import live_version_of
 
     try:
         live = LiveVersion.model_validate_json(raw)
@@ -251,7 +251,7 @@ async def follow_live(
             if wanted(key):
                 await apply(raw)
         if on_missing is not None:  # the records are the truth: say what NATS has lost
-            from skillpress.app.records.versions import live_versions
+            from skillpress.app.records.live import live_versions
 
             for live in await asyncio.to_thread(live_versions, ctx):
                 if wanted(live.skill) and live.skill not in pointers:
