@@ -452,8 +452,11 @@ def test_publish_shows_all_it_puts_live_and_each_decision_has_a_button(
     assert "this one" in steps[1] and "a new revision of the spec" in steps[1]
     described = page.locator("details", has_text="Described anew").inner_text()
     assert f"delete_pet from {noted.group(1)[:12]}" in described, described
-    changed = page.locator("details", has_text="Changed (1)").inner_text()
-    assert "find_pets: declaration" in changed and "new argument `sort` (string)" in changed
+    changed_box = page.locator("details", has_text="Changed (1)")
+    changed = changed_box.inner_text()
+    # the backticks of a change's words render as code (#55.7: they showed raw)
+    assert "find_pets: declaration" in changed and "new argument sort (string)" in changed
+    assert "`" not in changed and changed_box.locator(".details code", has_text="sort").count() == 1
     _shot(page, "32-proposal-from-two")
     # a suggestion dismissed from the console, and the count moves in place
     from playwright.sync_api import expect
