@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
 from tests.servers import Running, ServerPool
+
+if TYPE_CHECKING:
+    from skillpress.platform.embedded_nats import NatsServer
 
 # CI explores the same examples every run (a red CI is never a roll of the dice); a developer's
 # run explores new ones each time
@@ -144,3 +147,13 @@ def s3_server(server_pool: ServerPool, request: pytest.FixtureRequest) -> tuple[
     running, access, secret = server_pool.s3()
     _announce(request, running)
     return running.address, access, secret
+
+
+@pytest.fixture
+def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
+    """A nats-server of the test's own (one it may stop, cut or take the stream from)."""
+    from skillpress.platform.embedded_nats import NatsServer
+
+    server = NatsServer(tmp_path / "nats").start()
+    yield server
+    server.kill()

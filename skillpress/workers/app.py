@@ -94,8 +94,8 @@ async def serve_roles(
     if not groups:
         raise ValueError("no worker named")
     readies = {role: asyncio.Event() for role in groups}
-    watched = Watched()  # one probe server for the process, over every role's connection
-    watched.expected = len(groups)
+    # one probe server for the process, over every role's connection
+    watched = Watched(expected=len(groups))
     # listening before any worker starts: a taken port refuses the process, never runs it blind
     listening = await listen_probes(ctx, watched) if ctx.settings.probe_port is not None else None
     tasks = [

@@ -37,9 +37,9 @@ class Watched:
     consumers its workers take from (one probe server per process, however many roles it runs:
     `worker all` runs the publish stage's on a connection of its own)."""
 
-    def __init__(self) -> None:
+    def __init__(self, expected: int = 1) -> None:
         self.roles: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {}
-        self.expected = 1  # roles the process runs: ready only once each has connected
+        self.expected = expected  # roles the process runs: ready only once each has connected
 
     def add(self, role: str, connection: Callable[[], Any], consumers: Sequence[str]) -> None:
         self.roles[role] = (connection, tuple(consumers))

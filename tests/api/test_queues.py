@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,13 +21,6 @@ from skillpress.platform.settings import Settings
 pytestmark = pytest.mark.integration  # starts a real nats-server
 
 PETSTORE = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
-
-
-@pytest.fixture
-def nats(tmp_path: Path) -> Iterator[NatsServer]:
-    server = NatsServer(tmp_path / "nats").start()
-    yield server
-    server.kill()
 
 
 async def _fetch_consumer(url: str) -> None:
@@ -57,17 +49,19 @@ def _gauge(text: str, name: str) -> dict[str, float]:
     }
 
 
-def test_a_stage_that_is_behind_says_so_in_the_scrape(nats: NatsServer, tmp_path: Path) -> None:
+def test_a_stage_that_is_behind_says_so_in_the_scrape(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
     from skillpress.api.app import create_app
     from skillpress.api.auth import load_operators
 
-    settings = Settings(home=tmp_path / "home", nats_url=nats.url)
+    settings = Settings(home=tmp_path / "home", nats_url=nats_server.url)
     ctx = open_app(settings)
     operators = load_operators(settings.home, None, "127.0.0.1")
     auth = {"Authorization": f"Bearer {operators.generated}"}
     try:
-        with TestClient(create_app(ctx, operators, nats.url)) as client:
-            asyncio.run(_fetch_consumer(nats.url))
+        with TestClient(create_app(ctx, operators, nats_server.url)) as client:
+            asyncio.run(_fetch_consumer(nats_server.url))
             idle = client.get("/metrics").text
             assert _gauge(idle, "skillpress_consumer_pending") == {"fetch": 0.0}
             assert _gauge(idle, "skillpress_consumer_oldest_seconds") == {"fetch": 0.0}

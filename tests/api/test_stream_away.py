@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,6 @@ from skillpress.platform.settings import Settings
 pytestmark = pytest.mark.integration  # starts a real nats-server
 
 PETSTORE = Path(__file__).parents[1] / "fixtures" / "specs" / "oai-petstore-expanded.yaml"
-
-
-@pytest.fixture
-def nats(tmp_path: Path) -> Iterator[NatsServer]:
-    server = NatsServer(tmp_path / "nats").start()
-    yield server
-    server.kill()
 
 
 async def _stream(url: str, present: bool) -> None:
@@ -48,21 +40,21 @@ async def _stream(url: str, present: bool) -> None:
 
 
 def test_a_submission_jetstream_cannot_take_is_a_503_with_retry_after(
-    nats: NatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    nats_server: NatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from skillpress.api.app import create_app
     from skillpress.api.auth import load_operators
 
     monkeypatch.setattr(bus, "SEND_PATIENCE", 1.5)  # the wait, shortened (10 s by default)
-    settings = Settings(home=tmp_path / "home", nats_url=nats.url)
+    settings = Settings(home=tmp_path / "home", nats_url=nats_server.url)
     ctx = open_app(settings)
     operators = load_operators(settings.home, None, "127.0.0.1")
     token = operators.generated
     assert token is not None
     try:
-        with TestClient(create_app(ctx, operators, nats.url)) as client:
+        with TestClient(create_app(ctx, operators, nats_server.url)) as client:
             assert client.get("/readyz").json()["checks"]["nats"] == "ok"
-            asyncio.run(_stream(nats.url, present=False))
+            asyncio.run(_stream(nats_server.url, present=False))
             # #57.2: connected is not ready; the stream must answer
             away = client.get("/readyz")
             assert away.status_code == 503
@@ -84,7 +76,7 @@ def test_a_submission_jetstream_cannot_take_is_a_503_with_retry_after(
             assert "JetStream did not take the message for 1.5 s" in said["detail"]
             assert "try again shortly" in said["detail"]
             assert waited >= 1.5, "it waited before answering"  # a lower bound, never an upper
-            asyncio.run(_stream(nats.url, present=True))
+            asyncio.run(_stream(nats_server.url, present=True))
             taken = client.post("/v1/skills", data=form, files=files, headers=auth)
             assert taken.status_code == 202, taken.text
             assert client.get("/readyz").status_code == 200

@@ -29,13 +29,6 @@ S3_ACCESS_ENV = "SKILLPRESS_TEST_S3_ACCESS"
 S3_SECRET_ENV = "SKILLPRESS_TEST_S3_SECRET"
 
 
-@pytest.fixture
-def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
-    server = NatsServer(tmp_path / "nats").start()
-    yield server
-    server.kill()
-
-
 def new_database(postgres_url: str) -> str:
     """A new, empty database on the test PostgreSQL: its URL."""
     name = f"t_{uuid.uuid4().hex[:12]}"
