@@ -156,7 +156,9 @@ def _lifespan(
         finally:
             st.nc = None
             if broker is not None:
-                await broker.stop()
+                from skillpress.platform.broker import stop_broker
+
+                await stop_broker(broker, "serve")
             stop_tracing()
 
     return lifespan

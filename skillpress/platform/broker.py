@@ -32,6 +32,7 @@ __all__ = [
     "StreamState",
     "BrokerUnavailable",
     "StreamReplicasRefused",
+    "stop_broker",
     "EXHAUSTED_STREAM",
     "STREAM_MAX_AGE",
     "EXHAUSTED_SUBJECTS",
@@ -434,3 +435,17 @@ async def _refusing(call: Any, name: str | None, had: int, want: int) -> Any:
             f"{why}; NATS refused ({exc.description or exc}). A single server holds 1: run a"
             f" cluster of at least {want} nodes, {fix}"
         ) from None
+
+
+async def stop_broker(broker: Any, who: str) -> None:
+    """Stop a FastStream broker as a process ends: drained when NATS answers; when it does not
+    (gone, or reconnecting after a node came back) there is nothing left to drain, and that is a
+    warning line (`<who>.stopped_without_drain`), never a traceback out of a clean stop."""
+    try:
+        await broker.stop()
+    except Exception as exc:  # noqa: BLE001 (NATS gone or reconnecting: nothing to drain)
+        from skillpress.platform.logging import get_logger
+
+        get_logger(who).warning(
+            f"{who}.stopped_without_drain", error=f"{type(exc).__name__}: {exc}"
+        )

@@ -21,6 +21,7 @@ from skillpress.platform.broker import (
     patiently,
     server_list,
     shown_url,
+    stop_broker,
 )
 from skillpress.platform.logging import get_logger
 from skillpress.platform.nats_roles import role_of_worker
@@ -264,9 +265,6 @@ async def _serve(
     finally:
         if scheduler is not None:
             scheduler.cancel()
-        try:
-            await broker.stop()
-        except Exception as exc:  # noqa: BLE001 (NATS gone: nothing left to drain)
-            log.warning("workers.stopped_without_drain", error=f"{type(exc).__name__}: {exc}")
+        await stop_broker(broker, "workers")
         stop_tracing()
         log.info("workers.stopped")
