@@ -69,6 +69,16 @@ def test_the_layer_rules_hold() -> None:
             "skillpress.cli.breach -> skillpress.runtime.package.skill",
         ),
         (
+            "skillpress/cli/pipeline_commands.py",
+            "from skillpress.runtime.calling.calls import place_call\n",
+            "skillpress.cli.pipeline_commands -> skillpress.runtime.calling.calls",
+        ),
+        (
+            "skillpress/api/breach.py",
+            "from skillpress.runtime.package.skill import load_skill\n",
+            "skillpress.api.breach -> skillpress.runtime.package.skill",
+        ),
+        (
             "skillpress/workers/breach.py",
             "from skillpress.derive.approvals import guess_suggestions\n",
             "skillpress.workers.breach -> skillpress.derive.approvals",
@@ -125,6 +135,8 @@ def test_the_layer_rules_hold() -> None:
         "face-to-face",
         "core-io",
         "face-to-runtime-past-app",
+        "operator-command-to-runtime",
+        "api-to-runtime-past-app",
         "worker-to-core-past-app",
         "room-to-room",
         "records-to-a-room",

@@ -23,18 +23,13 @@ from skillpress.cli.common import (
 )
 
 if TYPE_CHECKING:  # the runtime (jsonschema, httpx) loads only when a command runs
-    from skillpress.app.serving.calling import (
-        CallLimits,
-        CallResult,
-        CallSetup,
-        GateCheck,
-        Gatekeeper,
-        Placed,
-        RunJournal,
-        Skill,
-        Tool,
-    )
     from skillpress.app.serving.gatekeepers import Desk
+    from skillpress.runtime.calling.calls import CallSetup, Gatekeeper, Placed
+    from skillpress.runtime.calling.execute import CallLimits
+    from skillpress.runtime.calling.gates import GateCheck
+    from skillpress.runtime.calling.results import CallResult
+    from skillpress.runtime.package.model import Skill, Tool
+    from skillpress.runtime.workflows.run_log import RunJournal
 
 __all__ = ["register"]
 
@@ -122,7 +117,9 @@ AsJson = Annotated[
 def loaded(
     package_dir: Path, auth_header: str | None, auth_kind: str, base_url: str | None
 ) -> tuple[Skill, Mapping[str, bytes]]:
-    from skillpress.app.serving.calling import OutputDirError, PackageError, open_package
+    from skillpress.app.base.package_dir import OutputDirError
+    from skillpress.app.serving.calling import open_package
+    from skillpress.runtime.package.model import PackageError
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")
@@ -276,7 +273,7 @@ def failures_of_the_records() -> Iterator[None]:
     """What goes wrong while a gate is decided (the records unreachable, a request refused) ends
     the command in one line; a gate that stays closed (GateClosed) is the caller's to handle (a
     run records it)."""
-    from skillpress.app.serving.calling import GateClosed
+    from skillpress.runtime.calling.calls import GateClosed
 
     try:
         yield
@@ -306,15 +303,10 @@ def placed_call(
     arguments are wrong; a dry run prints the request; a gated call waits for its approval;
     with `all_pages` (a page cap), its next pages followed; `kept`: kept as a run of one step
     (a slash line's call), as a workflow's calls are."""
-    from skillpress.app.serving.calling import (
-        CallRefused,
-        ExecutionFailed,
-        GateClosed,
-        PackageError,
-        kept_call,
-        place_call,
-        prepare_call,
-    )
+    from skillpress.runtime.calling.calls import GateClosed, place_call, prepare_call
+    from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
+    from skillpress.runtime.package.model import PackageError
+    from skillpress.runtime.workflows.steps import kept_call
 
     try:
         placed = prepare_call(tool, args, skill.hosts, setup, page_url)  # refused before asking
@@ -410,7 +402,8 @@ def call(
 ) -> None:
     """Call one operation: refused (exit 2) before anything is sent when the arguments are wrong,
     or when the operation is gated and nobody approved the call."""
-    from skillpress.app.serving.calling import CallLimits, PackageError, UnknownOperation
+    from skillpress.runtime.calling.execute import CallLimits
+    from skillpress.runtime.package.model import PackageError, UnknownOperation
 
     skill, _ = loaded(package_dir, auth_header, auth_kind, base_url)
     try:

@@ -14,8 +14,8 @@ import typer
 if TYPE_CHECKING:
     from skillpress.app.base.bus import Event
     from skillpress.app.base.context import AppContext
-    from skillpress.app.serving.calling import Skill
     from skillpress.platform.settings import Settings
+    from skillpress.runtime.package.model import Skill
 
 __all__ = [
     "AsJson",
@@ -100,7 +100,9 @@ def load_target(
 ) -> tuple[Skill, Mapping[str, bytes]]:
     """A package directory, or a skill's live version from the records and blob store, loaded
     (`lazy`: each tool built when first asked for)."""
-    from skillpress.app.serving.calling import OutputDirError, PackageError, open_target
+    from skillpress.app.base.package_dir import OutputDirError
+    from skillpress.app.serving.calling import open_target
+    from skillpress.runtime.package.model import PackageError
 
     try:
         with failures():

@@ -178,14 +178,11 @@ def tools(
     ] = None,
 ) -> None:
     """Print the package's tools, references expanded, as a JSON array in a provider's shape."""
-    from skillpress.app.serving.calling import (
-        OutputDirError,
-        PackageError,
-        UnknownOperation,
-        tool_list,
-    )
+    from skillpress.app.base.package_dir import OutputDirError
+    from skillpress.app.serving.calling import tool_list
     from skillpress.cli.common import settings
     from skillpress.platform.llm import chat_client
+    from skillpress.runtime.package.model import PackageError, UnknownOperation
 
     with_model = chat_client(settings()) is not None  # who runs guided and draft workflows
     try:

@@ -94,7 +94,7 @@ def mcp(
 ) -> None:
     """Serve a skill over MCP: the body as instructions, operations loaded as tools on request."""
     # size: a typer command: its options are its signature, and --all's refusals
-    from skillpress.app.serving.calling import CallLimits, OutputDirError, PackageError
+    from skillpress.app.base.package_dir import OutputDirError
     from skillpress.mcp.serving import (
         NoSkills,
         ServeOptions,
@@ -102,6 +102,8 @@ def mcp(
         serve,
         skill_server,
     )
+    from skillpress.runtime.calling.execute import CallLimits
+    from skillpress.runtime.package.model import PackageError
 
     if auth_kind not in AUTH_KINDS:
         fail(f"--auth-kind {auth_kind!r}: choose one of {', '.join(AUTH_KINDS)}")

@@ -38,14 +38,11 @@ from skillpress.cli.common import (
 )
 
 if TYPE_CHECKING:  # the runtime loads only when a command runs
-    from skillpress.app.serving.calling import (
-        CallSetup,
-        Chat,
-        RunJournal,
-        RunLog,
-        Skill,
-        Workflow,
-    )
+    from skillpress.runtime.calling.calls import CallSetup
+    from skillpress.runtime.package.model import Skill
+    from skillpress.runtime.workflows.model_runs import Chat
+    from skillpress.runtime.workflows.run import Workflow
+    from skillpress.runtime.workflows.run_log import RunJournal, RunLog
 
 __all__ = ["model_chat", "register", "run_journal"]
 
@@ -96,17 +93,16 @@ def run(
     no model). A package directory is sandboxed: its workflows send nothing that writes unless
     --unsafe; a published skill (--skill SLUG) is the operator's own."""
     # size: a typer command: its options are its signature
-    from skillpress.app.serving.calling import (
-        CallLimits,
-        CallRefused,
-        PackageError,
+    from skillpress.app.serving.calling import workflows_for
+    from skillpress.runtime.calling.execute import CallLimits
+    from skillpress.runtime.calling.request import CallRefused
+    from skillpress.runtime.package.model import PackageError, UnknownOperation
+    from skillpress.runtime.workflows.run import WorkflowRefused
+    from skillpress.runtime.workflows.slash import (
         SlashError,
-        UnknownOperation,
-        WorkflowRefused,
         help_text,
         parse_slash,
         slash_arguments,
-        workflows_for,
     )
 
     if skill_slug is not None:
@@ -187,12 +183,8 @@ def _run_workflow(
 ) -> None:
     """A workflow run from here (app.calling.run_here), its steps shown as they go: a dry run
     prints each request in order and sends nothing."""
-    from skillpress.app.serving.calling import (
-        RunOptions,
-        StepFailed,
-        WorkflowRefused,
-        run_here,
-    )
+    from skillpress.app.serving.calling import RunOptions, run_here
+    from skillpress.runtime.workflows.run import StepFailed, WorkflowRefused
 
     class Shown:
         def planned(

@@ -12,7 +12,7 @@ import typer
 from skillpress.cli.common import AsJson, By, Timeout, fail, failures, open_ctx
 
 if TYPE_CHECKING:
-    from skillpress.app.serving.calling import Skill
+    from skillpress.runtime.package.model import Skill
 
 __all__ = ["register"]
 
@@ -24,7 +24,9 @@ PackageDir = Annotated[Path, typer.Argument(metavar="DIR", help="a skill package
 
 
 def _package(package_dir: Path) -> tuple[Mapping[str, bytes], Skill]:
-    from skillpress.app.serving.calling import OutputDirError, PackageError, open_package
+    from skillpress.app.base.package_dir import OutputDirError
+    from skillpress.app.serving.calling import open_package
+    from skillpress.runtime.package.model import PackageError
 
     try:
         skill, files = open_package(package_dir)

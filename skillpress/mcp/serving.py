@@ -11,15 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillpress.app.serving.calling import (
-    CallLimits,
-    Credential,
-    Skill,
-    credential_for,
-    open_target,
-)
+from skillpress.app.serving.calling import credential_for, open_target
 from skillpress.app.serving.followers import folder_stamp, followed_version
 from skillpress.app.serving.gatekeepers import Desk, agent_gatekeeper, desk_opener
+from skillpress.runtime.calling.credential import Credential
+from skillpress.runtime.calling.execute import CallLimits
+from skillpress.runtime.package.model import Skill
 
 if TYPE_CHECKING:
     from skillpress.app.base.context import AppContext

@@ -18,13 +18,13 @@ from typer.testing import CliRunner
 
 from skillpress.app.base.context import open_app
 from skillpress.app.base.package_dir import write_package_dir
-from skillpress.app.serving.calling import CallLimits
 from skillpress.derive.package import derive_package
 from skillpress.derive.package_types import DeriveOptions
 from skillpress.host import SkillHost
 from skillpress.mcp.serving import ServeOptions, catalog_server
 from skillpress.platform.settings import Settings
 from skillpress.runtime.calling.calls import GateClosed
+from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.package.model import PackageError
 from tests.runtime.hostile_api import Answer, HostileApi, hostile_api
 

@@ -99,9 +99,9 @@ def _requests(api: Served) -> list[tuple[str, str, str]]:
 def test_a_gatekeeper_made_for_another_skill_decides_nothing(
     api: Served, pay_api: FakeApi, skills: Path
 ) -> None:
-    from skillpress.app.serving.calling import GateClosed
     from skillpress.app.serving.gatekeepers import api_gatekeeper
     from skillpress.host import SkillHost
+    from skillpress.runtime.calling.calls import GateClosed
 
     gate = api_gatekeeper(api.url, api.runtime_token("host"), "payfx")
     host = SkillHost(skills, skills=("pay", "payfx"), gatekeeper=gate)
@@ -119,9 +119,9 @@ def test_a_gatekeeper_made_for_another_skill_decides_nothing(
 def test_one_gatekeeper_for_a_host_of_several_skills_decides_each_under_its_own(
     api: Served, pay_api: FakeApi, skills: Path
 ) -> None:
-    from skillpress.app.serving.calling import GateClosed
     from skillpress.app.serving.gatekeepers import api_gatekeeper
     from skillpress.host import SkillHost
+    from skillpress.runtime.calling.calls import GateClosed
 
     gate = api_gatekeeper(api.url, api.runtime_token("host"))
     host = SkillHost(skills, skills=("pay", "payfx"), gatekeeper=gate)

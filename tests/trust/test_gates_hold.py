@@ -192,8 +192,8 @@ def _reached(guest: Guest) -> list[tuple[str, str]]:
 
 
 def test_a_gate_is_never_a_failure_in_skillhost(guest: Guest) -> None:
-    from skillpress.app.serving.calling import StepFailed
     from skillpress.host import SkillHost
+    from skillpress.runtime.workflows.run import StepFailed
 
     host = SkillHost(guest.package.parent, skills=("hollowbrook",))  # nobody here approves
     with pytest.raises(StepFailed, match="step cancel"):

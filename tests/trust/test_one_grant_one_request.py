@@ -280,8 +280,9 @@ def test_callers_waiting_at_a_terminal(settings: Settings, guest: Guest) -> None
     import threading
     import time
 
-    from skillpress.app.serving.calling import GateClosed, call_setup, open_package, place_call
+    from skillpress.app.serving.calling import call_setup, open_package
     from skillpress.app.serving.gatekeepers import LocalDesk, terminal_gatekeeper
+    from skillpress.runtime.calling.calls import GateClosed, place_call
     from skillpress.runtime.calling.execute import CallLimits
 
     skill, _ = open_package(guest.package)

@@ -80,8 +80,8 @@ SLOW = settings(
 @SLOW
 @given(pairs=QUERIES)
 def test_skillhost(pairs: list[tuple[str, str]], tmp_path_factory: pytest.TempPathFactory) -> None:
-    from skillpress.app.serving.calling import CallRefused
     from skillpress.host import SkillHost
+    from skillpress.runtime.calling.request import CallRefused
 
     ok = lambda r: Reply(200, {})  # noqa: E731
     with fake_api(ok) as api:

@@ -105,9 +105,9 @@ def test_skillhost_through_the_api_cannot_claim_a_laxer_gate(
 ) -> None:
     """The host's package says its gate lets anything under a billion through; the server's
     live gate is what decides."""
-    from skillpress.app.serving.calling import GateClosed
     from skillpress.app.serving.gatekeepers import api_gatekeeper
     from skillpress.host import SkillHost
+    from skillpress.runtime.calling.calls import GateClosed
 
     files, _ = skill_files("pay", lambda: api.ctx)
     lax = files["create_payment.md"].replace(b'"auto_below": 50', b'"auto_below": 1000000000')

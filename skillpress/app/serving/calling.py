@@ -10,8 +10,9 @@ is what the face calls; the face parses its input and prints.
 - `workflows_for` and `run_here`: a skill's workflows (another skill's found beside it or
   published), and one run step by step, each call checked, gated and recorded like any other.
 
-The runtime's call types and errors the faces handle are re-exported here, so a face imports
-nothing below the application layer.
+The runtime's call types and errors are not re-exported: the command line's agent commands
+import them from the runtime itself, as `SkillHost` and the MCP server do (a written door in
+pyproject's import contracts).
 """
 
 from __future__ import annotations
@@ -21,84 +22,45 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillpress.app.base.package_dir import OutputDirError, read_package_dir
+from skillpress.app.base.package_dir import read_package_dir
 from skillpress.runtime.calling.calls import (
     CallSetup,
-    GateClosed,
     Gatekeeper,
-    Placed,
-    place_call,
-    prepare_call,
 )
 from skillpress.runtime.calling.credential import Credential, credential_env
 from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.calling.files import local_files
-from skillpress.runtime.calling.gates import GateCheck
-from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
-from skillpress.runtime.calling.results import CallResult
-from skillpress.runtime.package.model import AuthHeader, PackageError, Skill, Tool, UnknownOperation
+from skillpress.runtime.package.model import AuthHeader, PackageError, Skill
 from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.load import load_workflows
 from skillpress.runtime.workflows.model_runs import Chat
 from skillpress.runtime.workflows.run import (
     Run,
-    StepFailed,
     Workflow,
     WorkflowRefused,
     workflow_arguments,
 )
 from skillpress.runtime.workflows.run_log import RunJournal, RunLog
 from skillpress.runtime.workflows.runner import StepPlace, StepReport, run_flow
-from skillpress.runtime.workflows.slash import SlashError, help_text, parse_slash, slash_arguments
-from skillpress.runtime.workflows.steps import kept_call
 
 if TYPE_CHECKING:
     from skillpress.app.base.context import AppContext
     from skillpress.platform.settings import Settings
 
 __all__ = [
-    "kept_call",
     "AUTH_KINDS",
-    "Chat",
-    "RunJournal",
-    "RunLog",
     "SANDBOXED",
-    "CallLimits",
-    "CallRefused",
-    "CallResult",
-    "CallSetup",
-    "Credential",
-    "ExecutionFailed",
-    "GateCheck",
-    "GateClosed",
-    "Gatekeeper",
-    "OutputDirError",
-    "PackageError",
-    "Placed",
     "RunOptions",
-    "Skill",
-    "SlashError",
-    "StepFailed",
-    "StepReport",
-    "Tool",
-    "UnknownOperation",
-    "Workflow",
-    "WorkflowRefused",
+    "ToolList",
     "bound_name",
     "call_setup",
     "credential_for",
-    "help_text",
     "model_chat",
     "open_package",
     "open_target",
-    "parse_slash",
-    "place_call",
-    "prepare_call",
     "run_here",
     "skill_files",
-    "slash_arguments",
     "tool_list",
-    "ToolList",
     "workflows_for",
 ]
 
