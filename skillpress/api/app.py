@@ -3,6 +3,7 @@ and one NATS connection (a FastStream broker's) shared by every request that tal
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
@@ -26,7 +27,7 @@ from skillpress.api.auth import Operators
 from skillpress.api.deps import ServerState
 from skillpress.api.headers import SecurityHeaders
 from skillpress.api.limits import BodyCap
-from skillpress.app.base.context import AppContext
+from skillpress.app.base.context import AppContext, SharedBus
 from skillpress.platform.tracing import start_tracing, stop_tracing
 
 __all__ = ["API_VERSION", "create_app", "openapi_document"]
@@ -151,9 +152,12 @@ def _lifespan(
             st.nc = broker.connection
             await ensure_stream(st.nc, ctx.settings.stream_replicas)
             await _reconcile(ctx, st.nc)
+            # the use-cases this server runs send and follow on its connection, not their own
+            ctx.bus = SharedBus(st.nc, asyncio.get_running_loop(), nats_url)
         try:
             yield
         finally:
+            ctx.bus = None
             st.nc = None
             if broker is not None:
                 from skillpress.platform.broker import stop_broker

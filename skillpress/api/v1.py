@@ -6,6 +6,7 @@ four routers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -205,32 +206,34 @@ async def submission_stream(
 
     st = state(request)
     yield "retry: 2000\n\n"
-    async for item in submission_events(st.nc, st.ctx, slug, submission, after):
-        if item is None:
-            yield ": waiting\n\n"
-            if await request.is_disconnected():
+    events = submission_events(st.nc, st.ctx, slug, submission, after)
+    async with contextlib.aclosing(events) as stages:
+        async for item in stages:
+            if item is None:
+                yield ": waiting\n\n"
+                if await request.is_disconnected():
+                    return
+                continue
+            if isinstance(item, Stopped):
+                said = {
+                    "subject": "dead_lettered",
+                    "text": item.text,
+                    "next": None,
+                    "body": {"dead_letter": item.dead_letter},
+                }
+                yield f"event: end\ndata: {json.dumps(said)}\n\n"
                 return
-            continue
-        if isinstance(item, Stopped):
-            said = {
-                "subject": "dead_lettered",
-                "text": item.text,
-                "next": None,
-                "body": {"dead_letter": item.dead_letter},
-            }
-            yield f"event: end\ndata: {json.dumps(said)}\n\n"
-            return
-        subject, body = item.subject, item.body
-        text, awaiting = describe_event(item)
-        if text == subject:
-            text = subject.split(".", 1)[-1].replace(".", " ")  # spec submitted
-        data = json.dumps({"subject": subject, "text": text, "next": awaiting, "body": body})
-        name = (
-            "end"
-            if subject.rsplit(".", 1)[-1] in ("proposed", "rejected", "unchanged")
-            else "stage"
-        )
-        yield f"event: {name}\ndata: {data}\n\n"
+            subject, body = item.subject, item.body
+            text, awaiting = describe_event(item)
+            if text == subject:
+                text = subject.split(".", 1)[-1].replace(".", " ")  # spec submitted
+            data = json.dumps({"subject": subject, "text": text, "next": awaiting, "body": body})
+            name = (
+                "end"
+                if subject.rsplit(".", 1)[-1] in ("proposed", "rejected", "unchanged")
+                else "stage"
+            )
+            yield f"event: {name}\ndata: {data}\n\n"
 
 
 @router.get(

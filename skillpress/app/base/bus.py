@@ -1,10 +1,14 @@
 """The pipeline's bus, as every room reaches it: where NATS is, a connection with the streams in
 place, sending one message, and following the events it leads to until a story ends.
 
-With `SKILLPRESS_NATS_URL` set, workers run elsewhere (`skillpress worker NAME`). Without it, a
+A server lends its one connection to the use-cases it runs (`AppContext.bus`): they send and
+follow on it, never on a connection of their own per request. Otherwise, with
+`SKILLPRESS_NATS_URL` set, workers run elsewhere (`skillpress worker NAME`); without it, a
 `skillpress up` on the same home is found through `<home>/up.json` (mode 0600: the URL carries
 the embedded server's credentials); failing that, the embedded pipeline the context was given
-(the stack's: a nats-server and every worker in-process) runs for the use-case's duration.
+(the stack's: a nats-server and every worker in-process) runs for the use-case's duration. A
+story is followed one way (`follow`: an ordered consumer from the sequence its message was
+given), by every face.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from skillpress.app.base.context import AppContext
-from skillpress.errors import Retryable, Unavailable
+from skillpress.errors import Retryable
 from skillpress.platform.nats_urls import shown_url
 from skillpress.platform.settings import Settings
 from skillpress.platform.tracing import inject
@@ -36,6 +40,7 @@ __all__ = [
     "OnEvent",
     "Pipeline",
     "StackError",
+    "follow",
     "observe_queues",
     "parse_event",
     "pipeline_ready",
@@ -92,13 +97,21 @@ class StackError(Retryable):
 
 @dataclass
 class Pipeline:
+    """Where a use-case sends: the NATS it reaches (`mode`: configured, up, embedded, or the
+    server's `shared` connection it runs on)."""
+
     ctx: AppContext
     nats_url: str
-    mode: str  # configured | up | embedded
+    mode: str  # configured | up | embedded | shared
+    shared: NATS | None = None
 
     @contextlib.asynccontextmanager
     async def connection(self) -> AsyncIterator[NATS]:
-        """A connection to this pipeline's NATS with its streams in place, closed after."""
+        """A connection to this pipeline's NATS with its streams in place: the server's own
+        (kept open), or one made for this use-case and closed after."""
+        if self.shared is not None:
+            yield self.shared
+            return
         from skillpress.platform.broker import connect, ensure_stream, nats_options
 
         nc = await connect(
@@ -112,6 +125,31 @@ class Pipeline:
             yield nc
         finally:
             await nc.close()
+
+    async def say_if_nobody_takes(self, nc: NATS, subject: str, waits: float) -> None:
+        """On a NATS the workers share with others (configured, or a server's), nobody may run a
+        worker yet: said at once (one log line), before the wait."""
+        if self.mode not in ("configured", "shared"):
+            return
+        nobody = await _taken_by_nobody(nc, subject)
+        if nobody is not None:
+            from skillpress.platform.logging import get_logger
+
+            get_logger("pipeline").warning("pipeline.no_worker_yet", said=nobody, waits=waits)
+
+    def no_answer(self, timeout: float) -> StackError:
+        """What a wait that heard no ending in `timeout` seconds says, naming who should have
+        answered."""
+        where = {
+            "configured": f"workers on {shown_url(self.nats_url)} (skillpress worker NAME)",
+            "shared": f"workers on {shown_url(self.nats_url)} (skillpress worker NAME)",
+            "up": "the running `skillpress up`",
+            "embedded": "the in-process workers",
+        }[self.mode]
+        return StackError(
+            f"no answer from {where} within {timeout:g} s, and no dead letter: is every"
+            " worker running (`skillpress worker all`)?"
+        )
 
 
 def _marker(settings: Settings) -> Path:
@@ -152,9 +190,18 @@ def running_up(settings: Settings, role: str = "operator") -> str | None:
 
 
 def with_pipeline(ctx: AppContext, work: Callable[[Pipeline], Coroutine[Any, Any, T]]) -> T:
-    """Run `work` against the pipeline: the configured NATS, a running `skillpress up`, or the
-    embedded one the context was given (`AppContext.embedded`: a command line's) for its duration."""
+    """Run `work` against the pipeline: the server's own connection (`AppContext.bus`: a
+    use-case `serve` runs in a thread), the configured NATS, a running `skillpress up`, or the
+    embedded one the context was given (`AppContext.embedded`: a command line's) for its
+    duration."""
     settings = ctx.settings
+    shared = ctx.bus
+    if shared is not None:  # a server's use-case, run in a thread: on the server's connection
+        with contextlib.suppress(RuntimeError):  # RuntimeError: no loop runs here (a thread)
+            if asyncio.get_running_loop() is shared.loop:
+                raise AssertionError("a use-case that sends is run in a thread, not on the loop")
+        pipeline = Pipeline(ctx, shared.url, "shared", shared.connection)
+        return asyncio.run_coroutine_threadsafe(work(pipeline), shared.loop).result()
     if settings.nats_url:
         return asyncio.run(work(Pipeline(ctx, settings.nats_url, "configured")))
     url = running_up(settings)
@@ -217,6 +264,43 @@ async def send(
             await asyncio.sleep(0.5)
 
 
+async def follow(
+    nc: NATS, after: int | None, heartbeat: float = 3.0
+) -> AsyncGenerator[Event | None, None]:
+    """The pipeline's events as the stream holds them, from stream sequence `after` (None: from
+    now) in order, whatever the client missed while reconnecting (an ordered consumer), and None
+    every `heartbeat` seconds (a tick: the follower looks elsewhere, in the records, or gives
+    up). The one way every face follows a story."""
+    from nats.js.api import ConsumerConfig, DeliverPolicy
+
+    from skillpress.schemas.subjects import STREAM
+
+    config = (
+        ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after)
+        if after
+        else ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
+    )
+    sub = await nc.jetstream().subscribe(
+        "skillpress.>", stream=STREAM, ordered_consumer=True, config=config
+    )
+    quiet_since = time.monotonic()
+    try:
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=heartbeat)
+            except TimeoutError:
+                msg = None
+            event = parse_event(msg.subject, msg.data) if msg is not None else None
+            if event is not None:
+                yield event
+            if time.monotonic() - quiet_since >= heartbeat:
+                quiet_since = time.monotonic()
+                yield None
+    finally:
+        with contextlib.suppress(Exception):  # a connection closing under us: nothing to undo
+            await sub.unsubscribe()
+
+
 async def send_and_follow(
     pipeline: Pipeline,
     subject: str,
@@ -224,64 +308,23 @@ async def send_and_follow(
     msg_id: str,
     done: Callable[[Event], bool],
     timeout: float,
-    on_event: OnEvent | None = None,
-    recover: Callable[[], Event | None] | None = None,
 ) -> list[Event]:
-    """Publish one message, then collect events until `done(event)` says the story ended;
-    `on_event` hears each one as it arrives. `recover` looks for the ending in the record store
-    (every few seconds while nothing arrives): an event published while this client was
-    reconnecting is lost to it, but the outcome it announced is stored."""
+    """Publish one message, then collect the events from its place in the stream on until
+    `done(event)` says the story ended (StackError after `timeout` seconds without)."""
     seen: list[Event] = []
-    queue: asyncio.Queue[Event] = asyncio.Queue()
-
-    async def on_message(msg: Any) -> None:
-        event = parse_event(msg.subject, msg.data)
-        if event is not None:
-            await queue.put(event)
-
     async with pipeline.connection() as nc:
-        await nc.subscribe("skillpress.>", cb=on_message)
-        await nc.flush()
-        await send(nc, subject, payload, msg_id)
-        # on a configured NATS nobody may run a worker yet: say so at once, then wait for one
-        nobody = await _taken_by_nobody(nc, subject) if pipeline.mode == "configured" else None
-        if nobody is not None:
-            from skillpress.platform.logging import get_logger
-
-            get_logger("pipeline").warning("pipeline.no_worker_yet", said=nobody, waits=timeout)
+        seq = await send(nc, subject, payload, msg_id)
+        await pipeline.say_if_nobody_takes(nc, subject, timeout)
         deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if recover is not None and (left <= 0 or queue.empty()):
-                try:
-                    found = await asyncio.to_thread(recover)
-                except Unavailable:  # the records are down for now: the events may still come
-                    found = None
-                if found is not None:
-                    seen.append(found)
-                    if on_event is not None:
-                        on_event(found)
-                    return seen
-            if left <= 0:
-                where = {
-                    "configured": f"workers on {shown_url(pipeline.nats_url)} (skillpress worker NAME)",
-                    "up": "the running `skillpress up`",
-                    "embedded": "the in-process workers",
-                }[pipeline.mode]
-                raise StackError(
-                    f"no answer from {where} within {timeout:g} s, and no dead letter: is every"
-                    " worker running (`skillpress worker all`)?"
-                )
-            try:
-                wait = left if recover is None else min(left, 3.0)
-                event = await asyncio.wait_for(queue.get(), timeout=wait)
-            except TimeoutError:
-                continue
-            seen.append(event)
-            if on_event is not None:
-                on_event(event)
-            if done(event):
-                return seen
+        async with contextlib.aclosing(follow(nc, seq, min(3.0, timeout))) as events:
+            async for event in events:
+                if event is not None:
+                    seen.append(event)
+                    if done(event):
+                        return seen
+                if time.monotonic() > deadline:
+                    break
+    raise pipeline.no_answer(timeout)
 
 
 async def pipeline_ready(nc: NATS | None, consumers: Sequence[str] = (), wait: float = 2.0) -> str:

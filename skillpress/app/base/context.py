@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillpress.platform.blobs import (
     BlobStore,
@@ -21,11 +22,21 @@ from skillpress.platform.settings import Settings, load_settings
 if TYPE_CHECKING:
     from skillpress.platform.llm import ChatClient
 
-__all__ = ["AppContext", "blob_store", "open_app", "utc_now"]
+__all__ = ["AppContext", "SharedBus", "blob_store", "open_app", "utc_now"]
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class SharedBus:
+    """A server's one NATS connection, lent to the use-cases it runs: they send and follow on it
+    (on the loop it lives on) instead of opening a connection of their own per request."""
+
+    connection: Any  # nats.aio.client.Client, connected, with the streams in place
+    loop: asyncio.AbstractEventLoop
+    url: str
 
 
 @dataclass
@@ -39,6 +50,9 @@ class AppContext:
     # the pipeline to start when no NATS is configured or up (the stack's embedded one, given
     # by a command line); None: such a use-case says where to find one
     embedded: Callable[[AppContext], AbstractAsyncContextManager[str]] | None = None
+    # the server's connection its use-cases send and follow on (`serve` sets it while it runs);
+    # None: each use-case that sends opens its own (a command line's)
+    bus: SharedBus | None = None
 
     def chat(self) -> ChatClient | None:
         """The configured chat-completions client, or None when no model is configured."""

@@ -33,6 +33,7 @@ __all__ = [
     "slug_in_use",
     "spec_submitted",
     "spec_bytes",
+    "send_submission",
     "submit",
 ]
 
@@ -210,15 +211,35 @@ async def submit(
     """Submit a spec to the pipeline over `nc` (its first check done here, so a refused
     document is refused at once) and say where to follow it. `credential_env`: the variable
     the skill's credential is read from, when not `<SLUG>_API_KEY` (kept with its source)."""
-    from skillpress.app.base.bus import StackError, send
+    from skillpress.app.base.bus import StackError
 
     checked = await asyncio.to_thread(first_check, slug, data)
-    submission = uuid.uuid4().hex
-    event = await asyncio.to_thread(
-        spec_submitted, ctx, checked, data, url, base_url or None, by, submission, credential_env
-    )
     if nc is None:
         raise StackError("this server has no pipeline connection")
+    return await send_submission(
+        ctx, nc, checked, data, url, base_url or None, by, uuid.uuid4().hex, credential_env
+    )
+
+
+async def send_submission(
+    ctx: AppContext,
+    nc: NATS,
+    checked: str,
+    data: bytes | None,
+    url: str | None,
+    base_url: str | None,
+    by: str,
+    submission: str,
+    credential_env: str | None = None,
+) -> Submitted:
+    """The one door every face's submission goes through once its first check passed (`checked`
+    is the slug it gave): the spec stored, its message sent as `submission`, and where to follow
+    it."""
+    from skillpress.app.base.bus import send
+
+    event = await asyncio.to_thread(
+        spec_submitted, ctx, checked, data, url, base_url, by, submission, credential_env
+    )
     seq = await send(nc, EVENTS.spec_submitted, event, f"submitted:{submission}")
     base = f"/v1/skills/{checked}/submissions/{submission}"
     return Submitted(

@@ -7,8 +7,10 @@ an event was missed; and a story a dead letter stopped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,18 +18,18 @@ from skillpress.app.base.bus import (
     Event,
     OnEvent,
     Pipeline,
+    follow,
     parse_event,
-    send_and_follow,
     with_pipeline,
 )
 from skillpress.app.base.context import AppContext
-from skillpress.app.operator.intake import first_check, spec_submitted
+from skillpress.app.operator.intake import first_check, send_submission
 from skillpress.app.records.overview import (
     recorded_submission,
     stored_outcome,
     unreplayed_letters,
 )
-from skillpress.errors import Retryable
+from skillpress.errors import Retryable, Unavailable
 from skillpress.schemas.subjects import EVENTS
 
 if TYPE_CHECKING:
@@ -126,41 +128,38 @@ def submit_spec(
     """Submit a spec (bytes or a URL) and follow its stages; (submission id, this submission's
     events). `submission`: the id to submit under (a fresh one when not given);
     `credential_env`: the variable the skill's credential is read from, when not the default;
-    `on_accepted`: told the id once the first check passed (a refused spec never has one)."""
+    `on_accepted`: told the id once the first check passed (a refused spec never has one).
+    DeadLettered when one of its messages stopped it; StackError when nothing answered."""
     slug = first_check(slug, data)  # the API's first check, the same door
     submission = submission or uuid.uuid4().hex
     if on_accepted is not None:
         on_accepted(submission)
-    endings = ENDINGS
-
-    def ours(event: Event) -> None:
-        if on_event is not None and event.submission == submission:
-            on_event(event)
-
-    def ended() -> Event | None:
-        """Its ending as stored, or DeadLettered when one of its messages stopped it."""
-        found = stored_outcome(ctx, slug, submission)
-        if found is None:
-            dead_lettered(ctx, submission)
-        return found
 
     async def work(pipeline: Pipeline) -> list[Event]:
-        event = await asyncio.to_thread(
-            spec_submitted, ctx, slug, data, url, base_url, created_by, submission, credential_env
-        )
-        return await send_and_follow(
-            pipeline,
-            EVENTS.spec_submitted,
-            event,
-            f"submitted:{submission}",
-            lambda e: e.submission == submission and e.subject in endings,
-            timeout,
-            ours,
-            ended,
-        )
+        async with pipeline.connection() as nc:
+            sent = await send_submission(
+                ctx, nc, slug, data, url, base_url, created_by, submission, credential_env
+            )
+            await pipeline.say_if_nobody_takes(nc, EVENTS.spec_submitted, timeout)
+            seen: list[Event] = []
+            deadline = time.monotonic() + timeout
+            heartbeat = min(3.0, timeout)
+            events = submission_events(nc, ctx, slug, submission, sent.seq, heartbeat)
+            async with contextlib.aclosing(events) as stages:
+                async for item in stages:
+                    if isinstance(item, Stopped):
+                        raise DeadLettered(item.text)
+                    if item is not None:
+                        seen.append(item)
+                        if on_event is not None:
+                            on_event(item)
+                        if item.subject in ENDINGS:
+                            return seen
+                    if time.monotonic() > deadline:
+                        break
+        raise pipeline.no_answer(timeout)
 
-    seen = with_pipeline(ctx, work)
-    return submission, [e for e in seen if e.submission == submission]
+    return submission, with_pipeline(ctx, work)
 
 
 ENDINGS = (
@@ -227,44 +226,30 @@ async def submission_events(
     submission: str,
     after: int | None,
     heartbeat: float = 3.0,
-) -> AsyncIterator[Event | Stopped | None]:
+) -> AsyncGenerator[Event | Stopped | None, None]:
     """A submission's events as the pipeline publishes them, replayed from stream sequence
     `after` (the sequence its submission was given; None: from now), ending with its outcome,
     or with `Stopped` when one of its messages is a dead letter.
-    Yields None every `heartbeat` seconds of quiet, and looks for the outcome in the records then
-    (an event can be missed across a reconnect; the outcome is stored)."""
-    from nats.js.api import ConsumerConfig, DeliverPolicy
-
-    from skillpress.schemas.subjects import STREAM
-
-    config = (
-        ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after)
-        if after
-        else ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
-    )
-    sub = await nc.jetstream().subscribe(
-        "skillpress.>", stream=STREAM, ordered_consumer=True, config=config
-    )
-    try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=heartbeat)
-            except TimeoutError:
-                found = await asyncio.to_thread(stored_outcome, ctx, slug, submission)
+    Yields None every `heartbeat` seconds, and looks for the outcome in the records then (an
+    event can be missed across a reconnect; the outcome is stored)."""
+    async with contextlib.aclosing(follow(nc, after, heartbeat)) as events:
+        async for event in events:
+            if event is None:
+                try:
+                    found = await asyncio.to_thread(stored_outcome, ctx, slug, submission)
+                    stopped = None if found else await asyncio.to_thread(_stopped, ctx, submission)
+                except Unavailable:  # the records are down for now: the events may still come
+                    found = stopped = None
                 if found is not None:
                     yield found
                     return
-                stopped = await asyncio.to_thread(_stopped, ctx, submission)
                 if stopped is not None:  # a dead letter ends the story: said, with what to do
                     yield stopped
                     return
                 yield None
                 continue
-            event = parse_event(msg.subject, msg.data)
-            if event is None or event.submission != submission:
+            if event.submission != submission:
                 continue
             yield event
             if event.subject in ENDINGS:
                 return
-    finally:
-        await sub.unsubscribe()
