@@ -128,6 +128,16 @@ def test_the_layer_rules_hold() -> None:
             "from sqlmodel import select\n",
             "skillpress.app.operator.breach -> sqlmodel",
         ),
+        (
+            "skillpress/workers/breach.py",
+            "from sqlmodel import select\n",
+            "skillpress.workers.breach -> sqlmodel",
+        ),
+        (
+            "skillpress/api/console.py",
+            "from skillpress.api.v1 import router\n",
+            "skillpress.api.console -> skillpress.api.v1",
+        ),
     ],
     ids=[
         "core-to-platform",
@@ -147,6 +157,8 @@ def test_the_layer_rules_hold() -> None:
         "cli-to-the-mcp-face",
         "agent-face-to-agent-face",
         "sql-outside-the-records-room",
+        "sql-in-a-worker",
+        "console-to-the-json-api",
     ],
 )
 def test_a_deliberate_breach_fails_naming_it(
