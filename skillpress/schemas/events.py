@@ -150,6 +150,11 @@ class PublishVersion(BaseModel):
     version_id: str
     remove_gates: bool = False
     requested_by: str
+    request: str | None = Field(
+        default=None,
+        description="an id the requester chose: its answer's message id names it, so a second"
+        " request for the same version is answered too (a redelivery of one is not twice)",
+    )
 
 
 class RefreshSources(BaseModel):

@@ -33,7 +33,10 @@ def publish(ctx: AppContext, cmd: PublishVersion) -> list[Outgoing]:
         previous_version_id=done.previous_version_id,
         already_live=done.already_live,
     )
-    seen = f"{done.version_id}:{done.publication_id}"
+    # the answer names the request it answers: a version already live, asked for again, writes
+    # its pointer again and says so, where the publication's own id alone was taken by JetStream
+    # for the first answer's duplicate (and the asker waited out its timeout)
+    seen = f"{done.version_id}:{done.publication_id}:{cmd.request or ''}"
     return [
         Outgoing(live_subject(done.skill), live, f"live:{seen}"),
         Outgoing(EVENTS.version_published, event, f"published:{seen}"),

@@ -46,7 +46,7 @@ def _announced(
                     reason=made.reason,
                     submission=submission,
                 ),
-                f"detached:{made.revision_id}",
+                f"detached:{made.revision_id}:{submission or ''}",
             )
         ]
     return [
@@ -60,7 +60,7 @@ def _announced(
                 summary=made.summary,
                 submission=submission,
             ),
-            f"proposed:{made.version_id}:{made.revision_id}:{as_of.isoformat()}",
+            f"proposed:{made.version_id}:{made.revision_id}:{as_of.isoformat()}:{submission or ''}",
         )
     ]
 

@@ -1349,3 +1349,31 @@ def test_the_preview_counts_changed_calls_as_the_proposal_will(ctx: AppContext) 
     renamed = variant(summary="Every room, with its price tonight.")
     again = intake.preview(ctx, renamed, None, "hollowbrook", None)
     assert again.in_use is not None and again.in_use.changed_count == 0  # described anew only
+
+
+def test_each_publish_request_is_answered_under_its_own_message_id(ctx: AppContext) -> None:
+    """JetStream drops a message whose id it saw in the last two minutes: an answer named only by
+    the publication was taken for the first answer's duplicate when the same version was asked
+    for again, and the asker waited out its timeout (stop 64's CI). A redelivered request is
+    still the same request: the same ids, deduplicated."""
+    from skillpress.workers.publish import publish as publish_step
+
+    version = last(submit(ctx, HOLLOWBROOK.read_bytes(), "one"), EVENTS.version_proposed)
+
+    def ask(request: str) -> list[tuple[str, bool]]:
+        command = PublishVersion(
+            skill="hollowbrook",
+            version_id=version["version_id"],
+            requested_by="t",
+            request=request,
+        )
+        return [
+            (out.msg_id, bool(getattr(out.payload, "already_live", False)))
+            for out in publish_step(ctx, command)
+        ]
+
+    first, second, redelivered = ask("a"), ask("b"), ask("b")
+    assert [live for _, live in first] == [False, False]
+    assert [live for _, live in second] == [False, True]  # the pointer's message, the answer
+    assert not {m for m, _ in first} & {m for m, _ in second}
+    assert redelivered == second

@@ -26,8 +26,13 @@ def request_publish(
     """Send the publish command and wait for its `version.published`: the publication it says."""
     from skillpress.schemas.events import PublishVersion, VersionPublished
 
+    request = uuid.uuid4().hex
     command = PublishVersion(
-        skill=slug, version_id=version_id, remove_gates=remove_gates, requested_by=requested_by
+        skill=slug,
+        version_id=version_id,
+        remove_gates=remove_gates,
+        requested_by=requested_by,
+        request=request,
     )
 
     async def work(pipeline: Pipeline) -> list[Event]:
@@ -35,7 +40,7 @@ def request_publish(
             pipeline,
             COMMANDS.publish_version,
             command,
-            f"publish:{version_id}:{uuid.uuid4().hex}",
+            f"publish:{version_id}:{request}",
             lambda e: (
                 e.subject == EVENTS.version_published
                 and getattr(e.message, "version_id", None) == version_id
