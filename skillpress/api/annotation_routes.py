@@ -50,7 +50,8 @@ class AnnotationIn(BaseModel):
     category: str | None = Field(default=None, description="with a note: a category, by its tag")
     value: str = Field(
         "",
-        description="the note's text, the gate's `matches`, the identity's fields, NAME=VALUE…",
+        description="the note's text, the gate's `matches`, the identity's fields, NAME=VALUE,"
+        " a credential's header or query parameter…",
     )
     risk: Literal["low", "medium", "high"] = "high"
     binds: str | None = Field(default=None, description="a gate's bound fields, comma-separated")
@@ -61,6 +62,17 @@ class AnnotationIn(BaseModel):
         default=None, description="the currency auto_below is in: another is never automatic"
     )
     turn: str | None = None
+    credential_in: Literal["header", "query"] | None = Field(
+        default=None, description="a credential's place: a header (default) or the query"
+    )
+    credential_kind: Literal["apiKey", "bearer", "basic"] | None = Field(
+        default=None,
+        description="how a credential is attached: as it is (apiKey, default), Bearer, or basic",
+    )
+    credential_env: str | None = Field(
+        default=None,
+        description="the variable a credential is read from, when not <SLUG>_API_KEY (a name)",
+    )
     timeout: float = Field(default=120.0, gt=0, le=600)
 
 

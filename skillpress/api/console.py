@@ -6,7 +6,7 @@ in words (`console_kit`, shared with `console_operations`: the review and the op
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, UploadFile
@@ -15,8 +15,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from skillpress.api.auth import SESSION_COOKIE
 from skillpress.api.console_kit import (
-    ANNOTATION_KINDS,
-    RISKS,
     act,
     back,
     checked,
@@ -25,10 +23,9 @@ from skillpress.api.console_kit import (
     render,
 )
 from skillpress.api.deps import read_spec_input, state
-from skillpress.app.base.context import AppContext
-from skillpress.app.base.views import AnnotationView
+from skillpress.api.skill_page import skill_view
 from skillpress.app.operator import changes, intake
-from skillpress.app.records.runs import get_run, list_runs
+from skillpress.app.records.runs import get_run
 from skillpress.errors import NotFound, Permanent, Refused, Retryable
 
 __all__ = ["router"]
@@ -242,131 +239,6 @@ def _submission_page(request: Request, slug: str, submission: str, after: int | 
     )
 
 
-FILES_SHOWN = 200  # a version's files listed at once; more are found by name (`q`)
-
-
-def _listed(
-    files: list[str], chosen: str | None, manifest: Any, query: str
-) -> tuple[list[str], int]:
-    """The files to list: all of a small version; of a large one the body, categories and
-    metadata, the operations of the open category, and those whose name has `query`."""
-    if len(files) <= FILES_SHOWN and not query:
-        return files, 0
-    operation_files = {o.file for o in manifest.operations} if manifest is not None else set()
-    keep = [f for f in files if f not in operation_files]
-    if manifest is not None and chosen:
-        cat = next((c for c in manifest.categories if c.file == chosen), None)
-        if cat is not None:
-            keep += sorted(o.file for o in manifest.operations if o.category == cat.name)
-    if query:
-        keep += [f for f in sorted(operation_files) if query.lower() in f.lower()]
-    shown = list(dict.fromkeys(keep))[:FILES_SHOWN]
-    return shown, len(files) - len(shown)
-
-
-def _skill_view(
-    ctx: AppContext,
-    slug: str,
-    file: str | None,
-    ref: str | None,
-    query: str = "",
-    drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None = None,
-) -> dict[str, Any]:
-    """The skill page's whole read model: its versions (the live one, the proposal after it and
-    what it changes), the version shown and the file chosen, and the annotations beside it."""
-    from skillpress.app.operator.annotations import list_annotations
-    from skillpress.app.records.versions import (
-        diff_versions,
-        find_skill,
-        list_versions,
-        manifest_of,
-        pick_version,
-        revision_published,
-        version_files,
-    )
-
-    skill = find_skill(ctx, slug)
-    versions = list_versions(ctx, slug)
-    live = next((v for v in versions if v["live"]), None)
-    proposal = next(
-        (
-            v
-            for v in versions
-            if v["status"] == "proposed" and (live is None or v["created_at"] > live["created_at"])
-        ),
-        None,
-    )
-    diff = diff_versions(ctx, slug, None, proposal["version_id"]) if proposal else None
-    on_published = proposal is not None and revision_published(ctx, skill, proposal["revision_id"])
-    drops = _drops(ctx, slug, proposal, live, drops_seen) if proposal else []
-    shown = pick_version(ctx, skill, ref or versions[0]["version_id"]) if versions else None
-    files = version_files(ctx.blobs, shown) if shown else {}
-    manifest = manifest_of(files)
-    annotations = list_annotations(ctx, slug)
-    by_target: dict[str, list[AnnotationView]] = {}
-    for a in annotations:
-        by_target.setdefault(a["target"], []).append(a)
-    chosen = file if file in files else ("body.md" if "body.md" in files else None)
-    entry, beside = _beside(manifest, chosen, by_target)
-    listed, hidden = _listed(sorted(files), chosen, manifest, query)
-    return {
-        "skill": skill,
-        "versions": versions,
-        "live": live,
-        "proposal": proposal,
-        "diff": diff,
-        "on_published": on_published,
-        "drops": drops,
-        "shown": shown,
-        "files": listed,
-        "files_hidden": hidden,
-        "query": query,
-        "file": chosen,
-        "content": files[chosen].decode("utf-8", "replace") if chosen else "",
-        "entry": entry,
-        "beside": beside,
-        "annotations": annotations,
-        "counts": {t: len(v) for t, v in by_target.items()},
-        "operations": [o.name for o in manifest.operations] if manifest else [],
-        "categories": [c.name for c in manifest.categories] if manifest else [],
-        "kinds": ANNOTATION_KINDS,
-        "risks": RISKS,
-        "runs": list_runs(ctx, skill.slug, RUNS_SHOWN),
-    }
-
-
-def _drops(
-    ctx: AppContext,
-    slug: str,
-    proposal: Any,
-    live: Any,
-    seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None,
-) -> list[tuple[str, bool]]:
-    """The gates publishing the proposal would drop; versions never change, so the check behind
-    this runs once per pair (kept in `seen`), not per view."""
-    from skillpress.app.records.publish_check import gates_dropped
-
-    key = (proposal["version_id"], live["version_id"] if live else None)
-    seen = seen if seen is not None else {}
-    if key not in seen:
-        seen[key] = tuple(gates_dropped(ctx, slug, proposal["version_id"])[1])
-    return list(seen[key])
-
-
-def _beside(
-    manifest: Any, chosen: str | None, by_target: dict[str, list[AnnotationView]]
-) -> tuple[Any, list[AnnotationView]]:
-    """The chosen file's operation (None for another file), and the annotations shown beside
-    it: the operation's, its category's, or the skill's."""
-    if manifest is None or not chosen:
-        return None, []
-    entry = next((o for o in manifest.operations if o.file == chosen), None)
-    if entry is not None:
-        return entry, by_target.get(f"operation:{entry.name}", [])
-    cat = next((c for c in manifest.categories if c.file == chosen), None)
-    return None, by_target.get(f"category:{cat.name}", []) if cat else by_target.get("skill", [])
-
-
 @router.get("/skills/{slug}", response_class=HTMLResponse)
 def skill_page(
     request: Request, slug: str, file: str | None = None, v: str | None = None, q: str = ""
@@ -374,7 +246,7 @@ def skill_page(
     operator_of(request)
     try:
         st = state(request)
-        view = _skill_view(st.ctx, slug, file, v, q.strip()[:100], st.drops_seen)
+        view = skill_view(st.ctx, slug, file, v, q.strip()[:100], st.drops_seen)
     except NotFound as exc:
         return render(request, "skills.html", 404, skills=[], error=str(exc))
     return render(request, "skill.html", **view)
@@ -409,6 +281,9 @@ async def add_annotation_form(
     auto_below: Annotated[str, Form()] = "",
     auto_currency: Annotated[str, Form()] = "",
     turn: Annotated[str, Form()] = "",
+    credential_in: Annotated[str, Form()] = "",
+    credential_kind: Annotated[str, Form()] = "",
+    credential_env: Annotated[str, Form()] = "",
     back: Annotated[str, Form()] = "",
 ) -> Response:
     who = checked(request, csrf)
@@ -423,6 +298,9 @@ async def add_annotation_form(
         "auto_below": auto_below or None,
         "auto_currency": auto_currency or None,
         "turn": turn or None,
+        "credential_in": credential_in or None,
+        "credential_kind": credential_kind or None,
+        "credential_env": credential_env or None,
     }
     return await act(
         request,
@@ -494,6 +372,3 @@ async def publish_form(
 
 
 # --- action items and dead letters ---------------------------------------------------------
-
-
-RUNS_SHOWN = 20  # workflow runs the skill page lists (newest first)

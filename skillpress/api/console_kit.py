@@ -63,6 +63,7 @@ ANNOTATION_KINDS = [  # what the annotation form offers, in its order
     ("skill_note", "skill note (in the body)"),
     ("rename_category", "rename category OLD=NEW"),
     ("merge_categories", "merge categories A,B=NEW"),
+    ("credential", "the skill's credential: its header or query parameter"),
 ]
 
 

@@ -1,4 +1,5 @@
-"""People's additions from the command line: annotate, annotations, retire, rekey, retract-turn, review.
+"""People's additions from the command line: annotate, annotations, retire, rekey, retract-turn,
+and review (`review_commands`).
 
 Every change is checked against the skill's latest revision before it is stored (the same
 derivation, refusing instead of degrading), then proposes a new version through the pipeline.
@@ -7,7 +8,6 @@ derivation, refusing instead of degrading), then proposes a new version through 
 from __future__ import annotations
 
 import json
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -145,11 +145,33 @@ def annotate(
     merge_categories: Annotated[
         str | None, typer.Option("--merge-categories", help="A,B=NEW: merge categories into one")
     ] = None,
+    credential: Annotated[
+        str | None,
+        typer.Option(
+            "--credential",
+            help="the header (or query parameter) the skill's credential is sent in",
+        ),
+    ] = None,
+    credential_in: Annotated[
+        str | None, typer.Option("--credential-in", help="header (default) or query")
+    ] = None,
+    credential_kind: Annotated[
+        str | None,
+        typer.Option("--credential-kind", help="apiKey (sent as it is, default), bearer, or basic"),
+    ] = None,
+    credential_env: Annotated[
+        str | None,
+        typer.Option(
+            "--credential-env",
+            help="the variable it is read from, when not <SLUG>_API_KEY (a name, never a value)",
+        ),
+    ] = None,
     by: By = "cli",
     as_json: AsJson = False,
     timeout: Timeout = 120.0,
 ) -> None:
-    """Add one annotation (a note, a gate, an identity…) and propose the version it makes."""
+    """Add one annotation (a note, a gate, an identity, the skill's credential…) and propose
+    the version it makes."""
     # size: a typer command: one option per annotation kind
     given = {
         k: v
@@ -166,13 +188,14 @@ def annotate(
             "skill_note": skill_note,
             "rename_category": rename_category,
             "merge_categories": merge_categories,
+            "credential": credential,
         }.items()
         if v is not None
     }
     if len(given) != 1:
         fail(
             "give exactly one of --note, --prefer, --hidden, --approval, --example, --identity, --fixed, --fixed-header,"
-            " --style, --skill-note, --rename-category, --merge-categories"
+            " --style, --skill-note, --rename-category, --merge-categories, --credential"
         )
     if category is not None and ("note" not in given or operation):
         fail("--category takes a --note (and no --operation)")
@@ -184,6 +207,9 @@ def annotate(
         "auto_below": None if auto_below is None else str(auto_below),
         "auto_currency": auto_currency,
         "turn": turn,
+        "credential_in": credential_in,
+        "credential_kind": credential_kind,
+        "credential_env": credential_env,
     }
     from skillpress.app.base.views import AnnotationAdded
     from skillpress.cli.remote import through_api
@@ -347,137 +373,12 @@ def rekey(
     )
 
 
-def review(
-    slug: Annotated[str, typer.Argument(help="the skill's slug")],
-    accept_group: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--accept-group", help="confirm a whole group: money, deletes, changes, reads"
-        ),
-    ] = None,
-    confirm_ids: Annotated[
-        list[str] | None,
-        typer.Option("--confirm", help="confirm this suggestion (its id; repeat for more)"),
-    ] = None,
-    dismiss_ids: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--dismiss", help="dismiss this suggestion: decided, never offered again (repeat)"
-        ),
-    ] = None,
-    by: By = "cli",
-    as_json: AsJson = False,
-    timeout: Timeout = 120.0,
-) -> None:
-    """Walk the approval and identity suggestions: money, deletes, changes, then reads; each
-    confirmation becomes an annotation. Without a terminal: `--json` lists them, `--confirm ID`,
-    `--dismiss ID` and `--accept-group GROUP` decide them."""
-    # size: a typer command: its options are its signature, its body one decision batch
-    from skillpress.app.operator.annotations import Stored
-    from skillpress.app.operator.review import (
-        confirm,
-        confirm_suggestions,
-        dismiss_suggestions,
-        open_suggestions,
-    )
-    from skillpress.app.records.versions import find_skill
-    from skillpress.errors import Refused
-
-    groups = accept_group or []
-    ids = confirm_ids or []
-    deciding = bool(groups or ids or dismiss_ids)
-    interactive = not deciding and not as_json and sys.stdin.isatty()
-    ctx = open_ctx()
-    confirmed: list[str] = []
-    skipped: list[str] = []
-    with failures():
-        skill = find_skill(ctx, slug)
-        if not deciding and not interactive:  # a script asks what is open
-            listed = [
-                {
-                    "id": p.id,
-                    "group": p.group,
-                    "operation": p.operation,
-                    "kind": p.kind,
-                    "annotation": p.annotation,
-                    "why": p.why,
-                    "bindable": p.confirmable,  # the API's word for it
-                }
-                for p in open_suggestions(ctx, skill)
-            ]
-            ctx.close()
-            if as_json:
-                typer.echo(json.dumps(listed, indent=2))
-                return
-            for row in listed:
-                typer.echo(
-                    f"{row['id']}  [{row['group']}] {row['operation']} {row['kind']}"
-                    f" {json.dumps(row['annotation'])} — {row['why']}"
-                )
-            typer.echo(
-                f"{len(listed)} open; decide with --confirm ID, --dismiss ID or --accept-group GROUP",
-                err=True,
-            )
-            return
-        if dismiss_ids:
-            gone = dismiss_suggestions(ctx, skill, ids=dismiss_ids, by=by)
-            if not as_json:
-                typer.echo(f"  dismissed {gone}")
-        if groups or ids:
-            done = confirm_suggestions(ctx, skill, ids=ids, groups=groups, by=by)
-            confirmed = done.annotation_ids
-            skipped = [f"{x['operation']}: {x['reason']}" for x in done.skipped]
-            remaining = done.remaining
-            if not as_json:
-                typer.echo(f"  confirmed {len(confirmed)}")
-        else:
-            pending = [] if deciding else open_suggestions(ctx, skill)
-            remaining = len(open_suggestions(ctx, skill)) if deciding else len(pending)
-    for sug in [] if deciding else pending:
-        answer = typer.prompt(
-            f"[{sug.group}] {sug.operation} {sug.kind} {json.dumps(sug.annotation)} — ({sug.why}) confirm? [y/n/q]",
-            default="y",
-        )
-        if answer.lower().startswith("q"):
-            break
-        if not answer.lower().startswith("y"):
-            continue
-        try:
-            aid = confirm(ctx, skill, sug, by)
-        except Refused as exc:
-            skipped.append(f"{sug.operation}: {exc}")
-            continue
-        confirmed.append(aid)
-        remaining -= 1
-        if not as_json:
-            typer.echo(
-                f"  confirmed {sug.operation} {sug.kind} → annotation {aid} ({remaining} suggestion(s) left)"
-            )
-    if not as_json:
-        for line in skipped:
-            typer.echo(f"  skipped {line}", err=True)
-    if not confirmed:
-        ctx.close()
-        if as_json:
-            typer.echo(
-                json.dumps({"confirmed": [], "skipped": skipped, "remaining": remaining}, indent=2)
-            )
-        else:
-            typer.echo("nothing confirmed")
-        return
-    proposal = propose(ctx, Stored(confirmed, skill, ctx.clock()), "reviewed", timeout)
-    report(
-        proposal,
-        as_json,
-        f"confirmed {len(confirmed)} suggestion(s), {remaining} left",
-        {"confirmed": confirmed, "skipped": skipped, "remaining": remaining},
-    )
-
-
 def register(app: typer.Typer) -> None:
     app.command()(annotate)
     app.command("annotations")(annotations_)
     app.command()(retire)
     app.command()(rekey)
     app.command("retract-turn")(retract_turn)
+    from skillpress.cli.review_commands import review
+
     app.command()(review)

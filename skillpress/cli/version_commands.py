@@ -171,6 +171,8 @@ def _changes(result: Mapping[str, Any], slug: str | None = None) -> None:
         typer.echo(
             f"  described anew: {', '.join(described)}" + (f" … and {more} more" if more else "")
         )
+    if result.get("credential"):
+        typer.echo(f"  credential: {result['credential']}")
     if result.get("other_files"):
         typer.echo(f"  also changes: {', '.join(result['other_files'])}")
     typer.echo(

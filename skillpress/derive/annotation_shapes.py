@@ -12,6 +12,7 @@ from skillpress.errors import Refused
 from skillpress.format.declaration import RISKS
 
 __all__ = [
+    "CREDENTIAL_KINDS",
     "KINDS",
     "Annotation",
     "AnnotationRefused",
@@ -32,7 +33,10 @@ KINDS = (
     "style",
     "category",
     "workflow",
+    "credential",
 )
+CREDENTIAL_KINDS = ("apiKey", "bearer", "basic")  # how the runtime attaches a person's credential
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 
 
@@ -88,7 +92,7 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
     if kind not in KINDS:
         raise AnnotationRefused(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
     on_op = target.startswith("operation:") and len(target) > len("operation:")
-    if kind in ("skill_note", "category", "workflow"):
+    if kind in ("skill_note", "category", "workflow", "credential"):
         if target != "skill":
             raise AnnotationRefused(
                 f"a {kind} annotation is about the whole skill; give no operation"
@@ -160,6 +164,8 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
             raise AnnotationRefused(
                 f"style {body.get('style')!r} is not one of {', '.join(STYLES)}"
             )
+    if kind == "credential":
+        _credential_shape(body)
     if kind == "fixed":
         name = body.get("name")
         where = body.get("in", "argument")
@@ -171,3 +177,28 @@ def check_shape(kind: str, target: str, body: dict[str, Any]) -> None:
             raise AnnotationRefused(f"fixed {name}: give the value sent on every call")
         if where == "header" and not _HEADER.match(name):
             raise AnnotationRefused(f"{name!r} is not a header name")
+
+
+def _credential_shape(body: Mapping[str, Any]) -> None:
+    """A skill's credential as a person sets it: the header (or query parameter) it is sent in,
+    how (an API key as it is, `Bearer`, HTTP basic) and, when not `<SLUG>_API_KEY`, the
+    variable it is read from (held to the package's rule where the slug is known)."""
+    name, where, how = body.get("name"), body.get("in", "header"), body.get("kind", "apiKey")
+    if not isinstance(name, str) or not _HEADER.match(name):
+        raise AnnotationRefused(
+            "a credential names the header (or query parameter) it is sent in, like"
+            " Authorization or X-Api-Key"
+        )
+    if where not in ("header", "query"):
+        raise AnnotationRefused(f"a credential goes in a header or the query, not {where!r}")
+    if how not in CREDENTIAL_KINDS:
+        raise AnnotationRefused(
+            f"a credential's kind is one of {', '.join(CREDENTIAL_KINDS)}, not {how!r}"
+        )
+    if where == "query" and how != "apiKey":
+        raise AnnotationRefused(f"a {how} credential goes in a header (Authorization)")
+    env = body.get("env")
+    if env is not None and (not isinstance(env, str) or not _VARIABLE.match(env)):
+        raise AnnotationRefused(
+            f"{env!r} is not an environment variable's name (letters, digits and _)"
+        )

@@ -54,6 +54,7 @@ class Applied:
     undeclared: dict[str, str] = field(
         default_factory=dict
     )  # operation → why its call is not declared
+    credential: Annotation | None = None  # the skill's credential, as a person set it
 
 
 def _sent_fields(op: Operation) -> list[str]:
@@ -83,10 +84,10 @@ def _one_gate(a: Annotation, held: Annotation, name: str, strict: bool, out: App
     in force (from an earlier release) keep the stricter, said in the warnings. True when `a`
     replaces `held`."""
     if strict:
+        kept = _the_one_stored(a, held)
         raise AnnotationRefused(
-            f"approval {a.id}: {name} is gated already (approval {held.id}); two gates on one"
-            " operation would leave which one holds to chance: retire that one first, then add"
-            " this one"
+            f"{name} is gated already (approval {kept.id}); two gates on one operation would"
+            " leave which one holds to chance: retire that one first, then add this one"
         )
     stricter, laxer = sorted((a, held), key=_laxness)
     out.warnings.append(
@@ -96,6 +97,32 @@ def _one_gate(a: Annotation, held: Annotation, name: str, strict: bool, out: App
     if stricter is held:
         out.applied.append(a.id)
     return stricter is a
+
+
+def _the_one_stored(a: Annotation, b: Annotation) -> Annotation:
+    """Of two annotations that clash where one is being added (its id `(new)`, sorted first),
+    the one already stored: the one a refusal names."""
+    return b if a.id == "(new)" else a
+
+
+def _one_credential(a: Annotation, out: Applied, strict: bool) -> None:
+    """One credential per skill: a second is refused where it is added (`strict`); two already
+    in force keep the first by id, said in the warnings (never a silent order)."""
+    held = out.credential
+    if held is None:
+        out.credential = a
+        out.applied.append(a.id)
+        return
+    if strict:
+        kept = _the_one_stored(a, held)
+        raise AnnotationRefused(
+            f"the skill's credential is set already (credential {kept.id}): retire that one"
+            " first, then add this one"
+        )
+    out.warnings.append(
+        f"credentials {held.id} and {a.id} both set the skill's credential: {held.id} holds;"
+        f" {a.id} is superseded (retire it)"
+    )
 
 
 def _approval(a: Annotation, op: Operation, strict: bool, out: Applied) -> dict[str, Any] | None:
@@ -262,6 +289,9 @@ def apply_annotations(
         if a.kind == "skill_note":
             out.skill_notes.append(a.body["text"].strip())
             out.applied.append(a.id)
+            continue
+        if a.kind == "credential":
+            _one_credential(a, out, strict)
             continue
         if a.kind == "workflow":  # the package carries it; the runtime checks and runs it
             out.workflows.append(a.body["workflow"])

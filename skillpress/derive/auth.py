@@ -20,9 +20,11 @@ from skillpress.derive.model import Operation
 from skillpress.derive.refs import Resolver
 from skillpress.format.credentials import companion_env
 from skillpress.format.declaration import HEADER_NAME
+from skillpress.format.manifest import AuthInfo
 
 __all__ = [
     "analyse_auth",
+    "person_credential",
     "auth_hint",
     "classify_scheme",
     "client_credentials_url",
@@ -453,3 +455,27 @@ def _credential_params(
                 named.setdefault(p.name.lower(), p.name)
                 counts[p.name.lower()] += 1
     return [(named[k], n) for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def person_credential(
+    auth: AuthInfo, body: Mapping[str, Any], annotation: str, operations: int
+) -> AuthInfo:
+    """The skill's credential as a person set it (a `credential` annotation, carried across
+    revisions) in place of the one read from the spec: its header or query parameter, how it is
+    attached, and the variable it is read from (the one chosen before when it names none).
+    What the spec could not serve, a person now says how to; credentials sent beside it stay,
+    but one of the same name."""
+    name = str(body["name"])
+    where = str(body.get("in") or "header")
+    needing = auth.operations_needing_auth + auth.operations_unservable
+    return AuthInfo(
+        header=name,
+        scheme=f"set by a person (credential {annotation})",
+        kind=str(body.get("kind") or "apiKey"),
+        operations_needing_auth=needing or operations,
+        schemes=auth.schemes,
+        env=str(body["env"]) if body.get("env") else auth.env,
+        where=where,
+        also=tuple(c for c in auth.also if c.name.lower() != name.lower()),
+        others=auth.others,
+    )

@@ -11,7 +11,7 @@ from typing_extensions import TypedDict
 from skillpress.derive.declaration_diff import declaration_changes, description_only
 from skillpress.format.declaration import DeclarationError
 from skillpress.format.frontmatter import frontmatter_text, split_frontmatter
-from skillpress.format.manifest import Manifest, OperationEntry
+from skillpress.format.manifest import AuthInfo, Manifest
 
 __all__ = ["ChangedOperation", "DiffSummary", "PackageDiff", "diff_packages", "gates"]
 
@@ -24,8 +24,17 @@ DESCRIBED_SHOWN = 200  # operations (and other files) a diff names; the summary 
 _BOOKKEEPING = frozenset({"skill.json", "index.json"})
 
 
-def _index(files: dict[str, bytes]) -> dict[str, OperationEntry]:
-    return Manifest.from_json(files["skill.json"]).by_name()
+def _manifest(files: dict[str, bytes]) -> Manifest:
+    return Manifest.from_json(files["skill.json"])
+
+
+def credential_words(auth: AuthInfo) -> str:
+    """A skill's credential in words: where it goes, how, and the variable it is read from
+    (`none` for a skill that sends none)."""
+    if not auth.header:
+        return "none"
+    env = f", from ${auth.env}" if auth.env else ""
+    return f"{auth.where} {auth.header} ({auth.kind or 'apiKey'}{env})"
 
 
 class DiffSummary(TypedDict):
@@ -68,6 +77,8 @@ class PackageDiff(TypedDict):
     described: NotRequired[list[str]]
     # the other files that change (the body, a category's list, the types), by path
     other_files: NotRequired[list[str]]
+    # the skill's credential, before → after, when it changed (`credential_words`)
+    credential: NotRequired[str]
 
 
 # what a workflow's change is named by, in this order
@@ -128,7 +139,8 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
     An operation's call changed when its method, path, tool name or operation block differs;
     prose-only changes count in `files_changed` but not as a changed call.
     """
-    after = _index(new)
+    now = _manifest(new)
+    after = now.by_name()
     if old is None:
         added = sorted(after)
         first: PackageDiff = {
@@ -142,7 +154,8 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
             first["workflows"] = flows
             first["summary"]["workflows"] = len(flows)
         return first
-    before = _index(old)
+    was = _manifest(old)
+    before = was.by_name()
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
     changed: list[ChangedOperation] = []
@@ -192,6 +205,8 @@ def diff_packages(old: dict[str, bytes] | None, new: dict[str, bytes]) -> Packag
         out["summary"]["described"] = len(described)
     if other_files:
         out["other_files"] = other_files[:DESCRIBED_SHOWN]
+    if (said := credential_words(was.auth)) != (to := credential_words(now.auth)):
+        out["credential"] = f"{said} → {to}"
     flows = workflow_changes(old.get(WORKFLOWS_FILE), new.get(WORKFLOWS_FILE))
     if flows:
         out["workflows"] = flows

@@ -7,9 +7,10 @@ from dataclasses import replace
 from typing import Any
 
 from skillpress.derive.annotations import (
+    AnnotationRefused,
     apply_annotations,
 )
-from skillpress.derive.auth import analyse_auth
+from skillpress.derive.auth import analyse_auth, person_credential
 from skillpress.derive.categories import (
     Grouping,
 )
@@ -254,6 +255,12 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
         if (why := credential_env_refusal(chosen_env, api.slug)) is not None:
             raise SpecRefused(f"credential variable {why}")
         auth = replace(auth, env=chosen_env)
+    if (person := applied.credential) is not None:
+        env = str(person.body.get("env") or "")
+        why = credential_env_refusal(env, api.slug) if env else None
+        if why is not None and env != default_credential_env(api.slug):
+            raise AnnotationRefused(f"credential {person.id}: its variable {why}")
+        auth = person_credential(auth, person.body, person.id, len(ops))
     header, shared = auth.header, api.translator.types
     files_of = fork_map(
         lambda op: render_operation(op, url_base, header, shared), ops, options.processes

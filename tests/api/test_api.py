@@ -1026,3 +1026,52 @@ def test_an_idle_followers_look_costs_what_changed(served: Served) -> None:
         c.post("/v1/skills/looked/versions/newest/publish", json={})
         moved = c.get("/v1/live", headers={"If-None-Match": tag})
         assert moved.status_code == 200 and moved.headers["etag"] != tag
+
+
+def test_a_skills_credential_is_named_over_the_api_and_the_console(served: Served) -> None:
+    """#55.4: the import preview promised a header could be named on the skill page for a spec
+    that declares none (petstore's); the API, the console and the CLI (`annotate --credential`)
+    now name it, and the proposal says what changed."""
+    import re as re_
+
+    with served.client() as c:
+        _create(c, "keyed", PETSTORE.read_bytes())
+        c.post("/v1/skills/keyed/versions/newest/publish", json={})  # live, with no credential
+        bare = c.get("/v1/skills/keyed/diff").json()
+        assert "credential" not in bare
+        set_ = c.post(
+            "/v1/skills/keyed/annotations",
+            json={
+                "kind": "credential",
+                "value": "X-Pet-Key",
+                "credential_env": "KEYED_PET_KEY",
+            },
+        )
+        assert set_.status_code == 201, set_.text
+        diff = c.get("/v1/skills/keyed/diff").json()
+        assert diff["credential"] == "none → header X-Pet-Key (apiKey, from $KEYED_PET_KEY)"
+        again = c.post(
+            "/v1/skills/keyed/annotations", json={"kind": "credential", "value": "Authorization"}
+        )
+        assert "set already" in _problem(again, 422)["detail"]
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    with httpx.Client(base_url=served.base, cookies=cookie, follow_redirects=False) as browser:
+        page = browser.get("/skills/keyed").text
+        said = re_.search(r'<p id="credential">(.*?)</p>', page, re_.S)
+        assert said is not None
+        assert "header X-Pet-Key (apiKey, from $KEYED_PET_KEY), set by a person" in said.group(1)
+        csrf = re_.search(r'name="csrf" value="([^"]+)"', page)
+        assert csrf is not None
+        # the console's form: a second one is refused in words, on the page
+        refused = browser.post(
+            "/skills/keyed/annotations",
+            data={
+                "csrf": csrf.group(1),
+                "kind": "credential",
+                "value": "Authorization",
+                "credential_kind": "bearer",
+            },
+        )
+        assert refused.status_code == 303
+        shown = browser.get(refused.headers["location"]).text
+        assert "the skill&#39;s credential is set already" in shown

@@ -104,6 +104,19 @@ def test_import_publish_diff_and_a_refusal_on_the_embedded_default(tmp_path: Pat
         and missing.stderr.strip()
         == "error: petstore has no version 'ffffffff' (skillpress versions petstore)"
     )
+    # #55.4: the credential the spec does not declare, named by a person, said in the diff
+    keyed = run(
+        home,
+        "annotate",
+        "petstore",
+        "--credential",
+        "X-Pet-Key",
+        "--credential-env",
+        "PETSTORE_PET_KEY",
+    )
+    assert keyed.returncode == 0, keyed.stderr
+    said = "  credential: none → header X-Pet-Key (apiKey, from $PETSTORE_PET_KEY)"
+    assert said in run(home, "diff", "petstore").stdout.splitlines()
 
 
 def test_import_uses_a_running_up(tmp_path: Path) -> None:

@@ -151,6 +151,7 @@ VersionDiff = TypedDict(
         "workflows": NotRequired[list[str]],
         "described": NotRequired[list[str]],
         "other_files": NotRequired[list[str]],
+        "credential": NotRequired[str],  # the skill's credential, before → after
         # the proposals between live and `to`, oldest first, and which of them each named
         # operation's (or file's) change came from
         "proposals": NotRequired[list[ProposalBrief]],

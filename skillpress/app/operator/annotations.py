@@ -50,6 +50,7 @@ __all__ = [
     "record_rekeying",
     "record_retirement",
     "retract_turn",
+    "skill_credential",
     "store_annotation",
 ]
 
@@ -77,6 +78,7 @@ Kind = Literal[
     "style",
     "rename_category",
     "merge_categories",
+    "credential",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 
@@ -120,8 +122,9 @@ def compose_annotation(
     kind: str, operation: str | None, category: str | None, values: Mapping[str, str | None]
 ) -> tuple[str, str, dict[str, Any]]:
     """(stored kind, target, body) of an annotation from the words a person gave: `values[kind]`
-    is its main value (a note's text, a gate's `matches`, `NAME=VALUE`…), with `risk`, `binds`,
-    `amount`, `currency`, `auto_below` for a gate and `turn` for an example. Refused with what to
+    is its main value (a note's text, a gate's `matches`, `NAME=VALUE`, a credential's header…),
+    with `risk`, `binds`, `amount`, `currency`, `auto_below` for a gate, `turn` for an example,
+    and `credential_in`, `credential_kind`, `credential_env` for a credential. Refused with what to
     give instead; the body's own rules are checked by `check_shape` when it is added."""
     if kind not in KINDS:
         raise Refused(f"no annotation kind {kind!r}: one of {', '.join(KINDS)}")
@@ -133,38 +136,52 @@ def compose_annotation(
         if kind != "note" or operation:
             raise Refused("a category takes a note (and no operation)")
         target = f"category:{category}"
-    body: dict[str, Any]
-    if kind in ("note", "skill_note"):
-        body = {"text": main}
-    elif kind == "prefer":
-        body = {"operation": main}
-    elif kind == "hidden":
-        body = {}
-    elif kind == "approval":
-        body = _gate_body(main, values)
-    elif kind == "example":
-        try:
-            body = {"arguments": json.loads(main), "turn": values.get("turn") or ""}
-        except json.JSONDecodeError as exc:
-            raise Refused(f"the example is not valid JSON ({exc.msg})") from None
-    elif kind == "identity":
-        body = {"fields": _listed(main)}
-    elif kind in ("rename_category", "merge_categories"):
-        old, new = _pair(main, kind.replace("_", " "))
-        body = (
-            {"rename": old, "to": str(new)}
-            if kind == "rename_category"
-            else {"merge": _listed(old), "to": str(new)}
-        )
+    body = _body(kind, main, values)
+    if kind in ("rename_category", "merge_categories"):
         return "category", "skill", body
-    elif kind == "style":
-        name, style = _pair(main, "a style")
-        body = {"name": name, "style": style}
-    else:
-        name, value = _pair(main, kind.replace("_", " "))
-        body = {"name": name, "value": value} | ({"in": "header"} if kind == "fixed_header" else {})
+    if kind == "credential":
+        if operation or category:
+            raise Refused("a credential is the whole skill's: give no operation or category")
+        return kind, "skill", body
+    if kind in ("fixed", "fixed_header"):
         return "fixed", target, body
     return kind, "skill" if kind == "skill_note" else target, body
+
+
+def _body(kind: str, main: str, values: Mapping[str, str | None]) -> dict[str, Any]:
+    """An annotation's body from its main value and the words that go with its kind."""
+    if kind in ("note", "skill_note"):
+        return {"text": main}
+    if kind == "prefer":
+        return {"operation": main}
+    if kind == "hidden":
+        return {}
+    if kind == "approval":
+        return _gate_body(main, values)
+    if kind == "example":
+        try:
+            return {"arguments": json.loads(main), "turn": values.get("turn") or ""}
+        except json.JSONDecodeError as exc:
+            raise Refused(f"the example is not valid JSON ({exc.msg})") from None
+    if kind == "identity":
+        return {"fields": _listed(main)}
+    if kind in ("rename_category", "merge_categories"):
+        old, new = _pair(main, kind.replace("_", " "))
+        if kind == "rename_category":
+            return {"rename": old, "to": str(new)}
+        return {"merge": _listed(old), "to": str(new)}
+    if kind == "style":
+        name, style = _pair(main, "a style")
+        return {"name": name, "style": style}
+    if kind == "credential":
+        env = values.get("credential_env")
+        return {
+            "name": main,
+            "in": values.get("credential_in") or "header",
+            "kind": values.get("credential_kind") or "apiKey",
+        } | ({"env": env} if env else {})
+    name, value = _pair(main, kind.replace("_", " "))
+    return {"name": name, "value": value} | ({"in": "header"} if kind == "fixed_header" else {})
 
 
 def check_annotation(
@@ -323,3 +340,18 @@ def record_rekeying(ctx: AppContext, moves: Mapping[str, str], by: str) -> Store
 def detach(ctx: AppContext, slug: str) -> None:
     """From now on the skill is an ordinary package: new revisions and annotations propose nothing."""
     set_detached(ctx, find_skill(ctx, slug).id)
+
+
+def skill_credential(manifest: Manifest | None, slug: str) -> dict[str, Any]:
+    """What the skill page says of a version's credential: in words (`said`), whether a person
+    set it (a `credential` annotation) or the spec did, and the variable it is read from unless
+    another is named (`default_env`)."""
+    from skillpress.derive.diff import credential_words
+    from skillpress.format.credentials import default_credential_env
+
+    auth = manifest.auth if manifest is not None else None
+    return {
+        "said": credential_words(auth) if auth is not None else "none",
+        "by_person": bool(auth and (auth.scheme or "").startswith("set by a person")),
+        "default_env": default_credential_env(slug),
+    }
