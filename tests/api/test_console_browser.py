@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.api.conftest import PETSTORE, Served, chromium_path
+from tests.api.conftest import PETSTORE, Served, chromium_path, start_served, stop_served
 
 pytestmark = pytest.mark.integration  # starts real servers
 
@@ -400,11 +400,27 @@ def test_a_long_review_is_filtered_as_you_type_and_paged_without_cutting_anythin
     # "Confirm all" still names the whole group, not the page
     assert deletes.get_by_role("button", name="Confirm all 120 deletes").count() == 1
     _shot(page, "21-review-filtered")
-    # one group, page by page: the last page holds the last 20
+    # #55.6: from the keyboard, a Dismiss keeps the person where they were: focus moves to the
+    # next suggestion's Dismiss (it fell to <body> after each htmx swap)
+    second = deletes.locator("li").nth(1)
+    gone = second.locator("code").first.inner_text()
+    second.get_by_role("button", name=re.compile("^dismiss ")).focus()
+    page.keyboard.press("Enter")
+    expect(deletes.locator("#g-deletes")).to_have_text("deletes (10 of 119)")
+    after = deletes.locator("li").nth(1).locator("code").first.inner_text()
+    assert after != gone
+    expect(page.locator(":focus")).to_have_attribute("aria-label", f"dismiss {after} approval")
+    # a skip link is the first stop of the Tab key, and takes the person past the navigation
+    page.goto(f"{served.base}/skills/many/review")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to the content"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    # one group, page by page: the last page holds the last 19 (one was dismissed above)
     page.goto(f"{served.base}/skills/many/review?group=deletes&page=3")
     assert page.locator("section.group").count() == 1
-    assert page.locator("section.group li").count() == 20
-    assert "showing 101–120 of 120" in page.inner_text(".pager")
+    assert page.locator("section.group li").count() == 19
+    assert "showing 101–119 of 119" in page.inner_text(".pager")
     assert page.get_by_role("link", name="previous").count() == 1
     assert page.get_by_role("link", name="next").count() == 0
     assert page.goto(f"{served.base}/skills/many/review?group=nope").status == 404
@@ -473,3 +489,95 @@ def test_publish_shows_all_it_puts_live_and_each_decision_has_a_button(
     assert "waiting for the pipeline" not in page.inner_text("main")
     assert errors == [] and refused == []
     context.close()
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    """A PNG's width and height, from its header."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+@pytest.fixture
+def served_large(tmp_path: Path) -> Iterator[Served]:
+    """A server of its own with the default spec limit (the shared one caps a spec at 400 KB;
+    GitHub's is 11 MB)."""
+    running = start_served(tmp_path / "home")
+    yield running
+    stop_served(running)
+
+
+def test_the_console_at_githubs_size_stays_in_the_window(
+    browser: Any, served_large: Served
+) -> None:
+    """#55.5: at GitHub's size (1,100 operations) the skill page was 1,978 px wide in a 1,280 px
+    window (the annotations table squeezed its ids two characters a line), scrolled sideways at
+    390 px, was 44,000 px tall and 290 KB (every operation's name an <option>, in the annotation
+    form and again in each re-key choice), and each proposal passed over stayed a row. The
+    approvals page broke bound names mid-word in a 200 px column. Each page now stays within the
+    window at 1,280 and 390 px: screenshots of the whole page, compared by size."""
+    import gzip
+
+    import httpx
+
+    from tests.api.test_api import _create
+
+    served = served_large
+    github = gzip.decompress((PETSTORE.parent / "github.json.gz").read_bytes())
+    with served.client() as c:
+        assert _create(c, "github", github)[-1]["subject"].endswith("version.proposed")
+        c.post("/v1/skills/github/versions/newest/publish", json={}).raise_for_status()
+        for text in ("Rate limits: 5,000 requests an hour. " * 12, "Ask before deleting."):
+            noted = c.post(
+                "/v1/skills/github/annotations",
+                json={"kind": "note", "operation": "repos_delete", "value": text},
+            )
+            assert noted.status_code == 201, noted.text
+        c.post("/v1/skills/github/versions/newest/publish", json={}).raise_for_status()
+        gate = c.post(
+            "/v1/skills/github/annotations",
+            json={
+                "kind": "approval",
+                "operation": "repos_delete",
+                "value": "DELETE /repos/{owner}/{repo}",
+            },
+        )
+        assert gate.status_code == 201, gate.text
+        asked = c.post(
+            "/v1/approvals",
+            json={
+                "skill": "github",
+                "operation": "repos_delete",
+                "bound": {"installation_repository_selection": "all", "repo": "y" * 90},
+            },
+        )
+        assert asked.status_code == 200, asked.text
+    with httpx.Client(base_url=served.base, follow_redirects=True, timeout=60) as plain:
+        plain.get(f"/sign-in?token={served.token}")
+        html = plain.get("/skills/github").content
+    assert len(html) < 100_000, f"the GitHub skill page is {len(html):,} bytes"
+    assert b'<details id="passed-over">' in html  # the proposal passed over, folded
+    sizes = {}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for width, height in ((1280, 800), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        page.goto(served.sign_in)
+        for path in ("/skills/github", "/skills/github/review", "/operations"):
+            page.goto(f"{served.base}{path}")
+            name = path.strip("/").replace("/", "-")
+            shot = page.screenshot(full_page=True, path=str(ARTIFACTS / f"30-{name}-{width}.png"))
+            sizes[(path, width)] = _png_size(shot)
+            wide = page.evaluate(
+                f"[...document.querySelectorAll('body *')].filter(e =>"
+                f" e.getBoundingClientRect().right > {width + 1}).slice(0, 5)"
+                ".map(e => e.tagName + '#' + e.id + '.' + e.className)"
+            )
+            assert sizes[(path, width)][0] == width, (path, width, sizes[(path, width)], wide)
+            if path == "/operations" and width == 1280:  # a bound name is never cut mid-word
+                name_cell = page.locator("#approvals dl.bound dt code").first
+                box = name_cell.bounding_box()
+                line = name_cell.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 20")
+                assert box is not None and box["height"] < 2 * line, box
+        context.close()
+    # the page is a page, not 44,000 px of it
+    assert sizes[("/skills/github", 1280)][1] < 12_000, sizes
