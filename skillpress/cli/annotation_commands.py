@@ -379,6 +379,3 @@ def register(app: typer.Typer) -> None:
     app.command()(retire)
     app.command()(rekey)
     app.command("retract-turn")(retract_turn)
-    from skillpress.cli.review_commands import review
-
-    app.command()(review)

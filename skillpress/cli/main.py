@@ -209,6 +209,7 @@ from skillpress.cli import (  # noqa: E402  (registers the rest)
     export_commands,
     mcp_commands,
     pipeline_commands,
+    review_commands,
     run_commands,
     stack_commands,
     workflow_commands,
@@ -220,6 +221,7 @@ run_commands.register(app)
 mcp_commands.register(app)
 pipeline_commands.register(app)
 annotation_commands.register(app)
+review_commands.register(app)
 export_commands.register(app)
 workflow_commands.register(app)
 

@@ -12,7 +12,7 @@ import typer
 from skillpress.cli.annotation_commands import propose, report
 from skillpress.cli.common import AsJson, By, Timeout, failures, open_ctx
 
-__all__ = ["review"]
+__all__ = ["register", "review"]
 
 
 def review(
@@ -140,3 +140,7 @@ def review(
         f"confirmed {len(confirmed)} suggestion(s), {remaining} left",
         {"confirmed": confirmed, "skipped": skipped, "remaining": remaining},
     )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(review)
