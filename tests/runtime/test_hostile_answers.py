@@ -224,6 +224,16 @@ def test_what_mcp_sends_is_what_it_measured_however_deep_the_answer(
     assert {"at": "$.rows[0]" + ".a" * 30, "deeper_than": 32} in shown["cut"]  # 32 kept
 
 
+def test_a_model_is_sent_compact_json_without_padding(api: HostileApi, shop: Path) -> None:
+    """#58.3: a small answer was sent indented (22–25% more tokens on GitHub's own response
+    examples); a model reads the same data compact, the budget counting what is sent."""
+    rows = [{"id": n, "name": f"row {n}", "tags": ["a", "b"]} for n in range(20)]
+    api.routes["/report"] = lambda seen: Answer(body={"rows": rows})
+    text = _mcp_call(shop, "get_report", {}).content[0].text
+    assert "\n" not in text and ", " not in text and '": ' not in text, text[:200]
+    assert json.loads(text)["body"] == {"rows": rows}
+
+
 def test_a_json_answer_past_the_read_limit_is_still_cut_by_its_structure(
     api: HostileApi, shop: Path
 ) -> None:
