@@ -35,6 +35,7 @@ from skillpress.runtime.calling.fit import render
 from skillpress.runtime.calling.gates import GateCheck
 from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
+from skillpress.runtime.package.reading import TYPES_FILE, type_at
 from skillpress.runtime.workflows.model_runs import Chat
 from skillpress.runtime.workflows.run_log import RunJournal
 
@@ -195,6 +196,9 @@ class _CatalogServer(Catalog):
             sk, files, _ = self.state[key]
             return await self._run(key, sk, files, flow, args)
         found = self.owner(key, name) if key is not None else None
+        if found is None:  # a tool its file names, called before load_tools: as call_operation
+            owners = [k for k, (sk, _, _) in self.state.items() if sk.has_tool(name)]
+            found = self.owner(owners[0], name) if len(owners) == 1 else None
         if found is None:
             known = any(
                 e.tool == name or e.name == name
@@ -210,6 +214,8 @@ class _CatalogServer(Catalog):
         self, skill: Skill, files: Mapping[str, bytes], args: dict[str, Any]
     ) -> types.CallToolResult:
         path = str(args.get("path", "")).removeprefix(f"skill/{skill.slug}/").lstrip("/")
+        if path.startswith(TYPES_FILE):  # a type an operation's file refers to, by its pointer
+            return _text(*type_at(files, path))
         if not path.endswith(".md") or path not in files:
             return _text(
                 f"{skill.slug} has no file {path!r}; the instructions name its files", error=True

@@ -64,8 +64,9 @@ def _one_skill_tools(skill: Skill | None) -> list[types.Tool]:
     return [
         types.Tool(
             name="read_skill_file",
-            description=f"Read a file of {named}: a category's list of operations (<category>.md) or an"
-            " operation's detail (<operation>.md). The instructions name the files.",
+            description=f"Read a file of {named}: a category's list of operations (<category>.md),"
+            " an operation's detail (<operation>.md), or a type it refers to"
+            " (types.json#/types/<Name>). The instructions name the files.",
             input_schema={
                 "type": "object",
                 "properties": {"path": {"type": "string", "description": "e.g. create_booking.md"}},

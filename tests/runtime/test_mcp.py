@@ -112,9 +112,26 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
         assert refused.is_error and refused.content[0].text.startswith(
             "get_gateway: does not take 'shard'"
         )
+        # #58.4: a tool its file names is called by that name before load_tools (as
+        # call_operation would call it), where the server answered "no tool is loaded"
         unloaded = await client.call_tool("discord_get_guild", {"guild_id": "1"})
-        assert unloaded.is_error and "load it first with load_tools" in unloaded.content[0].text
-    assert [(m, p) for m, p, _, _ in discord_api.seen] == [("GET", "/gateway")] * 2
+        assert json.loads(unloaded.content[0].text)["status"] == 404  # the fake knows no guild
+        unknown = await client.call_tool("discord_get_guildd", {})
+        assert (
+            unknown.is_error and unknown.content[0].text == "no tool 'discord_get_guildd' is loaded"
+        )
+        # a type an operation's file refers to is read one at a time
+        types = json.loads(package.files["types.json"])
+        name = sorted(types)[0]
+        typed = await client.call_tool("read_skill_file", {"path": f"types.json#/types/{name}"})
+        assert json.loads(typed.content[0].text) == {name: types[name]}
+        whole = await client.call_tool("read_skill_file", {"path": "types.json"})
+        assert whole.is_error and whole.content[0].text.startswith("name one type")
+    assert [(m, p) for m, p, _, _ in discord_api.seen] == [
+        ("GET", "/gateway"),
+        ("GET", "/gateway"),
+        ("GET", "/guilds/1"),
+    ]
     assert discord_api.seen[0][2]["Authorization"] == "Bot test-token"
 
 

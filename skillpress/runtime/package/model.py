@@ -227,6 +227,14 @@ class Skill:
             built = self._built[entry.name] = self.build(entry)
         return built
 
+    def has_tool(self, tool_name: str) -> bool:
+        """Whether `tool_name` is one of its tools' own names (`hollowbrook_create_booking`)."""
+        if self.lookup is not None and "_entries" not in self.__dict__:
+            one = self.lookup(tool_name)
+            return one is not None and one.tool == tool_name
+        found = self._entries.get(tool_name)
+        return found is not None and found.tool == tool_name
+
     def tool(self, name: str) -> Tool:
         """A tool by its tool name (`hollowbrook_create_booking`) or its manifest name (`create_booking`)."""
         if self.lookup is not None and "_entries" not in self.__dict__:

@@ -4,6 +4,7 @@ checked, a base URL a caller gives, a credential variable held to the skill's ow
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -191,3 +192,26 @@ def types_of(files: Mapping[str, bytes]) -> dict[str, Any]:
     if not isinstance(types, dict):
         raise PackageError(f"{path}: not a mapping of type names to schemas")
     return types
+
+
+TYPES_FILE = "types.json"
+
+
+def type_at(files: Mapping[str, bytes], path: str) -> tuple[Any, bool]:
+    """The schema an operation file's `#/types/Name` names, asked for as
+    `types.json#/types/Name`: what an agent reads to follow the reference (Graph's send_mail
+    names microsoft.graph.message). (Why not, True) for a name it lacks, or for the whole file:
+    a type at a time, since Graph's is megabytes."""
+    _, _, name = path.partition("#")
+    name = name.removeprefix("/types/").removeprefix("/")
+    if not name:
+        return f"name one type: {TYPES_FILE}#/types/NAME, as an operation's file refers to it", True
+    try:
+        types = types_of(files)
+    except PackageError as exc:
+        return str(exc), True
+    if name not in types:
+        close = difflib.get_close_matches(name, list(types), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return f"{TYPES_FILE} has no type {name!r}{hint}", True
+    return {name: types[name]}, False
