@@ -36,6 +36,7 @@ from skillpress.derive.render_body import (
     render_webhook,
     webhook_lines,
 )
+from skillpress.derive.token_estimate import estimate_tokens
 from skillpress.format.manifest import (
     AuthInfo,
 )
@@ -79,7 +80,7 @@ def _in_sections(
     meta_base: dict[str, Any],
     ops: list[Operation],
     categories: list[Category],
-    budget: int,
+    fits: Callable[[str], bool],
     op_names: set[str],
 ) -> tuple[str, list[tuple[Category, list[Category]]]]:
     """The body when its categories do not fit it even by name: the fewest sections of them
@@ -87,8 +88,8 @@ def _in_sections(
     sections: list[tuple[Category, list[Category]]] = []
     for count in range(2, len(categories) + 1):
         sections = make_sections(categories, count, op_names)
-        body = render_body(meta_base, ops, categories, budget, sections)
-        if len(body.encode()) <= budget and all(
+        body = render_body(meta_base, ops, categories, fits, sections)
+        if fits(body) and all(
             fits_one_read(render_section(sec, members)) for sec, members in sections
         ):
             break
@@ -127,8 +128,11 @@ def choose_layout(
     def grouped(by_tags: bool) -> list[Category]:
         return leaves(group_by_tags(ops, api.tag_docs) if by_tags else group_by_paths(ops))
 
-    def fits(text: str) -> bool:
-        return len(text.encode()) <= options.body_budget
+    def fits(text: str) -> bool:  # what the body costs: bytes to carry, tokens to read
+        return (
+            len(text.encode()) <= options.body_budget
+            and estimate_tokens(text) <= options.body_tokens
+        )
 
     body = render_body(meta_base, ops, None, lines_of=lines)
     categories: list[Category] = []
@@ -136,7 +140,7 @@ def choose_layout(
     grouping = grouped(failure is None)
     if not fits(body):
         if failure is None:
-            body = render_body(meta_base, ops, grouping, options.body_budget)
+            body = render_body(meta_base, ops, grouping, fits)
             if fits(body):
                 categories, source = grouping, "tags"
             else:
@@ -144,30 +148,29 @@ def choose_layout(
                 grouping = grouped(False)
         if failure is not None:
             categories, source = grouping, "paths"
-            body = render_body(meta_base, ops, categories, options.body_budget)
+            body = render_body(meta_base, ops, categories, fits)
     decided = _decided(options.grouping, ops, op_names, leaves, warnings)
     if decided is not None:
         grouping, source, failure, categories = decided
-        body = render_body(meta_base, ops, categories or None, options.body_budget, lines_of=lines)
+        body = render_body(meta_base, ops, categories or None, fits, lines_of=lines)
     if applied.category_changes:
         grouping = leaves(regroup(grouping, applied.category_changes, op_names, warnings))
         if categories:
             categories = grouping
-            body = render_body(meta_base, ops, categories, options.body_budget)
+            body = render_body(meta_base, ops, categories, fits)
     if applied.category_notes:
         place_category_notes(grouping, applied.category_notes, applied)
     sections: list[tuple[Category, list[Category]]] = []
     if categories and not fits(body):
-        body, sections = _in_sections(
-            body, meta_base, ops, categories, options.body_budget, op_names
-        )
+        body, sections = _in_sections(body, meta_base, ops, categories, fits, op_names)
         warnings.append(
             f"{len(categories)} categories do not fit the body even by name: it lists"
             f" {len(sections)} sections of them (three reads to an operation)"
         )
     if not fits(body):
         warnings.append(
-            f"the body is {len(body.encode()):,} bytes, over the {options.body_budget:,}-byte budget"
+            f"the body is {len(body.encode()):,} bytes and about {estimate_tokens(body):,} tokens,"
+            f" over its budget ({options.body_budget:,} bytes, {options.body_tokens:,} tokens)"
         )
     return Layout(body, categories, grouping, source, failure, sections, lines)
 

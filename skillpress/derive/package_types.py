@@ -26,6 +26,9 @@ from skillpress.format.manifest import (
 RENDERER_VERSION = "skillpress-render/1"
 
 BODY_BUDGET = 8 * 1024
+# the body's tokens, estimated from above (`token_estimate`): with the MCP server's fixed part
+# (its usage paragraph and five tools, about 580 cl100k tokens) under 2,000 for any API
+BODY_TOKENS = 1_400
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class DeriveOptions:
     credential_env: str | None = None
     limits: LoadLimits = field(default_factory=LoadLimits)
     body_budget: int = BODY_BUDGET
+    body_tokens: int = BODY_TOKENS
     grouping: Grouping | None = None  # decided by the categorize stage; None: decide here
     annotations: tuple[Annotation, ...] = ()  # people's additions, as of one moment
     strict_annotations: bool = (

@@ -3,7 +3,7 @@ their operations, where the files are), each category's and section's file, and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from skillpress.derive.auth import auth_hint
@@ -20,7 +20,18 @@ from skillpress.format.text import (
 )
 from skillpress.format.wording import CALL_BY_NAME
 
-_BODY_LEVELS: tuple[tuple[int, int] | None, ...] = ((3, 100), (2, 80), (1, 60), (0, 0), None)
+_BODY_LEVELS: tuple[tuple[int, int] | None, ...] = (
+    (3, 100),
+    (3, 60),
+    (2, 80),
+    (2, 40),
+    (2, 0),
+    (1, 60),
+    (1, 0),
+    (0, 60),
+    (0, 0),
+    None,
+)
 
 
 def render_webhook(hook: Webhook) -> str:
@@ -134,12 +145,13 @@ def render_body(
     meta: dict[str, Any],
     ops: list[Operation],
     categories: list[Category] | None,
-    budget: int | None = None,
+    fits: Callable[[str], bool] | None = None,
     sections: list[tuple[Category, list[Category]]] | None = None,
     lines_of: Mapping[str, str] | None = None,
 ) -> str:
     """The manifest: the operations, or their categories, or (past what the body holds even a
-    name each) sections of categories. A list that would pass `budget` bytes is written tighter.
+    name each) sections of categories. A list that `fits` refuses (the body's budget, in bytes
+    and tokens) is written tighter.
     `lines_of`: the operations' listing lines, by name, when they are made already."""
     head = _body_head(meta, ops)
     events = meta.get("events") or []
@@ -168,7 +180,7 @@ def render_body(
         else:
             lines += [_category_line(cat, *level) for cat in categories]
         text = head + "\n".join(lines) + "\n" + tail
-        if budget is None or len(text.encode()) <= budget:
+        if fits is None or fits(text):
             return text
     return text
 

@@ -1,0 +1,71 @@
+"""#58.1: what an MCP client is sent before its first call (the server's usage paragraph and
+body.md as instructions, the five fixed tools) stays under 2,000 cl100k tokens for any API, where
+Kubernetes was 2,502, Twilio 2,426, Stripe 2,279 and GitHub 2,220. Counted with a real tokenizer
+(bpe-openai ships cl100k's encoding; tiktoken would download it): the body is budgeted by an
+estimate from above (`derive.token_estimate`), which must never be under the real count."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import bpe_openai
+import pytest
+
+from skillpress.derive.token_estimate import estimate_tokens
+from skillpress.mcp.catalog import HOW_TO
+from skillpress.mcp.tools import base_tools
+from skillpress.runtime.package.skill import load_skill
+from tests.conftest import corpus
+from tests.derive.test_corpus import REFUSED
+from tests.derived import derived, spread
+
+UP_FRONT = 2_000
+CL100K = bpe_openai.get_encoding("cl100k_base")
+
+
+def _tokens(text: str) -> int:
+    return len(CL100K.encode(text))
+
+
+def _up_front(files: dict[str, bytes]) -> int:
+    """The instructions and tools/list an MCP client of `mcp SKILL` is sent, in tokens."""
+    tools = base_tools(load_skill(files))
+    listed = json.dumps(
+        [
+            {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+            for t in tools
+        ]
+    )
+    return _tokens(HOW_TO + "\n\n" + files["body.md"].decode()) + _tokens(listed)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    "spec", [p for p in corpus() if p.name not in REFUSED], ids=lambda p: p.name
+)
+def test_an_agent_is_sent_under_two_thousand_tokens_before_its_first_call(spec: Path) -> None:
+    files = derived(spec).files
+    assert _up_front(dict(files)) <= UP_FRONT
+    # the estimate the body is held to is never under what a model is really charged, on the
+    # body and on the listings beside it (names, counts, first sentences); an operation's file
+    # is held to bytes, and a paragraph of words no vocabulary holds (Lorem ipsum) can cost
+    # more than it says
+    manifest = json.loads(files["skill.json"])
+    listings = sorted(c["file"] for c in manifest.get("categories", []))
+    for path in ["body.md", *spread(listings, 12)]:
+        text = files[path].decode()
+        assert estimate_tokens(text) >= _tokens(text), path
+
+
+def test_the_estimate_holds_for_words_identifiers_digits_and_other_scripts() -> None:
+    for text in (
+        "List the repositories of an organization.",
+        "`listCoreV1NamespacedPersistentVolumeClaim` (3) `repos_get_branch_protection` (12)",
+        "- `me_5` — 1,483 operations. Part 5 of 6: mailFolders, messages, onenote.",
+        "{{user.id}} /v2/registry/{registry_name}/repositories/{repository_name}/digests",
+        "Получить список заказов 注文の一覧を取得する ✓ ünïcödé",
+        "0123456789" * 20,
+        "))))]]]]}}}}----====" * 10,
+    ):
+        assert estimate_tokens(text) >= _tokens(text), text
