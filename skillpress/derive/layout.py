@@ -36,7 +36,7 @@ from skillpress.derive.render_body import (
     render_webhook,
     webhook_lines,
 )
-from skillpress.derive.token_estimate import estimate_tokens
+from skillpress.format.token_estimate import estimate_tokens
 from skillpress.format.manifest import (
     AuthInfo,
 )

@@ -58,22 +58,59 @@ def workflow_list(skill: Skill, files: Mapping[str, bytes]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def index_of(skills: Mapping[str, Loaded]) -> str:
+# the index of a server of several skills, in tokens (estimated from above): with the fixed
+# tools, under what one skill's first answer costs (2,000), however many skills it serves
+INDEX_TOKENS = 1_400
+
+
+def index_of(skills: Mapping[str, Loaded], budget: int = INDEX_TOKENS) -> str:
     """The instructions of a server of several skills: each skill's name and what it is for,
-    and where its body is read (bodies are read on demand, like every other file)."""
-    lines = [
+    and where its body is read (bodies are read on demand, like every other file). Held to
+    `budget` tokens: at 184 skills each with its line and workflows it was 14,500, so a larger
+    registry is said tighter (titles only, then the slugs, then as many slugs as fit and how
+    many more)."""
+    from skillpress.format.token_estimate import estimate_tokens
+
+    head = (
         f"{len(skills)} skills. Read a skill's body before its first use:"
         " read_skill_file with its `skill` and path `body.md`; every tool that names an operation"
-        " or a file takes the skill it belongs to. " + HOW_TO,
-        "",
-    ]
-    for slug, (skill, files, _) in sorted(skills.items()):
+        " or a file takes the skill it belongs to. " + HOW_TO + "\n\n"
+    )
+    ordered = sorted(skills.items())
+    described = []
+    for slug, (skill, files, _) in ordered:
         body = files.get("body.md", b"").decode("utf-8", "replace").splitlines()
         title = next((ln[2:].strip() for ln in body if ln.startswith("# ")), slug)
         about = next((ln.strip() for ln in body[1:] if ln.strip() and not ln.startswith("#")), "")
-        lines.append(f"- `{slug}` — {title}: {about} ({len(skill.operations)} operations)")
-    flows = "".join(workflow_list(skill, files) for _, (skill, files, _) in sorted(skills.items()))
-    return "\n".join(lines) + "\n" + flows
+        described.append((slug, title, about[:160], len(skill.operations)))
+    flows = "".join(workflow_list(skill, files) for _, (skill, files, _) in ordered)
+    tries = [
+        "\n".join(f"- `{s}` — {t}: {a} ({n} operations)" for s, t, a, n in described)
+        + "\n"
+        + flows,
+        "\n".join(f"- `{s}` — {t} ({n})" for s, t, _, n in described)
+        + "\n(each skill's body lists its workflows)\n",
+        "Skills (each one's body says what it is for and lists its workflows): "
+        + ", ".join(f"`{s}`" for s, *_ in described)
+        + ".\n",
+    ]
+    for text in tries:
+        if estimate_tokens(head + text) <= budget:
+            return head + text
+    named: list[str] = []
+    for slug, *_ in described:  # as many slugs as fit, and how many more
+        if estimate_tokens(head + ", ".join([*named, f"`{slug}`"])) > budget - 60:
+            break
+        named.append(f"`{slug}`")
+    more = len(described) - len(named)
+    return (
+        head
+        + "Skills (each one's body says what it is for): "
+        + ", ".join(named)
+        + f", and {more} more, whose slugs begin with"
+        + f" {', '.join(sorted({s[:1] for s, *_ in described[len(named) :]}))}"
+        + " (ask the person which one; read_skill_file reads any by its slug).\n"
+    )
 
 
 class Catalog:

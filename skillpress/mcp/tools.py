@@ -14,10 +14,10 @@ __all__ = ["base_tools", "skill_run_tool"]
 
 
 def _which(slugs: list[str]) -> dict[str, Any]:
-    return {
-        "type": "string",
-        "description": f"which skill: one of {', '.join(slugs)} (the instructions list them)",
-    }
+    """The `skill` argument: its slugs named when they are few (four tools carried the whole
+    list of 184 skills, each, before the first call)."""
+    named = f"one of {', '.join(slugs)}" if len(slugs) <= 5 else "its slug"
+    return {"type": "string", "description": f"which skill: {named} (the instructions list them)"}
 
 
 def base_tools(skill: Skill, several: list[str] | None = None) -> list[types.Tool]:

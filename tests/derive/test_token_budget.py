@@ -2,7 +2,7 @@
 body.md as instructions, the five fixed tools) stays under 2,000 cl100k tokens for any API, where
 Kubernetes was 2,502, Twilio 2,426, Stripe 2,279 and GitHub 2,220. Counted with a real tokenizer
 (bpe-openai ships cl100k's encoding; tiktoken would download it): the body is budgeted by an
-estimate from above (`derive.token_estimate`), which must never be under the real count."""
+estimate from above (`format.token_estimate`), which must never be under the real count."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import bpe_openai
 import pytest
 
-from skillpress.derive.token_estimate import estimate_tokens
+from skillpress.format.token_estimate import estimate_tokens
 from skillpress.mcp.catalog import HOW_TO
 from skillpress.mcp.tools import base_tools
 from skillpress.runtime.package.skill import load_skill

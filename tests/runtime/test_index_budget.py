@@ -1,0 +1,51 @@
+"""#58.5: a server of many skills (`mcp --all`) costs what one skill does before the first call:
+the index of its skills and the fixed tools under 2,000 cl100k tokens, however many skills it
+serves (184 followed skills sent 46 KB of instructions, about 14,500 tokens, and each of four
+tools named all 184 slugs). A few skills keep their full lines; a registry is said tighter."""
+
+from __future__ import annotations
+
+import json
+
+import bpe_openai
+import pytest
+
+from skillpress.mcp.catalog import HOW_TO, Loaded, index_of
+from skillpress.mcp.tools import base_tools
+from skillpress.runtime.package.skill import load_skill
+from tests.conftest import SPECS
+from tests.derived import derived
+
+CL100K = bpe_openai.get_encoding("cl100k_base")
+
+
+def _registry(count: int) -> dict[str, Loaded]:
+    files = dict(derived(SPECS / "oai-petstore-expanded.yaml").files)
+    skill = load_skill(files)
+    words = ("pets", "billing", "orders", "tickets", "identity", "storage", "search", "mail")
+    return {f"{words[i % len(words)]}-{i:05d}": (skill, files, None) for i in range(count)}
+
+
+@pytest.mark.parametrize("count", [3, 184, 10_000])
+def test_a_server_of_many_skills_is_sent_under_two_thousand_tokens(count: int) -> None:
+    skills = _registry(count)
+    index = index_of(skills)
+    tools = base_tools(next(iter(skills.values()))[0], sorted(skills))
+    listed = json.dumps(
+        [
+            {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+            for t in tools
+        ]
+    )
+    sent = len(CL100K.encode(index)) + len(CL100K.encode(listed))
+    assert sent <= 2_000, (count, sent)
+    assert HOW_TO in index and index.startswith(f"{count} skills.")
+    if count == 3:  # a few skills keep what each is for
+        assert "- `billing-00001` — Swagger Petstore: " in index
+    elif count == 184:  # every one still named
+        assert all(f"`{slug}`" in index for slug in skills)
+    else:
+        assert index.rstrip().endswith(
+            "(ask the person which one; read_skill_file reads any by its slug)."
+        )
+        assert " more, whose slugs begin with " in index
