@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 
@@ -103,7 +104,14 @@ class Tool:
 
     @property
     def description(self) -> str:
-        return self.declaration.description
+        """What the operation is (its file's first paragraph), then its request line: no two
+        tools share one, and a search finds a tool by its path's nouns (101 of GitHub's tools
+        shared a description with another; Graph's "Get the number of the resource." 1,483
+        times)."""
+        said = self.declaration.description
+        path = urlsplit(self.declaration.url).path or self.declaration.url
+        line = f"{self.declaration.method} {path[:120]}"
+        return said if line in said else f"{said} ({line})".lstrip()
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:

@@ -1,7 +1,9 @@
-"""#58.5: a server of many skills (`mcp --all`) costs what one skill does before the first call:
-the index of its skills and the fixed tools under 2,000 cl100k tokens, however many skills it
-serves (184 followed skills sent 46 KB of instructions, about 14,500 tokens, and each of four
-tools named all 184 slugs). A few skills keep their full lines; a registry is said tighter."""
+"""Context economy (#58): what a model is sent before its first call, and what it searches.
+
+A server of many skills (`mcp --all`) costs what one skill does: the index of its skills and the
+fixed tools under 2,000 cl100k tokens however many skills it serves (184 followed skills sent
+46 KB of instructions, about 14,500 tokens, and each of four tools named all 184 slugs). A few
+skills keep their full lines; a registry is said tighter."""
 
 from __future__ import annotations
 
@@ -49,3 +51,16 @@ def test_a_server_of_many_skills_is_sent_under_two_thousand_tokens(count: int) -
             "(ask the person which one; read_skill_file reads any by its slug)."
         )
         assert " more, whose slugs begin with " in index
+
+
+def test_no_two_tools_of_an_api_share_a_description() -> None:
+    """#58.2: 101 of GitHub's tools shared a description with another ("List
+    repositories…"); each says its request line too, so each is its own, and a search reads the
+    path's nouns."""
+    from tests.conftest import GITHUB
+
+    skill = load_skill(dict(derived(GITHUB).files))
+    said = [t.description for t in skill.tools]
+    assert len(said) == len(set(said)) == 1_223
+    issue = skill.tool("issues_update")
+    assert issue.description.endswith("(PATCH /repos/{owner}/{repo}/issues/{issue_number})")
