@@ -36,10 +36,10 @@ from skillpress.derive.render_body import (
     render_webhook,
     webhook_lines,
 )
-from skillpress.format.token_estimate import estimate_tokens
 from skillpress.format.manifest import (
     AuthInfo,
 )
+from skillpress.format.token_estimate import estimate_tokens
 
 
 def _decided(

@@ -241,12 +241,12 @@ class _Extractor(BodyReader):
             schema = {**schema, "minLength": 1}
         enum = schema.get("enum") if isinstance(schema, dict) else None
         if (
-            loc == "query"
-            and not p.get("allowEmptyValue")
+            (loc == "path" or (loc == "query" and not p.get("allowEmptyValue")))
             and isinstance(enum, list)
             and "" in enum
             and len(enum) > 1
-        ):  # (watchful's `log_type` offers ""): an empty value is none at all
+        ):  # (watchful's `log_type` offers "", Brex's path `dataset` too): an empty value is
+            # none at all, and a path segment is never empty (the runtime refuses one)
             schema = {**schema, "enum": [v for v in enum if v != ""]}
         return Param(
             name=p["name"],

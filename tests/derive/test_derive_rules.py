@@ -1062,10 +1062,17 @@ def test_a_query_enum_offering_the_empty_string_offers_it_only_where_empty_value
                     "allowEmptyValue": True,
                     "schema": {"type": "string", "enum": ["", "on"]},
                 },
+                {  # Brex's `dataset`: a segment is never empty, and the runtime refuses one
+                    "name": "dataset",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string", "enum": ["", "mini", "full"]},
+                },
             ],
             "responses": {"200": {"description": "ok"}},
         }
     }
-    tool = load_skill(derive_package(doc({"/logs": op})).files).tool("get_logs")
+    tool = load_skill(derive_package(doc({"/logs/{dataset}": op})).files).tool("get_logs")
     assert tool.schema["properties"]["kind"]["enum"] == ["a", "b"]
     assert tool.schema["properties"]["mark"]["enum"] == ["", "on"]
+    assert tool.schema["properties"]["dataset"]["enum"] == ["mini", "full"]
