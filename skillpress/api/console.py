@@ -98,11 +98,24 @@ def home() -> RedirectResponse:
 
 
 @router.get("/skills", response_class=HTMLResponse)
-def skills(request: Request) -> Response:
-    from skillpress.app.records.overview import skills_overview
+def skills(request: Request, q: str = "", after: str = "") -> Response:
+    """The skills a page at a time (found by a part of their slug or title), under the counts a
+    person reads first."""
+    from skillpress.app.records.skill_list import skills_page, skills_totals
 
     operator_of(request)
-    return render(request, "skills.html", skills=skills_overview(state(request).ctx))
+    ctx = state(request).ctx
+    query = q.strip()[:100]
+    page, next_after = skills_page(ctx, after[:64] or None, query=query)
+    return render(
+        request,
+        "skills.html",
+        skills=page,
+        next_after=next_after,
+        after=after[:64],
+        q=query,
+        totals=skills_totals(ctx),
+    )
 
 
 @router.get("/skills/import", response_class=HTMLResponse)

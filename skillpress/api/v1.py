@@ -174,11 +174,31 @@ async def create_skill(
 
 
 @router.get("/skills", name="list_skills", tags=["skills"])
-def list_skills(ctx: Ctx, who: Operator) -> list[SkillView]:
-    """Every skill: its live version, proposals waiting, open action items."""
-    from skillpress.app.records.overview import skills_overview
+def list_skills(
+    ctx: Ctx,
+    who: Operator,
+    response: Response,
+    after: Annotated[
+        str | None, Query(max_length=64, description="the last slug of the page before")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="skills a page lists")] = 100,
+    q: Annotated[
+        str, Query(max_length=100, description="a part of a skill's slug or title (any case)")
+    ] = "",
+) -> list[SkillView]:
+    """The skills by slug, a page at a time: each with its live version, proposals waiting and
+    open action items. A `Link` header names the next page (`rel="next"`); without it this is
+    the last. `X-Total-Count` counts every skill (a search's pages count only what it finds)."""
+    from urllib.parse import urlencode
 
-    return skills_overview(ctx)
+    from skillpress.app.records.skill_list import skills_page, skills_totals
+
+    page, next_after = skills_page(ctx, after, limit, q.strip())
+    if next_after is not None:
+        query = urlencode({"after": next_after, "limit": limit} | ({"q": q} if q else {}))
+        response.headers["Link"] = f'</v1/skills?{query}>; rel="next"'
+    response.headers["X-Total-Count"] = str(skills_totals(ctx)["skills"])
+    return page
 
 
 @router.get("/skills/{slug}", name="get_skill", tags=["skills"])

@@ -1075,3 +1075,41 @@ def test_a_skills_credential_is_named_over_the_api_and_the_console(served: Serve
         assert refused.status_code == 303
         shown = browser.get(refused.headers["location"]).text
         assert "the skill&#39;s credential is set already" in shown
+
+
+def test_the_skills_list_pages_and_finds_over_the_api_and_the_console(served: Served) -> None:
+    """#61.2: `GET /v1/skills` answers a page (a `Link` to the next, `X-Total-Count` of all) and
+    finds by a part of a slug or title; the console's list pages too, under the counts."""
+    import re as re_
+
+    with served.client() as c:
+        for slug in ("paged-a", "paged-b", "paged-c"):
+            _create(c, slug, PETSTORE.read_bytes())
+        whole = c.get("/v1/skills", params={"limit": 500})
+        everyone = [s["slug"] for s in whole.json()]
+        assert "Link" not in whole.headers and whole.headers["X-Total-Count"] == str(len(everyone))
+        seen: list[str] = []
+        url: str | None = "/v1/skills?limit=2"
+        while url:
+            page = c.get(url)
+            assert page.status_code == 200 and len(page.json()) <= 2
+            seen += [s["slug"] for s in page.json()]
+            found = re_.match(r'<([^>]+)>; rel="next"', page.headers.get("Link", ""))
+            url = found.group(1) if found else None
+        assert seen == everyone
+        paged = c.get("/v1/skills", params={"q": "PAGED-", "limit": 2})
+        assert [s["slug"] for s in paged.json()] == ["paged-a", "paged-b"]
+        assert paged.headers["Link"] == '</v1/skills?after=paged-b&limit=2&q=PAGED->; rel="next"'
+        assert _problem(c.get("/v1/skills", params={"limit": 0}), 422)
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    with httpx.Client(base_url=served.base, cookies=cookie, follow_redirects=False) as browser:
+        page = browser.get("/skills", params={"q": "paged"}).text
+        assert re_.findall(r'<a href="/skills/(paged-[abc])">', page) == [
+            "paged-a",
+            "paged-b",
+            "paged-c",
+        ]
+        totals = re_.search(r'<p id="totals" role="status">(.*?)</p>', page, re_.S)
+        assert totals is not None and totals.group(1).startswith(f"{len(everyone)} skills · ")
+        none = browser.get("/skills", params={"q": "no-such-skill-at-all"}).text
+        assert "No skill's slug or title holds “no-such-skill-at-all”." in none

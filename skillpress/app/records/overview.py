@@ -19,7 +19,6 @@ from skillpress.app.base.views import (
     Stage,
     SubmissionView,
 )
-from skillpress.app.records.derivations import as_utc
 from skillpress.app.records.versions import find_skill
 from skillpress.errors import NotFound
 from skillpress.schemas.events import RevisionRejected, VersionProposed
@@ -310,44 +309,7 @@ def skill_overview(ctx: AppContext, slug: str) -> SkillView:
 
 def skills_overview(ctx: AppContext, slug: str | None = None) -> list[SkillView]:
     """Every skill by slug (or the one named `slug`): its live version, the proposals waiting,
-    its open action items."""
-    with ctx.records.session() as s:
-        chosen = select(Skill) if slug is None else select(Skill).where(Skill.slug == slug)
-        skills = s.exec(chosen.order_by(col(Skill.slug))).all()
-        # proposals waiting: those made after the live version (older ones were passed over)
-        live_at = {
-            v.skill_id: v.created_at
-            for v in s.exec(
-                select(Version).where(
-                    col(Version.id).in_([k.live_version_id for k in skills if k.live_version_id])
-                )
-            ).all()
-        }
-        proposed: dict[str, int] = {}
-        for v in s.exec(select(Version).where(Version.status == "proposed")).all():
-            since = live_at.get(v.skill_id)
-            if since is None or as_utc(v.created_at) > as_utc(since):
-                proposed[v.skill_id] = proposed.get(v.skill_id, 0) + 1
-        actions: dict[str, int] = {}
-        for a in s.exec(select(ActionItem).where(col(ActionItem.resolved_at).is_(None))).all():
-            actions[a.skill_id] = actions.get(a.skill_id, 0) + 1
-        # a skill whose every import was refused before a version was made is nothing yet
-        kept = set(s.exec(select(Version.skill_id).distinct()).all()) | set(
-            s.exec(
-                select(Source.skill_id)
-                .where(SourceRevision.source_id == Source.id, SourceRevision.status != "refused")
-                .distinct()
-            ).all()
-        )
-        skills = [k for k in skills if k.id in kept]
-        return [
-            {
-                "slug": k.slug,
-                "title": k.title,
-                "live_version_id": k.live_version_id,
-                "proposals": proposed.get(k.id, 0),
-                "open_actions": actions.get(k.id, 0),
-                "detached": k.detached,
-            }
-            for k in skills
-        ]
+    its open action items (`skill_list.skills_page` gives them a page at a time)."""
+    from skillpress.app.records.skill_list import skills_page
+
+    return skills_page(ctx, limit=None, slug=slug)[0]
