@@ -191,13 +191,13 @@ def list_skills(
     the last. `X-Total-Count` counts every skill (a search's pages count only what it finds)."""
     from urllib.parse import urlencode
 
-    from skillpress.app.records.skill_list import skills_page, skills_totals
+    from skillpress.app.records.skill_list import skills_count, skills_page
 
     page, next_after = skills_page(ctx, after, limit, q.strip())
     if next_after is not None:
         query = urlencode({"after": next_after, "limit": limit} | ({"q": q} if q else {}))
         response.headers["Link"] = f'</v1/skills?{query}>; rel="next"'
-    response.headers["X-Total-Count"] = str(skills_totals(ctx)["skills"])
+    response.headers["X-Total-Count"] = str(skills_count(ctx))
     return page
 
 

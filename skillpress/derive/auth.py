@@ -24,6 +24,7 @@ from skillpress.format.manifest import AuthInfo
 
 __all__ = [
     "analyse_auth",
+    "by_person",
     "person_credential",
     "auth_hint",
     "classify_scheme",
@@ -457,6 +458,14 @@ def _credential_params(
     return [(named[k], n) for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+PERSON_SCHEME = "set by a person"  # the scheme a person's credential annotation is named by
+
+
+def by_person(auth: AuthInfo) -> bool:
+    """Whether the skill's credential is a person's (a `credential` annotation), not the spec's."""
+    return (auth.scheme or "").startswith(PERSON_SCHEME)
+
+
 def person_credential(
     auth: AuthInfo, body: Mapping[str, Any], annotation: str, operations: int
 ) -> AuthInfo:
@@ -470,7 +479,7 @@ def person_credential(
     needing = auth.operations_needing_auth + auth.operations_unservable
     return AuthInfo(
         header=name,
-        scheme=f"set by a person (credential {annotation})",
+        scheme=f"{PERSON_SCHEME} (credential {annotation})",
         kind=str(body.get("kind") or "apiKey"),
         operations_needing_auth=needing or operations,
         schemes=auth.schemes,

@@ -83,23 +83,25 @@ def index_of(skills: Mapping[str, Loaded], budget: int = INDEX_TOKENS) -> str:
         title = next((ln[2:].strip() for ln in body if ln.startswith("# ")), slug)
         about = next((ln.strip() for ln in body[1:] if ln.strip() and not ln.startswith("#")), "")
         described.append((slug, title, about[:160], len(skill.operations)))
-    flows = "".join(workflow_list(skill, files) for _, (skill, files, _) in ordered)
-    tries = [
-        "\n".join(f"- `{s}` — {t}: {a} ({n} operations)" for s, t, a, n in described)
-        + "\n"
-        + flows,
+    full = "\n".join(f"- `{s}` — {t}: {a} ({n} operations)" for s, t, a, n in described)
+    if estimate_tokens(head + full) <= budget:  # the workflows are read only when lines fit
+        flows = "".join(workflow_list(skill, files) for _, (skill, files, _) in ordered)
+        if estimate_tokens(head + full + flows) <= budget:
+            return head + full + "\n" + flows
+    for text in (
         "\n".join(f"- `{s}` — {t} ({n})" for s, t, _, n in described)
         + "\n(each skill's body lists its workflows)\n",
         "Skills (each one's body says what it is for and lists its workflows): "
         + ", ".join(f"`{s}`" for s, *_ in described)
         + ".\n",
-    ]
-    for text in tries:
+    ):
         if estimate_tokens(head + text) <= budget:
             return head + text
     named: list[str] = []
-    for slug, *_ in described:  # as many slugs as fit, and how many more
-        if estimate_tokens(head + ", ".join([*named, f"`{slug}`"])) > budget - 60:
+    spent = estimate_tokens(head) + 60  # the sentence that ends the list
+    for slug, *_ in described:  # as many slugs as fit (each one's cost added), and how many more
+        spent += estimate_tokens(f", `{slug}`")
+        if spent > budget:
             break
         named.append(f"`{slug}`")
     more = len(described) - len(named)

@@ -346,12 +346,13 @@ def skill_credential(manifest: Manifest | None, slug: str) -> dict[str, Any]:
     """What the skill page says of a version's credential: in words (`said`), whether a person
     set it (a `credential` annotation) or the spec did, and the variable it is read from unless
     another is named (`default_env`)."""
+    from skillpress.derive.auth import by_person
     from skillpress.derive.diff import credential_words
     from skillpress.format.credentials import default_credential_env
 
     auth = manifest.auth if manifest is not None else None
     return {
         "said": credential_words(auth) if auth is not None else "none",
-        "by_person": bool(auth and (auth.scheme or "").startswith("set by a person")),
+        "by_person": auth is not None and by_person(auth),
         "default_env": default_credential_env(slug),
     }

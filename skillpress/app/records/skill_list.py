@@ -15,7 +15,7 @@ from skillpress.app.base.views import SkillView
 from skillpress.app.records.derivations import as_utc
 from skillpress.schemas.records import ActionItem, Skill, Source, SourceRevision, Version
 
-__all__ = ["SKILLS_PAGE", "skill_views", "skills_page", "skills_totals"]
+__all__ = ["SKILLS_PAGE", "skill_views", "skills_count", "skills_page", "skills_totals"]
 
 SKILLS_PAGE = 100  # skills a page lists (the API's `limit` may ask for up to 500)
 
@@ -28,6 +28,21 @@ def _listed() -> Any:
         SourceRevision.source_id == Source.id, SourceRevision.status != "refused"
     )
     return select(Skill).where(or_(col(Skill.id).in_(made), col(Skill.id).in_(taken)))
+
+
+def _waits(created: Any, live_since: Any) -> bool:
+    """Whether a proposal waits: made after the live version (older ones were passed over)."""
+    return live_since is None or as_utc(created) > as_utc(live_since)
+
+
+def _count(s: Session) -> int:
+    return int(s.exec(select(func.count()).select_from(_listed().subquery())).one())
+
+
+def skills_count(ctx: AppContext) -> int:
+    """How many skills there are (what `GET /v1/skills` says in `X-Total-Count`)."""
+    with ctx.records.session() as s:
+        return _count(s)
 
 
 def skills_page(
@@ -83,8 +98,7 @@ def skill_views(s: Session, skills: list[Skill], every: bool = False) -> list[Sk
     proposed: dict[str, int] = {}
     waiting = select(Version).where(Version.status == "proposed", mine(Version.skill_id))
     for v in s.exec(waiting).all():
-        since = live_at.get(v.skill_id)
-        if since is None or as_utc(v.created_at) > as_utc(since):
+        if _waits(v.created_at, live_at.get(v.skill_id)):
             proposed[v.skill_id] = proposed.get(v.skill_id, 0) + 1
     actions: dict[str, int] = {}
     open_ = select(ActionItem).where(
@@ -109,7 +123,7 @@ def skills_totals(ctx: AppContext) -> dict[str, int]:
     """What a person reads first, over every skill: how many there are, the proposals waiting
     and the open action items."""
     with ctx.records.session() as s:
-        count = s.exec(select(func.count()).select_from(_listed().subquery())).one()
+        count = _count(s)
         live_at = {
             v.skill_id: v.created_at
             for v in s.exec(
@@ -120,11 +134,11 @@ def skills_totals(ctx: AppContext) -> dict[str, int]:
                 )
             ).all()
         }
-        waiting = 0
-        for skill_id, created in s.exec(
-            select(Version.skill_id, Version.created_at).where(Version.status == "proposed")
-        ).all():
-            since = live_at.get(skill_id)
-            waiting += since is None or as_utc(created) > as_utc(since)
+        waiting = sum(
+            _waits(created, live_at.get(skill_id))
+            for skill_id, created in s.exec(
+                select(Version.skill_id, Version.created_at).where(Version.status == "proposed")
+            ).all()
+        )
         actions = s.exec(select(func.count()).where(col(ActionItem.resolved_at).is_(None))).one()
-    return {"skills": int(count), "proposals": int(waiting), "open_actions": int(actions)}
+    return {"skills": count, "proposals": waiting, "open_actions": int(actions)}

@@ -102,7 +102,7 @@ class Tool:
     # scheme skill.json's `auth.others` lists: Figma's PersonalAccessToken beside OAuth 2)
     auth: AuthHeader | None = None
 
-    @property
+    @cached_property
     def description(self) -> str:
         """What the operation is (its file's first paragraph), then its request line: no two
         tools share one, and a search finds a tool by its path's nouns (101 of GitHub's tools
