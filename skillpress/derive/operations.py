@@ -30,6 +30,9 @@ _CREDENTIAL_NAMES = frozenset({"token", "access_token", "api_key", "apikey", "au
 _SAYS_CREDENTIAL = re.compile(
     r"\b(authenticat\w*|authoriz\w*|credentials?|api[ _-]?key|access[ _-]token|bearer)\b", re.I
 )
+# a body field's words must say it authenticates the request: a body names an access token
+# that is its subject (Nexmo's Facebook page token, NPR's token to revoke) more often than not
+_SAYS_IT_AUTHENTICATES = re.compile(r"\b(authenticat\w*|authoriz\w*)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ class _Secrets:
             return True
         if not self.bearer:
             return False
-        return low in _CREDENTIAL_NAMES and bool(_SAYS_CREDENTIAL.search(description or ""))
+        words = _SAYS_IT_AUTHENTICATES if where == "body" else _SAYS_CREDENTIAL
+        return low in _CREDENTIAL_NAMES and bool(words.search(description or ""))
 
 
 def _secrets(doc: dict[str, Any], resolver: Resolver) -> _Secrets:

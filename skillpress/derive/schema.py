@@ -204,7 +204,7 @@ class SchemaTranslator:
                 continue
             for key, value in part.items():
                 if key == "properties" and isinstance(value, dict):
-                    props.update(value)
+                    props.update({k: _narrowed(props.get(k), v) for k, v in value.items()})
                 elif key == "required" and isinstance(value, list):
                     required.extend(r for r in value if r not in required)
                 elif key == "description":
@@ -389,7 +389,7 @@ class SchemaTranslator:
                 ]
                 if key == "oneOf" and "anyOf" not in s and _alike(branches):
                     key = "anyOf"  # exactly one can never hold: any one will do
-                out[key] = branches
+                out[key] = _discriminated(branches, s.get("discriminator"))
         if isinstance(s.get("not"), (dict, bool)):
             out["not"] = self._tr(s["not"], f"{where}/not", depth + 1, stack, False)
         if nullable:
@@ -491,3 +491,42 @@ def _of(kind: str, value: Any) -> bool:
         "array": isinstance(value, list),
         "null": value is None,
     }.get(kind, True)
+
+
+# what says a schema's kind of value: a part that names none only narrows the one before it
+_KIND_KEYS = frozenset(
+    {"type", "$ref", "allOf", "oneOf", "anyOf", "items", "properties", "enum", "const"}
+)
+
+
+def _narrowed(before: Any, after: Any) -> Any:
+    """A property two allOf parts both describe: the later part's schema, but where it names no
+    kind of value (Linode's rules re-declare `inbound: {required: […]}` beside the array the
+    first part makes it), the earlier one with the later's other words added: JSON Schema holds
+    a value to both."""
+    if not isinstance(before, dict) or not isinstance(after, dict) or _KIND_KEYS & after.keys():
+        return after
+    return {**before, **{k: v for k, v in after.items() if k not in before}}
+
+
+def _discriminated(branches: list[Any], discriminator: Any) -> list[Any]:
+    """A oneOf's branches with the discriminator's property required where a branch describes
+    it (Mailchimp's segment conditions name their `condition_type`): a value without it is
+    refused by the API, whose reading of a value starts there."""
+    name = discriminator.get("propertyName") if isinstance(discriminator, dict) else None
+    if not isinstance(name, str):
+        return branches
+    out = []
+    for b in branches:
+        props, required = (
+            (b.get("properties"), b.get("required", [])) if isinstance(b, dict) else (None, None)
+        )
+        if (
+            isinstance(props, dict)
+            and name in props
+            and isinstance(required, list)
+            and name not in required
+        ):
+            b = {**b, "required": [*required, name]}
+        out.append(b)
+    return out

@@ -139,8 +139,12 @@ def _fitted(
         return None
     kept = {k: v for k, v in lean["properties"].items() if k not in body_fields}
     arg = _whole_body_name(kept)
+    # the fields it requires kept, with their types, a few levels down: the one argument still
+    # says what a body must hold (MediaConvert's preset: `name` and `settings`)
+    fields = {"type": "object", "properties": {f: props[f] for f in body_fields if f in props}}
+    needed = [f for f in body_fields if f in required and f in props]
     kept[arg] = {
-        "type": "object",
+        **shallow_schema(fields | ({"required": needed} if needed else {}), types),
         "description": "the request body, an object of the fields this operation's file lists",
     }
     whole = {

@@ -196,8 +196,8 @@ def expand_types(
 ) -> Any:
     """The schema with every `#/types/` reference replaced by the type itself.
 
-    A type that contains itself stops at `{"type": "object"}` the second time it is met on a
-    path. Raises `SchemaTooLarge` as soon as the expansion certainly passes `budget` bytes (a
+    A type that contains itself is cut (`cut_type`: its type and the fields it requires) the
+    second time it is met on a path. Raises `SchemaTooLarge` as soon as the expansion certainly passes `budget` bytes (a
     running lower bound of the bytes written: keys, strings, punctuation), and after the fact if
     it does. A reduction:
     `max_depth` leaves types nested deeper than that many references undetailed (any value),
@@ -216,10 +216,10 @@ def expand_types(
 
     def referred(name: str, stack: tuple[str, ...], level: int) -> Any:
         """A named type where it is referred to: expanded, or cut (a cycle, too deep)."""
-        if name in stack or name not in types:
+        if name not in types:
             counter[0] -= 17
             return {"type": "object"}
-        if max_depth is not None and len(stack) >= max_depth:
+        if name in stack or (max_depth is not None and len(stack) >= max_depth):
             counter[0] -= 60
             return cut_type(name, types)
         return walk(types[name], stack + (name,), level + 1)
@@ -316,9 +316,9 @@ class ExpandedSizes:
         return self._build(schema, (), 0, False)
 
     def _build_ref(self, name: str, stack: tuple[str, ...], level: int) -> Any:
-        if name in stack or name not in self.types:
+        if name not in self.types:
             return {"type": "object"}
-        if self.max_depth is not None and len(stack) >= self.max_depth:
+        if name in stack or (self.max_depth is not None and len(stack) >= self.max_depth):
             return self._cut(name)[0]
         inner = stack + (name,)
         key = self._key(name, stack, level)
@@ -365,9 +365,9 @@ class ExpandedSizes:
         return got
 
     def _ref(self, name: str, stack: tuple[str, ...], level: int) -> int:
-        if name in stack or name not in self.types:
+        if name not in self.types:
             return 17  # {"type":"object"}
-        if self.max_depth is not None and len(stack) >= self.max_depth:
+        if name in stack or (self.max_depth is not None and len(stack) >= self.max_depth):
             return self._cut(name)[1]
         inner = stack + (name,)
         key = self._key(name, stack, level)

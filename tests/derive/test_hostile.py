@@ -146,7 +146,7 @@ def test_hostile_input_is_refused_fast_bounded_and_offline(name: str) -> None:
     assert _EVENTS == [], f"loading touched the outside: {_EVENTS}"
 
 
-def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
+def test_schema_ref_cycles_terminate_and_stop_at_the_types_shape() -> None:
     doc = {
         "openapi": "3.0.0",
         "info": {"title": "Tree", "version": "1"},
@@ -190,11 +190,14 @@ def test_schema_ref_cycles_terminate_and_stop_at_an_object() -> None:
     from skillpress.runtime.interop.tool_lists import package_tools
 
     (tool,) = package_tools(package.files, "anthropic")
+    # met again on its path, a type is cut: its own type (and what it requires: nothing here)
+    cut = {"type": "object", "description": "a Node (not detailed here: see the operation's file)"}
     child = tool["input_schema"]["properties"]["child"]
-    assert child["properties"]["child"] == {"type": "object"}
-    assert tool["input_schema"]["properties"]["via"]["properties"]["back"]["properties"][
-        "child"
-    ] == {"type": "object"}
+    assert child["properties"]["child"] == cut
+    assert (
+        tool["input_schema"]["properties"]["via"]["properties"]["back"]["properties"]["child"]
+        == cut
+    )
 
 
 def test_size_limit_is_configurable() -> None:

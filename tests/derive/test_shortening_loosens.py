@@ -60,7 +60,8 @@ def test_a_one_of_cut_past_the_depth_kept_takes_a_valid_value() -> None:
 def test_a_one_of_cut_by_a_cycle_takes_a_valid_value() -> None:
     full = expand_types(SCHEMA, TYPES)
     inner = full["properties"]["chain"]["properties"]["next"]
-    assert inner == {"anyOf": [{"type": "object"}, {"type": "null"}]}
+    cut = {"type": "object", "description": "a Node (not detailed here: see the operation's file)"}
+    assert inner == {"anyOf": [cut, {"type": "null"}]}
     assert Draft202012Validator(full).is_valid(VALUE)
 
 
@@ -68,3 +69,26 @@ def test_sizes_count_the_loosened_schema_exactly() -> None:
     sizes = ExpandedSizes(TYPES, renamed=False).reduced(0, False, 120)
     built = sizes.expand(SCHEMA)
     assert sizes.size(SCHEMA) == len(json.dumps(built, separators=(",", ":")).encode())
+
+
+def test_a_type_cut_by_a_cycle_keeps_what_it_requires() -> None:
+    """getsandbox's Sandbox holds its parent, a Sandbox, which requires `name`: met again, the
+    type is cut but still requires it, so `{}` is refused where the API would refuse it."""
+    types = {
+        "Sandbox": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "pattern": "^[a-z0-9-]*$"},
+                "parent": {"$ref": "#/types/Sandbox"},
+            },
+            "required": ["name"],
+        }
+    }
+    schema = {"type": "object", "properties": {"sandbox": {"$ref": "#/types/Sandbox"}}}
+    for built in (expand_types(schema, types), ExpandedSizes(types).expand(schema)):
+        parent = built["properties"]["sandbox"]["properties"]["parent"]
+        assert parent["required"] == ["name"]
+        assert parent["properties"] == {"name": {"type": "string", "pattern": "^[a-z0-9-]*$"}}
+        validator = Draft202012Validator(built)
+        assert not validator.is_valid({"sandbox": {"name": "a", "parent": {}}})
+        assert validator.is_valid({"sandbox": {"name": "a", "parent": {"name": "b"}}})
