@@ -41,8 +41,8 @@ from tests.runtime.judge_args import valid_arguments
 class _Credentials(Mapping[str, str]):
     """Every credential variable set (a distinct dummy each), an OAuth client's id and secret
     never: a token is never fetched from the internet. A header sent beside the first credential
-    (`auth.also`, such as apisetu's X-APISETU-CLIENTID) is a credential even when its variable
-    ends in _CLIENT_ID."""
+    (`auth.also`, such as apisetu's X-APISETU-CLIENTID) or another scheme's own (`auth.others`)
+    is a credential even when its variable ends in _CLIENT_ID or _CLIENT_SECRET."""
 
     def __init__(self, beside: frozenset[str] = frozenset()) -> None:
         self.beside = beside
@@ -686,6 +686,161 @@ EXPLAINED: tuple[Explained, ...] = (
         " satisfies both, and the API's own examples send a code; derive keeps the string",
     ),
     Explained(
+        "*",
+        "*",
+        "header parameter: Content-type",
+        "limit",
+        "as for Content-Type: a header parameter named Content-Type in any case (Docker's"
+        " `Content-type: application/x-tar`) SHALL be ignored; the body's media type says it",
+    ),
+    Explained(
+        "cpy.re/peertube.json",
+        "*",
+        "Missing required header parameter: Content-Length",
+        "spec",
+        "a required `Content-Length` header parameter on a request with no body: the length is"
+        " the transport's to write (none for an empty DELETE), never a model's argument",
+    ),
+    Explained(
+        "azure.com/frontdoor-networkexperiment.json",
+        "*",
+        "Tried to write read-only property",
+        "spec",
+        "Profile's allOf part (Resource) marks `name` readOnly while Profile itself declares a"
+        ' writable `name` ("The name of the Profile"): under allOf both hold; derive keeps the'
+        " profile's own word",
+    ),
+    Explained(
+        "azure.com/machinelearningservices-modelManagement.json",
+        "*",
+        "is not one of ['Primary', 'Secondary']",
+        "spec",
+        "`keyType` is `type: integer` with `enum: [Primary, Secondary]`: no value is both",
+    ),
+    Explained(
+        "e-conomic.com.json",
+        "*",
+        "'canApprove' is a required property",
+        "spec",
+        "Employee requires `canApprove` and `canInvoice`, which it does not declare, while"
+        " additionalProperties is false: no body is valid",
+    ),
+    Explained(
+        "gambitcomm.local/mimic.json",
+        "*",
+        "type='array')",
+        "limit",
+        "a path parameter that is an array (simple style, `a,b`): openapi-core casts no array"
+        " from a path segment, of one value or more",
+        also="Path parameter error",
+    ),
+    Explained(
+        "*",
+        "*",
+        "Failed to cast value to boolean type: b'",
+        "limit",
+        "openapi-core does not cast a multipart part's text (`true`) to its field's boolean",
+    ),
+    Explained(
+        "*",
+        "*",
+        "is not valid under any of the given schemas",
+        "limit",
+        "openapi-core does not cast a multipart part's text to a oneOf of its field's types"
+        " (Telegram's chat_id, an integer or a string: every part is bytes to it)",
+        also="b'",
+    ),
+    Explained(
+        "hydramovies.com.json",
+        "*",
+        "ServerNotFound",
+        "spec",
+        "its path keys hold a whole URL's query (`/?source=http://hydramovies.com/…csv&imdb_id="
+        "{imdb_id}`): the judge's copy finds no server for the URL the key's letter makes",
+    ),
+    Explained(
+        "*",
+        "*",
+        "Valid mimetypes: ['application/JSON']",
+        "limit",
+        "the spec names its media type `application/JSON`; media types are case-insensitive"
+        " (RFC 6838), openapi-core compares them as written",
+    ),
+    Explained(
+        "microcks.local.json",
+        "*",
+        "Missing required query parameter: queryMap",
+        "limit",
+        "an object query parameter (`queryMap`) is written exploded into its properties, as"
+        " OAS's form style says; openapi-core reads no exploded object",
+    ),
+    Explained(
+        "*",
+        "*",
+        "IndexError: Replacement index 0 out of range",
+        "limit",
+        "openapi-core's path parser fails on two templates adjacent in one segment"
+        " (NeoWs' `/projects/{id}{format}`) before judging",
+    ),
+    Explained(
+        "pandorabots.com.json",
+        "*",
+        "Failed to deserialize value with application/xml",
+        "limit",
+        "a text body under application/xml whose schema is a plain string: the judge's value"
+        " (`judge`) is no XML document, which openapi-core parses first; a model writes the file",
+    ),
+    Explained(
+        "salesloft.com.json",
+        "*",
+        "Failed to cast value to object type: {}",
+        "limit",
+        "openapi-core does not read an object field of a form body (`custom_fields`), which OAS"
+        " encodes as the runtime sends it",
+    ),
+    Explained(
+        "seldon.local/wrapper.json",
+        "*",
+        "Missing required query parameter",
+        "limit",
+        "as microcks: an object query parameter (`body`, a SeldonMessageList) written exploded"
+        " into its properties (`seldonMessages=…`); openapi-core reads no exploded object",
+    ),
+    Explained(
+        "sinao.app.json",
+        "*",
+        "Missing required query parameter: movements",
+        "limit",
+        "as seldon: `movements`, a required object query parameter, written exploded into its"
+        " properties as OAS's form style says; openapi-core reads no exploded object",
+    ),
+    Explained(
+        "box.com.json",
+        "*",
+        "'grant_type' is a required property",
+        "limit",
+        "PostOAuth2Revoke requires `grant_type`, which it does not declare: derive keeps the"
+        " name (sent, `grant_type=…`); openapi-core reads only a form's declared fields, so"
+        " never finds it",
+    ),
+    Explained(
+        "here.com/tracking.json",
+        "*",
+        "Missing required query parameter: apiKey",
+        "ours",
+        'a query parameter named and described as an API key (`apiKey`, "API Key") is a secret:'
+        " never a model's argument, and not the skill's credential (HERE's bearer token), so it"
+        " is not sent; the operation's file says so",
+    ),
+    Explained(
+        "vercel.com.json",
+        "*",
+        "TypeError: Expected a string value, got <class 'list'>",
+        "limit",
+        "openapi-core fails on a query parameter whose `type` is a list (`[string, number,"
+        " null]`) before judging",
+    ),
+    Explained(
         "codat.io/*",
         "*",
         "Unknown type 'description'",
@@ -738,7 +893,7 @@ ONE_OF_FORMATS = Explained(
     " `asset-id` or `asset-upload-id`): a validator holds no value to a format it does not"
     " check, so every value is valid under each and none under oneOf; derive offers anyOf",
 )
-_ERROR = re.compile(r"<ValidationError: \"(.*?)\">")
+_ERROR = re.compile(r"<ValidationError: [\"'](.*?)[\"']>")
 _NOT_ONE_OF = re.compile(r"(.+) is not one of (\[.*\])")
 _UNDER_EACH = re.compile(r".+ is valid under each of (.+)")
 _BARE = frozenset({"type", "format", "description", "title"})
@@ -765,6 +920,10 @@ def _same_but_type(listed: Any, value: Any) -> bool:
     "43", or an integer's code with its name (visualstudio's `"1 (Public)"` for 1)."""
     if json.dumps(listed).strip('"') == json.dumps(value).strip('"'):
         return True
+    if isinstance(value, float) and value.is_integer() and listed == str(int(value)):
+        return True  # openapi-core casts a number's text `2` to 2.0 (EPA's `p_cs`: "2")
+    if isinstance(listed, list) and listed == [value]:
+        return True  # an enum of lists of one (BC's job posting: `[[1], [2]]` on an integer)
     return isinstance(value, int) and isinstance(listed, str) and listed.startswith(f"{value} (")
 
 
@@ -808,6 +967,12 @@ class _Alias:
     methods: frozenset[str]
     needs: tuple[tuple[str, str | None], ...]  # (name, value) pairs, or a bare name
     marker: str
+    key: str = ""  # the path key as the spec writes it
+    # a key another key's template also matches (`/conversations/{id}/offer` beside
+    # `/conversations/{conversation_id}/offer`, `/pulls/{index}.{diff_type}` beside
+    # `/pulls/{index}`): openapi-core judges by the first it meets; its copy is used only for a
+    # request of a tool derived from it
+    own_only: bool = False
 
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -877,15 +1042,52 @@ def _path_to_query(item: dict[str, Any], moved: dict[str, str], doc: dict[str, A
     return {k: params(v) if k in _METHODS else v for k, v in params(item).items()}
 
 
+def _template(base: str) -> str:
+    return re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(base))
+
+
+def _ambiguous(paths: dict[str, Any]) -> set[str]:
+    """The plain keys (no query, no fragment) another key's template also matches, for a
+    method both have: each key's own text, its templates filled, tried against the patterns of
+    the keys with as many segments."""
+    buckets: dict[int, list[tuple[str, re.Pattern[str], frozenset[str]]]] = {}
+    for key, item in paths.items():
+        if not isinstance(item, dict) or re.search("[#?]", str(key)):
+            continue
+        methods = frozenset(m for m in item if m in _METHODS)
+        pattern = re.compile(f"^{_template(str(key).rstrip('/'))}/?$")
+        buckets.setdefault(str(key).count("/"), []).append((str(key), pattern, methods))
+    found: set[str] = set()
+    for bucket in buckets.values():
+        for key, _, methods in bucket:
+            filled = re.sub(r"\{[^{}]*\}", "x1", key.rstrip("/"))
+            if any(
+                other != key and methods & also and pattern.match(filled)
+                for other, pattern, also in bucket
+            ):
+                found.add(key)
+    return found
+
+
 def _aliased(doc: dict[str, Any]) -> tuple[dict[str, Any], tuple[_Alias, ...]]:
     paths = doc.get("paths") if isinstance(doc.get("paths"), dict) else {}
     out: dict[str, Any] = {}
     aliases: list[_Alias] = []
+    ambiguous = _ambiguous(paths)
     for key, item in paths.items():
         found = re.match(r"^([^#?]*)[#?](.*)$", str(key))
+        if found is None and key in ambiguous:
+            out[key] = item
+            marker = f"__judge{len(aliases)}"
+            out[f"{str(key).rstrip('/')}/{marker}"] = item
+            methods = frozenset(m.upper() for m in item if m in _METHODS)
+            pattern = re.compile(f"^{_template(str(key).rstrip('/'))}/?$")
+            aliases.append(_Alias(pattern, methods, (), marker, str(key), own_only=True))
+            continue
         if found is None or not isinstance(item, dict):
             out[key] = item
             continue
+        out[key] = item  # kept: a `$ref` may point into it (`#/paths/~1request?view=…`)
         base, tail = found.group(1).rstrip("/"), found.group(2)
         marker = f"__judge{len(aliases)}"
         pairs = [part.partition("=") for part in tail.split("&") if part]
@@ -900,10 +1102,37 @@ def _aliased(doc: dict[str, Any]) -> tuple[dict[str, Any], tuple[_Alias, ...]]:
         needs = tuple(
             (name, value if eq and value[1:-1] not in moved else None) for name, eq, value in pairs
         )
-        template = re.sub(r"\\\{.*?\\\}", "[^/]+", re.escape(base))
+        template = _template(base)
         methods = frozenset(m.upper() for m in item if m in _METHODS)
-        aliases.append(_Alias(re.compile(f"^{template}/?$"), methods, needs, marker))
+        aliases.append(_Alias(re.compile(f"^{template}/?$"), methods, needs, marker, str(key)))
     return {**doc, "paths": out}, tuple(aliases)
+
+
+def _own_keys(doc: dict[str, Any], operations: Any) -> dict[str, str]:
+    """Each operation's path key as the spec writes it (fragment included), by its name."""
+    by_id = {
+        str(op.get("operationId")): str(key)
+        for key, item in (doc.get("paths") or {}).items()
+        if isinstance(item, dict)
+        for method, op in item.items()
+        if method in _METHODS and isinstance(op, dict) and op.get("operationId")
+    }
+    # an operation with no id: its method and path, where one key alone has them
+    by_line: dict[tuple[str, str], list[str]] = {}
+    for key, item in (doc.get("paths") or {}).items():
+        for method in item if isinstance(item, dict) else ():
+            if method in _METHODS:
+                by_line.setdefault((method.upper(), re.split("[#?]", str(key))[0]), []).append(key)
+    out: dict[str, str] = {}
+    for o in operations:
+        if not isinstance(o, dict):
+            continue
+        line = by_line.get((str(o.get("method")), str(o.get("path"))), [])
+        if str(o.get("operation_id")) in by_id:
+            out[str(o.get("name"))] = by_id[str(o.get("operation_id"))]
+        elif len(line) == 1:
+            out[str(o.get("name"))] = str(line[0])
+    return out
 
 
 def _named(alias: _Alias) -> int:
@@ -919,8 +1148,11 @@ def _alias_path(
     headers: Mapping[str, str],
     prefixes: tuple[str, ...],
     aliases: tuple[_Alias, ...],
+    own_key: str = "",
 ) -> str:
-    """`path` moved to the judge's copy of the key the request names, if one does."""
+    """`path` moved to the judge's copy of the key the request names, if one does; a key told
+    apart by a fragment alone (`/verify#overload=person`, Box's `…/schema#add`), which no request
+    names, is the one the tool was derived from (`own_key`)."""
     lowered = {k.lower(): v for k, v in headers.items()}
     for prefix in prefixes:
         if not path.startswith(prefix):
@@ -929,6 +1161,11 @@ def _alias_path(
         best: _Alias | None = None
         for alias in aliases:
             if method not in alias.methods or not alias.pattern.match(rel):
+                continue
+            if own_key and alias.key == own_key and ("#" in own_key or alias.own_only):
+                best = alias
+                break
+            if alias.own_only:
                 continue
             met = all(
                 any(k == name and (value is None or v == value) for k, v in query)
@@ -943,7 +1180,11 @@ def _alias_path(
 
 
 def _request(
-    api_url: str, seen: Any, prefixes: tuple[str, ...] = ("",), aliases: tuple[_Alias, ...] = ()
+    api_url: str,
+    seen: Any,
+    prefixes: tuple[str, ...] = ("",),
+    aliases: tuple[_Alias, ...] = (),
+    own_key: str = "",
 ) -> MockRequest:
     parts = urlsplit(seen.path)
     # openapi-core matches the path as sent, without decoding a segment's escapes (`sha256%3A…`
@@ -952,7 +1193,7 @@ def _request(
     headers = dict(seen.headers)
     args = parse_qsl(parts.query, keep_blank_values=True)
     if aliases:
-        path = _alias_path(path, seen.method, args, headers, prefixes, aliases)
+        path = _alias_path(path, seen.method, args, headers, prefixes, aliases, own_key)
     cookie = SimpleCookie()
     cookie.load(headers.get("Cookie", ""))
     return MockRequest(
@@ -1054,8 +1295,11 @@ def judge_files(
         tmp / "skills", limits=CallLimits(retries=0, timeout=20), gatekeeper=lambda check: None
     )
     skill = host.bound()[0]
-    also = (json.loads(files["skill.json"]).get("auth") or {}).get("also") or ()
-    environ = _Credentials(frozenset(str(c.get("env")) for c in also if c.get("env")))
+    auth = json.loads(files["skill.json"]).get("auth") or {}
+    # a scheme's own variable is a credential even when named like a client's secret (Square's
+    # oauth2ClientSecret, an apiKey: SQUAREUP_COM_OAUTH2_CLIENT_SECRET)
+    own = [*(auth.get("also") or ()), *(auth.get("others") or ())]
+    environ = _Credentials(frozenset(str(c.get("env")) for c in own if c.get("env")))
     oracle = None
     prefixes: tuple[str, ...] = ("",)
     aliases: tuple[_Alias, ...] = ()
@@ -1084,6 +1328,7 @@ def judge_files(
             verdict.judged = False
             verdict.unjudged = f"openapi-core cannot read the spec: {type(e).__name__}: {e}"[:300]
     local = host_of(api.url)
+    keys = _own_keys(doc, json.loads(files["skill.json"]).get("operations") or ())
     tools = skill.tools
     every = max(1, -(-len(tools) // judged_at_most)) if judged_at_most else 1
     for n, tool in enumerate(tools):
@@ -1114,7 +1359,8 @@ def judge_files(
             continue
         verdict.judged_requests += 1
         try:
-            oracle.validate_request(_request(api.url, seen, prefixes, aliases))
+            request = _request(api.url, seen, prefixes, aliases, keys.get(tool.operation, ""))
+            oracle.validate_request(request)
         except Exception as e:  # noqa: BLE001 - openapi-core's verdict, whatever its class
             said = f"{type(e).__name__}: {e}; {getattr(e, '__cause__', None)!r}"
             message = f"{tool.name} {seen.method} {seen.path[:200]} {seen.body[:200]!r}: {said}"
