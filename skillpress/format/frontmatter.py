@@ -70,6 +70,13 @@ def frontmatter_text(data: bytes | None) -> str:
     return fenced[0] if fenced else ""
 
 
+def prose_text(data: bytes) -> str | None:
+    """An operation file's prose, after its frontmatter (the declaration the runtime builds the
+    request from); None when it has no frontmatter."""
+    fenced = _fenced(data.decode("utf-8", "replace").replace("\r\n", "\n"))
+    return fenced[1] if fenced else None
+
+
 def split_frontmatter(file: str, text: str) -> OperationFile:
     """Split `---`-fenced YAML frontmatter from the prose, with the loader's bounds applied."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_OPERATION_FILE_BYTES:

@@ -18,6 +18,7 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
+from skillpress.format.frontmatter import prose_text
 from skillpress.mcp.catalog import (
     HOW_TO,
     WORKFLOWS,
@@ -49,6 +50,12 @@ BASE_TOOLS = (
     "loaded_tools",
 )
 
+
+# what an operation's file read over MCP says in place of its declaration
+DECLARATION_LEFT_OUT = (
+    "(This file's declaration, the request line and argument schema the call is built from,"
+    " is left out: describe_operation gives the schema.)"
+)
 
 # the MCP client whose tool call is being served (its gated calls are asked in its name)
 _CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_caller", default=None)
@@ -220,7 +227,13 @@ class _CatalogServer(Catalog):
             return _text(
                 f"{skill.slug} has no file {path!r}; the instructions name its files", error=True
             )
-        return _text(files[path].decode("utf-8", "replace"))
+        prose = prose_text(files[path])
+        if prose is None:
+            return _text(files[path].decode("utf-8", "replace"))
+        # an operation's file without its declaration: the request line and argument schema
+        # are the runtime's (Stripe's post_payment_intents.md was 7,316 tokens, 5,400 of them
+        # the schema a model gets from describe_operation or load_tools when it needs it)
+        return _text(f"{DECLARATION_LEFT_OUT}\n{prose.lstrip(chr(10))}")
 
     async def _load(
         self,

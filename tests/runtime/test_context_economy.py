@@ -64,3 +64,23 @@ def test_no_two_tools_of_an_api_share_a_description() -> None:
     assert len(said) == len(set(said)) == 1_223
     issue = skill.tool("issues_update")
     assert issue.description.endswith("(PATCH /repos/{owner}/{repo}/issues/{issue_number})")
+
+
+def test_an_operations_file_as_a_model_reads_it_fits_a_read() -> None:
+    """#58.4: Stripe's post_payment_intents.md was 7,316 tokens read whole, three quarters of
+    them the declaration (its argument schema, which describe_operation gives); read over MCP it
+    is its prose, under 3,000 tokens for every operation of the fixture APIs."""
+    from skillpress.format.frontmatter import prose_text
+    from tests.conftest import GITHUB
+
+    largest: list[tuple[int, str]] = []
+    for spec in (SPECS / "stripe.json", SPECS / "twilio-api-v2010.json", GITHUB):
+        files = derived(spec).files
+        for name, data in files.items():
+            prose = prose_text(data) if name.endswith(".md") else None
+            if prose is not None:
+                largest.append((len(CL100K.encode(prose)), f"{spec.name}: {name}"))
+    largest.sort(reverse=True)
+    assert largest[0][0] <= 3_000, largest[:5]
+    stripe = next(n for n, name in largest if name == "stripe.json: post_payment_intents.md")
+    assert stripe < 2_500, stripe

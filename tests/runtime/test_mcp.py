@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from skillpress.app.base.package_dir import write_package_dir
 from skillpress.derive import DeriveOptions, derive_package
 from skillpress.mcp.catalog import HOW_TO
+from skillpress.mcp.server import DECLARATION_LEFT_OUT
 from tests.fake_api import FakeApi, Reply, Seen, fake_api
 
 ROOT = Path(__file__).parents[2]
@@ -87,6 +88,12 @@ async def test_an_mcp_client_reads_a_category_loads_an_operation_and_calls_it(
             not read.is_error and read.content[0].text == package.files[category["file"]].decode()
         )
         assert "`get_gateway`" in read.content[0].text
+        # #58.4: an operation's file is read without its declaration (the schema is
+        # describe_operation's): the prose a model acts on, whole
+        own = await client.call_tool("read_skill_file", {"path": "get_gateway.md"})
+        prose = package.files["get_gateway.md"].decode().split("\n---\n", 1)[1]
+        assert own.content[0].text == f"{DECLARATION_LEFT_OUT}\n{prose.lstrip()}"
+        assert "schema:" not in own.content[0].text and "# get_gateway" in own.content[0].text
         loaded = await client.call_tool("load_tools", {"names": ["get_gateway"]})
         assert json.loads(loaded.content[0].text)["loaded"] == ["discord_get_gateway"]
         tools = {t.name: t for t in (await client.list_tools()).tools}
