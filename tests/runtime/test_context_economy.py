@@ -14,6 +14,7 @@ import pytest
 
 from skillpress.mcp.catalog import HOW_TO, Loaded, index_of
 from skillpress.mcp.tools import base_tools
+from skillpress.runtime.package.search_words import action_phrase
 from skillpress.runtime.package.skill import load_skill
 from tests.conftest import SPECS
 from tests.derived import derived
@@ -63,7 +64,7 @@ def test_no_two_tools_of_an_api_share_a_description() -> None:
     said = [t.description for t in skill.tools]
     assert len(said) == len(set(said)) == 1_223
     issue = skill.tool("issues_update")
-    assert issue.description.endswith("(PATCH /repos/{owner}/{repo}/issues/{issue_number})")
+    assert issue.description.endswith("PATCH /repos/{owner}/{repo}/issues/{issue_number})")
 
 
 def test_an_operations_file_as_a_model_reads_it_fits_a_read() -> None:
@@ -84,3 +85,37 @@ def test_an_operations_file_as_a_model_reads_it_fits_a_read() -> None:
     assert largest[0][0] <= 3_000, largest[:5]
     stripe = next(n for n, name in largest if name == "stripe.json: post_payment_intents.md")
     assert stripe < 2_500, stripe
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "said"),
+    [
+        ("GET", "/v1.0/me/messages", "list my messages"),
+        ("GET", "/v1.0/me", "get my profile"),
+        ("POST", "/v1.0/groups/{group-id}/members/$ref", "add members to a group"),
+        ("POST", "/v1.0/me/microsoft.graph.sendMail", "send mail for me"),
+        ("GET", "/api/v1/namespaces/{namespace}/pods", "list pods of a namespace"),
+        ("PATCH", "/repos/{owner}/{repo}/issues/{issue_number}", "update issue of a repo"),
+        ("DELETE", "/v1/subscriptions/{id}", "delete subscription"),
+        ("POST", "/v1/projects/{project}:cancel", "cancel project"),
+        ("GET", "/{id}", ""),
+    ],
+)
+def test_a_tool_says_what_its_request_does_in_a_persons_words(
+    method: str, path: str, said: str
+) -> None:
+    """#58.2: a client's search reads a tool's name and description; Graph's summaries are a
+    generator's ("Get open extension." for GET /me/messages), so each says what its request
+    does too. Measured in `just bench` (scripts/bench_search.py): Graph's right operation in the
+    top five for 4 of 7 queries, where it was 1."""
+    assert action_phrase(method, path) == said
+
+
+def test_the_phrase_joins_the_request_line_in_every_description() -> None:
+    from tests.conftest import GITHUB
+
+    skill = load_skill(dict(derived(GITHUB).files))
+    issue = skill.tool("issues_update")
+    assert issue.description.endswith(
+        "(update issue of a repo: PATCH /repos/{owner}/{repo}/issues/{issue_number})"
+    )

@@ -18,6 +18,7 @@ from skillpress.errors import NotFound, Permanent
 from skillpress.format.declaration import HEADER_NAME, Declaration
 from skillpress.format.provider_names import original_names, provider_names
 from skillpress.runtime.package.profiles import adapt
+from skillpress.runtime.package.search_words import action_phrase
 
 __all__ = [
     "AuthHeader",
@@ -111,7 +112,14 @@ class Tool:
         said = self.declaration.description
         path = urlsplit(self.declaration.url).path or self.declaration.url
         line = f"{self.declaration.method} {path[:120]}"
-        return said if line in said else f"{said} ({line})".lstrip()
+        if line in said:
+            return said
+        # what it does in a person's words, which a spec's summary often does not say (Graph's
+        # "Get open extension." for GET /me/messages: "list my messages")
+        phrase = action_phrase(self.declaration.method, path)
+        if phrase:
+            line = f"{phrase}: {line}"
+        return f"{said} ({line})".lstrip()
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
