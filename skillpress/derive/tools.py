@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,13 +96,21 @@ def _raw_body(media: str, schema: Any) -> tuple[Any, bool] | None:
     return None
 
 
-def _skeleton(sub: Any, types: dict[str, Any]) -> dict[str, Any]:
+def _skeleton(sub: Any, types: dict[str, Any], values: bool = False) -> dict[str, Any]:
     """An argument left undetailed to fit the budget: its type and bounds, and the fields it
     requires (through shared types' references, a few levels down), and a pointer to the
     operation's file, which describes it whole."""
     out = shallow_schema(sub, types)
+    # an argument's own values, when they are few bytes, are kept however many (EPA's 34
+    # pollutant groups): a value outside them is refused by the API
+    enum = sub.get("enum") if isinstance(sub, dict) and values else None
+    if "enum" not in out and isinstance(enum, list) and len(json.dumps(enum)) <= _ENUM_KEPT:
+        out["enum"] = enum
     out["description"] = "not detailed here: this operation's file describes it"
     return out
+
+
+_ENUM_KEPT = 2048  # bytes of an undetailed argument's enum kept
 
 
 def _fitted(
@@ -124,12 +133,14 @@ def _fitted(
         (k for k in props if k not in required),
         key=lambda k: (-mild.size({"type": "object", "properties": {k: props[k]}}), k),
     )
-    lean = {**schema, "properties": dict(props)}
-    for n, name in enumerate(optional, 1):
-        lean["properties"][name] = _skeleton(props[name], types)
-        if mild.fits(lean):
-            said = f"{REDUCTIONS[0][2]}; {n} optional argument{'s' if n > 1 else ''} not detailed"
-            return mild.expand(lean), said, None
+    # their values kept where that fits (EPA's 34 pollutant groups), else without
+    for values in (True, False):
+        lean = {**schema, "properties": dict(props)}
+        for n, name in enumerate(optional, 1):
+            lean["properties"][name] = _skeleton(props[name], types, values)
+            if mild.fits(lean):
+                said = f"{REDUCTIONS[0][2]}; {n} optional argument{'s' if n > 1 else ''}"
+                return mild.expand(lean), f"{said} not detailed", None
     try:
         out, said = reduce_to_budget(lean, types, sizes, strongest=True)
         return out, f"{said}; optional arguments not detailed", None

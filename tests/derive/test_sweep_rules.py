@@ -114,3 +114,33 @@ def test_a_discriminators_property_is_required_in_the_branches_that_describe_it(
     branches = schema["properties"]["condition"]["oneOf"]
     assert [b.get("required") for b in branches] == [["condition_type"], ["op", "condition_type"]]
     assert not Draft202012Validator(schema).is_valid({"condition": {"field": "aim"}})
+
+
+def test_an_argument_left_undetailed_keeps_its_values() -> None:
+    """EPA's facility search: 200 query parameters, so the largest are left undetailed to fit
+    the tool budget; `p_imp_cau_grp`'s 34 pollutant groups were dropped with its words, and any
+    string was offered (and sent) where the API takes one of them."""
+    groups = [f"POLLUTANT GROUP {n:02}" for n in range(34)]
+    params = [
+        {
+            "name": f"p_{n:03}",
+            "in": "query",
+            "description": f"Filter {n}. " + "Enter a value to filter the facilities. " * 6,
+            "schema": {"type": "string"},
+        }
+        for n in range(200)
+    ]
+    params.append(
+        {"name": "p_grp", "in": "query", "description": "Group.", "schema": {"enum": groups}}
+    )
+    op = {
+        "get": {
+            "operationId": "facilities",
+            "parameters": params,
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    schema = tools_of(doc({"/facilities": op}))["rules_facilities"]
+    grp = schema["properties"]["p_grp"]
+    assert grp["description"] == "not detailed here: this operation's file describes it"
+    assert grp["enum"] == groups
