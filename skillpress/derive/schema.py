@@ -81,6 +81,8 @@ class SchemaTranslator:
         self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
         self._work = 0
         self._read_only_of: dict[str, frozenset[str]] = {}  # by reference: `_read_only_names`
+        self._kinds: dict[str, list[tuple[str, str]]] | None = None  # `_subtypes`
+        self._kind_of: dict[str, tuple[str, str]] = {}  # a subtype's ref → (property, value)
 
     @staticmethod
     def _assign_names(doc: dict[str, Any], swagger2: bool) -> dict[str, str]:
@@ -126,7 +128,56 @@ class SchemaTranslator:
         while self._pending:
             name, ref = self._pending.pop()
             target = self.resolver.pointer(ref, ref)
-            self.types[name] = self._tr(target, ref, 0, (ref,), False)
+            self.types[name] = _kind_said(
+                self._tr(target, ref, 0, (ref,), False), self._kind_of.get(ref)
+            )
+
+    def _subtypes(self, ref: str) -> list[tuple[str, str]]:
+        """The named types that extend `ref` by allOf when `ref` has a discriminator and no
+        oneOf of its own (OpenAPI's implicit hierarchy, as Azure writes it: Data Factory's
+        FactoryRepoConfiguration, a GitHub or a VSTS one): each subtype's reference and the value
+        of the discriminating property that names it (its mapping's, else its
+        `x-ms-discriminator-value`, else its name)."""
+        if self._kinds is None:
+            self._kinds = {}
+            for sub in self._names:
+                try:
+                    schema = self.resolver.pointer(sub, sub)
+                except SpecRefused:
+                    continue
+                members = schema.get("allOf") if isinstance(schema, dict) else None
+                for member in members if isinstance(members, list) else ():
+                    base = member.get("$ref") if isinstance(member, dict) else None
+                    found = self._discriminated_base(base) if isinstance(base, str) else None
+                    if found is None:
+                        continue
+                    prop, mapping = found
+                    key = sub.rsplit("/", 1)[-1]
+                    named = [v for v, target in mapping.items() if target in (sub, key)]
+                    said = schema.get("x-ms-discriminator-value")
+                    value = named[0] if named else str(said) if isinstance(said, str) else key
+                    self._kinds.setdefault(str(base), []).append((sub, value))
+                    self._kind_of[sub] = (prop, value)
+        return self._kinds.get(ref, [])
+
+    def _discriminated_base(self, ref: str) -> tuple[str, dict[str, Any]] | None:
+        """(the discriminating property, its mapping) of a named schema with a discriminator and
+        no oneOf or anyOf, else None."""
+        if ref not in self._names:
+            return None
+        try:
+            base = self.resolver.pointer(ref, ref)
+        except SpecRefused:
+            return None
+        if not isinstance(base, dict) or "oneOf" in base or "anyOf" in base:
+            return None
+        disc = base.get("discriminator")
+        prop = disc.get("propertyName") if isinstance(disc, dict) else None
+        if not isinstance(prop, str):
+            return None
+        mapping = disc.get("mapping") if isinstance(disc, dict) else None
+        pairs = mapping.items() if isinstance(mapping, dict) else ()
+        return prop, {str(k): str(v) for k, v in pairs}
 
     def _read_only(self, sub: Any, where: str) -> bool:
         """Whether a property is readOnly, said beside it, by the schema its `$ref` names
@@ -178,7 +229,11 @@ class SchemaTranslator:
             ref = s["$ref"]
             if not isinstance(ref, str):
                 raise SpecRefused(f"$ref at {where} is not a string")
-            out = self._ref(ref, where, depth, stack, inline)
+            kinds = [] if inline else self._subtypes(ref)
+            if len(kinds) > 1:  # a value is one of the kinds that extend it, named by its kind
+                out = {"oneOf": [self._ref(sub, where, depth, stack, False) for sub, _ in kinds]}
+            else:
+                out = self._ref(ref, where, depth, stack, inline)
             if s.get("nullable") is True or s.get("x-nullable") is True:
                 out = {"anyOf": [out, {"type": "null"}]}
             return out
@@ -530,3 +585,25 @@ def _discriminated(branches: list[Any], discriminator: Any) -> list[Any]:
             b = {**b, "required": [*required, name]}
         out.append(b)
     return out
+
+
+def _kind_said(schema: Any, kind: tuple[str, str] | None) -> Any:
+    """A subtype of an implicit hierarchy with its discriminating property fixed to the value
+    that names it, and required (`type: FactoryGitHubConfiguration`)."""
+    if kind is None or not isinstance(schema, dict):
+        return schema
+    prop, value = kind
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return schema
+    said: dict[str, Any] = {"type": "string"}
+    if isinstance(props.get(prop), dict):
+        said = props[prop]
+    required: list[Any] = []
+    if isinstance(schema.get("required"), list):
+        required = schema["required"]
+    return {
+        **schema,
+        "properties": {**props, prop: {**said, "enum": [value]}},
+        "required": required if prop in required else [*required, prop],
+    }

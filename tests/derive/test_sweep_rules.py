@@ -144,3 +144,39 @@ def test_an_argument_left_undetailed_keeps_its_values() -> None:
     grp = schema["properties"]["p_grp"]
     assert grp["description"] == "not detailed here: this operation's file describes it"
     assert grp["enum"] == groups
+
+
+def test_a_base_with_a_discriminator_is_offered_as_the_kinds_that_extend_it() -> None:
+    """Data Factory's repoConfiguration: FactoryRepoConfiguration has a discriminator (`type`)
+    and no oneOf; FactoryGitHubConfiguration and FactoryVSTSConfiguration extend it by allOf.
+    Offered as the base, `type` was any string (and `judge` was sent); now one of the kinds,
+    each naming itself."""
+    base = {
+        "type": "object",
+        "discriminator": {"propertyName": "type"},
+        "required": ["type", "accountName"],
+        "properties": {"type": {"type": "string"}, "accountName": {"type": "string"}},
+    }
+    github = {
+        "allOf": [{"$ref": "#/components/schemas/RepoConfiguration"}],
+        "properties": {"hostName": {"type": "string"}},
+        "x-ms-discriminator-value": "FactoryGitHubConfiguration",
+    }
+    vsts = {
+        "allOf": [{"$ref": "#/components/schemas/RepoConfiguration"}],
+        "required": ["projectName"],
+        "properties": {"projectName": {"type": "string"}},
+    }
+    body = {
+        "type": "object",
+        "properties": {"repo": {"$ref": "#/components/schemas/RepoConfiguration"}},
+    }
+    schemas = {"RepoConfiguration": base, "GitHub": github, "Vsts": vsts}
+    schema = tools_of(doc({"/factories": _post(body)}, schemas))["rules_make"]
+    validator = Draft202012Validator(schema)
+    assert not validator.is_valid({"repo": {"type": "judge", "accountName": "a"}})
+    assert validator.is_valid(
+        {"repo": {"type": "FactoryGitHubConfiguration", "accountName": "a", "hostName": "h"}}
+    )
+    assert validator.is_valid({"repo": {"type": "Vsts", "accountName": "a", "projectName": "p"}})
+    assert not validator.is_valid({"repo": {"type": "Vsts", "accountName": "a"}})

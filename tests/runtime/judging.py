@@ -891,6 +891,15 @@ EXPLAINED: tuple[Explained, ...] = (
         " skill.json counts the operation `operations_unservable`; the call goes without it",
     ),
     Explained(
+        "azure.com/datafactory.json",
+        "*",
+        "is not of type 'object'",
+        "spec",
+        "Factory says `additionalProperties: {type: object}` beside its allOf part Resource:"
+        " under allOf every field Factory does not declare itself (Resource's `location`, a"
+        " string) must be an object, which no factory body is",
+    ),
+    Explained(
         "windows.net/graphrbac.json",
         "*",
         "is not of type 'object'",
