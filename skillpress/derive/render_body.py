@@ -3,6 +3,7 @@ their operations, where the files are), each category's and section's file, and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ from skillpress.format.text import (
 )
 from skillpress.format.wording import CALL_BY_NAME
 
-_BODY_LEVELS: tuple[tuple[int, int] | None, ...] = (
+_BODY_LEVELS: tuple[tuple[int, int] | str | None, ...] = (
     (3, 100),
     (3, 60),
     (2, 80),
@@ -30,6 +31,7 @@ _BODY_LEVELS: tuple[tuple[int, int] | None, ...] = (
     (1, 0),
     (0, 60),
     (0, 0),
+    "spans",  # names and counts, a split category with the span of its paths
     None,
 )
 
@@ -175,8 +177,8 @@ def render_body(
             "## Categories",
             "Read a category's file (<category>.md, beside this one) to see its operations.",
         ]
-        if level is None:
-            lines += _name_paragraph(categories)
+        if level is None or isinstance(level, str):
+            lines += _name_paragraph(categories, spans=level == "spans")
         else:
             lines += [_category_line(cat, *level) for cat in categories]
         text = head + "\n".join(lines) + "\n" + tail
@@ -224,12 +226,19 @@ def _body_head(meta: dict[str, Any], ops: list[Operation]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _name_paragraph(categories: list[Category]) -> list[str]:
-    """Every category as `name` (count), wrapped: the tightest listing that still names each."""
+_SPAN = re.compile(r"\(([^;()]+); part \d+ of \d+\)$")
+
+
+def _name_paragraph(categories: list[Category], spans: bool = False) -> list[str]:
+    """Every category as `name` (count), wrapped: the tightest listing that still names each;
+    with `spans`, a category split in parts says the paths its part holds (Graph's `me_3`
+    (351: drive … events)), so a model opens the right part of six."""
     lines: list[str] = []
     line = ""
     for cat in categories:
-        item = f"`{cat.name}` ({len(cat.ops)})"
+        span = _SPAN.search(cat.title) if spans and cat.parent is not None else None
+        said = f": {span.group(1)}" if span else ""
+        item = f"`{cat.name}` ({len(cat.ops)}{said})"
         if line and len(line) + len(item) + 2 > 100:
             lines.append(line + ",")
             line = ""

@@ -69,3 +69,27 @@ def test_the_estimate_holds_for_words_identifiers_digits_and_other_scripts() -> 
         "))))]]]]}}}}----====" * 10,
     ):
         assert estimate_tokens(text) >= _tokens(text), text
+
+
+def test_a_category_split_in_parts_says_which_paths_each_part_holds() -> None:
+    """#58.2: Graph's body named `me_1` … `me_6` (six parts of `me`, 337 to 353 operations
+    each) and nothing else, so a model opened parts to find `messages`; where the body holds
+    it, each part says the span of its paths."""
+    from types import SimpleNamespace
+
+    from skillpress.derive.categories import Category
+    from skillpress.derive.render_body import render_body
+
+    op = SimpleNamespace(name="me_list_messages", tool="x", path="/me/messages")
+    parts = [
+        Category("me_1", "Me (me … calendars; part 1 of 2)", "", [op], "me", []),
+        Category("me_2", "Me (mailFolders … todo; part 2 of 2)", "", [op, op], "me", []),
+        Category("users", "Users", "", [op], None, []),
+    ]
+    meta = {"title": "Graph", "description": ""}
+    text = render_body(meta, [op], parts, fits=lambda t: "—" not in t)  # no line fits
+    assert "`me_1` (1: me … calendars), `me_2` (2: mailFolders … todo), `users` (1)." in text
+    tightest = render_body(
+        meta, [op], parts, fits=lambda t: "—" not in t and ": " not in t.split("## Categories")[-1]
+    )
+    assert "`me_1` (1), `me_2` (2), `users` (1)." in tightest
