@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from skillpress.derive.refs import Resolver
+from skillpress.derive.schema_kinds import Hierarchies, discriminated, kind_said, narrowed
 from skillpress.format.errors import SpecRefused
 from skillpress.format.text import short_text
 from skillpress.format.type_refs import named_ref, reachable
@@ -81,8 +82,7 @@ class SchemaTranslator:
         self._refs: dict[str, list[str]] = {}  # the types each type refers to directly
         self._work = 0
         self._read_only_of: dict[str, frozenset[str]] = {}  # by reference: `_read_only_names`
-        self._kinds: dict[str, list[tuple[str, str]]] | None = None  # `_subtypes`
-        self._kind_of: dict[str, tuple[str, str]] = {}  # a subtype's ref → (property, value)
+        self._hierarchies = Hierarchies(resolver, self._names)
 
     @staticmethod
     def _assign_names(doc: dict[str, Any], swagger2: bool) -> dict[str, str]:
@@ -128,56 +128,8 @@ class SchemaTranslator:
         while self._pending:
             name, ref = self._pending.pop()
             target = self.resolver.pointer(ref, ref)
-            self.types[name] = _kind_said(
-                self._tr(target, ref, 0, (ref,), False), self._kind_of.get(ref)
-            )
-
-    def _subtypes(self, ref: str) -> list[tuple[str, str]]:
-        """The named types that extend `ref` by allOf when `ref` has a discriminator and no
-        oneOf of its own (OpenAPI's implicit hierarchy, as Azure writes it: Data Factory's
-        FactoryRepoConfiguration, a GitHub or a VSTS one): each subtype's reference and the value
-        of the discriminating property that names it (its mapping's, else its
-        `x-ms-discriminator-value`, else its name)."""
-        if self._kinds is None:
-            self._kinds = {}
-            for sub in self._names:
-                try:
-                    schema = self.resolver.pointer(sub, sub)
-                except SpecRefused:
-                    continue
-                members = schema.get("allOf") if isinstance(schema, dict) else None
-                for member in members if isinstance(members, list) else ():
-                    base = member.get("$ref") if isinstance(member, dict) else None
-                    found = self._discriminated_base(base) if isinstance(base, str) else None
-                    if found is None:
-                        continue
-                    prop, mapping = found
-                    key = sub.rsplit("/", 1)[-1]
-                    named = [v for v, target in mapping.items() if target in (sub, key)]
-                    said = schema.get("x-ms-discriminator-value")
-                    value = named[0] if named else str(said) if isinstance(said, str) else key
-                    self._kinds.setdefault(str(base), []).append((sub, value))
-                    self._kind_of[sub] = (prop, value)
-        return self._kinds.get(ref, [])
-
-    def _discriminated_base(self, ref: str) -> tuple[str, dict[str, Any]] | None:
-        """(the discriminating property, its mapping) of a named schema with a discriminator and
-        no oneOf or anyOf, else None."""
-        if ref not in self._names:
-            return None
-        try:
-            base = self.resolver.pointer(ref, ref)
-        except SpecRefused:
-            return None
-        if not isinstance(base, dict) or "oneOf" in base or "anyOf" in base:
-            return None
-        disc = base.get("discriminator")
-        prop = disc.get("propertyName") if isinstance(disc, dict) else None
-        if not isinstance(prop, str):
-            return None
-        mapping = disc.get("mapping") if isinstance(disc, dict) else None
-        pairs = mapping.items() if isinstance(mapping, dict) else ()
-        return prop, {str(k): str(v) for k, v in pairs}
+            made = self._tr(target, ref, 0, (ref,), False)
+            self.types[name] = kind_said(made, self._hierarchies.kind_of(ref))
 
     def _read_only(self, sub: Any, where: str) -> bool:
         """Whether a property is readOnly, said beside it, by the schema its `$ref` names
@@ -229,7 +181,7 @@ class SchemaTranslator:
             ref = s["$ref"]
             if not isinstance(ref, str):
                 raise SpecRefused(f"$ref at {where} is not a string")
-            kinds = [] if inline else self._subtypes(ref)
+            kinds = [] if inline else self._hierarchies.subtypes(ref)
             if len(kinds) > 1:  # a value is one of the kinds that extend it, named by its kind
                 out = {"oneOf": [self._ref(sub, where, depth, stack, False) for sub, _ in kinds]}
             else:
@@ -259,7 +211,7 @@ class SchemaTranslator:
                 continue
             for key, value in part.items():
                 if key == "properties" and isinstance(value, dict):
-                    props.update({k: _narrowed(props.get(k), v) for k, v in value.items()})
+                    props.update(narrowed(props, value))
                 elif key == "required" and isinstance(value, list):
                     required.extend(r for r in value if r not in required)
                 elif key == "description":
@@ -444,7 +396,7 @@ class SchemaTranslator:
                 ]
                 if key == "oneOf" and "anyOf" not in s and _alike(branches):
                     key = "anyOf"  # exactly one can never hold: any one will do
-                out[key] = _discriminated(branches, s.get("discriminator"))
+                out[key] = discriminated(branches, s.get("discriminator"))
         if isinstance(s.get("not"), (dict, bool)):
             out["not"] = self._tr(s["not"], f"{where}/not", depth + 1, stack, False)
         if nullable:
@@ -546,64 +498,3 @@ def _of(kind: str, value: Any) -> bool:
         "array": isinstance(value, list),
         "null": value is None,
     }.get(kind, True)
-
-
-# what says a schema's kind of value: a part that names none only narrows the one before it
-_KIND_KEYS = frozenset(
-    {"type", "$ref", "allOf", "oneOf", "anyOf", "items", "properties", "enum", "const"}
-)
-
-
-def _narrowed(before: Any, after: Any) -> Any:
-    """A property two allOf parts both describe: the later part's schema, but where it names no
-    kind of value (Linode's rules re-declare `inbound: {required: […]}` beside the array the
-    first part makes it), the earlier one with the later's other words added: JSON Schema holds
-    a value to both."""
-    if not isinstance(before, dict) or not isinstance(after, dict) or _KIND_KEYS & after.keys():
-        return after
-    return {**before, **{k: v for k, v in after.items() if k not in before}}
-
-
-def _discriminated(branches: list[Any], discriminator: Any) -> list[Any]:
-    """A oneOf's branches with the discriminator's property required where a branch describes
-    it (Mailchimp's segment conditions name their `condition_type`): a value without it is
-    refused by the API, whose reading of a value starts there."""
-    name = discriminator.get("propertyName") if isinstance(discriminator, dict) else None
-    if not isinstance(name, str):
-        return branches
-    out = []
-    for b in branches:
-        props, required = (
-            (b.get("properties"), b.get("required", [])) if isinstance(b, dict) else (None, None)
-        )
-        if (
-            isinstance(props, dict)
-            and name in props
-            and isinstance(required, list)
-            and name not in required
-        ):
-            b = {**b, "required": [*required, name]}
-        out.append(b)
-    return out
-
-
-def _kind_said(schema: Any, kind: tuple[str, str] | None) -> Any:
-    """A subtype of an implicit hierarchy with its discriminating property fixed to the value
-    that names it, and required (`type: FactoryGitHubConfiguration`)."""
-    if kind is None or not isinstance(schema, dict):
-        return schema
-    prop, value = kind
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        return schema
-    said: dict[str, Any] = {"type": "string"}
-    if isinstance(props.get(prop), dict):
-        said = props[prop]
-    required: list[Any] = []
-    if isinstance(schema.get("required"), list):
-        required = schema["required"]
-    return {
-        **schema,
-        "properties": {**props, prop: {**said, "enum": [value]}},
-        "required": required if prop in required else [*required, prop],
-    }

@@ -41,41 +41,50 @@ def action_phrase(method: str, path: str) -> str:
     /groups/{group-id}/members/$ref, `send mail for me` for POST /me/microsoft.graph.sendMail;
     '' when the path names nothing to act on."""
     segments = [s for s in path.strip("/").split("/") if s and not _VERSION.match(s)]
-    literal = [s for s in segments if "{" not in s]
     last = segments[-1] if segments else ""
     action = _ACTION.match(last)
+    literal = [s for s in segments if "{" not in s and not (action and s == last)]
+    mine = bool(literal) and literal[0] == "me"
     if action:
-        literal = [s for s in literal if s != last]
-    elif not literal:
+        return _named_action(action.group(1) or action.group(2), literal, mine)
+    if not literal:
         return ""
-    owner = literal[0] if literal else ""
-    mine = owner == "me"
-    if action:
-        things = [s for s in literal if s != "me"]
-        said = _words(action.group(1) or action.group(2))
-        where = f" {_one(_words(things[-1]))}" if things else ""
-        return f"{said}{where}{' for me' if mine else ''}".strip()
-    ref = last == "$ref"
-    if ref:
-        segments, literal = segments[:-1], literal[:-1]
-        if not literal:
-            return ""
-        last = segments[-1]
+    if last == "$ref":
+        return _reference(method, segments[:-1], literal[:-1], mine)
     named = [s for s in literal if s != "me"]
     if not named:  # `/me` itself
         return "get my profile" if method == "GET" else f"{_VERBS.get(method, '')} my profile"
+    return _acting(method, "{" in last, named, mine)
+
+
+def _named_action(action: str, literal: list[str], mine: bool) -> str:
+    """`send mail for me`, `cancel project`: the action a path names, on what it names last."""
+    things = [s for s in literal if s != "me"]
+    where = f" {_one(_words(things[-1]))}" if things else ""
+    return f"{_words(action)}{where}{' for me' if mine else ''}".strip()
+
+
+def _reference(method: str, segments: list[str], literal: list[str], mine: bool) -> str:
+    """`add members to a group`: a `$ref` collection's reference added, listed or removed."""
+    named = [s for s in literal if s != "me"]
+    if not segments or not named:
+        return ""
+    thing = _words(named[-1])
+    parent = _one(_words(named[-2])) if len(named) > 1 else "item"
+    verb = {"POST": "add", "DELETE": "remove", "GET": "list"}.get(method, "set")
+    to = {"add": "to", "remove": "from"}.get(verb, "of")
+    return f"{verb} {thing} {to} {'my' if mine else 'a'} {parent}"
+
+
+def _acting(method: str, one: bool, named: list[str], mine: bool) -> str:
+    """`list pods of a namespace`, `get my event`, `create refund`: the method's verb on what
+    the path names last, and whose it is."""
     thing = _words(named[-1])
     parent = _one(_words(named[-2])) if len(named) > 1 else ""
     of = " my" if mine else ""
     whose = f" of a {parent}" if parent and not mine else ""
-    if ref:
-        verb = {"POST": "add", "DELETE": "remove", "GET": "list"}.get(method, "set")
-        to = " to" if verb == "add" else " of" if verb != "remove" else " from"
-        return f"{verb} {thing}{to}{' my' if mine else ' a'} {parent or 'item'}".replace("  ", " ")
-    one = "{" in last
     if method == "GET":
         return f"get{of} {_one(thing)}{whose}" if one else f"list{of} {thing}{whose}"
     if method == "POST" and not one:
         return f"create{of} {_one(thing)}{whose}"
-    verb = _VERBS.get(method, method.lower())
-    return f"{verb}{of} {_one(thing)}{whose}"
+    return f"{_VERBS.get(method, method.lower())}{of} {_one(thing)}{whose}"
