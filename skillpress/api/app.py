@@ -20,6 +20,7 @@ from skillpress.api import (
     console_operations,
     operations_routes,
     problems,
+    publication_routes,
     v1,
 )
 from skillpress.api.access_log import AccessLog
@@ -202,6 +203,7 @@ def create_app(ctx: AppContext, operators: Operators, nats_url: str | None) -> F
     app.include_router(v1.router)
     app.include_router(annotation_routes.router)
     app.include_router(approvals_routes.router)
+    app.include_router(publication_routes.router)
     app.include_router(operations_routes.router)
     app.include_router(console.router)
     app.include_router(console_operations.router)

@@ -15,7 +15,6 @@ from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, Field
 
 from skillpress.api.deps import (
     Ctx,
@@ -30,7 +29,6 @@ from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import (
     Detached,
     Overlay,
-    PublicationView,
     SkillView,
     SubmissionView,
     VersionDiff,
@@ -425,21 +423,6 @@ def diff(
     from skillpress.app.records.versions import diff_versions
 
     return diff_versions(ctx, slug, from_, to)
-
-
-class PublishIn(BaseModel):
-    remove_gates: bool = Field(
-        default=False, description="publish even though live gates would be dropped"
-    )
-    timeout: float = Field(default=60.0, gt=0, le=600)
-
-
-@router.post("/skills/{slug}/versions/{ref}/publish", name="publish_version", tags=["versions"])
-def publish(ctx: Ctx, who: Operator, slug: str, ref: str, body: PublishIn) -> PublicationView:
-    """Make a version live (refused with the gates it would drop unless `remove_gates`)."""
-    from skillpress.app.operator.changes import publish as published
-
-    return published(ctx, slug, ref, body.remove_gates, body.timeout, who)
 
 
 @router.post("/skills/{slug}/detach", name="detach_skill", tags=["skills"])

@@ -193,17 +193,35 @@ def _changes(result: Mapping[str, Any], slug: str | None = None) -> None:
 
 
 def publish(
-    slug: Annotated[str, typer.Argument(help="the skill's slug")],
-    version: Annotated[str, typer.Argument(help="a version id or prefix")],
+    slug: Annotated[str | None, typer.Argument(help="the skill's slug")] = None,
+    version: Annotated[str | None, typer.Argument(help="a version id or prefix")] = None,
     remove_gates: Annotated[
         bool, typer.Option("--remove-gates", help="allow dropping gates the live version has")
+    ] = False,
+    all_proposed: Annotated[
+        bool,
+        typer.Option(
+            "--all-proposed",
+            help="publish every skill's newest waiting proposal, each checked as one publish is",
+        ),
     ] = False,
     as_json: AsJson = False,
     timeout: Timeout = 60.0,
 ) -> None:
-    """Make a version live: the one version agents read, announced on version.published."""
+    """Make a version live: the one version agents read, announced on version.published. With
+    --all-proposed, every skill's newest waiting proposal (each refusal listed with its reason)."""
     from skillpress.app.base.views import PublicationView
     from skillpress.cli.remote import through_api
+
+    if all_proposed:
+        if slug is not None or version is not None:
+            fail("--all-proposed publishes every skill's newest proposal: name no skill")
+        from skillpress.cli.publish_many import publish_all_proposed
+
+        publish_all_proposed(remove_gates, as_json, timeout)
+        return
+    if slug is None or version is None:
+        fail("name a skill and a version (skillpress versions SLUG lists them), or --all-proposed")
 
     asked = {"remove_gates": remove_gates, "timeout": min(timeout, 600.0)}
     event = through_api(

@@ -31,11 +31,14 @@ __all__ = [
     "Detached",
     "Dismissal",
     "DiffSummary",
+    "ManyPublished",
     "Overlay",
     "PackageDiff",
     "ProposalBrief",
     "ProposalView",
     "PublicationView",
+    "PublishedBrief",
+    "PublishRefusal",
     "Replayed",
     "RevisionView",
     "SkillView",
@@ -228,6 +231,30 @@ class PublicationView(TypedDict):
     previous_version_id: NotRequired[str | None]
     already_live: NotRequired[bool]  # it was live already: its pointer written again
     changes: NotRequired[VersionDiff]  # what it changed against the version that was live
+
+
+class PublishedBrief(TypedDict):
+    """One skill of a publish of many: the version made live, and the one it replaced."""
+
+    skill: str
+    version_id: str
+    previous_version_id: str | None
+    already_live: bool
+
+
+class PublishRefusal(TypedDict):
+    """One skill of a publish of many that was not published, and why, in a person's words."""
+
+    skill: str
+    version_id: str | None
+    reason: str
+
+
+class ManyPublished(TypedDict):
+    """A publish of several skills' newest proposals, each checked as a single publish is."""
+
+    published: list[PublishedBrief]
+    refused: list[PublishRefusal]
 
 
 @with_config(_OPEN)

@@ -15,7 +15,14 @@ from skillpress.app.base.views import SkillView
 from skillpress.app.records.derivations import as_utc
 from skillpress.schemas.records import ActionItem, Skill, Source, SourceRevision, Version
 
-__all__ = ["SKILLS_PAGE", "skill_views", "skills_count", "skills_page", "skills_totals"]
+__all__ = [
+    "SKILLS_PAGE",
+    "skill_views",
+    "skills_count",
+    "skills_page",
+    "skills_totals",
+    "waiting_proposals",
+]
 
 SKILLS_PAGE = 100  # skills a page lists (the API's `limit` may ask for up to 500)
 
@@ -142,3 +149,34 @@ def skills_totals(ctx: AppContext) -> dict[str, int]:
         )
         actions = s.exec(select(func.count()).where(col(ActionItem.resolved_at).is_(None))).one()
     return {"skills": count, "proposals": waiting, "open_actions": int(actions)}
+
+
+def waiting_proposals(
+    ctx: AppContext, slugs: list[str] | None = None
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Each skill's newest proposal that waits (made after its live version), as (slug, version
+    id) by slug: of every skill, or of those `slugs` name; and the slugs named that no skill
+    has."""
+    with ctx.records.session() as s:
+        chosen = select(Skill)
+        if slugs is not None:
+            chosen = chosen.where(col(Skill.slug).in_(slugs))
+        skills = list(s.exec(chosen).all())
+        live = [k.live_version_id for k in skills if k.live_version_id]
+        live_at = {
+            v.skill_id: v.created_at
+            for v in s.exec(select(Version).where(col(Version.id).in_(live))).all()
+        }
+        newest: dict[str, Version] = {}
+        waiting = select(Version).where(
+            Version.status == "proposed", col(Version.skill_id).in_([k.id for k in skills])
+        )
+        for v in s.exec(waiting).all():
+            kept = newest.get(v.skill_id)
+            if _waits(v.created_at, live_at.get(v.skill_id)) and (
+                kept is None or as_utc(v.created_at) > as_utc(kept.created_at)
+            ):
+                newest[v.skill_id] = v
+        found = sorted((k.slug, newest[k.id].id) for k in skills if k.id in newest)
+        unknown = sorted(set(slugs or ()) - {k.slug for k in skills})
+        return found, unknown
