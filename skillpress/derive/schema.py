@@ -12,7 +12,13 @@ import re
 from typing import Any
 
 from skillpress.derive.refs import Resolver
-from skillpress.derive.schema_kinds import Hierarchies, discriminated, kind_said, narrowed
+from skillpress.derive.schema_kinds import (
+    Hierarchies,
+    discriminated,
+    kind_said,
+    narrowed,
+    never_one,
+)
 from skillpress.format.errors import SpecRefused
 from skillpress.format.text import short_text
 from skillpress.format.type_refs import named_ref, reachable
@@ -372,7 +378,9 @@ class SchemaTranslator:
             if names:
                 out["required"] = list(dict.fromkeys(names))
         addl = s.get("additionalProperties")
-        if isinstance(addl, bool):
+        if addl is False and not props and (s.get("anyOf") or s.get("oneOf")):
+            pass  # closed, its fields in its branches (linqr's ContactData): none would be valid
+        elif isinstance(addl, bool):
             out["additionalProperties"] = addl
         elif isinstance(addl, dict):
             out["additionalProperties"] = self._tr(
@@ -394,9 +402,9 @@ class SchemaTranslator:
                     self._tr(a, f"{where}/{key}/{n}", depth + 1, stack, False)
                     for n, a in enumerate(alts)
                 ]
-                if key == "oneOf" and "anyOf" not in s and _alike(branches):
+                if key == "oneOf" and "anyOf" not in s and never_one(branches, alts, self.resolver):
                     key = "anyOf"  # exactly one can never hold: any one will do
-                out[key] = discriminated(branches, s.get("discriminator"))
+                out[key] = discriminated(branches, s.get("discriminator"), alts, self.resolver)
         if isinstance(s.get("not"), (dict, bool)):
             out["not"] = self._tr(s["not"], f"{where}/not", depth + 1, stack, False)
         if nullable:
@@ -411,29 +419,6 @@ class SchemaTranslator:
                 if {"type": "null"} not in out[key]:
                     out[key] = [*out[key], {"type": "null"}]
         return out
-
-
-# what a branch may say beside its type and still admit every value of that type
-_ANNOTATIONS = frozenset({"type", "format", "description", "title", "default", "examples"})
-
-
-def _alike(branches: list[Any]) -> bool:
-    """Whether two of a oneOf's branches admit the same values: each only a type (a format
-    beside it, which validators need not check), the types shared (an integer is a number).
-    Shutterstock's asset id is oneOf two strings of formats nobody defines: every value matches
-    both, so none is valid and the tool could never be called."""
-    seen: set[str] = set()
-    for branch in branches:
-        if not isinstance(branch, dict) or not set(branch) <= _ANNOTATIONS:
-            continue
-        typ = branch.get("type")
-        types = {typ} if isinstance(typ, str) else set(typ) if isinstance(typ, list) else set()
-        if "number" in types:
-            types.add("integer")
-        if types & seen:
-            return True
-        seen |= types
-    return False
 
 
 def _escape(key: str) -> str:

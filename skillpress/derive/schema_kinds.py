@@ -5,12 +5,15 @@ describe it; and an allOf part that names no kind of value narrowing the propert
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from skillpress.derive.refs import Resolver
 from skillpress.format.errors import SpecRefused
 
-__all__ = ["Hierarchies", "discriminated", "kind_said", "narrowed"]
+__all__ = ["Hierarchies", "discriminated", "kind_said", "narrowed", "never_one"]
+
+_MAX_KINDS = 20  # the kinds a base is offered as; past that, the base itself
 
 
 class Hierarchies:
@@ -31,6 +34,18 @@ class Hierarchies:
             self._kinds = {}
             for sub in self.names:
                 self._scan(sub)
+            # a choice of two to twenty kinds: one kind says nothing, and Bitbucket's `object`
+            # (every model extends it) or Azure Search's forty token filters are past what a
+            # tool's schema shows of a choice (`shallow_schema` keeps twenty branches)
+            for base, kinds in list(self._kinds.items()):
+                # a base whose property lists its values, one a kind's name is not among
+                # (Service Fabric's EntityKind beside ApplicationBackupEntity): kinds unnamed
+                listed = self._values(base)
+                unnamed = listed is not None and any(v not in listed for _, v in kinds)
+                if unnamed or not 2 <= len(kinds) <= _MAX_KINDS:
+                    del self._kinds[base]
+                    for sub, _ in kinds:
+                        self._kind_of.pop(sub, None)
         return self._kinds.get(ref, [])
 
     def kind_of(self, ref: str) -> tuple[str, str] | None:
@@ -57,6 +72,20 @@ class Hierarchies:
             self._kinds.setdefault(str(base), []).append((sub, value))
             self._kind_of[sub] = (prop, value)
 
+    def _values(self, ref: str) -> list[Any] | None:
+        """The values a base's discriminating property lists (its enum), if it lists them."""
+        base = self.resolver.pointer(ref, ref)
+        found = self._base(ref)
+        props = base.get("properties") if isinstance(base, dict) else None
+        said = props.get(found[0]) if found and isinstance(props, dict) else None
+        if isinstance(said, dict) and isinstance(said.get("$ref"), str):
+            try:
+                said = self.resolver.deref(said, ref)
+            except SpecRefused:
+                return None
+        enum = said.get("enum") if isinstance(said, dict) else None
+        return enum if isinstance(enum, list) else None
+
     def _base(self, ref: str) -> tuple[str, dict[str, str]] | None:
         """(the discriminating property, its mapping) of a named schema with a discriminator and
         no oneOf or anyOf, else None."""
@@ -70,8 +99,10 @@ class Hierarchies:
             return None
         disc = base.get("discriminator")
         prop = disc.get("propertyName") if isinstance(disc, dict) else None
-        if not isinstance(prop, str):
-            return None
+        props = base.get("properties")
+        said = props.get(prop) if isinstance(props, dict) and isinstance(prop, str) else None
+        if not isinstance(prop, str) or (isinstance(said, dict) and said.get("readOnly")):
+            return None  # (Azure Migrate's `instanceType`: the server's to say, never sent)
         mapping = disc.get("mapping") if isinstance(disc, dict) else None
         pairs = mapping.items() if isinstance(mapping, dict) else ()
         return prop, {str(k): str(v) for k, v in pairs}
@@ -87,8 +118,11 @@ def kind_said(schema: Any, kind: tuple[str, str] | None) -> Any:
     if not isinstance(props, dict):
         return schema
     said: dict[str, Any] = {"type": "string"}
-    if isinstance(props.get(prop), dict):
-        said = props[prop]
+    if isinstance(props.get(prop), dict) and "$ref" not in props[prop]:
+        said = props[prop]  # (one a shared type names, Service Fabric's BackupEntityKind, is
+    # written as its one value: beside a `$ref` an enum would be left out where it expands)
+    if isinstance(said.get("enum"), list) and value not in said["enum"]:
+        return schema  # the subtype names its kinds itself
     required: list[Any] = []
     if isinstance(schema.get("required"), list):
         required = schema["required"]
@@ -119,12 +153,17 @@ def narrowed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def discriminated(branches: list[Any], discriminator: Any) -> list[Any]:
+def discriminated(
+    branches: list[Any], discriminator: Any, raw: list[Any], resolver: Resolver
+) -> list[Any]:
     """A oneOf's branches with the discriminator's property required where a branch describes
     it (Mailchimp's segment conditions name their `condition_type`): a value without it is
-    refused by the API, whose reading of a value starts there."""
+    refused by the API, whose reading of a value starts there. With no discriminator, the tag
+    every branch gives one value of its own (WireMock's delays: `type: uniform` or
+    `lognormal`), which is what tells them apart."""
     name = discriminator.get("propertyName") if isinstance(discriminator, dict) else None
-    if not isinstance(name, str):
+    name = name if isinstance(name, str) else _tag(raw, resolver)
+    if name is None:
         return branches
     out = []
     for b in branches:
@@ -135,3 +174,94 @@ def discriminated(branches: list[Any], discriminator: Any) -> list[Any]:
             b = {**b, "required": [*required, name]}
         out.append(b)
     return out
+
+
+# what a branch may say beside its type and still admit every value of that type
+_ANNOTATIONS = frozenset({"type", "format", "description", "title", "default", "examples"})
+
+
+def never_one(branches: list[Any], raw: list[Any], resolver: Resolver) -> bool:
+    """Whether a oneOf can never hold for exactly one branch, so that no value is valid and
+    the tool could never be called: two branches admit the same values (`_alike`), or every
+    branch is an open object that requires nothing (ShipEngine's rate request: by shipment id
+    or by shipment; Zoom's settings), so `{}`, and any value one admits, matches them all.
+    Offered as anyOf: any one will do."""
+    return _alike(branches) or _open_objects(raw, resolver)
+
+
+def _alike(branches: list[Any]) -> bool:
+    """Whether two branches admit the same values: each only a type (a format beside it, which
+    validators need not check), the types shared (an integer is a number). Shutterstock's asset
+    id is oneOf two strings of formats nobody defines: every value matches both."""
+    seen: set[str] = set()
+    for branch in branches:
+        if not isinstance(branch, dict) or not set(branch) <= _ANNOTATIONS:
+            continue
+        typ = branch.get("type")
+        types = {typ} if isinstance(typ, str) else set(typ) if isinstance(typ, list) else set()
+        if "number" in types:
+            types.add("integer")
+        if types & seen:
+            return True
+        seen |= types
+    return False
+
+
+def _open_objects(raw: list[Any], resolver: Resolver) -> bool:
+    """Whether every branch, as the spec writes it, is an object of properties that admits
+    others and requires what the others require (nothing, or Portfolio Optimizer's
+    `portfolios` and `benchmarkReturns` in each): a value one admits, the others admit too."""
+    if _tag(raw, resolver) is not None:
+        return False  # a tag of one value in each tells them apart, once required
+    required: set[frozenset[str]] = set()
+    for branch in raw:
+        try:
+            branch = resolver.deref(branch, "a oneOf branch") if isinstance(branch, dict) else None
+        except SpecRefused:
+            return False
+        if (
+            not isinstance(branch, dict)
+            or not isinstance(branch.get("properties"), dict)
+            or branch.get("additionalProperties") is False
+            or any(k in branch for k in ("allOf", "oneOf", "anyOf", "not", "enum", "const"))
+            or branch.get("type", "object") != "object"
+        ):
+            return False
+        listed = branch.get("required")
+        names: list[Any] = listed if isinstance(listed, list) else []
+        if any(_one_valued(branch["properties"].get(n)) for n in names):
+            return False  # a required property of one value tells the branches apart
+        required.add(frozenset(str(n) for n in names))
+    return len(raw) > 1 and len(required) == 1
+
+
+def _one_valued(prop: Any) -> bool:
+    enum = prop.get("enum") if isinstance(prop, dict) else None
+    return isinstance(prop, dict) and (
+        "const" in prop or (isinstance(enum, list) and len(enum) == 1)
+    )
+
+
+def _tag(raw: list[Any], resolver: Resolver) -> str | None:
+    """The property every branch, as the spec writes it, gives one value of its own (a `type`
+    of `enum: [uniform]` in one, `[lognormal]` in the next), or None."""
+    values: dict[str, set[str]] = {}
+    for n, branch in enumerate(raw):
+        try:
+            branch = resolver.deref(branch, "a oneOf branch") if isinstance(branch, dict) else None
+        except SpecRefused:
+            return None
+        props = branch.get("properties") if isinstance(branch, dict) else None
+        if not isinstance(props, dict):
+            return None
+        found = {k: json.dumps(_the_value(v)) for k, v in props.items() if _one_valued(v)}
+        if n == 0:
+            values = {k: {v} for k, v in found.items()}
+        else:
+            values = {k: vs | {found[k]} for k, vs in values.items() if k in found}
+    distinct = [k for k, vs in values.items() if len(vs) == len(raw) > 1]
+    return distinct[0] if distinct else None
+
+
+def _the_value(prop: dict[str, Any]) -> Any:
+    return prop["const"] if "const" in prop else prop["enum"][0]

@@ -180,3 +180,81 @@ def test_a_base_with_a_discriminator_is_offered_as_the_kinds_that_extend_it() ->
     )
     assert validator.is_valid({"repo": {"type": "Vsts", "accountName": "a", "projectName": "p"}})
     assert not validator.is_valid({"repo": {"type": "Vsts", "accountName": "a"}})
+
+
+def test_kinds_named_through_a_shared_enum_are_told_apart_and_a_read_only_kind_is_not_a_choice() -> (
+    None
+):
+    """Service Fabric's BackupEntity names its kind through a shared enum type (EntityKind:
+    Application, Partition, Service); Azure Migrate's solution summary's kind is readOnly, the
+    server's to say: that base is offered as itself."""
+    kind = {"type": "string", "enum": ["Application", "Partition"]}
+    base = {
+        "type": "object",
+        "discriminator": {"propertyName": "EntityKind"},
+        "required": ["EntityKind"],
+        "properties": {"EntityKind": {"$ref": "#/components/schemas/Kind"}},
+    }
+    app = {
+        "allOf": [{"$ref": "#/components/schemas/Entity"}],
+        "properties": {"ApplicationName": {"type": "string"}},
+        "x-ms-discriminator-value": "Application",
+    }
+    part = {
+        "allOf": [{"$ref": "#/components/schemas/Entity"}],
+        "required": ["PartitionId"],
+        "properties": {"PartitionId": {"type": "string"}},
+        "x-ms-discriminator-value": "Partition",
+    }
+    summary = {
+        "type": "object",
+        "discriminator": {"propertyName": "instanceType"},
+        "properties": {"instanceType": {"type": "string", "readOnly": True}},
+    }
+    servers = {"allOf": [{"$ref": "#/components/schemas/Summary"}], "properties": {"n": {}}}
+    dbs = {"allOf": [{"$ref": "#/components/schemas/Summary"}], "properties": {"m": {}}}
+    body = {
+        "type": "object",
+        "properties": {
+            "entity": {"$ref": "#/components/schemas/Entity"},
+            "summary": {"$ref": "#/components/schemas/Summary"},
+        },
+    }
+    schemas = {
+        "Kind": kind,
+        "Entity": base,
+        "App": app,
+        "Part": part,
+        "Summary": summary,
+        "Servers": servers,
+        "Dbs": dbs,
+    }
+    schema = tools_of(doc({"/backups": _post(body)}, schemas))["rules_make"]
+    validator = Draft202012Validator(schema)
+    assert validator.is_valid({"entity": {"EntityKind": "Application", "ApplicationName": "a"}})
+    assert not validator.is_valid({"entity": {"EntityKind": "Partition"}})  # its PartitionId
+    assert validator.is_valid({"entity": {"EntityKind": "Partition", "PartitionId": "p"}})
+    assert "oneOf" not in schema["properties"]["summary"]
+
+
+def test_a_choice_no_value_could_make_is_offered_as_one_a_value_can() -> None:
+    """Tools no valid arguments could call (the sweep's 'arguments not built'): ShipEngine's
+    rates by shipment id or by shipment are a oneOf of open objects that require nothing, so
+    whatever matches one matches both; linqr's ContactData closes its properties while they are
+    all in its anyOf branches. Offered as anyOf, and open: a call one admits is valid."""
+    by_id = {"type": "object", "properties": {"shipment_id": {"type": "string"}}}
+    by_shipment = {"type": "object", "properties": {"shipment": {"type": "object"}}}
+    vcard = {"type": "object", "properties": {"first_name": {"type": "string"}}}
+    mecard = {"type": "object", "properties": {"name": {"type": "string"}}}
+    body = {
+        "type": "object",
+        "properties": {
+            "rates": {"oneOf": [by_id, by_shipment]},
+            "contact": {"additionalProperties": False, "anyOf": [vcard, mecard]},
+        },
+    }
+    schema = tools_of(doc({"/rates": _post(body)}))["rules_make"]
+    assert "anyOf" in schema["properties"]["rates"]
+    assert Draft202012Validator(schema).is_valid(
+        {"rates": {"shipment_id": "se-1"}, "contact": {"first_name": "Ada"}}
+    )

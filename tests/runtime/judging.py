@@ -120,6 +120,12 @@ class Explained:
     also: str = ""  # a second fragment the message holds too
 
 
+OPEN_ONE_OF = (
+    "a oneOf whose branches are open objects requiring the same fields (or none): whatever one"
+    " admits, the others admit too, so by the letter no value is valid (ShipEngine's rates by"
+    " shipment id or by shipment, Zoom's settings); derive offers anyOf, what the API means"
+)
+
 EXPLAINED: tuple[Explained, ...] = (
     Explained(
         "*",
@@ -960,6 +966,78 @@ EXPLAINED: tuple[Explained, ...] = (
         "ours",
         "as Storecove's: a cut type's field keeps an enum of at most 20 values; the ISO"
         " currency list (160 codes) is in the operation's file",
+    ),
+    Explained(
+        "intellifi.nl.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "just-eat.co.uk.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "mailscript.com.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "portfoliooptimizer.io.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "shipengine.com.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "zoom.us.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "ably.io/platform.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "influxdata.com.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "mist.com.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
+        "linqr.app.json",
+        "*",
+        "Additional properties are not allowed",
+        "spec",
+        "ContactData closes its properties (`additionalProperties: false`) while every one is in"
+        " its anyOf branches (VCard, MeCard): under JSON Schema no contact with a field is"
+        " valid; derive leaves it open, as linqr means it",
     ),
     Explained(
         "here.com/tracking.json",
