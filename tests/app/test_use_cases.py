@@ -992,14 +992,37 @@ def test_a_decision_survives_every_re_import_and_confirming_twice_adds_nothing(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(app_annotations, "derive_revision", counting)
-    done = review.confirm_suggestions(
-        ctx,
-        skill,
-        ids=[first[("create_booking", "approval")].id],
-        groups=["deletes"],
-        by="reviewer",
-    )
+    # ... and one write: its annotations and its suggestions' decisions together (#59.3:
+    # GitHub's 195 deletes were 390 transactions)
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+
+    writing: set[int] = set()
+    writes: list[int] = []  # the transactions that wrote something, each counted at its commit
+
+    def flushed(session: Any, flush_context: Any, instances: Any) -> None:
+        writing.add(id(session))
+
+    def committed(session: Any) -> None:
+        if id(session) in writing:
+            writing.discard(id(session))
+            writes.append(1)
+
+    event.listen(Session, "before_flush", flushed)
+    event.listen(Session, "after_commit", committed)
+    try:
+        done = review.confirm_suggestions(
+            ctx,
+            skill,
+            ids=[first[("create_booking", "approval")].id],
+            groups=["deletes"],
+            by="reviewer",
+        )
+    finally:
+        event.remove(Session, "before_flush", flushed)
+        event.remove(Session, "after_commit", committed)
     assert len(done.annotation_ids) == 2 and done.skipped == [] and len(derived) == 1
+    assert writes == [1]  # two annotations stored, two suggestions decided: one transaction
     dismissed = review.dismiss_suggestions(
         ctx, skill, ids=[first[("create_booking", "identity")].id], by="reviewer"
     )

@@ -51,6 +51,7 @@ __all__ = [
     "record_retirement",
     "retract_turn",
     "skill_credential",
+    "annotation_record",
     "store_annotation",
 ]
 
@@ -223,6 +224,23 @@ def check_workflows(ctx: AppContext, files: Mapping[str, bytes]) -> None:
             raise AnnotationRefused(str(exc)) from None
 
 
+def annotation_record(
+    skill: Skill, kind: str, target: str, body: dict[str, Any], by: str, now: datetime
+) -> AnnotationRecord:
+    """An annotation as it is stored, its id derived from what it says and when."""
+    body_json = json.dumps(body, sort_keys=True)
+    aid = derived_id("annotation", skill.id, kind, target, body_json, now.isoformat())[:16]
+    return AnnotationRecord(
+        id=aid,
+        skill_id=skill.id,
+        kind=kind,
+        target=target,
+        body_json=body_json,
+        created_by=by,
+        created_at=now,
+    )
+
+
 def store_annotation(
     ctx: AppContext,
     skill: Skill,
@@ -232,21 +250,9 @@ def store_annotation(
     by: str,
     now: datetime,
 ) -> str:
-    body_json = json.dumps(body, sort_keys=True)
-    aid = derived_id("annotation", skill.id, kind, target, body_json, now.isoformat())[:16]
-    add_annotation(
-        ctx,
-        AnnotationRecord(
-            id=aid,
-            skill_id=skill.id,
-            kind=kind,
-            target=target,
-            body_json=body_json,
-            created_by=by,
-            created_at=now,
-        ),
-    )
-    return aid
+    record = annotation_record(skill, kind, target, body, by, now)
+    add_annotation(ctx, record)
+    return record.id
 
 
 def record_annotation(

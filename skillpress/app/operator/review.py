@@ -9,15 +9,19 @@ from typing import Any
 
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import SuggestionGroups, SuggestionView
-from skillpress.app.operator.annotations import check_annotation, store_annotation
+from skillpress.app.operator.annotations import annotation_record, check_annotation
 from skillpress.app.records.annotations import active_of_kind
 from skillpress.app.records.derivations import latest_revision_id
-from skillpress.app.records.suggestions import close_suggestions, open_suggestions_of
+from skillpress.app.records.suggestions import (
+    close_suggestions,
+    confirm_together,
+    open_suggestions_of,
+)
 from skillpress.app.records.versions import find_skill
 from skillpress.derive.annotations import Annotation
 from skillpress.derive.approvals import GROUPS
 from skillpress.errors import NotFound, Refused
-from skillpress.schemas.records import Skill
+from skillpress.schemas.records import AnnotationRecord, Skill
 
 __all__ = [
     "GROUPS",
@@ -81,12 +85,12 @@ def _refusal(pending: Pending, skill: Skill) -> str | None:
     return None
 
 
-def _in_force(ctx: AppContext, skill: Skill, pending: Pending) -> str | None:
-    """The annotation already in force that this suggestion would add again (one gate per
-    operation and match, one identity per operation), or None."""
+def _in_force(rows: Sequence[AnnotationRecord], pending: Pending) -> str | None:
+    """The annotation already in force (among the active `rows` of its kind) that this
+    suggestion would add again (one gate per operation and match, one identity per operation),
+    or None."""
     target = f"operation:{pending.operation}"
-    rows = [r for r in active_of_kind(ctx, skill.id, pending.kind) if r.target == target]
-    for row in rows:
+    for row in (r for r in rows if r.target == target):
         body = row.body
         if pending.kind == "identity" or body.get("matches") == pending.annotation.get("matches"):
             return row.id
@@ -121,16 +125,18 @@ def confirm_many(
     again (so a group costs one derivation, plus one per suggestion that cannot be meant)."""
     skipped: list[dict[str, str]] = []
     kept: list[str] = []  # annotations already in force
+    closed: list[str] = []  # their suggestions, confirmed with the rest
     todo: list[Pending] = []
+    active = {kind: active_of_kind(ctx, skill.id, kind) for kind in {s.kind for s in chosen}}
     for sug in chosen:
         why = _refusal(sug, skill)
         if why is not None:
             skipped.append({"suggestion": sug.id, "operation": sug.operation, "reason": why})
             continue
-        existing = _in_force(ctx, skill, sug)
+        existing = _in_force(active[sug.kind], sug)
         if existing is not None:
             kept.append(existing)
-            close_suggestions(ctx, [sug.id], "confirmed", by)
+            closed.append(sug.id)
         else:
             todo.append(sug)
     while todo:
@@ -151,14 +157,12 @@ def confirm_many(
                 )
                 todo.remove(culprit)
     now = ctx.clock()
-    stored = [
-        store_annotation(
-            ctx, skill, sug.kind, f"operation:{sug.operation}", sug.annotation, by, now
-        )
+    records = [
+        annotation_record(skill, sug.kind, f"operation:{sug.operation}", sug.annotation, by, now)
         for sug in todo
     ]
-    close_suggestions(ctx, [sug.id for sug in todo], "confirmed", by)
-    done = [*kept, *stored]
+    confirm_together(ctx, records, [*closed, *(sug.id for sug in todo)], by)
+    done = [*kept, *(r.id for r in records)]
     return Confirmed(done, skipped, max(open_count - len(done), 0))
 
 

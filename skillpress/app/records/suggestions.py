@@ -13,7 +13,7 @@ from skillpress.derive.approvals import Suggestion as Guess
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import AnnotationRecord, Suggestion
 
-__all__ = ["record_suggestions", "open_suggestions_of", "close_suggestions"]
+__all__ = ["record_suggestions", "open_suggestions_of", "close_suggestions", "confirm_together"]
 
 
 def record_suggestions(
@@ -83,3 +83,17 @@ def close_suggestions(ctx: AppContext, ids: Sequence[str], status: str, by: str)
             row = s.get(Suggestion, sid)
             if row is not None:
                 row.status, row.decided_by, row.decided_at = status, by[:128], now
+
+
+def confirm_together(
+    ctx: AppContext, records: Sequence[AnnotationRecord], ids: Sequence[str], by: str
+) -> None:
+    """The annotations `records` stored and the suggestions `ids` confirmed by `by`, in one
+    transaction: a group's decision is one write (GitHub's 195 deletes were 390)."""
+    now = ctx.clock()
+    with ctx.records.session() as s:
+        s.add_all(records)
+        for sid in ids:
+            row = s.get(Suggestion, sid)
+            if row is not None:
+                row.status, row.decided_by, row.decided_at = "confirmed", by[:128], now
