@@ -6,13 +6,41 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from skillpress.app.base.bus import Event, Pipeline, send, send_and_follow, with_pipeline
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import PublicationView, Replayed
 from skillpress.schemas.subjects import COMMANDS, EVENTS
 
-__all__ = ["propose_change", "replay_dead_letters", "request_publish", "request_refresh"]
+if TYPE_CHECKING:
+    from skillpress.schemas.events import PublishVersion
+
+__all__ = [
+    "propose_change",
+    "publish_command",
+    "replay_dead_letters",
+    "request_publish",
+    "request_refresh",
+]
+
+
+def publish_command(
+    slug: str, version_id: str, remove_gates: bool, requested_by: str
+) -> tuple[PublishVersion, str]:
+    """The command that publishes `version_id`, and its message id: each request its own (the
+    answer names it), so a second publish of a version already live is answered too."""
+    from skillpress.schemas.events import PublishVersion
+
+    request = uuid.uuid4().hex
+    command = PublishVersion(
+        skill=slug,
+        version_id=version_id,
+        remove_gates=remove_gates,
+        requested_by=requested_by,
+        request=request,
+    )
+    return command, f"publish:{version_id}:{request}"
 
 
 def request_publish(
@@ -24,23 +52,16 @@ def request_publish(
     requested_by: str = "cli",
 ) -> PublicationView:
     """Send the publish command and wait for its `version.published`: the publication it says."""
-    from skillpress.schemas.events import PublishVersion, VersionPublished
+    from skillpress.schemas.events import VersionPublished
 
-    request = uuid.uuid4().hex
-    command = PublishVersion(
-        skill=slug,
-        version_id=version_id,
-        remove_gates=remove_gates,
-        requested_by=requested_by,
-        request=request,
-    )
+    command, msg_id = publish_command(slug, version_id, remove_gates, requested_by)
 
     async def work(pipeline: Pipeline) -> list[Event]:
         return await send_and_follow(
             pipeline,
             COMMANDS.publish_version,
             command,
-            f"publish:{version_id}:{request}",
+            msg_id,
             lambda e: (
                 e.subject == EVENTS.version_published
                 and getattr(e.message, "version_id", None) == version_id

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import time
-import uuid
 from collections.abc import Callable
 
 from skillpress.app.base.bus import Pipeline, follow, send, with_pipeline
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import ManyPublished, PublishedBrief, PublishRefusal
+from skillpress.app.operator.dispatch import publish_command
 from skillpress.errors import Permanent
 from skillpress.schemas.subjects import COMMANDS, EVENTS
 
@@ -76,7 +76,7 @@ def _published(
 ) -> list[PublishedBrief]:
     """Every checked version's publish command sent over one connection, then the stream
     followed from the first until each is published (or `timeout` seconds pass without one)."""
-    from skillpress.schemas.events import PublishVersion, VersionPublished
+    from skillpress.schemas.events import VersionPublished
 
     if not checked:
         return []
@@ -87,15 +87,7 @@ def _published(
         async with pipeline.connection() as nc:
             first = None
             for slug, version_id in checked:
-                request = uuid.uuid4().hex
-                command = PublishVersion(
-                    skill=slug,
-                    version_id=version_id,
-                    remove_gates=remove_gates,
-                    requested_by=by,
-                    request=request,
-                )
-                msg_id = f"publish:{version_id}:{request}"
+                command, msg_id = publish_command(slug, version_id, remove_gates, by)
                 seq = await send(nc, COMMANDS.publish_version, command, msg_id)
                 first = seq if first is None else first
             await pipeline.say_if_nobody_takes(nc, COMMANDS.publish_version, timeout)
