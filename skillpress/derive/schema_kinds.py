@@ -209,11 +209,12 @@ def _alike(branches: list[Any]) -> bool:
 
 def _open_objects(raw: list[Any], resolver: Resolver) -> bool:
     """Whether every branch, as the spec writes it, is an object of properties that admits
-    others and requires what the others require (nothing, or Portfolio Optimizer's
-    `portfolios` and `benchmarkReturns` in each): a value one admits, the others admit too."""
+    others, and another branch requires no more than it does (nothing, or Portfolio
+    Optimizer's `portfolios` and `benchmarkReturns` in each): a value one admits, another
+    admits too."""
     if _tag(raw, resolver) is not None:
         return False  # a tag of one value in each tells them apart, once required
-    required: set[frozenset[str]] = set()
+    required: list[frozenset[str]] = []
     for branch in raw:
         try:
             branch = resolver.deref(branch, "a oneOf branch") if isinstance(branch, dict) else None
@@ -231,8 +232,13 @@ def _open_objects(raw: list[Any], resolver: Resolver) -> bool:
         names: list[Any] = listed if isinstance(listed, list) else []
         if any(_one_valued(branch["properties"].get(n)) for n in names):
             return False  # a required property of one value tells the branches apart
-        required.add(frozenset(str(n) for n in names))
-    return len(raw) > 1 and len(required) == 1
+        required.append(frozenset(str(n) for n in names))
+    # each branch's values are another's too: that one requires no more (Otoroshi's JWT
+    # sources: a query param and a cookie both `{type, name}`, a header those and `remove`)
+    return len(raw) > 1 and all(
+        any(j != i and other <= mine for j, other in enumerate(required))
+        for i, mine in enumerate(required)
+    )
 
 
 def _one_valued(prop: Any) -> bool:

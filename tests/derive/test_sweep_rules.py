@@ -258,3 +258,24 @@ def test_a_choice_no_value_could_make_is_offered_as_one_a_value_can() -> None:
     assert Draft202012Validator(schema).is_valid(
         {"rates": {"shipment_id": "se-1"}, "contact": {"first_name": "Ada"}}
     )
+
+
+def test_a_one_of_whose_every_branch_another_admits_is_any_of() -> None:
+    """Otoroshi's JWT sources: in a query param or a cookie (each `{type, name}`), or in a
+    header (those and `remove`), told apart only in words: every value one admits another
+    admits too, so no value is valid under oneOf. A oneOf where one branch asks for less than
+    another stays oneOf: `{a}` matches the first alone."""
+    query = {"type": "object", "required": ["type", "name"], "properties": {"name": {}, "type": {}}}
+    header = {**query, "required": ["type", "name", "remove"], "properties": {"remove": {}}}
+    cookie = dict(query)
+    fewer = {"type": "object", "required": ["a"], "properties": {"a": {}}}
+    more = {"type": "object", "required": ["a", "b"], "properties": {"a": {}, "b": {}}}
+    body = {
+        "type": "object",
+        "properties": {
+            "source": {"oneOf": [query, header, cookie]},
+            "pick": {"oneOf": [fewer, more]},
+        },
+    }
+    props = tools_of(doc({"/verifiers": _post(body)}))["rules_make"]["properties"]
+    assert "anyOf" in props["source"] and "oneOf" in props["pick"]

@@ -1040,6 +1040,13 @@ EXPLAINED: tuple[Explained, ...] = (
         " valid; derive leaves it open, as linqr means it",
     ),
     Explained(
+        "maif.local/otoroshi.json",
+        "*",
+        "is valid under each of",
+        "spec",
+        OPEN_ONE_OF,
+    ),
+    Explained(
         "here.com/tracking.json",
         "*",
         "Missing required query parameter: apiKey",
