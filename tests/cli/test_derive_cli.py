@@ -161,7 +161,7 @@ def test_tools_in_each_provider_shape(tmp_path: Path) -> None:
     add = anthropic[1]
     assert add == {
         "name": "petstore_add_pet",
-        "description": "Creates a new pet in the store. (POST /api/pets)",
+        "description": "Creates a new pet in the store. (create pet: POST /api/pets)",
         "input_schema": {
             "type": "object",
             "properties": {"name": {"type": "string"}, "tag": {"type": "string"}},
