@@ -56,8 +56,9 @@ def publish_proposed(
         except Permanent as exc:
             refused.append({"skill": slug, "version_id": version_id, "reason": str(exc)})
     published = _published(ctx, checked, remove_gates, timeout, by, progress)
+    landed = {p["version_id"] for p in published}
     for slug, version_id in checked:
-        if version_id not in {p["version_id"] for p in published}:
+        if version_id not in landed:
             reason = f"no publication within {timeout:g} s of the last (see skillpress status)"
             refused.append({"skill": slug, "version_id": version_id, "reason": reason})
     return {

@@ -42,6 +42,13 @@ def _waits(created: Any, live_since: Any) -> bool:
     return live_since is None or as_utc(created) > as_utc(live_since)
 
 
+def _live_at(s: Session, live_ids: Any) -> dict[str, Any]:
+    """When each skill's live version was made, by skill id: the versions `live_ids` names (a
+    list, or a query of them). A proposal made before it was passed over (`_waits`)."""
+    versions = s.exec(select(Version).where(col(Version.id).in_(live_ids))).all()
+    return {v.skill_id: v.created_at for v in versions}
+
+
 def _count(s: Session) -> int:
     return int(s.exec(select(func.count()).select_from(_listed().subquery())).one())
 
@@ -94,14 +101,7 @@ def skill_views(s: Session, skills: list[Skill], every: bool = False) -> list[Sk
     def mine(column: Any) -> Any:
         return true() if every else col(column).in_(ids)
 
-    live_at = {
-        v.skill_id: v.created_at
-        for v in s.exec(
-            select(Version).where(
-                col(Version.id).in_([k.live_version_id for k in skills if k.live_version_id])
-            )
-        ).all()
-    }
+    live_at = _live_at(s, [k.live_version_id for k in skills if k.live_version_id])
     proposed: dict[str, int] = {}
     waiting = select(Version).where(Version.status == "proposed", mine(Version.skill_id))
     for v in s.exec(waiting).all():
@@ -131,16 +131,9 @@ def skills_totals(ctx: AppContext) -> dict[str, int]:
     and the open action items."""
     with ctx.records.session() as s:
         count = _count(s)
-        live_at = {
-            v.skill_id: v.created_at
-            for v in s.exec(
-                select(Version).where(
-                    col(Version.id).in_(
-                        select(Skill.live_version_id).where(col(Skill.live_version_id).is_not(None))
-                    )
-                )
-            ).all()
-        }
+        live_at = _live_at(
+            s, select(Skill.live_version_id).where(col(Skill.live_version_id).is_not(None))
+        )
         waiting = sum(
             _waits(created, live_at.get(skill_id))
             for skill_id, created in s.exec(
@@ -162,11 +155,7 @@ def waiting_proposals(
         if slugs is not None:
             chosen = chosen.where(col(Skill.slug).in_(slugs))
         skills = list(s.exec(chosen).all())
-        live = [k.live_version_id for k in skills if k.live_version_id]
-        live_at = {
-            v.skill_id: v.created_at
-            for v in s.exec(select(Version).where(col(Version.id).in_(live))).all()
-        }
+        live_at = _live_at(s, [k.live_version_id for k in skills if k.live_version_id])
         newest: dict[str, Version] = {}
         waiting = select(Version).where(
             Version.status == "proposed", col(Version.skill_id).in_([k.id for k in skills])
