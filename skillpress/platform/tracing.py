@@ -13,7 +13,15 @@ import os
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["enabled", "inject", "mark_span", "start_tracing", "stop_tracing", "trace_ids"]
+__all__ = [
+    "enabled",
+    "inject",
+    "mark_span",
+    "start_tracing",
+    "stop_tracing",
+    "trace_ids",
+    "tracing_started",
+]
 
 _PROVIDERS: list[Any] = []  # the process's one TracerProvider, once started
 
@@ -60,6 +68,11 @@ def start_tracing(role: str, stages: tuple[str, ...] = ()) -> Any | None:
     trace.set_tracer_provider(provider)
     _PROVIDERS.append(provider)
     return provider
+
+
+def tracing_started() -> bool:
+    """Whether this process's TracerProvider runs (started, not yet stopped)."""
+    return bool(_PROVIDERS)
 
 
 def stop_tracing() -> None:

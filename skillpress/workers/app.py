@@ -25,7 +25,7 @@ from skillpress.platform.broker import (
 )
 from skillpress.platform.logging import get_logger
 from skillpress.platform.nats_roles import role_of_worker
-from skillpress.platform.tracing import start_tracing, stop_tracing
+from skillpress.platform.tracing import start_tracing, stop_tracing, tracing_started
 from skillpress.schemas.events import RefreshSources
 from skillpress.schemas.subjects import COMMANDS, STREAM
 from skillpress.workers import (
@@ -99,6 +99,9 @@ async def serve_roles(
     watched = Watched(expected=len(groups))
     # listening before any worker starts: a taken port refuses the process, never runs it blind
     listening = await listen_probes(ctx, watched) if ctx.settings.probe_port is not None else None
+    # one trace resource for the process, naming every stage it runs whichever role starts first,
+    # stopped once every role's last spans are in
+    start_tracing("worker", tuple(name for group in groups.values() for name in group))
     tasks = [
         asyncio.create_task(
             serve_workers(
@@ -137,6 +140,7 @@ async def serve_roles(
         await asyncio.gather(*workers)
     finally:
         announcing.cancel()
+        stop_tracing()
         probes_end.set()  # the probes answer as long as the workers run
         await asyncio.gather(*tasks[len(groups) :], return_exceptions=True)
 
@@ -224,6 +228,8 @@ async def _serve(
         raw = await js.get_msg(STREAM, seq)
         return raw.subject or "", raw.data or b"", dict(raw.headers or {})
 
+    # a process of several roles started it for all of them (serve_roles): it stops it too
+    owned = not tracing_started()
     tracer_provider = start_tracing("worker", tuple(names))  # None: no OTLP endpoint
     middlewares: list[Any] = []
     if tracer_provider is not None:
@@ -266,5 +272,6 @@ async def _serve(
         if scheduler is not None:
             scheduler.cancel()
         await stop_broker(broker, "workers")
-        stop_tracing()
+        if owned:
+            stop_tracing()
         log.info("workers.stopped")

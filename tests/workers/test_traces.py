@@ -6,6 +6,7 @@ from stage to stage in the messages' `traceparent` header."""
 from __future__ import annotations
 
 import json
+from asyncio import Event
 from collections.abc import Iterator
 
 import httpx
@@ -17,6 +18,7 @@ from skillpress.platform import tracing
 from skillpress.platform.settings import Settings
 from skillpress.schemas.events import SpecSubmitted
 from skillpress.schemas.subjects import EVENTS
+from skillpress.workers import app as worker_app
 from tests.fake_api import FakeApi, Reply, fake_api
 from tests.workers.conftest import SPECS, watching
 from tests.workers.test_probes import worker_with_probes
@@ -68,6 +70,32 @@ def test_traces_are_off_unless_an_endpoint_is_named() -> None:
         {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"}
     )
     assert tracing.inject({"Nats-Msg-Id": "x"}, "s") == {"Nats-Msg-Id": "x"}  # off: nothing
+
+
+async def test_a_process_of_several_roles_is_one_resource_naming_every_stage(
+    ctx: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`worker all` runs the publish stage on its own connection beside the other stages: the
+    process's trace resource names every stage it runs whichever role's group starts first (it
+    was started by the first, so a process whose publish group won named only `publish`), and
+    it is stopped once, when the process ends."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    seen: list[tuple[list[str], object]] = []
+
+    async def group(
+        _ctx: AppContext, _url: str, names: list[str], *_: object, **__: object
+    ) -> None:
+        provider = tracing.start_tracing("worker", tuple(names))
+        assert provider is not None
+        seen.append((names, provider.resource.attributes.get("skillpress.workers")))
+
+    monkeypatch.setattr(worker_app, "serve_workers", group)
+    try:
+        await worker_app.serve_roles(ctx, lambda role: "nats://x", ["publish", "fetch"], Event())
+    finally:
+        tracing.stop_tracing()
+    assert seen == [(["publish"], "publish,fetch"), (["fetch"], "publish,fetch")]
+    assert not tracing.tracing_started()  # stopped with the process's last role
 
 
 async def test_a_submission_is_one_trace_across_its_stages(
