@@ -216,29 +216,47 @@ def _open_objects(raw: list[Any], resolver: Resolver) -> bool:
         return False  # a tag of one value in each tells them apart, once required
     required: list[frozenset[str]] = []
     for branch in raw:
-        try:
-            branch = resolver.deref(branch, "a oneOf branch") if isinstance(branch, dict) else None
-        except SpecRefused:
+        names = _open_requires(branch, resolver)
+        if names is None:
             return False
-        if (
-            not isinstance(branch, dict)
-            or not isinstance(branch.get("properties"), dict)
-            or branch.get("additionalProperties") is False
-            or any(k in branch for k in ("allOf", "oneOf", "anyOf", "not", "enum", "const"))
-            or branch.get("type", "object") != "object"
-        ):
-            return False
-        listed = branch.get("required")
-        names: list[Any] = listed if isinstance(listed, list) else []
-        if any(_one_valued(branch["properties"].get(n)) for n in names):
-            return False  # a required property of one value tells the branches apart
-        required.append(frozenset(str(n) for n in names))
+        required.append(names)
     # each branch's values are another's too: that one requires no more (Otoroshi's JWT
     # sources: a query param and a cookie both `{type, name}`, a header those and `remove`)
     return len(raw) > 1 and all(
         any(j != i and other <= mine for j, other in enumerate(required))
         for i, mine in enumerate(required)
     )
+
+
+def _open_requires(branch: Any, resolver: Resolver) -> frozenset[str] | None:
+    """The names an open object branch requires, or None where it is not one. A branch that is
+    only a choice (anyOf, or a oneOf that is never one itself) of open objects requiring nothing
+    requires nothing (Zoom's settings: one branch is a choice of two authentication shapes,
+    each open, each optional throughout)."""
+    try:
+        branch = resolver.deref(branch, "a oneOf branch") if isinstance(branch, dict) else None
+    except SpecRefused:
+        return None
+    if not isinstance(branch, dict) or branch.get("type", "object") != "object":
+        return None
+    key = "anyOf" if "anyOf" in branch else "oneOf"
+    alts = branch.get(key)
+    if "properties" not in branch and isinstance(alts, list) and alts:
+        rest = set(branch) - {"type", key, "description", "title"}
+        if rest or any(_open_requires(a, resolver) != frozenset() for a in alts):
+            return None
+        return frozenset()
+    if (
+        not isinstance(branch.get("properties"), dict)
+        or branch.get("additionalProperties") is False
+        or any(k in branch for k in ("allOf", "oneOf", "anyOf", "not", "enum", "const"))
+    ):
+        return None
+    listed = branch.get("required")
+    names: list[Any] = listed if isinstance(listed, list) else []
+    if any(_one_valued(branch["properties"].get(n)) for n in names):
+        return None  # a required property of one value tells the branches apart
+    return frozenset(str(n) for n in names)
 
 
 def _one_valued(prop: Any) -> bool:

@@ -279,3 +279,28 @@ def test_a_one_of_whose_every_branch_another_admits_is_any_of() -> None:
     }
     props = tools_of(doc({"/verifiers": _post(body)}))["rules_make"]["properties"]
     assert "anyOf" in props["source"] and "oneOf" in props["pick"]
+
+
+def test_a_branch_that_is_itself_a_choice_of_open_objects_admits_what_the_others_do() -> None:
+    """Zoom's settings update: the user's settings (open, all optional), or a choice of two
+    authentication shapes (each open, each optional), or security settings. Whatever one
+    admits the others do, so no value is valid under oneOf: offered as anyOf, at both levels.
+    A nested choice that requires something stays told apart."""
+    settings = {"type": "object", "properties": {"feature": {"type": "object"}}}
+    meeting = {"properties": {"meeting_authentication": {"type": "boolean"}}}
+    recording = {"properties": {"recording_authentication": {"type": "boolean"}}}
+    auth = {"type": "object", "oneOf": [meeting, recording]}
+    security = {"type": "object", "properties": {"meeting_security": {"type": "object"}}}
+    strict = {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}}}
+    body = {
+        "type": "object",
+        "properties": {
+            "settings": {"oneOf": [settings, auth, security]},
+            "told": {"oneOf": [settings, {"type": "object", "oneOf": [strict, recording]}]},
+        },
+    }
+    schema = tools_of(doc({"/users/settings": _post(body)}))["rules_make"]
+    props = schema["properties"]
+    assert "anyOf" in props["settings"] and "oneOf" not in props["settings"]
+    assert "oneOf" in props["told"]
+    assert Draft202012Validator(schema).is_valid({"settings": {"feature": {}}})

@@ -131,6 +131,20 @@ def _number(schema: dict[str, Any], integer: bool) -> float | int:
     return int(value) if integer else value
 
 
+def _beside(rest: dict[str, Any], branch: Any) -> dict[str, Any]:
+    """A branch of a oneOf/anyOf read with the schema around it: the properties and required
+    names of both (ShipEngine's body is a oneOf beside the `rate_options` it also requires)."""
+    if not isinstance(branch, dict):
+        return rest
+    merged = {**rest, **branch}
+    for key in ("properties",):
+        if isinstance(rest.get(key), dict) and isinstance(branch.get(key), dict):
+            merged[key] = {**rest[key], **branch[key]}
+    if isinstance(rest.get("required"), list) and isinstance(branch.get("required"), list):
+        merged["required"] = list(dict.fromkeys([*rest["required"], *branch["required"]]))
+    return merged
+
+
 def canonical(schema: Any, depth: int = 0) -> Any:
     # size: one value per JSON Schema keyword family, read in one pass
     if not isinstance(schema, dict) or not schema:
@@ -147,12 +161,10 @@ def canonical(schema: Any, depth: int = 0) -> Any:
             rest = {k: v for k, v in schema.items() if k != key}
             whole = _validator(schema)
             for sub in schema[key]:
-                value = canonical({**rest, **sub} if isinstance(sub, dict) else rest, depth)
+                value = canonical(_beside(rest, sub), depth)
                 if whole.is_valid(value):
                     return value
-            return canonical(
-                {**rest, **schema[key][0]} if isinstance(schema[key][0], dict) else rest, depth
-            )
+            return canonical(_beside(rest, schema[key][0]), depth)
     if isinstance(schema.get("allOf"), list):
         return canonical(all_of_merged(schema), depth)
     typ = schema.get("type")
