@@ -66,6 +66,13 @@ def mcp(
     eager: Annotated[
         bool, typer.Option("--eager", help="offer every operation as a tool up front (small APIs)")
     ] = False,
+    deferred: Annotated[
+        bool,
+        typer.Option(
+            "--deferred",
+            help="list only the fixed tools (read, describe, call, load), even for an API small enough to serve its own tools directly",
+        ),
+    ] = False,
     transport: Annotated[
         str, typer.Option("--transport", help="stdio | http (streamable HTTP)")
     ] = "stdio",
@@ -116,6 +123,7 @@ def mcp(
         unsafe,
         lambda: settings().fetch_allow_private,
         approvals_url=lambda: settings().approvals_url,
+        deferred=deferred,
     )
     given = list(base_url or [])
     if every:

@@ -10,6 +10,7 @@ from typing import Any
 
 import mcp.types as types
 
+from skillpress.mcp.tools import direct_tools, serves_directly
 from skillpress.runtime.calling.calls import Gatekeeper
 from skillpress.runtime.calling.credential import Credential
 from skillpress.runtime.calling.execute import CallLimits
@@ -129,6 +130,7 @@ class Catalog:
         skills: Mapping[str, Loaded],
         *,
         eager: bool,
+        deferred: bool = False,
         credentials: Callable[[str, Skill], Credential | None] | None,
         limits: CallLimits | None,
         gatekeepers: Callable[[str], Gatekeeper] | None,
@@ -139,6 +141,8 @@ class Catalog:
         runs: RunJournal | None,
     ) -> None:
         self.eager, self.credentials, self.gatekeepers = eager, credentials, gatekeepers
+        self.deferred = deferred
+        self.direct_for: tuple[object, list[str] | None] | None = None  # (files, its answer)
         self.refresh, self.several, self.sandboxed = refresh, several, sandboxed
         self.model, self.runs = model, runs
         self.limits = limits or CallLimits()
@@ -206,11 +210,22 @@ class Catalog:
             }
         return value
 
+    def direct(self) -> list[str] | None:
+        """The fixed tools listed where the one skill served is served directly (its
+        operations listed as tools up front: `serves_directly`), or None; never for several
+        skills, nor with `eager` (every tool and every fixed one) or `deferred` asked for."""
+        if self.several or self.eager or self.deferred:
+            return None
+        sk, files, _ = self.state[self.slugs[0]]
+        if self.direct_for is None or self.direct_for[0] is not files:
+            self.direct_for = (files, direct_tools(sk) if serves_directly(sk) else None)
+        return self.direct_for[1]
+
     def loaded_for(self, ctx: Any) -> list[tuple[str, str]]:
         connection = getattr(getattr(ctx, "session", None), "_connection", None)
         key = getattr(connection, "session_id", None) or "-"
         if key not in self.loaded_by_client:
-            # eager: every tool by name, from the index (each is built when it is listed)
+            # eager or direct: every tool by name, from the index (each is built when it is listed)
             self.loaded_by_client[key] = (
                 [
                     (k, e.tool)
@@ -225,7 +240,7 @@ class Catalog:
                     for wf in _loadable(sk, files).values()
                     if self.runnable(wf)
                 ]
-                if self.eager
+                if self.eager or self.direct() is not None
                 else []
             )
         return self.loaded_by_client[key]

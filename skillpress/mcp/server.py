@@ -4,7 +4,8 @@ The body is the server's instructions. Three tools are offered up front — read
 skill (a category, an operation's detail), load operations as tools by their manifest names,
 and list what is loaded — and each loaded operation then becomes a tool of its own, called
 through the runtime's translation and execution (a refusal comes back as a tool error, before
-anything is sent). Nothing hands the model every schema at once unless `eager` is asked for.
+anything is sent). Nothing hands the model every schema at once unless `eager` is asked for,
+or the API is so small that its own tools cost less than the fixed ones (served directly).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from skillpress.mcp.catalog import (
     index_of,
     workflow_list,
 )
-from skillpress.mcp.tools import base_tools, skill_run_tool
+from skillpress.mcp.tools import HOW_TO_DIRECT, base_tools, skill_run_tool
 from skillpress.runtime.calling.calls import CallSetup, GateClosed, Gatekeeper, place_call
 from skillpress.runtime.calling.credential import Credential
 from skillpress.runtime.calling.execute import CallLimits
@@ -88,6 +89,7 @@ def build_mcp_server(
     files: Mapping[str, bytes],
     *,
     eager: bool = False,
+    deferred: bool = False,
     credential: Credential | None = None,
     limits: CallLimits | None = None,
     gatekeeper: Gatekeeper | None = None,
@@ -111,6 +113,7 @@ def build_mcp_server(
     return build_catalog_server(
         {skill.slug: (skill, files, version)},
         eager=eager,
+        deferred=deferred,
         credentials=lambda slug, sk: credential,
         limits=limits,
         gatekeepers=(lambda slug: gatekeeper) if gatekeeper else None,
@@ -153,6 +156,8 @@ class _CatalogServer(Catalog):
         now = await self.current()
         first = next(iter(now.values()))[0]
         fixed = base_tools(first, sorted(now) if self.several else None)
+        kept = self.direct()  # served directly: its own tools stand for the fixed ones
+        fixed = [t for t in fixed if t.name in kept] if kept is not None else fixed
         if any(WORKFLOWS in files for _, files, _ in now.values()):
             fixed.append(skill_run_tool(sorted(now) if self.several else None))
         return types.ListToolsResult(
@@ -442,7 +447,7 @@ class _CatalogServer(Catalog):
             f"skillpress-{self.slugs[0]}" if only is not None else "skillpress",
             version="1",
             instructions=(
-                HOW_TO
+                (HOW_TO if self.direct() is None else HOW_TO_DIRECT)
                 + "\n\n"
                 + only[1].get("body.md", b"").decode("utf-8", "replace")
                 + workflow_list(only[0], only[1])
@@ -460,6 +465,7 @@ def build_catalog_server(
     skills: Mapping[str, Loaded],
     *,
     eager: bool = False,
+    deferred: bool = False,
     credentials: Callable[[str, Skill], Credential | None] | None = None,
     limits: CallLimits | None = None,
     gatekeepers: Callable[[str], Gatekeeper] | None = None,
@@ -474,6 +480,7 @@ def build_catalog_server(
     return _CatalogServer(
         skills,
         eager=eager,
+        deferred=deferred,
         credentials=credentials,
         limits=limits,
         gatekeepers=gatekeepers,

@@ -37,7 +37,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """How a server's calls go: every operation listed up front (`eager`), the limits of one
+    """How a server's calls go: every operation listed up front (`eager`), or only the fixed
+    tools (`deferred`: by default a tiny API is served directly), the limits of one
     call, whether workflows of packages the operator did not publish run sandboxed, and whether
     a credential's token URL may be on a private network (SKILLPRESS_FETCH_ALLOW_PRIVATE: asked
     only of a skill that sends a credential, so a server of others reads no settings for it)."""
@@ -49,6 +50,9 @@ class ServeOptions:
     # gated calls settled through this skillpress API's approvals (SKILLPRESS_APPROVALS_URL,
     # with the runtime's token), else in the records here: asked at the first gated call
     approvals_url: Callable[[], str | None] = lambda: None
+    # the fixed tools listed, never the skill's own, even for an API small enough to serve
+    # them directly
+    deferred: bool = False
 
     def desk(self, open_ctx: Callable[[], AppContext]) -> Callable[[], Desk]:
         return lambda: desk_opener(self.approvals_url(), open_ctx)()
@@ -100,6 +104,7 @@ def skill_server(
         skill,
         files,
         eager=options.eager,
+        deferred=options.deferred,
         credential=options.credential(skill, auth_env),
         limits=options.limits,
         gatekeeper=agent_gatekeeper(options.desk(open_ctx), skill.slug),

@@ -4,13 +4,23 @@ with a `skill` argument for a server of several."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp.types as types
 
-from skillpress.runtime.package.model import Skill
+from skillpress.runtime.package.model import PackageError, Skill
 
-__all__ = ["base_tools", "skill_run_tool"]
+__all__ = ["HOW_TO_DIRECT", "base_tools", "direct_tools", "serves_directly", "skill_run_tool"]
+
+# a skill of at most this many operations may be served directly (its own tools, listed up
+# front) where that costs less than the fixed tools it then leaves out
+DIRECT_AT_MOST = 12
+
+HOW_TO_DIRECT = (
+    "Each operation of this skill is a tool: call it by name. read_skill_file reads the files"
+    " named here. A result with `next` has another page: call again with `next.arguments`."
+)
 
 
 def _which(slugs: list[str]) -> dict[str, Any]:
@@ -131,3 +141,37 @@ def _one_skill_tools(skill: Skill | None) -> list[types.Tool]:
             input_schema={"type": "object", "properties": {}, "additionalProperties": False},
         ),
     ]
+
+
+def _listed(tool: types.Tool) -> int:
+    """What a tool costs in a tools/list answer, in bytes of its JSON (tokens follow bytes
+    closely for JSON of one kind)."""
+    return len(json.dumps([tool.name, tool.description, tool.input_schema]))
+
+
+def direct_tools(skill: Skill) -> list[str]:
+    """The fixed tools a skill served directly still lists: read_skill_file (its files), and
+    call_operation where a read pages by URL (a `next.page_url` is taken only there)."""
+    pages = any(
+        t.declaration.paging is not None and t.declaration.method == "GET" for t in skill.tools
+    )
+    return ["read_skill_file", *(["call_operation"] if pages else [])]
+
+
+def serves_directly(skill: Skill) -> bool:
+    """Whether a server of this one skill lists its operations as tools up front, the fixed
+    tools that find and load them left out: a small API (at most DIRECT_AT_MOST operations)
+    whose own tools cost no more than those fixed tools do (Petstore: its four tools against
+    describe, call, load and list). A tool that does not load keeps the deferred form."""
+    if len(skill.operations) > DIRECT_AT_MOST:
+        return False
+    try:
+        own = [
+            types.Tool(name=t.name, description=t.description, input_schema=t.offered_schema)
+            for t in skill.tools
+        ]
+        kept = direct_tools(skill)
+    except PackageError:
+        return False
+    left_out = [t for t in _one_skill_tools(skill) if t.name not in kept]
+    return sum(map(_listed, own)) <= sum(map(_listed, left_out))
