@@ -67,6 +67,12 @@ def _table(summary: dict) -> str:  # type: ignore[type-arg]
     if summary["explained"]:
         lines.append("explained (not ours), by kind:")
         lines += [f"  {n:>5}  {why[:150]}" for why, n in summary["explained"].items()]
+    front = summary["up_front"]
+    lines.append(
+        f"up front (tokens before the first call): largest {front['largest']},"
+        f" over {front['budget']}: {len(front['over'])}"
+    )
+    lines += [f"  {line}" for line in front["over"][:10]]
     seconds = summary["seconds"]
     lines.append(f"seconds: {seconds['total']} in all (worker time), median {seconds['median']}")
     lines += [f"  {line}" for line in seconds["slowest"][:5]]

@@ -39,6 +39,7 @@ STATUSES = ("ok", "refused", "findings", "unloadable", "timeout", "crash")
 KEPT = 5
 # requests of one spec openapi-core judges (spread over its tools; every tool is still called)
 JUDGED_AT_MOST = 400
+UP_FRONT = 2_000  # the tokens an agent may be sent before its first call (#58.1)
 # seconds past a spec's limit before its worker is killed (the limit is checked in the worker;
 # this is for code that never returns to it)
 GRACE = 60.0
@@ -68,6 +69,7 @@ class Outcome:
     explained: dict[str, int] = field(default_factory=dict)  # "kind: reason" → tools
     derive_seconds: float = 0.0
     seconds: float = 0.0
+    up_front: int = 0  # cl100k tokens an MCP client is sent before its first call (#58.1)
 
 
 @contextmanager
@@ -118,6 +120,7 @@ def sweep_one(
     from skillpress.runtime.package.model import PackageError
     from skillpress.runtime.package.skill import load_skill
     from tests.runtime.judging import judge_base, judge_files
+    from tests.up_front import up_front_tokens
 
     out = Outcome(spec)
     started = time.perf_counter()
@@ -142,6 +145,7 @@ def sweep_one(
             except PackageError as e:
                 out.status, out.reason = "unloadable", str(e)[:500]
                 return out
+            out.up_front = up_front_tokens(files)
             phase = "judge"
             server.seen.clear()
             verdict = judge_files(files, data, spec, work, server, slug, JUDGED_AT_MOST)
@@ -161,7 +165,8 @@ def sweep_one(
     out.ungenerated, out.refused_args = verdict.ungenerated, verdict.refused
     out.failed, out.violations = verdict.failed, verdict.violations
     out.explained = {f"{e.kind}: {e.reason}": len(tools) for e, tools in verdict.explained.items()}
-    if out.ungenerated or out.refused_args or out.failed or out.violations:
+    over = out.up_front > UP_FRONT
+    if out.ungenerated or out.refused_args or out.failed or out.violations or over:
         out.status = "findings"
     return out
 
@@ -337,6 +342,15 @@ def summarize(results: list[dict[str, Any]], about: dict[str, Any]) -> dict[str,
             k: {"count": n, "examples": examples[k]} for k, n in kinds.most_common()
         },
         "explained": dict(explained.most_common()),
+        "up_front": {
+            "budget": UP_FRONT,
+            "largest": max((r.get("up_front", 0) for r in results), default=0),
+            "over": [
+                f"{r['spec']}: {r['up_front']}"
+                for r in sorted(results, key=lambda r: -r.get("up_front", 0))
+                if r.get("up_front", 0) > UP_FRONT
+            ],
+        },
         "seconds": {
             "total": round(sum(seconds), 1),
             "median": seconds[len(seconds) // 2] if seconds else 0,

@@ -2,7 +2,8 @@
 the traits that broke derive before (`sample.txt`, made by `python -m tests.sweep.choose`),
 each derived, loaded as publish loads it, every tool called with valid arguments and judged.
 
-No crash, no timeout, nothing unloadable; every refusal one line. A spec with findings of ours
+No crash, no timeout, nothing unloadable, none over 2,000 tokens before an agent's first call;
+every refusal one line. A spec with findings of ours
 still open is listed in `known.json` with how many and why: a new one, or more of them, fails;
 so does a listed one that is now right (take it out: the list only shrinks). The whole
 directory is `just sweep`.
@@ -33,6 +34,9 @@ def test_the_sample_of_the_public_directory_derives_loads_and_calls_what_its_spe
     assert summary["crashes"] == [], "\n".join(summary["crashes"])
     assert summary["timeouts"] == [], "\n".join(summary["timeouts"])
     assert summary["unloadable"] == [], "\n".join(summary["unloadable"])
+    # #58.1: what an agent is sent before its first call, as the server sends it
+    assert summary["up_front"]["over"] == [], summary["up_front"]
+    assert 0 < summary["up_front"]["largest"] <= summary["up_front"]["budget"]
     for r in results:
         if r["status"] == "refused":  # derive's one-line refusal
             assert r["reason"] and "\n" not in r["reason"], r
