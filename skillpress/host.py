@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from skillpress.runtime.package.model import (
     UnknownOperation,
     shaped_tool,
 )
+from skillpress.runtime.package.profiles import TooManyTools, check_tool_count
 from skillpress.runtime.package.skill import load_skill, tool_clash
 from skillpress.runtime.workflows.load import load_workflows
 from skillpress.runtime.workflows.model_runs import Chat
@@ -52,7 +53,7 @@ from skillpress.runtime.workflows.run import Workflow
 from skillpress.runtime.workflows.run_log import RunJournal
 from skillpress.runtime.workflows.runner import StepPlace, run_flow
 
-__all__ = ["SkillHost", "GateClosed"]
+__all__ = ["SkillHost", "GateClosed", "TooManyTools"]
 
 
 @dataclass
@@ -138,19 +139,25 @@ class SkillHost:
                 raise PackageError(f"{clash} under {root}: bind one of them")
         return out
 
-    def tools(self, provider: str = "anthropic") -> list[dict[str, Any]]:
+    def tools(self, provider: str = "anthropic", only: Iterable[str] = ()) -> list[dict[str, Any]]:
         """Every bound skill's tools in `provider`'s shape (anthropic, openai, openai-strict,
         gemini, mcp): its operations, then its workflows (one tool runs each): the hardened
-        ones, and with a `chat` model the guided and draft ones too."""
+        ones, and with a `chat` model the guided and draft ones too. `only`: just the tools of
+        these names. TooManyTools where they are more than the provider takes in one request
+        (OpenAI: 128)."""
+        wanted = set(only)
         out = []
         for skill in self.bound():
-            out += [t.adapted(provider)[0] for t in skill.tools]
+            out += [t.adapted(provider)[0] for t in skill.tools if not wanted or t.name in wanted]
             for wf in self._held(skill).workflows().values():
-                if self._can_run(wf):
+                if self._can_run(wf) and (not wanted or wf.tool_name in wanted):
                     tool, _ = shaped_tool(
                         wf.tool_name, wf.description or wf.name, wf.to_tool_schema(), provider
                     )
                     out.append(tool)
+        check_tool_count(
+            provider, len(out), "choose those the agent needs: tools(provider, only=[names])"
+        )
         return out
 
     def _held(self, skill: Skill) -> _Bound:

@@ -183,11 +183,12 @@ def tools(
     from skillpress.cli.common import settings
     from skillpress.platform.llm import chat_client
     from skillpress.runtime.package.model import PackageError, UnknownOperation
+    from skillpress.runtime.package.profiles import TooManyTools
 
     with_model = chat_client(settings()) is not None  # who runs guided and draft workflows
     try:
         listed = tool_list(package_dir, format, tuple(only or ()), with_model)
-    except (OutputDirError, PackageError, UnknownOperation) as exc:
+    except (OutputDirError, PackageError, UnknownOperation, TooManyTools) as exc:
         fail(str(exc))
     result, notes = listed.tools, listed.adapted
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))

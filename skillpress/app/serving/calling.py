@@ -161,9 +161,10 @@ def tool_list(
     """Every tool of the package (or those named in `only`, reading only their files) in
     `provider`'s shape: its operations, its hardened workflows, and its guided and draft ones
     when a model runs them (`with_model`). PackageError / UnknownOperation / OutputDirError
-    say what is wrong."""
+    say what is wrong; TooManyTools, more than the provider takes in one request."""
     from skillpress.runtime.interop.tool_lists import package_tools
     from skillpress.runtime.package.model import PROVIDERS
+    from skillpress.runtime.package.profiles import check_tool_count
     from skillpress.runtime.workflows.load import loadable_workflows
 
     if provider not in PROVIDERS:
@@ -171,6 +172,7 @@ def tool_list(
     files = read_package_dir(package_dir, hand_written=True)
     notes: dict[str, list[str]] = {}
     tools = package_tools(files, provider, notes, only, with_model)
+    check_tool_count(provider, len(tools), "choose those an agent needs with --only NAME")
     left: list[Workflow] = []
     if not with_model:
         flows = loadable_workflows(files, load_skill(files, lazy=True))

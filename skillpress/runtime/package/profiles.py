@@ -17,9 +17,35 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["PROFILES", "adapt"]
+from skillpress.errors import Refused
+
+__all__ = ["PROFILES", "TOOLS_AT_MOST", "TooManyTools", "adapt", "check_tool_count"]
 
 PROFILES = ("anthropic", "openai", "mcp", "openai-strict", "gemini")
+# the tools a provider takes in one request, where it documents a limit (OpenAI's function
+# calling: at most 128 functions)
+TOOLS_AT_MOST = {"openai": 128, "openai-strict": 128}
+
+
+class TooManyTools(Refused):
+    """More tools than the provider takes in one request: a list it would refuse whole. The
+    message says how many, and how to choose (`how`: the face's own way of naming tools)."""
+
+    def __init__(self, provider: str, count: int, how: str) -> None:
+        self.provider, self.count, self.limit = provider, count, TOOLS_AT_MOST[provider]
+        super().__init__(
+            f"{provider} takes at most {self.limit} tools in one request, and these are"
+            f" {count}: {how} (the skill's body and category files list them)"
+        )
+
+
+def check_tool_count(provider: str, count: int, how: str) -> None:
+    """TooManyTools where `count` tools are more than `provider` takes in one request."""
+    limit = TOOLS_AT_MOST.get(provider)
+    if limit is not None and count > limit:
+        raise TooManyTools(provider, count, how)
+
+
 _STRICT_DROP = (
     "minLength",
     "maxLength",
