@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlmodel import col, select
+from sqlmodel import col, select, update
 
 from skillpress.app.base.context import AppContext
 from skillpress.app.records.derivations import loosen_files
 from skillpress.app.records.publish_check import check_publish
 from skillpress.app.records.versions import find_version
-from skillpress.errors import NotFound
+from skillpress.errors import NotFound, Unavailable
 from skillpress.format.manifest import Manifest
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import Publication, Skill, Version
@@ -37,11 +37,37 @@ class Published:
     pack: str | None = None  # the derivation whose pack holds every file
 
 
+# how many times a publish reads again after another moved the live version under it
+_RACES = 20
+
+
+class _Moved(Exception):
+    """The skill's live version changed between this publish's read and its write."""
+
+
 def publish_version(
     ctx: AppContext, slug: str, ref: str, remove_gates: bool, requested_by: str
 ) -> Published:
     """Make `ref` (a version id or prefix) the skill's live version (PublishRefused when its
-    check fails; NotFound for a skill or version that is not there)."""
+    check fails; NotFound for a skill or version that is not there). The live pointer moves
+    only from the version this publish read as live (a conditional update): publishes at once
+    make one publication of one version, and one chain of versions, each replacing the one
+    before it; the publish that lost reads again (and finds its version live, or publishes on
+    top of the new one)."""
+    for _ in range(_RACES):
+        try:
+            return _publish_once(ctx, slug, ref, remove_gates, requested_by)
+        except _Moved:
+            continue
+    raise Unavailable(
+        f"{slug}'s live version kept changing while this publish was written; asked again, it"
+        " publishes on top of what is live then"
+    )
+
+
+def _publish_once(
+    ctx: AppContext, slug: str, ref: str, remove_gates: bool, requested_by: str
+) -> Published:
     with ctx.records.session() as s:
         skill = s.get(Skill, derived_id("skill", slug))
         if skill is None:
@@ -69,12 +95,23 @@ def publish_version(
                 # a write per file)
                 loosen_files(ctx.blobs, files)
             previous = skill.live_version_id
+            was = col(Skill.live_version_id)
+            won = s.connection().execute(
+                update(Skill)
+                .where(
+                    col(Skill.id) == skill.id,
+                    was == previous if previous is not None else was.is_(None),
+                )
+                .values(live_version_id=version.id)
+            )
+            if won.rowcount != 1:  # another publish moved it since it was read: read again
+                s.rollback()
+                raise _Moved
             if previous:
                 old = s.get(Version, previous)
                 if old is not None:
                     old.status = "superseded"
             version.status = "published"
-            skill.live_version_id = version.id
             pub = Publication(
                 skill_id=skill.id,
                 version_id=version.id,
