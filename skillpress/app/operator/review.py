@@ -15,6 +15,7 @@ from skillpress.app.records.derivations import latest_revision_id
 from skillpress.app.records.suggestions import (
     close_suggestions,
     confirm_together,
+    decisions_of,
     open_suggestions_of,
 )
 from skillpress.app.records.versions import find_skill
@@ -145,6 +146,8 @@ def confirm_many(
             check_annotation(ctx, skill, new)
             break
         except Refused as exc:
+            if _in_force_meanwhile(ctx, skill, todo, kept, closed):
+                continue  # another person confirmed some of them at this moment: check the rest
             named = [t for t in todo if f"({t.id})" in str(exc)]
             failed = named[:1] or _each_refused(ctx, skill, todo)
             if not failed:
@@ -157,13 +160,58 @@ def confirm_many(
                 )
                 todo.remove(culprit)
     now = ctx.clock()
-    records = [
-        annotation_record(skill, sug.kind, f"operation:{sug.operation}", sug.annotation, by, now)
+    adding = [
+        (
+            sug.id,
+            annotation_record(
+                skill, sug.kind, f"operation:{sug.operation}", sug.annotation, by, now
+            ),
+        )
         for sug in todo
     ]
-    confirm_together(ctx, records, [*closed, *(sug.id for sug in todo)], by)
-    done = [*kept, *(r.id for r in records)]
+    lost = set(confirm_together(ctx, closed, adding, by))
+    done = [*kept, *(record.id for sid, record in adding if sid not in lost)]
+    if lost:  # decided by someone else at this moment: their decision stands
+        done += _decided_meanwhile(ctx, skill, [t for t in todo if t.id in lost], skipped)
     return Confirmed(done, skipped, max(open_count - len(done), 0))
+
+
+def _in_force_meanwhile(
+    ctx: AppContext, skill: Skill, todo: list[Pending], kept: list[str], closed: list[str]
+) -> bool:
+    """Whether any of `todo` is in force now (confirmed by another person since this
+    confirmation read what was): each such one is moved to `kept` and `closed`, as one found in
+    force at first is."""
+    active = {kind: active_of_kind(ctx, skill.id, kind) for kind in {s.kind for s in todo}}
+    moved = False
+    for sug in list(todo):
+        existing = _in_force(active[sug.kind], sug)
+        if existing is not None:
+            kept.append(existing)
+            closed.append(sug.id)
+            todo.remove(sug)
+            moved = True
+    return moved
+
+
+def _decided_meanwhile(
+    ctx: AppContext, skill: Skill, lost: Sequence[Pending], skipped: list[dict[str, str]]
+) -> list[str]:
+    """What stands for suggestions another person decided while these were confirmed: the
+    annotation their confirmation stored (confirming twice adds nothing), or a dismissal,
+    added to `skipped` with who made it."""
+    decisions = decisions_of(ctx, [sug.id for sug in lost])
+    active = {kind: active_of_kind(ctx, skill.id, kind) for kind in {s.kind for s in lost}}
+    found = []
+    for sug in lost:
+        existing = _in_force(active[sug.kind], sug)
+        if existing is not None:
+            found.append(existing)
+            continue
+        status, by = decisions.get(sug.id, ("gone", None))
+        reason = f"{status} by {by} meanwhile" if by else f"{status} meanwhile"
+        skipped.append({"suggestion": sug.id, "operation": sug.operation, "reason": reason})
+    return found
 
 
 def _as_annotation(sug: Pending) -> Annotation:
@@ -210,8 +258,8 @@ def dismiss_suggestions(
     """Dismiss suggestions: decided by `by`, never offered again, on later revisions either.
     How many; NotFound for an id that is not open."""
     chosen, _ = _chosen(ctx, skill, ids, groups)
-    close_suggestions(ctx, [p.id for p in chosen], "dismissed", by)
-    return len(chosen)
+    # one decided by someone else at this moment keeps their decision
+    return len(close_suggestions(ctx, [p.id for p in chosen], "dismissed", by))
 
 
 def _chosen(

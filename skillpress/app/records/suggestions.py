@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select, update
 
 from skillpress.app.base.context import AppContext
 from skillpress.derive.approvals import Suggestion as Guess
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import AnnotationRecord, Suggestion
 
-__all__ = ["record_suggestions", "open_suggestions_of", "close_suggestions", "confirm_together"]
+__all__ = [
+    "close_suggestions",
+    "confirm_together",
+    "decisions_of",
+    "open_suggestions_of",
+    "record_suggestions",
+]
 
 
 def record_suggestions(
@@ -74,26 +81,53 @@ def open_suggestions_of(ctx: AppContext, revision_id: str | None) -> list[Sugges
     return rows
 
 
-def close_suggestions(ctx: AppContext, ids: Sequence[str], status: str, by: str) -> None:
-    """The suggestions `ids` decided (`confirmed` or `dismissed`) by `by`, now; an unknown id
-    is skipped."""
+def _decided(s: Session, sid: str, status: str, by: str, now: datetime) -> bool:
+    """Whether this decision of suggestion `sid` is the one that stands: a conditional update
+    from `open`, so of two people deciding it at once only the first one's wins."""
+    won = s.connection().execute(
+        update(Suggestion)
+        .where(col(Suggestion.id) == sid, col(Suggestion.status) == "open")
+        .values(status=status, decided_by=by[:128], decided_at=now)
+    )
+    return bool(won.rowcount == 1)
+
+
+def close_suggestions(ctx: AppContext, ids: Sequence[str], status: str, by: str) -> list[str]:
+    """The suggestions `ids` decided (`confirmed` or `dismissed`) by `by`, now: those still
+    open (one decided already, or by someone else at this moment, keeps its decision); the ids
+    this call decided. An unknown id is skipped."""
     now = ctx.clock()
     with ctx.records.session() as s:
-        for sid in ids:
-            row = s.get(Suggestion, sid)
-            if row is not None:
-                row.status, row.decided_by, row.decided_at = status, by[:128], now
+        return [sid for sid in ids if _decided(s, sid, status, by, now)]
 
 
 def confirm_together(
-    ctx: AppContext, records: Sequence[AnnotationRecord], ids: Sequence[str], by: str
-) -> None:
-    """The annotations `records` stored and the suggestions `ids` confirmed by `by`, in one
-    transaction: a group's decision is one write (GitHub's 195 deletes were 390)."""
+    ctx: AppContext,
+    closing: Sequence[str],
+    adding: Sequence[tuple[str, AnnotationRecord]],
+    by: str,
+) -> list[str]:
+    """Suggestions confirmed by `by` in one transaction (a group's decision is one write:
+    GitHub's 195 deletes were 390): `closing`, whose annotation is in force already, and
+    `adding`, each stored with its annotation only where its confirmation wins (two people
+    confirming one suggestion at once store one gate; one confirming while another dismisses
+    stores none, or the dismissal loses). The suggestions of `adding` another decision took
+    first, their annotations not stored."""
     now = ctx.clock()
+    lost = []
     with ctx.records.session() as s:
-        s.add_all(records)
-        for sid in ids:
-            row = s.get(Suggestion, sid)
-            if row is not None:
-                row.status, row.decided_by, row.decided_at = "confirmed", by[:128], now
+        for sid in closing:
+            _decided(s, sid, "confirmed", by, now)
+        for sid, record in adding:
+            if _decided(s, sid, "confirmed", by, now):
+                s.add(record)
+            else:
+                lost.append(sid)
+    return lost
+
+
+def decisions_of(ctx: AppContext, ids: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+    """Each suggestion's status and who decided it, by id."""
+    with ctx.records.session() as s:
+        rows = s.exec(select(Suggestion).where(col(Suggestion.id).in_(list(ids)))).all()
+        return {r.id: (r.status, r.decided_by) for r in rows}
