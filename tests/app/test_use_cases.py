@@ -85,10 +85,8 @@ def propose(ctx: AppContext, stored: Stored, change: str) -> dict[str, Any]:
 def note(ctx: AppContext, operation: str, text: str) -> Stored:
     """A note on one of Hollowbrook's operations, stored as a person's change."""
     skill = versions.find_skill(ctx, "hollowbrook")
-    aid = annotations.store_annotation(
-        ctx, skill, "note", f"operation:{operation}", {"text": text}, "t", ctx.clock()
-    )
-    return Stored([aid], skill, ctx.clock())
+    change = [("note", f"operation:{operation}", {"text": text})]
+    return annotations.store_checked(ctx, skill, lambda: (change, []), "t")
 
 
 def dead_letter(ctx: AppContext, payload: dict[str, Any] | None = None, **fields: Any) -> None:
@@ -1362,10 +1360,9 @@ def test_the_preview_counts_changed_calls_as_the_proposal_will(ctx: AppContext) 
     submit(ctx, HOLLOWBROOK.read_bytes(), "one")
     skill = versions.find_skill(ctx, "hollowbrook")
     gate = {"matches": "DELETE /bookings/{booking_id}", "risk": "high"}
-    aid = annotations.store_annotation(
-        ctx, skill, "approval", "operation:cancel_booking", gate, "t", ctx.clock()
-    )
-    propose(ctx, Stored([aid], skill, ctx.clock()), "added")  # a gate: the declaration moves
+    change = [("approval", "operation:cancel_booking", gate)]
+    gated = annotations.store_checked(ctx, skill, lambda: (change, []), "t")
+    propose(ctx, gated, "added")  # a gate: the declaration moves
     propose(ctx, note(ctx, "list_rooms", "Rooms are listed cheapest first."), "added")
     same = intake.preview(ctx, HOLLOWBROOK.read_bytes(), None, "hollowbrook", None)
     assert same.in_use is not None and same.in_use.changed_count == 0

@@ -8,7 +8,7 @@ Each change is stored first and then proposes a version through the pipeline
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
@@ -16,11 +16,12 @@ from typing import Any, Literal, get_args
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import AnnotationView
 from skillpress.app.records.annotations import (
+    active_ids,
     active_of_kind,
-    add_annotation,
     annotations_to_rekey,
     retire_annotations,
     skill_annotations,
+    write_if_unchanged,
 )
 from skillpress.app.records.derivations import (
     annotations_in_force,
@@ -31,7 +32,7 @@ from skillpress.app.records.derivations import (
 )
 from skillpress.app.records.versions import find_skill, newest_manifest, set_detached
 from skillpress.derive.annotations import Annotation, check_shape
-from skillpress.errors import Refused
+from skillpress.errors import Refused, Unavailable
 from skillpress.format.manifest import Manifest
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import AnnotationRecord, Skill
@@ -52,7 +53,7 @@ __all__ = [
     "retract_turn",
     "skill_credential",
     "annotation_record",
-    "store_annotation",
+    "store_checked",
 ]
 
 
@@ -241,18 +242,34 @@ def annotation_record(
     )
 
 
-def store_annotation(
-    ctx: AppContext,
-    skill: Skill,
-    kind: str,
-    target: str,
-    body: dict[str, Any],
-    by: str,
-    now: datetime,
-) -> str:
-    record = annotation_record(skill, kind, target, body, by, now)
-    add_annotation(ctx, record)
-    return record.id
+# what a change is: the annotations it adds (kind, target, body) and the ids it retires
+Change = tuple[list[tuple[str, str, dict[str, Any]]], list[str]]
+# how many times a change is checked again after another changed the skill's annotations
+_TURNS = 10
+
+
+def store_checked(ctx: AppContext, skill: Skill, prepare: Callable[[], Change], by: str) -> Stored:
+    """A change to a skill's annotations, checked by `prepare` (which reads what it needs,
+    refuses what cannot be meant, and returns what to add and retire), then written in one
+    transaction only if the annotations in force are still those it was checked against:
+    otherwise checked again. The one place annotations are added: of two people gating one
+    operation at once, setting its credential or promoting one workflow, the second is checked
+    against the first's (and refused where two would clash), never stored beside it unseen."""
+    for _ in range(_TURNS):
+        seen = active_ids(ctx, skill.id)
+        try:
+            adding, retiring = prepare()
+        except Refused:
+            if active_ids(ctx, skill.id) != seen:
+                continue  # refused amid another change: checked again against what it made
+            raise
+        now = ctx.clock()
+        records = [annotation_record(skill, k, t, body, by, now) for k, t, body in adding]
+        if write_if_unchanged(ctx, skill.id, seen, records, retiring, by, now):
+            return Stored([*retiring, *(r.id for r in records)], skill, now)
+    raise Unavailable(
+        f"{skill.slug}'s annotations kept changing while this change was checked; ask again"
+    )
 
 
 def record_annotation(
@@ -261,9 +278,12 @@ def record_annotation(
     """Check one annotation's shape, then against the skill's latest revision, then store it."""
     check_shape(kind, target, body)
     skill = find_skill(ctx, slug)
-    check_annotation(ctx, skill, [Annotation("(new)", kind, target, body)])
-    now = ctx.clock()
-    return Stored([store_annotation(ctx, skill, kind, target, body, by, now)], skill, now)
+
+    def prepare() -> Change:
+        check_annotation(ctx, skill, [Annotation("(new)", kind, target, body)])
+        return [(kind, target, body)], []
+
+    return store_checked(ctx, skill, prepare, by)
 
 
 def list_annotations(
@@ -330,17 +350,16 @@ def record_rekeying(ctx: AppContext, moves: Mapping[str, str], by: str) -> Store
     first. `ids` is the old ones, then the new ones in the same order."""
     if not moves:
         raise Refused("name at least one annotation to re-key and the operation it belongs to now")
-    skill, rows = annotations_to_rekey(ctx, list(moves))
-    found = [(r.id, r.kind, r.body, moves[r.id]) for r in rows]
-    new = [Annotation("(new)", kind, f"operation:{op}", body) for _, kind, body, op in found]
-    check_annotation(ctx, skill, new, retiring=frozenset(moves))
-    now = ctx.clock()
-    retire_annotations(ctx, list(moves), by, now)
-    added = [
-        store_annotation(ctx, skill, kind, f"operation:{op}", body, by, now)
-        for _, kind, body, op in found
-    ]
-    return Stored([*moves, *added], skill, now)
+    skill, _ = annotations_to_rekey(ctx, list(moves))
+
+    def prepare() -> Change:
+        _, rows = annotations_to_rekey(ctx, list(moves))  # still in force
+        found = [(r.kind, f"operation:{moves[r.id]}", r.body) for r in rows]
+        new = [Annotation("(new)", kind, target, body) for kind, target, body in found]
+        check_annotation(ctx, skill, new, retiring=frozenset(moves))
+        return found, list(moves)
+
+    return store_checked(ctx, skill, prepare, by)
 
 
 def detach(ctx: AppContext, slug: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import SuggestionGroups, SuggestionView
 from skillpress.app.operator.annotations import annotation_record, check_annotation
-from skillpress.app.records.annotations import active_of_kind
+from skillpress.app.records.annotations import active_ids, active_of_kind
 from skillpress.app.records.derivations import latest_revision_id
 from skillpress.app.records.suggestions import (
     close_suggestions,
@@ -21,8 +21,11 @@ from skillpress.app.records.suggestions import (
 from skillpress.app.records.versions import find_skill
 from skillpress.derive.annotations import Annotation
 from skillpress.derive.approvals import GROUPS
-from skillpress.errors import NotFound, Refused
+from skillpress.errors import NotFound, Refused, Unavailable
 from skillpress.schemas.records import AnnotationRecord, Skill
+
+# how many times a confirmation is checked again after another change to the skill's annotations
+_TURNS = 10
 
 __all__ = [
     "GROUPS",
@@ -123,7 +126,20 @@ def confirm_many(
 ) -> Confirmed:
     """Confirm `chosen` with one derivation, however many there are: every new annotation is
     checked at once; one the derivation refuses is skipped with its reason and the rest checked
-    again (so a group costs one derivation, plus one per suggestion that cannot be meant)."""
+    again (so a group costs one derivation, plus one per suggestion that cannot be meant).
+    Stored only against the annotations it was checked with: checked again when another
+    change landed meanwhile (`store_checked`'s rule)."""
+    for _ in range(_TURNS):
+        done = _confirm_once(ctx, skill, chosen, by, open_count)
+        if done is not None:
+            return done
+    raise Unavailable(f"{skill.slug}'s annotations kept changing while these were confirmed")
+
+
+def _confirm_once(
+    ctx: AppContext, skill: Skill, chosen: Sequence[Pending], by: str, open_count: int
+) -> Confirmed | None:
+    seen = active_ids(ctx, skill.id)
     skipped: list[dict[str, str]] = []
     kept: list[str] = []  # annotations already in force
     closed: list[str] = []  # their suggestions, confirmed with the rest
@@ -169,7 +185,10 @@ def confirm_many(
         )
         for sug in todo
     ]
-    lost = set(confirm_together(ctx, closed, adding, by))
+    decided = confirm_together(ctx, seen, closed, adding, by)
+    if decided is None:
+        return None  # another change to the skill's annotations landed: check again
+    lost = set(decided)
     done = [*kept, *(record.id for sid, record in adding if sid not in lost)]
     if lost:  # decided by someone else at this moment: their decision stands
         done += _decided_meanwhile(ctx, skill, [t for t in todo if t.id in lost], skipped)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from skillpress.app.base.context import AppContext
 from skillpress.app.operator.annotations import (
+    Change,
     Stored,
     check_annotation,
-    store_annotation,
+    store_checked,
 )
-from skillpress.app.records.annotations import active_of_kind, retire_annotations
+from skillpress.app.records.annotations import active_of_kind
 from skillpress.app.records.versions import find_skill, live_skills
 from skillpress.derive.annotations import Annotation
 from skillpress.errors import NotFound, Refused
@@ -40,19 +41,22 @@ def add_workflows(ctx: AppContext, slug: str, text: bytes, by: str) -> Stored:
     if not isinstance(flows, list) or not flows:
         raise Refused("a workflows.yaml holds `workflows:`, a list of at least one")
     skill = find_skill(ctx, slug)
-    have = _active(ctx, skill)
-    new = []
-    for flow in flows:
-        name = flow.get("name") if isinstance(flow, dict) else None
-        if name in have:
-            raise Refused(
-                f"{slug} has a workflow {name!r} already: promote it, or retire annotation {have[name].id}"
-            )
-        new.append(Annotation("(new)", "workflow", "skill", {"workflow": flow}))
-    check_annotation(ctx, skill, new)
-    now = ctx.clock()
-    ids = [store_annotation(ctx, skill, a.kind, a.target, a.body, by, now) for a in new]
-    return Stored(ids, skill, now)
+
+    def prepare() -> Change:
+        have = _active(ctx, skill)
+        new = []
+        for flow in flows:
+            name = flow.get("name") if isinstance(flow, dict) else None
+            if name in have:
+                raise Refused(
+                    f"{slug} has a workflow {name!r} already: promote it, or retire annotation"
+                    f" {have[name].id}"
+                )
+            new.append(Annotation("(new)", "workflow", "skill", {"workflow": flow}))
+        check_annotation(ctx, skill, new)
+        return [(a.kind, a.target, a.body) for a in new], []
+
+    return store_checked(ctx, skill, prepare, by)
 
 
 def promote_workflow(
@@ -70,49 +74,52 @@ def promote_workflow(
     if to not in EXECUTIONS:
         raise Refused(f"--to {to!r}: one of {', '.join(EXECUTIONS)}")
     skill = find_skill(ctx, slug)
-    row = _active(ctx, skill).get(name)
-    if row is None:
-        raise NotFound(f"{slug} has no workflow {name!r} (skillpress workflow add {slug} FILE)")
-    flow = dict(row.body["workflow"])
-    if flow.get("execution", "draft") == to:
-        raise Refused(f"{name} is {to} already")
-    flow["execution"] = to
-    if tool is not None:
-        if to != "guided":
-            raise Refused(f"--tool names a guided workflow's operation; {name} goes to {to}")
-        flow["tool"] = tool
-    elif to == "guided" and not flow.get("tool"):
-        raise Refused(
-            f"a guided workflow names the operation the model calls: give --tool OPERATION"
-            f" (an operation of {slug}) to promote {name}"
-        )
-    if to == "hardened" and not flow.get("steps"):
-        raise Refused(f"{name} has no steps: a hardened workflow runs its steps; add them first")
-    new = Annotation("(new)", "workflow", "skill", {"workflow": flow})
-    check_annotation(ctx, skill, [new], retiring=frozenset({row.id}))
-    if to == "hardened":
-        from skillpress.app.records.derivations import (
-            annotations_in_force,
-            derive_revision,
-            latest_revision_id,
-            load_revision,
-        )
 
-        revision = latest_revision_id(ctx, skill.id)
-        assert revision is not None  # check_annotation refused otherwise
-        in_force = annotations_in_force(ctx, skill.id, ctx.clock())
-        kept = [a for a in in_force if a.id != row.id]
-        package = derive_revision(ctx, load_revision(ctx, revision), None, (*kept, new))
-        loaded = load_skill(package.files, lazy=True)
-        try:
-            with live_skills(ctx) as finder:
-                flows = load_workflows(package.files, loaded, finder)
-            run_workflow(flows, name, {}, loaded, dry_call(), dry_run=True, unknown_inputs=True)
-        except (StepFailed, WorkflowRefused) as exc:
-            raise AnnotationRefused(
-                f"{name} cannot be hardened: its dry run stopped ({exc})"
-            ) from None
-    now = ctx.clock()
-    retire_annotations(ctx, [row.id], by, now)
-    aid = store_annotation(ctx, skill, "workflow", "skill", {"workflow": flow}, by, now)
-    return Stored([row.id, aid], skill, now)
+    def prepare() -> Change:  # what is promoted, read anew each time it is checked
+        row = _active(ctx, skill).get(name)
+        if row is None:
+            raise NotFound(f"{slug} has no workflow {name!r} (skillpress workflow add {slug} FILE)")
+        flow = dict(row.body["workflow"])
+        if flow.get("execution", "draft") == to:
+            raise Refused(f"{name} is {to} already")
+        flow["execution"] = to
+        if tool is not None:
+            if to != "guided":
+                raise Refused(f"--tool names a guided workflow's operation; {name} goes to {to}")
+            flow["tool"] = tool
+        elif to == "guided" and not flow.get("tool"):
+            raise Refused(
+                f"a guided workflow names the operation the model calls: give --tool OPERATION"
+                f" (an operation of {slug}) to promote {name}"
+            )
+        if to == "hardened" and not flow.get("steps"):
+            raise Refused(
+                f"{name} has no steps: a hardened workflow runs its steps; add them first"
+            )
+        new = Annotation("(new)", "workflow", "skill", {"workflow": flow})
+        check_annotation(ctx, skill, [new], retiring=frozenset({row.id}))
+        if to == "hardened":
+            from skillpress.app.records.derivations import (
+                annotations_in_force,
+                derive_revision,
+                latest_revision_id,
+                load_revision,
+            )
+
+            revision = latest_revision_id(ctx, skill.id)
+            assert revision is not None  # check_annotation refused otherwise
+            in_force = annotations_in_force(ctx, skill.id, ctx.clock())
+            kept = [a for a in in_force if a.id != row.id]
+            package = derive_revision(ctx, load_revision(ctx, revision), None, (*kept, new))
+            loaded = load_skill(package.files, lazy=True)
+            try:
+                with live_skills(ctx) as finder:
+                    flows = load_workflows(package.files, loaded, finder)
+                run_workflow(flows, name, {}, loaded, dry_call(), dry_run=True, unknown_inputs=True)
+            except (StepFailed, WorkflowRefused) as exc:
+                raise AnnotationRefused(
+                    f"{name} cannot be hardened: its dry run stopped ({exc})"
+                ) from None
+        return [("workflow", "skill", {"workflow": flow})], [row.id]
+
+    return store_checked(ctx, skill, prepare, by)

@@ -3,16 +3,20 @@ retired, never edited or deleted). Records are returned detached from their sess
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select, update
 
 from skillpress.app.base.context import AppContext
 from skillpress.errors import NotFound, Refused
 from skillpress.schemas.records import AnnotationRecord, Skill
 
 __all__ = [
-    "add_annotation",
+    "active_ids",
+    "take_turn",
+    "unchanged",
+    "write_if_unchanged",
     "skill_annotations",
     "active_of_kind",
     "retire_annotations",
@@ -20,9 +24,54 @@ __all__ = [
 ]
 
 
-def add_annotation(ctx: AppContext, record: AnnotationRecord) -> None:
+def active_ids(ctx: AppContext, skill_id: str) -> frozenset[str]:
+    """The ids of the skill's annotations in force (not retired)."""
     with ctx.records.session() as s:
-        s.add(record)
+        return _active_ids(s, skill_id)
+
+
+def _active_ids(s: Session, skill_id: str) -> frozenset[str]:
+    query = select(AnnotationRecord.id).where(
+        AnnotationRecord.skill_id == skill_id, col(AnnotationRecord.retired_at).is_(None)
+    )
+    return frozenset(s.exec(query).all())
+
+
+def take_turn(s: Session, skill_id: str) -> None:
+    """The skill's row taken for this transaction (a write that changes nothing): writers of
+    one skill's annotations take turns, each seeing what the one before it wrote."""
+    s.connection().execute(
+        update(Skill).where(col(Skill.id) == skill_id).values(slug=col(Skill.slug))
+    )
+
+
+def unchanged(s: Session, skill_id: str, seen: frozenset[str]) -> bool:
+    """Whether, its turn taken, the skill's annotations in force are still `seen`."""
+    take_turn(s, skill_id)
+    return _active_ids(s, skill_id) == seen
+
+
+def write_if_unchanged(
+    ctx: AppContext,
+    skill_id: str,
+    seen: frozenset[str],
+    add: Sequence[AnnotationRecord],
+    retire: Sequence[str],
+    by: str,
+    now: datetime,
+) -> bool:
+    """`add` stored and `retire` retired in one transaction, only while the skill's annotations
+    in force are still `seen` (what the check that allowed them read): two people adding a
+    gate to one operation at once, or promoting one workflow twice, were each checked against
+    a skill without the other's, and both stored. False, nothing written, when they changed."""
+    with ctx.records.session() as s:
+        if not unchanged(s, skill_id, seen) or not set(retire) <= seen:
+            return False
+        for row in (s.get(AnnotationRecord, i) for i in retire):
+            assert row is not None  # in force: `seen` holds it
+            row.retired_at, row.retired_by = now, by
+        s.add_all(add)
+        return True
 
 
 def skill_annotations(

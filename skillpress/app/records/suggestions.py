@@ -10,6 +10,7 @@ from datetime import datetime
 from sqlmodel import Session, col, select, update
 
 from skillpress.app.base.context import AppContext
+from skillpress.app.records.annotations import unchanged
 from skillpress.derive.approvals import Suggestion as Guess
 from skillpress.platform.ids import derived_id
 from skillpress.schemas.records import AnnotationRecord, Suggestion
@@ -103,19 +104,23 @@ def close_suggestions(ctx: AppContext, ids: Sequence[str], status: str, by: str)
 
 def confirm_together(
     ctx: AppContext,
+    seen: frozenset[str],
     closing: Sequence[str],
     adding: Sequence[tuple[str, AnnotationRecord]],
     by: str,
-) -> list[str]:
+) -> list[str] | None:
     """Suggestions confirmed by `by` in one transaction (a group's decision is one write:
     GitHub's 195 deletes were 390): `closing`, whose annotation is in force already, and
     `adding`, each stored with its annotation only where its confirmation wins (two people
     confirming one suggestion at once store one gate; one confirming while another dismisses
     stores none, or the dismissal loses). The suggestions of `adding` another decision took
-    first, their annotations not stored."""
+    first, their annotations not stored; None, nothing written, when the skill's annotations
+    in force are no longer `seen` (what the confirmation was checked against)."""
     now = ctx.clock()
     lost = []
     with ctx.records.session() as s:
+        if adding and not unchanged(s, adding[0][1].skill_id, seen):
+            return None
         for sid in closing:
             _decided(s, sid, "confirmed", by, now)
         for sid, record in adding:
