@@ -172,7 +172,16 @@ def load_operators(home: Path, tokens_file: Path | None, host: str) -> Operators
                 f"refusing to listen on {host} with no operator token: create one first"
                 f" (skillpress token add NAME), or listen on 127.0.0.1"
             )
-        generated = add_token(path, "operator" if "operator" not in tokens else "operator-1")
+
+        def first(now: dict[str, TokenEntry]) -> None:  # asked as it is added
+            if any(t.role == OPERATOR for t in now.values()):
+                raise TokenRefused(f"{path} has an operator already")
+
+        name = "operator" if "operator" not in tokens else "operator-1"
+        try:
+            generated = add_token(path, name, OPERATOR, first)
+        except TokenRefused:  # another process made the first at this moment: theirs stands
+            generated = None
     key_path = home / "session-key"
     if not key_path.exists():
         write_private(key_path, secrets.token_hex(32))

@@ -10,11 +10,14 @@ plain text) is read as operators and written back hashed at once.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import os
 import re
 import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +26,7 @@ from skillpress.errors import Refused
 
 __all__ = [
     "OPERATOR",
+    "Check",
     "ROLES",
     "RUNTIME",
     "TOKEN_NAME",
@@ -78,10 +82,42 @@ def write_private(path: Path, text: str) -> None:
 
 
 def _write(path: Path, tokens: dict[str, TokenEntry]) -> None:
-    write_private(
-        path,
-        _HEADER + "".join(f"{t.name} {t.role} {t.digest} {t.created}\n" for t in tokens.values()),
-    )
+    """The file replaced whole (a reader sees the old one or the new one, never half of one)."""
+    text = _HEADER + "".join(f"{t.name} {t.role} {t.digest} {t.created}\n" for t in tokens.values())
+    fresh = path.with_name(f".{path.name}.{os.getpid()}.new")
+    write_private(fresh, text)
+    os.replace(fresh, path)
+
+
+@contextmanager
+def _one_at_a_time(path: Path) -> Iterator[None]:
+    """Changes to the token file one after another, across processes (a lock file beside it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# a rule a change is held to, asked with the tokens as they are when the change is made
+Check = Callable[[dict[str, TokenEntry]], None]
+
+
+def _change(
+    path: Path, check: Check | None, change: Callable[[dict[str, TokenEntry]], None]
+) -> None:
+    """Read the file, hold the change to `check` (which refuses by raising), apply it and write
+    the file back, all while no other change to it runs: a token added while another was
+    revoked brought the revoked one back, and two operators revoking each other at once left a
+    home with none (whose next token anyone may make)."""
+    with _one_at_a_time(path):
+        tokens = read_tokens(path)
+        if check is not None:
+            check(tokens)
+        change(tokens)
+        _write(path, tokens)
 
 
 def read_tokens(path: Path) -> dict[str, TokenEntry]:
@@ -121,28 +157,34 @@ def find_token(tokens: dict[str, TokenEntry], secret: str) -> TokenEntry | None:
     return found
 
 
-def add_token(path: Path, name: str, role: str = OPERATOR) -> str:
-    """A new secret for `name` with `role`, its digest appended to the token file; returns the
-    secret (the only time it is seen)."""
+def add_token(path: Path, name: str, role: str = OPERATOR, check: Check | None = None) -> str:
+    """A new secret for `name` with `role`, its digest added to the token file (once `check`,
+    asked with the tokens as they are then, allows it); returns the secret (the only time it
+    is seen)."""
     if not TOKEN_NAME.match(name):
         raise TokenRefused(f"token name {name!r}: lowercase letters, digits, '.', '_' and '-'")
     if role not in ROLES:
         raise TokenRefused(f"role {role!r}: one of {', '.join(ROLES)}")
-    tokens = read_tokens(path)
-    if name in tokens:
-        raise TokenRefused(f"{name!r} already has a token in {path}")
     secret = secrets.token_urlsafe(32)
-    made = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    tokens[name] = TokenEntry(name, role, digest(secret), made)
-    _write(path, tokens)
+
+    def add(tokens: dict[str, TokenEntry]) -> None:
+        if name in tokens:
+            raise TokenRefused(f"{name!r} already has a token in {path}")
+        made = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        tokens[name] = TokenEntry(name, role, digest(secret), made)
+
+    _change(path, check, add)
     return secret
 
 
-def revoke_token(path: Path, name: str) -> None:
-    """Take `name`'s token out of the file (TokenRefused when it has none)."""
-    tokens = read_tokens(path)
-    if name not in tokens:
-        known = ", ".join(sorted(tokens)) or "none"
-        raise TokenRefused(f"no token is named {name!r} in {path} (there are: {known})")
-    del tokens[name]
-    _write(path, tokens)
+def revoke_token(path: Path, name: str, check: Check | None = None) -> None:
+    """Take `name`'s token out of the file (TokenRefused when it has none), once `check` allows
+    it."""
+
+    def revoke(tokens: dict[str, TokenEntry]) -> None:
+        if name not in tokens:
+            known = ", ".join(sorted(tokens)) or "none"
+            raise TokenRefused(f"no token is named {name!r} in {path} (there are: {known})")
+        del tokens[name]
+
+    _change(path, check, revoke)

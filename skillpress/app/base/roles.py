@@ -84,15 +84,16 @@ def add_token_as(settings: Settings, name: str, role: str, by: str | None) -> st
     """A new token for `name` with `role` (its secret, the only time it is seen). The first
     operator of a home is made without one (the bootstrap; `up` and `serve` make it on a new
     home); after that only an operator (`by`: their token) makes tokens."""
-    path = tokens_file(settings)
-    tokens = read_tokens(path)
-    if _operators(tokens):
-        _operator_named(tokens, by, "making a token")
-    elif role != OPERATOR:
-        raise TokenRefused(
-            "the first token of a home is an operator's: make one, then runtime tokens with it"
-        )
-    return add_token(path, name, role)
+
+    def allowed(tokens: dict[str, TokenEntry]) -> None:  # asked as the token is added
+        if _operators(tokens):
+            _operator_named(tokens, by, "making a token")
+        elif role != OPERATOR:
+            raise TokenRefused(
+                "the first token of a home is an operator's: make one, then runtime tokens with it"
+            )
+
+    return add_token(tokens_file(settings), name, role, allowed)
 
 
 def mint_token(settings: Settings, name: str, role: str) -> str:
@@ -105,9 +106,12 @@ def add_operator(settings: Settings, name: str) -> str:
     """The bootstrap operator of a home with no operator yet (`up` and `serve` on a new home):
     TokenRefused when one exists already (then an operator makes tokens, `add_token_as`)."""
     path = tokens_file(settings)
-    if _operators(read_tokens(path)):
-        raise TokenRefused(f"{path} has an operator already: an operator makes the next token")
-    return add_token(path, name, OPERATOR)
+
+    def first(tokens: dict[str, TokenEntry]) -> None:  # asked as the token is added
+        if _operators(tokens):
+            raise TokenRefused(f"{path} has an operator already: an operator makes the next token")
+
+    return add_token(path, name, OPERATOR, first)
 
 
 def token_list(settings: Settings) -> list[TokenView]:
@@ -125,14 +129,15 @@ def revoke_as(settings: Settings, name: str, by: str | None) -> None:
     """Take `name`'s token out (an operator's decision, `by` their token): a running server
     refuses it from its next request on. The last operator's token is not revoked: a home
     without one would let anyone make the next."""
-    path = tokens_file(settings)
-    tokens = read_tokens(path)
-    _operator_named(tokens, by, "revoking a token")
-    if name in tokens and _operators(tokens) == [name]:
-        raise TokenRefused(
-            f"{name} is the last operator: make another operator's token first, then revoke it"
-        )
-    revoke_token(path, name)
+
+    def allowed(tokens: dict[str, TokenEntry]) -> None:  # asked as the token is taken out
+        _operator_named(tokens, by, "revoking a token")
+        if name in tokens and _operators(tokens) == [name]:
+            raise TokenRefused(
+                f"{name} is the last operator: make another operator's token first, then revoke it"
+            )
+
+    revoke_token(tokens_file(settings), name, allowed)
 
 
 def revoke_operator(settings: Settings, name: str) -> None:
