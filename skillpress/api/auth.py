@@ -20,7 +20,9 @@ from skillpress.platform.operator_tokens import (
     add_token,
     digest,
     find_token,
+    one_at_a_time,
     read_tokens,
+    replace_private,
     write_private,
 )
 
@@ -128,11 +130,7 @@ class Operators:
         except FileNotFoundError:
             return self._signed_out
         if stamp != self._out_stamp:
-            found: dict[str, int] = {}
-            for line in self.signed_out_path.read_text().splitlines():
-                sid, _, expires = line.partition(" ")
-                if sid and expires.isdigit():
-                    found[sid] = int(expires)
+            found = _read_signed_out(self.signed_out_path)
             self._signed_out, self._out_stamp = found | self._signed_out, stamp
         return self._signed_out
 
@@ -144,19 +142,32 @@ class Operators:
         assert cookie is not None
         _, expires, sid, _ = cookie.split(":")
         moment = now or time.time()
-        kept = {s: e for s, e in self.signed_out().items() if e >= moment}
-        kept[sid] = int(expires)
-        self._signed_out = kept
-        if self.signed_out_path is not None:
-            write_private(
-                self.signed_out_path, "".join(f"{s} {e}\n" for s, e in sorted(kept.items()))
-            )
+        live = {s: e for s, e in self._signed_out.items() if e >= moment}
+        self._signed_out = live | {sid: int(expires)}
+        path = self.signed_out_path
+        if path is None:
+            return
+        # read again and written whole inside the lock: two servers signing out at once each
+        # wrote the list it had read, and the first one's session worked again elsewhere
+        with one_at_a_time(path):
+            held = _read_signed_out(path) if path.exists() else {}
+            kept = {s: e for s, e in held.items() if e >= moment} | {sid: int(expires)}
+            replace_private(path, "".join(f"{s} {e}\n" for s, e in sorted(kept.items())))
 
     def csrf(self, cookie: str) -> str:
         return self.sign(f"csrf:{cookie}")
 
     def csrf_ok(self, cookie: str | None, given: str | None) -> bool:
         return bool(cookie and given) and hmac.compare_digest(self.csrf(cookie or ""), given or "")
+
+
+def _read_signed_out(path: Path) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        sid, _, expires = line.partition(" ")
+        if sid and expires.isdigit():
+            found[sid] = int(expires)
+    return found
 
 
 def load_operators(home: Path, tokens_file: Path | None, host: str) -> Operators:

@@ -35,7 +35,9 @@ __all__ = [
     "add_token",
     "digest",
     "find_token",
+    "one_at_a_time",
     "read_tokens",
+    "replace_private",
     "revoke_token",
     "write_private",
 ]
@@ -81,17 +83,23 @@ def write_private(path: Path, text: str) -> None:
     os.chmod(path, 0o600)
 
 
-def _write(path: Path, tokens: dict[str, TokenEntry]) -> None:
-    """The file replaced whole (a reader sees the old one or the new one, never half of one)."""
-    text = _HEADER + "".join(f"{t.name} {t.role} {t.digest} {t.created}\n" for t in tokens.values())
+def replace_private(path: Path, text: str) -> None:
+    """A private file (0600) replaced whole: a reader sees the old one or the new one, never
+    half of one."""
     fresh = path.with_name(f".{path.name}.{os.getpid()}.new")
     write_private(fresh, text)
     os.replace(fresh, path)
 
 
+def _write(path: Path, tokens: dict[str, TokenEntry]) -> None:
+    text = _HEADER + "".join(f"{t.name} {t.role} {t.digest} {t.created}\n" for t in tokens.values())
+    replace_private(path, text)
+
+
 @contextmanager
-def _one_at_a_time(path: Path) -> Iterator[None]:
-    """Changes to the token file one after another, across processes (a lock file beside it)."""
+def one_at_a_time(path: Path) -> Iterator[None]:
+    """Changes to a file of the home one after another, across processes and threads (a lock
+    file beside it): each reads the file, changes it and writes it back whole inside."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -112,7 +120,7 @@ def _change(
     the file back, all while no other change to it runs: a token added while another was
     revoked brought the revoked one back, and two operators revoking each other at once left a
     home with none (whose next token anyone may make)."""
-    with _one_at_a_time(path):
+    with one_at_a_time(path):
         tokens = read_tokens(path)
         if check is not None:
             check(tokens)

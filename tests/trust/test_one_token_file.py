@@ -1,4 +1,4 @@
-"""Invariant: the token file changes one change at a time, each held to its rule as the file is
+"""Invariant: the token file and the sign-out list change one change at a time, each held to its rule as the file is
 then (`platform/operator_tokens._change`: a lock beside the file across processes, the rule
 asked inside it, the file replaced whole).
 
@@ -69,3 +69,18 @@ def test_two_operators_revoking_each_other_at_once_leave_one(tmp_path: Path) -> 
         assert len(refused) == 1, outcomes
         operators = [t for t in read_tokens(tokens_file(settings)).values() if t.role == OPERATOR]
         assert len(operators) == 1, (n, operators)
+
+
+def test_sessions_signed_out_at_once_on_two_servers_stay_signed_out(tmp_path: Path) -> None:
+    """The console's sign-out list (`signed-out` in the home) is shared by every server of the
+    home: two servers signing sessions out at once each wrote the list it had read, so the
+    first one's session worked again on the others."""
+    from skillpress.api.auth import load_operators
+
+    home = tmp_path / "home"
+    servers = [load_operators(home, None, "127.0.0.1") for _ in range(N)]
+    for n in range(ROUNDS):
+        cookies = [server.session("operator") for server in servers]
+        race(N, lambda i, c=cookies: servers[i].sign_out(c[i]))
+        fresh = load_operators(home, None, "127.0.0.1")  # a server started after
+        assert [fresh.session_operator(c) for c in cookies] == [None] * N, n
