@@ -817,3 +817,37 @@ def test_the_specifications_oauth_example_imports_whole_and_runs_as_arazzo_runne
     finally:
         for authority in (ours, theirs):
             authority.api.close()
+
+
+def test_the_oauth_example_as_upstream_writes_it_now_imports_and_runs(tmp_path: Path) -> None:
+    """#56.1: the OAI's oauth example now tests its token answers with an RFC 9535 filter,
+    `$[?@.access_token != null]` (upstream removed the `$.access_token != null` form this
+    repository's copy has): imported unedited, evaluated by an RFC 9535 implementation, it runs
+    as the older form does."""
+    ours = _Authority()
+    try:
+        text = (PUBLISHED / "oauth.arazzo.yaml").read_text()
+        assert text.count("condition: $.access_token != null") == 4
+        document = tmp_path / "oauth-now.arazzo.yaml"
+        document.write_text(
+            text.replace(
+                "condition: $.access_token != null", "condition: $[?@.access_token != null]"
+            )
+        )
+        spec = tmp_path / "ours.openapi.yaml"
+        spec.write_text(_published_spec(ours.url, refresh_token=True))
+        package = tmp_path / "pkg" / "auth"
+        assert _cli("derive", str(spec), "--out", str(package)).returncode == 0
+        imported = _cli("workflow", "import", str(document), str(package))
+        assert imported.returncode == 0, imported.stderr
+        flows = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
+        said = json.dumps(flows)
+        assert "$[?@.access_token != null]" in said, said[:2000]
+        given = {"my_client_id": "app", "my_client_secret": "s3", "my_redirect_uri": "https://cb"}
+        env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
+        line = f"/refresh-token-flow {json.dumps(given)}"
+        done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["access_token"] == "t-refresh_token"
+    finally:
+        ours.api.close()

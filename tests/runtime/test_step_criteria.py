@@ -36,6 +36,27 @@ ANSWER = {"status": "approved", "id": "app-7", "count": 3, "items": [{"ok": Fals
         ({"context": "$response.body#/count", "regex": "3"}, False),  # a regex tests a string
         ({"context": "$response.body", "jsonpath": "$.items[0].ok"}, True),  # there, if false
         ({"context": "$response.body", "jsonpath": "$.items[1]"}, False),
+        # #56.1: RFC 9535 queries, as the OAI's examples write them (a filter holds when it
+        # selects something: over an object, its members' values)
+        ({"context": "$response.body", "jsonpath": "$.items[?@.ok == false]"}, True),
+        ({"context": "$response.body", "jsonpath": "$.items[?@.ok == true]"}, False),
+        ({"context": "$response.body", "jsonpath": "$[?count(@) > 0]"}, True),
+        (
+            {
+                "context": "$response.body#/items",
+                "jsonpath": "$[?count(@.ok) >= 1 && @.ok == false]",
+            },
+            True,
+        ),
+        (
+            {
+                "context": "$response.body#/items",
+                "jsonpath": "$[?count(@.no) >= 1 || @.ok == true]",
+            },
+            False,
+        ),
+        ({"context": "$response.body", "jsonpath": "$..ok"}, True),
+        ({"context": "$response.body", "jsonpath": "$[?match(@, 'app-[0-9]+')]"}, True),
     ],
 )
 def test_a_body_test_holds_as_arazzo_says(entry: Any, holds: bool) -> None:
@@ -47,6 +68,24 @@ def test_a_body_test_holds_as_arazzo_says(entry: Any, holds: bool) -> None:
         body_test(criterion["condition"]) if "type" not in criterion else from_criterion(criterion)
     )
     assert again == test  # Arazzo, and back
+
+
+def test_the_oai_oauth_examples_filter_reads_as_other_runners_read_it() -> None:
+    """The OAI's oauth example tests a token answer with `$[?@.access_token != null]`: over an
+    object, the filter runs on its members' values, and a member that is not there is Nothing,
+    which is not null: so (as every RFC 9535 implementation reads it) it holds for an answer
+    with any member, and not for `{}` or `[]`."""
+    test = from_criterion(
+        {
+            "context": "$response.body",
+            "condition": "$[?@.access_token != null]",
+            "type": "jsonpath",
+        }
+    )
+    assert test.holds({"access_token": "tok", "expires_in": 3600})
+    assert not test.holds({})
+    assert test.holds([{"access_token": "tok"}]) and test.holds([{"error": "x"}])
+    assert not test.holds([]) and not test.holds([{"access_token": None}])
 
 
 def test_every_test_of_a_step_must_hold() -> None:
@@ -63,7 +102,8 @@ def test_every_test_of_a_step_must_hold() -> None:
         ("$response.header.Location != null", "a test is '$statusCode == 201' or"),
         ("$response.body#/status == approved", "'approved' is not a literal"),
         ({"context": "$response.body", "regex": "("}, "regex '(': missing ), unterminated"),
-        ({"context": "$response.body", "jsonpath": "$[?(@.ok)]"}, "a plain path"),
+        ({"context": "$response.body", "jsonpath": "$[?@.ok ==]"}, "is not an RFC 9535 query"),
+        ({"context": "$response.body", "jsonpath": "$.items[?@.ok = 1]"}, "is not an RFC 9535"),
         ({"context": "$request.body", "jsonpath": "$.x"}, "context: $response.body"),
     ],
 )

@@ -1,12 +1,15 @@
 """A tool step's success tests on its answer's body, as Arazzo's `successCriteria` write them: a
 simple comparison (`$response.body#/status == 'approved'`), a `regex` on a value of the body,
-and a `jsonpath` test that holds when its path is in the body (a plain path: `$.items[0].id`).
+and a `jsonpath` test that holds when its query selects something in the body: a plain path
+(`$.items[0].id`), or any RFC 9535 query (`$[?@.access_token != null]`,
+`$[?count(@.productCodes) >= 1 && @.eligible == false]`), evaluated by jsonpath-rfc9535.
 Pure: parsed from a workflows.yaml entry or an Arazzo criterion, checked against an answer,
 written back the same way.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -36,7 +39,8 @@ class CriterionRefused(ValueError):
 @dataclass(frozen=True)
 class BodyTest:
     """One test of the answer's body: `kind` compare (`op` `value`), regex (`value` the
-    pattern) or jsonpath (`path` is in the body); `path` where in the body, from the context."""
+    pattern), jsonpath (`path` is in the body) or query (`value`, an RFC 9535 query, selects
+    something of what `path` holds); `path` where in the body, from the context."""
 
     kind: str
     path: tuple[str, ...]
@@ -45,6 +49,8 @@ class BodyTest:
 
     def holds(self, body: Any) -> bool:
         found, at = _at(body, self.path)
+        if self.kind == "query":
+            return found and _selects(str(self.value), at)
         if self.kind == "jsonpath":
             return found
         if self.kind == "regex":
@@ -160,12 +166,43 @@ def from_criterion(criterion: dict[str, Any]) -> BodyTest:
         at = path + _steps_of(compared.group(1))
         return BodyTest("compare", at, compared.group(2), _value(compared.group(3)))
     m = _JSONPATH.match(condition.strip())
-    if m is None:
+    if m is not None:  # a plain path: in the body or not
+        return BodyTest("jsonpath", path + _steps_of(m.group(1)), value=condition)
+    why = _query_refusal(condition.strip())
+    if why is not None:
         raise CriterionRefused(
-            f"jsonpath {condition!r}: a plain path ($.items[0].id), or one compared with a"
-            " literal ($.access_token != null), is what a step can test"
+            f"jsonpath {condition!r} is not an RFC 9535 query ({why}): a path ($.items[0].id)"
+            " or a filter ($[?@.access_token != null]) holds when it selects something"
         )
-    return BodyTest("jsonpath", path + _steps_of(m.group(1)), value=condition)
+    return BodyTest("query", path, value=condition.strip())
+
+
+# RFC 9535's count() of the current node is 1: jsonpath-rfc9535 1.0 fails on `count(@)` (it
+# passes the node's value, not a node list), so it is read as the 1 it is
+_COUNT_CURRENT = re.compile(r"count\(\s*@\s*\)")
+
+
+@functools.cache
+def _compiled(query: str) -> Any:
+    import jsonpath_rfc9535
+
+    return jsonpath_rfc9535.compile(_COUNT_CURRENT.sub("1", query))
+
+
+def _query_refusal(query: str) -> str | None:
+    """Why `query` is no RFC 9535 query, or None."""
+    from jsonpath_rfc9535.exceptions import JSONPathError
+
+    try:
+        _compiled(query)
+    except JSONPathError as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def _selects(query: str, value: Any) -> bool:
+    """Whether `query` selects at least one node of `value`."""
+    return _compiled(query).find_one(value) is not None
 
 
 def _steps_of(dotted: str) -> tuple[str, ...]:
@@ -183,7 +220,8 @@ def to_criterion(test: BodyTest) -> dict[str, Any]:
             "condition": test.value,
             "type": "regex",
         }
-    return {"context": "$response.body", "condition": test.value, "type": "jsonpath"}
+    context = _pointer(test.path) if test.kind == "query" else ""
+    return {"context": f"$response.body{context}", "condition": test.value, "type": "jsonpath"}
 
 
 def to_entry(test: BodyTest) -> Any:
@@ -192,4 +230,5 @@ def to_entry(test: BodyTest) -> Any:
         return test.said()
     if test.kind == "regex":
         return {"context": f"$response.body{_pointer(test.path)}", "regex": test.value}
-    return {"context": "$response.body", "jsonpath": test.value}
+    context = _pointer(test.path) if test.kind == "query" else ""
+    return {"context": f"$response.body{context}", "jsonpath": test.value}
