@@ -32,6 +32,12 @@ bench runs="3": install
 sweep *args: install
     {{py}} scripts/sweep.py {{args}}
 
+# a registry of N skills on one `up` (the directory `just sweep` caches, reused under distinct
+# slugs up to N): submitted, published, listed, followed (NATS and --api) and served (mcp --all),
+# one table of times, answer sizes, memory per process and tokens before the first call
+registry-bench n="1000" *args: install
+    {{py}} scripts/registry_bench.py {{n}} {{args}}
+
 # what CI holds: ruff lint, ruff format, mypy --strict over every package, the layer rules, the size rule
 lint: install
     {{venv}}/bin/ruff check skillpress tests scripts

@@ -759,6 +759,17 @@ def _published_spec(url: str, refresh_token: bool) -> str:
     return text
 
 
+def _oauth_imported(tmp_path: Path, url: str, document: Path) -> Path:
+    """The oauth spec (with the field the document sends) derived, `document` imported into it."""
+    spec = tmp_path / "ours.openapi.yaml"
+    spec.write_text(_published_spec(url, refresh_token=True))
+    package = tmp_path / "pkg" / "auth"
+    assert _cli("derive", str(spec), "--out", str(package)).returncode == 0
+    imported = _cli("workflow", "import", str(document), str(package))
+    assert imported.returncode == 0, imported.stderr
+    return package
+
+
 def test_the_specifications_oauth_example_imports_whole_and_runs_as_arazzo_runner_runs_it(
     tmp_path: Path,
 ) -> None:
@@ -777,12 +788,7 @@ def test_the_specifications_oauth_example_imports_whole_and_runs_as_arazzo_runne
             "error: refresh-token-flow step do-the-refresh: get_token takes no argument"
             " 'refresh_token' (it takes client_id, client_secret, code, grant_type, redirect_uri)"
         )
-        ours_spec = tmp_path / "ours.openapi.yaml"
-        ours_spec.write_text(_published_spec(ours.url, refresh_token=True))
-        package = tmp_path / "pkg" / "auth"
-        assert _cli("derive", str(ours_spec), "--out", str(package)).returncode == 0
-        imported = _cli("workflow", "import", str(document), str(package))
-        assert imported.returncode == 0, imported.stderr
+        package = _oauth_imported(tmp_path, ours.url, document)
         given = {"my_client_id": "app", "my_client_secret": "s3", "my_redirect_uri": "https://cb"}
         line = f"/refresh-token-flow {json.dumps(given)}"
         done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
@@ -834,12 +840,7 @@ def test_the_oauth_example_as_upstream_writes_it_now_imports_and_runs(tmp_path: 
                 "condition: $.access_token != null", "condition: $[?@.access_token != null]"
             )
         )
-        spec = tmp_path / "ours.openapi.yaml"
-        spec.write_text(_published_spec(ours.url, refresh_token=True))
-        package = tmp_path / "pkg" / "auth"
-        assert _cli("derive", str(spec), "--out", str(package)).returncode == 0
-        imported = _cli("workflow", "import", str(document), str(package))
-        assert imported.returncode == 0, imported.stderr
+        package = _oauth_imported(tmp_path, ours.url, document)
         flows = yaml.safe_load((package / "workflows.yaml").read_text())["workflows"]
         said = json.dumps(flows)
         assert "$[?@.access_token != null]" in said, said[:2000]
