@@ -1028,6 +1028,23 @@ def test_an_idle_followers_look_costs_what_changed(served: Served) -> None:
         assert moved.status_code == 200 and moved.headers["etag"] != tag
 
 
+def test_a_first_catch_up_is_sent_compressed_to_a_client_that_takes_it(served: Served) -> None:
+    """#61.1 (part): a registry's first look is every skill's every file digest (2.9 MB at
+    1,000 skills, measured by `just registry-bench`): sent gzip-compressed to a client that
+    says it takes gzip (httpx, so `follow --api`, does), as it is to one that does not."""
+    from tests.synthetic import synthetic_spec
+
+    with served.client() as c:
+        _create(c, "sixty", synthetic_spec(60), "sixty.json")
+        c.post("/v1/skills/sixty/versions/newest/publish", json={})
+        plain = c.get("/v1/live", headers={"Accept-Encoding": "identity"})
+        packed = c.get("/v1/live", headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in plain.headers and len(plain.content) > 4096
+    assert packed.headers["content-encoding"] == "gzip" and packed.json() == plain.json()
+    assert packed.headers["vary"] == "Accept-Encoding"
+    assert packed.num_bytes_downloaded < len(plain.content) / 2
+
+
 def test_a_skills_credential_is_named_over_the_api_and_the_console(served: Served) -> None:
     """#55.4: the import preview promised a header could be named on the skill page for a spec
     that declares none (petstore's); the API, the console and the CLI (`annotate --credential`)
