@@ -144,7 +144,7 @@ def _confirm_once(
     kept: list[str] = []  # annotations already in force
     closed: list[str] = []  # their suggestions, confirmed with the rest
     todo: list[Pending] = []
-    active = {kind: active_of_kind(ctx, skill.id, kind) for kind in {s.kind for s in chosen}}
+    active = _in_force_by_kind(ctx, skill, chosen)
     for sug in chosen:
         why = _refusal(sug, skill)
         if why is not None:
@@ -195,13 +195,20 @@ def _confirm_once(
     return Confirmed(done, skipped, max(open_count - len(done), 0))
 
 
+def _in_force_by_kind(
+    ctx: AppContext, skill: Skill, pending: Sequence[Pending]
+) -> dict[str, list[AnnotationRecord]]:
+    """The skill's annotations in force, for each kind of the `pending` suggestions."""
+    return {kind: active_of_kind(ctx, skill.id, kind) for kind in {p.kind for p in pending}}
+
+
 def _in_force_meanwhile(
     ctx: AppContext, skill: Skill, todo: list[Pending], kept: list[str], closed: list[str]
 ) -> bool:
     """Whether any of `todo` is in force now (confirmed by another person since this
     confirmation read what was): each such one is moved to `kept` and `closed`, as one found in
     force at first is."""
-    active = {kind: active_of_kind(ctx, skill.id, kind) for kind in {s.kind for s in todo}}
+    active = _in_force_by_kind(ctx, skill, todo)
     moved = False
     for sug in list(todo):
         existing = _in_force(active[sug.kind], sug)
@@ -220,7 +227,7 @@ def _decided_meanwhile(
     annotation their confirmation stored (confirming twice adds nothing), or a dismissal,
     added to `skipped` with who made it."""
     decisions = decisions_of(ctx, [sug.id for sug in lost])
-    active = {kind: active_of_kind(ctx, skill.id, kind) for kind in {s.kind for s in lost}}
+    active = _in_force_by_kind(ctx, skill, lost)
     found = []
     for sug in lost:
         existing = _in_force(active[sug.kind], sug)
