@@ -101,7 +101,16 @@ _USED: list[str] = []
 _SERVER_FIXTURES = {"server_pool", "nats_url", "postgres_url", "s3_server", "nats_server"}
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two processes, as measured on the two-core machines CI runs on (each starts its
+    own servers on first use), or SKILLPRESS_TEST_WORKERS."""
+    return int(os.environ.get("SKILLPRESS_TEST_WORKERS") or 2)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # the corpus tests are the longest (the sweep's sample alone minutes): started first, so the
+    # processes end together rather than one waiting out the last long test
+    items.sort(key=lambda item: item.get_closest_marker("corpus") is None)
     unmarked = [
         item.nodeid
         for item in items
