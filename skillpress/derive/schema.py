@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from skillpress.derive.refs import Resolver
@@ -20,6 +21,7 @@ from skillpress.derive.schema_kinds import (
     never_one,
 )
 from skillpress.format.errors import SpecRefused
+from skillpress.format.gc_pause import cleared_after
 from skillpress.format.text import short_text
 from skillpress.format.type_refs import named_ref, reachable
 
@@ -44,19 +46,16 @@ _COPY = (
     "maxProperties",
 )
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
-_regex_ok: dict[str, bool] = {}
 
 
+@cleared_after  # every pattern of every API a worker derived was kept here, unbounded
+@lru_cache(maxsize=16384)
 def _pattern_ok(pattern: str) -> bool:
-    ok = _regex_ok.get(pattern)
-    if ok is None:
-        try:
-            re.compile(pattern)
-            ok = True
-        except (re.error, RecursionError, OverflowError):
-            ok = False
-        _regex_ok[pattern] = ok
-    return ok
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 _REGEX_LITERAL = re.compile(r"/(.+)/([a-z]*)", re.S)

@@ -7,24 +7,34 @@ child it also touches, and so copies, every page it shares with its parent). Ref
 still frees everything as usual; the collector resumes when the outermost derivation ends, in
 whichever thread that is.
 
+The pause is process-wide, so in a worker deriving several APIs at once (`up`, six submissions
+at a time) derivations overlap and the outermost one might never end: the cycles everything else
+in the process makes (requests, sessions, messages) would pile up for as long as the overlap
+lasts. A derivation that ends while others still run therefore collects once the pause has lasted
+`LONGEST_PAUSE` seconds (one full collection then, at most one per that many seconds).
+
 The same moment empties the caches a derivation fills (`cleared_after`: names, short texts,
-string sizes, path segments), which pay within one large API and would otherwise keep what every
-API a long-lived worker derived left in them (bounded, but tens of MB).
+string sizes, path segments, patterns), which pay within one large API and would otherwise keep
+what every API a long-lived worker derived left in them (bounded, but tens of MB).
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["cleared_after", "gc_paused"]
+__all__ = ["LONGEST_PAUSE", "cleared_after", "gc_paused"]
+
+LONGEST_PAUSE = 20.0  # seconds of overlapping derivations before one of them collects
 
 _lock = threading.Lock()
 _depth = 0
 _resume = False
+_since = 0.0  # when the pause began, or when it was last collected
 _caches: list[Callable[[], None]] = []
 
 C = TypeVar("C")
@@ -38,15 +48,17 @@ def cleared_after(cache: C) -> C:
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    global _depth, _resume
+    global _depth, _resume, _since
     with _lock:
         if _depth == 0:
             _resume = gc.isenabled()
+            _since = time.monotonic()
             gc.disable()
         _depth += 1
     try:
         yield
     finally:
+        collect = False
         with _lock:
             _depth -= 1
             if _depth == 0:
@@ -54,3 +66,7 @@ def gc_paused() -> Iterator[None]:
                     clear()
                 if _resume:
                     gc.enable()
+            elif _resume and time.monotonic() - _since > LONGEST_PAUSE:
+                _since, collect = time.monotonic(), True
+        if collect:  # others still derive: what piled up since is collected once
+            gc.collect()

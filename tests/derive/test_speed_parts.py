@@ -212,6 +212,49 @@ def test_derivations_in_threads_leave_the_collector_on() -> None:
     assert gc.isenabled()
 
 
+def test_overlapping_derivations_still_collect_what_the_process_leaves_in_cycles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#61.3: `up` derives six APIs at once, so some derivation is nearly always running; the
+    cycles its requests and sessions leave are collected once the pause has lasted long enough,
+    by a derivation ending while another still runs."""
+    import weakref
+
+    from skillpress.format import gc_pause
+
+    class Node:
+        other: Any = None
+
+    monkeypatch.setattr(gc_pause, "LONGEST_PAUSE", 0.0)
+    outer_entered, inner_done = threading.Event(), threading.Event()
+
+    def outer() -> None:  # the derivation that outlasts the other
+        with gc_paused():
+            outer_entered.set()
+            inner_done.wait(timeout=30)
+
+    def inner_with_garbage() -> weakref.ref[Node]:
+        with gc_paused():
+            a, b = Node(), Node()
+            a.other, b.other = b, a  # a cycle: reference counting alone never frees it
+            left = weakref.ref(a)
+            del a, b
+            time.sleep(0.01)
+        return left
+
+    running = threading.Thread(target=outer)
+    running.start()
+    assert outer_entered.wait(timeout=30)
+    try:
+        left = inner_with_garbage()  # ends while `outer` still derives
+        assert not gc.isenabled()  # still paused for the one running
+        assert left() is None  # yet the cycle was collected
+    finally:
+        inner_done.set()
+        running.join()
+    assert gc.isenabled()
+
+
 LARGE = ["kubernetes.json", "stripe.json", "jira.json"]
 
 

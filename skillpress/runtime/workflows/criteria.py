@@ -182,7 +182,7 @@ def from_criterion(criterion: dict[str, Any]) -> BodyTest:
 _COUNT_CURRENT = re.compile(r"count\(\s*@\s*\)")
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)  # the queries of the workflows a process runs: bounded
 def _compiled(query: str) -> Any:
     import jsonpath_rfc9535
 
