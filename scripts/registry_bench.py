@@ -128,7 +128,16 @@ def _ended(link: dict[str, Any], events: str) -> str:
     return "no end"
 
 
-def _submit_all(link: dict[str, Any], chosen: list[tuple[str, Path]], jobs: int) -> dict[str, int]:
+def _submit_all(
+    link: dict[str, Any],
+    chosen: list[tuple[str, Path]],
+    jobs: int,
+    pid: int,
+    early: dict[str, float],
+) -> dict[str, int]:
+    """Every submission to its end; each process's memory is taken into `early` when the first
+    hundred have ended (#61.3's baseline)."""
+
     def one(item: tuple[str, Path]) -> str:
         slug, path = item
         body, boundary = _multipart({"slug": slug}, path.read_bytes())
@@ -142,6 +151,8 @@ def _submit_all(link: dict[str, Any], chosen: list[tuple[str, Path]], jobs: int)
     with ThreadPoolExecutor(jobs) as pool:
         for n, state in enumerate(pool.map(one, chosen), 1):
             outcomes[state] = outcomes.get(state, 0) + 1
+            if n == min(100, len(chosen)):
+                early.update(_memory(pid))
             if n % 50 == 0 or n == len(chosen):
                 print(f"  submitted {n}/{len(chosen)}: {outcomes}", file=sys.stderr, flush=True)
     return outcomes
@@ -178,6 +189,14 @@ def _rss_mb(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+def _memory(pid: int) -> dict[str, float]:
+    """MB held by `up` and by each process it started, by name."""
+    held = {"up": _rss_mb(pid)}
+    for child in _children(pid):
+        held[Path(f"/proc/{child}/comm").read_text().strip()] = _rss_mb(child)
+    return held
 
 
 def _children(pid: int) -> list[int]:
@@ -268,9 +287,11 @@ def main() -> int:
     try:
         link = json.loads((home / "api.json").read_text())
         started = time.perf_counter()
-        outcomes = _submit_all(link, chosen, args.jobs)
+        early: dict[str, float] = {}
+        outcomes = _submit_all(link, chosen, args.jobs, proc.pid, early)
         proposed_in = time.perf_counter() - started
         rows.append(("submitted → ended", f"{proposed_in:.0f} s: {outcomes}"))
+        proposed_held = _memory(proc.pid)
         rows.append(("revisions per minute", f"{len(chosen) / proposed_in * 60:.0f}"))
         started = time.perf_counter()
         published, refused = _publish_all(link)
@@ -292,10 +313,12 @@ def main() -> int:
         rows.append(
             ("mcp --all, tokens before the first call", str(asyncio.run(_mcp_tokens(home))))
         )
-        rows.append(("memory: up", f"{_rss_mb(proc.pid):.0f} MB"))
-        for child in _children(proc.pid):
-            name = Path(f"/proc/{child}/comm").read_text().strip()
-            rows.append((f"memory: {name} ({child})", f"{_rss_mb(child):.0f} MB"))
+        first = min(100, len(chosen))
+        for name, mb in _memory(proc.pid).items():
+            before, proposed = early.get(name, 0.0), proposed_held.get(name, 0.0)
+            ratio = f", {mb / before:.2f}×" if before else ""
+            said = f"{before:.0f} MB at {first}, {proposed:.0f} all proposed, {mb:.0f} at the end"
+            rows.append((f"memory: {name}", said + ratio))
     finally:
         proc.send_signal(2)
         try:

@@ -24,6 +24,7 @@ from skillpress.platform.broker import (
     stop_broker,
 )
 from skillpress.platform.logging import get_logger
+from skillpress.platform.native_heap import bound_arenas
 from skillpress.platform.nats_roles import role_of_worker
 from skillpress.platform.tracing import start_tracing, stop_tracing, tracing_started
 from skillpress.schemas.events import RefreshSources
@@ -94,6 +95,7 @@ async def serve_roles(
         groups.setdefault(role_of_worker(name), []).append(name)
     if not groups:
         raise ValueError("no worker named")
+    bound_arenas()  # before the steps' threads: a long-lived process stays level (native_heap)
     readies = {role: asyncio.Event() for role in groups}
     # one probe server for the process, over every role's connection
     watched = Watched(expected=len(groups))

@@ -38,6 +38,7 @@ from skillpress.platform.metrics import (
     observe_outage_wait,
     observe_stage,
 )
+from skillpress.platform.native_heap import trim
 from skillpress.platform.tracing import mark_span
 from skillpress.schemas.subjects import STREAM
 
@@ -161,6 +162,13 @@ class OutageOutlasted(Exception):
     """A dependency stayed down past SKILLPRESS_OUTAGE_LIMIT while a message waited for it."""
 
 
+def _run(step: Step[M], ctx: AppContext, payload: M) -> Any:
+    try:
+        return step.run(ctx, payload)
+    finally:
+        trim()  # what the step freed, back to the system (a derivation's is most of it)
+
+
 async def _through_outages(ctx: AppContext, step: Step[M], payload: M, bound: Any) -> Any:
     """`step.run`, waited through a dependency's outage in place: the message is held (its
     in-progress heartbeat keeps it from another replica), its deliveries are not spent, and the
@@ -170,7 +178,7 @@ async def _through_outages(ctx: AppContext, step: Step[M], payload: M, bound: An
     waited, waits = 0.0, 0
     while True:
         try:
-            return await asyncio.to_thread(step.run, ctx, payload)
+            return await asyncio.to_thread(_run, step, ctx, payload)
         except Unavailable as exc:
             if waited >= settings.outage_limit:
                 raise OutageOutlasted(
