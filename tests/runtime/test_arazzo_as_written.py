@@ -205,8 +205,8 @@ def test_every_refusal_of_a_document_is_said_at_once(shop: tuple[Skill, dict[str
     assert str(refused.value) == (
         "3 parts of the document are outside what maps:\n"
         "  - open_cart step make: output 'made_id': '$response.header.Location' is outside the"
-        " subset (`$response.body`, or a pointer into it like `$response.body#/id`, under a name"
-        " of letters, digits and '_')\n"
+        " subset (`$response.body`, a pointer into it like `$response.body#/id` or a path like"
+        " `$response.body.id`, under a name of letters, digits and '_')\n"
         "  - open_cart step look: get_cart has no path parameter 'cart_id'; did you mean"
         " `cartId`? (path: cartId)\n"
         "  - again step make: operationId 'makeCart' is not an operation of shop"

@@ -414,8 +414,8 @@ BNPL_SPEC = _spec(
     },
 )
 
-# success on one exact status and tests of the answer's body (a comparison, a regex), a jsonpath
-# test on the step's own response body, a retry, kebab-case ids, inputs and an action from
+# success on one exact status and tests of the answer's body (a comparison, a regex), a branch
+# on a value the step saved, a retry, kebab-case ids, inputs and an action from
 # `components`, and a diamond: both ways (an application, or a decline recorded) meet at notify
 BNPL = {
     "arazzo": "1.0.1",
@@ -444,10 +444,10 @@ BNPL = {
                             "type": "goto",
                             "stepId": "create-application",
                             "criteria": [
+                                # a jsonpath `$.eligible` would hold for `false` too (a presence
+                                # test, in arazzo-runner as here): the value itself is the test
                                 {
-                                    "context": "$response.body",
-                                    "condition": "$.eligible",
-                                    "type": "jsonpath",
+                                    "condition": "$steps.check-eligibility.outputs.eligibility.eligible == true"
                                 }
                             ],
                         },

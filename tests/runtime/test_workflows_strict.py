@@ -220,6 +220,37 @@ def test_an_if_on_a_value_that_is_not_true_or_false_stops_the_run_naming_it() ->
     assert run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result == {"rooms": True}
 
 
+def test_an_if_with_a_query_holds_when_the_query_selects_something_whatever_its_value() -> None:
+    """`if: {context, jsonpath}`: Arazzo's jsonpath test, a presence test (#56.5): a string, a
+    false, a null member all hold; only a query that selects nothing goes the other way."""
+    from skillpress.runtime.workflows.run import run_workflow
+
+    files = {p.name: p.read_bytes() for p in EXAMPLE.iterdir()}
+    steps = [
+        {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}},
+        {
+            "id": "if_token",
+            "if": {"context": "free", "jsonpath": "$.token"},
+            "then": [{"id": "yes", "return": "present"}],
+            "else": [{"id": "no", "return": "absent"}],
+        },
+    ]
+    files["workflows.yaml"] = _flow(steps).encode()
+    skill = load_skill(files)
+    flows = load_workflows(files, skill)
+    answers: list[Any] = [{"token": "tok-1"}, {"token": False}, {"token": None}, {"other": 1}]
+
+    def call(step: str, tool: Any, args: Any, owner: Any, rules: Any = None) -> Any:
+        return answers.pop(0)
+
+    said = [run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result for _ in range(4)]
+    assert said == ["present", "present", "present", "absent"]
+    steps[1]["if"] = {"context": "free", "jsonpath": "$[?@.ok =]"}
+    assert _refused(_flow(steps)).startswith(
+        "workflows.yaml: flow step if_token: if jsonpath '$[?@.ok =]' is not an RFC 9535 query ("
+    )
+
+
 def test_a_step_that_fails_goes_on_from_its_on_failure_step() -> None:
     from skillpress.runtime.workflows.run import StepFailed, run_workflow
 

@@ -25,6 +25,7 @@ from skillpress.runtime.interop.arazzo_in_parts import (
 )
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.checks import argument_refusal
+from skillpress.runtime.workflows.criteria import query_refusal
 from skillpress.runtime.workflows.scope import _TEMPLATE
 
 __all__ = ["from_arazzo"]
@@ -340,9 +341,10 @@ class _Reader:
             raise ArazzoRefused(f"{where}: the two ways do not meet again at one step")
         return cond_step, (jumps.pop() if jumps else None)
 
-    def condition(self, crit: Any, raw_step: Mapping[str, Any], where: str) -> str:
-        """An `if`'s saved value from one criterion: `EXPR == true` (a simple condition), or a
-        jsonpath test on a saved value (`context` an output, or `$response.body` the step saved)."""
+    def condition(self, crit: Any, raw_step: Mapping[str, Any], where: str) -> Any:
+        """An `if`'s test from one criterion: `EXPR == true` (a simple condition: the saved
+        value), or a jsonpath test on a saved value (`context` an output, or `$response.body` the
+        step saved), kept the presence test Arazzo makes it: `{context, jsonpath}`."""
         if not isinstance(crit, list) or len(crit) != 1 or not isinstance(crit[0], dict):
             raise ArazzoRefused(f"{where}: criteria other than one test are outside the subset")
         test = crit[0]
@@ -367,12 +369,11 @@ class _Reader:
             head = str(body[0])
         else:
             head = template_in(context, where, self.scope).strip("{}")
-        path = str(test.get("condition", "$")).removeprefix("$").strip(".")
-        if not re.fullmatch(r"[A-Za-z0-9_.-]*", path):
-            raise ArazzoRefused(
-                f"{where}: the jsonpath {test.get('condition')!r} is outside the subset (a path)"
-            )
-        return head + (f".{path}" if path else "")
+        query = str(test.get("condition", "")).strip()
+        wrong = query_refusal(query)
+        if wrong is not None:
+            raise ArazzoRefused(f"{where}: the jsonpath {query!r} is no RFC 9535 query ({wrong})")
+        return {"context": head, "jsonpath": query}
 
     def lay_failures(self, seq: list[dict[str, Any]]) -> None:
         """The steps a failure goes to (an onFailure goto), after the way they end, in the

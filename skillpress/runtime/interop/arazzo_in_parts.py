@@ -264,13 +264,15 @@ def output_refs(outputs: Any) -> frozenset[str]:
 
 _BODY = re.compile(r"^\$response\.body((?:#/[^\s{}]*)?)$")
 
+_BODY_DOTTED = re.compile(r"^\$response\.body((?:\.[A-Za-z0-9_-]+)+)$")  # as examples write it
 _OUTPUTS = re.compile(r"^\$outputs((?:\.[A-Za-z0-9_-]+)+)$")
 
 
 def outputs_in(
     outs: Any, sid: str, where: str, scope: dict[str, Any], workflow_step: bool = False
 ) -> str | None:
-    """A step's `outputs` (each `$response.body` or a pointer into it, `$response.body#/id`;
+    """A step's `outputs` (each `$response.body` or a pointer or path into it,
+    `$response.body#/id`, `$response.body.id`;
     a workflow step's also `$outputs.name`, an output of the workflow it ran): the answer
     saved once, under the name of the output that is the whole body (else `<step>_body`),
     each output read as a path into it. The saved name, or None."""
@@ -284,12 +286,16 @@ def outputs_in(
         if theirs is not None:
             paths[str(key)] = [p for p in theirs.group(1).split(".") if p]
             continue
+        dotted = _BODY_DOTTED.match(str(value).strip())
+        if dotted is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
+            paths[str(key)] = [p for p in dotted.group(1).split(".") if p]
+            continue
         m = _BODY.match(str(value).strip())
         if m is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
             raise ArazzoRefused(
                 f"{where}: output {key!r}: {value!r} is outside the subset (`$response.body`,"
-                " or a pointer into it like `$response.body#/id`, under a name of letters,"
-                " digits and '_')"
+                " a pointer into it like `$response.body#/id` or a path like"
+                " `$response.body.id`, under a name of letters, digits and '_')"
             )
         tokens = [t.replace("~1", "/").replace("~0", "~") for t in m.group(1)[2:].split("/")]
         paths[str(key)] = [t for t in tokens if t]

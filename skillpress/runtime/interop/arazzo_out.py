@@ -299,7 +299,11 @@ class _Writer:
         # a simple condition, which standard runners evaluate as skillpress does for a
         # boolean (a JSONPath test is true there whenever the path matches, even `false`)
         said = _expr(head.group(1), head.group(2), self.params, self.saver)
-        criteria = [{"condition": f"{said} == true"}]
+        criteria: list[dict[str, Any]] = (
+            [{"condition": f"{said} == true"}]
+            if s.query is None  # a query: Arazzo's jsonpath test, a presence test there as here
+            else [{"context": said, "condition": s.query, "type": "jsonpath"}]
+        )
         actions = []
         laid: list[dict[str, Any]] = []
         for branch, crit in ((s.then, criteria), (s.otherwise, None)):

@@ -20,6 +20,8 @@ __all__ = [
     "CriterionRefused",
     "body_test",
     "from_criterion",
+    "query_refusal",
+    "selects",
     "to_criterion",
     "to_entry",
 ]
@@ -50,7 +52,7 @@ class BodyTest:
     def holds(self, body: Any) -> bool:
         found, at = _at(body, self.path)
         if self.kind == "query":
-            return found and _selects(str(self.value), at)
+            return found and selects(str(self.value), at)
         if self.kind == "jsonpath":
             return found
         if self.kind == "regex":
@@ -168,7 +170,7 @@ def from_criterion(criterion: dict[str, Any]) -> BodyTest:
     m = _JSONPATH.match(condition.strip())
     if m is not None:  # a plain path: in the body or not
         return BodyTest("jsonpath", path + _steps_of(m.group(1)), value=condition)
-    why = _query_refusal(condition.strip())
+    why = query_refusal(condition.strip())
     if why is not None:
         raise CriterionRefused(
             f"jsonpath {condition!r} is not an RFC 9535 query ({why}): a path ($.items[0].id)"
@@ -189,7 +191,7 @@ def _compiled(query: str) -> Any:
     return jsonpath_rfc9535.compile(_COUNT_CURRENT.sub("1", query))
 
 
-def _query_refusal(query: str) -> str | None:
+def query_refusal(query: str) -> str | None:
     """Why `query` is no RFC 9535 query, or None."""
     from jsonpath_rfc9535.exceptions import JSONPathError
 
@@ -200,7 +202,7 @@ def _query_refusal(query: str) -> str | None:
     return None
 
 
-def _selects(query: str, value: Any) -> bool:
+def selects(query: str, value: Any) -> bool:
     """Whether `query` selects at least one node of `value`."""
     return _compiled(query).find_one(value) is not None
 

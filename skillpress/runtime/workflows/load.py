@@ -17,7 +17,12 @@ from skillpress.format.keys import unknown_keys
 from skillpress.format.load import LoadLimits, parse_bytes
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.workflows.checks import argument_refusal, parameters_refusal
-from skillpress.runtime.workflows.criteria import BodyTest, CriterionRefused, body_test
+from skillpress.runtime.workflows.criteria import (
+    BodyTest,
+    CriterionRefused,
+    body_test,
+    query_refusal,
+)
 from skillpress.runtime.workflows.model import (
     Step,
     StepRules,
@@ -197,14 +202,29 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
 
 def _if_step(item: dict[str, Any], sid: str, wf: str, where: str, seen_ids: set[str]) -> Step:
     """A step that goes one way or the other on a saved value, its branches checked."""
-    cond = str(item["if"]).strip()
-    if not _PATH.match(cond):
-        raise _refuse(where, f"if {cond!r}: name a saved value, like availability.available")
+    cond, query = _if_test(item["if"], where)
     then = _steps(item.get("then", []), wf, seen_ids)
     otherwise = _steps(item.get("else", []), wf, seen_ids)
     if not then and not otherwise:
         raise _refuse(where, "an if needs then or else steps")
-    return Step(sid, "if", condition=cond, then=then, otherwise=otherwise)
+    return Step(sid, "if", condition=cond, query=query, then=then, otherwise=otherwise)
+
+
+def _if_test(said: Any, where: str) -> tuple[str, str | None]:
+    """An `if`'s saved value and query: `saved.path` (true or false), or `{context: saved.path,
+    jsonpath: QUERY}` (holds when the RFC 9535 query selects something of it)."""
+    if isinstance(said, dict):
+        cond, query = str(said.get("context", "")).strip(), said.get("jsonpath")
+        if set(said) != {"context", "jsonpath"} or not isinstance(query, str):
+            raise _refuse(where, "an if mapping is {context: a saved value, jsonpath: a query}")
+        wrong = query_refusal(query)
+        if wrong is not None:
+            raise _refuse(where, f"if jsonpath {query!r} is not an RFC 9535 query ({wrong})")
+    else:
+        cond, query = str(said).strip(), None
+    if not _PATH.match(cond):
+        raise _refuse(where, f"if {cond!r}: name a saved value, like availability.available")
+    return cond, query
 
 
 def _call_step(item: dict[str, Any], sid: str, kind: str, where: str) -> Step:

@@ -96,6 +96,10 @@ class Step:
     save_as: str | None = None
     on_error: str | None = None
     condition: str | None = None
+    # an `if` whose test is this RFC 9535 query: it holds when the query selects something of the
+    # saved value `condition` names (Arazzo's jsonpath criterion, a presence test whatever the
+    # value); None: it holds when that value is true
+    query: str | None = None
     then: tuple[Step, ...] = ()
     otherwise: tuple[Step, ...] = ()
     value: Any = None  # what `return` gives, or `fail`'s message

@@ -21,6 +21,7 @@ from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.kinds import operation_kinds
 from skillpress.runtime.package.model import Skill, Tool
+from skillpress.runtime.workflows.criteria import selects
 from skillpress.runtime.workflows.model import (
     Pending,
     Run,
@@ -102,6 +103,18 @@ def _not_a_test(condition: str, value: Any) -> str:
         f"if {condition}: the value is {kind}, not true or false; an if tests a boolean (or"
         " null, taken as false), as Arazzo's `== true` does: name a field that is one"
     )
+
+
+def _if_holds(s: Step, env: dict[str, Any]) -> Any:
+    """An `if`'s test: the saved value it names, or, with a query, whether the query selects
+    something of it (a value never saved selects nothing)."""
+    if s.query is None:
+        return render(f"{{{{{s.condition}}}}}", env)
+    try:
+        value = render(f"{{{{{s.condition}}}}}", env)
+    except KeyError:
+        return False
+    return value if isinstance(value, Pending) else selects(s.query, value)
 
 
 def _text(value: Any) -> str:
@@ -241,7 +254,7 @@ def run_workflow(
                 if s.kind in ("tool", "workflow"):
                     called(s, env, label)
                 elif s.kind == "if":
-                    test = render(f"{{{{{s.condition}}}}}", env)
+                    test = _if_holds(s, env)
                     if isinstance(test, Pending) and dry_run:  # unknown until run: both ways
                         steps(s.then, dict(env), f"{label}if {s.condition} → ")
                         steps(s.otherwise, dict(env), f"{label}if not {s.condition} → ")
