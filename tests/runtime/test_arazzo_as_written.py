@@ -373,3 +373,44 @@ def test_an_on_failure_goto_goes_on_from_a_later_step_only_a_failure_reaches(
         load_workflows({**files, "workflows.yaml": again.encode()}, skill), skill, files=files
     )
     assert back == out
+
+
+def test_a_header_the_skill_made_its_credential_is_said_to_be_the_credential() -> None:
+    """#56.4: an `Authorization` header the spec declares on an operation is the skill's
+    credential, sent on every call from its variable: a step that sets it is told so, not that
+    the operation has no such header."""
+    spec = copy.deepcopy(SHOP)
+    spec["components"] = {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}}
+    spec["security"] = [{"bearer": []}]
+    spec["paths"]["/carts/{cartId}"]["get"]["parameters"].append(
+        {"name": "Authorization", "in": "header", "required": True, "schema": {"type": "string"}}
+    )
+    files = derive_package(yaml.safe_dump(spec).encode(), DeriveOptions(slug="shop")).files
+    skill = load_skill(files)
+    look = copy.deepcopy(LOOK)
+    look["parameters"].append(
+        {"name": "Authorization", "in": "header", "value": "Bearer $inputs.customer"}
+    )
+    with pytest.raises(ArazzoRefused) as refused:
+        from_arazzo(_doc([MAKE, look]), skill, dict(files))
+    assert str(refused.value) == (
+        "open_cart step look: header 'Authorization' is shop's credential, which every call"
+        " carries from SHOP_API_KEY (never a step's value): take the parameter out of the step"
+    )
+
+
+def test_what_the_imported_workflows_are_held_to_is_said_in_the_documents_words(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    """#56.4: an input no step reads is an Arazzo input, refused without a `workflows.yaml` the
+    person never wrote."""
+    from skillpress.app.operator.arazzo_io import workflows_from_arazzo
+
+    skill, files = shop
+    doc = _doc([MAKE, LOOK])
+    doc["workflows"][0]["inputs"]["properties"]["coupon"] = {"type": "string"}
+    with pytest.raises(ArazzoRefused) as refused:
+        workflows_from_arazzo(doc, skill, files)
+    assert str(refused.value) == (
+        "open_cart input coupon: no step reads it; use it in a step or leave it out"
+    )

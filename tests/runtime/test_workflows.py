@@ -89,6 +89,22 @@ CHECK = {
             "workflows.yaml: flow step a: {{later}} names a value saved only by a later step; declare it or save it first",
         ),
         (
+            _one(
+                [
+                    CHECK,
+                    {
+                        "id": "free",
+                        "if": "availability.available",
+                        "then": [{"id": "rooms", "tool": "list_rooms", "save_as": "rooms"}],
+                    },
+                    {"id": "after", "tool": "get_booking", "args": {"booking_id": "{{rooms.0}}"}},
+                ]
+            ),
+            "workflows.yaml: flow step after: {{rooms}} names a value saved only on one way of an"
+            " if (by step rooms), and this step is reached without it; save it on every way that"
+            " leads here, or read it on that way only",
+        ),
+        (
             _one([CHECK, {**CHECK, "id": "again"}]),
             "workflows.yaml: flow step again: save_as 'availability' is used already; name it anew",
         ),
@@ -190,6 +206,7 @@ CHECK = {
         "unknown operation",
         "undeclared parameter",
         "step not yet run",
+        "saved on one way of an if",
         "save_as reused",
         "if on something never saved",
         "hardened without steps",

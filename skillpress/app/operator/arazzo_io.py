@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-from skillpress.runtime.interop.arazzo_in import from_arazzo
+from skillpress.runtime.interop.arazzo import ArazzoRefused
+from skillpress.runtime.interop.arazzo_in import arazzo_words, from_arazzo
 from skillpress.runtime.interop.arazzo_out import left_out, to_arazzo, unguarded
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.load import load_workflows
@@ -73,5 +74,10 @@ def workflows_from_arazzo(
     """The workflows.yaml text an Arazzo document makes for the package, and its workflows'
     names, checked with the package's operations. WorkflowRefused names what does not map."""
     text = yaml.safe_dump(from_arazzo(document, skill, files), sort_keys=False, allow_unicode=True)
-    flows = load_workflows({**files, WORKFLOWS_FILE: text.encode()}, skill)
+    try:
+        flows = load_workflows({**files, WORKFLOWS_FILE: text.encode()}, skill)
+    except ArazzoRefused:
+        raise
+    except WorkflowRefused as exc:  # what the workflows it made are held to: in its words
+        raise ArazzoRefused(arazzo_words(str(exc))) from None
     return text, list(flows)

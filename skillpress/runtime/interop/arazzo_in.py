@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from skillpress.format.credentials import default_credential_env
 from skillpress.runtime.interop.arazzo import OK, ArazzoRefused, Locator
 from skillpress.runtime.interop.arazzo_components import inline_components
 from skillpress.runtime.interop.arazzo_in_parts import (
@@ -26,9 +27,9 @@ from skillpress.runtime.interop.arazzo_in_parts import (
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.checks import argument_refusal
 from skillpress.runtime.workflows.criteria import query_refusal
-from skillpress.runtime.workflows.scope import _TEMPLATE
+from skillpress.runtime.workflows.scope import _TEMPLATE, WORKFLOWS_FILE
 
-__all__ = ["from_arazzo"]
+__all__ = ["arazzo_words", "from_arazzo"]
 
 _TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
 
@@ -58,6 +59,13 @@ def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None
     if refusals:
         raise ArazzoRefused(said_at_once(refusals))
     return {"workflows": out}
+
+
+def arazzo_words(said: str) -> str:
+    """A refusal of the workflows an Arazzo document made, in the document's words: no
+    `workflows.yaml` (the person wrote none), its inputs called inputs."""
+    said = said.removeprefix(f"{WORKFLOWS_FILE}: ")
+    return re.sub(r"^(\S+) parameter (\S+)", r"\1 input \2", said)
 
 
 Built = tuple[list[dict[str, Any]], str | None]  # steps, and the stepId the way jumps on to
@@ -207,6 +215,7 @@ class _Reader:
                 raise ArazzoRefused(
                     f"{where}: parameter {given!r}: `in` is path, query, header or cookie"
                 )
+            self.not_the_credential(tool, str(p["in"]), given, headers, where)
             arg = placed(tool, str(p["in"]), given, wire, headers, cookies, where)
             args[arg] = value_in(p.get("value"), where, self.scope)
         if "requestBody" in s:
@@ -221,6 +230,24 @@ class _Reader:
         if why is not None:  # what the operation does not take, on import, not at a run
             raise ArazzoRefused(f"{where}: {why}")
         return {"id": sid, "tool": tool.operation, "args": args}
+
+    def not_the_credential(
+        self, tool: Any, place: str, given: str, headers: Mapping[str, str], where: str
+    ) -> None:
+        """A parameter the spec declares that the skill made its credential (an `Authorization`
+        header) is no argument of the tool: said so, with where the credential comes from."""
+        auth = tool.auth or self.skill.auth
+        if auth is None or (place == "header" and given.lower() in headers):
+            return
+        for slot in auth.slots:
+            if slot.where == place and slot.header.lower() == (
+                given.lower() if place == "header" else given
+            ):
+                raise ArazzoRefused(
+                    f"{where}: {place} {given!r} is {self.skill.slug}'s credential, which every"
+                    f" call carries from {slot.env or default_credential_env(self.skill.slug)} (never a"
+                    " step's value): take the parameter out of the step"
+                )
 
     def ending(
         self, action: dict[str, Any], where: str, saved: frozenset[str]

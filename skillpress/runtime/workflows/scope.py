@@ -83,13 +83,26 @@ def _refs(value: Any) -> Iterator[str]:
             yield from _refs(v)
 
 
+def _unsaved(ref: str, walked: set[str], saved_by: Mapping[str, str]) -> str:
+    """Why a step cannot read `ref`: saved on another way of an `if` (`walked` already), by a
+    later step, or by no step at all."""
+    if ref in walked:
+        return (
+            f"{{{{{ref}}}}} names a value saved only on one way of an if (by step"
+            f" {saved_by[ref]}), and this step is reached without it; save it on every way that"
+            " leads here, or read it on that way only"
+        )
+    why = "a value saved only by a later step" if ref in saved_by else "no parameter or saved value"
+    return f"{{{{{ref}}}}} names {why}; declare it or save it first"
+
+
 def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     """Walk the steps in order: every template and condition names a parameter or a value saved
     before it, every save_as is new, every tool is an operation of the skill, every workflow
     step names a workflow of the skill with the parameters it declares."""
     params = set((wf.parameters.get("properties") or {}).keys())
     saved_anywhere: set[str] = set()  # saved by the steps walked so far
-    saved_at_all = {s.save_as for s in walk_steps(wf.steps) if s.save_as}
+    saved_by = {s.save_as: s.id for s in walk_steps(wf.steps) if s.save_as}
 
     def walk(steps: tuple[Step, ...], scope: set[str]) -> None:
         scope = set(scope)
@@ -97,12 +110,7 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
             where = f"{wf.name} step {s.id}"
             for ref in _refs(s.args) if s.kind in ("tool", "workflow") else _refs(s.value):
                 if ref not in scope:
-                    why = (
-                        "a value saved only by a later step"
-                        if ref in saved_at_all
-                        else "no parameter or saved value"
-                    )
-                    raise _refuse(where, f"{{{{{ref}}}}} names {why}; declare it or save it first")
+                    raise _refuse(where, _unsaved(ref, saved_anywhere, saved_by))
             if s.kind == "tool":
                 target = s.target or ""
                 other = target.split(".", 1)[0] if "." in target else None
