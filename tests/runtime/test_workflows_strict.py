@@ -340,3 +340,35 @@ def test_retry_on_a_plain_write_is_refused_at_load_and_on_a_keyed_one_loads() ->
     read = {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}, "retry": {"limit": 2}}
     loaded = _load(_flow([read, book]))
     assert [s.rules.retry_limit for s in loaded["flow"].steps if s.rules] == [2, 2]
+
+
+def test_a_workflow_step_that_leaves_out_what_its_workflow_requires_is_refused_at_load() -> None:
+    """#56.5: the run would stop at that step, after the calls before it were made ("'quantity'
+    is a required property"): said when the workflows load (an Arazzo import included)."""
+    inner = {
+        "name": "inner",
+        "execution": "hardened",
+        "parameters": {
+            "type": "object",
+            "properties": {"room_id": {"type": "string"}, "guests": {"type": "integer"}},
+            "required": ["room_id", "guests"],
+        },
+        "steps": [
+            {**CHECK, "args": {"room_id": "{{room_id}}", **DATES}},
+            {"id": "done", "return": {"guests": "{{guests}}", "free": "{{free}}"}},
+        ],
+    }
+    outer = {
+        "name": "outer",
+        "execution": "hardened",
+        "parameters": {
+            "type": "object",
+            "properties": {"room_id": {"type": "string"}},
+            "required": ["room_id"],
+        },
+        "steps": [{"id": "book", "workflow": "inner", "args": {"room_id": "{{room_id}}"}}],
+    }
+    assert _refused(yaml.safe_dump({"workflows": [inner, outer]})) == (
+        "workflows.yaml: outer step book: inner requires 'guests', which this step does not"
+        " pass: pass it, or give it a default in inner"
+    )

@@ -484,3 +484,11 @@ def _check_calls(wf: Workflow, skill: Skill, flows: Mapping[str, Workflow]) -> N
                 raise _refuse(
                     f"{wf.name} step {s.id}", f"{callee.name} does not take {', '.join(extra)}"
                 )
+            lacking = [r for r in callee.parameters.get("required") or () if r not in s.args]
+            if lacking:  # the run would stop there, after the calls before it were made
+                raise _refuse(
+                    f"{wf.name} step {s.id}",
+                    f"{callee.name} requires {', '.join(map(repr, lacking))}, which this step"
+                    " does not pass: pass it, or give it a default in "
+                    f"{callee.name}",
+                )
