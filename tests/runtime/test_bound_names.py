@@ -156,3 +156,40 @@ def test_mcp_all_takes_a_base_url_per_skill_and_refuses_one_it_cannot_honour(
     assert not called.is_error, called.content[0].text
     assert json.loads(called.content[0].text)["status"] == 200
     assert [s.path for s in api.seen] == ["/accounts/7/export"]
+
+
+def test_a_derived_package_loads_under_any_folder_name_reading_that_names_variables() -> None:
+    """Whatever derive writes, the runtime loads: Swagger Petstore's API key sent beside its
+    OAuth token is recorded as PETSTORE_API_KEY (the slug from its title); bound as the folder
+    `pet-coupons`, the package reads PET_COUPONS_API_KEY (it was refused: a variable not of
+    pet-coupons's own), and a variable of a third name is still refused."""
+    from skillpress.runtime.package.skill import load_skill
+
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Swagger Petstore", "version": "1"},
+        "servers": [{"url": "https://pets.example.test"}],
+        "security": [{"petstore_auth": [], "api_key": []}],
+        "components": {
+            "securitySchemes": {
+                "petstore_auth": {
+                    "type": "oauth2",
+                    "flows": {"implicit": {"authorizationUrl": "https://x.test/a", "scopes": {}}},
+                },
+                "api_key": {"type": "apiKey", "name": "api_key", "in": "header"},
+            }
+        },
+        "paths": {"/pets": {"get": {"operationId": "listPets", "responses": {"200": {}}}}},
+    }
+    files = dict(derive_package(yaml.safe_dump(spec).encode(), DeriveOptions()).files)
+    auth = json.loads(files["skill.json"])["auth"]
+    assert json.loads(files["skill.json"])["slug"] == "petstore"
+    assert [a["env"] for a in auth["also"]] == ["PETSTORE_API_KEY"]
+    skill = load_skill(files, slug="pet-coupons")
+    assert skill.auth is not None
+    assert [c.env for c in skill.auth.also] == ["PET_COUPONS_API_KEY"]
+    for name in ("index.json", "skill.json"):  # another host secret: refused still
+        text = files[name].decode().replace('"PETSTORE_API_KEY"', '"GITHUB_TOKEN"')
+        files[name] = text.encode()
+    with pytest.raises(PackageError, match="GITHUB_TOKEN is not pet-coupons's own"):
+        load_skill(files, slug="pet-coupons")

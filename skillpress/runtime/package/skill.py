@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from skillpress.format.credentials import own_env_prefix
 from skillpress.format.declaration import Declaration
 from skillpress.format.manifest import Manifest, ManifestError
 from skillpress.format.names import tool_name
@@ -32,6 +33,17 @@ __all__ = [
 ]
 
 
+def _rebound(env: str | None, index: SkillIndex, slug: str) -> str | None:
+    """A credential variable recorded under the slug the package was derived as
+    (`PETSTORE_API_KEY` beside Swagger Petstore's OAuth) read as the same variable of the slug
+    it is bound as (a folder `pet-coupons`: `PET_COUPONS_API_KEY`), so what derive writes loads
+    whatever the folder is named; any other name is kept, and checked as before."""
+    recorded = own_env_prefix(index.slug)
+    if env is None or index.slug == slug or not env.startswith(recorded):
+        return env
+    return own_env_prefix(slug) + env[len(recorded) :]
+
+
 def _auth(index: SkillIndex, override: AuthHeader | None, slug: str) -> AuthHeader | None:
     if override is not None:
         return override
@@ -43,13 +55,15 @@ def _auth(index: SkillIndex, override: AuthHeader | None, slug: str) -> AuthHead
             kind,
             token_url,
             index.auth_scopes if token_url else (),
-            credential_env(index.auth_env, "skill.json: auth.env", slug),
+            credential_env(_rebound(index.auth_env, index, slug), "skill.json: auth.env", slug),
             index.auth_in,
             tuple(
                 AuthHeader(
                     c.name,
                     c.kind if c.kind in ("apiKey", "bearer", "basic") else "apiKey",
-                    env=credential_env(c.env, "skill.json: auth.also.env", slug),
+                    env=credential_env(
+                        _rebound(c.env, index, slug), "skill.json: auth.also.env", slug
+                    ),
                     where=c.where,
                 )
                 for c in index.auth_also
@@ -70,7 +84,7 @@ def _other_auth(index: SkillIndex, decl: Declaration, slug: str) -> AuthHeader:
     return AuthHeader(
         found.name,
         found.kind if found.kind in ("apiKey", "bearer", "basic") else "apiKey",
-        env=credential_env(found.env, "skill.json: auth.others.env", slug),
+        env=credential_env(_rebound(found.env, index, slug), "skill.json: auth.others.env", slug),
         where=found.where,
     )
 
