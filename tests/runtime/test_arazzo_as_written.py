@@ -6,6 +6,7 @@ import, naming the closest one."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -414,3 +415,42 @@ def test_what_the_imported_workflows_are_held_to_is_said_in_the_documents_words(
     assert str(refused.value) == (
         "open_cart input coupon: no step reads it; use it in a step or leave it out"
     )
+
+
+PUBLISHED = Path(__file__).parents[1] / "fixtures" / "arazzo"
+
+
+def test_the_specifications_pet_coupons_example_is_refused_once_naming_every_part() -> None:
+    """#56: the OAI pet-coupons example as published, against its own OpenAPI document (derived
+    into a folder of its name): each construct the specification does not define, and each
+    parameter its OpenAPI document does not have, in one answer, with why."""
+    from skillpress.app.operator.arazzo_io import read_arazzo, workflows_from_arazzo
+
+    spec = (PUBLISHED / "pet-coupons.openapi.yaml").read_bytes()
+    files = dict(derive_package(spec, DeriveOptions()).files)
+    skill = load_skill(files, slug="pet-coupons")  # bound as its folder would be
+    doc = read_arazzo((PUBLISHED / "pet-coupons.arazzo.yaml").read_bytes())
+    with pytest.raises(ArazzoRefused) as refused:
+        workflows_from_arazzo(doc, skill, files)
+    undefined = (
+        "is no runtime expression the Arazzo specification defines (they begin $inputs.,"
+        " $outputs., $steps., $response., $statusCode…)"
+    )
+    no_response = (
+        "successCriteria '$statusCode == 200' on a step that runs a workflow: it has no response"
+        " of its own to test (it succeeds when its workflow does)"
+    )
+    assert str(refused.value).splitlines() == [
+        "8 parts of the document are outside what maps:",
+        "  - apply-coupon step find-pet: find_pets_by_tags has no query parameter 'pet_tags';"
+        " did you mean `tags`? (query: tags)",
+        f"  - apply-coupon step find-pet: output 'my_pet_id': '$outputs[0].id' {undefined}",
+        "  - apply-coupon step find-coupons: get_pet_coupons has no path parameter 'pet_id';"
+        " did you mean `petId`? (path: petId)",
+        f"  - apply-coupon step place-order: {no_response}",
+        f"  - apply-coupon step place-order: output 'my_order_id': '$workflow_order_id' {undefined}",
+        f"  - buy-available-pet step find-pet: output 'my_pet_id': '$outputs[0].id' {undefined}",
+        f"  - buy-available-pet step place-order: {no_response}",
+        "  - buy-available-pet step place-order: output 'my_order_id': '$workflow_order_id'"
+        f" {undefined}",
+    ]

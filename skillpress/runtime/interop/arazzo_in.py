@@ -68,6 +68,35 @@ def arazzo_words(said: str) -> str:
     return re.sub(r"^(\S+) parameter (\S+)", r"\1 input \2", said)
 
 
+class _StepRefused(ArazzoRefused):
+    """Every part of one step outside the subset."""
+
+    def __init__(self, all_: list[str]) -> None:
+        super().__init__(all_[0])
+        self.all = all_
+
+
+def _workflow_step_extras(
+    s: Mapping[str, Any], success: list[Any], retry: Any, on_failure: Any, where: str
+) -> list[str]:
+    """What a step that runs a workflow cannot carry: it has no answer of its own to test
+    (it succeeds when its workflow does), and is not tried again or gone past on failure."""
+    out = []
+    if success != [OK]:
+        said = [c.get("condition") for c in s.get("successCriteria") or [] if isinstance(c, dict)]
+        out.append(
+            f"{where}: successCriteria {', '.join(map(repr, said))} on a step that runs a workflow:"
+            " it has no response of its own to test (it succeeds when its workflow does)"
+        )
+    if retry is not None:
+        out.append(f"{where}: a retry of a step that runs a workflow is outside the subset")
+    if on_failure is not None:
+        out.append(
+            f"{where}: a goto on the failure of a step that runs a workflow is outside the subset"
+        )
+    return out
+
+
 Built = tuple[list[dict[str, Any]], str | None]  # steps, and the stepId the way jumps on to
 
 
@@ -133,7 +162,7 @@ class _Reader:
         try:
             return self.one_call(s)
         except ArazzoRefused as exc:
-            self.refusals.append(str(exc))
+            self.refusals.extend(exc.all if isinstance(exc, _StepRefused) else [str(exc)])
             sid = str(s.get("stepId", ""))
             outs = s.get("outputs")
             for key in outs if isinstance(outs, dict) else {}:
@@ -141,42 +170,46 @@ class _Reader:
             return {"id": sid, "fail": "refused"}
 
     def one_call(self, s: dict[str, Any]) -> dict[str, Any]:
+        """One step; every part of it outside the subset refused at once (_StepRefused)."""
         sid = str(s.get("stepId", ""))
         where = f"{self.name} step {sid}"
+        problems: list[str] = []
+
+        def attempt(part: Any, *args: Any) -> Any:
+            try:
+                return part(*args)
+            except ArazzoRefused as exc:
+                problems.append(str(exc))
+                return None
+
         for key in sorted(set(s) - STEP_KEYS):
-            raise ArazzoRefused(f"{where}: `{key}` is outside the subset")
+            problems.append(f"{where}: `{key}` is outside the subset")
         crit = s.get("successCriteria") or [{"condition": OK}]
-        success: list[Any] = []
-        for c in crit if isinstance(crit, list) else [crit]:
-            success.append(criterion_in(c, where))
-        retry, on_failure = failure_in(s.get("onFailure"), where)
+        success = [
+            attempt(criterion_in, c, where) for c in (crit if isinstance(crit, list) else [crit])
+        ]
+        retry, on_failure = attempt(failure_in, s.get("onFailure"), where) or (None, None)
         runs = [k for k in ("operationId", "operationPath", "workflowId") if k in s]
+        step: dict[str, Any] = {}
         if len(runs) != 1:
-            raise ArazzoRefused(
+            problems.append(
                 f"{where}: a step names exactly one of operationId, operationPath, workflowId"
                 f" ({', '.join(runs) or 'none'} here)"
             )
-        step = (
-            self.workflow_step(s, sid, where)
-            if "workflowId" in s
-            else self.tool_step(s, sid, where)
-        )
-        if "workflowId" in s and (success != [OK] or retry is not None or on_failure is not None):
-            said = (
-                "successCriteria on a workflow step"
-                if success != [OK]
-                else "a retry of a workflow step"
-                if retry is not None
-                else "a goto on a workflow step's failure"
-            )
-            raise ArazzoRefused(f"{where}: {said} is outside the subset")
+        elif "workflowId" in s:
+            step = attempt(self.workflow_step, s, sid, where)
+            problems += _workflow_step_extras(s, success, retry, on_failure, where)
+        else:
+            step = attempt(self.tool_step, s, sid, where)
+        saved = attempt(outputs_in, s.get("outputs"), sid, where, self.scope, "workflowId" in s)
+        if problems:
+            raise _StepRefused(problems)
         if success != [OK]:
             step["success"] = success
         if retry is not None:
             step["retry"] = retry
         if on_failure is not None:
             step["on_failure"] = on_failure
-        saved = outputs_in(s.get("outputs"), sid, where, self.scope, "workflowId" in s)
         if saved is not None:
             step["save_as"] = saved
         if s.get("x-skillpress-on-error"):

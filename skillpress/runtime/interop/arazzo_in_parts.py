@@ -264,6 +264,12 @@ def output_refs(outputs: Any) -> frozenset[str]:
 
 _BODY = re.compile(r"^\$response\.body((?:#/[^\s{}]*)?)$")
 
+# the runtime expressions Arazzo 1.0's grammar defines (`$outputs[0].id`, `$workflow_order_id`:
+# none of them)
+_DEFINED = re.compile(
+    r"^\$(url|method|statusCode|(request|response|message)\.|(inputs|outputs|steps|workflows"
+    r"|sourceDescriptions|components)\.[A-Za-z0-9_-])"
+)
 _BODY_DOTTED = re.compile(r"^\$response\.body((?:\.[A-Za-z0-9_-]+)+)$")  # as examples write it
 _OUTPUTS = re.compile(r"^\$outputs((?:\.[A-Za-z0-9_-]+)+)$")
 
@@ -290,6 +296,12 @@ def outputs_in(
         if dotted is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
             paths[str(key)] = [p for p in dotted.group(1).split(".") if p]
             continue
+        if not _DEFINED.match(str(value).strip()):
+            raise ArazzoRefused(
+                f"{where}: output {key!r}: {value!r} is no runtime expression the Arazzo"
+                " specification defines (they begin $inputs., $outputs., $steps., $response.,"
+                " $statusCode…)"
+            )
         m = _BODY.match(str(value).strip())
         if m is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
             raise ArazzoRefused(
