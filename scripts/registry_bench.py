@@ -159,14 +159,24 @@ def _submit_all(
 
 
 def _publish_all(link: dict[str, Any]) -> tuple[int, int]:
-    """(published, refused) until no proposal waits."""
-    published = refused = 0
+    """(published, refused) until no proposal waits; an answer other than 200 is shown and
+    asked again (three times at most in a row)."""
+    published = refused = failed = 0
     while True:
         body = json.dumps({"timeout": 120}).encode()
-        status, data, _, _ = _request(
+        status, data, _, took = _request(
             link, "POST", "/v1/publications", body, Content_Type="application/json"
         )
-        answer = json.loads(data) if status == 200 else {}
+        if status != 200:
+            failed += 1
+            said = data[:300].decode(errors="replace")
+            print(f"  publish answered {status} in {took:.0f} s: {said}", file=sys.stderr)
+            if failed == 3:
+                return published, refused
+            time.sleep(5)
+            continue
+        failed = 0
+        answer = json.loads(data)
         done = answer.get("published", [])
         published += len(done)
         refused = len(answer.get("refused", []))  # the last answer's: what still waits
