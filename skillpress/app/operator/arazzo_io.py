@@ -76,8 +76,6 @@ def workflows_from_arazzo(
     text = yaml.safe_dump(from_arazzo(document, skill, files), sort_keys=False, allow_unicode=True)
     try:
         flows = load_workflows({**files, WORKFLOWS_FILE: text.encode()}, skill)
-    except ArazzoRefused:
-        raise
     except WorkflowRefused as exc:  # what the workflows it made are held to: in its words
         raise ArazzoRefused(arazzo_words(str(exc))) from None
     return text, list(flows)

@@ -24,7 +24,7 @@ from skillpress.runtime.interop.arazzo_in_parts import (
     template_in,
     value_in,
 )
-from skillpress.runtime.package.model import Skill
+from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.checks import argument_refusal
 from skillpress.runtime.workflows.criteria import query_refusal
 from skillpress.runtime.workflows.scope import _TEMPLATE, WORKFLOWS_FILE
@@ -265,7 +265,7 @@ class _Reader:
         return {"id": sid, "tool": tool.operation, "args": args}
 
     def not_the_credential(
-        self, tool: Any, place: str, given: str, headers: Mapping[str, str], where: str
+        self, tool: Tool, place: str, given: str, headers: Mapping[str, str], where: str
     ) -> None:
         """A parameter the spec declares that the skill made its credential (an `Authorization`
         header) is no argument of the tool: said so, with where the credential comes from."""
