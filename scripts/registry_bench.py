@@ -282,6 +282,18 @@ def _token(home: Path, name: str, role: str, operator: str | None) -> str:
     return made.stdout.split()[-1]
 
 
+MCP_WAIT = 600.0  # seconds `mcp --all` is given to answer before the bench says it did not
+
+
+class _Rows(list[tuple[str, str]]):
+    """The table's rows, each also said on stderr as it is measured (a run stopped half-way
+    keeps what it measured)."""
+
+    def append(self, row: tuple[str, str]) -> None:
+        print(f"  {row[0]}: {row[1]}", file=sys.stderr, flush=True)
+        super().append(row)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("n", type=int, help="how many skills")
@@ -293,7 +305,7 @@ def main() -> int:
     print(f"registry-bench: {args.n} skills, home {home}", file=sys.stderr)
     operator = _token(home, "bench-operator", "operator", None)  # the home's first
     proc = _start(home)
-    rows: list[tuple[str, str]] = []
+    rows = _Rows()
     try:
         link = json.loads((home / "api.json").read_text())
         started = time.perf_counter()
@@ -320,9 +332,13 @@ def main() -> int:
             rows.append(
                 (f"follow --once{' --api' if over_api else ''}", f"{count} skills in {took:.1f} s")
             )
-        rows.append(
-            ("mcp --all, tokens before the first call", str(asyncio.run(_mcp_tokens(home))))
-        )
+        started = time.perf_counter()
+        try:
+            tokens = asyncio.run(asyncio.wait_for(_mcp_tokens(home), MCP_WAIT))
+            said = f"{tokens} (answered in {time.perf_counter() - started:.1f} s)"
+        except TimeoutError:
+            said = f"did not answer initialize and tools/list in {MCP_WAIT:.0f} s"
+        rows.append(("mcp --all, tokens before the first call", said))
         first = min(100, len(chosen))
         for name, mb in _memory(proc.pid).items():
             before, proposed = early.get(name, 0.0), proposed_held.get(name, 0.0)

@@ -56,6 +56,7 @@ class Draining:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self.stopping = False
+        self.stopped = asyncio.Event()  # set with `stopping`, for what waits on it
         self.held: set[asyncio.Task[None]] = set()
         self.idle = asyncio.Event()
         self.idle.set()
@@ -74,6 +75,7 @@ class Draining:
                 )
             return
         started = {"sent": False}
+        scope["skillpress.stopping"] = self.stopped  # what a look held open ends on
 
         async def watched(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -104,6 +106,7 @@ class Draining:
         """Refuse new requests, wait up to `grace` seconds for the held ones, then cancel the
         rest; returns how many were cancelled."""
         self.stopping = True
+        self.stopped.set()
         try:
             await asyncio.wait_for(self.idle.wait(), grace)
             return 0

@@ -7,7 +7,6 @@ four routers."""
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -38,8 +37,6 @@ from skillpress.app.base.views import (
 )
 from skillpress.app.operator.intake import SpecPreview, Submitted
 from skillpress.schemas.events import LiveVersion
-
-_COMPRESSED_FROM = 4096  # bytes of a live answer past which it is sent compressed
 
 __all__ = ["router", "submission_stream", "submit", "with_summaries"]
 
@@ -319,7 +316,7 @@ def versions(ctx: Ctx, who: Operator, slug: str) -> list[VersionRow]:
     response_model=list[LiveVersion],
     responses={304: {"description": "nothing changed since the look that gave this ETag"}},
 )
-def live(
+async def live(
     request: Request,
     ctx: Ctx,
     who: Reader,
@@ -327,25 +324,39 @@ def live(
         list[str] | None,
         Query(description="only these skills (repeat it: ?skill=a&skill=b); every one if none"),
     ] = None,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=60,
+            description="with If-None-Match: hold the look open up to this many seconds until"
+            " something changes (answered 200 at once then), else 304 when they pass",
+        ),
+    ] = 0,
 ) -> Any:
     """Every skill's live version (or the named ones'): its id, each file's sha256, its hosts
     (what followers keep; a runtime's token reads it). Answered with an `ETag` of the live set;
     a look that sends it back in `If-None-Match` is answered 304 with no body while nothing
-    changed, at the cost of one query whatever the size of the registry."""
-    from skillpress.app.records.live import live_set_tag, live_versions
+    changed, at the cost of one read of one row whatever the size of the registry (of the named
+    skills' rows when named), or held open up to `wait` seconds and answered as soon as
+    something changes. The whole set's answer is made once per change and held."""
+    from skillpress.app.serving.live_answer import look_answer, look_tag, until_changed
 
-    tag = f'"{live_set_tag(ctx, skill)}"'
-    headers = {"ETag": tag, "Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
-    if request.headers.get("if-none-match") == tag:
+    tag = await run_in_threadpool(look_tag, ctx, skill)
+    asked = request.headers.get("if-none-match")
+    if asked == f'"{tag}"' and wait > 0:
+        await until_changed(ctx, skill, tag, wait, request.scope.get("skillpress.stopping"))
+        tag = await run_in_threadpool(look_tag, ctx, skill)
+    headers = {"ETag": f'"{tag}"', "Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
+    if asked == headers["ETag"]:
         return Response(status_code=304, headers=headers)
-    body = json.dumps(
-        [v.model_dump(mode="json") for v in live_versions(ctx, skill)], separators=(",", ":")
-    ).encode()
-    # the first catch-up of a registry is every skill's every digest (2.9 MB at 1,000 skills):
-    # compressed for a client that takes it (digests and hosts only, nothing secret to a
-    # compression oracle)
-    if len(body) > _COMPRESSED_FROM and "gzip" in request.headers.get("accept-encoding", ""):
-        body = gzip.compress(body, compresslevel=6)
+    answer = await run_in_threadpool(look_answer, ctx, skill, tag)
+    headers["ETag"] = f'"{answer.tag}"'
+    body = answer.body
+    # the first catch-up of a registry is every skill's every digest (8.8 MB at 10,000 skills):
+    # compressed for a client that takes it
+    if answer.gzipped is not None and "gzip" in request.headers.get("accept-encoding", ""):
+        body = answer.gzipped
         headers["Content-Encoding"] = "gzip"
     return Response(body, media_type="application/json", headers=headers)
 

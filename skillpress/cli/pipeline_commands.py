@@ -223,7 +223,8 @@ def follow(
     import signal
 
     from skillpress.app.base.bus import running_up
-    from skillpress.app.serving.followers import ApiFollower, follow_api, follow_live
+    from skillpress.app.serving.api_follower import ApiFollower, follow_api
+    from skillpress.app.serving.followers import follow_live
 
     pins = {}
     for item in pin or []:
@@ -274,7 +275,7 @@ def follow(
             try:
                 await follow_api(follower, folder, wanted, format, pins, stop, swapped, interval)
             finally:
-                follower.close()
+                await follower.aclose()
             return
         assert ctx is not None and url is not None
         await follow_live(ctx, url, folder, wanted, format, pins, stop, swapped, lost, refused)

@@ -17,6 +17,7 @@ __all__ = [
     "SubmissionOutcome",
     "Version",
     "Publication",
+    "LiveSet",
     "ActionItem",
     "DeadLetter",
     "Suggestion",
@@ -133,6 +134,18 @@ class Publication(SQLModel, table=True):
     previous_version_id: str | None = Field(default=None, max_length=64)
     published_by: str = Field(max_length=128)
     published_at: datetime
+
+
+class LiveSet(SQLModel, table=True):
+    """One row: a number that moves in the same transaction as any skill's live pointer, so
+    "has anything gone live since?" is one read of one row, whatever the size of the registry
+    (`epoch` is new whenever the row is made, so a number seen before a re-migration never
+    names another live set)."""
+
+    __tablename__ = "live_set"
+    id: int = Field(default=1, primary_key=True)
+    epoch: str = Field(max_length=32)
+    generation: int = 0
 
 
 class ActionItem(SQLModel, table=True):

@@ -1028,6 +1028,38 @@ def test_an_idle_followers_look_costs_what_changed(served: Served) -> None:
         assert moved.status_code == 200 and moved.headers["etag"] != tag
 
 
+def test_a_followers_look_is_held_open_until_something_goes_live(served: Served) -> None:
+    """#61.1: a follower holds its look open (`?wait=`): 304 when nothing went live in that
+    time, and answered as soon as a publication lands, with the new pointers and tag, instead
+    of every follower asking every 2 s."""
+    import threading
+
+    with served.client() as c:
+        _create(c, "held", PETSTORE.read_bytes())
+        c.post("/v1/skills/held/versions/newest/publish", json={})
+        tag = c.get("/v1/live").headers["etag"]
+        quiet = c.get("/v1/live", params={"wait": 0.5}, headers={"If-None-Match": tag})
+        assert (quiet.status_code, quiet.content) == (304, b"")
+        c.post("/v1/skills/held/annotations", json={"kind": "skill_note", "value": "Held."})
+        answers: list[httpx.Response] = []
+        look = threading.Thread(
+            target=lambda: answers.append(
+                c.get("/v1/live", params={"wait": 60}, headers={"If-None-Match": tag})
+            )
+        )
+        look.start()
+        published = c.post("/v1/skills/held/versions/newest/publish", json={}).json()
+        look.join(50)  # a hang guard: it is answered within a second of the publish
+        assert answers, "the held look was not answered when a version went live"
+        moved = answers[0]
+        assert moved.status_code == 200 and moved.headers["etag"] != tag
+        live = {v["skill"]: v["version_id"] for v in moved.json()}
+        assert live["held"] == published["version_id"]
+        # a wait outside its bound is refused in words
+        refused = c.get("/v1/live", params={"wait": 3600})
+        assert refused.status_code == 422
+
+
 def test_a_first_catch_up_is_sent_compressed_to_a_client_that_takes_it(served: Served) -> None:
     """#61.1 (part): a registry's first look is every skill's every file digest (2.9 MB at
     1,000 skills, measured by `just registry-bench`): sent gzip-compressed to a client that

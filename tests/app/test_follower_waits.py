@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import structlog
 
-from skillpress.app.serving.followers import ApiFollower, FollowRefused, follow_api
+from skillpress.app.serving.api_follower import ApiFollower, follow_api
+from skillpress.app.serving.followers import FollowRefused
 from tests.fake_api import FakeApi, Reply, Seen
 
 
@@ -100,6 +101,10 @@ def test_an_idle_follower_asks_only_whether_anything_changed(tmp_path: Path) -> 
         follower.close()
         api.close()
     looks = api.seen[:4]
-    assert [r.path for r in looks] == ["/v1/live?skill=pets"] * 4
+    # the first look asks for everything at once; the next are held open by the API until
+    # something changes (20 s at most; a server that does not hold them answers at once)
+    assert [r.path for r in looks] == ["/v1/live?skill=pets"] + [
+        "/v1/live?skill=pets&wait=20.0"
+    ] * 3
     assert looks[0].header("If-None-Match") is None
     assert [r.header("If-None-Match") for r in looks[1:]] == [tag] * 3

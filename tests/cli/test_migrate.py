@@ -16,7 +16,7 @@ from tests.workers.conftest import SPECS
 
 pytestmark = pytest.mark.integration  # runs the command line as processes
 
-HEAD = "0009"
+HEAD = "0010"
 
 
 def _run(home: Path, *args: str, **settings: str) -> tuple[int, list[str], str]:
@@ -102,11 +102,11 @@ def test_migrate_goes_down_for_a_rollback_and_back_up(tmp_path: Path) -> None:
     assert [(blobs / k[:2] / k).exists() for k in keys] == [True] * len(keys)
     assert _stamp(home) == "0006"
     code, err, _ = _run(home, "versions", "pets", migrate_on_start="false")
-    assert code == 2 and "are at schema 0006 and this release needs 0009" in err[-1], err
+    assert code == 2 and "are at schema 0006 and this release needs 0010" in err[-1], err
     code, err, _ = _run(home, "migrate", "--to", "0100")
     assert (code, err[-1]) == (
         2,
-        "error: this release has no schema '0100': it has 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009",
+        "error: this release has no schema '0100': it has 0001, 0002, 0003, 0004, 0005, 0006, 0007, 0008, 0009, 0010",
     )
     code, _, out = _run(home, "migrate")
     assert (code, out.strip(), _stamp(home)) == (

@@ -76,7 +76,7 @@ def test_the_previous_release_starts_after_a_rollback(tmp_path: Path) -> None:
     # README step 3: with the newer release, migrate down to the older release's newest
     down = run(home, "migrate", "--to", target)
     assert down.returncode == 0, down.stderr
-    assert down.stdout.strip().endswith(f"from schema 0009 to {target}"), down.stdout
+    assert down.stdout.strip().endswith(f"from schema 0010 to {target}"), down.stdout
     listed = _older(previous, home, "versions", "pets")
     assert listed.returncode == 0, listed.stderr
     assert re.match(rf"{version}\s+\*\s+live\s", listed.stdout), listed.stdout

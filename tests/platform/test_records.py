@@ -49,7 +49,7 @@ def _skill(records: RecordStore, slug: str = "pets") -> str:
 def test_migrations_are_idempotent(records: RecordStore) -> None:
     records.migrate()
     with records.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0009"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0010"
 
 
 def test_the_migrated_tables_are_the_models(records: RecordStore) -> None:
@@ -162,8 +162,8 @@ def test_a_schema_behind_or_ahead_is_refused_and_never_touched(records: RecordSt
     with records.engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0006'"))
     behind = records.schema()
-    assert (behind.current, behind.head, behind.known) == ("0006", "0009", True)
-    with pytest.raises(SchemaBehind, match="are at schema 0006 and this release needs 0009"):
+    assert (behind.current, behind.head, behind.known) == ("0006", "0010", True)
+    with pytest.raises(SchemaBehind, match="are at schema 0006 and this release needs 0010"):
         records.check(migrate=False)
     with records.engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0042'"))

@@ -28,15 +28,15 @@ pytestmark = pytest.mark.integration  # starts real servers
 
 NEXT = '''"""The next release's migration: a column it reads and this release never does.
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010"
-down_revision = "0009"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
@@ -57,7 +57,7 @@ def _next_release(tmp: Path) -> Path:
     shutil.copytree(
         records_module._MIGRATIONS, migrations, ignore=shutil.ignore_patterns("__pycache__")
     )
-    (migrations / "versions" / "0010_next.py").write_text(NEXT)
+    (migrations / "versions" / "0011_next.py").write_text(NEXT)
     return migrations
 
 
@@ -87,7 +87,7 @@ async def test_a_rolling_upgrade_keeps_both_releases_working_and_an_older_start_
             # the upgrade's first step: the next release's `skillpress migrate`
             release.setattr(records_module, "_MIGRATIONS", _next_release(tmp_path))
             store = RecordStore(settings.records_url)
-            assert store.migrate().current == "0009" and store.schema().current == "0010"
+            assert store.migrate().current == "0010" and store.schema().current == "0011"
             store.close()
             newer = open_app(settings)  # a process of the next release: its schema, it starts
             async with workers(newer, settings.nats_url, ["guess-approvals", "render"]):
@@ -111,11 +111,11 @@ async def test_a_rolling_upgrade_keeps_both_releases_working_and_an_older_start_
     assert err[-1].startswith(
         "error: this release is older than the database: the records at postgresql"
     ), err
-    assert "are at schema 0010, which this release does not know (its newest is 0009)" in err[-1]
+    assert "are at schema 0011, which this release does not know (its newest is 0010)" in err[-1]
     # the rollback: the next release takes the schema back down, and the older one starts again
     with pytest.MonkeyPatch.context() as again:
         again.setattr(records_module, "_MIGRATIONS", _next_release(tmp_path / "again"))
         store = RecordStore(settings.records_url)
-        assert store.migrate("0009").current == "0010"
+        assert store.migrate("0010").current == "0011"
         store.close()
     open_app(settings).close()

@@ -33,10 +33,10 @@ if TYPE_CHECKING:  # the records stack, only where the store is followed (a runt
 __all__ = [
     "FORMATS",
     "vouched",
-    "ApiFollower",
     "FollowRefused",
-    "follow_api",
     "folder_stamp",
+    "hold_pins",
+    "say_refused",
     "follow_live",
     "followed_version",
     "materialize",
@@ -176,7 +176,7 @@ def materialize(read: Read, out: Path, live: LiveVersion, fmt: str) -> bool:
     return True
 
 
-async def _hold_pins(
+async def hold_pins(
     read: Read,
     pinned: Callable[[str, str], LiveVersion],
     out: Path,
@@ -215,7 +215,7 @@ async def follow_live(
     from skillpress.platform.broker import LIVE_BUCKET, connect, live_pointers, nats_options
 
     read = store_reader(ctx)
-    await _hold_pins(read, lambda slug, ref: _pointer(ctx, slug, ref), out, fmt, pins, on_swap)
+    await hold_pins(read, lambda slug, ref: _pointer(ctx, slug, ref), out, fmt, pins, on_swap)
 
     def wanted(slug: str) -> bool:
         return slug not in pins and (skills is None or slug in skills)
@@ -227,7 +227,7 @@ async def follow_live(
             if wanted(live.skill) and materialize(read, out, live, fmt):
                 return live
         except FollowRefused as exc:
-            (on_refused or _say_refused)(str(exc))
+            (on_refused or say_refused)(str(exc))
         return None
 
     async def apply(raw: bytes | None) -> None:
@@ -277,164 +277,7 @@ async def _watch(kv: Any, stop: asyncio.Event, apply: Callable[[bytes | None], A
     await watcher.stop()
 
 
-class ApiFollower:
-    """The same following over skillpress's HTTP API, for a runtime with no access to the store
-    or the broker: the live versions polled from `/v1/live`, each file fetched from
-    `/v1/skills/<slug>/versions/<id>/archive` (the version's every file in one request) and
-    refused unless its sha256 is the one the live pointer names."""
-
-    def __init__(self, base_url: str, token: str, timeout: float = 30.0) -> None:
-        import httpx
-
-        self.client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            follow_redirects=False,
-        )
-        self._archives: dict[str, dict[str, bytes]] = {}
-        self._tag: str | None = None  # the ETag of the last look whose pointers were kept
-        self._looked: str | None = None  # the last look's
-
-    def _get(self, path: str, **request: Any) -> Any:
-        import httpx
-
-        from skillpress.app.base.bus import StackError
-
-        try:
-            response = self.client.get(path, **request)
-        except httpx.HTTPError as exc:
-            raise StackError(f"{self.client.base_url}{path}: {type(exc).__name__}: {exc}") from None
-        if response.status_code >= 400:
-            try:
-                detail = response.json().get("detail", response.text)
-            except ValueError:
-                detail = response.text[:300]
-            if response.status_code in (401, 403, 404, 422):
-                raise FollowRefused(f"{path}: {response.status_code} {detail}")
-            raise StackError(f"{path}: {response.status_code} {detail}")
-        return response
-
-    def live(self, skills: set[str] | None = None) -> list[LiveVersion]:
-        """The live pointers the API answers (of `skills` only, when named), each held to a
-        pointer's form (one that is not is left out, and said). A look sends the ETag of the
-        last look whose pointers were all kept (`settled`); while nothing changed since, the API
-        answers 304 with no body, and there is nothing new: []."""
-        from pydantic import ValidationError
-
-        params = {"skill": sorted(skills)} if skills is not None else {}
-        asked = {"If-None-Match": self._tag} if self._tag else {}
-        response = self._get("/v1/live", params=params, headers=asked)
-        if response.status_code == 304:
-            return []
-        out = []
-        for value in response.json():
-            try:
-                out.append(LiveVersion.model_validate(value))
-            except ValidationError as exc:
-                _say_refused(
-                    f"a live pointer that is not one was refused ({exc.errors()[0]['msg']})"
-                )
-        self._looked = response.headers.get("etag")
-        return out
-
-    def settled(self) -> None:
-        """Every pointer of the last look is kept: the next look asks only whether anything
-        changed since (a look that failed half-way asks for them all again)."""
-        self._tag = self._looked
-
-    def pinned(self, slug: str, ref: str) -> LiveVersion:
-        return LiveVersion.model_validate(self._get(f"/v1/skills/{slug}/versions/{ref}").json())
-
-    def read(self, live: LiveVersion, path: str, digest: str) -> bytes:
-        """A file of `live`, from the version's archive (fetched once per version, in one
-        request), refused unless its sha256 is the one the live pointer names."""
-        import hashlib
-
-        files = self._archives.get(live.version_id)
-        if files is None:
-            files = self._archives[live.version_id] = self._archive(live)
-            for old in [v for v in self._archives if v != live.version_id]:
-                del self._archives[old]  # one version at a time is being written
-        data = files.get(path)
-        if data is None or hashlib.sha256(data).hexdigest() != digest:
-            raise FollowRefused(
-                f"{live.skill} {live.version_id[:12]} {path}: the bytes served are not the ones"
-                " the live pointer names (sha256 differs); nothing was swapped"
-            )
-        return data
-
-    def _archive(self, live: LiveVersion) -> dict[str, bytes]:
-        import io
-        import tarfile
-
-        raw = self._get(f"/v1/skills/{live.skill}/versions/{live.version_id}/archive").content
-        files: dict[str, bytes] = {}
-        try:
-            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
-                for member in tar.getmembers():
-                    handle = tar.extractfile(member) if member.isfile() else None
-                    if handle is not None:
-                        files[member.name] = handle.read()
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise FollowRefused(
-                f"{live.skill} {live.version_id[:12]}: the archive served is unreadable ({exc})"
-            ) from None
-        return files
-
-    def close(self) -> None:
-        self.client.close()
-
-
-async def follow_api(
-    follower: ApiFollower,
-    out: Path,
-    skills: set[str] | None,
-    fmt: str,
-    pins: dict[str, str],
-    stop: asyncio.Event | None,
-    on_swap: Callable[[LiveVersion], None],
-    interval: float = 2.0,
-) -> None:
-    """`follow_live` over the HTTP API: catch up, then poll every `interval` seconds until `stop`.
-    Following (`stop` given) is a long-running process: a server that restarts or does not
-    answer (a 5xx, a refused connection) is waited out with backoff (1 s doubling to 30 s) and a
-    line each try, as a worker waits for its NATS; a refusal of the follower itself (its token)
-    ends it. Catching up once (`stop` None) says the first failure."""
-    from skillpress.app.base.bus import StackError
-    from skillpress.platform.logging import get_logger
-
-    log = get_logger("follow", api=str(follower.client.base_url))
-    pinned, backoff = False, 0.0
-    while True:
-        try:
-            if not pinned:
-                await _hold_pins(follower.read, follower.pinned, out, fmt, pins, on_swap)
-                pinned = True
-            for live in await asyncio.to_thread(follower.live, skills):
-                wanted = live.skill not in pins and (skills is None or live.skill in skills)
-                if wanted and await asyncio.to_thread(materialize, follower.read, out, live, fmt):
-                    on_swap(live)
-            follower.settled()
-            if backoff:
-                log.info("follow.answering_again")
-            backoff, wait = 0.0, interval
-        except StackError as exc:
-            if stop is None:
-                raise
-            backoff = min(max(backoff * 2, 1.0), 30.0)
-            log.warning("follow.waiting_for_the_api", error=str(exc), retry_in=backoff)
-            wait = backoff
-        if stop is None:
-            return
-        try:
-            await asyncio.wait_for(stop.wait(), wait)
-            return
-        except TimeoutError:
-            continue
-
-
-def _say_refused(line: str) -> None:
+def say_refused(line: str) -> None:
     from skillpress.platform.logging import get_logger
 
     get_logger("follow").warning("follow.pointer_refused", reason=line)

@@ -11,6 +11,7 @@ from sqlmodel import col, select, update
 
 from skillpress.app.base.context import AppContext
 from skillpress.app.records.derivations import loosen_files
+from skillpress.app.records.live import live_moved
 from skillpress.app.records.publish_check import check_publish
 from skillpress.app.records.versions import find_version
 from skillpress.errors import NotFound, Unavailable
@@ -122,6 +123,7 @@ def _publish_once(
             s.add(pub)
             s.flush()
             publication_id = pub.id
+            live_moved(s)  # last: the live set's one row is locked from here to the commit
         keys: dict[str, str] = version.files
         hosts: list[str] = version.hosts
         pack = version.derivation_blob
