@@ -15,7 +15,7 @@ from skillpress.runtime.calling.calls import Gatekeeper
 from skillpress.runtime.calling.credential import Credential
 from skillpress.runtime.calling.execute import CallLimits
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
-from skillpress.runtime.package.skill import tool_clash
+from skillpress.runtime.package.skill import tool_clash, tool_names
 from skillpress.runtime.workflows.model_runs import Chat
 from skillpress.runtime.workflows.run import Workflow
 from skillpress.runtime.workflows.run_log import RunJournal
@@ -78,6 +78,9 @@ def index_of(skills: Mapping[str, Loaded], budget: int = INDEX_TOKENS) -> str:
         " or a file takes the skill it belongs to. " + HOW_TO + "\n\n"
     )
     ordered = sorted(skills.items())
+    slugs_only = ", ".join(f"`{slug}`" for slug, _ in ordered)
+    if estimate_tokens(head + slugs_only) > budget:  # not even the slugs fit: no body is read
+        return head + _some_slugs([slug for slug, _ in ordered], estimate_tokens(head), budget)
     described = []
     for slug, (skill, files, _) in ordered:
         body = files.get("body.md", b"").decode("utf-8", "replace").splitlines()
@@ -98,22 +101,45 @@ def index_of(skills: Mapping[str, Loaded], budget: int = INDEX_TOKENS) -> str:
     ):
         if estimate_tokens(head + text) <= budget:
             return head + text
+    return head + _some_slugs([s for s, *_ in described], estimate_tokens(head), budget)
+
+
+def _some_slugs(slugs: list[str], spent: int, budget: int) -> str:
+    """As many slugs as fit in what is left of `budget` (each one's cost added), and how many
+    more, by the letters they begin with."""
+    from skillpress.format.token_estimate import estimate_tokens
+
     named: list[str] = []
-    spent = estimate_tokens(head) + 60  # the sentence that ends the list
-    for slug, *_ in described:  # as many slugs as fit (each one's cost added), and how many more
+    spent += 60  # the sentence that ends the list
+    for slug in slugs:
         spent += estimate_tokens(f", `{slug}`")
         if spent > budget:
             break
         named.append(f"`{slug}`")
-    more = len(described) - len(named)
+    more = len(slugs) - len(named)
     return (
-        head
-        + "Skills (each one's body says what it is for): "
+        "Skills (each one's body says what it is for): "
         + ", ".join(named)
         + f", and {more} more, whose slugs begin with"
-        + f" {', '.join(sorted({s[:1] for s, *_ in described[len(named) :]}))}"
+        + f" {', '.join(sorted({s[:1] for s in slugs[len(named) :]}))}"
         + " (ask the person which one; read_skill_file reads any by its slug).\n"
     )
+
+
+NAMED_IN_A_REFUSAL = 20  # slugs a refusal lists; more are said as a count and the nearest
+
+
+def _one_of(given: str, served: Any) -> str:
+    """The skills a call could have named: every one when few are served, else the count and
+    the slugs nearest what was given (a refusal at 10,000 skills is not 10,000 slugs long)."""
+    import difflib
+
+    slugs = sorted(served)
+    if len(slugs) <= NAMED_IN_A_REFUSAL:
+        return f"one of {', '.join(slugs)}"
+    near = difflib.get_close_matches(given, slugs, n=5, cutoff=0.5) if given else []
+    nearest = f" (nearest: {', '.join(near)})" if near else ""
+    return f"one of the {len(slugs)} skills the instructions name{nearest}"
 
 
 class Catalog:
@@ -157,41 +183,57 @@ class Catalog:
         self.read_flows: dict[
             str, tuple[Mapping[str, bytes], Mapping[str, Workflow]]
         ] = {}  # by slug
+        self.key_of_slug: dict[str, str] = {}  # a served skill's slug → its key
+        self.owner_of: dict[str, str] = {}  # a tool name → the key of the skill offering it
+        self.flow_names: dict[str, list[str]] = {}  # a key → its workflows' tool names
         self.take(skills)
         self.slugs = sorted(self.state)
 
     def take(self, fresh: Mapping[str, Loaded]) -> None:
         """Serve `fresh`, each skill once: a second folder of a slug already served would give
-        its tools the same names, so a call could reach the wrong skill's gates; it is left out."""
+        its tools the same names, so a call could reach the wrong skill's gates; it is left out,
+        as is one whose tool names clash with a served skill's (`tool_clash` says which). Each
+        skill is checked against the names already served, so serving 10,000 costs 10,000
+        checks, not 10,000 times every skill."""
         for key, loaded in sorted(fresh.items()):
-            other = next(
-                (
-                    k
-                    for k, (sk, _, _) in self.state.items()
-                    if sk.slug == loaded[0].slug and k != key
-                ),
-                None,
-            )
-            if other is not None:
-                self.left_out[key] = (
-                    f"{key} is skill {loaded[0].slug}, which {other} serves already"
-                )
+            sk, files, _ = loaded
+            other = self.key_of_slug.get(sk.slug)
+            if other is not None and other != key:
+                self.left_out[key] = f"{key} is skill {sk.slug}, which {other} serves already"
                 continue
             try:
-                served = {k: v for k, v in self.state.items() if k != key} | {key: loaded}
-                flows = {
-                    k: [wf.tool_name for wf in _loadable(sk, files).values()]
-                    for k, (sk, files, _) in served.items()
+                flows = (
+                    [wf.tool_name for wf in _loadable(sk, files).values()]
                     if WORKFLOWS in files
-                }
-                clash = tool_clash({k: sk for k, (sk, _, _) in served.items()}, flows)
+                    else []
+                )
+                names = {name for name, _ in tool_names(sk, flows)}
             except PackageError as exc:  # a package that does not list: not served
                 self.left_out[key] = f"{key} does not load ({exc})"
                 continue
+            rivals = {self.owner_of[n] for n in names if self.owner_of.get(n, key) != key}
+            clash = tool_clash(
+                {k: self.state[k][0] for k in rivals} | {key: sk},
+                {k: self.flow_names[k] for k in rivals} | {key: flows},
+            )
             if clash is not None:
                 self.left_out[key] = f"{key} is not served: {clash}"
                 continue
-            self.state[key] = loaded
+            self._serve(key, loaded, flows, names)
+
+    def _serve(self, key: str, loaded: Loaded, flows: list[str], names: set[str]) -> None:
+        if key in self.state:  # a new version of a skill served: its old names go
+            old = self.state[key][0].slug
+            if self.key_of_slug.get(old) == key:
+                del self.key_of_slug[old]
+            for name in self.flow_names.pop(key, []) + [
+                n for n, k in self.owner_of.items() if k == key
+            ]:
+                self.owner_of.pop(name, None)
+        self.state[key] = loaded
+        self.key_of_slug[loaded[0].slug] = key
+        self.flow_names[key] = flows
+        self.owner_of.update(dict.fromkeys(names, key))
 
     async def current(self) -> dict[str, Loaded]:
         if self.refresh is not None:  # a stat, a readlink or a query, off the event loop
@@ -305,10 +347,9 @@ class Catalog:
         )
         if key is None:
             why = f" ({self.left_out[given]})" if given in self.left_out else ""
+            some = _one_of(given, self.state)
             return (
-                f"missing `skill`: one of {', '.join(sorted(self.state))}"
-                if not given
-                else f"no skill {given!r} here{why}: one of {', '.join(sorted(self.state))}"
+                f"missing `skill`: {some}" if not given else f"no skill {given!r} here{why}: {some}"
             )
         sk, files, _ = self.state[key]
         return key, sk, files

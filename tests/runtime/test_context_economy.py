@@ -7,7 +7,9 @@ skills keep their full lines; a registry is said tighter."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 import bpe_openai
 import pytest
@@ -118,4 +120,78 @@ def test_the_phrase_joins_the_request_line_in_every_description() -> None:
     issue = skill.tool("issues_update")
     assert issue.description.endswith(
         "(update issue of a repo: PATCH /repos/{owner}/{repo}/issues/{issue_number})"
+    )
+
+
+def _served(skills: dict[str, Loaded]) -> Any:
+    from skillpress.mcp.catalog import Catalog
+
+    return Catalog(
+        skills,
+        eager=False,
+        credentials=None,
+        limits=None,
+        gatekeepers=None,
+        refresh=None,
+        several=True,
+        sandboxed=False,
+        model=None,
+        runs=None,
+    )
+
+
+class _Counted(dict[str, bytes]):
+    """A package's files that count the reads of its body."""
+
+    bodies = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "body.md":
+            _Counted.bodies += 1
+        return super().get(key, default)
+
+
+def test_ten_thousand_skills_are_served_without_checking_each_against_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#61 at 10,000 skills: `mcp --all` did not answer initialize in 3 minutes, checking each
+    skill's tool names against every skill served before it (and reading every body for an
+    index that names slugs only). Each is now checked against the names already served: the
+    clash check sees the new skill and the ones it clashes with, never the whole registry; the
+    index reads no body when not even the slugs fit; a refusal names the nearest slugs, not all
+    of them. A real clash is still refused, in the same words."""
+    from skillpress.mcp import catalog as catalog_module
+    from skillpress.runtime.package.skill import tool_clash
+
+    seen: list[int] = []
+
+    def counted(skills: Any, flows: Any = None) -> Any:
+        seen.append(len(skills))
+        return tool_clash(skills, flows)
+
+    monkeypatch.setattr(catalog_module, "tool_clash", counted)
+    files = dict(derived(SPECS / "oai-petstore-expanded.yaml").files)
+    pets = load_skill(files, lazy=True)
+    renamed = {}
+    for i in range(10_000):  # each its own slug, so its own tool names (as derive names them)
+        slug = f"api-{i:05d}"
+        entries = tuple(
+            dataclasses.replace(e, tool=(e.tool or "").replace("petstore", slug))
+            for e in pets.operations
+        )
+        own = dataclasses.replace(pets, slug=slug, listing=lambda entries=entries: entries)
+        renamed[slug] = (own, _Counted(files), None)
+    served = _served(renamed)
+    assert len(served.state) == 10_000 and not served.left_out
+    assert max(seen) == 1  # each checked alone: none clashed with what was served
+    _Counted.bodies = 0
+    assert index_of(served.state).startswith("10000 skills.") and _Counted.bodies == 0
+    refused = served.chosen({"skill": "api-0042"})
+    assert isinstance(refused, str) and len(refused) < 300, refused
+    assert refused.startswith("no skill 'api-0042' here: one of the 10000 skills"), refused
+    assert "(nearest: api-" in refused
+    # the same package under a second key is the same skill: left out, as before
+    again = _served({"a": renamed["api-00001"], "b": renamed["api-00001"]})
+    assert (
+        list(again.state) == ["a"] and "is skill api-00001, which a serves" in again.left_out["b"]
     )

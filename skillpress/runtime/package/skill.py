@@ -30,6 +30,7 @@ from skillpress.runtime.package.reading import (
 __all__ = [
     "load_skill",
     "tool_clash",
+    "tool_names",
 ]
 
 
@@ -160,6 +161,13 @@ def _derived(
     return Skill(bound, index.title, hosts, auth, build, listing, lookup)
 
 
+def tool_names(skill: Skill, flows: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """Every tool name a skill offers, with what it is (an operation's tool, or a workflow's):
+    what `tool_clash` compares across skills."""
+    names = [(e.tool, "a tool") for e in skill.operations if e.tool is not None]
+    return names + [(t, "a workflow tool") for t in flows]
+
+
 def tool_clash(
     skills: Mapping[str, Skill], flows: Mapping[str, Iterable[str]] | None = None
 ) -> str | None:
@@ -169,9 +177,7 @@ def tool_clash(
     that serves several skills makes before it offers any."""
     owner: dict[str, str] = {}
     for key, skill in sorted(skills.items()):
-        names = [(e.tool, "a tool") for e in skill.operations if e.tool is not None]
-        names += [(t, "a workflow tool") for t in (flows or {}).get(key, ())]
-        for name, what in names:
+        for name, what in tool_names(skill, (flows or {}).get(key, ())):
             other = owner.setdefault(name, f"{key}'s {what}")
             if other != f"{key}'s {what}":
                 return f"{other} and {key}'s {what} are both named {name}"
