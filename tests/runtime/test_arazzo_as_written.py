@@ -396,7 +396,7 @@ def test_a_header_the_skill_made_its_credential_is_said_to_be_the_credential() -
         from_arazzo(_doc([MAKE, look]), skill, dict(files))
     assert str(refused.value) == (
         "open_cart step look: header 'Authorization' is shop's credential, which every call"
-        " carries from SHOP_API_KEY (never a step's value): take the parameter out of the step"
+        " carries from SHOP_API_KEY (never a value the document gives): take the parameter out"
     )
 
 

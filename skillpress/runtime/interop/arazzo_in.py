@@ -19,10 +19,12 @@ from skillpress.runtime.interop.arazzo_in_parts import (
     operation_in,
     output_refs,
     outputs_in,
+    payload_in,
     placed,
     said_at_once,
     template_in,
     value_in,
+    with_shared,
 )
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.checks import argument_refusal
@@ -125,9 +127,10 @@ class _Reader:
             "steps",
             "outputs",
             "dependsOn",
+            "parameters",  # every operation step's (one of its own of the same name wins)
         }
         for key in sorted(set(raw) - allowed - {"x-skillpress-execution"}):
-            raise ArazzoRefused(f"{name}: `{key}` is outside the subset")
+            refusals.append(f"{name}: `{key}` is outside the subset")
         steps = raw.get("steps") or []
         if not isinstance(steps, list) or not steps:
             raise ArazzoRefused(f"{name}: steps: a list of at least one")
@@ -143,6 +146,7 @@ class _Reader:
             if isinstance(v, dict)
         }
         self.needs = output_refs(self.outputs)  # the saved values the workflow's outputs read
+        self.shared = raw.get("parameters") or []  # the workflow's parameters, for every step
 
     def workflow(self) -> dict[str, Any]:
         """The workflow as `workflows.yaml` writes it."""
@@ -233,7 +237,8 @@ class _Reader:
         tool = operation_in(self.skill, s, where, self.known)
         decl = tool.declaration
         wire = {decl.wire_name(q): q for q in decl.query}
-        named = [(p.get("name"), p.get("in")) for p in s.get("parameters") or []]
+        given = with_shared(self.shared, s.get("parameters"))
+        named = [(p.get("name"), p.get("in")) for p, _ in given]
         twice = next((n for n in named if named.count(n) > 1), None)
         if twice is not None:
             raise ArazzoRefused(
@@ -242,17 +247,18 @@ class _Reader:
         headers = {decl.wire_name(h).lower(): h for h in decl.header}
         cookies = {decl.wire_name(c): c for c in decl.cookie}
         args: dict[str, Any] = {}
-        for p in s.get("parameters") or []:
-            given = str(p.get("name", ""))
+        for p, shared in given:
+            name = str(p.get("name", ""))
+            at = f"{self.name}'s parameters" if shared else where
             if p.get("in") not in ("path", "query", "header", "cookie"):
                 raise ArazzoRefused(
-                    f"{where}: parameter {given!r}: `in` is path, query, header or cookie"
+                    f"{at}: parameter {name!r}: `in` is path, query, header or cookie"
                 )
-            self.not_the_credential(tool, str(p["in"]), given, headers, where)
-            arg = placed(tool, str(p["in"]), given, wire, headers, cookies, where)
-            args[arg] = value_in(p.get("value"), where, self.scope)
-        if "requestBody" in s:
-            payload = value_in(s["requestBody"].get("payload"), where, self.scope)
+            self.not_the_credential(tool, str(p["in"]), name, headers, at)
+            arg = placed(tool, str(p["in"]), name, wire, headers, cookies, at)
+            args[arg] = value_in(p.get("value"), at, self.scope)
+        if isinstance(s.get("requestBody"), dict):
+            payload = value_in(payload_in(s["requestBody"], where), where, self.scope)
             if decl.body_arg:
                 args[decl.body_arg] = payload
             elif isinstance(payload, dict):
@@ -279,7 +285,7 @@ class _Reader:
                 raise ArazzoRefused(
                     f"{where}: {place} {given!r} is {self.skill.slug}'s credential, which every"
                     f" call carries from {slot.env or default_credential_env(self.skill.slug)} (never a"
-                    " step's value): take the parameter out of the step"
+                    " value the document gives): take the parameter out"
                 )
 
     def ending(
@@ -324,21 +330,22 @@ class _Reader:
                 saved = saved | {f"{raw_step.get('stepId')}.{k}" for k in outs}
             where = f"{self.name} step {raw_step.get('stepId')}"
             actions = raw_step.get("onSuccess") or []
-            for a in actions:
-                if a.get("type") not in ("goto", "end") or "workflowId" in a:
-                    raise ArazzoRefused(
-                        f"{where}: an onSuccess {a.get('type')!r} is outside the subset"
-                    )
             if not actions:
                 n += 1
                 continue
             if len(actions) == 1 and not actions[0].get("criteria"):
                 a = actions[0]
-                if a["type"] == "end":
+                if a.get("type") == "end":
                     seq += self.ending(a, where, saved)
                     return seq, None
-                return seq, str(a["stepId"])
-            cond_step, after = self.branch(raw_step, actions, where, seen, saved, stop)
+                if a.get("type") == "goto" and "stepId" in a:
+                    return seq, str(a["stepId"])
+            try:
+                cond_step, after = self.branch(raw_step, actions, where, seen, saved, stop)
+            except ArazzoRefused as exc:  # the ways do not map: the steps after are read still
+                self.refusals.append(str(exc))
+                self.read_rest(n + 1, seen)
+                return seq, None
             seq.append(cond_step)
             if after is None:
                 return seq, None
@@ -347,6 +354,18 @@ class _Reader:
             where = f"{self.name} outputs"
             seq.append({"id": "outputs", "return": value_in(self.outputs, where, self.scope)})
         return seq, None
+
+    def read_rest(self, start: int, seen: set[int]) -> None:
+        """The steps from `start` not read yet, each on its own (after a step whose ways do not
+        map), so that their refusals are said with the others."""
+        for m in range(start, len(self.steps)):
+            if m not in seen:
+                seen.add(m)
+                self.call(self.steps[m])
+        try:  # and what the workflow's outputs read
+            value_in(self.outputs, f"{self.name} outputs", self.scope)
+        except ArazzoRefused as exc:
+            self.refusals.append(str(exc))
 
     def branch(
         self,
@@ -359,9 +378,18 @@ class _Reader:
     ) -> tuple[dict[str, Any], str | None]:
         """A step's two-way `onSuccess` as an `if` step, and the stepId both ways meet at
         again (None when neither goes on)."""
+        for a in actions:
+            if a.get("type") not in ("goto", "end") or "workflowId" in a:
+                raise ArazzoRefused(
+                    f"{where}: an onSuccess {a.get('type')!r} is outside the subset"
+                )
         if len(actions) != 2 or not actions[0].get("criteria") or actions[1].get("criteria"):
+            tested = sum(1 for a in actions if a.get("criteria"))
             raise ArazzoRefused(
-                f"{where}: onSuccess maps when it is one goto or end, or a goto with criteria then one without"
+                f"{where}: onSuccess has {len(actions)} ways, {tested} of them with criteria;"
+                " what maps is one goto or end, or a goto with criteria then one without (the"
+                " first way whose criteria hold is taken: more ways with criteria are outside"
+                " the subset)"
             )
         condition = self.condition(actions[0]["criteria"], raw_step, where)
         built: list[tuple[list[dict[str, Any]], str | None, str | None]] = []

@@ -22,6 +22,8 @@ from skillpress.runtime.workflows.scope import _TEMPLATE
 
 __all__ = [
     "STEP_KEYS",
+    "payload_in",
+    "with_shared",
     "criterion_in",
     "depends_in",
     "failure_in",
@@ -64,10 +66,23 @@ def template_in(expr: str, where: str, scope: Mapping[str, Any]) -> str:
     else:
         m = _STEP.match(expr)
         if m is None:
+            if re.match(r"^\$steps\.[A-Za-z0-9_-]+\.(?!outputs\.)", expr):
+                raise ArazzoRefused(
+                    f"{where}: {expr!r} is no runtime expression the Arazzo specification"
+                    " defines (a step's output is `$steps.<stepId>.outputs.<name>`)"
+                )
             raise ArazzoRefused(f"{where}: the expression {expr!r} is outside the subset")
         found = scope.get(f"$steps.{m.group(1)}.outputs.{m.group(2)}")
         if not isinstance(found, tuple):
-            raise ArazzoRefused(f"{where}: {expr!r} names no output step {m.group(1)} saved")
+            said = sorted(
+                k.split(".outputs.", 1)[1]
+                for k in scope
+                if k.startswith(f"$steps.{m.group(1)}.outputs.")
+            )
+            theirs = f" (its outputs: {', '.join(said)})" if said else ""
+            raise ArazzoRefused(
+                f"{where}: {expr!r} names no output step {m.group(1)} saved{theirs}"
+            )
         head, within = found  # the step's saved answer, and where in it this output is
         dotted, pointer = "".join(f".{p}" for p in within) + m.group(3), m.group(4)
     tokens = [
@@ -271,6 +286,7 @@ _DEFINED = re.compile(
     r"|sourceDescriptions|components)\.[A-Za-z0-9_-])"
 )
 _BODY_DOTTED = re.compile(r"^\$response\.body((?:\.[A-Za-z0-9_-]+)+)$")  # as examples write it
+_HEADERS = re.compile(r"^\$response\.headers\.")  # as one example writes it; the grammar: header
 _OUTPUTS = re.compile(r"^\$outputs((?:\.[A-Za-z0-9_-]+)+)$")
 
 
@@ -296,11 +312,16 @@ def outputs_in(
         if dotted is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
             paths[str(key)] = [p for p in dotted.group(1).split(".") if p]
             continue
-        if not _DEFINED.match(str(value).strip()):
+        if not _DEFINED.match(str(value).strip()) or _HEADERS.match(str(value).strip()):
             raise ArazzoRefused(
                 f"{where}: output {key!r}: {value!r} is no runtime expression the Arazzo"
-                " specification defines (they begin $inputs., $outputs., $steps., $response.,"
-                " $statusCode…)"
+                " specification defines ("
+                + (
+                    "a response header is `$response.header.<name>`; saving one is outside the"
+                    " subset: a step saves its answer's body)"
+                    if _HEADERS.match(str(value).strip())
+                    else "they begin $inputs., $outputs., $steps., $response., $statusCode…)"
+                )
             )
         m = _BODY.match(str(value).strip())
         if m is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
@@ -390,3 +411,32 @@ def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
         )
     after = rest[0].get("retryAfter", 1)
     return {"limit": rest[0].get("retryLimit", 1), "after": after}
+
+
+def payload_in(body: Mapping[str, Any], where: str) -> Any:
+    """A step's payload as the request's fields: a mapping as written, or the text of a JSON
+    body (`payload: |` with `{$…}` in it, as documents write one) read as the fields it spells;
+    text that is not JSON where the body is JSON is refused, saying where it stops being JSON."""
+    payload = body.get("payload")
+    kind = str(body.get("contentType") or "application/json")
+    if not isinstance(payload, str) or payload.lstrip().startswith("$") or "json" not in kind:
+        return payload
+    try:
+        return json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise ArazzoRefused(
+            f"{where}: the payload is text that is not JSON (line {exc.lineno}, column"
+            f" {exc.colno}: {exc.msg}), so no {kind} body can be made from it"
+        ) from None
+
+
+def with_shared(shared: Any, own: Any) -> list[tuple[dict[str, Any], bool]]:
+    """A step's parameters and the workflow's (`parameters` beside `steps`: every operation
+    step's, unless the step gives one of the same name and place), each with whether it is the
+    workflow's."""
+    mine = [p for p in own or [] if isinstance(p, dict)]
+    given = {(p.get("name"), p.get("in")) for p in mine}
+    theirs = [
+        p for p in shared or [] if isinstance(p, dict) and (p.get("name"), p.get("in")) not in given
+    ]
+    return [(p, True) for p in theirs] + [(p, False) for p in mine]

@@ -1,0 +1,154 @@
+"""Arazzo documents as their authors publish them (#56): the OpenAPI Initiative's FAPI-PAR and
+buy-now-pay-later examples and Redocly's museum tickets, unedited (tests/fixtures/arazzo), each
+refused in one answer naming every part outside what maps with its reason; and what they showed
+missing, now read: a workflow's own `parameters` (every operation step's, a step's own of the
+same name winning) and a payload written as the text of a JSON body."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from skillpress.app.operator.arazzo_io import read_arazzo, workflows_from_arazzo
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
+from skillpress.runtime.interop.arazzo import ArazzoRefused
+from skillpress.runtime.interop.arazzo_in import from_arazzo
+from skillpress.runtime.package.model import Skill
+from skillpress.runtime.package.skill import load_skill
+from tests.runtime.test_arazzo_as_written import LOOK, MAKE, SHOP, _doc
+
+PUBLISHED = Path(__file__).parents[1] / "fixtures" / "arazzo"
+
+
+@pytest.fixture(scope="module")
+def shop() -> tuple[Skill, dict[str, bytes]]:
+    files = derive_package(yaml.safe_dump(SHOP).encode(), DeriveOptions(slug="shop")).files
+    return load_skill(files), dict(files)
+
+
+def _refused(document: str, spec: str, slug: str) -> list[str]:
+    """The one answer importing `document` against `spec` (derived into a folder `slug`) gives."""
+    files = dict(derive_package((PUBLISHED / spec).read_bytes(), DeriveOptions()).files)
+    skill = load_skill(files, slug=slug)
+    doc = read_arazzo((PUBLISHED / document).read_bytes())
+    with pytest.raises(ArazzoRefused) as refused:
+        workflows_from_arazzo(doc, skill, files)
+    return str(refused.value).splitlines()
+
+
+def test_the_museum_tickets_workflow_is_refused_for_the_credential_it_writes_out() -> None:
+    """Redocly's example gives every step `Authorization: Basic Og==` as a workflow parameter:
+    the header the skill sends as its credential, from the operator's variable, never from a
+    document (it was refused as "`parameters` is outside the subset", saying nothing)."""
+    assert _refused("museum-tickets.arazzo.yaml", "museum.openapi.yaml", "museum") == [
+        "get-museum-tickets's parameters: header 'Authorization' is museum's credential, which"
+        " every call carries from MUSEUM_API_KEY (never a value the document gives): take the"
+        " parameter out"
+    ]
+
+
+def test_the_fapi_par_workflow_is_refused_for_the_input_it_requires_and_never_sends() -> None:
+    """Everything else in it maps, its token request's body written as JSON text included; its
+    required `TokenRequestBody` is read by no step (the token step writes its body from the
+    other inputs), so a run would demand a value nothing sends."""
+    assert _refused("FAPI-PAR.arazzo.yaml", "FAPI-PAR.openapi.yaml", "fapi-par") == [
+        "OIDC-PAR-AuthzCode input TokenRequestBody: no step reads it; use it in a step or leave"
+        " it out"
+    ]
+
+
+def test_the_pay_later_workflow_is_refused_once_naming_every_part() -> None:
+    """The steps after a step whose ways do not map are read still, and the workflow's outputs,
+    so every part is in the one answer (it was two, both in the first step)."""
+    flow = "ApplyForLoanAtCheckout"
+    assert _refused("bnpl.arazzo.yaml", "bnpl.openapi.yaml", "bnpl") == [
+        "9 parts of the document are outside what maps:",
+        f"  - {flow} step checkLoanCanBeProvided: onSuccess has 3 ways, 3 of them with criteria;"
+        " what maps is one goto or end, or a goto with criteria then one without (the first way"
+        " whose criteria hold is taken: more ways with criteria are outside the subset)",
+        f"  - {flow} step createCustomer: successCriteria {{'condition': '$statusCode == 200 ||"
+        " $statusCode == 201'} is outside the subset ('$statusCode == 200 || $statusCode == 201';"
+        " what maps: tests of $statusCode or $response.body with ==, !=, <, <=, >, >=, and regex"
+        " or jsonpath tests on $response.body)",
+        f"  - {flow} step createCustomer: the payload is text that is not JSON (line 6, column 3:"
+        " Expecting ',' delimiter), so no application/json body can be made from it",
+        f"  - {flow} step initiateBnplTransaction: create_bnpl_transaction requires"
+        " 'totalAmount': give it in args",
+        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: get_authorization has no query"
+        " parameter 'redirectAuthToken'; did you mean `AuthorizationToken`? (query:"
+        " AuthorizationToken)",
+        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: output 'redirectUrl':"
+        " '$response.headers.Location' is no runtime expression the Arazzo specification defines"
+        " (a response header is `$response.header.<name>`; saving one is outside the subset: a"
+        " step saves its answer's body)",
+        f"  - {flow} step retrieveFinalizedPaymentPlan:"
+        " '$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output step"
+        " initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl,"
+        " redirectAuthToken)",
+        f"  - {flow} step updateOrderStatus:"
+        " '$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output step"
+        " initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl,"
+        " redirectAuthToken)",
+        f"  - {flow} outputs: '$steps.retrieveFinalizedPaymentPlan.finalizedPaymentPlan' is no"
+        " runtime expression the Arazzo specification defines (a step's output is"
+        " `$steps.<stepId>.outputs.<name>`)",
+    ]
+
+
+def test_a_workflows_parameters_are_every_steps_and_a_steps_own_wins(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    """`parameters` beside a workflow's steps (the Arazzo specification's: they apply to every
+    operation step) reach each step that does not give its own of that name and place."""
+    skill, files = shop
+    make = {k: v for k, v in MAKE.items() if k != "parameters"}
+    look = copy.deepcopy(LOOK)
+    look["parameters"][1]["value"] = "kiosk"  # its own x-channel: this one wins
+    doc = _doc([make, look])
+    doc["workflows"][0]["parameters"] = [
+        {"name": "X-Channel", "in": "header", "value": "$inputs.channel"}
+    ]
+    steps = from_arazzo(doc, skill, files)["workflows"][0]["steps"]
+    assert steps[0]["args"]["X-Channel"] == "{{channel}}"
+    assert steps[1]["args"]["X-Channel"] == "kiosk"
+
+
+def test_a_payload_written_as_json_text_is_the_fields_it_spells(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    """`payload: |` with a JSON body and `{$…}` in its strings (as FAPI-PAR's token step and
+    the pay-later steps write it) is the body's fields, each expression a value like any other;
+    text that is not JSON says where it stops being JSON."""
+    skill, files = shop
+    make = copy.deepcopy(MAKE)
+    make["requestBody"]["payload"] = '{\n  "customerId": "{$inputs.customer}"\n}\n'
+    steps = from_arazzo(_doc([make, LOOK]), skill, files)["workflows"][0]["steps"]
+    assert steps[0]["args"]["customerId"] == "{{customer}}"
+    make["requestBody"]["payload"] = '{"customerId": "{$inputs.customer}"'
+    with pytest.raises(ArazzoRefused) as refused:
+        from_arazzo(_doc([make, LOOK]), skill, files)
+    assert str(refused.value) == (
+        "open_cart step make: the payload is text that is not JSON (line 1, column 36: Expecting"
+        " ',' delimiter), so no application/json body can be made from it"
+    )
+
+
+def test_the_published_fixtures_are_the_published_bytes() -> None:
+    """Each is as its authors published it (SOURCES.md names the commit): its length in
+    characters and its line endings as read there."""
+    sizes: dict[str, tuple[int, bool]] = {
+        "museum-tickets.arazzo.yaml": (1150, False),
+        "museum.openapi.yaml": (23695, False),
+        "FAPI-PAR.arazzo.yaml": (6090, True),
+        "FAPI-PAR.openapi.yaml": (24337, True),
+        "bnpl.arazzo.yaml": (10123, False),
+        "bnpl.openapi.yaml": (16726, False),
+    }
+    for name, (chars, crlf) in sizes.items():
+        text = (PUBLISHED / name).read_bytes().decode("utf-8")
+        assert (len(text), "\r\n" in text) == (chars, crlf), name
+        assert isinstance(yaml.safe_load(text), dict), name
