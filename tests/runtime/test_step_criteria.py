@@ -113,3 +113,23 @@ def test_a_test_outside_what_a_step_holds_is_refused_saying_what_it_takes(
     with pytest.raises(CriterionRefused) as refused:
         body_test(entry)
     assert said in str(refused.value)
+
+
+def test_status_tests_joined_by_or_hold_when_one_does_and_travel_both_ways() -> None:
+    """#56.2: `$statusCode == 200 || $statusCode == 201` (the pay-later example's create step:
+    200 is "not eligible", 201 "created") is one success test that holds when either does; it
+    loads from workflows.yaml, is written back to Arazzo as the same condition and read again."""
+    import yaml
+
+    from skillpress.runtime.interop.arazzo_in_parts import criterion_in
+    from skillpress.runtime.workflows.load import _rules
+
+    said = "$statusCode == 200 || $statusCode == 201"
+    rules = _rules({"success": [said]}, "w step s")
+    assert rules is not None and rules.either == ((("==", 200), ("==", 201)),)
+    assert [rules.succeeded(s, {}) for s in (200, 201, 202, 404)] == [True, True, False, False]
+    assert rules.said() == said
+    assert criterion_in({"condition": "$statusCode == 200  ||$statusCode == 201"}, "w") == said
+    with pytest.raises(Exception, match="`||` joins status tests"):
+        _rules({"success": ["$statusCode == 200 || $response.body#/ok == true"]}, "w step s")
+    assert yaml.safe_load(yaml.safe_dump({"c": said}))["c"] == said

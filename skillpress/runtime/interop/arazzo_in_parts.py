@@ -356,6 +356,8 @@ def criterion_in(c: Any, where: str) -> Any:
             raise CriterionRefused(f"a {kind!r} criterion")
         if _STATUS.match(said):
             return " ".join(said.split())
+        if "||" in said and all(_STATUS.match(part.strip()) for part in said.split("||")):
+            return " || ".join(" ".join(part.split()) for part in said.split("||"))
         test = body_test(said)
         if test is None:
             raise CriterionRefused(f"{said!r}")

@@ -9,6 +9,7 @@ from typing import Any
 from skillpress.runtime.interop.arazzo import ARAZZO_VERSION, OK, ArazzoRefused, Locator
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.criteria import to_criterion
+from skillpress.runtime.workflows.model import either_said
 from skillpress.runtime.workflows.model import walk as walk_steps
 from skillpress.runtime.workflows.run import Step, Workflow
 from skillpress.runtime.workflows.scope import _TEMPLATE
@@ -72,7 +73,8 @@ def _call_out(
     rules = s.rules
     status = (
         [{"condition": f"$statusCode {op} {n}"} for op, n in rules.success]
-        if rules is not None and rules.success
+        + [{"condition": either_said(group)} for group in rules.either]
+        if rules is not None and (rules.success or rules.either)
         else [{"condition": OK}]
     )
     out["successCriteria"] = status + [to_criterion(t) for t in (rules.body if rules else ())]

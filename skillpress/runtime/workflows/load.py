@@ -111,12 +111,21 @@ def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
     raw_success = item.get("success")
     success: list[tuple[str, int]] = []
     body: list[BodyTest] = []
+    either: list[tuple[tuple[str, int], ...]] = []
     if raw_success is not None:
         given = raw_success if isinstance(raw_success, list) else [raw_success]
         for cond in given:
             m = _STATUS.match(cond.strip()) if isinstance(cond, str) else None
             if m is not None:
                 success.append((m.group(1), int(m.group(2))))
+                continue
+            if isinstance(cond, str) and "||" in cond:
+                parts = [_STATUS.match(part.strip()) for part in cond.split("||")]
+                if not all(parts):
+                    raise _refuse(
+                        where, f"success {cond!r}: `||` joins status tests ('$statusCode == 201')"
+                    )
+                either.append(tuple((p.group(1), int(p.group(2))) for p in parts if p))
                 continue
             try:
                 test = body_test(cond)
@@ -150,9 +159,9 @@ def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
             or not 0 <= after <= MAX_RETRY_AFTER
         ):
             raise _refuse(where, f"retry.after {after!r}: seconds from 0 to {MAX_RETRY_AFTER:g}")
-    if not success and not body and not limit:
+    if not success and not body and not limit and not either:
         return None
-    return StepRules(tuple(success), limit, float(after), tuple(body))
+    return StepRules(tuple(success), limit, float(after), tuple(body), tuple(either))
 
 
 def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:

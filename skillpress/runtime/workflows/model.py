@@ -22,6 +22,7 @@ __all__ = [
     "StepRules",
     "Workflow",
     "WorkflowRefused",
+    "either_said",
     "walk",
 ]
 
@@ -65,26 +66,44 @@ class StepRules:
     retry_limit: int = 0
     retry_after: float = 0.0
     body: tuple[BodyTest, ...] = ()  # tests of the answer's body, all of which must hold too
+    # groups of status tests of which one must hold (`$statusCode == 200 || $statusCode == 201`)
+    either: tuple[tuple[tuple[str, int], ...], ...] = ()
 
     def succeeded(self, status: int, answer: Any = None) -> bool:
-        return self._status_holds(status) and all(t.holds(answer) for t in self.body)
+        return (
+            self._status_holds(status)
+            and all(any(_holds(status, op, n) for op, n in group) for group in self.either)
+            and all(t.holds(answer) for t in self.body)
+        )
 
     def _status_holds(self, status: int) -> bool:
         if not self.success:
-            return status < 400
-        tests = {
-            "==": status.__eq__,
-            "!=": status.__ne__,
-            "<": status.__lt__,
-            "<=": status.__le__,
-            ">": status.__gt__,
-            ">=": status.__ge__,
-        }
-        return all(tests[op](n) for op, n in self.success)
+            return status < 400 or bool(self.either)
+        return all(_holds(status, op, n) for op, n in self.success)
 
     def said(self) -> str:
-        status = [f"$statusCode {op} {n}" for op, n in self.success] or ["$statusCode < 400"]
-        return " and ".join([*status, *(t.said() for t in self.body)])
+        status = [f"$statusCode {op} {n}" for op, n in self.success]
+        if not status and not self.either:
+            status = ["$statusCode < 400"]
+        groups = [either_said(group) for group in self.either]
+        return " and ".join([*status, *groups, *(t.said() for t in self.body)])
+
+
+def either_said(group: tuple[tuple[str, int], ...]) -> str:
+    """A group of status tests one of which must hold, as Arazzo writes it."""
+    return " || ".join(f"$statusCode {op} {n}" for op, n in group)
+
+
+def _holds(status: int, op: str, n: int) -> bool:
+    tests = {
+        "==": status.__eq__,
+        "!=": status.__ne__,
+        "<": status.__lt__,
+        "<=": status.__le__,
+        ">": status.__gt__,
+        ">=": status.__ge__,
+    }
+    return bool(tests[op](n))
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,11 @@ def placed_step(
     record.answer = redact(answer)
     if not judge.succeeded(result.status, answer):
         said = json.dumps(answer, ensure_ascii=False)[:300]
-        wanted = f" (it succeeds on {judge.said()})" if judge.success or judge.body else ""
+        wanted = (
+            f" (it succeeds on {judge.said()})"
+            if judge.success or judge.body or judge.either
+            else ""
+        )
         record.error = f"{tool.operation} answered {result.status}{wanted}: {said}"
         if judge.retry_limit and not safe:
             record.error += (
