@@ -440,8 +440,12 @@ def test_the_specifications_pet_coupons_example_is_refused_once_naming_every_par
         "successCriteria '$statusCode == 200' on a step that runs a workflow: it has no response"
         " of its own to test (it succeeds when its workflow does)"
     )
+    lacking = (
+        "place-order requires 'quantity', which this step does not pass: pass it, or give it a"
+        " default in place-order"
+    )
     assert str(refused.value).splitlines() == [
-        "8 parts of the document are outside what maps:",
+        "10 parts of the document are outside what maps:",
         "  - apply-coupon step find-pet: find_pets_by_tags has no query parameter 'pet_tags';"
         " did you mean `tags`? (query: tags)",
         f"  - apply-coupon step find-pet: output 'my_pet_id': '$outputs[0].id' {undefined}",
@@ -453,4 +457,8 @@ def test_the_specifications_pet_coupons_example_is_refused_once_naming_every_par
         f"  - buy-available-pet step place-order: {no_response}",
         "  - buy-available-pet step place-order: output 'my_order_id': '$workflow_order_id'"
         f" {undefined}",
+        # what a run would stop on (said once the rest was, before; now with it)
+        f"  - apply-coupon step place-order: {lacking}",
+        "  - buy-available-pet step place-order: place-order requires 'quantity', 'coupon_code',"
+        " which this step does not pass: pass it, or give it a default in place-order",
     ]

@@ -122,7 +122,7 @@ def test_status_tests_joined_by_or_hold_when_one_does_and_travel_both_ways() -> 
     import yaml
 
     from skillpress.runtime.interop.arazzo_in_parts import criterion_in
-    from skillpress.runtime.workflows.load import _rules
+    from skillpress.runtime.workflows.step_rules import rules_of as _rules
 
     said = "$statusCode == 200 || $statusCode == 201"
     rules = _rules({"success": [said]}, "w step s")

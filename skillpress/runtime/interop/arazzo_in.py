@@ -3,6 +3,7 @@ refusal of the whole document said at once."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -10,6 +11,14 @@ from typing import Any
 from skillpress.format.credentials import default_credential_env
 from skillpress.runtime.interop.arazzo import OK, ArazzoRefused, Locator
 from skillpress.runtime.interop.arazzo_components import inline_components
+from skillpress.runtime.interop.arazzo_in_calls import (
+    StepRefused,
+    calls_refused,
+    payload_in,
+    ways_refused,
+    with_shared,
+    workflow_step_extras,
+)
 from skillpress.runtime.interop.arazzo_in_parts import (
     STEP_KEYS,
     criterion_in,
@@ -19,12 +28,10 @@ from skillpress.runtime.interop.arazzo_in_parts import (
     operation_in,
     output_refs,
     outputs_in,
-    payload_in,
     placed,
     said_at_once,
     template_in,
     value_in,
-    with_shared,
 )
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.checks import argument_refusal
@@ -53,11 +60,15 @@ def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None
     known = Locator(skill, files or {}, str(sources[0].get("name", skill.slug)))
     by_id = {str(w.get("workflowId")): w for w in flows if isinstance(w, dict)}
     out = []
+    unsent: list[dict[str, Any]] = []  # the calls of refused steps that run a workflow
     for w in flows:
         try:
-            out.append(_Reader(w, skill, known, by_id, refusals).workflow())
+            reader = _Reader(w, skill, known, by_id, refusals)
+            out.append(reader.workflow())
+            unsent.append({"name": reader.name, "steps": reader.refused_calls})
         except ArazzoRefused as exc:  # this workflow's shape; the others are still read
             refusals.append(str(exc))
+    refusals += calls_refused(out, unsent)  # what a run would stop on, said with the rest
     if refusals:
         raise ArazzoRefused(said_at_once(refusals))
     return {"workflows": out}
@@ -68,35 +79,6 @@ def arazzo_words(said: str) -> str:
     `workflows.yaml` (the person wrote none), its inputs called inputs."""
     said = said.removeprefix(f"{WORKFLOWS_FILE}: ")
     return re.sub(r"^(\S+) parameter (\S+)", r"\1 input \2", said)
-
-
-class _StepRefused(ArazzoRefused):
-    """Every part of one step outside the subset."""
-
-    def __init__(self, all_: list[str]) -> None:
-        super().__init__(all_[0])
-        self.all = all_
-
-
-def _workflow_step_extras(
-    s: Mapping[str, Any], success: list[Any], retry: Any, on_failure: Any, where: str
-) -> list[str]:
-    """What a step that runs a workflow cannot carry: it has no answer of its own to test
-    (it succeeds when its workflow does), and is not tried again or gone past on failure."""
-    out = []
-    if success != [OK]:
-        said = [c.get("condition") for c in s.get("successCriteria") or [] if isinstance(c, dict)]
-        out.append(
-            f"{where}: successCriteria {', '.join(map(repr, said))} on a step that runs a workflow:"
-            " it has no response of its own to test (it succeeds when its workflow does)"
-        )
-    if retry is not None:
-        out.append(f"{where}: a retry of a step that runs a workflow is outside the subset")
-    if on_failure is not None:
-        out.append(
-            f"{where}: a goto on the failure of a step that runs a workflow is outside the subset"
-        )
-    return out
 
 
 Built = tuple[list[dict[str, Any]], str | None]  # steps, and the stepId the way jumps on to
@@ -147,6 +129,7 @@ class _Reader:
         }
         self.needs = output_refs(self.outputs)  # the saved values the workflow's outputs read
         self.shared = raw.get("parameters") or []  # the workflow's parameters, for every step
+        self.refused_calls: list[dict[str, Any]] = []  # refused steps' calls of a workflow
 
     def workflow(self) -> dict[str, Any]:
         """The workflow as `workflows.yaml` writes it."""
@@ -166,15 +149,18 @@ class _Reader:
         try:
             return self.one_call(s)
         except ArazzoRefused as exc:
-            self.refusals.extend(exc.all if isinstance(exc, _StepRefused) else [str(exc)])
+            self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
             sid = str(s.get("stepId", ""))
             outs = s.get("outputs")
             for key in outs if isinstance(outs, dict) else {}:
                 self.scope.setdefault(f"$steps.{sid}.outputs.{key}", (str(key), []))
+            if "workflowId" in s:  # what it passes is checked against the workflow still
+                with contextlib.suppress(ArazzoRefused):
+                    self.refused_calls.append(self.workflow_step(s, sid, sid))
             return {"id": sid, "fail": "refused"}
 
     def one_call(self, s: dict[str, Any]) -> dict[str, Any]:
-        """One step; every part of it outside the subset refused at once (_StepRefused)."""
+        """One step; every part of it outside the subset refused at once (StepRefused)."""
         sid = str(s.get("stepId", ""))
         where = f"{self.name} step {sid}"
         problems: list[str] = []
@@ -202,12 +188,12 @@ class _Reader:
             )
         elif "workflowId" in s:
             step = attempt(self.workflow_step, s, sid, where)
-            problems += _workflow_step_extras(s, success, retry, on_failure, where)
+            problems += workflow_step_extras(s, success, retry, on_failure, where)
         else:
             step = attempt(self.tool_step, s, sid, where)
         saved = attempt(outputs_in, s.get("outputs"), sid, where, self.scope, "workflowId" in s)
         if problems:
-            raise _StepRefused(problems)
+            raise StepRefused(problems)
         if success != [OK]:
             step["success"] = success
         if retry is not None:
@@ -378,19 +364,7 @@ class _Reader:
     ) -> tuple[dict[str, Any], str | None]:
         """A step's two-way `onSuccess` as an `if` step, and the stepId both ways meet at
         again (None when neither goes on)."""
-        for a in actions:
-            if a.get("type") not in ("goto", "end") or "workflowId" in a:
-                raise ArazzoRefused(
-                    f"{where}: an onSuccess {a.get('type')!r} is outside the subset"
-                )
-        if len(actions) != 2 or not actions[0].get("criteria") or actions[1].get("criteria"):
-            tested = sum(1 for a in actions if a.get("criteria"))
-            raise ArazzoRefused(
-                f"{where}: onSuccess has {len(actions)} ways, {tested} of them with criteria;"
-                " what maps is one goto or end, or a goto with criteria then one without (the"
-                " first way whose criteria hold is taken: more ways with criteria are outside"
-                " the subset)"
-            )
+        ways_refused(actions, where)
         condition = self.condition(actions[0]["criteria"], raw_step, where)
         built: list[tuple[list[dict[str, Any]], str | None, str | None]] = []
         targets = [str(a["stepId"]) for a in actions if a["type"] == "goto"]

@@ -17,13 +17,11 @@ from skillpress.runtime.workflows.criteria import (
     from_criterion,
     to_entry,
 )
-from skillpress.runtime.workflows.load import _STATUS
 from skillpress.runtime.workflows.scope import _TEMPLATE
+from skillpress.runtime.workflows.step_rules import STATUS as _STATUS
 
 __all__ = [
     "STEP_KEYS",
-    "payload_in",
-    "with_shared",
     "criterion_in",
     "depends_in",
     "failure_in",
@@ -290,6 +288,20 @@ _HEADERS = re.compile(r"^\$response\.headers\.")  # as one example writes it; th
 _OUTPUTS = re.compile(r"^\$outputs((?:\.[A-Za-z0-9_-]+)+)$")
 
 
+def _undefined(key: Any, value: str, where: str) -> ArazzoRefused:
+    """An output whose expression the Arazzo grammar does not define, saying what it defines."""
+    hint = (
+        "a response header is `$response.header.<name>`; saving one is outside the subset: a"
+        " step saves its answer's body"
+        if _HEADERS.match(value.strip())
+        else "they begin $inputs., $outputs., $steps., $response., $statusCode…"
+    )
+    return ArazzoRefused(
+        f"{where}: output {key!r}: {value!r} is no runtime expression the Arazzo specification"
+        f" defines ({hint})"
+    )
+
+
 def outputs_in(
     outs: Any, sid: str, where: str, scope: dict[str, Any], workflow_step: bool = False
 ) -> str | None:
@@ -313,16 +325,7 @@ def outputs_in(
             paths[str(key)] = [p for p in dotted.group(1).split(".") if p]
             continue
         if not _DEFINED.match(str(value).strip()) or _HEADERS.match(str(value).strip()):
-            raise ArazzoRefused(
-                f"{where}: output {key!r}: {value!r} is no runtime expression the Arazzo"
-                " specification defines ("
-                + (
-                    "a response header is `$response.header.<name>`; saving one is outside the"
-                    " subset: a step saves its answer's body)"
-                    if _HEADERS.match(str(value).strip())
-                    else "they begin $inputs., $outputs., $steps., $response., $statusCode…)"
-                )
-            )
+            raise _undefined(key, str(value), where)
         m = _BODY.match(str(value).strip())
         if m is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
             raise ArazzoRefused(
@@ -413,32 +416,3 @@ def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
         )
     after = rest[0].get("retryAfter", 1)
     return {"limit": rest[0].get("retryLimit", 1), "after": after}
-
-
-def payload_in(body: Mapping[str, Any], where: str) -> Any:
-    """A step's payload as the request's fields: a mapping as written, or the text of a JSON
-    body (`payload: |` with `{$…}` in it, as documents write one) read as the fields it spells;
-    text that is not JSON where the body is JSON is refused, saying where it stops being JSON."""
-    payload = body.get("payload")
-    kind = str(body.get("contentType") or "application/json")
-    if not isinstance(payload, str) or payload.lstrip().startswith("$") or "json" not in kind:
-        return payload
-    try:
-        return json.loads(payload)
-    except json.JSONDecodeError as exc:
-        raise ArazzoRefused(
-            f"{where}: the payload is text that is not JSON (line {exc.lineno}, column"
-            f" {exc.colno}: {exc.msg}), so no {kind} body can be made from it"
-        ) from None
-
-
-def with_shared(shared: Any, own: Any) -> list[tuple[dict[str, Any], bool]]:
-    """A step's parameters and the workflow's (`parameters` beside `steps`: every operation
-    step's, unless the step gives one of the same name and place), each with whether it is the
-    workflow's."""
-    mine = [p for p in own or [] if isinstance(p, dict)]
-    given = {(p.get("name"), p.get("in")) for p in mine}
-    theirs = [
-        p for p in shared or [] if isinstance(p, dict) and (p.get("name"), p.get("in")) not in given
-    ]
-    return [(p, True) for p in theirs] + [(p, False) for p in mine]

@@ -18,14 +18,10 @@ from skillpress.format.load import LoadLimits, parse_bytes
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.workflows.checks import argument_refusal, parameters_refusal
 from skillpress.runtime.workflows.criteria import (
-    BodyTest,
-    CriterionRefused,
-    body_test,
     query_refusal,
 )
 from skillpress.runtime.workflows.model import (
     Step,
-    StepRules,
     Workflow,
     WorkflowRefused,
 )
@@ -39,6 +35,7 @@ from skillpress.runtime.workflows.scope import (
     _refuse,
     _templates_only,
 )
+from skillpress.runtime.workflows.step_rules import MAX_RETRY_AFTER, MAX_RETRY_LIMIT, rules_of
 
 __all__ = [
     "MAX_RETRY_AFTER",
@@ -53,9 +50,6 @@ __all__ = [
     "load_workflows",
     "loadable_workflows",
 ]
-
-
-MAX_RETRY_LIMIT, MAX_RETRY_AFTER = 10, 60.0
 
 
 MAX_STEPS = 50
@@ -102,66 +96,6 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")  # a saved value's name: wh
 
 # a workflow's name and a step's id: as an Arazzo document has them too (`buyNow`, `get-pet`)
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
-
-
-_STATUS = re.compile(r"^\$statusCode\s*(==|!=|<=|>=|<|>)\s*([1-5][0-9]{2})$")
-
-
-def _rules(item: Mapping[str, Any], where: str) -> StepRules | None:
-    raw_success = item.get("success")
-    success: list[tuple[str, int]] = []
-    body: list[BodyTest] = []
-    either: list[tuple[tuple[str, int], ...]] = []
-    if raw_success is not None:
-        given = raw_success if isinstance(raw_success, list) else [raw_success]
-        for cond in given:
-            m = _STATUS.match(cond.strip()) if isinstance(cond, str) else None
-            if m is not None:
-                success.append((m.group(1), int(m.group(2))))
-                continue
-            if isinstance(cond, str) and "||" in cond:
-                parts = [_STATUS.match(part.strip()) for part in cond.split("||")]
-                if not all(parts):
-                    raise _refuse(
-                        where, f"success {cond!r}: `||` joins status tests ('$statusCode == 201')"
-                    )
-                either.append(tuple((p.group(1), int(p.group(2))) for p in parts if p))
-                continue
-            try:
-                test = body_test(cond)
-            except CriterionRefused as exc:
-                raise _refuse(where, f"success {exc}") from None
-            if test is None:
-                raise _refuse(
-                    where, f"success {cond!r}: a status test is like '$statusCode == 201'"
-                )
-            body.append(test)
-    retry = item.get("retry")
-    limit, after = 0, 0.0
-    if retry is not None:
-        unknown = unknown_keys(retry, ("limit", "after")) if isinstance(retry, dict) else ""
-        if not isinstance(retry, dict) or unknown:
-            raise _refuse(
-                where, f"retry is {{limit: N, after: SECONDS}}{f' ({unknown})' if unknown else ''}"
-            )
-        limit, after = retry.get("limit", 1), retry.get("after", 1.0)
-        if (
-            not isinstance(limit, int)
-            or isinstance(limit, bool)
-            or not 1 <= limit <= MAX_RETRY_LIMIT
-        ):
-            raise _refuse(
-                where, f"retry.limit {limit!r}: a whole number from 1 to {MAX_RETRY_LIMIT}"
-            )
-        if (
-            not isinstance(after, int | float)
-            or isinstance(after, bool)
-            or not 0 <= after <= MAX_RETRY_AFTER
-        ):
-            raise _refuse(where, f"retry.after {after!r}: seconds from 0 to {MAX_RETRY_AFTER:g}")
-    if not success and not body and not limit and not either:
-        return None
-    return StepRules(tuple(success), limit, float(after), tuple(body), tuple(either))
 
 
 def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
@@ -254,7 +188,7 @@ def _call_step(item: dict[str, Any], sid: str, kind: str, where: str) -> Step:
         args,
         save_as,
         _opt(item.get("on_error")),
-        rules=_rules(item, where) if kind == "tool" else None,
+        rules=rules_of(item, where) if kind == "tool" else None,
         on_failure=_opt(item.get("on_failure")),
     )
 

@@ -1,0 +1,133 @@
+"""What an Arazzo step calls, read on import: its parameters (the workflow's own too), its
+payload (JSON text read as the fields it spells), the ways on from it that map, what a step that
+runs another workflow cannot carry, and what such a step passes against what that workflow
+requires (said with the document's other refusals, before a run would stop on it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from skillpress.runtime.interop.arazzo import OK, ArazzoRefused
+
+__all__ = [
+    "StepRefused",
+    "calls_refused",
+    "payload_in",
+    "ways_refused",
+    "with_shared",
+    "workflow_step_extras",
+]
+
+
+class StepRefused(ArazzoRefused):
+    """Every part of one step outside the subset."""
+
+    def __init__(self, all_: list[str]) -> None:
+        super().__init__(all_[0])
+        self.all = all_
+
+
+def workflow_step_extras(
+    s: Mapping[str, Any], success: list[Any], retry: Any, on_failure: Any, where: str
+) -> list[str]:
+    """What a step that runs a workflow cannot carry: it has no answer of its own to test
+    (it succeeds when its workflow does), and is not tried again or gone past on failure."""
+    out = []
+    if success != [OK]:
+        said = [c.get("condition") for c in s.get("successCriteria") or [] if isinstance(c, dict)]
+        out.append(
+            f"{where}: successCriteria {', '.join(map(repr, said))} on a step that runs a workflow:"
+            " it has no response of its own to test (it succeeds when its workflow does)"
+        )
+    if retry is not None:
+        out.append(f"{where}: a retry of a step that runs a workflow is outside the subset")
+    if on_failure is not None:
+        out.append(
+            f"{where}: a goto on the failure of a step that runs a workflow is outside the subset"
+        )
+    return out
+
+
+def ways_refused(actions: list[dict[str, Any]], where: str) -> None:
+    """ArazzoRefused unless a step's `onSuccess` is what maps: a goto or end with criteria, then
+    one without (the first way whose criteria hold is taken)."""
+    for a in actions:
+        if a.get("type") not in ("goto", "end") or "workflowId" in a:
+            raise ArazzoRefused(f"{where}: an onSuccess {a.get('type')!r} is outside the subset")
+    if len(actions) != 2 or not actions[0].get("criteria") or actions[1].get("criteria"):
+        tested = sum(1 for a in actions if a.get("criteria"))
+        raise ArazzoRefused(
+            f"{where}: onSuccess has {len(actions)} ways, {tested} of them with criteria;"
+            " what maps is one goto or end, or a goto with criteria then one without (the"
+            " first way whose criteria hold is taken: more ways with criteria are outside"
+            " the subset)"
+        )
+
+
+def payload_in(body: Mapping[str, Any], where: str) -> Any:
+    """A step's payload as the request's fields: a mapping as written, or the text of a JSON
+    body (`payload: |` with `{$…}` in it, as documents write one) read as the fields it spells;
+    text that is not JSON where the body is JSON is refused, saying where it stops being JSON."""
+    payload = body.get("payload")
+    kind = str(body.get("contentType") or "application/json")
+    if not isinstance(payload, str) or payload.lstrip().startswith("$") or "json" not in kind:
+        return payload
+    try:
+        return json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise ArazzoRefused(
+            f"{where}: the payload is text that is not JSON (line {exc.lineno}, column"
+            f" {exc.colno}: {exc.msg}), so no {kind} body can be made from it"
+        ) from None
+
+
+def with_shared(shared: Any, own: Any) -> list[tuple[dict[str, Any], bool]]:
+    """A step's parameters and the workflow's (`parameters` beside `steps`: every operation
+    step's, unless the step gives one of the same name and place), each with whether it is the
+    workflow's."""
+    mine = [p for p in own or [] if isinstance(p, dict)]
+    given = {(p.get("name"), p.get("in")) for p in mine}
+    theirs = [
+        p for p in shared or [] if isinstance(p, dict) and (p.get("name"), p.get("in")) not in given
+    ]
+    return [(p, True) for p in theirs] + [(p, False) for p in mine]
+
+
+def calls_refused(
+    flows: list[dict[str, Any]], unsent: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """What a step that runs another workflow of the document does not pass and that workflow
+    requires (its inputs as read: one a step reads with no default is required), or passes and
+    it does not take: said with the document's other refusals, before any run stops there.
+    `unsent`: the calls of steps refused for something else, checked too."""
+    by_name = {str(w.get("name")): w for w in flows}
+    out: list[str] = []
+
+    def walk(steps: list[Any], owner: str) -> None:
+        for s in steps:
+            if not isinstance(s, dict):
+                continue
+            for branch in ("then", "else"):
+                if isinstance(s.get(branch), list):
+                    walk(s[branch], owner)
+            callee = by_name.get(str(s.get("workflow")))
+            if callee is None:
+                continue
+            params = callee.get("parameters") or {}
+            given = set(s.get("args") or {})
+            extra = sorted(given - set(params.get("properties") or {}))
+            where = f"{owner} step {s.get('id')}"
+            if extra:
+                out.append(f"{where}: {callee['name']} does not take {', '.join(extra)}")
+            lacking = [r for r in params.get("required") or () if r not in given]
+            if lacking:
+                out.append(
+                    f"{where}: {callee['name']} requires {', '.join(map(repr, lacking))}, which"
+                    f" this step does not pass: pass it, or give it a default in {callee['name']}"
+                )
+
+    for w in [*flows, *(unsent or [])]:
+        walk(list(w.get("steps") or []), str(w.get("name")))
+    return out
