@@ -186,7 +186,9 @@ async def follow_api(
     on_swap: Callable[[LiveVersion], None],
     interval: float = 2.0,
 ) -> None:
-    """`follow_live` over the HTTP API: catch up, then poll every `interval` seconds until `stop`.
+    """`follow_live` over the HTTP API: catch up, then look again until `stop`, each look held
+    open by the API (HELD_OPEN seconds at most: answered as soon as something goes live) and the
+    next one `interval` seconds after it.
     Following (`stop` given) is a long-running process: a server that restarts or does not
     answer (a 5xx, a refused connection) is waited out with backoff (1 s doubling to 30 s) and a
     line each try, as a worker waits for its NATS; a refusal of the follower itself (its token)
