@@ -123,3 +123,23 @@ def test_a_look_held_open_ends_when_the_live_set_moves(ctx: AppContext) -> None:
         return ended
 
     assert asyncio.run(scene()) == ["whole", "named"]
+
+
+def test_looks_held_open_are_bounded_and_one_more_is_answered_at_once(
+    ctx: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many looks a token opens, a process holds at most MAX_HELD of them open; one
+    more is answered at once (a 304: it asks again, as a poll)."""
+    monkeypatch.setattr(live_answer, "MAX_HELD", 2)
+    seen = live_answer.look_tag(ctx, None)
+
+    async def scene() -> list[bool]:
+        held = [asyncio.ensure_future(live_answer.until_changed(ctx, None, seen, 60)) for _ in "ab"]
+        await asyncio.sleep(0.2)
+        await asyncio.wait_for(live_answer.until_changed(ctx, None, seen, 60), 5)  # the third
+        done = [h.done() for h in held]
+        for h in held:
+            h.cancel()
+        return done
+
+    assert asyncio.run(scene()) == [False, False]

@@ -21,6 +21,7 @@ from skillpress.app.records.live import live_pointer_dicts, live_set_tag, whole_
 __all__ = [
     "COMPRESSED_FROM",
     "LOOKED_EVERY",
+    "MAX_HELD",
     "LiveAnswer",
     "look_answer",
     "look_tag",
@@ -31,6 +32,9 @@ __all__ = [
 
 COMPRESSED_FROM = 4096  # bytes: an answer this long or longer is also kept gzip-compressed
 LOOKED_EVERY = 0.5  # seconds: how often a process reads the live set's row for its waiting looks
+# looks a process holds open at once; one more is answered at once (304: it asks again, as a
+# poll), so however many connections a token opens they hold no more than this
+MAX_HELD = 1000
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,8 @@ async def until_changed(
     when the live set moved (then reads its own skills' rows when it named them)."""
     deadline = time.monotonic() + wait
     watch = _watch_of(ctx)
+    if watch.waiting >= MAX_HELD:
+        return
     watch.join()
     try:
         whole = seen if slugs is None else await asyncio.to_thread(whole_live_set_tag, ctx)
