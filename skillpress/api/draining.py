@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skillpress.api.problems import RETRY_AFTER
 from skillpress.platform.logging import get_logger
+from skillpress.platform.native_heap import trim
 
 __all__ = ["Draining"]
 
@@ -101,6 +102,7 @@ class Draining:
             self.held.discard(task)
             if not self.held:
                 self.idle.set()
+            trim()  # what an answer's making and sending freed goes back (at most once a second)
 
     async def drain(self, grace: float) -> int:
         """Refuse new requests, wait up to `grace` seconds for the held ones, then cancel the

@@ -76,13 +76,13 @@ def test_the_whole_answer_is_the_pointers_made_once_per_change(
         expected = [pointer_of(k, v).model_dump(mode="json") for k, v in pairs]
     assert live_pointer_dicts(ctx) == expected and len(expected) == 1
     made: list[int] = []
-    real = live_answer.live_pointer_dicts
+    real = live_answer.live_pointers
 
     def counted(*args: Any) -> Any:
         made.append(1)
         return real(*args)
 
-    monkeypatch.setattr(live_answer, "live_pointer_dicts", counted)
+    monkeypatch.setattr(live_answer, "live_pointers", counted)
     one, two = live_answer.whole_live_answer(ctx), live_answer.whole_live_answer(ctx)
     assert one is two and json.loads(one.body) == expected and len(made) == 1
     second = _proposed(ctx, "dogs")

@@ -5,7 +5,7 @@ would find something new."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import select as columns_of
@@ -20,6 +20,7 @@ from skillpress.schemas.records import LiveSet, Skill, Version
 __all__ = [
     "live_moved",
     "live_pointer_dicts",
+    "live_pointers",
     "live_set_tag",
     "live_version_of",
     "live_versions",
@@ -78,8 +79,14 @@ def live_versions(ctx: AppContext, slugs: Sequence[str] | None = None) -> list[L
 
 def live_pointer_dicts(ctx: AppContext, slugs: Sequence[str] | None = None) -> list[Any]:
     """`live_versions` as the JSON values the API answers (each exactly a pointer's
-    `model_dump(mode="json")`), read in one query: the whole set's answer is made from 10,000
-    skills at a time, and each pointer was held to its form when its version was made."""
+    `model_dump(mode="json")`), read in one query."""
+    return list(live_pointers(ctx, slugs))
+
+
+def live_pointers(ctx: AppContext, slugs: Sequence[str] | None = None) -> Iterator[Any]:
+    """`live_pointer_dicts` one at a time, read from the records 500 rows at a time: the whole
+    set's answer is made from 10,000 skills and never holds them all as objects at once (each
+    pointer was held to its form when its version was made)."""
     query = (
         columns_of(
             col(Skill.slug),
@@ -94,18 +101,16 @@ def live_pointer_dicts(ctx: AppContext, slugs: Sequence[str] | None = None) -> l
     if slugs is not None:
         query = query.where(col(Skill.slug).in_(list(slugs)))
     with ctx.records.session() as s:
-        rows = s.connection().execute(query).all()
-    return [
-        {
-            "skill": slug,
-            "version_id": version_id,
-            "files": _decoded(files, dict),
-            "hosts": [str(h) for h in _decoded(hosts, list)],
-            "auth_header": None,
-            "pack": pack,
-        }
-        for slug, version_id, files, hosts, pack in rows
-    ]
+        rows = s.connection().execution_options(yield_per=500).execute(query)
+        for slug, version_id, files, hosts, pack in rows:
+            yield {
+                "skill": slug,
+                "version_id": version_id,
+                "files": _decoded(files, dict),
+                "hosts": [str(h) for h in _decoded(hosts, list)],
+                "auth_header": None,
+                "pack": pack,
+            }
 
 
 def _decoded(text: str, kind: type) -> Any:

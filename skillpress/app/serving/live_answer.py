@@ -12,11 +12,17 @@ import gzip
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from skillpress.app.base.context import AppContext
-from skillpress.app.records.live import live_pointer_dicts, live_set_tag, whole_live_set_tag
+from skillpress.app.records.live import (
+    live_pointer_dicts,
+    live_pointers,
+    live_set_tag,
+    whole_live_set_tag,
+)
+from skillpress.platform.native_heap import trim
 
 __all__ = [
     "COMPRESSED_FROM",
@@ -62,9 +68,11 @@ def whole_live_answer(ctx: AppContext) -> LiveAnswer:
         held = _held[:1]
         if held and held[0].tag == tag:
             return held[0]
-        made = make_answer(tag, live_pointer_dicts(ctx))
+        _held.clear()  # the old answer goes before the new one is made (one at a time, ever)
+        made = make_answer(tag, live_pointers(ctx))
         if whole_live_set_tag(ctx) == tag:  # nothing moved while it was made: keep it
             _held[:] = [made]
+        trim()  # what making it freed goes back to the system
         return made
 
 
@@ -81,10 +89,10 @@ def look_answer(ctx: AppContext, slugs: Sequence[str] | None, tag: str) -> LiveA
     return make_answer(tag, live_pointer_dicts(ctx, slugs))
 
 
-def make_answer(tag: str, pointers: list[object]) -> LiveAnswer:
-    """An answer of `pointers` under `tag` (compact JSON; compressed too when long: digests and
-    hosts only, nothing secret to a compression oracle)."""
-    body = json.dumps(pointers, separators=(",", ":")).encode()
+def make_answer(tag: str, pointers: Iterable[object]) -> LiveAnswer:
+    """An answer of `pointers` under `tag` (compact JSON, each pointer written as it is read;
+    compressed too when long: digests and hosts only, nothing secret to a compression oracle)."""
+    body = b"[" + b",".join(json.dumps(p, separators=(",", ":")).encode() for p in pointers) + b"]"
     packed = gzip.compress(body, compresslevel=6) if len(body) >= COMPRESSED_FROM else None
     return LiveAnswer(tag, body, packed)
 
