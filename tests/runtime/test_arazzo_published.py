@@ -149,3 +149,17 @@ def test_the_published_fixtures_are_the_published_bytes() -> None:
         text = (PUBLISHED / name).read_bytes().decode("utf-8")
         assert (len(text), "\r\n" in text) == (chars, crlf), name
         assert isinstance(yaml.safe_load(text), dict), name
+
+
+def test_a_condition_joined_by_and_is_its_tests(shop: tuple[Skill, dict[str, bytes]]) -> None:
+    """#56.2: `$statusCode == 201 && $response.body#/id != null`, as documents write one
+    criterion of two tests, is the step's two success tests (each must hold, as Arazzo reads
+    `&&`); a part that is no test is refused as any criterion is."""
+    skill, files = shop
+    make = copy.deepcopy(MAKE)
+    make["successCriteria"] = [{"condition": "$statusCode == 201 && $response.body#/id != null"}]
+    steps = from_arazzo(_doc([make, LOOK]), skill, files)["workflows"][0]["steps"]
+    assert steps[0]["success"] == ["$statusCode == 201", "$response.body#/id != null"]
+    make["successCriteria"] = [{"condition": "$statusCode == 201 && $url == 'x'"}]
+    with pytest.raises(ArazzoRefused, match="open_cart step make: successCriteria"):
+        from_arazzo(_doc([make, LOOK]), skill, files)

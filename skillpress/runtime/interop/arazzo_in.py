@@ -13,6 +13,7 @@ from skillpress.runtime.interop.arazzo import OK, ArazzoRefused, Locator
 from skillpress.runtime.interop.arazzo_components import inline_components
 from skillpress.runtime.interop.arazzo_in_calls import (
     StepRefused,
+    all_of,
     calls_refused,
     payload_in,
     ways_refused,
@@ -175,8 +176,10 @@ class _Reader:
         for key in sorted(set(s) - STEP_KEYS):
             problems.append(f"{where}: `{key}` is outside the subset")
         crit = s.get("successCriteria") or [{"condition": OK}]
-        success = [
-            attempt(criterion_in, c, where) for c in (crit if isinstance(crit, list) else [crit])
+        success = [  # a condition joined by `&&` is its tests, each of which must hold
+            attempt(criterion_in, part, where)
+            for c in (crit if isinstance(crit, list) else [crit])
+            for part in all_of(c)
         ]
         retry, on_failure = attempt(failure_in, s.get("onFailure"), where) or (None, None)
         runs = [k for k in ("operationId", "operationPath", "workflowId") if k in s]

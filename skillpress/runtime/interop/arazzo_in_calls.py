@@ -13,6 +13,7 @@ from skillpress.runtime.interop.arazzo import OK, ArazzoRefused
 
 __all__ = [
     "StepRefused",
+    "all_of",
     "calls_refused",
     "payload_in",
     "ways_refused",
@@ -48,6 +49,21 @@ def workflow_step_extras(
             f"{where}: a goto on the failure of a step that runs a workflow is outside the subset"
         )
     return out
+
+
+def all_of(criterion: Any) -> list[Any]:
+    """A simple criterion whose condition joins tests with `&&` (and no `||`), as its tests:
+    each one must hold, as each of a step's criteria must."""
+    said = criterion.get("condition") if isinstance(criterion, dict) else None
+    if (
+        not isinstance(said, str)
+        or "&&" not in said
+        or "||" in said
+        or criterion.get("type", "simple") != "simple"
+        or "context" in criterion
+    ):
+        return [criterion]
+    return [{**criterion, "condition": part.strip()} for part in said.split("&&")]
 
 
 def ways_refused(actions: list[dict[str, Any]], where: str) -> None:
