@@ -282,6 +282,7 @@ def _token(home: Path, name: str, role: str, operator: str | None) -> str:
     return made.stdout.split()[-1]
 
 
+GZIP = {"Accept_Encoding": "gzip"}
 MCP_WAIT = 600.0  # seconds `mcp --all` is given to answer before the bench says it did not
 
 
@@ -319,9 +320,11 @@ def main() -> int:
         published, refused = _publish_all(link)
         took = time.perf_counter() - started
         rows.append(("published", f"{published} in {took:.1f} s ({refused} refused at publish)"))
-        for path in ("/v1/skills", "/v1/live"):
-            size, ms = _timed(link, path)
-            rows.append((f"GET {path}", f"{size / 1024:.1f} KB, {ms:.1f} ms"))
+        published_held = _memory(proc.pid)
+        for path, asked in (("/v1/skills", {}), ("/v1/live", {}), ("/v1/live", GZIP)):
+            size, ms = _timed(link, path, **asked)
+            said = " (gzip, as followers ask)" if asked else ""
+            rows.append((f"GET {path}{said}", f"{size / 1024:.1f} KB, {ms:.1f} ms"))
         _, _, headers, _ = _request(link, "GET", "/v1/live")
         tag = headers.get("ETag") or headers.get("etag") or ""
         size, ms = _timed(link, "/v1/live", 20, If_None_Match=tag)
@@ -343,7 +346,10 @@ def main() -> int:
         for name, mb in _memory(proc.pid).items():
             before, proposed = early.get(name, 0.0), proposed_held.get(name, 0.0)
             ratio = f", {mb / before:.2f}×" if before else ""
-            said = f"{before:.0f} MB at {first}, {proposed:.0f} all proposed, {mb:.0f} at the end"
+            said = (
+                f"{before:.0f} MB at {first}, {proposed:.0f} all proposed,"
+                f" {published_held.get(name, 0.0):.0f} all published, {mb:.0f} at the end"
+            )
             rows.append((f"memory: {name}", said + ratio))
     finally:
         proc.send_signal(2)

@@ -8,11 +8,11 @@ from another's bytes."""
 from __future__ import annotations
 
 import asyncio
-import gzip
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from skillpress.app.base.context import AppContext
@@ -36,7 +36,10 @@ __all__ = [
     "whole_live_answer",
 ]
 
-COMPRESSED_FROM = 4096  # bytes: an answer this long or longer is also kept gzip-compressed
+COMPRESSED_FROM = 4096  # bytes: an answer this long or longer is kept gzip-compressed only
+_GZIP = 16 + zlib.MAX_WBITS  # zlib's wbits for a gzip stream
+_CHUNK = 1 << 20  # bytes of JSON at most in each piece a compressed answer is read back in
+_FED = 1 << 16  # compressed bytes fed at a time
 LOOKED_EVERY = 0.5  # seconds: how often a process reads the live set's row for its waiting looks
 # looks a process holds open at once; one more is answered at once (304: it asks again, as a
 # poll), so however many connections a token opens they hold no more than this
@@ -45,11 +48,33 @@ MAX_HELD = 1000
 
 @dataclass(frozen=True)
 class LiveAnswer:
-    """One look's answer: its tag, its JSON, and that JSON gzip-compressed when it is long."""
+    """One look's answer: its tag and its JSON, kept gzip-compressed when it is long (the whole
+    answer of a 10,000-skill registry is 33.7 MB of JSON and 14 MB compressed: only the 14 MB
+    are held, and a client that takes no gzip is sent the JSON as it is decompressed)."""
 
     tag: str
-    body: bytes
-    gzipped: bytes | None
+    data: bytes
+    gzipped: bool
+
+    def chunks(self) -> Iterator[bytes]:
+        """The JSON, a piece at a time (never all of it at once when it is held compressed)."""
+        if not self.gzipped:
+            yield self.data
+            return
+        unpack = zlib.decompressobj(_GZIP)
+        view = memoryview(self.data)
+        for at in range(0, len(view), _FED):
+            left: bytes | memoryview = view[at : at + _FED]
+            while left:
+                yield unpack.decompress(left, _CHUNK)
+                left = unpack.unconsumed_tail
+        if rest := unpack.flush():
+            yield rest
+
+    @property
+    def body(self) -> bytes:
+        """The JSON, whole."""
+        return b"".join(self.chunks())
 
 
 _held: list[LiveAnswer] = []  # the newest answer this process made (its tag names its database)
@@ -90,11 +115,28 @@ def look_answer(ctx: AppContext, slugs: Sequence[str] | None, tag: str) -> LiveA
 
 
 def make_answer(tag: str, pointers: Iterable[object]) -> LiveAnswer:
-    """An answer of `pointers` under `tag` (compact JSON, each pointer written as it is read;
-    compressed too when long: digests and hosts only, nothing secret to a compression oracle)."""
-    body = b"[" + b",".join(json.dumps(p, separators=(",", ":")).encode() for p in pointers) + b"]"
-    packed = gzip.compress(body, compresslevel=6) if len(body) >= COMPRESSED_FROM else None
-    return LiveAnswer(tag, body, packed)
+    """An answer of `pointers` under `tag`: compact JSON, each pointer written as it is read and
+    compressed as it is written once the answer is long (so neither the pointers nor the whole
+    JSON are ever held at once; digests and hosts only, nothing secret to a compression oracle)."""
+    plain: list[bytes] = [b"["]
+    size = 1
+    pack: zlib._Compress | None = None
+    packed: list[bytes] = []
+    for n, pointer in enumerate(pointers):
+        piece = (b"," if n else b"") + json.dumps(pointer, separators=(",", ":")).encode()
+        if pack is None:
+            plain.append(piece)
+            size += len(piece)
+            if size >= COMPRESSED_FROM:
+                pack = zlib.compressobj(6, zlib.DEFLATED, _GZIP)
+                packed.append(pack.compress(b"".join(plain)))
+                plain.clear()
+        else:
+            packed.append(pack.compress(piece))
+    if pack is None:
+        return LiveAnswer(tag, b"".join(plain) + b"]", False)
+    packed += [pack.compress(b"]"), pack.flush()]
+    return LiveAnswer(tag, b"".join(packed), True)
 
 
 class _Watch:
