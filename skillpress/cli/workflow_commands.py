@@ -102,11 +102,13 @@ def import_(
     except ValueError as exc:  # not JSON or YAML, over a bound, a key given twice
         fail(f"{document}: {exc}")
     try:
-        text, flows = workflows_from_arazzo(doc, skill, files)
+        made = workflows_from_arazzo(doc, skill, files, document.name)
     except WorkflowRefused as exc:
         fail(str(exc))
-    target.write_text(f"# imported from {document.name} (Arazzo)\n" + text)
-    typer.echo(f"wrote {target}: {', '.join(flows)}", err=True)
+    target.write_text(made.text)
+    for note in made.notes:
+        typer.echo(f"note: {note}", err=True)
+    typer.echo(f"wrote {target}: {', '.join(made.names)}", err=True)
 
 
 @workflow_app.command("add")

@@ -403,18 +403,52 @@ def test_a_header_the_skill_made_its_credential_is_said_to_be_the_credential() -
 def test_what_the_imported_workflows_are_held_to_is_said_in_the_documents_words(
     shop: tuple[Skill, dict[str, bytes]],
 ) -> None:
-    """#56.4: an input no step reads is an Arazzo input, refused without a `workflows.yaml` the
-    person never wrote."""
+    """#56.4: what an imported workflow is held to is said of the Arazzo input, without a
+    `workflows.yaml` the person never wrote; an input no step reads is kept as declared and
+    said (FAPI-PAR's `TokenRequestBody`), not refused: the document is valid Arazzo."""
     from skillpress.app.operator.arazzo_io import workflows_from_arazzo
 
     skill, files = shop
     doc = _doc([MAKE, LOOK])
     doc["workflows"][0]["inputs"]["properties"]["coupon"] = {"type": "string"}
+    made = workflows_from_arazzo(doc, skill, files, "shop.arazzo.yaml")
+    assert made.notes == [
+        "open_cart input coupon: no step reads it; kept as the document declares it (a run"
+        " takes it and sends none of it)"
+    ]
+    assert made.text.startswith(
+        "# imported from shop.arazzo.yaml (Arazzo)\n# open_cart input coupon: no step reads"
+    )
+    params = yaml.safe_load(made.text)["workflows"][0]["parameters"]
+    assert params["properties"]["coupon"] == {"type": "string", "x-skillpress-unread": True}
+    assert params["required"] == ["customer", "channel"]
+    doc["workflows"][0]["inputs"]["properties"]["channel"] = {
+        "type": "string",
+        "enum": ["web", "app"],
+        "default": "shop",
+    }
     with pytest.raises(ArazzoRefused) as refused:
         workflows_from_arazzo(doc, skill, files)
     assert str(refused.value) == (
-        "open_cart input coupon: no step reads it; use it in a step or leave it out"
+        "open_cart input channel: default 'shop' is not one of its enum ['web', 'app']"
     )
+
+
+def test_a_parameter_no_step_reads_is_refused_unless_marked_so(
+    shop: tuple[Skill, dict[str, bytes]],
+) -> None:
+    """The mark is the whole exemption: a workflows.yaml parameter no step reads is refused as
+    ever, and passes with `x-skillpress-unread: true` (what an Arazzo import writes)."""
+    skill, files = shop
+    made = from_arazzo(_doc([MAKE, LOOK]), skill, files)
+    made["workflows"][0]["parameters"]["properties"]["coupon"] = {"type": "string"}
+    text = yaml.safe_dump(made).encode()
+    with pytest.raises(WorkflowRefused) as refused:
+        load_workflows({**files, "workflows.yaml": text}, skill)
+    assert "open_cart parameter coupon: no step reads it" in str(refused.value)
+    made["workflows"][0]["parameters"]["properties"]["coupon"]["x-skillpress-unread"] = True
+    loaded = load_workflows({**files, "workflows.yaml": yaml.safe_dump(made).encode()}, skill)
+    assert list(loaded) == ["open_cart"]
 
 
 PUBLISHED = Path(__file__).parents[1] / "fixtures" / "arazzo"

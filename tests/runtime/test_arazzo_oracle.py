@@ -852,3 +852,127 @@ def test_the_oauth_example_as_upstream_writes_it_now_imports_and_runs(tmp_path: 
         assert json.loads(done.stdout)["access_token"] == "t-refresh_token"
     finally:
         ours.api.close()
+
+
+def _fapi_authority(seen: Seen) -> Reply:
+    """An authorization server as the FAPI-PAR document's steps expect it to answer."""
+    answers = {
+        "/as/par.oauth2": Reply(200, {"request_uri": "urn:par:1", "expires_in": 60}),
+        "/as/authorize.oauth2": Reply(302, {"code": "code-1"}),
+        "/as/token.oauth2": Reply(200, {"access_token": "tok-1", "token_type": "Bearer"}),
+    }
+    return answers.get(seen.route, Reply(404, {}))
+
+
+def test_the_fapi_par_example_imports_unedited_and_runs_as_arazzo_runner_runs_its_export(
+    tmp_path: Path,
+) -> None:
+    """#56: the OAI FAPI-PAR example as published imports in one go. Two things in it are said,
+    not refused: its `TokenRequestBody` input, which no step reads (the token step writes its
+    body from the other inputs), is kept as declared; its first step names the operation `PAR`
+    where the source's operationId is `Par`. A run sends the three requests the document
+    describes. arazzo-runner cannot run the document as published: it reads no qualified
+    operationId (`$sourceDescriptions.auth-api.Token`, which Arazzo 1.0 defines, is looked
+    for as an operationId of that spelling) and would find no `PAR` besides; it logs each step
+    as not found and reports the workflow complete having sent nothing. It runs the export
+    (plain operationIds, `Par`) against its own server and sends the same three."""
+    ours, theirs = FakeApi(_fapi_authority), FakeApi(_fapi_authority)
+    try:
+        spec = (PUBLISHED / "FAPI-PAR.openapi.yaml").read_bytes().decode()  # CRLF, as published
+        served = {
+            name: spec.replace("https://api.uat.example.com/", f"{api.url}/")
+            for name, api in (("ours", ours), ("theirs", theirs))
+        }
+        (tmp_path / "ours.openapi.yaml").write_text(served["ours"], newline="")
+        (tmp_path / "theirs.openapi.json").write_text(json.dumps(yaml.safe_load(served["theirs"])))
+        package = tmp_path / "pkg" / "fapi-par"
+        derived = _cli("derive", str(tmp_path / "ours.openapi.yaml"), "--out", str(package))
+        assert derived.returncode == 0, derived.stderr
+        imported = _cli("workflow", "import", str(PUBLISHED / "FAPI-PAR.arazzo.yaml"), str(package))
+        assert imported.returncode == 0, imported.stderr
+        notes = [line for line in imported.stderr.splitlines() if line.startswith("note: ")]
+        assert notes == [
+            "note: OIDC-PAR-AuthzCode step PARStep: operationId 'PAR' is no operationId of the"
+            " source; taken as 'Par', which the export writes",
+            "note: OIDC-PAR-AuthzCode input TokenRequestBody: no step reads it; kept as the"
+            " document declares it (a run takes it and sends none of it)",
+        ]
+        written = (package / "workflows.yaml").read_text()
+        assert all(f"# {note.removeprefix('note: ')}\n" in written for note in notes)
+        assertion = {"iss": "app", "sub": "app", "aud": "as", "exp": "1", "iat": "0", "jti": "j"}
+        given = {
+            "client_id": "app",
+            "client_assertion": assertion,
+            "redirect_uri": "https://cb",
+            "code_verifier": "v-1",
+            "PARrequestBody": {"response_type": "code", "client_id": "app", "scope": "openid"},
+            "TokenRequestBody": {
+                "grant_type": "unused",
+                "code": "x",
+                "redirect_uri": "x",
+                "code_verifier": "x",
+            },
+        }
+        env = {"SKILLPRESS_HOME": str(tmp_path / "home")}
+        line = f"/OIDC-PAR-AuthzCode {json.dumps(given)}"
+        done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {
+            "access_token": {"access_token": "tok-1", "token_type": "Bearer"}
+        }
+        # the document as published: arazzo-runner finds none of its operations, sends nothing
+        as_published = tmp_path / "published"
+        as_published.mkdir()
+        (as_published / "FAPI-PAR.arazzo.yaml").write_bytes(
+            (PUBLISHED / "FAPI-PAR.arazzo.yaml").read_bytes()
+        )
+        (as_published / "FAPI-PAR.openapi.yaml").write_text(served["theirs"], newline="")
+        _oracle(as_published / "FAPI-PAR.arazzo.yaml", "OIDC-PAR-AuthzCode", given, {})
+        assert theirs.seen == []
+        exported = _exported(package, tmp_path)
+        ran = _oracle(exported, "OIDC-PAR-AuthzCode", given, {})
+        assert ran.error is None, ran
+        token = json.dumps(assertion, separators=(",", ":"))
+        jwt = ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+        sent = [(s.method, s.route, s.query, s.json() if s.body else None) for s in ours.seen]
+        assert sent == [
+            (
+                "POST",
+                "/as/par.oauth2",
+                {"client_id": ["app"], "client_assertion_type": jwt, "client_assertion": [token]},
+                {"response_type": "code", "client_id": "app", "scope": "openid"},
+            ),
+            (
+                "GET",
+                "/as/authorize.oauth2",
+                {"request_uri": ["urn:par:1"], "client_id": ["app"]},
+                None,
+            ),
+            (
+                "POST",
+                "/as/token.oauth2",
+                {"client_id": ["app"], "client_assertion_type": jwt, "client_assertion": [token]},
+                {
+                    "grant_type": "authorization_code",
+                    "code": "code-1",
+                    "redirect_uri": "https://cb",
+                    "code_verifier": "v-1",
+                },
+            ),
+        ]
+        # the same requests in the same order, but for `client_assertion`: a query parameter
+        # with `content: application/json` is that JSON's text (OpenAPI 3's rule, as sent
+        # here); arazzo-runner's serializer does not read a parameter's `content` and sends
+        # the object's keys
+        theirs_sent = [
+            (s.method, s.route, s.query, s.json() if s.body else None) for s in theirs.seen
+        ]
+        for q in (theirs_sent[0][2], theirs_sent[2][2]):
+            assert q.pop("client_assertion") == list(assertion)
+        for q in (sent[0][2], sent[2][2]):
+            q.pop("client_assertion")
+        assert theirs_sent == sent
+        _round_trip(package, exported, tmp_path, THEIRS)
+    finally:
+        ours.close()
+        theirs.close()

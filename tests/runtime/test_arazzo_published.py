@@ -51,14 +51,34 @@ def test_the_museum_tickets_workflow_is_refused_for_the_credential_it_writes_out
     ]
 
 
-def test_the_fapi_par_workflow_is_refused_for_the_input_it_requires_and_never_sends() -> None:
-    """Everything else in it maps, its token request's body written as JSON text included; its
-    required `TokenRequestBody` is read by no step (the token step writes its body from the
-    other inputs), so a run would demand a value nothing sends."""
-    assert _refused("FAPI-PAR.arazzo.yaml", "FAPI-PAR.openapi.yaml", "fapi-par") == [
-        "OIDC-PAR-AuthzCode input TokenRequestBody: no step reads it; use it in a step or leave"
-        " it out"
+def test_the_fapi_par_workflow_imports_saying_what_it_keeps_as_written() -> None:
+    """Everything in it maps, its token request's body written as JSON text included (runs:
+    test_arazzo_oracle); its required `TokenRequestBody`, read by no step (the token step
+    writes its body from the other inputs), is kept as declared and said, as is the first
+    step's `PAR` for the source's operationId `Par`."""
+
+    files = derive_package(
+        (PUBLISHED / "FAPI-PAR.openapi.yaml").read_bytes(), DeriveOptions(slug="fapi-par")
+    ).files
+    doc = read_arazzo((PUBLISHED / "FAPI-PAR.arazzo.yaml").read_bytes())
+    made = workflows_from_arazzo(doc, load_skill(files), files, "FAPI-PAR.arazzo.yaml")
+    assert made.names == ["OIDC-PAR-AuthzCode"]
+    assert made.notes == [
+        "OIDC-PAR-AuthzCode step PARStep: operationId 'PAR' is no operationId of the source;"
+        " taken as 'Par', which the export writes",
+        "OIDC-PAR-AuthzCode input TokenRequestBody: no step reads it; kept as the document"
+        " declares it (a run takes it and sends none of it)",
     ]
+    params = yaml.safe_load(made.text)["workflows"][0]["parameters"]
+    assert params["required"] == [
+        "PARrequestBody",
+        "TokenRequestBody",
+        "client_id",
+        "client_assertion",
+        "redirect_uri",
+        "code_verifier",
+    ]
+    assert params["properties"]["TokenRequestBody"]["x-skillpress-unread"] is True
 
 
 def test_the_pay_later_workflow_is_refused_once_naming_every_part() -> None:

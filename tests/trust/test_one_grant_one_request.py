@@ -203,7 +203,8 @@ def test_a_workflow_imported_from_arazzo(settings: Settings, guest: Guest) -> No
     from skillpress.app.serving.gatekeepers import LocalDesk, agent_gatekeeper
 
     skill, files = open_package(guest.package)
-    text, names = workflows_from_arazzo(read_arazzo(ARAZZO.encode()), skill, files)
+    made = workflows_from_arazzo(read_arazzo(ARAZZO.encode()), skill, files)
+    text, names = made.text, made.names
     assert names == ["cancel_imported"]
     (guest.package / "workflows.yaml").write_text(text)
     assert "workflows.yaml" in read_package_dir(guest.package, hand_written=True)

@@ -22,6 +22,7 @@ from skillpress.runtime.workflows.scope import WORKFLOWS_FILE
 __all__ = [
     "WORKFLOWS_FILE",
     "ArazzoExport",
+    "ArazzoImport",
     "WorkflowRefused",
     "arazzo_of",
     "read_arazzo",
@@ -39,6 +40,16 @@ class ArazzoExport:
     left_out: list[str]
     source_url: str
     unguarded: list[str]  # steps another runner would send without the gate or identity here
+
+
+@dataclass(frozen=True)
+class ArazzoImport:
+    """The workflows.yaml text a document made (what it left out said at its head), its
+    workflows' names, and what it left out of the document, each in words."""
+
+    text: str
+    names: list[str]
+    notes: list[str]
 
 
 def arazzo_of(
@@ -69,13 +80,17 @@ def read_arazzo(raw: bytes) -> Any:
 
 
 def workflows_from_arazzo(
-    document: Any, skill: Skill, files: Mapping[str, bytes]
-) -> tuple[str, list[str]]:
-    """The workflows.yaml text an Arazzo document makes for the package, and its workflows'
-    names, checked with the package's operations. WorkflowRefused names what does not map."""
-    text = yaml.safe_dump(from_arazzo(document, skill, files), sort_keys=False, allow_unicode=True)
+    document: Any, skill: Skill, files: Mapping[str, bytes], source: str = "an Arazzo document"
+) -> ArazzoImport:
+    """The workflows.yaml text an Arazzo document (`source`, as its head names it) makes for
+    the package, its workflows' names, and what it left out, checked with the package's
+    operations. WorkflowRefused names what does not map."""
+    notes: list[str] = []
+    made = from_arazzo(document, skill, files, notes)
+    head = "".join(f"# {line}\n" for line in [f"imported from {source} (Arazzo)", *notes])
+    text = head + yaml.safe_dump(made, sort_keys=False, allow_unicode=True)
     try:
         flows = load_workflows({**files, WORKFLOWS_FILE: text.encode()}, skill)
     except WorkflowRefused as exc:  # what the workflows it made are held to: in its words
         raise ArazzoRefused(arazzo_words(str(exc))) from None
-    return text, list(flows)
+    return ArazzoImport(text, list(flows), notes)

@@ -44,10 +44,16 @@ __all__ = ["arazzo_words", "from_arazzo"]
 _TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
 
 
-def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+def from_arazzo(
+    doc: Any,
+    skill: Skill,
+    files: Mapping[str, bytes] | None = None,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
     """The `workflows.yaml` mapping for an Arazzo document's workflows (ArazzoRefused, naming
     what is outside the subset); load it with `load_workflows` to check it like any other.
-    `files` (the package) lets a step name the spec's operationId exactly."""
+    `files` (the package) lets a step name the spec's operationId exactly; `notes` gets what
+    the mapping left out of the document, each in words (an input no step reads)."""
     if not isinstance(doc, dict) or not str(doc.get("arazzo", "")).startswith("1.0"):
         raise ArazzoRefused("not an Arazzo 1.0 document (no `arazzo: 1.0.x`)")
     refusals: list[str] = []
@@ -66,6 +72,8 @@ def from_arazzo(doc: Any, skill: Skill, files: Mapping[str, bytes] | None = None
         try:
             reader = _Reader(w, skill, known, by_id, refusals)
             out.append(reader.workflow())
+            if notes is not None:
+                notes += reader.notes
             unsent.append({"name": reader.name, "steps": reader.refused_calls})
         except ArazzoRefused as exc:  # this workflow's shape; the others are still read
             refusals.append(str(exc))
@@ -131,17 +139,24 @@ class _Reader:
         self.needs = output_refs(self.outputs)  # the saved values the workflow's outputs read
         self.shared = raw.get("parameters") or []  # the workflow's parameters, for every step
         self.refused_calls: list[dict[str, Any]] = []  # refused steps' calls of a workflow
+        self.notes: list[str] = []  # what the mapping left out, in words
 
     def workflow(self) -> dict[str, Any]:
         """The workflow as `workflows.yaml` writes it."""
         body, _ = self.build(0, set(), frozenset(self.scope))
         self.lay_failures(body)
         raw = self.raw
+        parameters, unread = inputs_read(raw.get("inputs"), self.first + body)
+        self.notes += [
+            f"{self.name} input {name}: no step reads it; kept as the document declares it (a"
+            " run takes it and sends none of it)"
+            for name in unread
+        ]
         return {
             "name": self.name,
             "description": str(raw.get("description") or raw.get("summary") or ""),
             "execution": raw.get("x-skillpress-execution", "hardened"),
-            "parameters": inputs_read(raw.get("inputs"), self.first + body),
+            "parameters": parameters,
             "steps": self.first + body,
         }
 
@@ -220,10 +235,23 @@ class _Reader:
             args[p["name"]] = value_in(p.get("value"), where, self.scope)
         return {"id": sid, "workflow": s["workflowId"], "args": args}
 
+    def say_named_otherwise(self, s: Mapping[str, Any], tool: Tool, where: str) -> None:
+        """A note when a step's operationId is not the source's own but the operation it was
+        taken for (FAPI-PAR's `PAR` for the spec's `Par`: a runner that reads ids exactly
+        finds none); the export writes the source's."""
+        said = str(s.get("operationId", "")).rsplit(".", 1)[-1] if "operationId" in s else ""
+        spec_id = self.known.known.get(tool.operation, (None, "", ""))[0]
+        if said and spec_id and said != spec_id:
+            self.notes.append(
+                f"{where}: operationId {said!r} is no operationId of the source; taken as"
+                f" {spec_id!r}, which the export writes"
+            )
+
     def tool_step(self, s: dict[str, Any], sid: str, where: str) -> dict[str, Any]:
         """A step by `operationId` or `operationPath`: the tool it calls, each parameter and
         the payload as the arguments the operation takes (refused on import, not at a run)."""
         tool = operation_in(self.skill, s, where, self.known)
+        self.say_named_otherwise(s, tool, where)
         decl = tool.declaration
         wire = {decl.wire_name(q): q for q in decl.query}
         given = with_shared(self.shared, s.get("parameters"))

@@ -17,7 +17,7 @@ from skillpress.runtime.workflows.criteria import (
     from_criterion,
     to_entry,
 )
-from skillpress.runtime.workflows.scope import _TEMPLATE
+from skillpress.runtime.workflows.scope import _TEMPLATE, UNREAD
 from skillpress.runtime.workflows.step_rules import STATUS as _STATUS
 
 __all__ = [
@@ -247,24 +247,36 @@ def depends_in(
     return first
 
 
-def inputs_read(inputs: Any, steps: list[dict[str, Any]]) -> Any:
+def inputs_read(inputs: Any, steps: list[dict[str, Any]]) -> tuple[Any, list[str]]:
     """The workflow's inputs, each one a step reads and that has no default made required: an
     Arazzo document often marks none, and a run without one would send nothing in its place
-    (skillpress refuses an optional parameter a step reads with no default to fall back on)."""
+    (skillpress refuses an optional parameter a step reads with no default to fall back on).
+    An input no step reads is kept as the document declares it, marked UNREAD (FAPI-PAR's
+    `TokenRequestBody`: its token step writes the body from the other inputs), and named, the
+    second of the pair: a caller following the document still gives it, and none of it is
+    sent."""
     if not isinstance(inputs, dict):
-        return {"type": "object", "properties": {}}
+        return {"type": "object", "properties": {}}, []
     props = inputs.get("properties")
     if not isinstance(props, dict):
-        return inputs
+        return inputs, []
     text = json.dumps(steps)
     read = {m.group(1) for m in _TEMPLATE.finditer(text)}
+    unread = sorted(k for k, v in props.items() if k not in read and isinstance(v, dict))
     required = list(inputs.get("required") or [])
     missing = [
         k
         for k, v in props.items()
         if k in read and k not in required and not (isinstance(v, dict) and "default" in v)
     ]
-    return {**inputs, "required": required + missing} if missing else inputs
+    made = dict(inputs)
+    if unread:
+        made["properties"] = {
+            k: {**v, UNREAD: True} if k in unread else v for k, v in props.items()
+        }
+    if missing:
+        made["required"] = required + missing
+    return made, unread
 
 
 def output_refs(outputs: Any) -> frozenset[str]:

@@ -18,10 +18,13 @@ from skillpress.runtime.workflows.model import (
 )
 from skillpress.runtime.workflows.model import walk as walk_steps
 
-__all__ = ["WORKFLOWS_FILE"]
+__all__ = ["UNREAD", "WORKFLOWS_FILE"]
 
 
 WORKFLOWS_FILE = "workflows.yaml"
+# a parameter's mark that no step reads it and that it is declared so on purpose: an Arazzo
+# document's input kept as written (a caller following the document gives it; none of it is sent)
+UNREAD = "x-skillpress-unread"
 
 
 _TEMPLATE = TEMPLATE  # a workflow's `{{name}}`, `{{saved.path}}`
@@ -156,12 +159,14 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     props = wf.parameters.get("properties") or {}
     required = set(wf.parameters.get("required") or ())
     for name in sorted(params):
+        prop = props.get(name)
         if name not in read:
+            if isinstance(prop, dict) and prop.get(UNREAD) is True:
+                continue  # declared so by a document that asks for it (an Arazzo input)
             raise _refuse(
                 f"{wf.name} parameter {name}",
                 "no step reads it; use it in a step or leave it out",
             )
-        prop = props.get(name)
         if name not in required and not (isinstance(prop, dict) and "default" in prop):
             raise _refuse(
                 f"{wf.name} parameter {name}",
