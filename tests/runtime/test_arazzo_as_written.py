@@ -378,8 +378,9 @@ def test_an_on_failure_goto_goes_on_from_a_later_step_only_a_failure_reaches(
 
 def test_a_header_the_skill_made_its_credential_is_said_to_be_the_credential() -> None:
     """#56.4: an `Authorization` header the spec declares on an operation is the skill's
-    credential, sent on every call from its variable: a step that sets it is told so, not that
-    the operation has no such header."""
+    credential, sent on every call from its variable: a step that sets it is told so (not that
+    the operation has no such header), and what it sets is no argument of the call, so a value
+    a document (or its caller, through an input) gives is never sent."""
     spec = copy.deepcopy(SHOP)
     spec["components"] = {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}}
     spec["security"] = [{"bearer": []}]
@@ -392,12 +393,17 @@ def test_a_header_the_skill_made_its_credential_is_said_to_be_the_credential() -
     look["parameters"].append(
         {"name": "Authorization", "in": "header", "value": "Bearer $inputs.customer"}
     )
-    with pytest.raises(ArazzoRefused) as refused:
-        from_arazzo(_doc([MAKE, look]), skill, dict(files))
-    assert str(refused.value) == (
+    notes: list[str] = []
+    made = from_arazzo(_doc([MAKE, look]), skill, dict(files), notes)
+    assert notes == [
         "open_cart step look: header 'Authorization' is shop's credential, which every call"
-        " carries from SHOP_API_KEY (never a value the document gives): take the parameter out"
-    )
+        " carries from SHOP_API_KEY: the value the document gives is not sent"
+    ]
+    looked = made["workflows"][0]["steps"][1]
+    assert looked["id"] == "look" and looked["args"] == {
+        "cartId": "{{make_body.id}}",
+        "X-Channel": "{{channel}}",
+    }
 
 
 def test_what_the_imported_workflows_are_held_to_is_said_in_the_documents_words(

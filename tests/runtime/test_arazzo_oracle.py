@@ -976,3 +976,55 @@ def test_the_fapi_par_example_imports_unedited_and_runs_as_arazzo_runner_runs_it
     finally:
         ours.close()
         theirs.close()
+
+
+def test_the_museum_tickets_example_imports_unedited_and_never_sends_the_documents_credential(
+    tmp_path: Path,
+) -> None:
+    """#56: Redocly's museum tickets as published gives every step `Authorization: Basic Og==`
+    as a workflow parameter. That header is the skill's credential: import says so and leaves
+    the parameter out, and a run sends the operator's credential (MUSEUM_API_KEY), never the
+    document's value. arazzo-runner, running the document as published against its own
+    server, sends the same request with no `Authorization` at all (it reads no workflow-level
+    `parameters`)."""
+    ticket = {"ticketId": "t-1", "ticketType": "general"}
+    ours, theirs = (FakeApi(lambda _: Reply(201, ticket)) for _ in range(2))
+    try:
+        spec = (PUBLISHED / "museum.openapi.yaml").read_text()
+        served = {
+            name: spec.replace("https://api.fake-museum-example.com/v1.1", f"{api.url}/v1.1")
+            for name, api in (("ours", ours), ("theirs", theirs))
+        }
+        (tmp_path / "ours.openapi.yaml").write_text(served["ours"])
+        package = tmp_path / "pkg" / "museum"
+        derived = _cli("derive", str(tmp_path / "ours.openapi.yaml"), "--out", str(package))
+        assert derived.returncode == 0, derived.stderr
+        document = PUBLISHED / "museum-tickets.arazzo.yaml"
+        imported = _cli("workflow", "import", str(document), str(package))
+        assert imported.returncode == 0, imported.stderr
+        assert [line for line in imported.stderr.splitlines() if line.startswith("note: ")] == [
+            "note: get-museum-tickets's parameters: header 'Authorization' is museum's"
+            " credential, which every call carries from MUSEUM_API_KEY: the value the document"
+            " gives is not sent"
+        ]
+        assert "Og==" not in (package / "workflows.yaml").read_text()
+        env = {"SKILLPRESS_HOME": str(tmp_path / "home"), "MUSEUM_API_KEY": "ops:s3cret"}
+        done = _cli("run", str(package), "/get-museum-tickets {}", "--unsafe", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {"ticketId": "t-1"}
+        # the published document beside its spec, where its source description says (../)
+        (tmp_path / "published" / "arazzo").mkdir(parents=True)
+        (tmp_path / "published" / "openapi.yaml").write_text(served["theirs"])
+        as_published = tmp_path / "published" / "arazzo" / "museum-tickets.arazzo.yaml"
+        as_published.write_bytes(document.read_bytes())
+        ran = _oracle(as_published, "get-museum-tickets", {}, {})
+        assert ran.error is None and ran.outputs == {"ticketId": "t-1"}, ran
+        body = {"ticketType": "general", "ticketDate": "2023-09-07", "email": "todd@example.com"}
+        for api in (ours, theirs):
+            [seen] = api.seen
+            assert (seen.method, seen.route, seen.json()) == ("POST", "/v1.1/tickets", body)
+        assert ours.seen[0].header("Authorization") == "Basic b3BzOnMzY3JldA=="  # ops:s3cret
+        assert theirs.seen[0].header("Authorization") is None
+    finally:
+        ours.close()
+        theirs.close()

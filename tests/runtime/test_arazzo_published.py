@@ -40,15 +40,26 @@ def _refused(document: str, spec: str, slug: str) -> list[str]:
     return str(refused.value).splitlines()
 
 
-def test_the_museum_tickets_workflow_is_refused_for_the_credential_it_writes_out() -> None:
+def test_the_museum_tickets_credential_is_left_out_and_said() -> None:
     """Redocly's example gives every step `Authorization: Basic Og==` as a workflow parameter:
     the header the skill sends as its credential, from the operator's variable, never from a
-    document (it was refused as "`parameters` is outside the subset", saying nothing)."""
-    assert _refused("museum-tickets.arazzo.yaml", "museum.openapi.yaml", "museum") == [
+    document (it was refused as "`parameters` is outside the subset", saying nothing; then
+    refused naming it): left out of every step's arguments and said (runs: test_arazzo_oracle)."""
+    files = derive_package(
+        (PUBLISHED / "museum.openapi.yaml").read_bytes(), DeriveOptions(slug="museum")
+    ).files
+    doc = read_arazzo((PUBLISHED / "museum-tickets.arazzo.yaml").read_bytes())
+    made = workflows_from_arazzo(doc, load_skill(files), files)
+    assert made.notes == [
         "get-museum-tickets's parameters: header 'Authorization' is museum's credential, which"
-        " every call carries from MUSEUM_API_KEY (never a value the document gives): take the"
-        " parameter out"
+        " every call carries from MUSEUM_API_KEY: the value the document gives is not sent"
     ]
+    [step, _] = yaml.safe_load(made.text)["workflows"][0]["steps"]
+    assert step["args"] == {
+        "ticketType": "general",
+        "ticketDate": "2023-09-07",
+        "email": "todd@example.com",
+    }
 
 
 def test_the_fapi_par_workflow_imports_saying_what_it_keeps_as_written() -> None:

@@ -271,7 +271,8 @@ class _Reader:
                 raise ArazzoRefused(
                     f"{at}: parameter {name!r}: `in` is path, query, header or cookie"
                 )
-            self.not_the_credential(tool, str(p["in"]), name, headers, at)
+            if self.is_the_credential(tool, str(p["in"]), name, headers, at):
+                continue
             arg = placed(tool, str(p["in"]), name, wire, headers, cookies, at)
             args[arg] = value_in(p.get("value"), at, self.scope)
         if isinstance(s.get("requestBody"), dict):
@@ -287,23 +288,29 @@ class _Reader:
             raise ArazzoRefused(f"{where}: {why}")
         return {"id": sid, "tool": tool.operation, "args": args}
 
-    def not_the_credential(
+    def is_the_credential(
         self, tool: Tool, place: str, given: str, headers: Mapping[str, str], where: str
-    ) -> None:
-        """A parameter the spec declares that the skill made its credential (an `Authorization`
-        header) is no argument of the tool: said so, with where the credential comes from."""
+    ) -> bool:
+        """Whether a parameter is the one the skill made its credential (an `Authorization`
+        header the spec declares, museum tickets' `Basic Og==`): no argument of the tool, its
+        value never sent (every call carries the credential from the operator's variable), and
+        said so in a note."""
         auth = tool.auth or self.skill.auth
         if auth is None or (place == "header" and given.lower() in headers):
-            return
+            return False
         for slot in auth.slots:
             if slot.where == place and slot.header.lower() == (
                 given.lower() if place == "header" else given
             ):
-                raise ArazzoRefused(
+                said = (
                     f"{where}: {place} {given!r} is {self.skill.slug}'s credential, which every"
-                    f" call carries from {slot.env or default_credential_env(self.skill.slug)} (never a"
-                    " value the document gives): take the parameter out"
+                    f" call carries from {slot.env or default_credential_env(self.skill.slug)}:"
+                    " the value the document gives is not sent"
                 )
+                if said not in self.notes:
+                    self.notes.append(said)
+                return True
+        return False
 
     def ending(
         self, action: dict[str, Any], where: str, saved: frozenset[str]
