@@ -15,7 +15,9 @@ lasts. A derivation that ends while others still run therefore collects once the
 
 The same moment empties the caches a derivation fills (`cleared_after`: names, short texts,
 string sizes, path segments, patterns), which pay within one large API and would otherwise keep
-what every API a long-lived worker derived left in them (bounded, but tens of MB).
+what every API a long-lived worker derived left in them (bounded, but tens of MB). Whatever else
+fills them runs inside the same pause so that they empty after it too: a package's load and a
+publish check (publishing 10,000 skills in `up` left them full: 85 MB of strings).
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["LONGEST_PAUSE", "cleared_after", "gc_paused"]
+__all__ = ["LONGEST_PAUSE", "cleared_after", "gc_paused", "held_in_caches"]
 
 LONGEST_PAUSE = 20.0  # seconds of overlapping derivations before one of them collects
 
@@ -35,15 +37,21 @@ _lock = threading.Lock()
 _depth = 0
 _resume = False
 _since = 0.0  # when the pause began, or when it was last collected
-_caches: list[Callable[[], None]] = []
+_caches: list[Any] = []  # functools caches (cache_clear, cache_info)
 
 C = TypeVar("C")
 
 
 def cleared_after(cache: C) -> C:
-    """`cache` (a functools cache) is emptied whenever no derivation is running any more."""
-    _caches.append(cache.cache_clear)  # type: ignore[attr-defined]
+    """`cache` (a functools cache) is emptied whenever no derivation (nor anything else that
+    runs inside `gc_paused`: a package's load, a publish check) is running any more."""
+    _caches.append(cache)
     return cache
+
+
+def held_in_caches() -> int:
+    """How many entries the caches `cleared_after` names hold now."""
+    return sum(int(cache.cache_info().currsize) for cache in _caches)
 
 
 @contextmanager
@@ -62,8 +70,8 @@ def gc_paused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                for clear in _caches:
-                    clear()
+                for cache in _caches:
+                    cache.cache_clear()
                 if _resume:
                     gc.enable()
             elif _resume and time.monotonic() - _since > LONGEST_PAUSE:

@@ -197,6 +197,45 @@ def test_the_caches_a_derivation_fills_are_empty_once_none_runs() -> None:
     assert [c.cache_info().currsize for c in caches] == [0, 0, 0, 0]
 
 
+def test_a_load_and_a_publish_check_leave_the_derivation_caches_empty(tmp_path: Path) -> None:
+    """#61.3: publishing 10,000 skills in `up` left the caches a derivation fills full (85 MB of
+    names and texts: the publish check loads each version with no derivation running, so
+    nothing emptied them); a package's load and a publish check now empty them as a
+    derivation does. (A cached call outside all of them still fills them: the count is real.)"""
+    from skillpress.app.base.context import open_app
+    from skillpress.app.records import publish_check, versions
+    from skillpress.app.stages.publish import publish_version
+    from skillpress.derive import derive_package
+    from skillpress.format.gc_pause import held_in_caches
+    from skillpress.format.names import snake
+    from skillpress.platform.settings import Settings
+    from skillpress.runtime.package.skill import load_skill
+    from tests.app.test_live_set import _proposed
+
+    files = derive_package(
+        spec_bytes(next(p for p in corpus() if p.name == "oai-petstore-expanded.yaml"))
+    ).files
+    assert held_in_caches() == 0
+    snake("SomeOperationName")
+    assert held_in_caches() == 1
+    with gc_paused():
+        pass
+    assert held_in_caches() == 0
+    load_skill(files)
+    assert held_in_caches() == 0
+    ctx = open_app(Settings(home=tmp_path, refresh_interval=0))
+    try:
+        version_id = _proposed(ctx, "pets")  # derived: empty after
+        assert held_in_caches() == 0
+        publish_check.check_publish_request(ctx, "pets", version_id, False)
+        assert held_in_caches() == 0
+        publish_version(ctx, "pets", version_id, False, "ops")
+        assert held_in_caches() == 0
+        assert versions.find_skill(ctx, "pets").live_version_id == version_id
+    finally:
+        ctx.close()
+
+
 def test_derivations_in_threads_leave_the_collector_on() -> None:
     entered = threading.Barrier(2)
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from skillpress.format.credentials import own_env_prefix
 from skillpress.format.declaration import Declaration
+from skillpress.format.gc_pause import gc_paused
 from skillpress.format.manifest import Manifest, ManifestError
 from skillpress.format.names import tool_name
 from skillpress.format.skill_index import SkillIndex
@@ -207,7 +208,19 @@ def load_skill(
     Loading checks the whole package (every file parsed, every tool built: the publish check)
     unless `lazy`: then a derived package reads only `skill.json` here, and each tool's file when
     that tool is first asked for, so one call costs the same for ten operations or ten thousand.
+    The names and texts it reads are cached as a derivation's are, and emptied after it.
     """
+    with gc_paused():
+        return _load_skill(files, slug, auth, base_url, lazy)
+
+
+def _load_skill(
+    files: Mapping[str, bytes],
+    slug: str | None,
+    auth: AuthHeader | None,
+    base_url: str | None,
+    lazy: bool,
+) -> Skill:
     if "skill.json" not in files:
         return hand_written(files, slug, auth, base_url)
     try:
