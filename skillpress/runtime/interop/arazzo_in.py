@@ -8,13 +8,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skillpress.format.credentials import default_credential_env
 from skillpress.runtime.interop.arazzo import OK, ArazzoRefused, Locator
 from skillpress.runtime.interop.arazzo_components import inline_components
 from skillpress.runtime.interop.arazzo_in_calls import (
     StepRefused,
     all_of,
     calls_refused,
+    credential_given,
+    named_otherwise,
     payload_in,
     ways_refused,
     with_shared,
@@ -34,7 +35,7 @@ from skillpress.runtime.interop.arazzo_in_parts import (
     template_in,
     value_in,
 )
-from skillpress.runtime.package.model import Skill, Tool
+from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.checks import argument_refusal
 from skillpress.runtime.workflows.criteria import query_refusal
 from skillpress.runtime.workflows.scope import _TEMPLATE, WORKFLOWS_FILE
@@ -235,23 +236,17 @@ class _Reader:
             args[p["name"]] = value_in(p.get("value"), where, self.scope)
         return {"id": sid, "workflow": s["workflowId"], "args": args}
 
-    def say_named_otherwise(self, s: Mapping[str, Any], tool: Tool, where: str) -> None:
-        """A note when a step's operationId is not the source's own but the operation it was
-        taken for (FAPI-PAR's `PAR` for the spec's `Par`: a runner that reads ids exactly
-        finds none); the export writes the source's."""
-        said = str(s.get("operationId", "")).rsplit(".", 1)[-1] if "operationId" in s else ""
-        spec_id = self.known.known.get(tool.operation, (None, "", ""))[0]
-        if said and spec_id and said != spec_id:
-            self.notes.append(
-                f"{where}: operationId {said!r} is no operationId of the source; taken as"
-                f" {spec_id!r}, which the export writes"
-            )
+    def note(self, said: str | None) -> bool:
+        """Whether there is something to say; kept once among the notes when there is."""
+        if said is not None and said not in self.notes:
+            self.notes.append(said)
+        return said is not None
 
     def tool_step(self, s: dict[str, Any], sid: str, where: str) -> dict[str, Any]:
         """A step by `operationId` or `operationPath`: the tool it calls, each parameter and
         the payload as the arguments the operation takes (refused on import, not at a run)."""
         tool = operation_in(self.skill, s, where, self.known)
-        self.say_named_otherwise(s, tool, where)
+        self.note(named_otherwise(s, tool, self.known, where))
         decl = tool.declaration
         wire = {decl.wire_name(q): q for q in decl.query}
         given = with_shared(self.shared, s.get("parameters"))
@@ -271,8 +266,8 @@ class _Reader:
                 raise ArazzoRefused(
                     f"{at}: parameter {name!r}: `in` is path, query, header or cookie"
                 )
-            if self.is_the_credential(tool, str(p["in"]), name, headers, at):
-                continue
+            if self.note(credential_given(self.skill, tool, str(p["in"]), name, headers, at)):
+                continue  # every call carries the credential: the document's value is not sent
             arg = placed(tool, str(p["in"]), name, wire, headers, cookies, at)
             args[arg] = value_in(p.get("value"), at, self.scope)
         if isinstance(s.get("requestBody"), dict):
@@ -287,30 +282,6 @@ class _Reader:
         if why is not None:  # what the operation does not take, on import, not at a run
             raise ArazzoRefused(f"{where}: {why}")
         return {"id": sid, "tool": tool.operation, "args": args}
-
-    def is_the_credential(
-        self, tool: Tool, place: str, given: str, headers: Mapping[str, str], where: str
-    ) -> bool:
-        """Whether a parameter is the one the skill made its credential (an `Authorization`
-        header the spec declares, museum tickets' `Basic Og==`): no argument of the tool, its
-        value never sent (every call carries the credential from the operator's variable), and
-        said so in a note."""
-        auth = tool.auth or self.skill.auth
-        if auth is None or (place == "header" and given.lower() in headers):
-            return False
-        for slot in auth.slots:
-            if slot.where == place and slot.header.lower() == (
-                given.lower() if place == "header" else given
-            ):
-                said = (
-                    f"{where}: {place} {given!r} is {self.skill.slug}'s credential, which every"
-                    f" call carries from {slot.env or default_credential_env(self.skill.slug)}:"
-                    " the value the document gives is not sent"
-                )
-                if said not in self.notes:
-                    self.notes.append(said)
-                return True
-        return False
 
     def ending(
         self, action: dict[str, Any], where: str, saved: frozenset[str]

@@ -1,7 +1,9 @@
 """What an Arazzo step calls, read on import: its parameters (the workflow's own too), its
 payload (JSON text read as the fields it spells), the ways on from it that map, what a step that
 runs another workflow cannot carry, and what such a step passes against what that workflow
-requires (said with the document's other refusals, before a run would stop on it)."""
+requires (said with the document's other refusals, before a run would stop on it); and what is
+taken but said: the skill's credential given as a parameter (never sent), an operationId that
+is not the source's."""
 
 from __future__ import annotations
 
@@ -9,12 +11,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from skillpress.runtime.interop.arazzo import OK, ArazzoRefused
+from skillpress.format.credentials import default_credential_env
+from skillpress.runtime.interop.arazzo import OK, ArazzoRefused, Locator
+from skillpress.runtime.package.model import Skill, Tool
 
 __all__ = [
     "StepRefused",
     "all_of",
     "calls_refused",
+    "credential_given",
+    "named_otherwise",
     "payload_in",
     "ways_refused",
     "with_shared",
@@ -147,3 +153,39 @@ def calls_refused(
     for w in [*flows, *(unsent or [])]:
         walk(list(w.get("steps") or []), str(w.get("name")))
     return out
+
+
+def named_otherwise(s: Mapping[str, Any], tool: Tool, known: Locator, where: str) -> str | None:
+    """What to say when a step's operationId is not the source's but the operation it was taken
+    for (FAPI-PAR's `PAR` for the spec's `Par`: a runner that reads ids exactly finds none);
+    the export writes the source's."""
+    said = str(s.get("operationId", "")).rsplit(".", 1)[-1] if "operationId" in s else ""
+    spec_id = known.known.get(tool.operation, (None, "", ""))[0]
+    if said and spec_id and said != spec_id:
+        return (
+            f"{where}: operationId {said!r} is no operationId of the source; taken as"
+            f" {spec_id!r}, which the export writes"
+        )
+    return None
+
+
+def credential_given(
+    skill: Skill, tool: Tool, place: str, given: str, headers: Mapping[str, str], where: str
+) -> str | None:
+    """What to say when a parameter is the one the skill made its credential (an
+    `Authorization` header the spec declares, museum tickets' `Basic Og==`): it is no argument
+    of the tool and its value is never sent (every call carries the credential from the
+    operator's variable); None when it is not."""
+    auth = tool.auth or skill.auth
+    if auth is None or (place == "header" and given.lower() in headers):
+        return None
+    for slot in auth.slots:
+        if slot.where == place and slot.header.lower() == (
+            given.lower() if place == "header" else given
+        ):
+            return (
+                f"{where}: {place} {given!r} is {skill.slug}'s credential, which every call"
+                f" carries from {slot.env or default_credential_env(skill.slug)}: the value the"
+                " document gives is not sent"
+            )
+    return None
