@@ -93,37 +93,49 @@ def test_the_fapi_par_workflow_imports_saying_what_it_keeps_as_written() -> None
 
 
 def test_the_pay_later_workflow_is_refused_once_naming_every_part() -> None:
-    """The steps after a step whose ways do not map are read still, and the workflow's outputs,
-    so every part is in the one answer (it was two, both in the first step); its create step's
-    `$statusCode == 200 || $statusCode == 201` maps now (test_step_criteria)."""
+    """Its ways map now (three with criteria each, `end`s with criteria, none taken: the next
+    step; test_arazzo_ways), so each step's are read on the way they run: every part in the
+    one answer. Seven are mistakes of the example itself (an output named without `outputs.`,
+    a payload that is not JSON, a required field not given, a query parameter the operation
+    does not have, `$response.headers`, an output its step does not save); the others are
+    a value saved on one way only (createCustomer's, which initiateBnplTransaction reads on
+    both), and ways on a status when the step succeeds on two (a run keeps the body)."""
     flow = "ApplyForLoanAtCheckout"
     assert _refused("bnpl.arazzo.yaml", "bnpl.openapi.yaml", "bnpl") == [
-        "8 parts of the document are outside what maps:",
-        f"  - {flow} step checkLoanCanBeProvided: onSuccess has 3 ways, 3 of them with criteria;"
-        " what maps is one goto or end, or a goto with criteria then one without (the first way"
-        " whose criteria hold is taken: more ways with criteria are outside the subset)",
-        f"  - {flow} step createCustomer: the payload is text that is not JSON (line 6, column 3:"
-        " Expecting ',' delimiter), so no application/json body can be made from it",
-        f"  - {flow} step initiateBnplTransaction: create_bnpl_transaction requires"
-        " 'totalAmount': give it in args",
-        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: get_authorization has no query"
-        " parameter 'redirectAuthToken'; did you mean `AuthorizationToken`? (query:"
-        " AuthorizationToken)",
-        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: output 'redirectUrl':"
-        " '$response.headers.Location' is no runtime expression the Arazzo specification defines"
-        " (a response header is `$response.header.<name>`; saving one is outside the subset: a"
-        " step saves its answer's body)",
-        f"  - {flow} step retrieveFinalizedPaymentPlan:"
-        " '$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output step"
-        " initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl,"
-        " redirectAuthToken)",
-        f"  - {flow} step updateOrderStatus:"
-        " '$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output step"
-        " initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl,"
-        " redirectAuthToken)",
-        f"  - {flow} outputs: '$steps.retrieveFinalizedPaymentPlan.finalizedPaymentPlan' is no"
-        " runtime expression the Arazzo specification defines (a step's output is"
+        "10 parts of the document are outside what maps:",
+        f"  - {flow} outputs: '$steps.retrieveFinalizedPaymentPlan.finalizedPaymentPlan'"
+        " is no runtime expression the Arazzo specification defines (a step's output is"
         " `$steps.<stepId>.outputs.<name>`)",
+        f"  - {flow} step initiateBnplTransaction: "
+        "'$steps.createCustomer.outputs.customer': step createCustomer saves customer, "
+        "but not on every way to this step (a way that does not run it comes here too),"
+        " and a step reads only what every way to it saved",
+        f"  - {flow} step retrieveFinalizedPaymentPlan: "
+        "'$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output "
+        "step initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl, "
+        "redirectAuthToken)",
+        f"  - {flow} step updateOrderStatus: "
+        "'$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output "
+        "step initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl, "
+        "redirectAuthToken)",
+        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: get_authorization has no"
+        " query parameter 'redirectAuthToken'; did you mean `AuthorizationToken`? "
+        "(query: AuthorizationToken)",
+        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: output 'redirectUrl': "
+        "'$response.headers.Location' is no runtime expression the Arazzo specification"
+        " defines (a response header is `$response.header.<name>`; saving one is "
+        "outside the subset: a step saves its answer's body)",
+        f"  - {flow} step createCustomer: the payload is text that is not JSON (line 6, "
+        "column 3: Expecting ',' delimiter), so no application/json body can be made "
+        "from it",
+        f"  - {flow} step createCustomer: onSuccess customerIsEligible: '$statusCode == "
+        "201' tests the status, which a run keeps only as the step's success (its "
+        "successCriteria allow more than one status: give it `$statusCode == N`)",
+        f"  - {flow} step createCustomer: onSuccess customerIsNotEligible: '$statusCode "
+        "== 200' tests the status, which a run keeps only as the step's success (its "
+        "successCriteria allow more than one status: give it `$statusCode == N`)",
+        f"  - {flow} step initiateBnplTransaction: create_bnpl_transaction requires "
+        "'totalAmount': give it in args",
     ]
 
 

@@ -214,7 +214,7 @@ def test_an_if_on_a_value_that_is_not_true_or_false_stops_the_run_naming_it() ->
     assert str(stopped.value) == (
         "flow: step if_free failed: if free.rooms: the value is a list, not true or false; an if"
         " tests a boolean (or null, taken as false), as Arazzo's `== true` does: name a field"
-        " that is one"
+        " that is one, or compare it (`== 'text'`)"
     )
     assert run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result == {"rooms": None}
     assert run_workflow(flows, "flow", {"room_id": "oak"}, skill, call).result == {"rooms": True}

@@ -17,11 +17,11 @@ from skillpress.runtime.interop.arazzo_in_calls import (
     credential_given,
     named_otherwise,
     payload_in,
-    ways_refused,
     with_shared,
     workflow_step_extras,
 )
 from skillpress.runtime.interop.arazzo_in_parts import (
+    DECLARED,
     STEP_KEYS,
     criterion_in,
     depends_in,
@@ -32,17 +32,14 @@ from skillpress.runtime.interop.arazzo_in_parts import (
     outputs_in,
     placed,
     said_at_once,
-    template_in,
     value_in,
 )
+from skillpress.runtime.interop.arazzo_in_ways import Way, WayBuilt, chained, ways_in
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.checks import argument_refusal
-from skillpress.runtime.workflows.criteria import query_refusal
 from skillpress.runtime.workflows.scope import _TEMPLATE, WORKFLOWS_FILE
 
 __all__ = ["arazzo_words", "from_arazzo"]
-
-_TRUE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*==\s*true\s*$")
 
 
 def from_arazzo(
@@ -129,7 +126,13 @@ class _Reader:
         self.raw, self.name, self.steps = raw, name, steps
         self.skill, self.known, self.refusals = skill, known, refusals
         self.index = {str(s.get("stepId")): n for n, s in enumerate(steps) if isinstance(s, dict)}
-        self.scope: dict[str, Any] = {}
+        self.scope: dict[str, Any] = {
+            DECLARED: {
+                str(s.get("stepId")): set(s["outputs"])
+                for s in steps
+                if isinstance(s, dict) and isinstance(s.get("outputs"), dict)
+            }
+        }
         self.first = depends_in(raw, name, by_id, self.scope)
         self.outputs = raw.get("outputs") or {}
         self.inputs = {
@@ -292,7 +295,12 @@ class _Reader:
         if "x-skillpress-fail" in action:
             return [{"id": sid, "fail": value_in(action["x-skillpress-fail"], where, self.scope)}]
         if action.get("x-skillpress-return") or (self.outputs and self.needs <= saved):
-            return [{"id": sid, "return": value_in(self.outputs, where, self.scope)}]
+            try:
+                said = value_in(self.outputs, f"{self.name} outputs", self.scope)
+            except ArazzoRefused as exc:  # said once, with the rest; the ways are read still
+                self.refusals.append(str(exc))
+                return []
+            return [{"id": sid, "return": said}]
         return []
 
     def build(
@@ -335,13 +343,17 @@ class _Reader:
                     return seq, None
                 if a.get("type") == "goto" and "stepId" in a:
                     return seq, str(a["stepId"])
+            following = str(steps[n + 1].get("stepId")) if n + 1 < len(steps) else None
             try:
-                cond_step, after = self.branch(raw_step, actions, where, seen, saved, stop)
+                ways, left_out = ways_in(raw_step, actions, where, self.scope, following)
+                for said in left_out:
+                    self.note(said)
+                cond_steps, after = self.branch(ways, where, seen, saved, stop)
             except ArazzoRefused as exc:  # the ways do not map: the steps after are read still
-                self.refusals.append(str(exc))
+                self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
                 self.read_rest(n + 1, seen)
                 return seq, None
-            seq.append(cond_step)
+            seq += cond_steps
             if after is None:
                 return seq, None
             n = self.index[after]
@@ -356,7 +368,18 @@ class _Reader:
         for m in range(start, len(self.steps)):
             if m not in seen:
                 seen.add(m)
-                self.call(self.steps[m])
+                raw = self.steps[m]
+                self.call(raw)
+                try:  # and its ways on
+                    ways_in(
+                        raw,
+                        raw.get("onSuccess") or [],
+                        f"{self.name} step {raw.get('stepId')}",
+                        self.scope,
+                        None,
+                    )
+                except ArazzoRefused as exc:
+                    self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
         try:  # and what the workflow's outputs read
             value_in(self.outputs, f"{self.name} outputs", self.scope)
         except ArazzoRefused as exc:
@@ -364,87 +387,42 @@ class _Reader:
 
     def branch(
         self,
-        raw_step: Mapping[str, Any],
-        actions: list[dict[str, Any]],
+        ways: list[Way],
         where: str,
         seen: set[int],
         saved: frozenset[str],
         stop: frozenset[int],
-    ) -> tuple[dict[str, Any], str | None]:
-        """A step's two-way `onSuccess` as an `if` step, and the stepId both ways meet at
-        again (None when neither goes on)."""
-        ways_refused(actions, where)
-        condition = self.condition(actions[0]["criteria"], raw_step, where)
-        built: list[tuple[list[dict[str, Any]], str | None, str | None]] = []
-        targets = [str(a["stepId"]) for a in actions if a["type"] == "goto"]
-        for target in targets:
-            if target not in self.index:
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A step's ways on as `if` steps, each the `else` of the one before (none where every
+        way goes straight on to where they meet), and the stepId they meet at again (None when
+        none goes on)."""
+        index = self.index
+        for target in (w.target for w in ways if w.target is not None):
+            if target not in index:
                 raise ArazzoRefused(f"{where}: goto {target!r}, which is no step")
-        meets: frozenset[int] = frozenset(self.index[t] for t in targets)
+        targets = [w.target for w in ways if w.target is not None]
+        meets = frozenset(index[t] for t in targets)
+        shared = {t for t in targets if targets.count(t) > 1}  # where two ways meet, at least
+        built: list[WayBuilt] = []
+        said = len(self.refusals)
         for _ in range(2):  # again with where a way jumps, for one that ran on past it
+            del self.refusals[said:]  # the last reading's refusals are said
             built = []
-            for a in actions:
-                if a["type"] == "end":
-                    built.append((self.ending(a, where, saved), None, None))
+            for w in ways:
+                if w.target is None:
+                    built.append((self.ending(dict(w.action), where, saved), None, None))
                     continue
-                target = str(a["stepId"])
-                others = (meets - {self.index[target]}) | stop  # an outer join too
-                branch, jump = self.build(self.index[target], set(seen), saved, others)
-                built.append((branch, jump, target))
-            jumped = frozenset(self.index[j] for _, j, _ in built if j is not None)
+                if w.target in shared:
+                    built.append(([], w.target, w.target))
+                    continue
+                others = (meets - {index[w.target]}) | stop  # an outer join too
+                branch, jump = self.build(index[w.target], set(seen), saved, others)
+                built.append((branch, jump, w.target))
+            jumped = frozenset(index[j] for _, j, _ in built if j is not None)
             if jumped <= meets:
                 break
             meets |= jumped
-        # a way that goes straight to where the other one rejoins is empty (an `if` with
-        # no `else`, followed by a step): its steps are those after the `if`
-        joins = {jump for _, jump, _ in built if jump is not None}
-        built = [(([], t, t) if t is not None and t in joins else b) for b in built for t in [b[2]]]
-        branches = [b for b, _, _ in built]
-        jumps = {jump for _, jump, _ in built}
-        cond_step = {
-            "id": str(actions[0].get("name")),
-            "if": condition,
-            "then": branches[0],
-            "else": branches[1],
-        }
-        jumps.discard(None)
-        if len(jumps) > 1:
-            raise ArazzoRefused(f"{where}: the two ways do not meet again at one step")
-        return cond_step, (jumps.pop() if jumps else None)
-
-    def condition(self, crit: Any, raw_step: Mapping[str, Any], where: str) -> Any:
-        """An `if`'s test from one criterion: `EXPR == true` (a simple condition: the saved
-        value), or a jsonpath test on a saved value (`context` an output, or `$response.body` the
-        step saved), kept the presence test Arazzo makes it: `{context, jsonpath}`."""
-        if not isinstance(crit, list) or len(crit) != 1 or not isinstance(crit[0], dict):
-            raise ArazzoRefused(f"{where}: criteria other than one test are outside the subset")
-        test = crit[0]
-        if test.get("type") in (None, "simple") and "context" not in test:
-            said = _TRUE.match(str(test.get("condition", "")))
-            if said is None:
-                raise ArazzoRefused(
-                    f"{where}: the condition {test.get('condition')!r} is outside the subset"
-                    " (`<expression> == true`, or a jsonpath test)"
-                )
-            return template_in(said.group(1), where, self.scope).strip("{}")
-        if test.get("type") != "jsonpath":
-            raise ArazzoRefused(f"{where}: a {test.get('type')!r} criterion is outside the subset")
-        context = str(test.get("context", ""))
-        if context == "$response.body":
-            sid = raw_step.get("stepId")
-            body = [v[0] for k, v in self.scope.items() if k.startswith(f"$steps.{sid}.outputs.")]
-            if not body:
-                raise ArazzoRefused(
-                    f"{where}: a test on $response.body needs the step to save it (outputs)"
-                )
-            head = str(body[0])
-        else:
-            head = template_in(context, where, self.scope).strip("{}")
-        query = str(test.get("condition", "")).strip()
-        wrong = query_refusal(query)
-        if wrong is not None:
-            raise ArazzoRefused(f"{where}: the jsonpath {query!r} is no RFC 9535 query ({wrong})")
-        return {"context": head, "jsonpath": query}
+        return chained(ways, built, where)
 
     def lay_failures(self, seq: list[dict[str, Any]]) -> None:
         """The steps a failure goes to (an onFailure goto), after the way they end, in the

@@ -1,5 +1,5 @@
 """What an Arazzo step calls, read on import: its parameters (the workflow's own too), its
-payload (JSON text read as the fields it spells), the ways on from it that map, what a step that
+payload (JSON text read as the fields it spells), what a step that
 runs another workflow cannot carry, and what such a step passes against what that workflow
 requires (said with the document's other refusals, before a run would stop on it); and what is
 taken but said: the skill's credential given as a parameter (never sent), an operationId that
@@ -22,7 +22,6 @@ __all__ = [
     "credential_given",
     "named_otherwise",
     "payload_in",
-    "ways_refused",
     "with_shared",
     "workflow_step_extras",
 ]
@@ -70,22 +69,6 @@ def all_of(criterion: Any) -> list[Any]:
     ):
         return [criterion]
     return [{**criterion, "condition": part.strip()} for part in said.split("&&")]
-
-
-def ways_refused(actions: list[dict[str, Any]], where: str) -> None:
-    """ArazzoRefused unless a step's `onSuccess` is what maps: a goto or end with criteria, then
-    one without (the first way whose criteria hold is taken)."""
-    for a in actions:
-        if a.get("type") not in ("goto", "end") or "workflowId" in a:
-            raise ArazzoRefused(f"{where}: an onSuccess {a.get('type')!r} is outside the subset")
-    if len(actions) != 2 or not actions[0].get("criteria") or actions[1].get("criteria"):
-        tested = sum(1 for a in actions if a.get("criteria"))
-        raise ArazzoRefused(
-            f"{where}: onSuccess has {len(actions)} ways, {tested} of them with criteria;"
-            " what maps is one goto or end, or a goto with criteria then one without (the"
-            " first way whose criteria hold is taken: more ways with criteria are outside"
-            " the subset)"
-        )
 
 
 def payload_in(body: Mapping[str, Any], where: str) -> Any:

@@ -50,6 +50,9 @@ _WORKFLOW_OUT = re.compile(
 _EMBEDDED = re.compile(r"\{(\$[^{}]+)\}")
 
 
+DECLARED = "$declared"  # in a reader's scope: each step's outputs as the document declares them
+
+
 def template_in(expr: str, where: str, scope: Mapping[str, Any]) -> str:
     """`$inputs.x#/a/b` → `{{x.a.b}}`; `$steps.s.outputs.name#/a` → `{{name.a}}`."""
     m = _INPUT.match(expr)
@@ -71,6 +74,14 @@ def template_in(expr: str, where: str, scope: Mapping[str, Any]) -> str:
                 )
             raise ArazzoRefused(f"{where}: the expression {expr!r} is outside the subset")
         found = scope.get(f"$steps.{m.group(1)}.outputs.{m.group(2)}")
+        if not isinstance(found, tuple) and m.group(2) in scope.get(DECLARED, {}).get(
+            m.group(1), ()
+        ):
+            raise ArazzoRefused(
+                f"{where}: {expr!r}: step {m.group(1)} saves {m.group(2)}, but not on every way"
+                " to this step (a way that does not run it comes here too), and a step reads"
+                " only what every way to it saved"
+            )
         if not isinstance(found, tuple):
             said = sorted(
                 k.split(".outputs.", 1)[1]

@@ -8,7 +8,8 @@ from typing import Any
 
 from skillpress.runtime.interop.arazzo import ARAZZO_VERSION, OK, ArazzoRefused, Locator
 from skillpress.runtime.package.model import Skill
-from skillpress.runtime.workflows.criteria import to_criterion
+from skillpress.runtime.workflows.criteria import literal_text, to_criterion
+from skillpress.runtime.workflows.if_tests import IfTest
 from skillpress.runtime.workflows.model import either_said
 from skillpress.runtime.workflows.model import walk as walk_steps
 from skillpress.runtime.workflows.run import Step, Workflow
@@ -250,7 +251,9 @@ class _Writer:
 
     def ending(self, s: Step, criteria: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         action: dict[str, Any] = {"name": s.id, "type": "end"}
-        if s.kind == "fail":
+        if s.kind == "return" and s.value == {}:  # an end that answers nothing
+            pass
+        elif s.kind == "fail":
             action["x-skillpress-fail"] = _value_out(s.value, self.params, self.saver)
         else:
             if self.outputs:
@@ -295,20 +298,19 @@ class _Writer:
         self, s: Step, after: str | None
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """An `if` as the actions of the call before it (a goto with criteria to its then
-        steps, one without to its else steps), and the steps of both ways, laid after it."""
-        head = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$", s.condition or "")
-        assert head is not None
-        # a simple condition, which standard runners evaluate as skillpress does for a
-        # boolean (a JSONPath test is true there whenever the path matches, even `false`)
-        said = _expr(head.group(1), head.group(2), self.params, self.saver)
-        criteria: list[dict[str, Any]] = (
-            [{"condition": f"{said} == true"}]
-            if s.query is None  # a query: Arazzo's jsonpath test, a presence test there as here
-            else [{"context": said, "condition": s.query, "type": "jsonpath"}]
-        )
+        steps, one without to its else steps; an `if` that is all of an else, its ways after
+        the first), and the steps of every way, laid after it."""
+        ways: list[tuple[tuple[Step, ...], list[dict[str, Any]] | None, str]] = []
+        at = s
+        while True:
+            ways.append((at.then, [self.criterion(t) for t in at.tests], at.id))
+            if len(at.otherwise) != 1 or at.otherwise[0].kind != "if":
+                ways.append((at.otherwise, None, f"{at.id}_else"))
+                break
+            at = at.otherwise[0]
         actions = []
         laid: list[dict[str, Any]] = []
-        for branch, crit in ((s.then, criteria), (s.otherwise, None)):
+        for branch, crit, name in ways:
             if branch and branch[0].kind in ("return", "fail"):
                 if len(branch) > 1:
                     raise self.refuse(branch[1], f"steps after a {branch[0].kind}")
@@ -317,12 +319,25 @@ class _Writer:
             steps = self.emit(branch, after)
             target = steps[0]["stepId"] if steps else after
             action: dict[str, Any] = (
-                {"name": s.id if crit else f"{s.id}_else", "type": "goto", "stepId": target}
+                {"name": name, "type": "goto", "stepId": target}
                 if target
-                else {"name": s.id if crit else f"{s.id}_else", "type": "end"}
+                else {"name": name, "type": "end"}
             )
             if crit:
                 action["criteria"] = crit
             actions.append(action)
             laid += steps
         return actions, laid
+
+    def criterion(self, test: IfTest) -> dict[str, Any]:
+        """One test of an `if` as an Arazzo criterion: a simple condition (`== true` for a
+        boolean, which standard runners evaluate as skillpress does; a JSONPath test is true
+        there whenever the path matches, even `false`), or the jsonpath presence test it is."""
+        head = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$", test.path)
+        assert head is not None
+        said = _expr(head.group(1), head.group(2), self.params, self.saver)
+        if test.query is not None:
+            return {"context": said, "condition": test.query, "type": "jsonpath"}
+        if test.op:
+            return {"condition": f"{said} {test.op} {literal_text(test.value)}"}
+        return {"condition": f"{said} == true"}

@@ -269,10 +269,7 @@ def _step_lines(skill: Skill, steps: Any, depth: int) -> list[str]:
         elif step.kind == "workflow":
             lines.append(head + f"run the workflow `{step.target}` with `{json.dumps(step.args)}`.")
         elif step.kind == "if":
-            test = f"`{step.condition}`"
-            if step.query is not None:
-                test = f"`{step.query}` selects something in {test}"
-            lines.append(head + f"if {test}:")
+            lines.append(head + f"if {' and '.join(t.said() for t in step.tests)}:")
             lines += _step_lines(skill, step.then, depth + 1)
             if step.otherwise:
                 lines.append(f"{pad}   otherwise:")

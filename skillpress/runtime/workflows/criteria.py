@@ -20,6 +20,8 @@ __all__ = [
     "CriterionRefused",
     "body_test",
     "from_criterion",
+    "literal_text",
+    "literal_value",
     "query_refusal",
     "selects",
     "to_criterion",
@@ -76,7 +78,7 @@ class BodyTest:
     def said(self) -> str:
         where = _pointer(self.path)
         if self.kind == "compare":
-            return f"$response.body{where} {self.op} {_literal(self.value)}"
+            return f"$response.body{where} {self.op} {literal_text(self.value)}"
         return f"{self.kind} {self.value!r} on $response.body{where}"
 
 
@@ -102,11 +104,11 @@ def _tokens(pointer: str) -> tuple[str, ...]:
     )
 
 
-def _literal(value: Any) -> str:
+def literal_text(value: Any) -> str:
     return f"'{value}'" if isinstance(value, str) else json.dumps(value)
 
 
-def _value(text: str) -> Any:
+def literal_value(text: str) -> Any:
     """A literal on the right of a comparison: 'text' or "text", a number, true, false, null."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
@@ -131,7 +133,7 @@ def body_test(entry: Any) -> BodyTest | None:
                 f"{entry!r}: a test is '$statusCode == 201' or '$response.body#/status =="
                 " 'approved'' (==, !=, <, <=, >, >=)"
             )
-        return BodyTest("compare", _tokens(m.group(1)), m.group(2), _value(m.group(3)))
+        return BodyTest("compare", _tokens(m.group(1)), m.group(2), literal_value(m.group(3)))
     if isinstance(entry, dict) and len(set(entry) & {"regex", "jsonpath"}) == 1:
         kind = "regex" if "regex" in entry else "jsonpath"
         return from_criterion(
@@ -166,7 +168,7 @@ def from_criterion(criterion: dict[str, Any]) -> BodyTest:
     compared = _JSONPATH_COMPARE.match(condition.strip())
     if compared is not None:  # `$.access_token != null`: a comparison of the value there
         at = path + _steps_of(compared.group(1))
-        return BodyTest("compare", at, compared.group(2), _value(compared.group(3)))
+        return BodyTest("compare", at, compared.group(2), literal_value(compared.group(3)))
     m = _JSONPATH.match(condition.strip())
     if m is not None:  # a plain path: in the body or not
         return BodyTest("jsonpath", path + _steps_of(m.group(1)), value=condition)

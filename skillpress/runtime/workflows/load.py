@@ -17,9 +17,7 @@ from skillpress.format.keys import unknown_keys
 from skillpress.format.load import LoadLimits, parse_bytes
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.workflows.checks import argument_refusal, parameters_refusal
-from skillpress.runtime.workflows.criteria import (
-    query_refusal,
-)
+from skillpress.runtime.workflows.if_tests import if_tests
 from skillpress.runtime.workflows.model import (
     Step,
     Workflow,
@@ -27,7 +25,6 @@ from skillpress.runtime.workflows.model import (
 )
 from skillpress.runtime.workflows.model import walk as walk_steps
 from skillpress.runtime.workflows.scope import (
-    _PATH,
     _TEMPLATE,
     WORKFLOWS_FILE,
     _check_scope,
@@ -144,30 +141,16 @@ def _steps(raw: Any, wf: str, seen_ids: set[str]) -> tuple[Step, ...]:
 
 
 def _if_step(item: dict[str, Any], sid: str, wf: str, where: str, seen_ids: set[str]) -> Step:
-    """A step that goes one way or the other on a saved value, its branches checked."""
-    cond, query = _if_test(item["if"], where)
+    """A step that goes one way or the other on values saved before it, its branches checked."""
+    try:
+        tests = if_tests(item["if"])
+    except ValueError as exc:
+        raise _refuse(where, str(exc)) from None
     then = _steps(item.get("then", []), wf, seen_ids)
     otherwise = _steps(item.get("else", []), wf, seen_ids)
     if not then and not otherwise:
         raise _refuse(where, "an if needs then or else steps")
-    return Step(sid, "if", condition=cond, query=query, then=then, otherwise=otherwise)
-
-
-def _if_test(said: Any, where: str) -> tuple[str, str | None]:
-    """An `if`'s saved value and query: `saved.path` (true or false), or `{context: saved.path,
-    jsonpath: QUERY}` (holds when the RFC 9535 query selects something of it)."""
-    if isinstance(said, dict):
-        cond, query = str(said.get("context", "")).strip(), said.get("jsonpath")
-        if set(said) != {"context", "jsonpath"} or not isinstance(query, str):
-            raise _refuse(where, "an if mapping is {context: a saved value, jsonpath: a query}")
-        wrong = query_refusal(query)
-        if wrong is not None:
-            raise _refuse(where, f"if jsonpath {query!r} is not an RFC 9535 query ({wrong})")
-    else:
-        cond, query = str(said).strip(), None
-    if not _PATH.match(cond):
-        raise _refuse(where, f"if {cond!r}: name a saved value, like availability.available")
-    return cond, query
+    return Step(sid, "if", tests=tests, then=then, otherwise=otherwise)
 
 
 def _call_step(item: dict[str, Any], sid: str, kind: str, where: str) -> Step:

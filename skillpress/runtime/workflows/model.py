@@ -13,6 +13,7 @@ from typing import Any
 from skillpress.errors import Permanent
 from skillpress.runtime.package.model import PackageError, Skill, Tool, with_confirmation
 from skillpress.runtime.workflows.criteria import BodyTest
+from skillpress.runtime.workflows.if_tests import IfTest
 
 __all__ = [
     "Pending",
@@ -114,11 +115,7 @@ class Step:
     args: Any = None
     save_as: str | None = None
     on_error: str | None = None
-    condition: str | None = None
-    # an `if` whose test is this RFC 9535 query: it holds when the query selects something of the
-    # saved value `condition` names (Arazzo's jsonpath criterion, a presence test whatever the
-    # value); None: it holds when that value is true
-    query: str | None = None
+    tests: tuple[IfTest, ...] = ()  # an `if`'s: all of them hold for its `then`
     then: tuple[Step, ...] = ()
     otherwise: tuple[Step, ...] = ()
     value: Any = None  # what `return` gives, or `fail`'s message

@@ -21,7 +21,7 @@ from skillpress.runtime.calling.request import CallRefused
 from skillpress.runtime.calling.translate import build_request
 from skillpress.runtime.package.kinds import operation_kinds
 from skillpress.runtime.package.model import Skill, Tool
-from skillpress.runtime.workflows.criteria import selects
+from skillpress.runtime.workflows.if_tests import NotATest
 from skillpress.runtime.workflows.model import (
     Pending,
     Run,
@@ -87,34 +87,26 @@ def render(value: Any, env: Mapping[str, Any]) -> Any:
     return value
 
 
-def _not_a_test(condition: str, value: Any) -> str:
-    """Why an `if` on a value that is not true, false or null stops: another runner (Arazzo's
-    `<value> == true`, what the export writes) would go the other way, so neither guesses."""
-    kind = (
-        "a list"
-        if isinstance(value, list)
-        else "an object"
-        if isinstance(value, dict)
-        else "a string"
-        if isinstance(value, str)
-        else "a number"
-    )
-    return (
-        f"if {condition}: the value is {kind}, not true or false; an if tests a boolean (or"
-        " null, taken as false), as Arazzo's `== true` does: name a field that is one"
-    )
-
-
 def _if_holds(s: Step, env: dict[str, Any]) -> Any:
-    """An `if`'s test: the saved value it names, or, with a query, whether the query selects
-    something of it (a value never saved selects nothing)."""
-    if s.query is None:
-        return render(f"{{{{{s.condition}}}}}", env)
-    try:
-        value = render(f"{{{{{s.condition}}}}}", env)
-    except KeyError:
-        return False
-    return value if isinstance(value, Pending) else selects(s.query, value)
+    """Whether all of an `if`'s tests hold (the first that does not decides), or Pending when a
+    dry run cannot know yet. A value never saved is null to a comparison and selects nothing
+    for a query; a test that it is true names it as not in the answer (KeyError)."""
+    for test in s.tests:
+        try:
+            value, found = render(f"{{{{{test.path}}}}}", env), True
+        except KeyError:
+            if not test.op and test.query is None:
+                raise
+            value, found = None, False
+        if isinstance(value, Pending):
+            return value
+        if not test.holds(found, value):
+            return False
+    return True
+
+
+def _if_said(s: Step) -> str:
+    return " and ".join(t.path if t.query is not None else str(t.entry()) for t in s.tests)
 
 
 def _text(value: Any) -> str:
@@ -254,13 +246,14 @@ def run_workflow(
                 if s.kind in ("tool", "workflow"):
                     called(s, env, label)
                 elif s.kind == "if":
-                    test = _if_holds(s, env)
+                    try:
+                        test = _if_holds(s, env)
+                    except NotATest as exc:
+                        raise StepFailed(name, s.id, str(exc)) from None
                     if isinstance(test, Pending) and dry_run:  # unknown until run: both ways
-                        steps(s.then, dict(env), f"{label}if {s.condition} → ")
-                        steps(s.otherwise, dict(env), f"{label}if not {s.condition} → ")
+                        steps(s.then, dict(env), f"{label}if {_if_said(s)} → ")
+                        steps(s.otherwise, dict(env), f"{label}if not {_if_said(s)} → ")
                         continue
-                    if not isinstance(test, bool | None):
-                        raise StepFailed(name, s.id, _not_a_test(s.condition or "", test))
                     steps(s.then if test else s.otherwise, env, label)
                 elif s.kind == "return":
                     if dry_run and label:

@@ -5,7 +5,6 @@ reach, no workflow that calls itself round."""
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -38,9 +37,6 @@ def _nearest(target: str, owner: Skill | None) -> str:
     names = sorted(t.operation for t in owner.tools)
     near = difflib.get_close_matches(bare, names, n=1, cutoff=0.6)
     return f"; did you mean `{prefix + '.' if prefix else ''}{near[0]}`?" if near else ""
-
-
-_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$")
 
 
 def _refuse(where: str, why: str) -> WorkflowRefused:
@@ -133,12 +129,11 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
             if s.kind == "workflow" and s.target not in names:
                 raise _refuse(where, f"{s.target!r} is not a workflow of {skill.slug}")
             if s.kind == "if":
-                head = _PATH.match(s.condition or "")
-                assert head is not None
-                if head.group(1) not in scope:
-                    raise _refuse(
-                        where, f"if {s.condition!r}: {head.group(1)!r} is never saved before it"
-                    )
+                for test in s.tests:
+                    if test.head not in scope:
+                        raise _refuse(
+                            where, f"if {test.path!r}: {test.head!r} is never saved before it"
+                        )
                 walk(s.then, scope)
                 walk(s.otherwise, scope)
             if s.save_as:
@@ -154,8 +149,7 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     read: set[str] = set()
     for s in walk_steps(wf.steps):
         read.update(_refs(s.args) if s.kind in ("tool", "workflow") else _refs(s.value))
-        if s.kind == "if" and s.condition:
-            read.add(s.condition.split(".", 1)[0])
+        read.update(t.head for t in s.tests)
     props = wf.parameters.get("properties") or {}
     required = set(wf.parameters.get("required") or ())
     for name in sorted(params):
@@ -187,8 +181,7 @@ def _after_failures(wf: str, steps: tuple[Step, ...]) -> None:
             reads = set(
                 _refs(later.args) if later.kind in ("tool", "workflow") else _refs(later.value)
             )
-            if later.kind == "if" and later.condition:
-                reads.add(later.condition.split(".", 1)[0])
+            reads.update(t.head for t in later.tests)
             hit = sorted(reads & skipped)
             if hit:
                 raise _refuse(
