@@ -194,7 +194,7 @@ def test_every_refusal_of_a_document_is_said_at_once(shop: tuple[Skill, dict[str
     wrong_name = copy.deepcopy(LOOK)
     wrong_name["parameters"][0]["name"] = "cart_id"
     wrong_output = copy.deepcopy(MAKE)
-    wrong_output["outputs"] = {"made_id": "$response.header.Location"}
+    wrong_output["outputs"] = {"made_id": "$response.body#id"}
     doc = _doc([wrong_output, wrong_name])
     second = copy.deepcopy(doc["workflows"][0])
     second["workflowId"] = "again"
@@ -205,9 +205,10 @@ def test_every_refusal_of_a_document_is_said_at_once(shop: tuple[Skill, dict[str
         from_arazzo(doc, skill, files)
     assert str(refused.value) == (
         "3 parts of the document are outside what maps:\n"
-        "  - open_cart step make: output 'made_id': '$response.header.Location' is outside the"
+        "  - open_cart step make: output 'made_id': '$response.body#id' is outside the"
         " subset (`$response.body`, a pointer into it like `$response.body#/id` or a path like"
-        " `$response.body.id`, under a name of letters, digits and '_')\n"
+        " `$response.body.id`, `$statusCode` or `$response.header.<name>`, under a name of"
+        " letters, digits and '_')\n"
         "  - open_cart step look: get_cart has no path parameter 'cart_id'; did you mean"
         " `cartId`? (path: cartId)\n"
         "  - again step make: operationId 'makeCart' is not an operation of shop"

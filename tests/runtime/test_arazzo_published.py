@@ -95,47 +95,107 @@ def test_the_fapi_par_workflow_imports_saying_what_it_keeps_as_written() -> None
 def test_the_pay_later_workflow_is_refused_once_naming_every_part() -> None:
     """Its ways map now (three with criteria each, `end`s with criteria, none taken: the next
     step; test_arazzo_ways), so each step's are read on the way they run: every part in the
-    one answer. Seven are mistakes of the example itself (an output named without `outputs.`,
-    a payload that is not JSON, a required field not given, a query parameter the operation
-    does not have, `$response.headers`, an output its step does not save); the others are
-    a value saved on one way only (createCustomer's, which initiateBnplTransaction reads on
-    both), and ways on a status when the step succeeds on two (a run keeps the body)."""
+    one answer; createCustomer's ways on `$statusCode == 201` / `== 200` (it succeeds on both)
+    test the status it saves now. Eight are mistakes of the example itself (an output named
+    without `outputs.`, a payload that is not JSON, a required field not given, a query
+    parameter and a body field the operation does not have, `$response.headers`, an output its
+    step does not save); the ninth, a value saved on one way only (createCustomer's, which
+    initiateBnplTransaction reads on the way that skips it too), is one Arazzo leaves
+    undefined there."""
     flow = "ApplyForLoanAtCheckout"
     assert _refused("bnpl.arazzo.yaml", "bnpl.openapi.yaml", "bnpl") == [
-        "10 parts of the document are outside what maps:",
-        f"  - {flow} outputs: '$steps.retrieveFinalizedPaymentPlan.finalizedPaymentPlan'"
-        " is no runtime expression the Arazzo specification defines (a step's output is"
-        " `$steps.<stepId>.outputs.<name>`)",
+        "9 parts of the document are outside what maps:",
+        f"  - {flow} outputs: '$steps.retrieveFinalizedPaymentPlan.finalizedPaymentPlan' "
+        "is no runtime expression the Arazzo specification defines (a step's output is "
+        "`$steps.<stepId>.outputs.<name>`)",
         f"  - {flow} step initiateBnplTransaction: "
         "'$steps.createCustomer.outputs.customer': step createCustomer saves customer, "
-        "but not on every way to this step (a way that does not run it comes here too),"
-        " and a step reads only what every way to it saved",
+        "but not on every way to this step (a way that does not run it comes here too), "
+        "and a step reads only what every way to it saved",
         f"  - {flow} step retrieveFinalizedPaymentPlan: "
-        "'$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output "
-        "step initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl, "
+        "'$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output step "
+        "initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl, "
         "redirectAuthToken)",
         f"  - {flow} step updateOrderStatus: "
-        "'$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output "
-        "step initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl, "
+        "'$steps.initiateBnplTransaction.outputs.loanTransactionId' names no output step "
+        "initiateBnplTransaction saved (its outputs: loanTransactionResourceUrl, "
         "redirectAuthToken)",
-        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: get_authorization has no"
-        " query parameter 'redirectAuthToken'; did you mean `AuthorizationToken`? "
-        "(query: AuthorizationToken)",
+        f"  - {flow} step updateOrderStatus: update_bnpl_loan_transaction_status takes no "
+        "argument 'loanStatus'; did you mean `status`? (it takes loanTransactionId, "
+        "status)",
+        f"  - {flow} step authenticateCustomerAndAuthorizeLoan: get_authorization has no "
+        "query parameter 'redirectAuthToken'; did you mean `AuthorizationToken`? (query: "
+        "AuthorizationToken)",
         f"  - {flow} step authenticateCustomerAndAuthorizeLoan: output 'redirectUrl': "
-        "'$response.headers.Location' is no runtime expression the Arazzo specification"
-        " defines (a response header is `$response.header.<name>`; saving one is "
-        "outside the subset: a step saves its answer's body)",
+        "'$response.headers.Location' is no runtime expression the Arazzo specification "
+        "defines (a response header is `$response.header.<name>`)",
         f"  - {flow} step createCustomer: the payload is text that is not JSON (line 6, "
-        "column 3: Expecting ',' delimiter), so no application/json body can be made "
-        "from it",
-        f"  - {flow} step createCustomer: onSuccess customerIsEligible: '$statusCode == "
-        "201' tests the status, which a run keeps only as the step's success (its "
-        "successCriteria allow more than one status: give it `$statusCode == N`)",
-        f"  - {flow} step createCustomer: onSuccess customerIsNotEligible: '$statusCode "
-        "== 200' tests the status, which a run keeps only as the step's success (its "
-        "successCriteria allow more than one status: give it `$statusCode == N`)",
+        "column 3: Expecting ',' delimiter), so no application/json body can be made from"
+        " it",
         f"  - {flow} step initiateBnplTransaction: create_bnpl_transaction requires "
         "'totalAmount': give it in args",
+    ]
+
+
+# each part the refusal names, mended as it says (the one-way value left out)
+BNPL_MENDED = [
+    (
+        "$steps.retrieveFinalizedPaymentPlan.finalizedPaymentPlan",
+        "$steps.retrieveFinalizedPaymentPlan.outputs.finalizedPaymentPlan",
+    ),
+    ('          "newCustomer": "{$steps.createCustomer.outputs.customer}",\n', ""),
+    (
+        "      loanTransactionResourceUrl: $response.body.links.self",
+        "      loanTransactionResourceUrl: $response.body.links.self\n"
+        "      loanTransactionId: $response.body.loanTransactionId",
+    ),
+    ('payload: { "loanStatus": "Completed" }', 'payload: { "status": "Completed" }'),
+    (
+        "- name: redirectAuthToken\n        in: query\n"
+        "        value: $steps.authenticateCustomerAndAuthorizeLoan.outputs.redirectAuthToken",
+        "- name: AuthorizationToken\n        in: query\n"
+        "        value: $steps.initiateBnplTransaction.outputs.redirectAuthToken",
+    ),
+    ("$response.headers.Location", "$response.header.Location"),
+    ('"{$inputs.customer.postalCode}"\n', '"{$inputs.customer.postalCode}",\n'),
+    (
+        '"products": "{$steps.checkLoanCanBeProvided.outputs.eligibleProducts}"',
+        '"products": "{$steps.checkLoanCanBeProvided.outputs.eligibleProducts}",\n'
+        '          "totalAmount": "{$steps.checkLoanCanBeProvided.outputs.totalLoanAmount}"',
+    ),
+]
+
+
+def test_the_pay_later_workflow_mended_as_its_refusal_says_imports() -> None:
+    """No refusal hides another: each of the nine parts mended as it is said (the value read on
+    the way that skips its step left out), the document imports, its ways as `if`s, the
+    create step saving the status its ways test and the authorize step the Location header."""
+    text = (PUBLISHED / "bnpl.arazzo.yaml").read_text()
+    for said, mended in BNPL_MENDED:
+        assert text.count(said) >= 1, said
+        text = text.replace(said, mended)
+    files = dict(
+        derive_package((PUBLISHED / "bnpl.openapi.yaml").read_bytes(), DeriveOptions()).files
+    )
+    skill = load_skill(files, slug="bnpl")
+    made = workflows_from_arazzo(read_arazzo(text.encode()), skill, files)
+    (flow,) = yaml.safe_load(made.text)["workflows"]
+    steps = {s["id"]: s for s in flow["steps"]}
+    create = steps["eligibilityCheckNotRequired"]["else"]
+    assert create[0]["status_as"] == "createCustomer_status"
+    assert create[1]["if"] == "createCustomer_status == 200"
+    authorize = steps["CustomerAuthorizationNotRequired"]["else"][0]
+    assert authorize["headers_as"] == {"redirectUrl": "Location"}
+    assert [s["id"] for s in flow["steps"]] == [
+        "checkLoanCanBeProvided",
+        "existingCustomerNotEligible-if",
+        "getCustomerTermsAndConditions",
+        "eligibilityCheckNotRequired",
+        "initiateBnplTransaction",
+        "CustomerAuthorizationNotRequired",
+        "retrieveFinalizedPaymentPlan",
+        "updateOrderStatus",
+        "outputs",
     ]
 
 

@@ -17,8 +17,10 @@ import yaml
 
 from skillpress.runtime.interop.arazzo import ArazzoRefused
 from skillpress.runtime.interop.arazzo_in import from_arazzo
+from skillpress.runtime.interop.arazzo_out import to_arazzo
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.if_tests import IfTest, if_tests
+from skillpress.runtime.workflows.load import load_workflows
 from tests.fake_api import Reply, Seen
 from tests.runtime.test_arazzo_as_written import LOOK, MAKE, _doc, shop  # noqa: F401
 from tests.runtime.test_arazzo_oracle import (
@@ -80,8 +82,8 @@ LENDER = {
             "workflowId": "apply",
             "inputs": {
                 "type": "object",
-                "properties": {"amount": {"type": "integer"}},
-                "required": ["amount"],
+                "properties": {"amount": {"type": "integer"}, "name": {"type": "string"}},
+                "required": ["amount", "name"],
             },
             "steps": [
                 _step(
@@ -126,11 +128,20 @@ LENDER = {
                         ),
                     ],
                 ),
-                _step(
-                    "customer",
-                    "createCustomer",
-                    requestBody={"contentType": "application/json", "payload": {"name": "Ann"}},
-                ),
+                {
+                    "stepId": "customer",
+                    "operationId": "createCustomer",
+                    "requestBody": {
+                        "contentType": "application/json",
+                        "payload": {"name": "$inputs.name"},
+                    },
+                    # it succeeds on two statuses, and its ways test which (as bnpl's does)
+                    "successCriteria": [{"condition": "$statusCode == 200 || $statusCode == 201"}],
+                    "onSuccess": [
+                        _way("customerEligible", [{"condition": "$statusCode == 201"}], "loan"),
+                        _way("customerNotEligible", [{"condition": "$statusCode == 200"}]),
+                    ],
+                },
                 _step(
                     "loan",
                     "createLoan",
@@ -138,6 +149,7 @@ LENDER = {
                     outputs={
                         "token": "$response.body#/redirectAuthToken",
                         "loanId": "$response.body#/loanId",
+                        "where": "$response.header.Location",
                     },
                     onSuccess=[
                         _way(
@@ -168,7 +180,10 @@ LENDER = {
                     outputs={"status": "$response.body#/status"},
                 ),
             ],
-            "outputs": {"status": "$steps.finalize.outputs.status"},
+            "outputs": {
+                "status": "$steps.finalize.outputs.status",
+                "where": "$steps.loan.outputs.where",
+            },
         }
     ],
 }
@@ -189,23 +204,24 @@ class _Lender(_Shelter):
             return Reply(
                 200, {"eligible": True, "products": ["p1"], "checkRequired": amount >= 500}
             )
+        if route == "/customers":  # Bob is known already: 200, no customer made
+            return Reply(200 if _json(request)["name"] == "Bob" else 201, {"id": "c1"})
         if route == "/loans":
             amount = int(_json(request)["amount"])
-            return Reply(
-                200,
-                {"loanId": f"L{amount}", **({"redirectAuthToken": "t"} if amount >= 800 else {})},
-            )
+            token = {"redirectAuthToken": "t"} if amount >= 800 else {}
+            return Reply(200, {"loanId": f"L{amount}", **token}, {"Location": f"/loans/L{amount}"})
         if route.startswith("/loans/"):
             return Reply(200, {"status": "Finalised"})
         return Reply(200, {"ok": True})
 
 
-RUNS = {
-    50: ["/eligibility"],
-    150: ["/eligibility"],
-    300: ["/eligibility", "/terms", "/loans", "/loans/L300"],
-    600: ["/eligibility", "/terms", "/customers", "/loans", "/loans/L600"],
-    900: ["/eligibility", "/terms", "/customers", "/loans", "/auth", "/loans/L900"],
+RUNS = {  # (amount, name): the requests, in order
+    (50, "Ann"): ["/eligibility"],
+    (150, "Ann"): ["/eligibility"],
+    (300, "Ann"): ["/eligibility", "/terms", "/loans", "/loans/L300"],
+    (600, "Ann"): ["/eligibility", "/terms", "/customers", "/loans", "/loans/L600"],
+    (600, "Bob"): ["/eligibility", "/terms", "/customers"],
+    (900, "Ann"): ["/eligibility", "/terms", "/customers", "/loans", "/auth", "/loans/L900"],
 }
 
 
@@ -247,23 +263,41 @@ def test_several_ways_with_criteria_import_run_and_run_as_arazzo_runner_runs_the
                 "id": "checkNotRequired",
                 "if": "check_body.checkRequired == false",
                 "then": [],
-                "else": [flow["steps"][3]["else"][0]],
+                "else": [
+                    {
+                        "id": "customer",
+                        "tool": "create_customer",
+                        "args": {"name": "{{name}}"},
+                        "success": ["$statusCode == 200 || $statusCode == 201"],
+                        "status_as": "customer_status",  # its ways test which
+                    },
+                    {
+                        "id": "customerNotEligible-if",
+                        "if": "customer_status == 200",
+                        "then": [{"id": "customerNotEligible", "return": {}}],
+                        "else": [],
+                    },
+                ],
             },
         ]
         assert flow["steps"][2]["id"] == "terms"
-        assert flow["steps"][3]["else"][0]["id"] == "customer"
+        assert flow["steps"][4]["headers_as"] == {"where": "Location"}
         assert flow["steps"][5]["if"] == "loan_body.redirectAuthToken == null"
-        for amount in RUNS:
-            line = f"/apply {json.dumps({'amount': amount})}"
+        answers = []
+        for amount, name in RUNS:
+            line = f"/apply {json.dumps({'amount': amount, 'name': name})}"
             done = _cli("run", str(package), line, "--unsafe", "--json", env=env)
             assert done.returncode == 0, done.stderr
+            answers.append(json.loads(done.stdout))
+        # the Location header, saved as an output and answered
+        assert answers[3] == {"status": "Finalised", "where": "/loans/L600"}
         assert [route for _, route, _, _ in ours.seen] == [r for rs in RUNS.values() for r in rs]
         # arazzo-runner reads neither $statusCode nor $response in an action's criteria (it
         # evaluates them as null there, so it takes no way of the document itself): it runs the
         # export, whose criteria name what the step saved
         exported = _exported(package, tmp_path)
-        for amount in RUNS:
-            ran = _oracle(exported, "apply", {"amount": amount}, {})
+        for amount, name in RUNS:
+            ran = _oracle(exported, "apply", {"amount": amount, "name": name}, {})
             assert ran.error is None, ran
         assert theirs.seen == ours.seen
         _round_trip(package, exported, tmp_path, THEIRS)
@@ -283,12 +317,12 @@ def _with_ways(ways: list[dict[str, Any]], success: list[dict[str, Any]] | None 
 def test_a_way_is_refused_naming_what_it_tests_when_no_run_can_say_it(
     shop: tuple[Skill, dict[str, bytes]],  # noqa: F811
 ) -> None:
-    """A status a run does not keep (the step succeeds on two), `||` in a way, and a way that
-    is no action Arazzo defines on success: each way's refusal said at once."""
+    """A status compared with anything but a number, `||` in a way, and a way that is no
+    action Arazzo defines on success: each way's refusal said at once."""
     skill, files = shop
     doc = _with_ways(
         [
-            _way("made", [{"condition": "$statusCode == 201"}], "look"),
+            _way("made", [{"condition": "$statusCode == $inputs.channel"}], "look"),
             _way("either", [{"condition": "$response.body#/a == 1 || $response.body#/b == 2"}]),
             {"name": "again", "type": "retry"},
         ],
@@ -298,9 +332,9 @@ def test_a_way_is_refused_naming_what_it_tests_when_no_run_can_say_it(
         from_arazzo(doc, skill, files)
     where = "open_cart step make: onSuccess"
     assert str(refused.value).splitlines()[1:] == [
-        f"  - {where} made: '$statusCode == 201' tests the status, which a run keeps only as"
-        " the step's success (its successCriteria allow more than one status: give it"
-        " `$statusCode == N`)",
+        f"  - {where} made: the condition '$statusCode == $inputs.channel' is outside the"
+        " subset (a way tests the status as `$statusCode == N`, or another comparison with a"
+        " number)",
         f"  - {where} either: the condition '$response.body#/a == 1 || $response.body#/b == 2'"
         " is outside the subset of a way (`||`: give each alternative its own way)",
         f"  - {where} again: a 'retry' action is not one the Arazzo specification defines on"
@@ -358,3 +392,41 @@ def test_an_if_holds_each_of_its_tests_as_json_values_compare() -> None:
     assert not IfTest("a.n", ">", 1).excludes(IfTest("a.n", "==", 0))
     with pytest.raises(ValueError, match="an if has 1 to 16 tests"):
         if_tests([])
+
+
+def test_a_way_on_a_header_or_a_status_has_the_step_save_it(
+    shop: tuple[Skill, dict[str, bytes]],  # noqa: F811
+) -> None:
+    """`$response.header.X-Held == 'yes'` and `$statusCode >= 201` (a comparison the one
+    success status does not answer): the step saves that header and its status, and the way
+    tests what it saved; the export writes them back as its outputs."""
+    skill, files = shop
+    doc = _with_ways(
+        [
+            _way(
+                "held",
+                [
+                    {"condition": "$response.header.X-Held == 'yes'"},
+                    {"condition": "$statusCode >= 201"},
+                ],
+            )
+        ]
+    )
+    steps = from_arazzo(doc, skill, files)["workflows"][0]["steps"]
+    assert (steps[0]["headers_as"], steps[0]["status_as"]) == (
+        {"make_X_Held": "X-Held"},
+        "make_status",
+    )
+    assert steps[1]["if"] == ["make_X_Held == 'yes'", "make_status >= 201"]
+    text = yaml.safe_dump({"workflows": [from_arazzo(doc, skill, files)["workflows"][0]]})
+    flows = load_workflows({**files, "workflows.yaml": text.encode()}, skill)
+    out = to_arazzo(flows, skill, files=files)["workflows"][0]["steps"][0]
+    assert out["outputs"] == {
+        "make_body": "$response.body",
+        "make_status": "$statusCode",
+        "make_X_Held": "$response.header.X-Held",
+    }
+    assert out["onSuccess"][0]["criteria"] == [
+        {"condition": "$steps.make.outputs.make_X_Held == 'yes'"},
+        {"condition": "$steps.make.outputs.make_status >= 201"},
+    ]

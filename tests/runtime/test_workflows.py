@@ -157,7 +157,7 @@ CHECK = {
         ),
         (
             _one([{**CHECK, "timeout": 5}]),
-            "workflows.yaml: flow step check: a tool step: unknown key 'timeout' (it takes id, tool, args, save_as, on_error, on_failure, success, retry)",
+            "workflows.yaml: flow step check: a tool step: unknown key 'timeout' (it takes id, tool, args, save_as, status_as, headers_as, on_error, on_failure, success, retry)",
         ),
         (
             _one([{**CHECK, "retry": {"limit": 3, "wait": 1}}]),
@@ -165,7 +165,7 @@ CHECK = {
         ),
         (
             _one([{"id": "a", "tol": "list_rooms"}]),
-            "workflows.yaml: flow step a: a step is exactly one of tool, workflow, if, return, fail (unknown key 'tol'; did you mean `tool`? (it takes args, else, fail, id, if, on_error, on_failure, retry, return, save_as, success, then, tool, workflow))",
+            "workflows.yaml: flow step a: a step is exactly one of tool, workflow, if, return, fail (unknown key 'tol'; did you mean `tool`? (it takes args, else, fail, headers_as, id, if, on_error, on_failure, retry, return, save_as, status_as, success, then, tool, workflow))",
         ),
         (
             _one([CHECK]) + "workflow: {}\n",

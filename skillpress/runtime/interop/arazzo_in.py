@@ -34,7 +34,7 @@ from skillpress.runtime.interop.arazzo_in_parts import (
     said_at_once,
     value_in,
 )
-from skillpress.runtime.interop.arazzo_in_ways import Way, WayBuilt, chained, ways_in
+from skillpress.runtime.interop.arazzo_in_ways import Keeps, Way, WayBuilt, chained, ways_in
 from skillpress.runtime.package.model import Skill
 from skillpress.runtime.workflows.checks import argument_refusal
 from skillpress.runtime.workflows.scope import _TEMPLATE, WORKFLOWS_FILE
@@ -89,6 +89,11 @@ def arazzo_words(said: str) -> str:
 
 
 Built = tuple[list[dict[str, Any]], str | None]  # steps, and the stepId the way jumps on to
+
+
+def _named(sid: str) -> str:
+    """A step id as the start of a name a template can read."""
+    return (re.sub(r"[^A-Za-z0-9_]", "_", sid).lstrip("0123456789") or "step")[:56]
 
 
 class _Reader:
@@ -189,7 +194,7 @@ class _Reader:
             try:
                 return part(*args)
             except ArazzoRefused as exc:
-                problems.append(str(exc))
+                problems.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
                 return None
 
         for key in sorted(set(s) - STEP_KEYS):
@@ -213,7 +218,7 @@ class _Reader:
             problems += workflow_step_extras(s, success, retry, on_failure, where)
         else:
             step = attempt(self.tool_step, s, sid, where)
-        saved = attempt(outputs_in, s.get("outputs"), sid, where, self.scope, "workflowId" in s)
+        kept = attempt(outputs_in, s.get("outputs"), sid, where, self.scope, "workflowId" in s)
         if problems:
             raise StepRefused(problems)
         if success != [OK]:
@@ -222,8 +227,7 @@ class _Reader:
             step["retry"] = retry
         if on_failure is not None:
             step["on_failure"] = on_failure
-        if saved is not None:
-            step["save_as"] = saved
+        step.update(kept or {})
         if s.get("x-skillpress-on-error"):
             step["on_error"] = s["x-skillpress-on-error"]
         return step
@@ -260,6 +264,7 @@ class _Reader:
                 f"{where}: parameter {twice[0]!r} ({twice[1]}) is given twice; give it once"
             )
         headers = {decl.wire_name(h).lower(): h for h in decl.header}
+        problems: list[str] = []
         cookies = {decl.wire_name(c): c for c in decl.cookie}
         args: dict[str, Any] = {}
         for p, shared in given:
@@ -272,7 +277,11 @@ class _Reader:
             if self.note(credential_given(self.skill, tool, str(p["in"]), name, headers, at)):
                 continue  # every call carries the credential: the document's value is not sent
             arg = placed(tool, str(p["in"]), name, wire, headers, cookies, at)
-            args[arg] = value_in(p.get("value"), at, self.scope)
+            try:
+                args[arg] = value_in(p.get("value"), at, self.scope)
+            except ArazzoRefused as exc:  # said with the step's other parts
+                problems.append(str(exc))
+                args[arg] = "{{refused}}"
         if isinstance(s.get("requestBody"), dict):
             payload = value_in(payload_in(s["requestBody"], where), where, self.scope)
             if decl.body_arg:
@@ -283,7 +292,9 @@ class _Reader:
                 raise ArazzoRefused(f"{where}: a payload that is not the body's fields")
         why = argument_refusal(tool, args, _TEMPLATE.search, self.inputs)
         if why is not None:  # what the operation does not take, on import, not at a run
-            raise ArazzoRefused(f"{where}: {why}")
+            problems.append(f"{where}: {why}")
+        if problems:
+            raise StepRefused(problems)
         return {"id": sid, "tool": tool.operation, "args": args}
 
     def ending(
@@ -345,9 +356,7 @@ class _Reader:
                     return seq, str(a["stepId"])
             following = str(steps[n + 1].get("stepId")) if n + 1 < len(steps) else None
             try:
-                ways, left_out = ways_in(raw_step, actions, where, self.scope, following)
-                for said in left_out:
-                    self.note(said)
+                ways = self.ways(raw_step, seq[-1], actions, where, following)
                 cond_steps, after = self.branch(ways, where, seen, saved, stop)
             except ArazzoRefused as exc:  # the ways do not map: the steps after are read still
                 self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
@@ -361,6 +370,31 @@ class _Reader:
             where = f"{self.name} outputs"
             seq.append({"id": "outputs", "return": value_in(self.outputs, where, self.scope)})
         return seq, None
+
+    def ways(
+        self,
+        raw_step: Mapping[str, Any],
+        step: dict[str, Any],
+        actions: list[Any],
+        where: str,
+        following: str | None,
+    ) -> list[Way]:
+        """A step's ways on (what they leave out said); a way on its status has the step save
+        it."""
+        prefix = _named(str(raw_step.get("stepId")))
+        keeps = Keeps(
+            step.get("status_as") or f"{prefix}_status",
+            prefix if "tool" in step else "",
+            {h.lower(): n for n, h in (step.get("headers_as") or {}).items()},
+        )
+        ways, left_out = ways_in(raw_step, actions, where, self.scope, following, keeps)
+        if "tool" in step and any(t.head == keeps.status for w in ways for t in w.tests or ()):
+            step.setdefault("status_as", keeps.status)
+        if keeps.wanted:  # the headers its ways read: the step saves them
+            step["headers_as"] = {**(step.get("headers_as") or {}), **keeps.wanted}
+        for said in left_out:
+            self.note(said)
+        return ways
 
     def read_rest(self, start: int, seen: set[int]) -> None:
         """The steps from `start` not read yet, each on its own (after a step whose ways do not
@@ -377,6 +411,7 @@ class _Reader:
                         f"{self.name} step {raw.get('stepId')}",
                         self.scope,
                         None,
+                        Keeps(f"{_named(str(raw.get('stepId')))}_status", "x", {}),
                     )
                 except ArazzoRefused as exc:
                     self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
@@ -412,7 +447,7 @@ class _Reader:
                 if w.target is None:
                     built.append((self.ending(dict(w.action), where, saved), None, None))
                     continue
-                if w.target in shared:
+                if w.target in shared or index[w.target] in stop:  # meets another way there
                     built.append(([], w.target, w.target))
                     continue
                 others = (meets - {index[w.target]}) | stop  # an outer join too

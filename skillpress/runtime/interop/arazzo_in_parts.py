@@ -308,14 +308,14 @@ _DEFINED = re.compile(
 )
 _BODY_DOTTED = re.compile(r"^\$response\.body((?:\.[A-Za-z0-9_-]+)+)$")  # as examples write it
 _HEADERS = re.compile(r"^\$response\.headers\.")  # as one example writes it; the grammar: header
+_HEADER = re.compile(r"^\$response\.header\.([A-Za-z0-9!#$%&'*+.^_`|~-]{1,128})$")
 _OUTPUTS = re.compile(r"^\$outputs((?:\.[A-Za-z0-9_-]+)+)$")
 
 
 def _undefined(key: Any, value: str, where: str) -> ArazzoRefused:
     """An output whose expression the Arazzo grammar does not define, saying what it defines."""
     hint = (
-        "a response header is `$response.header.<name>`; saving one is outside the subset: a"
-        " step saves its answer's body"
+        "a response header is `$response.header.<name>`"
         if _HEADERS.match(value.strip())
         else "they begin $inputs., $outputs., $steps., $response., $statusCode…"
     )
@@ -327,37 +327,27 @@ def _undefined(key: Any, value: str, where: str) -> ArazzoRefused:
 
 def outputs_in(
     outs: Any, sid: str, where: str, scope: dict[str, Any], workflow_step: bool = False
-) -> str | None:
+) -> dict[str, Any]:
     """A step's `outputs` (each `$response.body` or a pointer or path into it,
-    `$response.body#/id`, `$response.body.id`;
+    `$response.body#/id`, `$response.body.id`; `$statusCode`; `$response.header.<name>`;
     a workflow step's also `$outputs.name`, an output of the workflow it ran): the answer
     saved once, under the name of the output that is the whole body (else `<step>_body`),
-    each output read as a path into it. The saved name, or None."""
+    each output read as a path into it; the status and each header saved under its output's
+    name. What the step says of it: `save_as`, `status_as`, `headers_as`."""
     if not outs:
-        return None
+        return {}
     if not isinstance(outs, dict):
         raise ArazzoRefused(f"{where}: outputs is a mapping of name → expression")
     paths: dict[str, list[str]] = {}
+    kept: dict[str, Any] = {}
     for key, value in outs.items():
-        theirs = _OUTPUTS.match(str(value).strip()) if workflow_step else None
-        if theirs is not None:
-            paths[str(key)] = [p for p in theirs.group(1).split(".") if p]
+        said, named = str(value).strip(), re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key))
+        if named and not workflow_step and _kept_output(str(key), said, kept):
+            scope[f"$steps.{sid}.outputs.{key}"], scope[str(key)] = (str(key), []), sid
             continue
-        dotted = _BODY_DOTTED.match(str(value).strip())
-        if dotted is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
-            paths[str(key)] = [p for p in dotted.group(1).split(".") if p]
-            continue
-        if not _DEFINED.match(str(value).strip()) or _HEADERS.match(str(value).strip()):
-            raise _undefined(key, str(value), where)
-        m = _BODY.match(str(value).strip())
-        if m is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)):
-            raise ArazzoRefused(
-                f"{where}: output {key!r}: {value!r} is outside the subset (`$response.body`,"
-                " a pointer into it like `$response.body#/id` or a path like"
-                " `$response.body.id`, under a name of letters, digits and '_')"
-            )
-        tokens = [t.replace("~1", "/").replace("~0", "~") for t in m.group(1)[2:].split("/")]
-        paths[str(key)] = [t for t in tokens if t]
+        paths[str(key)] = _output_path(key, said, bool(named), workflow_step, where)
+    if not paths:
+        return kept
     whole = next((k for k, p in paths.items() if not p), None)
     saved = whole or (re.sub(r"[^A-Za-z0-9_]", "_", sid).lstrip("0123456789") or "step")[:58]
     if whole is None:
@@ -365,7 +355,41 @@ def outputs_in(
     for key, path in paths.items():
         scope[f"$steps.{sid}.outputs.{key}"] = (saved, path)
     scope[saved] = sid
-    return saved
+    return {"save_as": saved, **kept}
+
+
+def _output_path(key: Any, said: str, named: bool, workflow_step: bool, where: str) -> list[str]:
+    """Where in the step's answer an output is: a pointer or path into its body (a workflow
+    step's: an output of the workflow it ran, `$outputs.name`)."""
+    theirs = _OUTPUTS.match(said) if workflow_step else None
+    if theirs is not None:
+        return [p for p in theirs.group(1).split(".") if p]
+    dotted = _BODY_DOTTED.match(said)
+    if dotted is not None and named:
+        return [p for p in dotted.group(1).split(".") if p]
+    if not _DEFINED.match(said) or _HEADERS.match(said):
+        raise _undefined(key, said, where)
+    m = _BODY.match(said)
+    if m is None or not named:
+        raise ArazzoRefused(
+            f"{where}: output {key!r}: {said!r} is outside the subset (`$response.body`,"
+            " a pointer into it like `$response.body#/id` or a path like"
+            " `$response.body.id`, `$statusCode` or `$response.header.<name>`, under a"
+            " name of letters, digits and '_')"
+        )
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in m.group(1)[2:].split("/")]
+    return [t for t in tokens if t]
+
+
+def _kept_output(key: str, said: str, kept: dict[str, Any]) -> bool:
+    """Whether an output is the answer's status or one of its headers, noted in `kept` as the
+    step's `status_as` or `headers_as`."""
+    header = _HEADER.match(said)
+    if header:
+        kept.setdefault("headers_as", {})[key] = header.group(1)
+    elif said == "$statusCode":
+        kept["status_as"] = key
+    return bool(header) or said == "$statusCode"
 
 
 def criterion_in(c: Any, where: str) -> Any:

@@ -19,14 +19,39 @@ from skillpress.runtime.interop.arazzo_in_parts import template_in
 from skillpress.runtime.workflows.criteria import literal_value, query_refusal
 from skillpress.runtime.workflows.if_tests import IfTest, if_entry
 
-__all__ = ["Way", "WayBuilt", "chained", "ways_in"]
+__all__ = ["Keeps", "Way", "WayBuilt", "chained", "ways_in"]
 
 # a way read on: its steps, the stepId it jumps on to (None: it ends), the stepId it went to
 WayBuilt = tuple[list[dict[str, Any]], str | None, str | None]
 
-_STATUS = re.compile(r"^\s*\$statusCode\s*==\s*(\d{3})\s*$")
+_STATUS = re.compile(r"^\s*\$statusCode\s*(==|!=|<=|>=|<|>)\s*(\d{3})\s*$")
 _SIMPLE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*(==|!=|<=|>=|<|>)\s*(\S.*?)\s*$")
+_HEADER = re.compile(r"^\$response\.header\.([A-Za-z0-9!#$%&'*+.^_`|~-]{1,128})$")
 _BODY = re.compile(r"^\$response\.body((?:#/[^\s{}]*)?|(?:\.[A-Za-z0-9_-]+)+)$")
+
+
+@dataclass
+class Keeps:
+    """What a step's ways may read that a step saves only when asked: its status (under
+    `status`, unless the step succeeds on the one status `pinned`) and its headers (each under
+    the name `headers` gives it, else `<prefix>_<header>`); `wanted` gets the headers a way
+    reads, by the name it reads them under."""
+
+    status: str
+    prefix: str
+    headers: dict[str, str]  # lowercase header → the name the step saves it under already
+    pinned: int | None = None
+    wanted: dict[str, str] | None = None
+
+    def header(self, name: str) -> str:
+        """The name a way reads header `name` under (wanted from the step)."""
+        saved = self.headers.get(name.lower())
+        if saved is None:
+            saved = f"{self.prefix}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"[:64]
+        if self.wanted is None:
+            self.wanted = {}
+        self.wanted[saved] = name
+        return saved
 
 
 @dataclass(frozen=True)
@@ -50,13 +75,17 @@ def ways_in(
     where: str,
     scope: Mapping[str, Any],
     next_id: str | None,
+    keeps: Keeps | None = None,
 ) -> tuple[list[Way], list[str]]:
     """The ways on from a step, the last one taken when no other is, and what was left out in
-    words (a way that is never taken); StepRefused naming every way outside the subset."""
+    words (a way that is never taken); StepRefused naming every way outside the subset. A way
+    on a status the step's success does not hold to, or on a header, reads what `keeps` says
+    the step saves."""
     problems: list[str] = []
     notes: list[str] = []
     ways: list[Way] = []
-    pinned = _pinned_status(raw_step)
+    keeps = keeps or Keeps("", "", {})
+    keeps.pinned = _pinned_status(raw_step)
     for n, a in enumerate(actions):
         name = str(a.get("name", f"way{n + 1}")) if isinstance(a, dict) else f"way{n + 1}"
         if not isinstance(a, dict) or a.get("type") not in ("goto", "end"):
@@ -81,7 +110,8 @@ def ways_in(
                 )
             break
         try:
-            tests = way_tests(a["criteria"], raw_step, f"{where}: onSuccess {name}", scope, pinned)
+            said = f"{where}: onSuccess {name}"
+            tests = way_tests(a["criteria"], raw_step, said, scope, keeps)
         except ArazzoRefused as exc:
             problems.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
             continue
@@ -108,8 +138,8 @@ def _pinned_status(raw_step: Mapping[str, Any]) -> int | None:
         for part in all_of(c):
             said = part.get("condition") if isinstance(part, dict) else None
             m = _STATUS.match(str(said)) if "context" not in part else None
-            if m is not None:
-                return int(m.group(1))
+            if m is not None and m.group(1) == "==":
+                return int(m.group(2))
     return None
 
 
@@ -137,7 +167,7 @@ def way_tests(
     raw_step: Mapping[str, Any],
     where: str,
     scope: Mapping[str, Any],
-    pinned: int | None,
+    keeps: Keeps,
 ) -> tuple[IfTest, ...] | None:
     """A way's criteria as the tests of an `if` after the step (None: the way is never taken,
     its status not one the step succeeds with); StepRefused naming each one outside."""
@@ -149,11 +179,13 @@ def way_tests(
     for c in criteria:
         for part in all_of(c):
             try:
-                status = _status_test(part, where, pinned)
-                if status is None:
-                    tests.append(_test(part, raw_step, where, scope))
+                held = _status_test(part, where, keeps)
+                if held is None:
+                    tests.append(_test(part, raw_step, where, scope, keeps))
+                elif isinstance(held, IfTest):
+                    tests.append(held)
                 else:
-                    never = never or not status
+                    never = never or not held
             except ArazzoRefused as exc:
                 problems.append(str(exc))
     if problems:
@@ -165,26 +197,29 @@ def way_tests(
     return tuple(tests)
 
 
-def _status_test(part: Any, where: str, pinned: int | None) -> bool | None:
-    """A `$statusCode == N` criterion: whether it holds of every success (None: not one)."""
+def _status_test(part: Any, where: str, keeps: Keeps) -> bool | IfTest | None:
+    """A `$statusCode` criterion: whether it holds of every success, when the step succeeds on
+    one status and it asks `==`; else a test of the status the step saved (None: not one)."""
     said = part.get("condition") if isinstance(part, dict) else None
-    m = _STATUS.match(str(said)) if isinstance(said, str) and "context" not in part else None
+    m = _STATUS.match(said) if isinstance(said, str) and "context" not in part else None
     if m is None:
         if isinstance(said, str) and "$statusCode" in said and "context" not in part:
             raise ArazzoRefused(
                 f"{where}: the condition {said!r} is outside the subset (a way tests the"
-                " status only as `$statusCode == N`)"
+                " status as `$statusCode == N`, or another comparison with a number)"
             )
         return None
-    if pinned is None:
-        raise ArazzoRefused(
-            f"{where}: {said!r} tests the status, which a run keeps only as the step's success"
-            " (its successCriteria allow more than one status: give it `$statusCode == N`)"
-        )
-    return int(m.group(1)) == pinned
+    pinned, name = keeps.pinned, keeps.status
+    if pinned is not None and m.group(1) == "==":
+        return int(m.group(2)) == pinned
+    if not name:
+        raise ArazzoRefused(f"{where}: {said!r} tests the status of a step that saves none")
+    return IfTest(name, m.group(1), int(m.group(2)))
 
 
-def _test(part: Any, raw_step: Mapping[str, Any], where: str, scope: Mapping[str, Any]) -> IfTest:
+def _test(
+    part: Any, raw_step: Mapping[str, Any], where: str, scope: Mapping[str, Any], keeps: Keeps
+) -> IfTest:
     """One criterion as a test: a comparison of a saved value with a literal (`== true` of a
     boolean kept the test that it is true), or a jsonpath presence test on a saved value."""
     if not isinstance(part, dict):
@@ -196,7 +231,8 @@ def _test(part: Any, raw_step: Mapping[str, Any], where: str, scope: Mapping[str
         wrong = query_refusal(query)
         if wrong is not None:
             raise ArazzoRefused(f"{where}: the jsonpath {query!r} is no RFC 9535 query ({wrong})")
-        return IfTest(_path(str(part.get("context", "")), raw_step, where, scope), query=query)
+        context = str(part.get("context", ""))
+        return IfTest(_path(context, raw_step, where, scope, keeps), query=query)
     if kind != "simple" or "context" in part:
         raise ArazzoRefused(
             f"{where}: a {kind!r} criterion is outside the subset of a way (a comparison, or a"
@@ -217,20 +253,30 @@ def _test(part: Any, raw_step: Mapping[str, Any], where: str, scope: Mapping[str
         value = literal_value(m.group(3))
     except ValueError as exc:
         raise ArazzoRefused(f"{where}: {said!r}: {exc}") from None
-    path = _path(m.group(1), raw_step, where, scope)
+    path = _path(m.group(1), raw_step, where, scope, keeps)
     if m.group(2) == "==" and value is True:
         return IfTest(path)
     return IfTest(path, m.group(2), value)
 
 
-def _path(expr: str, raw_step: Mapping[str, Any], where: str, scope: Mapping[str, Any]) -> str:
+def _path(
+    expr: str, raw_step: Mapping[str, Any], where: str, scope: Mapping[str, Any], keeps: Keeps
+) -> str:
     """A runtime expression as the saved value it reads: the step's own body (what it saved),
-    a step's output, an input."""
+    one of its headers (it saves it), a step's output, an input."""
+    header = _HEADER.match(expr.strip())
+    if header is not None and keeps.prefix:
+        return keeps.header(header.group(1))
     body = _BODY.match(expr.strip())
     if body is None:
         return template_in(expr.strip(), where, scope).strip("{}")
-    sid = raw_step.get("stepId")
-    saved = [v[0] for k, v in scope.items() if k.startswith(f"$steps.{sid}.outputs.")]
+    sid, outs = raw_step.get("stepId"), raw_step.get("outputs")
+    saved = [  # the answer's body, as the step saved it (not its status or a header)
+        found[0]
+        for key, said in (outs.items() if isinstance(outs, dict) else ())
+        if str(said).strip().startswith("$response.body")
+        and isinstance(found := scope.get(f"$steps.{sid}.outputs.{key}"), tuple)
+    ]
     if not saved:
         raise ArazzoRefused(
             f"{where}: a test on $response.body needs the step to save it (outputs)"

@@ -93,14 +93,26 @@ def _call_out(
         failure.append({"name": f"{s.id}_failed", "type": "goto", "stepId": s.on_failure})
     if failure:
         out["onFailure"] = failure
-    if s.save_as and s.kind == "workflow":  # each output of the workflow it runs, by name
-        names = _returned(callees[s.target or ""]) if s.target in callees else []
-        if names:
-            out["outputs"] = {n: f"$outputs.{n}" for n in names}
-    elif s.save_as:
-        out["outputs"] = {s.save_as: "$response.body"}
+    outputs = _outputs_out(s, callees)
+    if outputs:
+        out["outputs"] = outputs
     if s.on_error:
         out["x-skillpress-on-error"] = s.on_error
+    return out
+
+
+def _outputs_out(s: Step, callees: Mapping[str, Workflow]) -> dict[str, str]:
+    """What a call step saves, as its outputs: the answer (a workflow step's: each output of
+    the workflow it runs, by name), its status and the headers it keeps."""
+    out: dict[str, str] = {}
+    if s.save_as and s.kind == "workflow":
+        names = _returned(callees[s.target or ""]) if s.target in callees else []
+        out.update({n: f"$outputs.{n}" for n in names})
+    elif s.save_as:
+        out[s.save_as] = "$response.body"
+    if s.status_as:
+        out[s.status_as] = "$statusCode"
+    out.update({name: f"$response.header.{header}" for name, header in s.headers_as})
     return out
 
 
@@ -227,9 +239,17 @@ class _Writer:
         self.params = set((wf.parameters.get("properties") or {}).keys())
         self.failure_targets = {s.on_failure for s in walk_steps(wf.steps) if s.on_failure}
         self.saver = {
-            s.save_as: ("!" if s.kind == "workflow" else "") + s.id
-            for s in walk_steps(wf.steps)
-            if s.save_as
+            **{
+                s.save_as: ("!" if s.kind == "workflow" else "") + s.id
+                for s in walk_steps(wf.steps)
+                if s.save_as
+            },
+            **{
+                name: s.id
+                for s in walk_steps(wf.steps)
+                for name in [s.status_as or "", *(n for n, _ in s.headers_as)]
+                if name
+            },
         }
         self.outputs: dict[str, Any] = {}
 

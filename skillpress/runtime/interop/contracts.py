@@ -261,6 +261,10 @@ def _step_lines(skill: Skill, steps: Any, depth: int) -> list[str]:
             said = f"call `{name}` with `{json.dumps(step.args, ensure_ascii=False)}`"
             if step.save_as:
                 said += f"; keep its answer as `{step.save_as}`"
+            if step.status_as:
+                said += f"; keep its status as `{step.status_as}`"
+            for name, header in step.headers_as:
+                said += f"; keep its `{header}` header as `{name}`"
             if step.on_failure:
                 said += f"; if it fails, go on from step `{step.on_failure}`"
             elif step.on_error:

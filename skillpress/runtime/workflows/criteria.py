@@ -22,6 +22,7 @@ __all__ = [
     "from_criterion",
     "literal_text",
     "literal_value",
+    "ordered",
     "query_refusal",
     "selects",
     "to_criterion",
@@ -61,25 +62,21 @@ class BodyTest:
             return found and isinstance(at, str) and re.search(self.value, at) is not None
         if self.op in ("==", "!="):  # a value not there is null, as Arazzo runners read it
             return bool(at == self.value) == (self.op == "==")
-        numbers = all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in (at, self.value)
-        )
-        if not found or not numbers:
-            return False
-        return bool(
-            {
-                "<": at < self.value,
-                "<=": at <= self.value,
-                ">": at > self.value,
-                ">=": at >= self.value,
-            }[self.op]
-        )
+        return found and ordered(self.op, at, self.value)
 
     def said(self) -> str:
         where = _pointer(self.path)
         if self.kind == "compare":
             return f"$response.body{where} {self.op} {literal_text(self.value)}"
         return f"{self.kind} {self.value!r} on $response.body{where}"
+
+
+def ordered(op: str, at: Any, value: Any) -> bool:
+    """`at op value` for `<`, `<=`, `>`, `>=`: numbers only (true is no number); anything else
+    is not in order, as Arazzo runners read it."""
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (at, value)):
+        return False
+    return bool({"<": at < value, "<=": at <= value, ">": at > value, ">=": at >= value}[op])
 
 
 def _at(body: Any, path: tuple[str, ...]) -> tuple[bool, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 from skillpress.runtime.workflows.criteria import (
     literal_text,
     literal_value,
+    ordered,
     query_refusal,
     selects,
 )
@@ -64,19 +65,7 @@ class IfTest:
             )
         if self.op in ("==", "!="):
             return _same(value, self.value) == (self.op == "==")
-        numbers = all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in (value, self.value)
-        )
-        if not numbers:
-            return False
-        return bool(
-            {
-                "<": value < self.value,
-                "<=": value <= self.value,
-                ">": value > self.value,
-                ">=": value >= self.value,
-            }[self.op]
-        )
+        return ordered(self.op, value, self.value)
 
     def excludes(self, other: IfTest) -> bool:
         """Whether the two cannot both hold: the same value equal to two different literals,

@@ -80,7 +80,18 @@ WORKFLOW_KEYS = (
 
 
 STEP_KEYS = {
-    "tool": ("id", "tool", "args", "save_as", "on_error", "on_failure", "success", "retry"),
+    "tool": (
+        "id",
+        "tool",
+        "args",
+        "save_as",
+        "status_as",
+        "headers_as",
+        "on_error",
+        "on_failure",
+        "success",
+        "retry",
+    ),
     "workflow": ("id", "workflow", "args", "save_as", "on_error"),
     "if": ("id", "if", "then", "else"),
     "return": ("id", "return"),
@@ -164,6 +175,7 @@ def _call_step(item: dict[str, Any], sid: str, kind: str, where: str) -> Step:
             where,
             f"save_as {save_as!r}: letters, digits and '_' (what a template can name)",
         )
+    status_as, headers_as = _kept(item, where)
     return Step(
         sid,
         kind,
@@ -173,7 +185,33 @@ def _call_step(item: dict[str, Any], sid: str, kind: str, where: str) -> Step:
         _opt(item.get("on_error")),
         rules=rules_of(item, where) if kind == "tool" else None,
         on_failure=_opt(item.get("on_failure")),
+        status_as=status_as,
+        headers_as=headers_as,
     )
+
+
+_HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+
+
+def _kept(item: Mapping[str, Any], where: str) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """A tool step's `status_as: NAME` (its answer's status saved) and `headers_as: {NAME:
+    Header}` (those headers saved, null when the answer has none), checked."""
+    status_as = item.get("status_as")
+    if status_as is not None and not _NAME.match(str(status_as)):
+        raise _refuse(where, f"status_as {status_as!r}: letters, digits and '_'")
+    raw = item.get("headers_as")
+    if raw is None:
+        return _opt(status_as), ()
+    if not isinstance(raw, dict) or not raw or len(raw) > 16:
+        raise _refuse(where, "headers_as is a mapping of 1 to 16 NAME: Header-Name")
+    for name, header in raw.items():
+        if not _NAME.match(str(name)) or not isinstance(header, str) or not _HEADER.match(header):
+            raise _refuse(
+                where,
+                f"headers_as {name!r}: {header!r}: a name of letters, digits and '_', and a"
+                " header's name",
+            )
+    return _opt(status_as), tuple((str(k), str(v)) for k, v in raw.items())
 
 
 def _opt(value: Any) -> str | None:

@@ -69,6 +69,13 @@ class StepRules:
     body: tuple[BodyTest, ...] = ()  # tests of the answer's body, all of which must hold too
     # groups of status tests of which one must hold (`$statusCode == 200 || $statusCode == 201`)
     either: tuple[tuple[tuple[str, int], ...], ...] = ()
+    keep_status: bool = False  # the step saves its answer's status (`status_as`)
+    keep_headers: tuple[str, ...] = ()  # the answer's headers it saves (`headers_as`), lowercase
+
+    @property
+    def answered(self) -> bool:
+        """Whether the step's call gives back more than the body (an `Answered`)."""
+        return self.keep_status or bool(self.keep_headers)
 
     def succeeded(self, status: int, answer: Any = None) -> bool:
         return (
@@ -108,6 +115,16 @@ def _holds(status: int, op: str, n: int) -> bool:
 
 
 @dataclass(frozen=True)
+class Answered:
+    """A step's answer when it keeps more than the body: its status and the headers it names
+    (lowercase; one the answer did not carry is not there)."""
+
+    body: Any
+    status: int | None
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Step:
     id: str
     kind: str  # tool | workflow | if | return | fail
@@ -121,6 +138,8 @@ class Step:
     value: Any = None  # what `return` gives, or `fail`'s message
     rules: StepRules | None = None  # a tool step's own success tests and retries
     on_failure: str | None = None  # a tool step that fails goes on from this later step
+    status_as: str | None = None  # a tool step's answer's status, saved under this name
+    headers_as: tuple[tuple[str, str], ...] = ()  # (name, header): headers saved (null: absent)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from skillpress.runtime.package.kinds import operation_kinds
 from skillpress.runtime.package.model import Skill, Tool
 from skillpress.runtime.workflows.if_tests import NotATest
 from skillpress.runtime.workflows.model import (
+    Answered,
     Pending,
     Run,
     Step,
@@ -85,6 +86,19 @@ def render(value: Any, env: Mapping[str, Any]) -> Any:
     if isinstance(value, list):
         return [render(v, env) for v in value]
     return value
+
+
+def _keep(s: Step, answer: Any, env: dict[str, Any]) -> None:
+    """A step's status and headers saved where it says (Pending in a dry run, as its body)."""
+    status: Any
+    if isinstance(answer, Answered):
+        status, headers = answer.status, answer.headers
+    else:  # a call that answers the body alone (a dry run: not known yet)
+        status, headers = answer if isinstance(answer, Pending) else None, {}
+    if s.status_as:
+        env[s.status_as] = status
+    for name, header in s.headers_as:
+        env[name] = answer if isinstance(answer, Pending) else headers.get(header.lower())
 
 
 def _if_holds(s: Step, env: dict[str, Any]) -> Any:
@@ -234,6 +248,8 @@ def run_workflow(
             owner, tool = wf.owner(skill, s.target or "")
             answer = call(s.id, tool, given, owner, s.rules)
             outcome.trace.append(f"{label}{s.id}: {tool.operation}")
+            _keep(s, answer, env)
+            answer = answer.body if isinstance(answer, Answered) else answer
         outcome.result = answer
         if s.save_as:
             env[s.save_as] = answer

@@ -104,6 +104,7 @@ class StepRecord:
     skill: str = ""  # the skill the operation belongs to
     request: dict[str, Any] | None = None
     status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # only those the step saves
     tries: list[dict[str, Any]] = field(default_factory=list)
     waited: float = 0.0
     started_at: str = ""

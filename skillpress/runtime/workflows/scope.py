@@ -101,7 +101,7 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     step names a workflow of the skill with the parameters it declares."""
     params = set((wf.parameters.get("properties") or {}).keys())
     saved_anywhere: set[str] = set()  # saved by the steps walked so far
-    saved_by = {s.save_as: s.id for s in walk_steps(wf.steps) if s.save_as}
+    saved_by = {name: s.id for s in walk_steps(wf.steps) for name, _ in _saves(s)}
 
     def walk(steps: tuple[Step, ...], scope: set[str]) -> None:
         scope = set(scope)
@@ -136,11 +136,11 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
                         )
                 walk(s.then, scope)
                 walk(s.otherwise, scope)
-            if s.save_as:
-                if s.save_as in saved_anywhere or s.save_as in params:
-                    raise _refuse(where, f"save_as {s.save_as!r} is used already; name it anew")
-                saved_anywhere.add(s.save_as)
-                scope.add(s.save_as)
+            for name, key in _saves(s):
+                if name in saved_anywhere or name in params:
+                    raise _refuse(where, f"{key} {name!r} is used already; name it anew")
+                saved_anywhere.add(name)
+                scope.add(name)
         _after_failures(wf.name, steps)
 
     walk(wf.steps, params)
@@ -169,6 +169,15 @@ def _check_scope(wf: Workflow, skill: Skill, names: set[str]) -> None:
     _unreachable(wf.name, wf.steps)
 
 
+def _saves(s: Step) -> list[tuple[str, str]]:
+    """What a step saves, each name with the key that names it."""
+    return [
+        *([(s.save_as, "save_as")] if s.save_as else []),
+        *([(s.status_as, "status_as")] if s.status_as else []),
+        *((name, "headers_as") for name, _ in s.headers_as),
+    ]
+
+
 def _after_failures(wf: str, steps: tuple[Step, ...]) -> None:
     """The steps a failure goes on to read nothing the steps it skipped would have saved (the
     failed one's answer included)."""
@@ -176,7 +185,7 @@ def _after_failures(wf: str, steps: tuple[Step, ...]) -> None:
         if s.on_failure is None:
             continue
         j = next(k for k, x in enumerate(steps) if x.id == s.on_failure)
-        skipped = {x.save_as for x in steps[i:j] if x.save_as}
+        skipped = {name for x in steps[i:j] for name, _ in _saves(x)}
         for later in walk_steps(steps[j:]):
             reads = set(
                 _refs(later.args) if later.kind in ("tool", "workflow") else _refs(later.value)

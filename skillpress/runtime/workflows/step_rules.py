@@ -54,9 +54,18 @@ def rules_of(item: Mapping[str, Any], where: str) -> StepRules | None:
                 )
             body.append(test)
     limit, after = _retry(item.get("retry"), where)
-    if not success and not body and not limit and not either:
+    keep_status = item.get("status_as") is not None
+    headers_as = item.get("headers_as")
+    keep = (
+        tuple(str(h).lower() for h in (headers_as or {}).values())
+        if isinstance(headers_as, dict)
+        else ()
+    )
+    if not success and not body and not limit and not either and not keep_status and not keep:
         return None
-    return StepRules(tuple(success), limit, float(after), tuple(body), tuple(either))
+    return StepRules(
+        tuple(success), limit, float(after), tuple(body), tuple(either), keep_status, keep
+    )
 
 
 def _retry(retry: Any, where: str) -> tuple[int, float]:

@@ -4,6 +4,7 @@ request with the credentials as the variables they come from, its answer redacte
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +21,7 @@ from skillpress.runtime.calling.calls import (
 from skillpress.runtime.calling.execute import repeatable
 from skillpress.runtime.calling.request import CallRefused, ExecutionFailed
 from skillpress.runtime.package.model import Skill, Tool
-from skillpress.runtime.workflows.model import StepFailed, StepRules, Workflow
+from skillpress.runtime.workflows.model import Answered, StepFailed, StepRules, Workflow
 from skillpress.runtime.workflows.run_log import (
     ReplayRefused,
     RunJournal,
@@ -76,16 +77,14 @@ def placed_step(
     below 400) and further tries when it did not succeed — only when the call is safe to repeat
     (a read, or a write with an Idempotency-Key); every try is in the log. In a resumed run, a
     step the run had sent is replayed from the log instead (its request built and checked the
-    same, nothing sent)."""
-    import json
-
+    same, nothing sent); an `Answered` when the step keeps its status or headers."""
     at, began = log.started()
     record = StepRecord(step, tool.operation, "failed", skill=owner.slug, started_at=at)
     try:
         placed = prepare_call(tool, given, owner.hosts, setup)
         record.request = _logged_request(placed, setup)
         if log.replaying:
-            return log.replay(step, tool.operation, record.request)
+            return _replayed(log, step, tool.operation, record.request, rules)
         log.check_sendable(step, given)
         if placed.gate is not None:
             ask_gatekeeper(gatekeeper, placed.gate, owner.slug)
@@ -136,8 +135,18 @@ def placed_step(
         log.add(record, began)
         raise StepFailed("", step, record.error)
     record.outcome = "sent"
+    kept = {h: result.headers[h] for h in judge.keep_headers if h in result.headers}
+    record.headers = redact(kept)  # as the answer is: a secret a header carries is not kept
     log.add(record, began)
-    return answer
+    return Answered(answer, result.status, kept) if judge.answered else answer
+
+
+def _replayed(log: RunLog, step: str, operation: str, request: Any, rules: StepRules | None) -> Any:
+    """A resumed run's step read back from its record: its answer, with the status and headers
+    it kept when it keeps them."""
+    body = log.replay(step, operation, request)
+    done = log.steps[-1]
+    return Answered(body, done.status, done.headers) if rules and rules.answered else body
 
 
 DIRECT = "direct"  # the execution a direct call's run is kept as: one call, from a slash line
