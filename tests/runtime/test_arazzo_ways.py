@@ -317,13 +317,12 @@ def _with_ways(ways: list[dict[str, Any]], success: list[dict[str, Any]] | None 
 def test_a_way_is_refused_naming_what_it_tests_when_no_run_can_say_it(
     shop: tuple[Skill, dict[str, bytes]],  # noqa: F811
 ) -> None:
-    """A status compared with anything but a number, `||` in a way, and a way that is no
-    action Arazzo defines on success: each way's refusal said at once."""
+    """A status compared with anything but a number, and a way that is no action Arazzo
+    defines on success: each way's refusal said at once."""
     skill, files = shop
     doc = _with_ways(
         [
             _way("made", [{"condition": "$statusCode == $inputs.channel"}], "look"),
-            _way("either", [{"condition": "$response.body#/a == 1 || $response.body#/b == 2"}]),
             {"name": "again", "type": "retry"},
         ],
         success=[{"condition": "$statusCode == 200 || $statusCode == 201"}],
@@ -335,8 +334,6 @@ def test_a_way_is_refused_naming_what_it_tests_when_no_run_can_say_it(
         f"  - {where} made: the condition '$statusCode == $inputs.channel' is outside the"
         " subset (a way tests the status as `$statusCode == N`, or another comparison with a"
         " number)",
-        f"  - {where} either: the condition '$response.body#/a == 1 || $response.body#/b == 2'"
-        " is outside the subset of a way (`||`: give each alternative its own way)",
         f"  - {where} again: a 'retry' action is not one the Arazzo specification defines on"
         " success (goto or end)",
     ]
@@ -430,3 +427,73 @@ def test_a_way_on_a_header_or_a_status_has_the_step_save_it(
         {"condition": "$steps.make.outputs.make_X_Held == 'yes'"},
         {"condition": "$steps.make.outputs.make_status >= 201"},
     ]
+
+
+def test_either_of_two_conditions_is_a_way_for_each_taken_in_turn(
+    shop: tuple[Skill, dict[str, bytes]],  # noqa: F811
+) -> None:
+    """`a || b && c` in a way beside another criterion: a way per alternative (`&&` binds
+    first), each with the other criterion, the first that holds taken, as `||` reads; the
+    export writes them as ways of their own, which import back the same."""
+    skill, files = shop
+    doc = _with_ways(
+        [
+            _way(
+                "either",
+                [
+                    {
+                        "condition": "$response.body#/a == 1 || $response.body#/b == 2 && $response.body#/c != 3"
+                    },
+                    {"condition": "$response.body#/d == true"},
+                ],
+            )
+        ]
+    )
+    steps = from_arazzo(doc, skill, files)["workflows"][0]["steps"]
+    assert steps[1]["id"] == "either" and steps[1]["if"] == ["make_body.a == 1", "make_body.d"]
+    (second,) = steps[1]["else"]
+    assert (second["id"], second["if"], second["then"]) == (
+        "either-or2",
+        ["make_body.b == 2", "make_body.c != 3", "make_body.d"],
+        [],
+    )
+    text = yaml.safe_dump({"workflows": from_arazzo(doc, skill, files)["workflows"]})
+    flows = load_workflows({**files, "workflows.yaml": text.encode()}, skill)
+    again = from_arazzo(to_arazzo(flows, skill, files=files), skill, files)
+    assert again["workflows"][0]["steps"] == steps
+
+
+def test_a_retry_with_criteria_on_the_status_is_a_retry_for_those_statuses(
+    shop: tuple[Skill, dict[str, bytes]],  # noqa: F811
+) -> None:
+    """An onFailure retry whose criteria test the status (`$statusCode == 503`) retries only
+    then, and is written back with them; a retry on anything else is refused, naming it."""
+    skill, files = shop
+    look = copy.deepcopy(LOOK)  # a read: safe to try again
+    look["onFailure"] = [
+        {
+            "name": "busy",
+            "type": "retry",
+            "retryAfter": 2,
+            "retryLimit": 3,
+            "criteria": [{"condition": "$statusCode == 503"}],
+        }
+    ]
+    doc = _doc([MAKE, look])
+    steps = from_arazzo(doc, skill, files)["workflows"][0]["steps"]
+    assert steps[1]["retry"] == {"limit": 3, "after": 2, "when": ["$statusCode == 503"]}
+    text = yaml.safe_dump({"workflows": from_arazzo(doc, skill, files)["workflows"]})
+    flows = load_workflows({**files, "workflows.yaml": text.encode()}, skill)
+    out = to_arazzo(flows, skill, files=files)["workflows"][0]["steps"][1]
+    assert out["onFailure"] == [
+        {
+            "name": "retry",
+            "type": "retry",
+            "retryAfter": 2.0,
+            "retryLimit": 3,
+            "criteria": [{"condition": "$statusCode == 503"}],
+        }
+    ]
+    look["onFailure"][0]["criteria"] = [{"condition": "$response.body#/busy == true"}]
+    with pytest.raises(ArazzoRefused, match=r"a retry's criterion '\$response.body#/busy"):
+        from_arazzo(_doc([MAKE, look]), skill, files)

@@ -373,3 +373,43 @@ def test_a_step_of_its_own_succeeds_on_the_statuses_it_names_and_retries_only_wh
     )
     with pytest.raises(StepFailed, match=r"answered 200 \(it succeeds on \$statusCode == 201\)"):
         run_workflow(flows, "wants_created", {}, skill, call)
+
+
+def test_a_retry_for_some_statuses_tries_again_only_on_those(unruly: _Unruly) -> None:
+    """`retry: {when: [...]}` (an Arazzo retry's criteria on the status): a read answered 429
+    is tried again when the retry is for 429, and not when it is for 503 only."""
+    from skillpress.runtime.calling.calls import closed_gate
+    from skillpress.runtime.workflows.load import load_workflows
+    from skillpress.runtime.workflows.run import StepFailed, run_workflow
+    from skillpress.runtime.workflows.run_log import RunLog
+    from skillpress.runtime.workflows.steps import placed_step
+
+    skill = _skill(unruly.url)
+    flows = load_workflows(
+        {
+            "workflows.yaml": b"""workflows:
+  - name: for_429
+    execution: hardened
+    steps:
+      - {id: fetch, tool: read, args: {kind: flaky, key: w1},
+         retry: {limit: 2, after: 0, when: ["$statusCode == 429"]}}
+  - name: for_503
+    execution: hardened
+    steps:
+      - {id: fetch, tool: read, args: {kind: flaky, key: w2},
+         retry: {limit: 2, after: 0, when: ["$statusCode >= 500"]}}
+"""
+        },
+        skill,
+    )
+    log = RunLog()
+
+    def call(step: str, tool: Any, given: dict[str, Any], owner: Skill, rules: Any) -> Any:
+        setup = CallSetup(limits=CallLimits(retries=0, max_wait=5))
+        return placed_step(step, tool, given, owner, setup, closed_gate, log, rules)
+
+    assert run_workflow(flows, "for_429", {}, skill, call).result == {"ok": True, "try": 2}
+    with pytest.raises(StepFailed, match=r"step fetch failed: read answered 429"):
+        run_workflow(flows, "for_503", {}, skill, call)
+    assert [len(r.tries) for r in log.steps] == [2, 1]
+    assert unruly.seen[("GET", "/flaky/w1")] == 2 and unruly.seen[("GET", "/flaky/w2")] == 1

@@ -161,7 +161,7 @@ CHECK = {
         ),
         (
             _one([{**CHECK, "retry": {"limit": 3, "wait": 1}}]),
-            "workflows.yaml: flow step check: retry is {limit: N, after: SECONDS} (unknown key 'wait' (it takes limit, after))",
+            "workflows.yaml: flow step check: retry is {limit: N, after: SECONDS, when: [STATUS TESTS]} (unknown key 'wait' (it takes limit, after, when))",
         ),
         (
             _one([{"id": "a", "tol": "list_rooms"}]),

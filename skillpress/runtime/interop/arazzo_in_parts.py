@@ -454,12 +454,32 @@ def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
         or len(rest) != 1
         or not isinstance(rest[0], dict)
         or rest[0].get("type") != "retry"
-        or rest[0].get("criteria")
-        or set(rest[0]) - {"name", "type", "retryAfter", "retryLimit"}
+        or set(rest[0]) - {"name", "type", "retryAfter", "retryLimit", "criteria"}
     ):
         raise ArazzoRefused(
-            f"{where}: onFailure maps when it is one retry (retryAfter, retryLimit) without"
-            " criteria, a goto and an end"
+            f"{where}: onFailure maps when it is one retry (retryAfter, retryLimit, criteria on"
+            " the status), a goto and an end"
         )
+    when = _retry_when(rest[0].get("criteria"), where)
     after = rest[0].get("retryAfter", 1)
-    return {"limit": rest[0].get("retryLimit", 1), "after": after}
+    made = {"limit": rest[0].get("retryLimit", 1), "after": after}
+    return {**made, "when": when} if when else made
+
+
+_RETRY_STATUS = re.compile(r"^\s*\$statusCode\s*(==|!=|<=|>=|<|>)\s*(\d{3})\s*$")
+
+
+def _retry_when(criteria: Any, where: str) -> list[str]:
+    """A retry's criteria as the status tests it is for (each must hold; `&&` joins two)."""
+    tests: list[str] = []
+    for c in criteria or []:
+        said = c.get("condition") if isinstance(c, dict) else None
+        for part in str(said).split("&&") if isinstance(said, str) else [None]:
+            m = _RETRY_STATUS.match(part) if part is not None and "context" not in c else None
+            if m is None:
+                raise ArazzoRefused(
+                    f"{where}: a retry's criterion {said!r} is outside the subset (a retry is"
+                    " for statuses: `$statusCode == 503`, `$statusCode >= 500`)"
+                )
+            tests.append(f"$statusCode {m.group(1)} {m.group(2)}")
+    return tests

@@ -109,19 +109,21 @@ def ways_in(
                     " taken; left out"
                 )
             break
-        try:
-            said = f"{where}: onSuccess {name}"
-            tests = way_tests(a["criteria"], raw_step, said, scope, keeps)
-        except ArazzoRefused as exc:
-            problems.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
-            continue
-        if tests is None:
-            notes.append(
-                f"{where}: onSuccess {name} tests a status the step never succeeds with, so it"
-                " is never taken; left out"
-            )
-            continue
-        ways.append(Way(name, a, tests))
+        for k, criteria in enumerate(_alternatives(a["criteria"], f"{where}: onSuccess {name}")):
+            alt = name if k == 0 else f"{name}-or{k + 1}"  # `||`: a way per alternative, in turn
+            try:
+                said = f"{where}: onSuccess {name}"
+                tests = way_tests(criteria, raw_step, said, scope, keeps)
+            except ArazzoRefused as exc:
+                problems.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
+                break
+            if tests is None:
+                notes.append(
+                    f"{where}: onSuccess {alt} tests a status the step never succeeds with, so"
+                    " it is never taken; left out"
+                )
+                continue
+            ways.append(Way(alt, {**a, "name": alt}, tests))
     if problems:
         raise StepRefused(problems)
     if not ways or ways[-1].tests is not None:  # none held: the next step, or the end
@@ -129,6 +131,26 @@ def ways_in(
         on = {"name": name, "type": "goto", "stepId": next_id}
         ways.append(Way(name, on if next_id is not None else {"name": name, "type": "end"}, None))
     return _without_unneeded(ways), notes
+
+
+MAX_ALTERNATIVES = 16
+
+
+def _alternatives(criteria: Any, where: str) -> list[Any]:
+    """A way's criteria with `||` in a simple condition, as the criteria of each alternative
+    (`a || b` beside `c`: [a, c] then [b, c]; `&&` binds first, as it reads), taken in turn as
+    the first that holds is; as written otherwise."""
+    if not isinstance(criteria, list):
+        return [criteria]
+    out: list[list[Any]] = [[]]
+    for c in criteria:
+        said = c.get("condition") if isinstance(c, dict) else None
+        simple = isinstance(said, str) and "||" in said and "context" not in c
+        parts = [p.strip() for p in str(said).split("||")] if simple else [None]
+        out = [[*o, c if p is None else {**c, "condition": p}] for o in out for p in parts]
+        if len(out) > MAX_ALTERNATIVES:
+            raise ArazzoRefused(f"{where}: more than {MAX_ALTERNATIVES} alternatives (`||`)")
+    return out
 
 
 def _pinned_status(raw_step: Mapping[str, Any]) -> int | None:
@@ -237,11 +259,6 @@ def _test(
         raise ArazzoRefused(
             f"{where}: a {kind!r} criterion is outside the subset of a way (a comparison, or a"
             " jsonpath test)"
-        )
-    if "||" in said:
-        raise ArazzoRefused(
-            f"{where}: the condition {said!r} is outside the subset of a way (`||`: give each"
-            " alternative its own way)"
         )
     m = _SIMPLE.match(said)
     if m is None:

@@ -81,14 +81,15 @@ def _call_out(
     out["successCriteria"] = status + [to_criterion(t) for t in (rules.body if rules else ())]
     failure: list[dict[str, Any]] = []
     if rules is not None and rules.retry_limit:
-        failure.append(
-            {
-                "name": "retry",
-                "type": "retry",
-                "retryAfter": rules.retry_after,
-                "retryLimit": rules.retry_limit,
-            }
-        )
+        retry: dict[str, Any] = {
+            "name": "retry",
+            "type": "retry",
+            "retryAfter": rules.retry_after,
+            "retryLimit": rules.retry_limit,
+        }
+        if rules.retry_when:
+            retry["criteria"] = [{"condition": f"$statusCode {o} {n}"} for o, n in rules.retry_when]
+        failure.append(retry)
     if s.on_failure:
         failure.append({"name": f"{s.id}_failed", "type": "goto", "stepId": s.on_failure})
     if failure:

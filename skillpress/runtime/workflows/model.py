@@ -71,6 +71,15 @@ class StepRules:
     either: tuple[tuple[tuple[str, int], ...], ...] = ()
     keep_status: bool = False  # the step saves its answer's status (`status_as`)
     keep_headers: tuple[str, ...] = ()  # the answer's headers it saves (`headers_as`), lowercase
+    # the statuses a retry is for (`retry.when`: each must hold); none: any that did not succeed
+    retry_when: tuple[tuple[str, int], ...] = ()
+
+    def again(self, status: int, answer: Any = None) -> bool:
+        """Whether a call answered so is tried again (its retry left aside): it did not
+        succeed, and its status is one the retry is for."""
+        return not self.succeeded(status, answer) and all(
+            _holds(status, op, n) for op, n in self.retry_when
+        )
 
     @property
     def answered(self) -> bool:

@@ -53,7 +53,7 @@ def rules_of(item: Mapping[str, Any], where: str) -> StepRules | None:
                     where, f"success {cond!r}: a status test is like '$statusCode == 201'"
                 )
             body.append(test)
-    limit, after = _retry(item.get("retry"), where)
+    limit, after, when = _retry(item.get("retry"), where)
     keep_status = item.get("status_as") is not None
     headers_as = item.get("headers_as")
     keep = (
@@ -64,19 +64,30 @@ def rules_of(item: Mapping[str, Any], where: str) -> StepRules | None:
     if not success and not body and not limit and not either and not keep_status and not keep:
         return None
     return StepRules(
-        tuple(success), limit, float(after), tuple(body), tuple(either), keep_status, keep
+        tuple(success), limit, float(after), tuple(body), tuple(either), keep_status, keep, when
     )
 
 
-def _retry(retry: Any, where: str) -> tuple[int, float]:
-    """`retry: {limit, after}` as (further tries, seconds between); (0, 0.0) when none."""
+def _retry(retry: Any, where: str) -> tuple[int, float, tuple[tuple[str, int], ...]]:
+    """`retry: {limit, after, when}` as (further tries, seconds between, the status tests a
+    retry is for: `when: ["$statusCode == 503"]`); (0, 0.0, ()) when none."""
     limit, after = 0, 0.0
+    when: list[tuple[str, int]] = []
     if retry is not None:
-        unknown = unknown_keys(retry, ("limit", "after")) if isinstance(retry, dict) else ""
+        unknown = unknown_keys(retry, ("limit", "after", "when")) if isinstance(retry, dict) else ""
         if not isinstance(retry, dict) or unknown:
             raise _refuse(
-                where, f"retry is {{limit: N, after: SECONDS}}{f' ({unknown})' if unknown else ''}"
+                where,
+                f"retry is {{limit: N, after: SECONDS, when: [STATUS TESTS]}}"
+                f"{f' ({unknown})' if unknown else ''}",
             )
+        for said in retry.get("when") or []:
+            m = STATUS.match(said.strip()) if isinstance(said, str) else None
+            if m is None:
+                raise _refuse(
+                    where, f"retry.when {said!r}: a status test, like '$statusCode == 503'"
+                )
+            when.append((m.group(1), int(m.group(2))))
         limit, after = retry.get("limit", 1), retry.get("after", 1.0)
         if (
             not isinstance(limit, int)
@@ -92,4 +103,4 @@ def _retry(retry: Any, where: str) -> tuple[int, float]:
             or not 0 <= after <= MAX_RETRY_AFTER
         ):
             raise _refuse(where, f"retry.after {after!r}: seconds from 0 to {MAX_RETRY_AFTER:g}")
-    return limit, float(after)
+    return limit, float(after), tuple(when)

@@ -94,7 +94,7 @@ def placed_step(
         tries, waited = list(result.attempts), result.waited
         safe = repeatable(placed.request)
         for _ in range(judge.retry_limit if safe else 0):
-            if judge.succeeded(result.status, result.body_value()):
+            if not judge.again(result.status, result.body_value()):
                 break
             if tries:
                 tries[-1] = {**tries[-1], "then_waited": judge.retry_after}
