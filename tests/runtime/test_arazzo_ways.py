@@ -15,10 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
+from skillpress.derive.package import derive_package
+from skillpress.derive.package_types import DeriveOptions
 from skillpress.runtime.interop.arazzo import ArazzoRefused
 from skillpress.runtime.interop.arazzo_in import from_arazzo
 from skillpress.runtime.interop.arazzo_out import to_arazzo
 from skillpress.runtime.package.model import Skill
+from skillpress.runtime.package.skill import load_skill
 from skillpress.runtime.workflows.if_tests import IfTest, if_tests
 from skillpress.runtime.workflows.load import load_workflows
 from tests.fake_api import Reply, Seen
@@ -497,3 +500,50 @@ def test_a_retry_with_criteria_on_the_status_is_a_retry_for_those_statuses(
     look["onFailure"][0]["criteria"] = [{"condition": "$response.body#/busy == true"}]
     with pytest.raises(ArazzoRefused, match=r"a retry's criterion '\$response.body#/busy"):
         from_arazzo(_doc([MAKE, look]), skill, files)
+
+
+def test_a_form_payload_written_as_its_text_is_its_fields() -> None:
+    """`payload: "grant_type=authorization_code&code={$inputs.code}"` for a form body, as
+    documents write one: the fields it spells, each templated as any value is (#56.3)."""
+    spec = _spec(
+        "Tokens",
+        {
+            "/token": {
+                "post": _body_op(
+                    "getToken",
+                    {"grant_type": "string", "code": "string"},
+                    ["grant_type", "code"],
+                    media="application/x-www-form-urlencoded",
+                )
+            }
+        },
+    )
+    files = dict(derive_package(json.dumps(spec).encode(), DeriveOptions(slug="tokens")).files)
+    skill = load_skill(files)
+    doc = {
+        "arazzo": "1.0.1",
+        "info": {"title": "t", "version": "1"},
+        "sourceDescriptions": [{"name": "tokens", "url": "./t.json", "type": "openapi"}],
+        "workflows": [
+            {
+                "workflowId": "token",
+                "inputs": {
+                    "type": "object",
+                    "properties": {"code": {"type": "string"}},
+                    "required": ["code"],
+                },
+                "steps": [
+                    {
+                        "stepId": "get",
+                        "operationId": "getToken",
+                        "requestBody": {
+                            "contentType": "application/x-www-form-urlencoded",
+                            "payload": "grant_type=authorization_code&code={$inputs.code}",
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    (step,) = from_arazzo(doc, skill, files)["workflows"][0]["steps"]
+    assert step["args"] == {"grant_type": "authorization_code", "code": "{{code}}"}

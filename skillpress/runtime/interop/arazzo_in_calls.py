@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl
 
 from skillpress.format.credentials import default_credential_env
 from skillpress.runtime.interop.arazzo import OK, ArazzoRefused, Locator
@@ -72,11 +73,15 @@ def all_of(criterion: Any) -> list[Any]:
 
 
 def payload_in(body: Mapping[str, Any], where: str) -> Any:
-    """A step's payload as the request's fields: a mapping as written, or the text of a JSON
-    body (`payload: |` with `{$…}` in it, as documents write one) read as the fields it spells;
+    """A step's payload as the request's fields: a mapping as written, the text of a JSON
+    body (`payload: |` with `{$…}` in it, as documents write one) or of a form read as the
+    fields it spells;
     text that is not JSON where the body is JSON is refused, saying where it stops being JSON."""
     payload = body.get("payload")
     kind = str(body.get("contentType") or "application/json")
+    if isinstance(payload, str) and "x-www-form-urlencoded" in kind and "=" in payload:
+        # a form written as its text (`grant_type=code&code={$inputs.code}`): its fields
+        return dict(parse_qsl(payload.strip(), keep_blank_values=True))
     if not isinstance(payload, str) or payload.lstrip().startswith("$") or "json" not in kind:
         return payload
     try:
