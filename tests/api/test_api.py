@@ -1074,7 +1074,9 @@ def test_a_first_catch_up_is_sent_compressed_to_a_client_that_takes_it(served: S
     assert "content-encoding" not in plain.headers and len(plain.content) > 4096
     assert packed.headers["content-encoding"] == "gzip" and packed.json() == plain.json()
     assert packed.headers["vary"] == "Accept-Encoding"
-    assert packed.num_bytes_downloaded < len(plain.content) / 2
+    # it is mostly sha256 digests in hex (4 bits a character): gzip takes them to about half,
+    # a little more or less by the digests; what is sent as is would be all of it
+    assert packed.num_bytes_downloaded < len(plain.content) * 0.75
 
 
 def test_a_skills_credential_is_named_over_the_api_and_the_console(served: Served) -> None:
