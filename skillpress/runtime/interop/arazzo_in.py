@@ -17,6 +17,7 @@ from skillpress.runtime.interop.arazzo_in_calls import (
     credential_given,
     named_otherwise,
     payload_in,
+    refused_parts,
     with_shared,
     workflow_step_extras,
 )
@@ -89,11 +90,6 @@ def arazzo_words(said: str) -> str:
 
 
 Built = tuple[list[dict[str, Any]], str | None]  # steps, and the stepId the way jumps on to
-
-
-def _named(sid: str) -> str:
-    """A step id as the start of a name a template can read."""
-    return (re.sub(r"[^A-Za-z0-9_]", "_", sid).lstrip("0123456789") or "step")[:56]
 
 
 class _Reader:
@@ -174,7 +170,7 @@ class _Reader:
         try:
             return self.one_call(s)
         except ArazzoRefused as exc:
-            self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
+            self.refusals.extend(refused_parts(exc))
             sid = str(s.get("stepId", ""))
             outs = s.get("outputs")
             for key in outs if isinstance(outs, dict) else {}:
@@ -194,7 +190,7 @@ class _Reader:
             try:
                 return part(*args)
             except ArazzoRefused as exc:
-                problems.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
+                problems.extend(refused_parts(exc))
                 return None
 
         for key in sorted(set(s) - STEP_KEYS):
@@ -359,7 +355,7 @@ class _Reader:
                 ways = self.ways(raw_step, seq[-1], actions, where, following)
                 cond_steps, after = self.branch(ways, where, seen, saved, stop)
             except ArazzoRefused as exc:  # the ways do not map: the steps after are read still
-                self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
+                self.refusals.extend(refused_parts(exc))
                 self.read_rest(n + 1, seen)
                 return seq, None
             seq += cond_steps
@@ -381,12 +377,7 @@ class _Reader:
     ) -> list[Way]:
         """A step's ways on (what they leave out said); a way on its status has the step save
         it."""
-        prefix = _named(str(raw_step.get("stepId")))
-        keeps = Keeps(
-            step.get("status_as") or f"{prefix}_status",
-            prefix if "tool" in step else "",
-            {h.lower(): n for n, h in (step.get("headers_as") or {}).items()},
-        )
+        keeps = Keeps.of(str(raw_step.get("stepId")), step)
         ways, left_out = ways_in(raw_step, actions, where, self.scope, following, keeps)
         if "tool" in step and any(t.head == keeps.status for w in ways for t in w.tests or ()):
             step.setdefault("status_as", keeps.status)
@@ -411,10 +402,10 @@ class _Reader:
                         f"{self.name} step {raw.get('stepId')}",
                         self.scope,
                         None,
-                        Keeps(f"{_named(str(raw.get('stepId')))}_status", "x", {}),
+                        Keeps.of(str(raw.get("stepId")), {}),
                     )
                 except ArazzoRefused as exc:
-                    self.refusals.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
+                    self.refusals.extend(refused_parts(exc))
         try:  # and what the workflow's outputs read
             value_in(self.outputs, f"{self.name} outputs", self.scope)
         except ArazzoRefused as exc:

@@ -23,6 +23,7 @@ __all__ = [
     "credential_given",
     "named_otherwise",
     "payload_in",
+    "refused_parts",
     "with_shared",
     "workflow_step_extras",
 ]
@@ -34,6 +35,11 @@ class StepRefused(ArazzoRefused):
     def __init__(self, all_: list[str]) -> None:
         super().__init__(all_[0])
         self.all = all_
+
+
+def refused_parts(exc: ArazzoRefused) -> list[str]:
+    """Every part a refusal names (a step's several, or the one)."""
+    return exc.all if isinstance(exc, StepRefused) else [str(exc)]
 
 
 def workflow_step_extras(

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from skillpress.format.declaration import HEADER_NAME
 from skillpress.runtime.interop.arazzo import ArazzoRefused, Locator
 from skillpress.runtime.package.model import PackageError, Skill, Tool, UnknownOperation
 from skillpress.runtime.workflows.criteria import (
@@ -308,7 +309,21 @@ _DEFINED = re.compile(
 )
 _BODY_DOTTED = re.compile(r"^\$response\.body((?:\.[A-Za-z0-9_-]+)+)$")  # as examples write it
 _HEADERS = re.compile(r"^\$response\.headers\.")  # as one example writes it; the grammar: header
-_HEADER = re.compile(r"^\$response\.header\.([A-Za-z0-9!#$%&'*+.^_`|~-]{1,128})$")
+# a status test as a way or a retry writes it (`$statusCode >= 500`)
+STATUS_TEST = re.compile(r"^\s*\$statusCode\s*(==|!=|<=|>=|<|>)\s*(\d{3})\s*$")
+
+
+def response_header(said: str) -> str | None:
+    """The header `$response.header.<name>` names, or None."""
+    name = said.removeprefix("$response.header.")
+    return name if name != said and HEADER_NAME.match(name) else None
+
+
+def name_of(sid: str, limit: int = 58) -> str:
+    """A step id as a name a template can read (its start, when something follows it)."""
+    return (re.sub(r"[^A-Za-z0-9_]", "_", sid).lstrip("0123456789") or "step")[:limit]
+
+
 _OUTPUTS = re.compile(r"^\$outputs((?:\.[A-Za-z0-9_-]+)+)$")
 
 
@@ -349,7 +364,7 @@ def outputs_in(
     if not paths:
         return kept
     whole = next((k for k, p in paths.items() if not p), None)
-    saved = whole or (re.sub(r"[^A-Za-z0-9_]", "_", sid).lstrip("0123456789") or "step")[:58]
+    saved = whole or name_of(sid)
     if whole is None:
         saved += "_body"
     for key, path in paths.items():
@@ -384,9 +399,9 @@ def _output_path(key: Any, said: str, named: bool, workflow_step: bool, where: s
 def _kept_output(key: str, said: str, kept: dict[str, Any]) -> bool:
     """Whether an output is the answer's status or one of its headers, noted in `kept` as the
     step's `status_as` or `headers_as`."""
-    header = _HEADER.match(said)
+    header = response_header(said)
     if header:
-        kept.setdefault("headers_as", {})[key] = header.group(1)
+        kept.setdefault("headers_as", {})[key] = header
     elif said == "$statusCode":
         kept["status_as"] = key
     return bool(header) or said == "$statusCode"
@@ -466,16 +481,13 @@ def _retry_in(actions: Any, where: str) -> dict[str, Any] | None:
     return {**made, "when": when} if when else made
 
 
-_RETRY_STATUS = re.compile(r"^\s*\$statusCode\s*(==|!=|<=|>=|<|>)\s*(\d{3})\s*$")
-
-
 def _retry_when(criteria: Any, where: str) -> list[str]:
     """A retry's criteria as the status tests it is for (each must hold; `&&` joins two)."""
     tests: list[str] = []
     for c in criteria or []:
         said = c.get("condition") if isinstance(c, dict) else None
         for part in str(said).split("&&") if isinstance(said, str) else [None]:
-            m = _RETRY_STATUS.match(part) if part is not None and "context" not in c else None
+            m = STATUS_TEST.match(part) if part is not None and "context" not in c else None
             if m is None:
                 raise ArazzoRefused(
                     f"{where}: a retry's criterion {said!r} is outside the subset (a retry is"

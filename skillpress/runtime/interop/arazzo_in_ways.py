@@ -14,8 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillpress.runtime.interop.arazzo import ArazzoRefused
-from skillpress.runtime.interop.arazzo_in_calls import StepRefused, all_of
-from skillpress.runtime.interop.arazzo_in_parts import template_in
+from skillpress.runtime.interop.arazzo_in_calls import StepRefused, all_of, refused_parts
+from skillpress.runtime.interop.arazzo_in_parts import (
+    STATUS_TEST,
+    name_of,
+    response_header,
+    template_in,
+)
 from skillpress.runtime.workflows.criteria import literal_value, query_refusal
 from skillpress.runtime.workflows.if_tests import IfTest, if_entry
 
@@ -24,9 +29,7 @@ __all__ = ["Keeps", "Way", "WayBuilt", "chained", "ways_in"]
 # a way read on: its steps, the stepId it jumps on to (None: it ends), the stepId it went to
 WayBuilt = tuple[list[dict[str, Any]], str | None, str | None]
 
-_STATUS = re.compile(r"^\s*\$statusCode\s*(==|!=|<=|>=|<|>)\s*(\d{3})\s*$")
 _SIMPLE = re.compile(r"^\s*(\$[^\s=!<>]+)\s*(==|!=|<=|>=|<|>)\s*(\S.*?)\s*$")
-_HEADER = re.compile(r"^\$response\.header\.([A-Za-z0-9!#$%&'*+.^_`|~-]{1,128})$")
 _BODY = re.compile(r"^\$response\.body((?:#/[^\s{}]*)?|(?:\.[A-Za-z0-9_-]+)+)$")
 
 
@@ -42,6 +45,17 @@ class Keeps:
     headers: dict[str, str]  # lowercase header → the name the step saves it under already
     pinned: int | None = None
     wanted: dict[str, str] | None = None
+
+    @classmethod
+    def of(cls, sid: str, step: Mapping[str, Any]) -> Keeps:
+        """What the ways of step `sid` may have it save, given what it saves already (`step`,
+        as workflows.yaml writes it: none yet for a step read only for its refusals)."""
+        prefix = name_of(sid, 56)
+        return cls(
+            step.get("status_as") or f"{prefix}_status",
+            prefix if "tool" in step or not step else "",
+            {str(h).lower(): n for n, h in (step.get("headers_as") or {}).items()},
+        )
 
     def header(self, name: str) -> str:
         """The name a way reads header `name` under (wanted from the step)."""
@@ -115,7 +129,7 @@ def ways_in(
                 said = f"{where}: onSuccess {name}"
                 tests = way_tests(criteria, raw_step, said, scope, keeps)
             except ArazzoRefused as exc:
-                problems.extend(exc.all if isinstance(exc, StepRefused) else [str(exc)])
+                problems.extend(refused_parts(exc))
                 break
             if tests is None:
                 notes.append(
@@ -159,7 +173,7 @@ def _pinned_status(raw_step: Mapping[str, Any]) -> int | None:
     for c in crit if isinstance(crit, list) else []:
         for part in all_of(c):
             said = part.get("condition") if isinstance(part, dict) else None
-            m = _STATUS.match(str(said)) if "context" not in part else None
+            m = STATUS_TEST.match(str(said)) if "context" not in part else None
             if m is not None and m.group(1) == "==":
                 return int(m.group(2))
     return None
@@ -223,7 +237,7 @@ def _status_test(part: Any, where: str, keeps: Keeps) -> bool | IfTest | None:
     """A `$statusCode` criterion: whether it holds of every success, when the step succeeds on
     one status and it asks `==`; else a test of the status the step saved (None: not one)."""
     said = part.get("condition") if isinstance(part, dict) else None
-    m = _STATUS.match(said) if isinstance(said, str) and "context" not in part else None
+    m = STATUS_TEST.match(said) if isinstance(said, str) and "context" not in part else None
     if m is None:
         if isinstance(said, str) and "$statusCode" in said and "context" not in part:
             raise ArazzoRefused(
@@ -281,9 +295,9 @@ def _path(
 ) -> str:
     """A runtime expression as the saved value it reads: the step's own body (what it saved),
     one of its headers (it saves it), a step's output, an input."""
-    header = _HEADER.match(expr.strip())
+    header = response_header(expr.strip())
     if header is not None and keeps.prefix:
-        return keeps.header(header.group(1))
+        return keeps.header(header)
     body = _BODY.match(expr.strip())
     if body is None:
         return template_in(expr.strip(), where, scope).strip("{}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -354,9 +353,7 @@ class _Writer:
         """One test of an `if` as an Arazzo criterion: a simple condition (`== true` for a
         boolean, which standard runners evaluate as skillpress does; a JSONPath test is true
         there whenever the path matches, even `false`), or the jsonpath presence test it is."""
-        head = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)$", test.path)
-        assert head is not None
-        said = _expr(head.group(1), head.group(2), self.params, self.saver)
+        said = _expr(test.head, test.path[len(test.head) :], self.params, self.saver)
         if test.query is not None:
             return {"context": said, "condition": test.query, "type": "jsonpath"}
         if test.op:

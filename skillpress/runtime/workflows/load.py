@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from skillpress.format.declaration import READ_METHODS, templated
+from skillpress.format.declaration import HEADER_NAME, READ_METHODS, templated
 from skillpress.format.errors import SpecRefused
 from skillpress.format.keys import unknown_keys
 from skillpress.format.load import LoadLimits, parse_bytes
@@ -183,14 +183,15 @@ def _call_step(item: dict[str, Any], sid: str, kind: str, where: str) -> Step:
         args,
         save_as,
         _opt(item.get("on_error")),
-        rules=rules_of(item, where) if kind == "tool" else None,
+        rules=(
+            rules_of(item, where, status_as is not None, tuple(h.lower() for _, h in headers_as))
+            if kind == "tool"
+            else None
+        ),
         on_failure=_opt(item.get("on_failure")),
         status_as=status_as,
         headers_as=headers_as,
     )
-
-
-_HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 
 
 def _kept(item: Mapping[str, Any], where: str) -> tuple[str | None, tuple[tuple[str, str], ...]]:
@@ -205,7 +206,11 @@ def _kept(item: Mapping[str, Any], where: str) -> tuple[str | None, tuple[tuple[
     if not isinstance(raw, dict) or not raw or len(raw) > 16:
         raise _refuse(where, "headers_as is a mapping of 1 to 16 NAME: Header-Name")
     for name, header in raw.items():
-        if not _NAME.match(str(name)) or not isinstance(header, str) or not _HEADER.match(header):
+        if (
+            not _NAME.match(str(name))
+            or not isinstance(header, str)
+            or not HEADER_NAME.match(header)
+        ):
             raise _refuse(
                 where,
                 f"headers_as {name!r}: {header!r}: a name of letters, digits and '_', and a"

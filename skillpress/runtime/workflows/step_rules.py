@@ -28,8 +28,15 @@ def _either(cond: str, where: str) -> tuple[tuple[str, int], ...]:
     return tuple((p.group(1), int(p.group(2))) for p in parts if p)
 
 
-def rules_of(item: Mapping[str, Any], where: str) -> StepRules | None:
-    """A tool step's success tests and retry (None: a status below 400, no retry)."""
+def rules_of(
+    item: Mapping[str, Any],
+    where: str,
+    keep_status: bool = False,
+    keep_headers: tuple[str, ...] = (),
+) -> StepRules | None:
+    """A tool step's success tests and retry, and whether its call gives back its status and
+    which headers (lowercase), as its `status_as` and `headers_as` say (None: a status below
+    400, no retry, the body alone)."""
     raw_success = item.get("success")
     success: list[tuple[str, int]] = []
     body: list[BodyTest] = []
@@ -54,17 +61,17 @@ def rules_of(item: Mapping[str, Any], where: str) -> StepRules | None:
                 )
             body.append(test)
     limit, after, when = _retry(item.get("retry"), where)
-    keep_status = item.get("status_as") is not None
-    headers_as = item.get("headers_as")
-    keep = (
-        tuple(str(h).lower() for h in (headers_as or {}).values())
-        if isinstance(headers_as, dict)
-        else ()
-    )
-    if not success and not body and not limit and not either and not keep_status and not keep:
+    if not (success or body or limit or either or keep_status or keep_headers):
         return None
     return StepRules(
-        tuple(success), limit, float(after), tuple(body), tuple(either), keep_status, keep, when
+        tuple(success),
+        limit,
+        float(after),
+        tuple(body),
+        tuple(either),
+        keep_status,
+        keep_headers,
+        when,
     )
 
 
