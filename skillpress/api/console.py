@@ -9,7 +9,7 @@ import asyncio
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, Request, UploadFile
+from fastapi import APIRouter, Form, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -23,7 +23,7 @@ from skillpress.api.console_kit import (
     render,
 )
 from skillpress.api.deps import read_spec_input, state
-from skillpress.api.skill_page import skill_view
+from skillpress.api.skill_page import changes_view, skill_view
 from skillpress.app.operator import changes, intake
 from skillpress.app.records.runs import get_run
 from skillpress.errors import NotFound, Permanent, Refused, Retryable
@@ -254,15 +254,40 @@ def _submission_page(request: Request, slug: str, submission: str, after: int | 
 
 @router.get("/skills/{slug}", response_class=HTMLResponse)
 def skill_page(
-    request: Request, slug: str, file: str | None = None, v: str | None = None, q: str = ""
+    request: Request,
+    slug: str,
+    file: str | None = None,
+    v: str | None = None,
+    q: str = "",
+    ap: int = 1,
 ) -> Response:
     operator_of(request)
     try:
         st = state(request)
-        view = skill_view(st.ctx, slug, file, v, q.strip()[:100], st.drops_seen)
+        view = skill_view(st.ctx, slug, file, v, q.strip()[:100], page=ap, drops_seen=st.drops_seen)
     except NotFound as exc:
         return render(request, "skills.html", 404, skills=[], error=str(exc))
     return render(request, "skill.html", **view)
+
+
+@router.get("/skills/{slug}/changes", response_class=HTMLResponse)
+def changes_page(
+    request: Request,
+    slug: str,
+    v: str,
+    which: str = Query("changed", alias="list"),
+    start: int = Query(0, alias="from"),
+) -> Response:
+    """One of a proposal's lists of changes: whole as a page, or (to htmx, which puts it in
+    the skill page in place of the link) the entries from `from` on."""
+    operator_of(request)
+    try:
+        view = changes_view(state(request).ctx, slug, v, which)
+    except NotFound as exc:
+        return render(request, "skills.html", 404, skills=[], error=str(exc))
+    if request.headers.get("hx-request"):
+        return render(request, "_diff_rest.html", **view, start=max(start, 0))
+    return render(request, "changes.html", **view)
 
 
 @router.get("/skills/{slug}/runs/{run_id}", response_class=HTMLResponse)

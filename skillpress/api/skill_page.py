@@ -5,15 +5,20 @@ forms offer. Pure reads over the use-cases; `console` renders it."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from skillpress.api.console_kit import ANNOTATION_KINDS, RISKS
 from skillpress.app.base.context import AppContext
 from skillpress.app.base.views import AnnotationView
 from skillpress.app.records.runs import list_runs
+from skillpress.errors import NotFound
 
-__all__ = ["skill_view"]
+__all__ = ["changes_view", "skill_view"]
 
 FILES_SHOWN = 200  # a version's files listed at once; more are found by name (`q`)
+LISTED = 40  # entries of each of a proposal's lists of changes shown; the rest load when asked
+ANNOTATIONS_SHOWN = 50  # annotations a page of the skill page's table holds
+CHANGE_LISTS = ("added", "removed", "changed")
 
 
 def _listed(
@@ -41,6 +46,7 @@ def skill_view(
     file: str | None,
     ref: str | None,
     query: str = "",
+    page: int = 1,
     drops_seen: dict[tuple[str, str | None], tuple[tuple[str, bool], ...]] | None = None,
 ) -> dict[str, Any]:
     """The skill page's whole read model: its versions (the live one, the proposal after it and
@@ -72,6 +78,10 @@ def skill_view(
     chosen = file if file in files else ("body.md" if "body.md" in files else None)
     entry, beside = _beside(manifest, chosen, by_target)
     listed, hidden = _listed(sorted(files), chosen, manifest, query)
+    here = {"v": ref, "file": file, "q": query}
+    pages = max(1, -(-len(annotations) // ANNOTATIONS_SHOWN))
+    page = min(max(page, 1), pages)
+    first = (page - 1) * ANNOTATIONS_SHOWN
     return {
         "skill": skill,
         "versions": versions,
@@ -89,7 +99,12 @@ def skill_view(
         "content": files[chosen].decode("utf-8", "replace") if chosen else "",
         "entry": entry,
         "beside": beside,
-        "annotations": annotations,
+        "annotations": annotations[first : first + ANNOTATIONS_SHOWN],
+        "annotations_total": len(annotations),
+        "annotations_first": first,
+        "annotation_page": page,
+        "annotation_pages": [(n, _link(slug, {**here, "ap": n})) for n in range(1, pages + 1)],
+        "LISTED": LISTED,
         "counts": {t: len(v) for t, v in by_target.items()},
         "operations": [o.name for o in manifest.operations] if manifest else [],
         "categories": [c.name for c in manifest.categories] if manifest else [],
@@ -154,3 +169,19 @@ RUNS_SHOWN = 20  # workflow runs the skill page lists (newest first)
 # operations a form offers as a list to pick from; a larger API's are named (GitHub's 1,100
 # names were 55 KB of every skill page, in the annotation form and each re-key choice)
 OPTIONS_LISTED = 200
+
+
+def _link(slug: str, params: dict[str, Any]) -> str:
+    """The skill page's address with the parameters that are set."""
+    kept = {k: v for k, v in params.items() if v not in (None, "", 1)}
+    return f"/skills/{slug}" + (f"?{urlencode(kept)}" if kept else "")
+
+
+def changes_view(ctx: AppContext, slug: str, version: str, which: str) -> dict[str, Any]:
+    """One of a version's lists of changes against the live one, whole (what the skill page
+    shows the first `LISTED` of)."""
+    from skillpress.app.records.versions import diff_versions
+
+    if which not in CHANGE_LISTS:
+        raise NotFound(f"no list {which!r} of changes: one of {', '.join(CHANGE_LISTS)}")
+    return {"slug": slug, "diff": diff_versions(ctx, slug, None, version), "list": which}

@@ -587,3 +587,23 @@ def test_the_console_at_githubs_size_stays_in_the_window(
         context.close()
     # the page is a page, not 44,000 px of it
     assert sizes[("/skills/github", 1280)][1] < 12_000, sizes
+    # #59.2: once a group of gates is proposed the page stays under 100 KB (it was 186 KB: every
+    # annotation a row with its own form); the changes' rest comes in place when asked for
+    with served.client() as c:
+        done = c.post("/v1/skills/github/suggestions/confirm", json={"groups": ["deletes"]})
+        assert done.status_code == 200, done.text
+        changed = [x["operation"] for x in c.get("/v1/skills/github/diff").json()["changed"]]
+    with httpx.Client(base_url=served.base, follow_redirects=True, timeout=60) as plain:
+        plain.get(f"/sign-in?token={served.token}")
+        html = plain.get("/skills/github").content
+    assert len(changed) > 150 and len(html) < 100_000, (len(changed), len(html))
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(served.sign_in)
+    page.goto(f"{served.base}/skills/github")
+    items = page.locator("#changed > ul > li > code:first-child")
+    assert items.count() < len(changed)
+    page.locator("#changed li.more a").click()
+    page.locator("#changed li.more").wait_for(state="detached")
+    assert items.all_inner_texts() == changed
+    context.close()
