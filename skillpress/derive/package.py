@@ -31,6 +31,7 @@ from skillpress.derive.package_types import (
     package_id,
 )
 from skillpress.derive.purpose import skill_purpose
+from skillpress.derive.read_aside import read_json_aside
 from skillpress.derive.refs import Resolver
 from skillpress.derive.render import render_operation
 from skillpress.derive.schema import SchemaTranslator
@@ -56,6 +57,7 @@ from skillpress.format.text import short_text
 
 __all__ = [
     "declare_tools",
+    "derive_bytes",
     "derive_document",
     "derive_package",
     "read_api",
@@ -68,16 +70,43 @@ def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPa
     """Bytes of an OpenAPI document → a skill package. Raises `SpecRefused` for refused input."""
     options = options or DeriveOptions()
     with gc_paused():
-        return derive_document(read_document(data, options), spec_sha256(data), options)
+        return derive_bytes(data, options)[0]
+
+
+def derive_bytes(data: bytes, options: DeriveOptions) -> tuple[SkillPackage, dict[str, Any]]:
+    """The package and the document it came from. Where `options.processes` allows, a large
+    JSON document is parsed fast while a forked child reads it as `load_document` does, and
+    the package is handed out only when the child agrees (`read_aside`): refused in its words
+    when it refuses, derived again from its reading when it reads another document."""
+    sha = spec_sha256(data)
+    with gc_paused():  # (for the child too: it reads with no collection either)
+        fast = read_json_aside(data, options.limits) if options.processes > 1 else None
+    if fast is not None:
+        document, aside = fast
+        _read(data, options)
+        try:
+            package = derive_document(document, sha, options)
+        except Exception:
+            if aside.agrees():  # (a refusal of the child's is raised in its place)
+                raise
+        else:
+            if aside.agrees():
+                return package, document
+    document = read_document(data, options)
+    return derive_document(document, sha, options), document
 
 
 def read_document(data: bytes, options: DeriveOptions) -> dict[str, Any]:
     """The document in `data`, parsed within the options' bounds (SpecRefused otherwise)."""
     with gc_paused():
         doc = load_document(data, options.limits)
+    _read(data, options)
+    return doc
+
+
+def _read(data: bytes, options: DeriveOptions) -> None:
     if options.on_stage:
         options.on_stage(f"read the document ({len(data):,} bytes)")
-    return doc
 
 
 def spec_sha256(data: bytes) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,14 @@ import yaml
 from skillpress.format.errors import SpecRefused
 from skillpress.format.text import INVISIBLE, visible
 
-__all__ = ["LoadLimits", "load_document", "parse_bytes"]
+__all__ = [
+    "LoadLimits",
+    "has_invisible",
+    "load_document",
+    "openapi_document",
+    "parse_bytes",
+    "visible_prose",
+]
 
 
 MAX_SPEC_BYTES = 32 * 1024 * 1024  # the default of SKILLPRESS_MAX_SPEC_BYTES
@@ -199,13 +207,14 @@ def _json_float(text: str) -> float:
     return value
 
 
-def _load_json(text: str) -> Any:
+def _load_json(text: str, parse_int: Callable[[str], Any] = int) -> Any:
     try:
         return json.loads(
             text,
             object_pairs_hook=_json_pairs,
             parse_constant=_json_constant,
             parse_float=_json_float,
+            parse_int=parse_int,
         )
     except json.JSONDecodeError as exc:
         raise SpecRefused(
@@ -219,8 +228,11 @@ def _load_json(text: str) -> Any:
         raise SpecRefused(f"not valid JSON: {exc}") from None
 
 
-def parse_bytes(data: bytes, limits: LoadLimits | None = None) -> Any:
-    """Parse JSON or YAML bytes into plain Python data, applying every load bound."""
+def parse_bytes(
+    data: bytes, limits: LoadLimits | None = None, parse_int: Callable[[str], Any] = int
+) -> Any:
+    """Parse JSON or YAML bytes into plain Python data, applying every load bound (`parse_int`
+    reads a JSON document's integers: one that looks at them gives the same values)."""
     limits = limits or LoadLimits()
     if len(data) > limits.max_bytes:
         raise SpecRefused(
@@ -240,10 +252,15 @@ def parse_bytes(data: bytes, limits: LoadLimits | None = None) -> Any:
     stripped = text.lstrip()
     if not stripped:
         raise SpecRefused("the document is empty")
-    doc = _load_json(text) if stripped[0] in "{[" else _load_yaml(text, limits)
-    if INVISIBLE.search(text) or _ESCAPED_INVISIBLE.search(text):
-        doc = _visible_prose(doc)
+    doc = _load_json(text, parse_int) if stripped[0] in "{[" else _load_yaml(text, limits)
+    if has_invisible(text):
+        doc = visible_prose(doc)
     return doc
+
+
+def has_invisible(text: str) -> bool:
+    """Whether the document's text holds an invisible character, as itself or as an escape."""
+    return bool(INVISIBLE.search(text) or _ESCAPED_INVISIBLE.search(text))
 
 
 # an invisible character written as an escape (JSON's and YAML's `\u200b`)
@@ -256,7 +273,8 @@ _ESCAPED_INVISIBLE = re.compile(r"\\u(?:200[b-f]|202[a-e]|206[0-46-9]|feff)", re
 _PROSE_KEYS = frozenset({"description", "summary", "title", "operationId", "x-summary"})
 
 
-def _visible_prose(doc: Any) -> Any:
+def visible_prose(doc: Any) -> Any:
+    """The document with its prose (`_PROSE_KEYS`) written out without invisible characters."""
     stack: list[Any] = [doc]
     while stack:
         node = stack.pop()
@@ -273,7 +291,11 @@ def _visible_prose(doc: Any) -> Any:
 
 def load_document(data: bytes, limits: LoadLimits | None = None) -> dict[str, Any]:
     """Parse and check that the bytes are an OpenAPI 3.x or Swagger 2.0 document."""
-    doc = parse_bytes(data, limits)
+    return openapi_document(parse_bytes(data, limits))
+
+
+def openapi_document(doc: Any) -> dict[str, Any]:
+    """`doc` when it is an OpenAPI 3.x or Swagger 2.0 document (SpecRefused says why not)."""
     if not isinstance(doc, dict):
         raise SpecRefused("not an OpenAPI document: the top level is not a mapping")
     version = doc.get("openapi")

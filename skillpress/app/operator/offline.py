@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillpress.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
 from skillpress.derive.model_grouping import Chat, choose_grouping
-from skillpress.derive.package import derive_document, read_document, spec_sha256
+from skillpress.derive.package import derive_bytes
 from skillpress.derive.package_types import PackageSummary
 from skillpress.errors import Refused
 from skillpress.format.load import MAX_SPEC_BYTES
@@ -140,8 +140,7 @@ def derive_file(
             data, options, client.complete, client.model, llm.llm_context_budget, say
         )
         return Derived(package, None)
-    document = read_document(data, options)
-    return Derived(derive_document(document, spec_sha256(data), options), document)
+    return Derived(*derive_bytes(data, options))
 
 
 def fetch_url(settings: Settings, url: str) -> bytes:

@@ -1,0 +1,159 @@
+"""Reading a large JSON document on two cores: a fast parse here while a forked child reads it as
+`load_document` does, whose word is final.
+
+Parsing GitHub's 13 MB with the standard library's parser, every object passed through the hook
+that refuses a duplicate key, is a quarter of a derivation. orjson parses it in less than half
+that time, but it keeps one of two duplicate keys where `load_document` refuses, and it reads an
+integer past 64 bits as a float. So the child (forked first: it holds the bytes already) reads
+the document exactly as `load_document` does and says (1) at once, whether the text holds an
+invisible character (the prose is then written out without them, here as there), and (2) when it
+is done, whether it agrees: the same document, or its refusal in its words, or a value orjson
+reads otherwise. The caller derives meanwhile and asks for (2) before handing the package out
+(`Aside.agrees`); on anything but agreement it refuses as the child did, or derives again from
+the document `load_document` reads. A child that dies says nothing, which is not agreement.
+Forking is only safe in a single-threaded process: only a command line asks for it
+(`DeriveOptions.processes`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from skillpress.format.errors import SpecRefused
+from skillpress.format.load import (
+    LoadLimits,
+    has_invisible,
+    openapi_document,
+    parse_bytes,
+    visible_prose,
+)
+
+__all__ = ["Aside", "read_json_aside"]
+
+MIN_BYTES = 1_000_000  # below this one parse costs less than a fork
+_BOM = b"\xef\xbb\xbf"
+# the integers orjson reads as integers; past them it reads a float where `json` an int
+_LOWEST, _HIGHEST = -(2**63), 2**64 - 1
+_AGREES, _DIFFERS, _REFUSED = b"=", b"~", b"!"
+
+
+@dataclass
+class Aside:
+    """The child reading the document as `load_document` does."""
+
+    pid: int
+    fd: int
+
+    def _read(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            got = os.read(self.fd, n - len(out))
+            if not got:
+                break
+            out += got
+        return out
+
+    def invisible(self) -> bool:
+        """Whether the text holds an invisible character (waits for the child to look)."""
+        return self._read(1) == b"1"
+
+    def agrees(self) -> bool:
+        """Waits for the child's verdict: True when it read the same document; SpecRefused in
+        its words when it refused the document; False when it read another (or said nothing)."""
+        with os.fdopen(self.fd, "rb") as pipe:
+            said = pipe.read()
+        os.waitpid(self.pid, 0)
+        if said[:1] == _REFUSED:
+            raise SpecRefused(said[1:].decode("utf-8", "replace"))
+        return said == _AGREES
+
+    def abandon(self) -> None:
+        """Stop the child: its verdict is not wanted."""
+        os.close(self.fd)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+
+
+def _checked_int(seen: list[int]) -> Callable[[str], int]:
+    def read(text: str) -> int:
+        value = int(text)
+        if not _LOWEST <= value <= _HIGHEST:
+            seen.append(value)
+        return value
+
+    return read
+
+
+def _check(data: bytes, limits: LoadLimits, write: Callable[[bytes], None]) -> None:
+    """The child's work: say whether the text has invisible characters, then read it as
+    `load_document` does and say whether orjson's reading is the same."""
+    try:
+        text = (data[3:] if data.startswith(_BOM) else data).decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""  # refused below, in load_document's words
+    write(b"1" if has_invisible(text) else b"0")
+    del text
+    big: list[int] = []
+    try:
+        openapi_document(parse_bytes(data, limits, parse_int=_checked_int(big)))
+    except SpecRefused as exc:
+        write(_REFUSED + str(exc).encode()[:4000])
+        return
+    write(_DIFFERS if big else _AGREES)
+
+
+def _fork(data: bytes, limits: LoadLimits) -> Aside:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: say, and leave without cleanup
+        code = 1
+        try:
+            os.close(read)
+
+            def said(part: bytes) -> None:
+                view = memoryview(part)
+                while view:
+                    view = view[os.write(write, view) :]
+
+            _check(data, limits, said)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    return Aside(pid, read)
+
+
+def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], Aside] | None:
+    """The document orjson reads, checked as `load_document` checks its top, and the child that
+    reads it as `load_document` does; None where this does not pay or cannot be (a small or
+    YAML document, no orjson, no fork, a document orjson does not read): read it as usual."""
+    body = data[3:] if data.startswith(_BOM) else data
+    if not (MIN_BYTES <= len(data) <= limits.max_bytes) or body[:64].lstrip()[:1] != b"{":
+        return None
+    try:
+        import orjson
+    except ImportError:
+        return None
+    if not hasattr(os, "fork"):
+        return None
+    aside = _fork(data, limits)
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        aside.abandon()
+        return None
+    try:
+        if aside.invisible():
+            doc = visible_prose(doc)
+        return openapi_document(doc), aside
+    except SpecRefused:
+        if aside.agrees():  # a refusal of the child's comes first, as load_document's would
+            raise
+        return None
