@@ -5,12 +5,12 @@ Parsing GitHub's 13 MB with the standard library's parser, every object passed t
 that refuses a duplicate key, is a quarter of a derivation. orjson parses it in less than half
 that time, but it keeps one of two duplicate keys where `load_document` refuses, and it reads an
 integer past 64 bits as a float. So the child (forked first: it holds the bytes already) reads
-the document exactly as `load_document` does and says (1) at once, whether the text holds an
-invisible character (the prose is then written out without them, here as there), and (2) when it
-is done, whether it agrees: the same document, or its refusal in its words, or a value orjson
-reads otherwise. The caller derives meanwhile and asks for (2) before handing the package out
-(`Aside.agrees`); on anything but agreement it refuses as the child did, or derives again from
-the document `load_document` reads. A child that dies says nothing, which is not agreement.
+the document exactly as `load_document` does and says, when it is done, whether it agrees: the
+same document, or its refusal in its words, or a value orjson reads otherwise. The caller
+derives meanwhile (its prose written out without invisible characters where the text has any,
+as `load_document` does) and asks before handing the package out (`Aside.agrees`); on anything
+but agreement it refuses as the child did, or derives again from the document `load_document`
+reads. A child that dies says nothing, which is not agreement.
 Forking is only safe in a single-threaded process: only a command line asks for it
 (`DeriveOptions.processes`).
 """
@@ -27,6 +27,7 @@ from skillpress.format.errors import SpecRefused
 from skillpress.format.load import (
     LoadLimits,
     has_invisible,
+    may_have_invisible,
     openapi_document,
     parse_bytes,
     visible_prose,
@@ -47,19 +48,6 @@ class Aside:
 
     pid: int
     fd: int
-
-    def _read(self, n: int) -> bytes:
-        out = b""
-        while len(out) < n:
-            got = os.read(self.fd, n - len(out))
-            if not got:
-                break
-            out += got
-        return out
-
-    def invisible(self) -> bool:
-        """Whether the text holds an invisible character (waits for the child to look)."""
-        return self._read(1) == b"1"
 
     def agrees(self) -> bool:
         """Waits for the child's verdict: True when it read the same document; SpecRefused in
@@ -92,14 +80,8 @@ def _checked_int(seen: list[int]) -> Callable[[str], int]:
 
 
 def _check(data: bytes, limits: LoadLimits, write: Callable[[bytes], None]) -> None:
-    """The child's work: say whether the text has invisible characters, then read it as
-    `load_document` does and say whether orjson's reading is the same."""
-    try:
-        text = (data[3:] if data.startswith(_BOM) else data).decode("utf-8")
-    except UnicodeDecodeError:
-        text = ""  # refused below, in load_document's words
-    write(b"1" if has_invisible(text) else b"0")
-    del text
+    """The child's work: read the document as `load_document` does and say whether orjson's
+    reading is the same."""
     big: list[int] = []
     try:
         openapi_document(parse_bytes(data, limits, parse_int=_checked_int(big)))
@@ -150,8 +132,8 @@ def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], As
         aside.abandon()
         return None
     try:
-        if aside.invisible():
-            doc = visible_prose(doc)
+        if may_have_invisible(body) and has_invisible(body.decode("utf-8")):
+            doc = visible_prose(doc)  # (what orjson read is UTF-8)
         return openapi_document(doc), aside
     except SpecRefused:
         if aside.agrees():  # a refusal of the child's comes first, as load_document's would

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from skillpress.format.errors import SpecRefused
 from skillpress.format.text import INVISIBLE, visible
 
@@ -23,6 +21,7 @@ __all__ = [
     "LoadLimits",
     "has_invisible",
     "load_document",
+    "may_have_invisible",
     "openapi_document",
     "parse_bytes",
     "visible_prose",
@@ -39,148 +38,6 @@ class LoadLimits:
     max_bytes: int = MAX_SPEC_BYTES
     max_yaml_aliases: int = 10_000
     max_expanded_nodes: int = 5_000_000
-
-
-_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s\[\]{},]+", re.MULTILINE)
-
-_REFUSED_TAGS = {
-    "tag:yaml.org,2002:binary": "!!binary",
-    "tag:yaml.org,2002:timestamp": "!!timestamp",
-    "tag:yaml.org,2002:omap": "!!omap",
-    "tag:yaml.org,2002:pairs": "!!pairs",
-    "tag:yaml.org,2002:set": "!!set",
-}
-
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _SpecLoader(_BaseLoader):  # type: ignore[misc]
-    """Safe loader: JSON-compatible tags only, string keys, no duplicate keys, finite floats."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
-        if not isinstance(node, yaml.MappingNode):
-            raise SpecRefused(f"expected a mapping at line {node.start_mark.line + 1}")
-        self.flatten_mapping(node)
-        mapping: dict[str, Any] = {}
-        lines: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise SpecRefused(
-                    f"a mapping key at line {key_node.start_mark.line + 1} is not a plain scalar;"
-                    " OpenAPI keys are strings"
-                )
-            key = str(key_node.value)
-            line = key_node.start_mark.line + 1
-            if key in mapping:
-                raise SpecRefused(
-                    f"duplicate key {key!r} at lines {lines[key]} and {line}:"
-                    " a document with duplicate keys is ambiguous; remove one"
-                )
-            lines[key] = line
-            mapping[key] = self.construct_object(value_node, deep=deep)
-        return mapping
-
-    def construct_yaml_float(self, node: Any) -> float:
-        value: float = super().construct_yaml_float(node)
-        if not math.isfinite(value):
-            raise SpecRefused(
-                f"non-finite number {node.value!r} at line {node.start_mark.line + 1}:"
-                " JSON has no infinity or NaN"
-            )
-        return value
-
-    def construct_yaml_map(self, node: Any) -> Any:
-        data: dict[str, Any] = {}
-        yield data
-        data.update(self.construct_mapping(node))
-
-    def refuse_tag(self, node: Any) -> Any:
-        tag = _REFUSED_TAGS.get(node.tag, node.tag)
-        raise SpecRefused(
-            f"YAML tag {tag} at line {node.start_mark.line + 1} is not allowed in an OpenAPI"
-            " document (only JSON-compatible values are)"
-        )
-
-
-# Dates stay strings: drop the implicit timestamp resolver (a copy, so PyYAML's own is untouched).
-_SpecLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
-_SpecLoader.yaml_constructors = dict(_BaseLoader.yaml_constructors)
-_SpecLoader.add_constructor("tag:yaml.org,2002:float", _SpecLoader.construct_yaml_float)
-_SpecLoader.add_constructor("tag:yaml.org,2002:map", _SpecLoader.construct_yaml_map)
-for _tag in _REFUSED_TAGS:
-    _SpecLoader.add_constructor(_tag, _SpecLoader.refuse_tag)
-_SpecLoader.add_constructor(None, _SpecLoader.refuse_tag)
-
-
-def _expanded_size(root: Any, limits: LoadLimits) -> None:
-    """Refuse a YAML node graph whose aliases expand past the bounds (billion laughs)."""
-    sizes: dict[int, int] = {}
-    seen_twice = 0
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        key = id(node)
-        if done:
-            children = (
-                [c for pair in node.value for c in pair]
-                if isinstance(node, yaml.MappingNode)
-                else node.value
-                if isinstance(node, yaml.SequenceNode)
-                else []
-            )
-            total = 1 + sum(sizes.get(id(c), 0) for c in children)
-            if total > limits.max_expanded_nodes:
-                raise SpecRefused(
-                    f"YAML aliases expand to more than {limits.max_expanded_nodes:,} nodes"
-                    " (an alias bomb?); refusing the document"
-                )
-            sizes[key] = total
-            continue
-        if key in sizes:
-            seen_twice += 1
-            if seen_twice > limits.max_yaml_aliases:
-                raise SpecRefused(
-                    f"more than {limits.max_yaml_aliases:,} YAML aliases; refusing the document"
-                )
-            continue
-        sizes[key] = 0
-        stack.append((node, True))
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                stack.append((k, False))
-                stack.append((v, False))
-        elif isinstance(node, yaml.SequenceNode):
-            for c in node.value:
-                stack.append((c, False))
-
-
-def _load_yaml(text: str, limits: LoadLimits) -> Any:
-    loader = _SpecLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise SpecRefused("the document is empty")
-        if _ANCHOR.search(text):
-            _expanded_size(node, limits)
-        return loader.construct_document(node)
-    except SpecRefused:
-        raise
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = exc.problem or exc.context or "malformed YAML"
-        if "nesting depth" in problem:
-            raise SpecRefused(f"YAML nested deeper than the parser allows{where}") from None
-        raise SpecRefused(f"not valid YAML{where}: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise SpecRefused(f"not valid YAML: {exc}") from None
-    except RecursionError:
-        raise SpecRefused("YAML nested deeper than the parser allows") from None
-    finally:
-        loader.dispose()
 
 
 def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -252,7 +109,12 @@ def parse_bytes(
     stripped = text.lstrip()
     if not stripped:
         raise SpecRefused("the document is empty")
-    doc = _load_json(text, parse_int) if stripped[0] in "{[" else _load_yaml(text, limits)
+    if stripped[0] in "{[":
+        doc = _load_json(text, parse_int)
+    else:  # (PyYAML is imported for a YAML document only: a JSON one need not wait for it)
+        from skillpress.format.load_yaml import load_yaml
+
+        doc = load_yaml(text, limits)
     if has_invisible(text):
         doc = visible_prose(doc)
     return doc
@@ -263,8 +125,24 @@ def has_invisible(text: str) -> bool:
     return bool(INVISIBLE.search(text) or _ESCAPED_INVISIBLE.search(text))
 
 
+def may_have_invisible(data: bytes) -> bool:
+    """Whether the document's UTF-8 bytes may hold an invisible character (`has_invisible` of
+    their text decides): a screen that never misses one, at a fraction of decoding them. Every
+    character `INVISIBLE` names is in U+2000–U+206F or is U+FEFF, three bytes in UTF-8 (each
+    pattern starts with two of them, which the search looks for first); a document that is not
+    UTF-8 is refused when its text is read."""
+    return any(pattern.search(data) for pattern in _INVISIBLE_BYTES)
+
+
 # an invisible character written as an escape (JSON's and YAML's `\u200b`)
 _ESCAPED_INVISIBLE = re.compile(r"\\u(?:200[b-f]|202[a-e]|206[0-46-9]|feff)", re.IGNORECASE)
+_ESCAPED_INVISIBLE_BYTES = re.compile(_ESCAPED_INVISIBLE.pattern.encode(), re.IGNORECASE)
+_INVISIBLE_BYTES = (  # INVISIBLE's characters as UTF-8, and as escapes
+    re.compile(rb"\xe2\x80[\x8b-\x8f\xaa-\xae]"),
+    re.compile(rb"\xe2\x81[\xa0-\xa4\xa6-\xa9]"),
+    re.compile(rb"\xef\xbb\xbf"),
+    _ESCAPED_INVISIBLE_BYTES,
+)
 
 
 # the spec's words for people and models, written out with invisible characters taken out: a

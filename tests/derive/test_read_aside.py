@@ -142,3 +142,16 @@ def test_a_refusal_of_the_childs_comes_before_the_fast_readings_own() -> None:
     alone, shared = _both(text.encode())
     assert isinstance(alone, str) and alone.startswith("duplicate key 'title'")
     assert shared == alone
+
+
+def test_the_byte_screen_for_invisible_characters_misses_none() -> None:
+    from skillpress.format.load import has_invisible, may_have_invisible
+
+    for c in [*range(0x1FF0, 0x2100), *range(0xFE00, 0x10000), 0x3000, 0x00AD, 0x1F600]:
+        if 0xD800 <= c <= 0xDFFF:
+            continue
+        text = f"a {chr(c)} b"
+        assert may_have_invisible(text.encode()) == has_invisible(text), hex(c)
+    for escaped in ("\\u200b", "\\u200B", "\\uFEFF", "\\u2066"):
+        assert may_have_invisible(f'"{escaped}"'.encode())
+    assert not may_have_invisible("’ — “quoted” ✓".encode())

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillpress.derive import DeriveOptions, LoadLimits, SkillPackage, derive_package
-from skillpress.derive.model_grouping import Chat, choose_grouping
 from skillpress.derive.package import derive_bytes
 from skillpress.derive.package_types import PackageSummary
 from skillpress.errors import Refused
 from skillpress.format.load import MAX_SPEC_BYTES
 
 if TYPE_CHECKING:
+    from skillpress.derive.model_grouping import Chat
     from skillpress.platform.settings import Settings
 
 __all__ = [
@@ -84,6 +84,8 @@ def derive_with_model(
         f"--llm: tags failed ({offline.tag_failure}); asking {model} to group"
         f" {len(package.manifest.operations)} operations…"
     )
+    from skillpress.derive.model_grouping import choose_grouping
+
     chosen, why = choose_grouping(offline, package.files, chat, model, budget_chars)
     if chosen is offline:
         say(f"--llm: {why}; kept the offline grouping")
