@@ -104,6 +104,7 @@ class BodyReader:
         self.swagger2 = swagger2
         self._shapes: dict[int, tuple[Any, tuple[str, list[tuple[str, str]] | None]]] = {}
         self._labels: dict[int, tuple[Any, str]] = {}
+        self._trees: dict[tuple[int, int], tuple[Any, FieldTree | None]] = {}
 
     def _param_schema(self, p: dict[str, Any], where: str) -> Any:
         if self.swagger2:
@@ -389,7 +390,17 @@ class BodyReader:
         return self._body2(raw_params, [str(c) for c in consumes], where), produces
 
     def _tree(self, s: Any, where: str, depth: int) -> FieldTree | None:
-        """A schema's fields three levels down, through references and `allOf`."""
+        """A schema's fields three levels down, through references and `allOf` (kept by the
+        schema object: a large API's reads answer with the same few shapes)."""
+        if not isinstance(s, dict):
+            return None
+        key = (id(s), depth)
+        kept = self._trees.get(key)
+        if kept is None:
+            kept = self._trees[key] = (s, self._new_tree(s, where, depth))
+        return kept[1]
+
+    def _new_tree(self, s: Any, where: str, depth: int) -> FieldTree | None:
         _, s = self._deref_named(s, where)
         if not isinstance(s, dict) or depth > 3:
             return None
