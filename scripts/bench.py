@@ -250,9 +250,13 @@ def peers(runs: int) -> None:
     if not (run_peer.exists() and GITHUB.exists()):
         print(f"peers: not set up (bash {PEERS_DIR / 'setup.sh'}); skipped")
         return
+    # BENCH_BEFORE: another checkout's `skillpress` (in its own virtualenv), timed in the same
+    # alternation: a change's rows before and after, from one run
+    before = os.environ.get("BENCH_BEFORE")
     with tempfile.TemporaryDirectory(dir=ROOT) as out:
         commands = {
             "skillpress": [skillpress, "derive", str(GITHUB), "--out", f"{out}/github"],
+            **({"before": [before, "derive", str(GITHUB), "--out", f"{out}/b"]} if before else {}),
             "ivotoby": ["python3", str(run_peer), "ivotoby", str(GITHUB)],
             "fastmcp": ["python3", str(run_peer), "fastmcp", str(GITHUB)],
         }
@@ -260,15 +264,28 @@ def peers(runs: int) -> None:
         for _ in range(runs):
             for name, argv in commands.items():
                 times[name].append(_wall(argv))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    for name, values in times.items():
+        med = {k: statistics.median(v) for k, v in times.items()}
+        for name, values in times.items():
+            print(
+                f"github {name:12s} median {med[name]:.2f}s  runs {' '.join(f'{v:.2f}' for v in values)}"
+            )
         print(
-            f"github {name:12s} median {med[name]:.2f}s  runs {' '.join(f'{v:.2f}' for v in values)}"
+            f"github skillpress / ivotoby {med['skillpress'] / med['ivotoby']:.2f}x,"
+            f" / fastmcp {med['skillpress'] / med['fastmcp']:.2f}x"
+            + (f"; before / ivotoby {med['before'] / med['ivotoby']:.2f}x" if before else "")
         )
-    print(
-        f"github skillpress / ivotoby {med['skillpress'] / med['ivotoby']:.2f}x,"
-        f" / fastmcp {med['skillpress'] / med['fastmcp']:.2f}x"
-    )
+        for spec in ("kubernetes.json", "stripe.json"):  # the next largest: no slower
+            both = {"skillpress": skillpress, **({"before": before} if before else {})}
+            took: dict[str, list[float]] = {k: [] for k in both}
+            for _ in range(runs):
+                for name, exe in both.items():
+                    took[name].append(
+                        _wall([exe, "derive", str(SPECS / spec), "--out", f"{out}/{name}-{spec}"])
+                    )
+            print(
+                f"{spec.split('.')[0]:10s} "
+                + "  ".join(f"{k} median {statistics.median(v):.2f}s" for k, v in took.items())
+            )
 
 
 GRAPH = Path(

@@ -46,6 +46,14 @@ def _median(client: httpx.Client, url: str, runs: int) -> tuple[float, int]:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    # BENCH_BEFORE: another checkout's `skillpress`, measured the same way after this one's
+    before = os.environ.get("BENCH_BEFORE")
+    for label, exe in (("", SKILLPRESS), *((("before ", before),) if before else ())):
+        measure(exe, label, runs)
+
+
+def measure(skillpress: str, label: str, runs: int) -> None:
+    """The console's rows for one `skillpress`, each line starting with `label`."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         env = {**os.environ, "SKILLPRESS_HOME": str(home), "SKILLPRESS_LOG_LEVEL": "warning"}
@@ -53,16 +61,16 @@ def main() -> None:
         spec.write_bytes(gzip.decompress(GITHUB.read_bytes()))
         t0 = time.perf_counter()
         subprocess.run(
-            [SKILLPRESS, "import", str(spec), "--skill", "github", "--json"],
+            [skillpress, "import", str(spec), "--skill", "github", "--json"],
             env=env,
             check=True,
             capture_output=True,
         )
         print(
-            f"github import (embedded stack, submit to proposed)  {time.perf_counter() - t0:6.2f} s"
+            f"{label}github import (embedded stack, submit to proposed)  {time.perf_counter() - t0:6.2f} s"
         )
         proc = subprocess.Popen(
-            [SKILLPRESS, "serve", "--port", "0"],
+            [skillpress, "serve", "--port", "0"],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -88,7 +96,7 @@ def main() -> None:
                     cold = _first_byte(client, url)
                     warm, size = _median(client, url, runs)
                     print(
-                        f"github {name:12s} first byte cold {cold[0]:6.3f} s  warm median {warm:6.3f} s"
+                        f"{label}github {name:12s} first byte cold {cold[0]:6.3f} s  warm median {warm:6.3f} s"
                         f"  ({size / 1024:,.0f} KB)"
                     )
                 page = client.get("/skills/github/review").text
@@ -106,13 +114,13 @@ def main() -> None:
                 done.raise_for_status()
                 notice = re.search(r"confirmed \d+; \d+ left[^<]*", done.text)
                 print(
-                    f"github confirm group {group!r} ({counts.get(group, '?')} suggestions) in one request"
+                    f"{label}github confirm group {group!r} ({counts.get(group, '?')} suggestions) in one request"
                     f" {took:6.2f} s: {notice.group(0)[:120] if notice else done.text[:200]}"
                 )
                 cold = _first_byte(client, "/skills/github")
                 warm, size = _median(client, "/skills/github", runs)
                 print(
-                    f"github skill page after the proposal  first byte cold {cold[0]:6.3f} s"
+                    f"{label}github skill page after the proposal  first byte cold {cold[0]:6.3f} s"
                     f"  warm median {warm:6.3f} s  ({size / 1024:,.0f} KB)"
                 )
         finally:
