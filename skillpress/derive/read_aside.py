@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from skillpress.derive.split import Child, in_child
 from skillpress.format.errors import SpecRefused
 from skillpress.format.load import (
     LoadLimits,
@@ -46,27 +47,23 @@ _AGREES, _DIFFERS, _REFUSED = b"=", b"~", b"!"
 class Aside:
     """The child reading the document as `load_document` does."""
 
-    pid: int
-    fd: int
+    child: Child
 
     def agrees(self) -> bool:
         """Waits for the child's verdict: True when it read the same document; SpecRefused in
-        its words when it refused the document; False when it read another (or said nothing)."""
-        with os.fdopen(self.fd, "rb") as pipe:
-            said = pipe.read()
-        os.waitpid(self.pid, 0)
-        if said[:1] == _REFUSED:
+        its words when it refused the document; False when it read another (or failed)."""
+        succeeded, said = self.child.join()
+        if succeeded and said[:1] == _REFUSED:
             raise SpecRefused(said[1:].decode("utf-8", "replace"))
-        return said == _AGREES
+        return succeeded and said == _AGREES
 
     def abandon(self) -> None:
         """Stop the child: its verdict is not wanted."""
-        os.close(self.fd)
         try:
-            os.kill(self.pid, signal.SIGKILL)
+            os.kill(self.child.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        os.waitpid(self.pid, 0)
+        self.child.join()
 
 
 def _checked_int(seen: list[int]) -> Callable[[str], int]:
@@ -79,37 +76,15 @@ def _checked_int(seen: list[int]) -> Callable[[str], int]:
     return read
 
 
-def _check(data: bytes, limits: LoadLimits, write: Callable[[bytes], None]) -> None:
-    """The child's work: read the document as `load_document` does and say whether orjson's
+def _check(data: bytes, limits: LoadLimits) -> bytes:
+    """The child's work: read the document as `load_document` does, and say whether orjson's
     reading is the same."""
     big: list[int] = []
     try:
         openapi_document(parse_bytes(data, limits, parse_int=_checked_int(big)))
     except SpecRefused as exc:
-        write(_REFUSED + str(exc).encode()[:4000])
-        return
-    write(_DIFFERS if big else _AGREES)
-
-
-def _fork(data: bytes, limits: LoadLimits) -> Aside:
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: say, and leave without cleanup
-        code = 1
-        try:
-            os.close(read)
-
-            def said(part: bytes) -> None:
-                view = memoryview(part)
-                while view:
-                    view = view[os.write(write, view) :]
-
-            _check(data, limits, said)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    return Aside(pid, read)
+        return _REFUSED + str(exc).encode()[:4000]
+    return _DIFFERS if big else _AGREES
 
 
 def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], Aside] | None:
@@ -125,7 +100,7 @@ def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], As
         return None
     if not hasattr(os, "fork"):
         return None
-    aside = _fork(data, limits)
+    aside = Aside(in_child(lambda: _check(data, limits)))
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError:
