@@ -6,14 +6,23 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
 from skillpress.format.errors import SpecRefused
-from skillpress.format.load import LoadLimits
 
 __all__ = ["load_yaml"]
+
+
+class YamlLimits(Protocol):
+    """The bounds of `load.LoadLimits` a YAML document is read within."""
+
+    @property
+    def max_yaml_aliases(self) -> int: ...
+
+    @property
+    def max_expanded_nodes(self) -> int: ...
 
 
 _ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s\[\]{},]+", re.MULTILINE)
@@ -90,7 +99,7 @@ for _tag in _REFUSED_TAGS:
 _SpecLoader.add_constructor(None, _SpecLoader.refuse_tag)
 
 
-def _expanded_size(root: Any, limits: LoadLimits) -> None:
+def _expanded_size(root: Any, limits: YamlLimits) -> None:
     """Refuse a YAML node graph whose aliases expand past the bounds (billion laughs)."""
     sizes: dict[int, int] = {}
     seen_twice = 0
@@ -132,7 +141,7 @@ def _expanded_size(root: Any, limits: LoadLimits) -> None:
                 stack.append((c, False))
 
 
-def load_yaml(text: str, limits: LoadLimits) -> Any:
+def load_yaml(text: str, limits: YamlLimits) -> Any:
     """The YAML document in `text` as plain data (SpecRefused says why not)."""
     loader = _SpecLoader(text)
     try:
