@@ -77,9 +77,14 @@ async def review_confirm(
     shown: Annotated[str, Form()] = "",
     page: Annotated[int, Form()] = 1,
     decision: Annotated[str, Form()] = "confirm",
+    dismiss: Annotated[str, Form()] = "",
 ) -> Response:
+    """A group decided (`group`, `decision`), or one suggestion: a row's button names it as
+    `suggestion` (confirm) or `dismiss`, the list's one form carrying the rest."""
     who = checked(request, csrf)
     ctx = state(request).ctx
+    if dismiss:
+        suggestion, decision = dismiss, "dismiss"
     ids, groups = [suggestion] if suggestion else [], [group] if group else []
     notice = None
     if decision == "dismiss":

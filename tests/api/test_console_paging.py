@@ -86,3 +86,30 @@ def test_a_long_proposal_and_many_annotations_are_paged_and_nothing_is_cut(
     with served.client() as c:
         left = [a["id"] for a in c.get("/v1/skills/long/annotations").json()]
     assert ids[ANNOTATIONS_SHOWN] not in left and len(left) == len(ids) - 1
+
+
+def test_a_review_rows_buttons_post_the_lists_one_form(served: Served) -> None:
+    """Each row of the review was a form of its own (five hidden fields): the list is one form
+    now, and a row's button names its suggestion, as `suggestion` (confirm) or `dismiss`."""
+    with served.client() as c:
+        _create(c, "rows", synthetic_spec(40), "rows.json")
+        before = c.get("/v1/skills/rows/suggestions").json()
+        cookie = c.get(f"/sign-in?token={served.token}", follow_redirects=False).cookies
+    deletes = [s["id"] for s in before["groups"]["deletes"]]
+    with httpx.Client(base_url=served.base, cookies=cookie, timeout=60) as browser:
+        page = browser.get("/skills/rows/review").text
+        # the sign-out form's, and each group's two: its "all" buttons' and its list's
+        assert page.count('name="csrf"') == 1 + 2 * sum(1 for g in before["groups"].values() if g)
+        assert f'name="dismiss" value="{deletes[0]}"' in page
+        assert f'name="suggestion" value="{deletes[1]}"' in page
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+        assert csrf is not None
+        for field, sid in (("dismiss", deletes[0]), ("suggestion", deletes[1])):
+            done = browser.post("/skills/rows/review", data={"csrf": csrf.group(1), field: sid})
+            assert done.status_code == 303, done.text
+    with served.client() as c:
+        after = c.get("/v1/skills/rows/suggestions").json()
+        gates = [a["target"] for a in c.get("/v1/skills/rows/annotations").json()]
+    assert after["remaining"] == before["remaining"] - 2
+    left = {s["id"] for s in after["groups"]["deletes"]}
+    assert not {deletes[0], deletes[1]} & left and len(gates) == 1

@@ -17,7 +17,7 @@
     var section = focused.closest("section[aria-labelledby]");
     var item = focused.closest("li");
     place = {
-      decision: focused.getAttribute("value"),
+      decision: focused.getAttribute("name"),  // a row's "suggestion" (confirm) or "dismiss"
       section: section ? section.getAttribute("aria-labelledby") : null,
       index: item && item.parentNode ? Array.prototype.indexOf.call(item.parentNode.children, item) : -1,
       target: swapped.id
@@ -35,7 +35,7 @@
       var items = section.querySelectorAll("li");
       if (place.index >= 0 && items.length) {
         var item = items[Math.min(place.index, items.length - 1)];
-        var same = place.decision ? 'button[value="' + place.decision + '"]' : "button:not([value])";
+        var same = place.decision ? 'button[name="' + place.decision + '"]' : "button:not([name])";
         found = item.querySelector(same + ":not([disabled])") || item.querySelector("button:not([disabled])");
       }
       if (!found) {
