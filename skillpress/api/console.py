@@ -274,12 +274,13 @@ def skill_page(
 def changes_page(
     request: Request,
     slug: str,
-    v: str,
+    v: str | None = None,
     which: str = Query("changed", alias="list"),
     start: int = Query(0, alias="from"),
 ) -> Response:
-    """One of a proposal's lists of changes: whole as a page, or (to htmx, which puts it in
-    the skill page in place of the link) the entries from `from` on."""
+    """One of a proposal's lists of changes (of version `v`, else the newest) against the live
+    one: whole as a page, or (to htmx, which puts it in the skill page in place of the link)
+    the entries from `from` on."""
     operator_of(request)
     try:
         view = changes_view(state(request).ctx, slug, v, which)

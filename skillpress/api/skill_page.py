@@ -177,7 +177,7 @@ def _link(slug: str, params: dict[str, Any]) -> str:
     return f"/skills/{slug}" + (f"?{urlencode(kept)}" if kept else "")
 
 
-def changes_view(ctx: AppContext, slug: str, version: str, which: str) -> dict[str, Any]:
+def changes_view(ctx: AppContext, slug: str, version: str | None, which: str) -> dict[str, Any]:
     """One of a version's lists of changes against the live one, whole (what the skill page
     shows the first `LISTED` of)."""
     from skillpress.app.records.versions import diff_versions

@@ -42,6 +42,8 @@ def test_a_long_proposal_and_many_annotations_are_paged_and_nothing_is_cut(
         whole = browser.get(url).text  # without script: a page of the whole list
         assert _names(whole.split('<p id="changes">', 1)[1].split("</p>", 1)[0]) == added
         assert browser.get(url.replace("list=added", "list=secrets")).status_code == 404
+        newest = browser.get("/skills/long/changes", params={"list": "added"}).text  # no v
+        assert _names(newest.split('<p id="changes">', 1)[1].split("</p>", 1)[0]) == added
 
     with served.client() as c:
         c.post("/v1/skills/long/versions/newest/publish", json={}).raise_for_status()
