@@ -172,8 +172,8 @@ OPTIONS_LISTED = 200
 
 
 def _link(slug: str, params: dict[str, Any]) -> str:
-    """The skill page's address with the parameters that are set."""
-    kept = {k: v for k, v in params.items() if v not in (None, "", 1)}
+    """The skill page's address with the parameters that are set (the first page is no `ap`)."""
+    kept = {k: v for k, v in params.items() if v not in (None, "") and (k, v) != ("ap", 1)}
     return f"/skills/{slug}" + (f"?{urlencode(kept)}" if kept else "")
 
 
