@@ -22,7 +22,7 @@ up: install
 # derivation speed and memory (largest corpus specs, synthetic 1k/1.2k(13 MB)/5k/10k operations),
 # then the pipeline: submit-to-proposed latency and throughput with 1 and 2 worker replicas,
 # then tool search: where a client's BM25 search ranks the right operation (top-1, top-5),
-# then the console at GitHub's size (BENCH_BEFORE=another checkout's skillpress: before/after rows)
+# then the console at GitHub's size (BENCH_BEFORE=DIR, an earlier checkout: before/after rows)
 bench runs="3": install
     {{py}} scripts/bench.py {{runs}}
     {{py}} scripts/bench_pipeline.py

@@ -231,10 +231,21 @@ GITHUB = (
 )
 
 
-def _wall(argv: list[str]) -> float:
+def _wall(argv: list[str], cwd: Path = ROOT) -> float:
     t0 = time.perf_counter()
-    subprocess.run(argv, capture_output=True, check=True, cwd=ROOT)
+    subprocess.run(argv, capture_output=True, check=True, cwd=cwd)
     return time.perf_counter() - t0
+
+
+def before_cli() -> tuple[list[str], Path] | None:
+    """BENCH_BEFORE=DIR, a checkout of an earlier commit (as bench_pipeline reads it): its
+    command line, run from DIR so that its package is the one imported, byte-compiled first."""
+    before = os.environ.get("BENCH_BEFORE")
+    if not before:
+        return None
+    code = Path(before).resolve()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "skillpress"], cwd=code, check=True)
+    return [sys.executable, "-m", "skillpress.cli.main"], code
 
 
 def peers(runs: int) -> None:
@@ -250,20 +261,24 @@ def peers(runs: int) -> None:
     if not (run_peer.exists() and GITHUB.exists()):
         print(f"peers: not set up (bash {PEERS_DIR / 'setup.sh'}); skipped")
         return
-    # BENCH_BEFORE: another checkout's `skillpress` (in its own virtualenv), timed in the same
-    # alternation: a change's rows before and after, from one run
-    before = os.environ.get("BENCH_BEFORE")
+    # BENCH_BEFORE: an earlier checkout, timed in the same alternation: a change's rows before
+    # and after, from one run
+    before = before_cli()
     with tempfile.TemporaryDirectory(dir=ROOT) as out:
         commands = {
             "skillpress": [skillpress, "derive", str(GITHUB), "--out", f"{out}/github"],
-            **({"before": [before, "derive", str(GITHUB), "--out", f"{out}/b"]} if before else {}),
+            **(
+                {"before": [*before[0], "derive", str(GITHUB), "--out", f"{out}/b"]}
+                if before
+                else {}
+            ),
             "ivotoby": ["python3", str(run_peer), "ivotoby", str(GITHUB)],
             "fastmcp": ["python3", str(run_peer), "fastmcp", str(GITHUB)],
         }
         times: dict[str, list[float]] = {k: [] for k in commands}
         for _ in range(runs):
             for name, argv in commands.items():
-                times[name].append(_wall(argv))
+                times[name].append(_wall(argv, before[1] if before and name == "before" else ROOT))
         med = {k: statistics.median(v) for k, v in times.items()}
         for name, values in times.items():
             print(
@@ -275,13 +290,12 @@ def peers(runs: int) -> None:
             + (f"; before / ivotoby {med['before'] / med['ivotoby']:.2f}x" if before else "")
         )
         for spec in ("kubernetes.json", "stripe.json"):  # the next largest: no slower
-            both = {"skillpress": skillpress, **({"before": before} if before else {})}
+            both = {"skillpress": ([skillpress], ROOT), **({"before": before} if before else {})}
             took: dict[str, list[float]] = {k: [] for k in both}
             for _ in range(runs):
-                for name, exe in both.items():
-                    took[name].append(
-                        _wall([exe, "derive", str(SPECS / spec), "--out", f"{out}/{name}-{spec}"])
-                    )
+                for name, (cli, cwd) in both.items():
+                    argv = [*cli, "derive", str(SPECS / spec), "--out", f"{out}/{name}-{spec}"]
+                    took[name].append(_wall(argv, cwd))
             print(
                 f"{spec.split('.')[0]:10s} "
                 + "  ".join(f"{k} median {statistics.median(v):.2f}s" for k, v in took.items())

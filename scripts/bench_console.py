@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import httpx
+from bench import before_cli
 
 ROOT = Path(__file__).parents[1]
 GITHUB = ROOT / "tests" / "fixtures" / "specs" / "github.json.gz"
@@ -46,14 +47,16 @@ def _median(client: httpx.Client, url: str, runs: int) -> tuple[float, int]:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    # BENCH_BEFORE: another checkout's `skillpress`, measured the same way after this one's
-    before = os.environ.get("BENCH_BEFORE")
-    for label, exe in (("", SKILLPRESS), *((("before ", before),) if before else ())):
-        measure(exe, label, runs)
+    # BENCH_BEFORE=DIR: an earlier checkout, measured the same way after this one
+    before = before_cli()
+    measure([SKILLPRESS], ROOT, "", runs)
+    if before:
+        measure(*before, "before ", runs)
 
 
-def measure(skillpress: str, label: str, runs: int) -> None:
-    """The console's rows for one `skillpress`, each line starting with `label`."""
+def measure(cli: list[str], cwd: Path, label: str, runs: int) -> None:
+    """The console's rows for one command line (run from `cwd`), each line starting with
+    `label`."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         env = {**os.environ, "SKILLPRESS_HOME": str(home), "SKILLPRESS_LOG_LEVEL": "warning"}
@@ -61,7 +64,8 @@ def measure(skillpress: str, label: str, runs: int) -> None:
         spec.write_bytes(gzip.decompress(GITHUB.read_bytes()))
         t0 = time.perf_counter()
         subprocess.run(
-            [skillpress, "import", str(spec), "--skill", "github", "--json"],
+            [*cli, "import", str(spec), "--skill", "github", "--json"],
+            cwd=cwd,
             env=env,
             check=True,
             capture_output=True,
@@ -70,7 +74,8 @@ def measure(skillpress: str, label: str, runs: int) -> None:
             f"{label}github import (embedded stack, submit to proposed)  {time.perf_counter() - t0:6.2f} s"
         )
         proc = subprocess.Popen(
-            [skillpress, "serve", "--port", "0"],
+            [*cli, "serve", "--port", "0"],
+            cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
