@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+import typer.main
 
 from skillpress.app.base.package_dir import (
     PackageWriter,
@@ -253,7 +254,8 @@ def only(first: list[str]) -> typer.Typer:
 
 
 def _name_of(command: Any) -> str:
-    return str(command.name or command.callback.__name__.replace("_", "-"))
+    """A command's name as typer names it (its function's, when it is given none)."""
+    return str(command.name or typer.main.get_command_name(command.callback.__name__))
 
 
 if __name__ == "__main__":
