@@ -66,22 +66,27 @@ def _worker_process(
     return proc, lines
 
 
-async def _ack_pending(url: str, durable: str) -> int:
+async def _held(url: str, durable: str) -> tuple[int, int]:
+    """(messages delivered to `durable` and not acknowledged, deliveries made so far)."""
     nc = await connect(url)
     try:
         info = await nc.jetstream().consumer_info(STREAM, durable)
-        return int(info.num_ack_pending or 0)
+        made = info.delivered.consumer_seq if info.delivered is not None else 0
+        return int(info.num_ack_pending or 0), int(made or 0)
     finally:
         await nc.close()
 
 
-async def _until_held(url: str, durable: str) -> None:
-    """Wait until one message is delivered to `durable` and not acknowledged (a worker holds it)."""
+async def _until_held(url: str, durable: str, deliveries: int = 1) -> None:
+    """Wait until one message is delivered to `durable` and not acknowledged (a worker holds
+    it), in the `deliveries`-th delivery: a delivery whose worker died still counts as pending
+    until the message is handed out again, so the count alone could be the last one's."""
     for _ in range(100):
-        if await _ack_pending(url, durable) == 1:
+        pending, made = await _held(url, durable)
+        if pending == 1 and made >= deliveries:
             return
         await asyncio.sleep(0.1)
-    raise AssertionError(f"no message reached the slow {durable} worker")
+    raise AssertionError(f"no message reached the slow {durable} worker (delivery {deliveries})")
 
 
 async def test_a_worker_killed_mid_message_is_redelivered_to_another_replica(
@@ -306,9 +311,9 @@ async def test_a_message_whose_last_delivery_dies_with_its_worker_is_a_dead_lett
     try:
         async with watching(url) as (watcher, nc):
             await submit(nc, doomed, "submitted:doomed")
-            for _ in range(2):  # each delivery dies with the worker holding it
+            for n in range(2):  # each delivery dies with the worker holding it
                 slow, _ = _worker_process(tight, "fetch", SLOW_WORKER_DELAY="30")
-                await _until_held(url, "fetch")
+                await _until_held(url, "fetch", deliveries=n + 1)
                 slow.send_signal(signal.SIGKILL)
                 slow.wait(10)
                 await asyncio.sleep(tight.ack_wait + 0.5)
