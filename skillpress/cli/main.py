@@ -101,6 +101,15 @@ def derive(
     ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
+    from skillpress.app.operator.offline import held_to_exit
+
+    with held_to_exit():  # (`_done` exits inside it)
+        _derive(spec, out, slug, base_url, as_json, llm)
+
+
+def _derive(
+    spec: Path, out: Path, slug: str | None, base_url: str | None, as_json: bool, llm: bool
+) -> None:
     from skillpress.app.operator.offline import derive_file
 
     try:  # a wrong --out is refused before any work

@@ -68,9 +68,7 @@ __all__ = [
 
 def derive_package(data: bytes, options: DeriveOptions | None = None) -> SkillPackage:
     """Bytes of an OpenAPI document → a skill package. Raises `SpecRefused` for refused input."""
-    options = options or DeriveOptions()
-    with gc_paused():
-        return derive_bytes(data, options)[0]
+    return derive_bytes(data, options or DeriveOptions())[0]
 
 
 def derive_bytes(data: bytes, options: DeriveOptions) -> tuple[SkillPackage, dict[str, Any]]:
@@ -78,9 +76,15 @@ def derive_bytes(data: bytes, options: DeriveOptions) -> tuple[SkillPackage, dic
     JSON document is parsed fast while a forked child reads it as `load_document` does, and
     the package is handed out only when the child agrees (`read_aside`): refused in its words
     when it refuses, derived again from its reading when it reads another document."""
+    # one pause from the read to the package: resuming between them would walk the whole
+    # document at the next allocation (and the child reads with no collection either)
+    with gc_paused():
+        return _derive_bytes(data, options)
+
+
+def _derive_bytes(data: bytes, options: DeriveOptions) -> tuple[SkillPackage, dict[str, Any]]:
     sha = spec_sha256(data)
-    with gc_paused():  # (for the child too: it reads with no collection either)
-        fast = read_json_aside(data, options.limits) if options.processes > 1 else None
+    fast = read_json_aside(data, options.limits) if options.processes > 1 else None
     if fast is not None:
         document, aside = fast
         _read(data, options)

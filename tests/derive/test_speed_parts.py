@@ -19,7 +19,7 @@ from skillpress.derive.package import read_api
 from skillpress.derive.split import fork_map
 from skillpress.format.errors import SchemaTooLarge
 from skillpress.format.expand import REDUCTIONS, ExpandedSizes, compact_json, expand_types
-from skillpress.format.gc_pause import gc_paused
+from skillpress.format.gc_pause import gc_paused, held_in_caches
 from skillpress.format.jsonfmt import readable_json
 from skillpress.format.load import load_document
 from skillpress.format.provider_names import provider_names
@@ -308,6 +308,47 @@ def test_a_large_real_api_derives_to_the_same_bytes_on_one_core_or_two(name: str
     assert len(alone.manifest.operations) >= 300  # enough for both shares to be forked
     shared = derive_package(data, DeriveOptions(processes=2))
     assert shared.files == alone.files and shared.version_id == alone.version_id
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_derivation_is_one_pause_from_the_read_to_the_package(processes: int) -> None:
+    """No collection runs anywhere in a derivation: resuming the collector between reading the
+    document and deriving from it would walk the whole document at the next allocation."""
+    from skillpress.derive.package import derive_bytes
+    from tests.conftest import SPECS
+
+    data = (SPECS / "kubernetes.json").read_bytes()  # large enough to be read aside on two
+    events: list[str] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            events.append("collection")
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        derive_bytes(data, DeriveOptions(processes=processes, on_stage=events.append))
+    finally:
+        gc.callbacks.remove(seen)
+    last_stage = max(i for i, e in enumerate(events) if e != "collection")
+    assert events[last_stage].startswith("rendered ")
+    assert "collection" not in events[:last_stage]  # (one may run once the pause ends)
+    assert gc.isenabled()
+
+
+def test_a_command_about_to_exit_keeps_the_collector_paused_and_the_caches_full() -> None:
+    """`held_to_exit`: a derivation inside it ends with neither resumed nor emptied (the process
+    exits with its heap as it is); left by a failure, both are as after any derivation."""
+    from skillpress.app.operator.offline import held_to_exit
+    from skillpress.derive import derive_package
+
+    spec = spec_bytes(next(p for p in corpus() if p.name == "oai-petstore-expanded.yaml"))
+    with pytest.raises(RuntimeError), held_to_exit():
+        derive_package(spec)
+        assert not gc.isenabled() and held_in_caches() > 0
+        raise RuntimeError("the command failed")
+    assert gc.isenabled() and held_in_caches() == 0
 
 
 def _said_once_plainly(words: list[str]) -> list[str]:

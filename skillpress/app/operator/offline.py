@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from skillpress.derive import DeriveOptions, LoadLimits, SkillPackage, derive_pa
 from skillpress.derive.package import derive_bytes
 from skillpress.derive.package_types import PackageSummary
 from skillpress.errors import Refused
+from skillpress.format.gc_pause import gc_paused
 from skillpress.format.load import MAX_SPEC_BYTES
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ __all__ = [
     "SpecUnreadable",
     "derive_file",
     "derive_with_model",
+    "held_to_exit",
     "max_spec_bytes",
     "read_spec_file",
 ]
@@ -91,6 +94,15 @@ def derive_with_model(
         say(f"--llm: {why}; kept the offline grouping")
         return package
     return derive_package(data, replace(options, grouping=chosen))
+
+
+def held_to_exit() -> AbstractContextManager[None]:
+    """For a command that derives, writes the package and exits without tearing its heap
+    down: the collector stays paused and the caches full until it leaves, since resuming the
+    one walks the whole package and emptying the others frees it piece by piece (tens of
+    milliseconds of a large API's derivation, for a process about to end). Left any other way
+    (a failure), both resume as after any derivation."""
+    return gc_paused()
 
 
 @dataclass(frozen=True)
