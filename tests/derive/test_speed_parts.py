@@ -22,6 +22,7 @@ from skillpress.format.expand import REDUCTIONS, ExpandedSizes, compact_json, ex
 from skillpress.format.gc_pause import gc_paused, held_in_caches
 from skillpress.format.jsonfmt import readable_json
 from skillpress.format.load import load_document
+from skillpress.format.manifest import AnnotationState, Manifest, OperationEntry, Stats
 from skillpress.format.provider_names import provider_names
 from tests.conftest import corpus, spec_bytes
 from tests.derive.test_corpus import REFUSED
@@ -145,6 +146,67 @@ def test_the_measured_layout_is_the_plainly_serialised_one() -> None:
 def test_the_readable_layout_is_json_indent_where_nothing_fits_one_line() -> None:
     value = {"a": {"b": ["x" * 100, {"c": "y" * 100}]}, "d": "z" * 100}
     assert readable_json(value, width=10) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _manifest_as_json_writes_it(manifest: Manifest) -> bytes:
+    return (
+        json.dumps(manifest.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    ).encode()
+
+
+def test_a_manifest_is_written_byte_for_byte_as_json_writes_it() -> None:
+    """skill.json is written by orjson: the same bytes `json.dumps(indent=2, sort_keys=True,
+    ensure_ascii=False)` writes, over random text of every escape, non-ASCII and astral keys
+    sorted, empty lists and objects, and the integers at 64 bits' edges; past them, as before."""
+    rnd = random.Random(11)
+    alphabet = [chr(c) for c in range(0, 0x80)] + [
+        "é",
+        "\u2028",
+        "\ufeff",
+        "\uff01",
+        "😀",
+        "\u00ad",
+    ]
+
+    def text() -> str:
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12)))
+
+    for _ in range(300):
+        ops = tuple(
+            OperationEntry(
+                name=text() or "n",
+                file=text() or "f",
+                method=text(),
+                path=text(),
+                category=rnd.choice([None, text()]),
+                tags=tuple(text() for _ in range(rnd.randint(0, 3))),
+                deprecated=rnd.random() < 0.5,
+                required_headers=tuple(text() for _ in range(rnd.randint(0, 2))),
+            )
+            for _ in range(rnd.randint(0, 4))
+        )
+        edge = rnd.choice([0, 2**63 - 1, -(2**63), 2**64 - 1, -1])
+        manifest = Manifest(
+            slug=text(),
+            title=text(),
+            description=text(),
+            hosts=tuple(text() for _ in range(rnd.randint(0, 2))),
+            operations=ops,
+            stats=Stats(
+                operations=edge, not_tools=tuple((text(), rnd.randint(0, 9)) for _ in range(2))
+            ),
+            derived_from=tuple(
+                (text(), rnd.choice([None, text()])) for _ in range(rnd.randint(0, 3))
+            ),
+            warnings=tuple(text() for _ in range(rnd.randint(0, 3))),
+            annotations=rnd.choice([None, AnnotationState(applied=(text(),))]),
+        )
+        assert manifest.to_json() == _manifest_as_json_writes_it(manifest)
+    past = Manifest(slug="s", title="t", stats=Stats(operations=2**64, body_bytes=-(2**64)))
+    assert past.to_json() == _manifest_as_json_writes_it(past)
+    assert b'"operations": 18446744073709551616' in past.to_json()
+    with pytest.raises(UnicodeEncodeError):
+        Manifest(slug="s", title="\ud800").to_json()
 
 
 @pytest.mark.parametrize("count", [300, 1001, 20_011])
