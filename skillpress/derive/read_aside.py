@@ -8,7 +8,8 @@ integer past 64 bits as a float. So the child (forked first: it holds the bytes 
 the document exactly as `load_document` does and says, when it is done, whether it agrees: the
 same document, or its refusal in its words, or a value orjson reads otherwise. The caller
 derives meanwhile (its prose written out without invisible characters where the text has any,
-as `load_document` does) and asks before handing the package out (`Aside.agrees`); on anything
+as `load_document` does: the child's first word, while orjson parses, is whether the bytes may
+hold any) and asks before handing the package out (`Aside.agrees`); on anything
 but agreement it refuses as the child did, or derives again from the document `load_document`
 reads. A child that dies says nothing, which is not agreement.
 Forking is only safe in a single-threaded process: only a command line asks for it
@@ -100,14 +101,30 @@ def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], As
         return None
     if not hasattr(os, "fork"):
         return None
-    aside = Aside(in_child(lambda: _check(data, limits)))
+    # the child first says whether the bytes may hold invisible characters (a search of the
+    # whole document, done there while orjson parses here), then reads them as load_document
+    early, said_early = os.pipe()
+
+    def work() -> bytes:  # (the child's)
+        os.close(early)
+        os.write(said_early, b"?" if may_have_invisible(body) else b"-")
+        os.close(said_early)
+        return _check(data, limits)
+
+    aside = Aside(in_child(work))
+    os.close(said_early)
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError:
+        os.close(early)
         aside.abandon()
         return None
     try:
-        if may_have_invisible(body) and has_invisible(body.decode("utf-8")):
+        may = os.read(early, 1) != b"-"  # (nothing: the child died first; look here)
+    finally:
+        os.close(early)
+    try:
+        if may and has_invisible(body.decode("utf-8")):
             doc = visible_prose(doc)  # (what orjson read is UTF-8)
         return openapi_document(doc), aside
     except SpecRefused:

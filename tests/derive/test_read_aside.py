@@ -133,6 +133,24 @@ def test_a_child_that_dies_is_not_agreement(monkeypatch: pytest.MonkeyPatch) -> 
     assert package.files == alone  # derived again from load_document's reading
 
 
+def test_a_child_that_dies_before_its_first_word_leaves_the_invisible_characters_to_this_side(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The child says first whether the bytes may hold invisible characters; where it dies
+    before saying, this process looks itself, and the prose is cleaned all the same."""
+
+    def dies(*_: object) -> None:
+        os._exit(3)
+
+    data = json.dumps(_doc("DESC"), ensure_ascii=False).replace("DESC", "Things\u200b.").encode()
+    monkeypatch.setattr(read_aside, "may_have_invisible", dies)  # (only the child asks it)
+    seen = read_aside.read_json_aside(data, DeriveOptions().limits)
+    assert seen is not None
+    document, aside = seen
+    assert document["paths"]["/things1/{id}"]["get"]["description"] == "Things."
+    assert aside.agrees() is False
+
+
 def test_a_refusal_of_the_childs_comes_before_the_fast_readings_own() -> None:
     """The top is refused here (no 'openapi'), but the child refuses a duplicate key first:
     its words, as `load_document` would say them."""
