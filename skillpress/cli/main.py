@@ -133,7 +133,7 @@ def _derive(
                 llm=chosen,
                 say=lambda line: typer.echo(line, err=True),
             )
-            package = derived.package  # its document is held to the end (`_done`)
+            package = derived.package  # the rest is held to the end (`_done`)
     except BaseException:
         writer.abort()
         raise

@@ -329,6 +329,8 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
         ),
         tuple(sorted((c.name, c.parent) for c in layout.grouping if c.parent)),
     )
+    if options.on_done_with:
+        options.on_done_with(locals())  # (every working value, kept from being freed here)
     return SkillPackage(
         files=out,
         manifest=manifest,

@@ -406,11 +406,15 @@ def test_a_command_about_to_exit_keeps_the_collector_paused_and_the_caches_full(
     from skillpress.derive import derive_package
 
     spec = spec_bytes(next(p for p in corpus() if p.name == "oai-petstore-expanded.yaml"))
+    kept: list[object] = []
     with pytest.raises(RuntimeError), held_to_exit():
-        derive_package(spec)
+        package = derive_package(spec, DeriveOptions(on_done_with=kept.append))
         assert not gc.isenabled() and held_in_caches() > 0
         raise RuntimeError("the command failed")
     assert gc.isenabled() and held_in_caches() == 0
+    # what it built on the way was handed over to be kept, and the package is the same
+    assert len(kept) == 1 and isinstance(kept[0], dict) and "layout" in kept[0]
+    assert derive_package(spec).files == package.files
 
 
 def _said_once_plainly(words: list[str]) -> list[str]:

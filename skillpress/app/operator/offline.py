@@ -107,12 +107,13 @@ def held_to_exit() -> AbstractContextManager[None]:
 
 @dataclass(frozen=True)
 class Derived:
-    """A package derived from a file, and the parsed document it came from: a caller about to
-    exit holds `document` to the end, since freeing a large one piece by piece only adds to
-    the wait."""
+    """A package derived from a file, the parsed document it came from and what the derivation
+    built on the way: a caller about to exit holds them to the end, since freeing a large API's
+    piece by piece only adds to the wait."""
 
     package: SkillPackage
     document: Any
+    worked: tuple[object, ...] = ()
 
 
 def derive_file(
@@ -131,6 +132,7 @@ def derive_file(
     model), the model groups the operations when the tags fail, `say` telling what it decided.
     SpecUnreadable, SpecRefused, or Refused when `llm` names no model, say why not."""
     limits = LoadLimits(max_bytes=max_spec_bytes())
+    worked: list[object] = []
     options = DeriveOptions(
         slug=slug,
         base_url=base_url,
@@ -139,6 +141,7 @@ def derive_file(
         on_stage=on_stage,
         # (not with a model: it may derive twice, and forks only a single thread may)
         on_files=None if llm is not None else on_files,
+        on_done_with=worked.append,
     )
     data = read_spec_file(spec, limits.max_bytes)
     if llm is not None:
@@ -153,8 +156,9 @@ def derive_file(
         package = derive_with_model(
             data, options, client.complete, client.model, llm.llm_context_budget, say
         )
-        return Derived(package, None)
-    return Derived(*derive_bytes(data, options))
+        return Derived(package, None, tuple(worked))
+    package, document = derive_bytes(data, options)
+    return Derived(package, document, tuple(worked))
 
 
 def fetch_url(settings: Settings, url: str) -> bytes:
