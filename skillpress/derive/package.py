@@ -83,13 +83,12 @@ def derive_bytes(data: bytes, options: DeriveOptions) -> tuple[SkillPackage, dic
 
 
 def _derive_bytes(data: bytes, options: DeriveOptions) -> tuple[SkillPackage, dict[str, Any]]:
-    sha = spec_sha256(data)
     fast = read_json_aside(data, options.limits) if options.processes > 1 else None
     if fast is not None:
         document, aside = fast
         _read(data, options)
         try:
-            package = derive_document(document, sha, options)
+            package = derive_document(document, aside.sha256, options)
         except Exception:
             if aside.agrees():  # (a refusal of the child's is raised in its place)
                 raise
@@ -97,7 +96,7 @@ def _derive_bytes(data: bytes, options: DeriveOptions) -> tuple[SkillPackage, di
             if aside.agrees():
                 return package, document
     document = read_document(data, options)
-    return derive_document(document, sha, options), document
+    return derive_document(document, spec_sha256(data), options), document
 
 
 def read_document(data: bytes, options: DeriveOptions) -> dict[str, Any]:

@@ -18,6 +18,7 @@ Forking is only safe in a single-threaded process: only a command line asks for 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 from collections.abc import Callable
@@ -42,6 +43,7 @@ _BOM = b"\xef\xbb\xbf"
 # the integers orjson reads as integers; past them it reads a float where `json` an int
 _LOWEST, _HIGHEST = -(2**63), 2**64 - 1
 _AGREES, _DIFFERS, _REFUSED = b"=", b"~", b"!"
+_FIRST_WORD = 65  # "?" or "-", then the sha256 in hex
 
 
 @dataclass
@@ -49,6 +51,7 @@ class Aside:
     """The child reading the document as `load_document` does."""
 
     child: Child
+    sha256: str = ""  # of the bytes read
 
     def agrees(self) -> bool:
         """Waits for the child's verdict: True when it read the same document; SpecRefused in
@@ -101,13 +104,15 @@ def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], As
         return None
     if not hasattr(os, "fork"):
         return None
-    # the child first says whether the bytes may hold invisible characters (a search of the
-    # whole document, done there while orjson parses here), then reads them as load_document
+    # the child's first word, while orjson parses here: whether the bytes may hold invisible
+    # characters and their sha256 (two passes over the whole document); then it reads them as
+    # load_document does
     early, said_early = os.pipe()
 
     def work() -> bytes:  # (the child's)
         os.close(early)
-        os.write(said_early, b"?" if may_have_invisible(body) else b"-")
+        may = b"?" if may_have_invisible(body) else b"-"
+        os.write(said_early, may + hashlib.sha256(data).hexdigest().encode())  # (atomic: 65 B)
         os.close(said_early)
         return _check(data, limits)
 
@@ -120,9 +125,12 @@ def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], As
         aside.abandon()
         return None
     try:
-        may = os.read(early, 1) != b"-"  # (nothing: the child died first; look here)
+        word = os.read(early, _FIRST_WORD)
     finally:
         os.close(early)
+    if len(word) != _FIRST_WORD:  # the child died first: look here
+        word = b"?" + hashlib.sha256(data).hexdigest().encode()
+    may, aside.sha256 = word[:1] != b"-", word[1:].decode()
     try:
         if may and has_invisible(body.decode("utf-8")):
             doc = visible_prose(doc)  # (what orjson read is UTF-8)

@@ -7,6 +7,7 @@ the same refusal in the same words."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -148,6 +149,7 @@ def test_a_child_that_dies_before_its_first_word_leaves_the_invisible_characters
     assert seen is not None
     document, aside = seen
     assert document["paths"]["/things1/{id}"]["get"]["description"] == "Things."
+    assert aside.sha256 == hashlib.sha256(data).hexdigest()  # (the child's other first word)
     assert aside.agrees() is False
 
 
