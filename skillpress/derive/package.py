@@ -214,16 +214,7 @@ def declare_tools(
     ops = [_sent_params(op, warnings) for op in ops]
     for op in ops:
         _style_doubts(op, warnings, slug)
-    return [
-        replace(
-            op,
-            tool=tool,
-            not_tool_reason=reason,
-            tool_name=op.tool_name if tool is not None else None,
-        )
-        for op in ops
-        for tool, reason in (declare_tool(op, types, sizes, base_url),)
-    ]
+    return [op.with_tool(*declare_tool(op, types, sizes, base_url)) for op in ops]
 
 
 def _style_doubts(op: Operation, warnings: list[str], slug: str) -> None:

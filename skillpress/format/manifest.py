@@ -429,16 +429,21 @@ class Manifest:
             | ({"env": self.auth.env} if self.auth.env else {})
             | self.auth.place_fields(),
         }
-        rows = [
-            json.dumps(
-                [o.name, o.method, o.path, o.tool, o.not_tool_reason],
-                ensure_ascii=False,
-                separators=(",", ":"),
+        rows = [[o.name, o.method, o.path, o.tool, o.not_tool_reason] for o in self.operations]
+        import orjson
+
+        try:  # (compact: the same bytes as json.dumps's, as in `to_json`)
+            return (
+                orjson.dumps(head)[:-1]
+                + b',"operations":[\n'
+                + b",\n".join(map(orjson.dumps, rows))
+                + b"\n]}\n"
             )
-            for o in self.operations
-        ]
+        except TypeError:
+            pass
         text = json.dumps(head, ensure_ascii=False, separators=(",", ":"))[:-1]
-        return (text + ',"operations":[\n' + ",\n".join(rows) + "\n]}\n").encode()
+        lines = (json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in rows)
+        return (text + ',"operations":[\n' + ",\n".join(lines) + "\n]}\n").encode()
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Manifest:

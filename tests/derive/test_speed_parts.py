@@ -154,6 +154,17 @@ def _manifest_as_json_writes_it(manifest: Manifest) -> bytes:
     ).encode()
 
 
+def _index_as_json_writes_it(manifest: Manifest) -> bytes:
+    def compact(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    head = json.loads(manifest.to_index().split(b',"operations":[', 1)[0] + b"}")
+    rows = [
+        compact([o.name, o.method, o.path, o.tool, o.not_tool_reason]) for o in manifest.operations
+    ]
+    return (compact(head)[:-1] + ',"operations":[\n' + ",\n".join(rows) + "\n]}\n").encode()
+
+
 def test_a_manifest_is_written_byte_for_byte_as_json_writes_it() -> None:
     """skill.json is written by orjson: the same bytes `json.dumps(indent=2, sort_keys=True,
     ensure_ascii=False)` writes, over random text of every escape, non-ASCII and astral keys
@@ -202,11 +213,37 @@ def test_a_manifest_is_written_byte_for_byte_as_json_writes_it() -> None:
             annotations=rnd.choice([None, AnnotationState(applied=(text(),))]),
         )
         assert manifest.to_json() == _manifest_as_json_writes_it(manifest)
+        assert manifest.to_index() == _index_as_json_writes_it(manifest)
     past = Manifest(slug="s", title="t", stats=Stats(operations=2**64, body_bytes=-(2**64)))
     assert past.to_json() == _manifest_as_json_writes_it(past)
     assert b'"operations": 18446744073709551616' in past.to_json()
     with pytest.raises(UnicodeEncodeError):
         Manifest(slug="s", title="\ud800").to_json()
+
+
+@pytest.mark.corpus
+def test_an_operation_with_its_tool_is_the_copy_replace_makes() -> None:
+    from dataclasses import fields, replace
+
+    from skillpress.derive.tools import declare_tool
+    from tests.conftest import SPECS
+
+    doc = load_document((SPECS / "stripe.json").read_bytes())
+    ops = read_api(doc, DeriveOptions(), []).ops
+    for op in ops[:200]:
+        op.tool_name = f"tool_{op.name}"
+        tool, reason = declare_tool(op, {})
+        for given in ((tool, reason), (None, "no call can be declared")):
+            made = op.with_tool(*given)
+            plain = replace(
+                op,
+                tool=given[0],
+                not_tool_reason=given[1],
+                tool_name=op.tool_name if given[0] is not None else None,
+            )
+            assert made == plain and made is not op
+            assert all(getattr(made, f.name) is getattr(plain, f.name) for f in fields(plain))
+        assert op.tool is None and op.tool_name == f"tool_{op.name}"  # (itself unchanged)
 
 
 @pytest.mark.parametrize("count", [300, 1001, 20_011])
