@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from skillpress.cli.failing import fail, failures
 
 if TYPE_CHECKING:
     from skillpress.app.base.bus import Event
@@ -34,33 +35,6 @@ __all__ = [
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 Timeout = Annotated[float, typer.Option("--timeout", help="seconds to wait for the pipeline")]
 By = Annotated[str, typer.Option("--by", help="who is making the change (recorded with it)")]
-
-
-def fail(reason: str, code: int = 2, problem: str | None = None) -> NoReturn:
-    """One line on stderr, `error: <reason>` (with `--json`, that line is a JSON object:
-    `{"error": …, "code": …, "problem": …}`), and a non-zero exit. Never a traceback."""
-    first = " ".join(str(reason).split())
-    if "--json" in sys.argv[1:]:
-        import json
-
-        said = {"error": first, "code": code} | ({"problem": problem} if problem else {})
-        typer.echo(json.dumps(said), err=True)
-    else:
-        typer.echo(f"error: {first}", err=True)
-    raise typer.Exit(code)
-
-
-@contextlib.contextmanager
-def failures() -> Iterator[None]:
-    """A use-case's refusal (exit 2), or a store or pipeline that cannot be reached (exit 1), as one line."""
-    from skillpress.errors import Permanent, Retryable
-
-    try:
-        yield
-    except Permanent as exc:
-        fail(str(exc), problem=exc.problem)
-    except Retryable as exc:
-        fail(str(exc), 1, exc.problem)
 
 
 def settings() -> Settings:

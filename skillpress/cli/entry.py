@@ -1,10 +1,11 @@
-"""The `skillpress` command's entry point: `--help` from a cache of its own output.
+"""The `skillpress` command's entry point: `--help` from a cache of its own output, and a plain
+`derive` line run without the command line being built at all (`derive_command`).
 
 Building the command tree (typer, click, every command's signature) costs several times what
 printing help does, and `skillpress --help` is what a person runs first. So a help command line
 (`skillpress [COMMAND ...] --help`) is answered from the text the full command line printed for
 it before, kept under the user's cache directory with a fingerprint of everything the text
-depends on: this interpreter, the sources of `services/` (size and modification time of every
+depends on: this interpreter, the sources of `skillpress/` (size and modification time of every
 module), typer's, and the terminal's width. Any difference, a missing or unreadable cache, or
 any other command line: the full command line runs (and a help text it prints is kept for next
 time). This module imports nothing beyond the interpreter's core.
@@ -149,6 +150,15 @@ def main() -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    if args[:1] == ["derive"]:  # a plain derive runs without building the command line
+        from skillpress.cli.derive_command import run_plain
+
+        if run_plain(args[1:]):
+            return
     from skillpress.cli.main import main as run
 
     run()
+
+
+if __name__ == "__main__":
+    main()

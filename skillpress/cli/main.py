@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 import typer.main
 
-from skillpress.app.base.package_dir import (
-    PackageWriter,
-)
-from skillpress.cli.common import fail, failures
-
-if TYPE_CHECKING:
-    from skillpress.app.operator.offline import PackageSummary
+from skillpress.cli.common import fail
 
 _SETTINGS: dict[str, Any] = {
     "name": "skillpress",
@@ -55,31 +46,6 @@ def _root(
     """Turn an OpenAPI document into an agent skill: a small manifest, a file per operation, a tool per operation."""
 
 
-def print_summary(summary: PackageSummary, out: Path | None) -> None:
-    layout = (
-        "flat manifest"
-        if summary.mode == "flat"
-        else f"{summary.categories} categories from {summary.source}"
-    )
-    if summary.tag_failure:
-        layout += f" (tags failed: {summary.tag_failure})"
-    lines = [
-        f"derived {summary.slug}: {summary.operations} operations, {summary.tools} tools ({summary.tools_share})"
-        + (f" → {out}" if out else ""),
-        f"  version   {summary.version_id[:16]}",
-        f"  body      {summary.body_bytes:,} bytes, {layout}",
-        f"  files     {summary.files}",
-        f"  base url  {summary.base_url or '(none: pass --base-url)'}",
-        f"  hosts     {', '.join(summary.hosts) or '(none)'}",
-        f"  auth      {('header ' + summary.auth_header) if summary.auth_header else '(no header auth)'}",
-    ]
-    for w in summary.warnings[:20]:
-        lines.append(f"  warning   {w}")
-    if len(summary.warnings) > 20:
-        lines.append(f"  warning   … and {len(summary.warnings) - 20} more (see skill.json)")
-    typer.echo("\n".join(lines))
-
-
 @app.command()
 def derive(
     spec: Annotated[Path, typer.Argument(help="OpenAPI 3.x or Swagger 2.0 document, JSON or YAML")],
@@ -101,71 +67,9 @@ def derive(
     ] = False,
 ) -> None:
     """Derive a skill package from an OpenAPI document (offline unless --llm)."""
-    from skillpress.app.operator.offline import held_to_exit
+    from skillpress.cli.derive_command import derive as run
 
-    with held_to_exit():  # (`_done` exits inside it)
-        _derive(spec, out, slug, base_url, as_json, llm)
-
-
-def _derive(
-    spec: Path, out: Path, slug: str | None, base_url: str | None, as_json: bool, llm: bool
-) -> None:
-    from skillpress.app.operator.offline import derive_file
-
-    try:  # a wrong --out is refused before any work
-        writer = PackageWriter(out)
-    except OSError as exc:
-        fail(str(exc))
-    try:
-        chosen = None
-        if llm:
-            from skillpress.cli.common import quiet_logs, settings
-
-            chosen = settings()
-            quiet_logs(chosen)
-        with failures():
-            derived = derive_file(
-                spec,
-                slug=slug,
-                base_url=base_url,
-                on_stage=_stage_printer(),
-                on_files=writer.write_soon,
-                llm=chosen,
-                say=lambda line: typer.echo(line, err=True),
-            )
-            package = derived.package  # the rest is held to the end (`_done`)
-    except BaseException:
-        writer.abort()
-        raise
-    try:
-        writer.commit(package.files, detach_removal=True)
-    except OSError as exc:
-        fail(str(exc))
-    if as_json:
-        typer.echo(json.dumps(package.summary().to_json(), indent=2, sort_keys=True))
-    else:
-        print_summary(package.summary(), out)
-    _done()
-
-
-def _done() -> NoReturn:
-    """Exit now the package is written and said: a large derivation leaves a heap whose
-    teardown at interpreter exit only adds to the wait (everything is flushed first)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
-def _stage_printer() -> Callable[[str], None] | None:
-    """Progress lines on a terminal's stderr (nothing when piped): a large API takes seconds."""
-    if not sys.stderr.isatty():
-        return None
-    started = time.monotonic()
-
-    def said(stage: str) -> None:
-        typer.echo(f"  {stage} ({time.monotonic() - started:.1f} s)", err=True)
-
-    return said
+    run(spec, out, slug, base_url, as_json, llm)
 
 
 @app.command()
