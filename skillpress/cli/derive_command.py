@@ -139,6 +139,8 @@ def _derive(
         writer = PackageWriter(out)
     except OSError as exc:
         fail(str(exc))
+    if not llm:  # the child that writes the files as they are rendered, forked while small
+        writer.start_writing()
     try:
         chosen = None
         if llm:

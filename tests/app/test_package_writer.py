@@ -124,3 +124,60 @@ def test_a_file_handed_over_then_changed_is_not_written_through_a_link(tmp_path:
     writer.commit({"a.md": b"new", "skill.json": b"{}"})
     assert (out / "a.md").read_bytes() == b"new"
     assert snapshot.read_bytes() == b"old"
+
+
+def _files(count: int, size: int) -> dict[str, bytes]:
+    return {f"ops/op{i}.md": bytes([65 + i % 26]) * (size + i) for i in range(count)}
+
+
+def test_a_writer_started_early_is_sent_the_files_through_a_pipe(tmp_path: Path) -> None:
+    """Forked before the files exist (while the caller is small), the child is sent them: more
+    than a pipe holds, each whole, written exactly; the rest at commit."""
+    out = tmp_path / "pkg"
+    writer = PackageWriter(out)
+    writer.start_writing()
+    early = _files(300, 10_000)  # 3 MB: the pipe is filled and emptied many times over
+    writer.write_soon(early)
+    final = early | {"skill.json": b"{}", "ops/op7.md": b"changed after it was handed over"}
+    writer.commit(final)
+    assert _tree(out) == final
+
+
+def test_a_started_writer_sent_nothing_writes_nothing_even_with_its_pipe_held_open(
+    tmp_path: Path,
+) -> None:
+    """A child forked later (the derivation's) holds the pipe too: the writer is told where the
+    files end, so it never waits for the pipe to close."""
+    out = tmp_path / "pkg"
+    writer = PackageWriter(out)
+    writer.start_writing()
+    holder = os.fork()  # holds every descriptor the caller has, the pipe's end included
+    if holder == 0:
+        time.sleep(60)
+        os._exit(0)
+    try:
+        started = time.monotonic()
+        writer.commit({"skill.json": b"{}"})
+        assert time.monotonic() - started < 30  # (a hang guard: it would wait the minute out)
+        assert _tree(out) == {"skill.json": b"{}"}
+        writer = PackageWriter(tmp_path / "second")
+        writer.start_writing()
+        writer.write_soon(_files(3, 10))
+        writer.commit({"skill.json": b"{}"} | _files(3, 10))
+        assert _tree(tmp_path / "second") == {"skill.json": b"{}"} | _files(3, 10)
+    finally:
+        os.kill(holder, 9)
+        os.waitpid(holder, 0)
+
+
+def test_a_started_writer_that_died_leaves_the_writing_to_commit(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    writer = PackageWriter(out)
+    writer.start_writing()
+    assert writer._child is not None
+    os.kill(writer._child.pid, 9)
+    early = _files(200, 5_000)
+    writer.write_soon(early)  # (its pipe is closed: nothing is said, the files are kept)
+    writer.commit(early | {"skill.json": b"{}"})
+    assert _tree(out) == early | {"skill.json": b"{}"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pkg"]

@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import stat
+import struct
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
@@ -37,12 +38,15 @@ def write_package_dir(
 
 class PackageWriter:
     """A package directory written as its files become ready and swapped in whole at the end
-    (`commit`). Files handed over early (`write_soon`) are written by a forked child (it holds
-    them already: nothing is sent) while the caller goes on building the rest, on the other
-    core; a thread would not do, since it waits for the interpreter lock the caller holds. The
-    output directory is checked when the writer is made, so a wrong `--out` is refused before
-    any work. Until `commit`, nothing is in `out`; any failure leaves `out` as it was and
-    removes what was written."""
+    (`commit`). Files handed over early (`write_soon`) are written by a forked child while the
+    caller goes on building the rest, on the other core; a thread would not do, since it waits
+    for the interpreter lock the caller holds. The child is best forked early
+    (`start_writing`), while the caller is small, and sent the files through a pipe: forked
+    when they are ready it would share the caller's whole heap, every page of which the caller
+    then copies as it touches it (a large API's package is built after that point). The output
+    directory is checked when the writer is made, so a wrong `--out` is refused before any
+    work. Until `commit`, nothing is in `out`; any failure leaves `out` as it was and removes
+    what was written."""
 
     def __init__(self, out: Path, marker: str = "skill.json") -> None:
         out = out.resolve()
@@ -61,23 +65,47 @@ class PackageWriter:
         self._made = {self._tmp}
         self._handed: dict[str, bytes] = {}  # what a child was given (written when it succeeded)
         self._child: Child | None = None
+        self._sending: int | None = None  # the pipe to a started child, until files are sent
 
-    def write_soon(self, files: dict[str, bytes]) -> None:
-        """Have `files` written by a forked child while the caller goes on (only from a
-        single-threaded process); where there is no fork, write them now."""
-        self._wait()
-        if not hasattr(os, "fork"):
-            self._write(files)
+    def start_writing(self) -> None:
+        """Fork now the child that writes what `write_soon` hands over (only from a
+        single-threaded process; nothing where there is no fork)."""
+        if self._child is not None or not hasattr(os, "fork"):
             return
-
         from skillpress.derive.split import in_child
 
+        receive, self._sending = os.pipe()
+        with contextlib.suppress(AttributeError, OSError):  # (fewer wake-ups; Linux only)
+            import fcntl
+
+            fcntl.fcntl(self._sending, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        sending = self._sending
+
         def write() -> bytes:  # (the child's work)
-            self._write(files)
+            os.close(sending)
+            self._write(_received(receive))
             return b""
 
         self._child = in_child(write)
-        self._handed = files
+        os.close(receive)
+
+    def write_soon(self, files: dict[str, bytes]) -> None:
+        """Have `files` written by the child (`start_writing`; started now if it is not) while
+        the caller goes on; where there is no fork, write them now."""
+        if self._sending is None:
+            self._wait()
+            self.start_writing()
+        if self._sending is None:
+            self._write(files)
+            return
+        sending, self._sending = self._sending, None
+        try:
+            _send(sending, files)
+            self._handed = files
+        except BrokenPipeError:  # the child is gone: what it did not write is written at commit
+            pass
+        finally:
+            os.close(sending)
 
     def commit(self, files: dict[str, bytes], *, detach_removal: bool = False) -> None:
         """Write whatever of `files` is not written yet (a file handed over early with other
@@ -114,7 +142,13 @@ class PackageWriter:
 
     def _wait(self) -> dict[str, bytes]:
         """Wait for a writing child: what it wrote, or nothing when it failed (the caller then
-        writes everything itself); a file system error it met is raised here."""
+        writes everything itself); a file system error it met is raised here. A started child
+        sent nothing is told there is nothing, and writes nothing."""
+        if self._sending is not None:
+            with contextlib.suppress(BrokenPipeError):
+                _send(self._sending, {})
+            os.close(self._sending)
+            self._sending = None
         if self._child is None:
             return {}
         succeeded, said = self._child.join()
@@ -152,6 +186,50 @@ class PackageWriter:
                     view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
+
+
+_PIPE_BYTES = 1 << 20  # what Linux lets a pipe hold unasked (fs/pipe-max-size)
+_HEAD = struct.Struct("<IQ")  # a file's name and data lengths, before them
+_MAX_BUFFERS = 1023  # iovecs per writev (IOV_MAX is 1024)
+
+
+def _send(fd: int, files: Mapping[str, bytes]) -> None:
+    """`files` written to the pipe as records (head, name, data), and an empty head that says
+    they are all there."""
+    buffers: list[bytes] = []
+    for name, data in files.items():
+        encoded = name.encode()
+        buffers += (_HEAD.pack(len(encoded), len(data)), encoded, data)
+    buffers.append(_HEAD.pack(0, 0))
+    for start in range(0, len(buffers), _MAX_BUFFERS):
+        _write_all(fd, buffers[start : start + _MAX_BUFFERS])
+
+
+def _write_all(fd: int, buffers: list[bytes]) -> None:
+    views = [memoryview(b) for b in buffers if b]
+    while views:
+        done = os.writev(fd, views)
+        while views and done >= len(views[0]):
+            done -= len(views.pop(0))
+        if views and done:
+            views[0] = views[0][done:]
+
+
+def _received(fd: int) -> dict[str, bytes]:
+    """The files `_send` wrote to the pipe, read up to the empty head that ends them (the pipe
+    may stay open after it: a child forked since holds it too); none when the pipe ends first
+    (a sender that stopped short had nothing written)."""
+    files: dict[str, bytes] = {}
+    with os.fdopen(fd, "rb", buffering=_PIPE_BYTES) as pipe:
+        while len(head := pipe.read(_HEAD.size)) == _HEAD.size:
+            name_len, data_len = _HEAD.unpack(head)
+            if name_len == 0:
+                return files
+            name, data = pipe.read(name_len), pipe.read(data_len)
+            if len(name) != name_len or len(data) != data_len:
+                break
+            files[name.decode()] = data
+    return {}
 
 
 def _link_same(source: Path, data: bytes, target: Path) -> bool:
