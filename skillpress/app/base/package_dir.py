@@ -109,12 +109,15 @@ class PackageWriter:
 
     def commit(self, files: dict[str, bytes], *, detach_removal: bool = False) -> None:
         """Write whatever of `files` is not written yet (a file handed over early with other
-        bytes is written again), then swap the directory in for `out`."""
+        bytes is written again), then swap the directory in for `out`. What the child was not
+        handed is written while it still writes."""
         out, tmp = self.out, self._tmp
+        handed = self._handed if self._child is not None else {}
         try:
+            self._write({n: d for n, d in files.items() if n not in handed}, replace=True)
             written = self._wait()
             self._write(
-                {n: d for n, d in files.items() if written.get(n) != d},
+                {n: d for n, d in files.items() if n in handed and written.get(n) != d},
                 replace=True,
             )
             for name in set(written) - set(files):
