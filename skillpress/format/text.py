@@ -168,6 +168,12 @@ def full_text(text: str, limit: int = 4000) -> str:
     marked with …)."""
     if not isinstance(text, str):
         return ""
+    return _full_text(text, limit)
+
+
+@cleared_after
+@lru_cache(maxsize=16384)  # a parameter's description recurs in every operation that takes it
+def _full_text(text: str, limit: int) -> str:
     if "<" in text:
         text = _BREAK_TAG.sub("\n", text)
         text = _ITEM_TAG.sub("\n- ", text)

@@ -286,14 +286,14 @@ def test_the_caches_a_derivation_fills_are_empty_once_none_runs() -> None:
     from skillpress.derive.categories import _segments
     from skillpress.format.expand import _str_bytes
     from skillpress.format.names import snake
-    from skillpress.format.text import _short_text
+    from skillpress.format.text import _full_text, _short_text
 
-    caches = [_segments, _str_bytes, snake, _short_text]
+    caches = [_segments, _str_bytes, snake, _short_text, _full_text]
     spec = spec_bytes(next(p for p in corpus() if p.name == "oai-petstore-expanded.yaml"))
     with gc_paused():
         derive_package(spec)  # nested in an outer derivation: the caches serve it still
         assert all(c.cache_info().currsize > 0 for c in caches)
-    assert [c.cache_info().currsize for c in caches] == [0, 0, 0, 0]
+    assert [c.cache_info().currsize for c in caches] == [0, 0, 0, 0, 0]
 
 
 def test_a_load_and_a_publish_check_leave_the_derivation_caches_empty(tmp_path: Path) -> None:
