@@ -294,11 +294,20 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
         if layout.categories
         else "laid out a flat body"
     )
-    files = render_files(api, ops, layout, warnings, files_of.results())
-    said(f"rendered {len(files):,} files")
-    out: dict[str, bytes] = {path: text.encode() for path, text in files.items()}
+    rendered = files_of.results()
+    # the operation files, handed over as soon as they are all there (a caller writes them
+    # while the rest is built), each encoded once
+    encoded = {
+        f"{op.name}.md": (text, text.encode()) for op, text in zip(ops, rendered, strict=True)
+    }
     if options.on_files:
-        options.on_files(dict(out))
+        options.on_files({path: data for path, (_, data) in encoded.items()})
+    files = render_files(api, ops, layout, warnings, rendered)
+    said(f"rendered {len(files):,} files")
+    out: dict[str, bytes] = {
+        path: mine[1] if (mine := encoded.get(path)) and mine[0] is text else text.encode()
+        for path, text in files.items()
+    }
     types = render_types(api.translator, ops)
     manifest = build_manifest(
         api, ops, auth, layout, applied, out, types, spec_sha256, options, warnings

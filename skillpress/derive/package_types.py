@@ -48,8 +48,9 @@ class DeriveOptions:
     processes: int = 1  # >1: a forked child renders a share of a large API's files (single-threaded callers only)
     # told each stage as it ends (a terminal's progress lines); never changes the package
     on_stage: Callable[[str], None] | None = field(default=None, compare=False)
-    # given the Markdown files (path -> bytes, exactly the package's) as soon as they are
-    # rendered, before the types and the manifest are built: a caller may start writing them
+    # given the operation files (path -> bytes, exactly the package's) as soon as they are
+    # rendered, before the body, the types and the manifest are built: a caller may start
+    # writing them
     on_files: Callable[[dict[str, bytes]], None] | None = field(default=None, compare=False)
     # given what the derivation built on the way and no longer needs, by a caller about to exit
     # that keeps it rather than free it piece by piece (a large API's: ~10 ms); never changes
