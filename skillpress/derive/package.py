@@ -8,6 +8,7 @@ from typing import Any
 
 from skillpress.derive.annotations import (
     AnnotationRefused,
+    Applied,
     apply_annotations,
 )
 from skillpress.derive.auth import analyse_auth, person_credential
@@ -257,18 +258,11 @@ def derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOption
         return _derive_document(doc, spec_sha256, options)
 
 
-def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
-    warnings: list[str] = []
-    said = options.on_stage or (lambda _: None)
-    api = read_api(doc, options, warnings)
-    said(f"found {len(api.ops):,} operations")
-    ops = declare_tools(api.ops, api.translator.types, warnings, api.slug, api.base_url)
-    said(f"declared {sum(1 for op in ops if op.tool is not None):,} tools")
-    ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
-    warnings += applied.warnings
-    # operation files depend on their operation alone: a forked child may render a share of them
-    # while this process decides the layout and renders the rest
-    url_base = api.url_base
+def _credential(
+    api: ApiSource, ops: list[Operation], applied: Applied, options: DeriveOptions
+) -> tuple[AuthInfo, list[Operation]]:
+    """The skill's credential (as the document says it, the variable chosen for it, a person's
+    credential annotation), and each operation with the scheme it is sent where not that one."""
     analysed = analyse_auth(api.doc, api.translator.resolver, ops, api.slug)
     auth = AuthInfo.from_dict(analysed)
     per_op = analysed.get("per_operation") or {}
@@ -284,7 +278,22 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
         if why is not None and env != default_credential_env(api.slug):
             raise AnnotationRefused(f"credential {person.id}: its variable {why}")
         auth = person_credential(auth, person.body, person.id, len(ops))
-    header, shared = auth.header, api.translator.types
+    return auth, ops
+
+
+def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptions) -> SkillPackage:
+    warnings: list[str] = []
+    said = options.on_stage or (lambda _: None)
+    api = read_api(doc, options, warnings)
+    said(f"found {len(api.ops):,} operations")
+    ops = declare_tools(api.ops, api.translator.types, warnings, api.slug, api.base_url)
+    said(f"declared {sum(1 for op in ops if op.tool is not None):,} tools")
+    ops, applied = apply_annotations(ops, options.annotations, strict=options.strict_annotations)
+    warnings += applied.warnings
+    auth, ops = _credential(api, ops, applied, options)
+    # operation files depend on their operation alone: a forked child may render a share of them
+    # while this process decides the layout and renders the rest
+    url_base, header, shared = api.url_base, auth.header, api.translator.types
     files_of = fork_map(
         lambda op: render_operation(op, url_base, header, shared), ops, options.processes
     )
