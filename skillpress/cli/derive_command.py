@@ -74,7 +74,7 @@ def plain_line(args: list[str]) -> dict[str, Any] | None:
 
 
 def _plain_text(text: str) -> bool:
-    return bool(text) and text.isprintable() and text.encode("utf-8", "replace").decode() == text
+    return bool(text) and text.isprintable()  # (a lone surrogate is not printable)
 
 
 def _as_echo_takes_it(stream: Any) -> bool:
