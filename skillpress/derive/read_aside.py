@@ -29,10 +29,12 @@ from skillpress.derive.split import Child, in_child
 from skillpress.format.errors import SpecRefused
 from skillpress.format.load import (
     LoadLimits,
+    document_text,
     has_invisible,
+    json_pairs,
+    load_json,
     may_have_invisible,
     openapi_document,
-    parse_bytes,
     visible_prose,
 )
 
@@ -44,6 +46,8 @@ _BOM = b"\xef\xbb\xbf"
 _LOWEST, _HIGHEST = -(2**63), 2**64 - 1
 _AGREES, _DIFFERS, _REFUSED = b"=", b"~", b"!"
 _FIRST_WORD = 65  # "?" or "-", then the sha256 in hex
+_DROPPED: Any = object()  # an object the child did not keep
+_VERSION_KEYS = ("openapi", "swagger")
 
 
 @dataclass
@@ -80,15 +84,32 @@ def _checked_int(seen: list[int]) -> Callable[[str], int]:
     return read
 
 
+def _kept_top(pairs: list[tuple[str, Any]]) -> Any:
+    """An object as `load_document` reads it (a duplicate key refused in its words), kept only
+    where it may be the top level (`openapi_document` reads nothing else): the child holds no
+    tree, so its memory is reused from object to object rather than grown page by page."""
+    obj = json_pairs(pairs)
+    return obj if "openapi" in obj or "swagger" in obj else _DROPPED
+
+
 def _check(data: bytes, limits: LoadLimits) -> bytes:
     """The child's work: read the document as `load_document` does, and say whether orjson's
     reading is the same."""
     big: list[int] = []
     try:
-        openapi_document(parse_bytes(data, limits, parse_int=_checked_int(big)))
+        doc = load_json(document_text(data, limits), _checked_int(big), _kept_top)
+        if doc is _DROPPED:  # a mapping with neither field: refused as any such mapping is
+            doc = {}
+        elif any(_container(doc.get(key)) for key in _VERSION_KEYS):
+            return _DIFFERS  # (its refusal quotes what the child did not keep: let it be read)
+        openapi_document(doc)
     except SpecRefused as exc:
         return _REFUSED + str(exc).encode()[:4000]
     return _DIFFERS if big else _AGREES
+
+
+def _container(value: Any) -> bool:
+    return value is _DROPPED or isinstance(value, dict | list)
 
 
 def read_json_aside(data: bytes, limits: LoadLimits) -> tuple[dict[str, Any], Aside] | None:

@@ -19,8 +19,11 @@ from skillpress.format.text import INVISIBLE, visible
 
 __all__ = [
     "LoadLimits",
+    "document_text",
     "has_invisible",
     "load_document",
+    "json_pairs",
+    "load_json",
     "may_have_invisible",
     "openapi_document",
     "parse_bytes",
@@ -40,7 +43,8 @@ class LoadLimits:
     max_expanded_nodes: int = 5_000_000
 
 
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a mapping; a duplicate key is refused."""
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
@@ -64,11 +68,17 @@ def _json_float(text: str) -> float:
     return value
 
 
-def _load_json(text: str, parse_int: Callable[[str], Any] = int) -> Any:
+def load_json(
+    text: str,
+    parse_int: Callable[[str], Any] = int,
+    pairs: Callable[[list[tuple[str, Any]]], Any] = json_pairs,
+) -> Any:
+    """A JSON document's text as `parse_bytes` reads it (`parse_int` reads its integers, `pairs`
+    its objects: `json_pairs` refuses a duplicate key)."""
     try:
         return json.loads(
             text,
-            object_pairs_hook=_json_pairs,
+            object_pairs_hook=pairs,
             parse_constant=_json_constant,
             parse_float=_json_float,
             parse_int=parse_int,
@@ -91,6 +101,21 @@ def parse_bytes(
     """Parse JSON or YAML bytes into plain Python data, applying every load bound (`parse_int`
     reads a JSON document's integers: one that looks at them gives the same values)."""
     limits = limits or LoadLimits()
+    text = document_text(data, limits)
+    if text.lstrip()[0] in "{[":
+        doc = load_json(text, parse_int)
+    else:  # (PyYAML is imported for a YAML document only: a JSON one need not wait for it)
+        from skillpress.format.load_yaml import load_yaml
+
+        doc = load_yaml(text, limits)
+    if has_invisible(text):
+        doc = visible_prose(doc)
+    return doc
+
+
+def document_text(data: bytes, limits: LoadLimits) -> str:
+    """The text of a document's bytes, refused as `parse_bytes` refuses it before parsing (too
+    large, not UTF-8, a NUL, empty); a byte order mark is dropped."""
     if len(data) > limits.max_bytes:
         raise SpecRefused(
             f"document is {len(data):,} bytes, over the {limits.max_bytes:,}-byte limit"
@@ -106,18 +131,9 @@ def parse_bytes(
         ) from None
     if "\x00" in text:
         raise SpecRefused("document contains a NUL character; it is not a text document")
-    stripped = text.lstrip()
-    if not stripped:
+    if not text or text.isspace():
         raise SpecRefused("the document is empty")
-    if stripped[0] in "{[":
-        doc = _load_json(text, parse_int)
-    else:  # (PyYAML is imported for a YAML document only: a JSON one need not wait for it)
-        from skillpress.format.load_yaml import load_yaml
-
-        doc = load_yaml(text, limits)
-    if has_invisible(text):
-        doc = visible_prose(doc)
-    return doc
+    return text
 
 
 def has_invisible(text: str) -> bool:
