@@ -17,6 +17,9 @@ Pure: a string in, a count out.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from skillpress.format.gc_pause import cleared_after
 
 __all__ = ["estimate_tokens"]
 
@@ -27,22 +30,28 @@ _PIECE = re.compile(
 )
 
 
+@cleared_after
+@lru_cache(maxsize=64)
 def estimate_tokens(text: str) -> int:
-    """An upper estimate of `text`'s cl100k token count (see the module's note)."""
-    count = 0
-    for match in _PIECE.finditer(text):
-        piece = match.group()
-        stripped = piece.strip()
-        if not stripped or stripped[0].isdigit():
-            count += 1
-        elif stripped[0] in "_`" and any(c.isalpha() for c in piece):
-            # a part of an identifier (`orgs_wlans`: `org`, `s`, `_w`, `l`, `ans`): a
-            # vocabulary holds fewer of these, one more token per three letters
-            count += 1 + len(stripped) // 3
-        elif any(c.isalpha() for c in piece):
-            count += 1 + (len(piece) - 3) // 4 if len(piece) > 3 else 1
-        else:
-            count += max(1, -(-len(stripped) // 2))
-        if not piece.isascii():
-            count += sum(1 for c in piece if not c.isascii())
+    """An upper estimate of `text`'s cl100k token count (see the module's note). (Cached: a
+    layout asks again of the same body as it tries to fit it.)"""
+    return sum(map(_piece_tokens, _PIECE.findall(text)))
+
+
+@cleared_after
+@lru_cache(maxsize=8192)  # most pieces are words that come round again
+def _piece_tokens(piece: str) -> int:
+    stripped = piece.strip()
+    if not stripped or stripped[0].isdigit():
+        count = 1
+    elif stripped[0] in "_`" and any(c.isalpha() for c in piece):
+        # a part of an identifier (`orgs_wlans`: `org`, `s`, `_w`, `l`, `ans`): a
+        # vocabulary holds fewer of these, one more token per three letters
+        count = 1 + len(stripped) // 3
+    elif any(c.isalpha() for c in piece):
+        count = 1 + (len(piece) - 3) // 4 if len(piece) > 3 else 1
+    else:
+        count = max(1, -(-len(stripped) // 2))
+    if not piece.isascii():
+        count += sum(1 for c in piece if not c.isascii())
     return count

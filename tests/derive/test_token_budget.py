@@ -7,12 +7,13 @@ estimate from above (`format.token_estimate`), which must never be under the rea
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import bpe_openai
 import pytest
 
-from skillpress.format.token_estimate import estimate_tokens
+from skillpress.format.token_estimate import _PIECE, estimate_tokens
 from tests.conftest import corpus
 from tests.derive.test_corpus import REFUSED
 from tests.derived import derived, spread
@@ -82,3 +83,31 @@ def test_a_category_split_in_parts_says_which_paths_each_part_holds() -> None:
         meta, [op], parts, fits=lambda t: "—" not in t and ": " not in t.split("## Categories")[-1]
     )
     assert "`me_1` (1), `me_2` (2), `users` (1)." in tightest
+
+
+def _estimate_piece_by_piece(text: str) -> int:
+    """The estimate as the module's note defines it, one piece at a time with nothing cached."""
+    count = 0
+    for match in _PIECE.finditer(text):
+        piece = match.group()
+        stripped = piece.strip()
+        if not stripped or stripped[0].isdigit():
+            count += 1
+        elif stripped[0] in "_`" and any(c.isalpha() for c in piece):
+            count += 1 + len(stripped) // 3
+        elif any(c.isalpha() for c in piece):
+            count += 1 + (len(piece) - 3) // 4 if len(piece) > 3 else 1
+        else:
+            count += max(1, -(-len(stripped) // 2))
+        count += sum(1 for c in piece if not c.isascii())
+    return count
+
+
+def test_the_cached_estimate_is_the_piece_by_piece_one() -> None:
+    # a layout asks again of the same body and most pieces are words that come round again, so
+    # both are cached: the count must be the one the note defines, whatever the cache holds
+    rng = random.Random(59)
+    alphabet = "ab_ `1²Ⅷé中😀\n\r\t'sxyz-.,:;(){}"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    for text in texts + texts[::-1]:  # the second time round, from the caches
+        assert estimate_tokens(text) == _estimate_piece_by_piece(text), repr(text)
