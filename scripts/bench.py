@@ -289,6 +289,14 @@ def peers(runs: int) -> None:
             f" / fastmcp {med['skillpress'] / med['fastmcp']:.2f}x"
             + (f"; before / ivotoby {med['before'] / med['ivotoby']:.2f}x" if before else "")
         )
+        # the same ratio round by round (each round's runs are seconds apart): how far a
+        # shared machine's noise moves it, beside the ratio of the medians above
+        for name in ("skillpress", "before") if before else ("skillpress",):
+            rounds = sorted(a / b for a, b in zip(times[name], times["ivotoby"], strict=True))
+            print(
+                f"github {name} / ivotoby by round: min {rounds[0]:.2f}x"
+                f" median {statistics.median(rounds):.2f}x max {rounds[-1]:.2f}x"
+            )
         for spec in ("kubernetes.json", "stripe.json"):  # the next largest: no slower
             both = {"skillpress": ([skillpress], ROOT), **({"before": before} if before else {})}
             took: dict[str, list[float]] = {k: [] for k in both}
