@@ -27,7 +27,7 @@ from skillpress.derive.package_types import (
     DeriveOptions,
     Layout,
 )
-from skillpress.derive.render import MAX_FILE_BYTES, fits_one_read
+from skillpress.derive.render import MAX_FILE_BYTES, fits_one_read, written_fits_one_read
 from skillpress.derive.render_body import (
     op_line,
     render_body,
@@ -180,20 +180,20 @@ def render_files(
     ops: list[Operation],
     layout: Layout,
     warnings: list[str],
-    rendered: list[str],
-) -> dict[str, str]:
+    rendered: list[bytes],
+) -> dict[str, bytes]:
     """The Markdown files: the body, a file per section and category, a file per operation
     (`rendered`: the operation files, rendered already, in order)."""
-    files: dict[str, str] = {"body.md": layout.body}
+    files: dict[str, bytes] = {"body.md": layout.body.encode()}
     for section, members in layout.sections:
-        files[f"{section.name}.md"] = render_section(section, members)
+        files[f"{section.name}.md"] = render_section(section, members).encode()
     for cat in layout.categories:
-        files[f"{cat.name}.md"] = render_category(cat, layout.lines)
-    for op, text in zip(ops, rendered, strict=True):
-        files[f"{op.name}.md"] = text
+        files[f"{cat.name}.md"] = render_category(cat, layout.lines).encode()
+    for op, data in zip(ops, rendered, strict=True):
+        files[f"{op.name}.md"] = data
     for hook in api.webhooks:
-        files[hook.file] = render_webhook(hook)
-    for path, text in files.items():
-        if not fits_one_read(text):
-            warnings.append(f"{path} does not fit one read ({len(text.encode()):,} bytes)")
+        files[hook.file] = render_webhook(hook).encode()
+    for path, data in files.items():
+        if not written_fits_one_read(data):
+            warnings.append(f"{path} does not fit one read ({len(data):,} bytes)")
     return files

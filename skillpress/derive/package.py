@@ -305,18 +305,11 @@ def _derive_document(doc: dict[str, Any], spec_sha256: str, options: DeriveOptio
     )
     rendered = files_of.results()
     # the operation files, handed over as soon as they are all there (a caller writes them
-    # while the rest is built), each encoded once
-    encoded = {
-        f"{op.name}.md": (text, text.encode()) for op, text in zip(ops, rendered, strict=True)
-    }
+    # while the rest is built)
     if options.on_files:
-        options.on_files({path: data for path, (_, data) in encoded.items()})
-    files = render_files(api, ops, layout, warnings, rendered)
-    said(f"rendered {len(files):,} files")
-    out: dict[str, bytes] = {
-        path: mine[1] if (mine := encoded.get(path)) and mine[0] is text else text.encode()
-        for path, text in files.items()
-    }
+        options.on_files({f"{op.name}.md": data for op, data in zip(ops, rendered, strict=True)})
+    out = render_files(api, ops, layout, warnings, rendered)
+    said(f"rendered {len(out):,} files")
     types = render_types(api.translator, ops)
     manifest = build_manifest(
         api, ops, auth, layout, applied, out, types, spec_sha256, options, warnings

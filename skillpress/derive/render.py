@@ -25,6 +25,7 @@ __all__ = [
     "MAX_FILE_LINES",
     "LEVELS",
     "fits_one_read",
+    "written_fits_one_read",
     "humanize",
     "render_operation",
 ]
@@ -42,7 +43,12 @@ LEVELS = (
 
 
 def fits_one_read(text: str) -> bool:
-    return len(text.encode()) <= MAX_FILE_BYTES and text.count("\n") + 1 <= MAX_FILE_LINES
+    return written_fits_one_read(text.encode())
+
+
+def written_fits_one_read(data: bytes) -> bool:
+    """`fits_one_read` of a file's bytes (a newline is one byte in UTF-8)."""
+    return len(data) <= MAX_FILE_BYTES and data.count(b"\n") + 1 <= MAX_FILE_LINES
 
 
 def _additions_section(op: Operation) -> list[str]:
@@ -171,16 +177,17 @@ def render_operation(
     base_url: str | None,
     credential_header: str | None = None,
     types: Mapping[str, Any] | None = None,
-) -> str:
+) -> bytes:
     """The operation's file, summarised further (never cut) until it fits one read
     (`credential_header`: where the skill attaches its credential, if it does; `types`: the
-    shared types, so an enum type's values are listed where it is used)."""
+    shared types, so an enum type's values are listed where it is used). As bytes: the size
+    that decides is theirs, and a share rendered by a forked child comes back as they are."""
     url = join_url(op.server_url or base_url, op.path)
     for level in LEVELS:
-        text = _render_operation(op, url, {**level, "types": types}, credential_header)
-        if fits_one_read(text):
-            return text
-    return text
+        data = _render_operation(op, url, {**level, "types": types}, credential_header).encode()
+        if written_fits_one_read(data):
+            return data
+    return data
 
 
 def _render_operation(
