@@ -144,6 +144,34 @@ def test_a_writer_started_early_is_sent_the_files_through_a_pipe(tmp_path: Path)
     assert _tree(out) == final
 
 
+def test_files_sent_a_few_bytes_at_a_time_arrive_whole_and_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writev may take less than it is given (a signal, a full pipe): what it did not take is
+    sent next, from where it stopped, across more buffers than one writev takes."""
+    import skillpress.app.base.package_dir as package_dir
+
+    real = os.writev
+    taken: list[int] = []
+
+    def some(fd: int, buffers: list[memoryview]) -> int:
+        assert len(buffers) <= package_dir._MAX_BUFFERS
+        want = sum(len(b) for b in buffers)
+        n = real(fd, [memoryview(b"".join(bytes(b) for b in buffers))[: max(1, want // 3 - 7)]])
+        taken.append(n)
+        return n
+
+    monkeypatch.setattr(package_dir.os, "writev", some)
+    out = tmp_path / "pkg"
+    writer = PackageWriter(out)
+    writer.start_writing()
+    early = _files(1_500, 700)  # 4,501 buffers: five writevs' worth at the most
+    writer.write_soon(early)
+    writer.commit(early)
+    assert _tree(out) == early
+    assert len(taken) > 10 and min(taken) < 700  # (cut inside a file, many times)
+
+
 def test_a_started_writer_sent_nothing_writes_nothing_even_with_its_pipe_held_open(
     tmp_path: Path,
 ) -> None:

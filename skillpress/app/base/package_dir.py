@@ -204,18 +204,20 @@ def _send(fd: int, files: Mapping[str, bytes]) -> None:
         encoded = name.encode()
         buffers += (_HEAD.pack(len(encoded), len(data)), encoded, data)
     buffers.append(_HEAD.pack(0, 0))
-    for start in range(0, len(buffers), _MAX_BUFFERS):
-        _write_all(fd, buffers[start : start + _MAX_BUFFERS])
+    _write_all(fd, buffers)
 
 
 def _write_all(fd: int, buffers: list[bytes]) -> None:
+    """Every buffer written, in order, however few bytes each writev takes."""
     views = [memoryview(b) for b in buffers if b]
-    while views:
-        done = os.writev(fd, views)
-        while views and done >= len(views[0]):
-            done -= len(views.pop(0))
-        if views and done:
-            views[0] = views[0][done:]
+    at = 0  # the first view not written whole (its written part cut off)
+    while at < len(views):
+        done = os.writev(fd, views[at : at + _MAX_BUFFERS])
+        while at < len(views) and done >= len(views[at]):
+            done -= len(views[at])
+            at += 1
+        if done:
+            views[at] = views[at][done:]
 
 
 def _received(fd: int) -> dict[str, bytes]:
