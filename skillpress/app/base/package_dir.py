@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import struct
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -59,7 +57,7 @@ class PackageWriter:
                 )
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
-        self._tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        self._tmp = _fresh_dir(out.parent, f".{out.name}.")
         # the package being replaced: files it holds unchanged are linked, not written again
         self._reuse = out if out.is_dir() and (out / marker).is_file() else None
         self._made = {self._tmp}
@@ -129,11 +127,11 @@ class PackageWriter:
                 if detach_removal:
                     _remove_detached(old)
                 else:
-                    shutil.rmtree(old, ignore_errors=True)
+                    _rmtree(old)
             else:
                 tmp.rename(out)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _rmtree(tmp)
             raise
 
     def abort(self) -> None:
@@ -141,7 +139,7 @@ class PackageWriter:
         try:
             self._wait()
         finally:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            _rmtree(self._tmp)
 
     def _wait(self) -> dict[str, bytes]:
         """Wait for a writing child: what it wrote, or nothing when it failed (the caller then
@@ -259,28 +257,41 @@ def _link_same(source: Path, data: bytes, target: Path) -> bool:
 
 def _remove_detached(path: Path) -> None:
     """Remove `path` (and any older leftovers beside it: a removal that was killed) in a process
-    of its own session, with no terminal or pipes of ours; where none can start, remove it here."""
-    import glob
-    import subprocess
-
+    of its own session, with no terminal or pipes of ours; where none can start, remove it here.
+    (Spawned as it is, rather than through subprocess: a command about to exit need not import
+    it; every descriptor of ours but the three it is given /dev/null for is close-on-exec.)"""
     prefix = path.name[: path.name.rindex(".old-") + 5]
-    leftovers = sorted(str(p) for p in path.parent.glob(glob.escape(prefix) + "*") if p.is_dir())
-    rm = shutil.which("rm")
-    if rm is not None:
-        try:
-            subprocess.Popen(
-                [rm, "-rf", "--", *leftovers],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-                close_fds=True,
-            )
-            return
-        except OSError:
-            pass
+    with os.scandir(path.parent) as entries:
+        leftovers = sorted(e.path for e in entries if e.name.startswith(prefix) and e.is_dir())
+    try:
+        quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        os.posix_spawnp(
+            "rm", ["rm", "-rf", "--", *leftovers], os.environ, file_actions=quiet, setsid=True
+        )
+        return
+    except (AttributeError, NotImplementedError, OSError):  # (no posix_spawn, no rm)
+        pass
     for leftover in leftovers:
-        shutil.rmtree(leftover, ignore_errors=True)
+        _rmtree(Path(leftover))
+
+
+def _rmtree(path: Path) -> None:
+    import shutil  # (only where something is removed here: a failure, an old package)
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _fresh_dir(parent: Path, prefix: str) -> Path:
+    """A new directory only this process may enter, its name unguessable (as `mkdtemp` makes
+    one, without importing tempfile and random for it)."""
+    for _ in range(100):
+        path = parent / f"{prefix}{os.urandom(6).hex()}"
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no new directory could be made in {parent}")
 
 
 class LazyFiles(Mapping[str, bytes]):
