@@ -122,6 +122,7 @@ class _Extractor(BodyReader):
         self.own_url = own_url  # the document's own server, where `base_url` stands in for it
         self.warnings: list[str] = []
         self.secrets = _secrets(doc, resolver)
+        self._made_params: dict[int, tuple[dict[str, Any], Param]] = {}
 
     def _params(self, raw_list: Any, where: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -227,7 +228,15 @@ class _Extractor(BodyReader):
         )
 
     def _param(self, p: dict[str, Any], where: str) -> Param:
-        """A path, query, header or cookie parameter."""
+        """A path, query, header or cookie parameter: one made once for each parameter object,
+        however many operations refer to it (GitHub's 3,526 are 582; nothing changes a `Param`
+        or its schema once it is made)."""
+        known = self._made_params.get(id(p))
+        if known is None or known[0] is not p:
+            known = self._made_params[id(p)] = (p, self._new_param(p, where))
+        return known[1]
+
+    def _new_param(self, p: dict[str, Any], where: str) -> Param:
         loc = p["in"]
         schema = self._param_schema(p, f"{where}/parameters/{p['name']}")
         if (

@@ -366,3 +366,66 @@ def test_a_query_object_the_description_writes_otherwise_is_warned_and_a_style_f
         derived(
             Annotation("s", "style", "operation:find_pets", {"name": "tags", "style": "matrix"})
         )
+
+
+SHARED = json.dumps(
+    {
+        "openapi": "3.0.3",
+        "info": {"title": "Shelf", "version": "1"},
+        "servers": [{"url": "https://shelf.example"}],
+        "components": {
+            "parameters": {
+                "limit": {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                "tags": {
+                    "name": "tags",
+                    "in": "query",
+                    "description": "Tags to match.",
+                    "schema": {"type": "array", "items": {"type": "string"}},
+                },
+            }
+        },
+        "paths": {
+            f"/{name}": {
+                "get": {
+                    "operationId": f"list{name.title()}",
+                    "parameters": [
+                        {"$ref": "#/components/parameters/limit"},
+                        {"$ref": "#/components/parameters/tags"},
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+            for name in ("books", "films")
+        },
+    }
+).encode()
+
+
+def test_an_annotation_on_a_parameter_many_operations_share_changes_only_its_operation() -> None:
+    """One parameter object (`#/components/parameters/limit`) is made once for every
+    operation that refers to it: a person's change to it in one operation stays there."""
+    plain = derive_package(SHARED).files
+    annotated = derive_package(
+        SHARED,
+        DeriveOptions(
+            annotations=(
+                Annotation("f", "fixed", "operation:list_books", {"name": "limit", "value": 5}),
+                Annotation(
+                    "s", "style", "operation:list_books", {"name": "tags", "style": "pipes"}
+                ),
+                Annotation("n", "note", "operation:list_books", {"text": "Shelved ones only."}),
+            )
+        ),
+    ).files
+    assert sorted(p for p in plain if p != "skill.json" and plain[p] != annotated[p]) == [
+        "list_books.md"
+    ]
+    books, films = (
+        load_skill(annotated).tool("list_books"),
+        load_skill(annotated).tool("list_films"),
+    )
+    assert list(books.schema["properties"]) == ["tags"]
+    assert books.declaration.styles == (("tags", "pipes"),)
+    assert list(films.schema["properties"]) == ["limit", "tags"]
+    assert films.declaration.styles == ()
+    assert films.schema == load_skill(plain).tool("list_films").schema
