@@ -4,7 +4,8 @@ operation files show them, a parameter's schema and style, and the fields a pagi
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from skillpress.derive.model import Body, Response
 from skillpress.derive.paging import FieldTree
@@ -14,7 +15,7 @@ from skillpress.derive.shapes import as_str
 from skillpress.format.text import short_text
 from skillpress.format.type_refs import named_ref, type_label
 
-__all__ = ["BodyReader", "is_json_media", "param_style", "pick_media"]
+__all__ = ["BodyReader", "is_json_media", "once_per_object", "param_style", "pick_media"]
 
 _PARAM_KEYS_2 = (
     "type",
@@ -93,6 +94,19 @@ def param_style(p: dict[str, Any], swagger2: bool) -> str:
     return "form"
 
 
+T = TypeVar("T")
+
+
+def once_per_object(cache: dict[int, tuple[Any, T]], obj: Any, make: Callable[[], T]) -> T:
+    """`make()` for `obj`, made once while `cache` lives: a large API's reads meet the same
+    objects (schemas, parameters) from many operations. The cache holds `obj`, so no other
+    object takes its id meanwhile."""
+    kept = cache.get(id(obj))
+    if kept is None:
+        kept = cache[id(obj)] = (obj, make())
+    return kept[1]
+
+
 class BodyReader:
     """The readers of bodies, answers and shapes an operation's reading uses: a schema's shape
     and a field's label are kept by the schema object (its id is its own while kept), since
@@ -121,10 +135,7 @@ class BodyReader:
 
     def _shape(self, raw: Any, where: str) -> tuple[str, list[tuple[str, str]] | None]:
         """One level of a response schema: a note (`Pet`, `a list of Pet`) and its fields."""
-        known = self._shapes.get(id(raw))
-        if known is None or known[0] is not raw:
-            known = self._shapes[id(raw)] = (raw, self._new_shape(raw, where))
-        note, fields = known[1]
+        note, fields = once_per_object(self._shapes, raw, lambda: self._new_shape(raw, where))
         return note, None if fields is None else list(fields)
 
     def _new_shape(self, raw: Any, where: str) -> tuple[str, list[tuple[str, str]] | None]:
@@ -176,10 +187,7 @@ class BodyReader:
     def _described_label(self, value: Any, where: str) -> str:
         """A field's type, and for a named type its own fields (one level): a name alone says
         nothing to an agent that cannot read the spec's components."""
-        known = self._labels.get(id(value))
-        if known is None or known[0] is not value:
-            known = self._labels[id(value)] = (value, self._new_described_label(value, where))
-        return known[1]
+        return once_per_object(self._labels, value, lambda: self._new_described_label(value, where))
 
     def _new_described_label(self, value: Any, where: str) -> str:
         label = self._label(value)

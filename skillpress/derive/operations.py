@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from skillpress.derive.auth import classify_scheme, is_credential_header
-from skillpress.derive.bodies import BodyReader, param_style, pick_media
+from skillpress.derive.bodies import BodyReader, once_per_object, param_style, pick_media
 from skillpress.derive.model import Body, Operation, Param, Webhook
 from skillpress.derive.paging import detect_paging
 from skillpress.derive.refs import Resolver
@@ -231,10 +231,7 @@ class _Extractor(BodyReader):
         """A path, query, header or cookie parameter: one made once for each parameter object,
         however many operations refer to it (GitHub's 3,526 are 582; nothing changes a `Param`
         or its schema once it is made)."""
-        known = self._made_params.get(id(p))
-        if known is None or known[0] is not p:
-            known = self._made_params[id(p)] = (p, self._new_param(p, where))
-        return known[1]
+        return once_per_object(self._made_params, p, lambda: self._new_param(p, where))
 
     def _new_param(self, p: dict[str, Any], where: str) -> Param:
         loc = p["in"]

@@ -10,7 +10,7 @@ operation's name and file) and refuses with `ManifestError` naming the field; wh
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -430,20 +430,18 @@ class Manifest:
             | self.auth.place_fields(),
         }
         rows = [[o.name, o.method, o.path, o.tool, o.not_tool_reason] for o in self.operations]
+
+        def written(dumps: Callable[[Any], bytes]) -> bytes:
+            return (
+                dumps(head)[:-1] + b',"operations":[\n' + b",\n".join(map(dumps, rows)) + b"\n]}\n"
+            )
+
         import orjson
 
         try:  # (compact: the same bytes as json.dumps's, as in `to_json`)
-            return (
-                orjson.dumps(head)[:-1]
-                + b',"operations":[\n'
-                + b",\n".join(map(orjson.dumps, rows))
-                + b"\n]}\n"
-            )
+            return written(orjson.dumps)
         except TypeError:
-            pass
-        text = json.dumps(head, ensure_ascii=False, separators=(",", ":"))[:-1]
-        lines = (json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in rows)
-        return (text + ',"operations":[\n' + ",\n".join(lines) + "\n]}\n").encode()
+            return written(_compact_json)
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Manifest:
@@ -487,3 +485,8 @@ class Manifest:
             if "annotations" in raw
             else None,
         )
+
+
+def _compact_json(value: Any) -> bytes:
+    """`value` as compact JSON by the standard library (what orjson cannot write)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
